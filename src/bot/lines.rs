@@ -1,0 +1,253 @@
+//! A line reader with a hard cap on line length.
+//!
+//! `tokio::io::AsyncBufReadExt::read_line` grows its buffer for as long as
+//! the other side keeps writing, so a bot that writes one endless line would
+//! make the referee allocate without bound. This reader keeps one buffer of
+//! at most `max_line + 1` bytes and reports a longer line as such.
+//!
+//! `next` is cancel-safe: every byte read is kept in `self` before any await
+//! point can be abandoned, so wrapping it in a timeout loses nothing.
+
+use std::io;
+use std::ops::Range;
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// Initial buffer size; the buffer grows up to `max_line + 1` only when a
+/// long line needs it.
+const INITIAL_CAPACITY: usize = 8 * 1024;
+
+/// What [`LineReader::next`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// A complete line; the range (for [`LineReader::get`]) excludes the
+    /// `\n`.
+    Line(Range<usize>),
+    /// More than `max_line` bytes arrived without a `\n`. The reader is left
+    /// where it was; the caller is expected to give up on this stream.
+    TooLong,
+    /// End of stream. `unterminated` holds any bytes after the last `\n`
+    /// (empty when the stream ended cleanly).
+    Eof { unterminated: Range<usize> },
+}
+
+pub struct LineReader<R> {
+    inner: R,
+    buf: Vec<u8>,
+    /// Unconsumed bytes are `buf[start..end]`.
+    start: usize,
+    end: usize,
+    /// How many bytes after `start` are known to hold no `\n`, so a slow
+    /// line is not rescanned from its beginning on every read.
+    scanned: usize,
+    max_line: usize,
+    eof: bool,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    pub fn new(inner: R, max_line: usize) -> LineReader<R> {
+        LineReader {
+            inner,
+            buf: vec![0; INITIAL_CAPACITY.min(max_line + 1)],
+            start: 0,
+            end: 0,
+            scanned: 0,
+            max_line,
+            eof: false,
+        }
+    }
+
+    /// The bytes of a range returned by the latest call to `next`.
+    pub fn get(&self, range: Range<usize>) -> &[u8] {
+        &self.buf[range]
+    }
+
+    /// Reads until a complete line, a line too long, or the end of stream.
+    pub async fn next(&mut self) -> io::Result<Next> {
+        loop {
+            if let Some(found) = self.take_buffered_line() {
+                return Ok(found);
+            }
+            if self.eof {
+                let unterminated = self.start..self.end;
+                self.start = self.end;
+                self.scanned = 0;
+                return Ok(Next::Eof { unterminated });
+            }
+            self.make_room();
+            let n = self.inner.read(&mut self.buf[self.end..]).await?;
+            if n == 0 {
+                self.eof = true;
+            } else {
+                self.end += n;
+            }
+        }
+    }
+
+    /// Reads one byte, for protocols whose moves are single bytes. `None` at
+    /// the end of the stream.
+    pub async fn next_byte(&mut self) -> io::Result<Option<u8>> {
+        if self.start == self.end && !self.eof {
+            self.make_room();
+            let n = self.inner.read(&mut self.buf[self.end..]).await?;
+            if n == 0 {
+                self.eof = true;
+            } else {
+                self.end += n;
+            }
+        }
+        if self.start == self.end {
+            return Ok(None);
+        }
+        let byte = self.buf[self.start];
+        self.start += 1;
+        self.scanned = self.scanned.saturating_sub(1);
+        Ok(Some(byte))
+    }
+
+    /// A complete or over-long line from what is already buffered.
+    fn take_buffered_line(&mut self) -> Option<Next> {
+        let unscanned = &self.buf[self.start + self.scanned..self.end];
+        match unscanned.iter().position(|&b| b == b'\n') {
+            Some(offset) => {
+                let line_end = self.start + self.scanned + offset;
+                if line_end - self.start > self.max_line {
+                    return Some(Next::TooLong);
+                }
+                let line = self.start..line_end;
+                self.start = line_end + 1;
+                self.scanned = 0;
+                Some(Next::Line(line))
+            }
+            None => {
+                self.scanned = self.end - self.start;
+                (self.scanned > self.max_line).then_some(Next::TooLong)
+            }
+        }
+    }
+
+    /// Ensures `buf[end..]` is not empty: first by moving unconsumed bytes
+    /// to the front, then by growing up to `max_line + 1`.
+    fn make_room(&mut self) {
+        if self.end < self.buf.len() {
+            return;
+        }
+        if self.start > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+            if self.end < self.buf.len() {
+                return;
+            }
+        }
+        // Full of one partial line of at most `max_line` bytes (otherwise
+        // `take_buffered_line` would have said TooLong), so the cap is not
+        // reached yet.
+        let grown = (self.buf.len() * 2).min(self.max_line + 1);
+        self.buf.resize(grown, 0);
+    }
+}
+
+/// Strips what the rulings allow after a line's content: trailing spaces and
+/// a carriage return, in any mix.
+pub fn trim_line_end(line: &[u8]) -> &[u8] {
+    let keep = line
+        .iter()
+        .rposition(|&b| b != b' ' && b != b'\r')
+        .map_or(0, |i| i + 1);
+    &line[..keep]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn lines_of(input: &[u8], max_line: usize) -> Vec<Result<Vec<u8>, &'static str>> {
+        let mut reader = LineReader::new(input, max_line);
+        let mut out = vec![];
+        loop {
+            match reader.next().await.unwrap() {
+                Next::Line(r) => out.push(Ok(reader.get(r).to_vec())),
+                Next::TooLong => {
+                    out.push(Err("too long"));
+                    return out;
+                }
+                Next::Eof { unterminated } => {
+                    if !unterminated.is_empty() {
+                        out.push(Ok(reader.get(unterminated).to_vec()));
+                    }
+                    out.push(Err("eof"));
+                    return out;
+                }
+            }
+        }
+    }
+
+    fn run<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn splits_lines_and_reports_the_unterminated_tail() {
+        let got = run(lines_of(b"ab\n\ncd\nef", 10));
+        assert_eq!(
+            got,
+            vec![
+                Ok(b"ab".to_vec()),
+                Ok(vec![]),
+                Ok(b"cd".to_vec()),
+                Ok(b"ef".to_vec()),
+                Err("eof")
+            ]
+        );
+    }
+
+    #[test]
+    fn cap_is_inclusive() {
+        assert_eq!(
+            run(lines_of(b"12345\n", 5)),
+            vec![Ok(b"12345".to_vec()), Err("eof")]
+        );
+        assert_eq!(run(lines_of(b"123456\n", 5)), vec![Err("too long")]);
+        assert_eq!(run(lines_of(b"123456", 5)), vec![Err("too long")]);
+    }
+
+    #[test]
+    fn long_lines_grow_the_buffer_only_to_the_cap() {
+        let mut input = vec![b'x'; 100_000];
+        input.push(b'\n');
+        input.extend_from_slice(b"next\n");
+        let got = run(lines_of(&input, 100_000));
+        assert_eq!(got[0].as_ref().unwrap().len(), 100_000);
+        assert_eq!(got[1], Ok(b"next".to_vec()));
+
+        let big = vec![b'y'; 10_000_000];
+        let mut reader = LineReader::new(&big[..], 65_536);
+        assert_eq!(run(reader.next()).unwrap(), Next::TooLong);
+        assert!(reader.buf.len() <= 65_537);
+    }
+
+    #[test]
+    fn bytes_and_lines_share_the_buffer() {
+        let mut reader = LineReader::new(&b"NS\nline\n"[..], 16);
+        assert_eq!(run(reader.next_byte()).unwrap(), Some(b'N'));
+        assert_eq!(run(reader.next_byte()).unwrap(), Some(b'S'));
+        assert_eq!(run(reader.next_byte()).unwrap(), Some(b'\n'));
+        let Next::Line(r) = run(reader.next()).unwrap() else {
+            panic!("expected a line")
+        };
+        assert_eq!(reader.get(r), b"line");
+        assert_eq!(run(reader.next_byte()).unwrap(), None);
+    }
+
+    #[test]
+    fn trims_carriage_return_and_spaces() {
+        assert_eq!(trim_line_end(b"Jc\r"), b"Jc");
+        assert_eq!(trim_line_end(b"Jc  \r "), b"Jc");
+        assert_eq!(trim_line_end(b" Jc"), b" Jc");
+        assert_eq!(trim_line_end(b"\r\r"), b"");
+    }
+}

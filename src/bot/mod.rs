@@ -1,0 +1,442 @@
+//! The one layer that owns a bot process.
+//!
+//! A [`Bot`] is a program started in its own process group with its three
+//! standard streams piped. The referee talks to it with deadlines on both
+//! directions, so a bot can neither hang the referee by never answering nor
+//! by never reading. Its stdout is read through a [`LineReader`] with a hard
+//! cap on line length; its stderr is drained by a background task into a
+//! bounded [`stderr::Tail`]. When the referee is done with a bot it closes
+//! its input, gives it a grace period to exit, then signals the whole group
+//! (SIGTERM, then SIGKILL) and reaps it. A [`groups`] registry lets signal
+//! handlers and panics kill every live group, and every bot carries a
+//! parent-death signal, so no bot outlives the referee.
+//!
+//! Games never touch `tokio::process`; they use this module.
+
+pub mod groups;
+pub mod lines;
+pub mod spawn;
+pub mod status;
+pub mod stderr;
+
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use tokio::io::AsyncWriteExt;
+use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::time::{Instant, sleep_until, timeout, timeout_at};
+
+use groups::GroupGuard;
+pub use lines::{LineReader, Next};
+pub use spawn::SpawnError;
+pub use status::Ended;
+
+/// Default cap on one line from a bot.
+pub const DEFAULT_MAX_LINE: usize = 64 * 1024;
+/// Default amount of a bot's stderr kept (the most recent bytes).
+pub const DEFAULT_STDERR_KEEP: usize = 64 * 1024;
+/// Default time a bot has to exit after its input is closed.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
+/// Time between SIGTERM and SIGKILL when a bot outstays its grace period.
+pub const TERM_TO_KILL: Duration = Duration::from_millis(500);
+/// How long to wait for an exit status once a bot's pipe has closed, before
+/// concluding that it closed the pipe but is still running.
+const EXIT_PROBE: Duration = Duration::from_millis(100);
+/// How long to keep reading a killed bot's pipes for its last words.
+const FINAL_DRAIN: Duration = Duration::from_millis(200);
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct BotSpec {
+    pub program: OsString,
+    pub args: Vec<OsString>,
+    /// Working directory; the referee's own when `None`.
+    pub dir: Option<PathBuf>,
+}
+
+/// Limits that apply to every bot of a run.
+#[derive(Clone, Copy, Debug)]
+pub struct BotLimits {
+    pub max_line: usize,
+    pub stderr_keep: usize,
+    pub grace: Duration,
+    /// Copy the bot's stderr to the referee's stderr as well as capturing it.
+    pub echo_stderr: bool,
+}
+
+impl Default for BotLimits {
+    fn default() -> BotLimits {
+        BotLimits {
+            max_line: DEFAULT_MAX_LINE,
+            stderr_keep: DEFAULT_STDERR_KEEP,
+            grace: DEFAULT_GRACE,
+            echo_stderr: false,
+        }
+    }
+}
+
+/// Why an exchange with a bot failed. Each case is a different verdict for
+/// the games: see [`BotError::fault`].
+#[derive(Debug, thiserror::Error)]
+pub enum BotError {
+    #[error("did not answer within {}", humantime::format_duration(*.limit))]
+    Timeout { limit: Duration },
+    #[error(
+        "did not read its input: writing to it was still blocked after {}",
+        humantime::format_duration(*.limit)
+    )]
+    WriteTimeout { limit: Duration },
+    #[error("{ended}{}", unterminated_note(.unterminated))]
+    Exited {
+        ended: Ended,
+        /// Bytes it wrote after its last newline, if any.
+        unterminated: Option<String>,
+    },
+    #[error("closed its standard output but is still running")]
+    ClosedOutput,
+    #[error("closed its standard input but is still running")]
+    ClosedInput,
+    #[error("wrote a line longer than {cap} bytes")]
+    LineTooLong { cap: usize },
+    #[error("wrote a line that is not valid UTF-8: {lossy:?}")]
+    InvalidUtf8 { lossy: String },
+    #[error("cannot relay its debug line: {0}")]
+    Relay(io::Error),
+    #[error("communication failed: {0}")]
+    Io(io::Error),
+}
+
+fn unterminated_note(unterminated: &Option<String>) -> String {
+    match unterminated {
+        Some(text) => format!(" after writing {text:?} without a newline"),
+        None => String::new(),
+    }
+}
+
+/// Whose fault a [`BotError`] is, which decides the exit status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// The bot broke the protocol: "incorrect output".
+    Protocol,
+    /// The bot hung, exited or closed a stream: "program crashed".
+    Crash,
+    /// The referee itself could not do its job.
+    Referee,
+}
+
+impl BotError {
+    pub fn fault(&self) -> Fault {
+        match self {
+            BotError::LineTooLong { .. } | BotError::InvalidUtf8 { .. } => Fault::Protocol,
+            BotError::Timeout { .. }
+            | BotError::WriteTimeout { .. }
+            | BotError::Exited { .. }
+            | BotError::ClosedOutput
+            | BotError::ClosedInput => Fault::Crash,
+            BotError::Relay(_) | BotError::Io(_) => Fault::Referee,
+        }
+    }
+
+    /// A short, stable name for records.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            BotError::Timeout { .. } => "timeout",
+            BotError::WriteTimeout { .. } => "write_timeout",
+            BotError::Exited { .. } => "exited",
+            BotError::ClosedOutput => "closed_output",
+            BotError::ClosedInput => "closed_input",
+            BotError::LineTooLong { .. } => "line_too_long",
+            BotError::InvalidUtf8 { .. } => "invalid_utf8",
+            BotError::Relay(_) => "relay_failed",
+            BotError::Io(_) => "io",
+        }
+    }
+}
+
+/// A line a bot wrote in reply, without its line ending, and how long the
+/// bot took: from the last byte of the referee's message to this line.
+#[derive(Debug)]
+pub struct Reply<'a> {
+    pub text: &'a str,
+    pub elapsed: Duration,
+}
+
+/// How a bot's run ended, once it is reaped.
+#[derive(Debug)]
+pub struct Finished {
+    pub ended: Ended,
+    /// Whether it exited by itself within the grace period after its input
+    /// was closed (always false after [`Bot::kill`]).
+    pub exited_in_grace: bool,
+    /// The signal the referee had to send to the group leader, if any.
+    pub forced: Option<Signal>,
+    /// Lines other than debug lines written after the referee stopped
+    /// listening: how many, and the first of them.
+    pub stray_lines: usize,
+    pub first_stray: Option<String>,
+}
+
+/// A running bot. Dropping it kills its process group.
+pub struct Bot {
+    child: Child,
+    group: GroupGuard,
+    stdin: Option<ChildStdin>,
+    stdout: LineReader<ChildStdout>,
+    stderr: stderr::Capture,
+    limits: BotLimits,
+    /// When the last byte of the latest message was written.
+    sent_at: Instant,
+    /// Set once the group leader has been reaped.
+    ended: Option<Ended>,
+}
+
+impl Bot {
+    /// Starts a bot. Must be called from within the tokio runtime.
+    pub fn spawn(spec: &BotSpec, limits: BotLimits) -> Result<Bot, SpawnError> {
+        let path = spawn::resolve(&spec.program)?;
+        let mut cmd = spawn::command(&path, &spec.args, spec.dir.as_deref())?;
+        let mut child = cmd.spawn().map_err(|e| spawn::classify(&path, e))?;
+        let pid = child.id().expect("a child that was just spawned has a pid") as i32;
+        // With process_group(0) the child's group id is its pid.
+        let group = GroupGuard::new(pid);
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        tracing::debug!(pid, program = %path.display(), "bot started");
+        Ok(Bot {
+            child,
+            group,
+            stdin,
+            stdout: LineReader::new(stdout, limits.max_line),
+            stderr: stderr::Capture::start(stderr, limits.stderr_keep, limits.echo_stderr),
+            limits,
+            sent_at: Instant::now(),
+            ended: None,
+        })
+    }
+
+    /// The bot's process id, which is also its process group id.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// Reads the stderr captured so far.
+    pub fn stderr<T>(&self, f: impl FnOnce(&stderr::Tail) -> T) -> T {
+        self.stderr.with(f)
+    }
+
+    /// Writes `message` (and flushes it). A bot that does not read its input
+    /// blocks the pipe; that is detected at `deadline`.
+    pub async fn send(&mut self, message: &[u8], deadline: Instant) -> Result<(), BotError> {
+        let started = Instant::now();
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(BotError::ClosedInput);
+        };
+        let write = async {
+            stdin.write_all(message).await?;
+            stdin.flush().await
+        };
+        match timeout_at(deadline, write).await {
+            Ok(Ok(())) => {
+                self.sent_at = Instant::now();
+                Ok(())
+            }
+            Ok(Err(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
+                Err(self.diagnose_closed(BotError::ClosedInput, None).await)
+            }
+            Ok(Err(e)) => Err(BotError::Io(e)),
+            Err(_) => Err(BotError::WriteTimeout {
+                limit: deadline.saturating_duration_since(started),
+            }),
+        }
+    }
+
+    /// Reads the bot's next line, waiting until `deadline` at most. With a
+    /// `relay`, lines starting with `*` are debug lines: they are written to
+    /// `relay` (and flushed) as they arrive, and are not replies.
+    pub async fn recv_line(
+        &mut self,
+        deadline: Instant,
+        mut relay: Option<&mut dyn Write>,
+    ) -> Result<Reply<'_>, BotError> {
+        let line = loop {
+            let next = match timeout_at(deadline, self.stdout.next()).await {
+                Err(_) => {
+                    return Err(BotError::Timeout {
+                        limit: deadline.saturating_duration_since(self.sent_at),
+                    });
+                }
+                Ok(Err(e)) => return Err(BotError::Io(e)),
+                Ok(Ok(next)) => next,
+            };
+            match next {
+                Next::Line(range) => match relay.as_mut() {
+                    Some(out) if self.stdout.get(range.clone()).first() == Some(&b'*') => {
+                        relay_line(*out, self.stdout.get(range)).map_err(BotError::Relay)?;
+                    }
+                    _ => break range,
+                },
+                Next::TooLong => {
+                    return Err(BotError::LineTooLong {
+                        cap: self.limits.max_line,
+                    });
+                }
+                Next::Eof { unterminated } => {
+                    let partial = (!unterminated.is_empty())
+                        .then(|| String::from_utf8_lossy(self.stdout.get(unterminated)).into());
+                    return Err(self.diagnose_closed(BotError::ClosedOutput, partial).await);
+                }
+            }
+        };
+        let elapsed = self.sent_at.elapsed();
+        let bytes = lines::trim_line_end(self.stdout.get(line));
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Ok(Reply { text, elapsed }),
+            Err(_) => Err(BotError::InvalidUtf8 {
+                lossy: String::from_utf8_lossy(bytes).chars().take(200).collect(),
+            }),
+        }
+    }
+
+    /// Sends `message`, then reads the reply line; the bot has `limit` for
+    /// each direction.
+    pub async fn exchange(
+        &mut self,
+        message: &[u8],
+        limit: Duration,
+        relay: Option<&mut dyn Write>,
+    ) -> Result<Reply<'_>, BotError> {
+        self.send(message, Instant::now() + limit).await?;
+        let deadline = self.sent_at + limit;
+        self.recv_line(deadline, relay).await
+    }
+
+    /// A pipe closed: if the bot has exited, say how; otherwise return
+    /// `still_running`.
+    async fn diagnose_closed(
+        &mut self,
+        still_running: BotError,
+        unterminated: Option<String>,
+    ) -> BotError {
+        match timeout(EXIT_PROBE, self.child.wait()).await {
+            Ok(Ok(status)) => {
+                let ended = Ended::from(status);
+                self.ended = Some(ended);
+                BotError::Exited {
+                    ended,
+                    unterminated,
+                }
+            }
+            Ok(Err(e)) => BotError::Io(e),
+            Err(_) => still_running,
+        }
+    }
+
+    /// The orderly end: closes the bot's input and gives it the grace period
+    /// to exit, relaying its debug lines meanwhile; then SIGTERM, and SIGKILL
+    /// shortly after, to the whole group. Always reaps, and always kills
+    /// whatever the bot left behind in its group.
+    pub async fn shutdown(mut self, mut relay: Option<&mut dyn Write>) -> io::Result<Finished> {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + self.limits.grace;
+        let mut stray_lines = 0;
+        let mut first_stray = None;
+        let mut stdout_open = true;
+        let mut relay_error = None;
+        let mut ended = self.ended;
+        while ended.is_none() {
+            tokio::select! {
+                status = self.child.wait() => ended = Some(Ended::from(status?)),
+                next = self.stdout.next(), if stdout_open => match next {
+                    Ok(Next::Line(range)) => {
+                        let line = self.stdout.get(range);
+                        match relay.as_mut() {
+                            Some(out) if line.first() == Some(&b'*') => {
+                                if let Err(e) = relay_line(*out, line) {
+                                    relay_error.get_or_insert(e);
+                                }
+                            }
+                            _ => {
+                                stray_lines += 1;
+                                first_stray.get_or_insert_with(|| {
+                                    String::from_utf8_lossy(lines::trim_line_end(line)).into_owned()
+                                });
+                            }
+                        }
+                    }
+                    // Junk or EOF: stop reading, keep waiting for the exit.
+                    Ok(_) | Err(_) => stdout_open = false,
+                },
+                () = sleep_until(deadline) => break,
+            }
+        }
+        let exited_in_grace = ended.is_some();
+        let mut forced = None;
+        if ended.is_none() {
+            forced = Some(Signal::SIGTERM);
+            self.group.signal(Signal::SIGTERM);
+            ended = match timeout(TERM_TO_KILL, self.child.wait()).await {
+                Ok(status) => Some(Ended::from(status?)),
+                Err(_) => None,
+            };
+        }
+        let ended = match ended {
+            Some(ended) => ended,
+            None => {
+                forced = Some(Signal::SIGKILL);
+                self.group.signal(Signal::SIGKILL);
+                Ended::from(self.child.wait().await?)
+            }
+        };
+        self.finish(ended).await;
+        if let Some(e) = relay_error {
+            return Err(e);
+        }
+        Ok(Finished {
+            ended,
+            exited_in_grace,
+            forced,
+            stray_lines,
+            first_stray,
+        })
+    }
+
+    /// Gives up on the bot: kills its group at once and reaps it.
+    pub async fn kill(mut self) -> io::Result<Finished> {
+        drop(self.stdin.take());
+        let (ended, forced) = match self.ended {
+            Some(ended) => (ended, None),
+            None => {
+                self.group.signal(Signal::SIGKILL);
+                (Ended::from(self.child.wait().await?), Some(Signal::SIGKILL))
+            }
+        };
+        self.finish(ended).await;
+        Ok(Finished {
+            ended,
+            exited_in_grace: false,
+            forced,
+            stray_lines: 0,
+            first_stray: None,
+        })
+    }
+
+    /// After the leader is reaped: kill the rest of the group, and collect
+    /// the last of stderr.
+    async fn finish(&mut self, ended: Ended) {
+        self.ended = Some(ended);
+        self.group.release();
+        self.stderr.finish(FINAL_DRAIN).await;
+        tracing::debug!(%ended, "bot finished");
+    }
+}
+
+/// Copies a debug line as it was written, less a `\r` before its `\n`.
+fn relay_line(out: &mut dyn Write, line: &[u8]) -> io::Result<()> {
+    out.write_all(line.strip_suffix(b"\r").unwrap_or(line))?;
+    out.write_all(b"\n")?;
+    out.flush()
+}

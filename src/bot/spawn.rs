@@ -1,0 +1,183 @@
+//! Finding and starting a bot program, with errors that say exactly why a
+//! program could not be started.
+
+use std::ffi::{OsStr, OsString};
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use nix::sys::signal::Signal;
+use nix::unistd::{AccessFlags, Pid, access};
+
+/// Why a bot could not be started. Each case names the program.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    #[error("{}: no such file", .0.display())]
+    NotFound(PathBuf),
+    #[error("{0:?}: not found in the current directory or on PATH")]
+    NotOnPath(OsString),
+    #[error("{}: is a directory, not a program", .0.display())]
+    IsDirectory(PathBuf),
+    #[error("{}: is not executable (mode {mode:o}); try `chmod +x`", .path.display())]
+    NotExecutable { path: PathBuf, mode: u32 },
+    #[error("{}: its interpreter {interpreter:?} (from the #! line) does not exist", .path.display())]
+    MissingInterpreter { path: PathBuf, interpreter: String },
+    #[error(
+        "{}: not a program this system can run (exec format error; a script needs a #! line)",
+        .0.display()
+    )]
+    BadFormat(PathBuf),
+    #[error("working directory {}: {source}", .dir.display())]
+    BadDirectory { dir: PathBuf, source: io::Error },
+    #[error("{}: cannot start: {source}", .path.display())]
+    Other { path: PathBuf, source: io::Error },
+}
+
+/// Where `program` is. A name with a `/` is a path (relative to the
+/// referee's working directory). A bare name is looked for in the current
+/// directory first, as the statement's `dealer evensteven` expects, and then
+/// on `PATH`, as a shell would.
+pub fn resolve(program: &OsStr) -> Result<PathBuf, SpawnError> {
+    let as_path = Path::new(program);
+    if program.as_encoded_bytes().contains(&b'/') {
+        let path = std::path::absolute(as_path).map_err(|source| SpawnError::Other {
+            path: as_path.to_owned(),
+            source,
+        })?;
+        check_runnable(&path)?;
+        return Ok(path);
+    }
+    let here = Path::new(".").join(as_path);
+    if here.is_file() {
+        let path = std::path::absolute(&here).unwrap_or(here);
+        check_runnable(&path)?;
+        return Ok(path);
+    }
+    let search = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&search)
+        .map(|dir| dir.join(as_path))
+        .find(|candidate| candidate.is_file() && access(candidate, AccessFlags::X_OK).is_ok())
+        .ok_or_else(|| SpawnError::NotOnPath(program.to_owned()))
+}
+
+/// Checks what can be checked before `exec`, for precise messages.
+fn check_runnable(path: &Path) -> Result<(), SpawnError> {
+    let meta = std::fs::metadata(path).map_err(|source| match source.kind() {
+        io::ErrorKind::NotFound => SpawnError::NotFound(path.to_owned()),
+        _ => SpawnError::Other {
+            path: path.to_owned(),
+            source,
+        },
+    })?;
+    if meta.is_dir() {
+        return Err(SpawnError::IsDirectory(path.to_owned()));
+    }
+    if access(path, AccessFlags::X_OK).is_err() {
+        return Err(SpawnError::NotExecutable {
+            path: path.to_owned(),
+            mode: meta.permissions().mode() & 0o7777,
+        });
+    }
+    Ok(())
+}
+
+/// Builds the command for a bot: its own process group, piped stdio, and a
+/// parent-death signal so that it dies with the referee even when the
+/// referee is killed with SIGKILL.
+pub(crate) fn command(
+    path: &Path,
+    args: &[OsString],
+    dir: Option<&Path>,
+) -> Result<tokio::process::Command, SpawnError> {
+    let mut cmd = tokio::process::Command::new(path);
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    if let Some(dir) = dir {
+        if let Err(source) = std::fs::read_dir(dir) {
+            return Err(SpawnError::BadDirectory {
+                dir: dir.to_owned(),
+                source,
+            });
+        }
+        cmd.current_dir(dir);
+    }
+    let referee = Pid::this();
+    // SAFETY: the closure runs in the forked child before exec and only makes
+    // raw system calls (prctl, getppid, _exit): no allocation, no locks.
+    unsafe {
+        cmd.pre_exec(move || {
+            // PR_SET_PDEATHSIG is tied to the thread that forks. Bots are
+            // spawned from the runtime's long-lived threads, never from a
+            // blocking-pool thread that could exit early.
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
+            // The referee may have died between fork and prctl; then no
+            // signal would ever come.
+            if nix::unistd::getppid() != referee {
+                nix::libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+    Ok(cmd)
+}
+
+/// Turns an `exec` failure into the most precise error available.
+pub(crate) fn classify(path: &Path, source: io::Error) -> SpawnError {
+    let path = path.to_owned();
+    match source.raw_os_error() {
+        // The file was there a moment ago, so a missing file now means the
+        // #! interpreter is missing.
+        Some(libc_enoent) if libc_enoent == nix::errno::Errno::ENOENT as i32 => {
+            match shebang_interpreter(&path) {
+                Some(interpreter) => SpawnError::MissingInterpreter { path, interpreter },
+                None => SpawnError::NotFound(path),
+            }
+        }
+        Some(e) if e == nix::errno::Errno::ENOEXEC as i32 => SpawnError::BadFormat(path),
+        Some(e) if e == nix::errno::Errno::EACCES as i32 => {
+            let mode = std::fs::metadata(&path).map_or(0, |m| m.permissions().mode() & 0o7777);
+            SpawnError::NotExecutable { path, mode }
+        }
+        _ => SpawnError::Other { path, source },
+    }
+}
+
+fn shebang_interpreter(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(path).ok()?.read(&mut head).ok()?;
+    let line = head[..n].strip_prefix(b"#!")?;
+    let line = line.split(|&b| b == b'\n').next()?;
+    let interpreter = String::from_utf8_lossy(line)
+        .split_whitespace()
+        .next()?
+        .to_owned();
+    Some(interpreter)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_paths_and_names() {
+        assert!(resolve(OsStr::new("sh")).unwrap().is_absolute());
+        assert!(matches!(
+            resolve(OsStr::new("no-such-program-anywhere")),
+            Err(SpawnError::NotOnPath(_))
+        ));
+        assert!(matches!(
+            resolve(OsStr::new("/no/such/file")),
+            Err(SpawnError::NotFound(_))
+        ));
+        assert!(matches!(
+            resolve(OsStr::new("/tmp/")),
+            Err(SpawnError::IsDirectory(_))
+        ));
+    }
+}

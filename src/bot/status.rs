@@ -1,0 +1,50 @@
+//! How a bot process ended, in words and in the record.
+
+use std::fmt;
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
+
+use nix::sys::signal::Signal;
+
+/// A process's end: an exit code or a signal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ended {
+    /// Exited normally with this status.
+    Exited(i32),
+    /// Killed by this signal number.
+    Signaled(i32),
+}
+
+impl Ended {
+    pub fn success(self) -> bool {
+        self == Ended::Exited(0)
+    }
+}
+
+impl From<ExitStatus> for Ended {
+    fn from(status: ExitStatus) -> Ended {
+        match (status.code(), status.signal()) {
+            (Some(code), _) => Ended::Exited(code),
+            (None, Some(signal)) => Ended::Signaled(signal),
+            // Neither happens for a reaped child on Linux; keep a value anyway.
+            (None, None) => Ended::Exited(-1),
+        }
+    }
+}
+
+/// The conventional name of a signal number, e.g. `SIGSEGV`.
+pub fn signal_name(signal: i32) -> String {
+    Signal::try_from(signal).map_or_else(|_| format!("signal {signal}"), |s| s.as_str().to_owned())
+}
+
+impl fmt::Display for Ended {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Ended::Exited(code) => write!(f, "exited with status {code}"),
+            Ended::Signaled(signal) => {
+                write!(f, "was killed by signal {signal} ({})", signal_name(signal))
+            }
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! Bounded capture of a bot's standard error.
+//!
+//! A task drains the pipe continuously, so a bot that writes a lot to stderr
+//! never blocks on it, and only the last `keep` bytes are held in memory.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::task::JoinHandle;
+
+/// The last `keep` bytes a bot wrote to stderr, and how many it wrote in all.
+#[derive(Debug)]
+pub struct Tail {
+    keep: usize,
+    bytes: VecDeque<u8>,
+    total: u64,
+}
+
+impl Tail {
+    pub fn new(keep: usize) -> Tail {
+        Tail {
+            keep,
+            bytes: VecDeque::new(),
+            total: 0,
+        }
+    }
+
+    pub fn push(&mut self, chunk: &[u8]) {
+        self.total += chunk.len() as u64;
+        let chunk = &chunk[chunk.len().saturating_sub(self.keep)..];
+        let overflow = (self.bytes.len() + chunk.len()).saturating_sub(self.keep);
+        self.bytes.drain(..overflow);
+        self.bytes.extend(chunk);
+    }
+
+    /// Bytes written in all, including those no longer kept.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// What was written after the first `mark` bytes, as far as it is still
+    /// kept (lossy UTF-8), and whether older bytes of it were dropped.
+    pub fn since(&self, mark: u64) -> (String, bool) {
+        let new = self.total.saturating_sub(mark);
+        let kept = (self.bytes.len() as u64).min(new) as usize;
+        let (a, b) = self.bytes.as_slices();
+        let mut text: Vec<u8> = a.iter().chain(b).copied().collect();
+        text.drain(..self.bytes.len() - kept);
+        (
+            String::from_utf8_lossy(&text).into_owned(),
+            kept as u64 != new,
+        )
+    }
+
+    /// The last `n` lines (lossy UTF-8), for error messages.
+    pub fn last_lines(&self, n: usize) -> Vec<String> {
+        let (text, _) = self.since(0);
+        let mut lines: Vec<String> = text.lines().rev().take(n).map(str::to_owned).collect();
+        lines.reverse();
+        lines
+    }
+}
+
+/// A running drain of one stderr pipe into a shared [`Tail`].
+pub struct Capture {
+    tail: Arc<Mutex<Tail>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Capture {
+    /// Starts draining `pipe`. With `echo`, every chunk is also copied to
+    /// the referee's own stderr as it arrives (for watching a bot live).
+    pub fn start<R: AsyncRead + Unpin + Send + 'static>(
+        mut pipe: R,
+        keep: usize,
+        echo: bool,
+    ) -> Capture {
+        let tail = Arc::new(Mutex::new(Tail::new(keep)));
+        let shared = Arc::clone(&tail);
+        let task = tokio::spawn(async move {
+            let mut chunk = vec![0u8; 16 * 1024];
+            // Read errors end the capture like EOF: there is nothing useful
+            // to do with them, and the bot must not be blocked.
+            while let Ok(n @ 1..) = pipe.read(&mut chunk).await {
+                if echo {
+                    use std::io::Write;
+                    let _ = std::io::stderr().write_all(&chunk[..n]);
+                }
+                lock(&shared).push(&chunk[..n]);
+            }
+        });
+        Capture {
+            tail,
+            task: Some(task),
+        }
+    }
+
+    /// Runs `f` on the tail as captured so far.
+    pub fn with<T>(&self, f: impl FnOnce(&Tail) -> T) -> T {
+        f(&lock(&self.tail))
+    }
+
+    /// Waits up to `limit` for the pipe to reach EOF (all writers gone), so
+    /// the tail is complete; then stops draining.
+    pub async fn finish(&mut self, limit: std::time::Duration) {
+        if let Some(task) = self.task.take() {
+            let abort = task.abort_handle();
+            if tokio::time::timeout(limit, task).await.is_err() {
+                // A process outside the bot's group still holds the pipe.
+                abort.abort();
+            }
+        }
+    }
+}
+
+impl Drop for Capture {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+fn lock(tail: &Mutex<Tail>) -> std::sync::MutexGuard<'_, Tail> {
+    // The tail stays consistent even if a holder panicked; keep using it.
+    tail.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_only_the_last_bytes() {
+        let mut tail = Tail::new(5);
+        tail.push(b"abc");
+        tail.push(b"defg");
+        assert_eq!(tail.since(0), ("cdefg".to_string(), true));
+        assert_eq!(tail.total(), 7);
+        tail.push(b"0123456789");
+        assert_eq!(tail.since(0).0, "56789");
+        assert_eq!(tail.since(15), ("89".to_string(), false));
+        assert_eq!(tail.since(17), (String::new(), false));
+    }
+
+    #[test]
+    fn last_lines() {
+        let mut tail = Tail::new(100);
+        tail.push(b"one\ntwo\nthree\n");
+        assert_eq!(tail.last_lines(2), vec!["two", "three"]);
+        assert_eq!(tail.last_lines(9), vec!["one", "two", "three"]);
+    }
+}

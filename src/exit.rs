@@ -1,0 +1,50 @@
+//! Exit statuses, the same for every subcommand.
+
+use crate::bot::Fault;
+
+/// How a run ended. The numeric values are part of the interface: scripts
+/// and judges depend on them (see `EXIT_STATUS_HELP`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Status {
+    /// The run completed and, where there is a verdict, it is a pass.
+    Pass = 0,
+    /// The run completed with a failing verdict.
+    Fail = 1,
+    /// A bot broke the protocol.
+    IncorrectOutput = 2,
+    /// A bot timed out, exited or closed its output early.
+    Crashed = 3,
+    /// Bad arguments or bad input.
+    Usage = 64,
+    /// The referee itself failed.
+    Internal = 70,
+    /// Interrupted by SIGINT or SIGTERM.
+    Interrupted = 130,
+}
+
+impl Status {
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}
+
+impl From<Fault> for Status {
+    fn from(fault: Fault) -> Status {
+        match fault {
+            Fault::Protocol => Status::IncorrectOutput,
+            Fault::Crash => Status::Crashed,
+            Fault::Referee => Status::Internal,
+        }
+    }
+}
+
+/// The table printed by `--help` (and repeated in the README).
+pub const EXIT_STATUS_HELP: &str = "\
+Exit status:
+  0    the run completed (and, where there is a verdict, it passed)
+  1    the run completed with a failing verdict
+  2    incorrect output: a bot broke the protocol
+  3    program crashed: a bot timed out, exited or closed its output early
+  64   usage or input error: bad arguments, bad input file or line
+  70   internal error of the referee
+  130  interrupted (SIGINT or SIGTERM)";

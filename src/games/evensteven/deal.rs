@@ -1,0 +1,161 @@
+//! The original dealer's shuffle, bit for bit, and the judgement of a hand.
+//!
+//! The generator is Park and Miller's "minimal standard" Lehmer generator
+//! (`state = 16807 * state mod (2^31 - 1)`), and the shuffle is a forward
+//! Fisher–Yates over a value-major deck (`2c 2d 2h 2s 3c ... As`). Both
+//! statement samples depend on every detail of this, so none of it may
+//! change: see `docs/evensteven.md`.
+
+use super::cards::{Card, Suit};
+
+/// Largest hand the dealer accepts (the statement's `0 < N <= 13`).
+pub const MAX_HAND: usize = 13;
+/// Seeds are `0 < seed < 2^31 - 1`; 0 would make the generator stick at 0.
+pub const MIN_SEED: u32 = 1;
+pub const MAX_SEED: u32 = 2_147_483_646;
+
+const MODULUS: u64 = 2_147_483_647;
+const MULTIPLIER: u64 = 16_807;
+
+/// Park–Miller "minimal standard" generator.
+#[derive(Clone, Debug)]
+pub struct MinStd {
+    state: u64,
+}
+
+impl MinStd {
+    /// `seed` must be in `MIN_SEED..=MAX_SEED`; the dealer checks this first.
+    pub fn new(seed: u32) -> MinStd {
+        debug_assert!((MIN_SEED..=MAX_SEED).contains(&seed));
+        MinStd {
+            state: u64::from(seed),
+        }
+    }
+
+    /// Advances the state and returns the new state.
+    pub fn draw(&mut self) -> u32 {
+        self.state = MULTIPLIER * self.state % MODULUS;
+        // The modulus is below 2^31, so the state always fits.
+        self.state as u32
+    }
+}
+
+/// The 52-card deck in the original dealer's starting order: index `i` has
+/// value `2 + i / 4` and suit `i % 4` (c, d, h, s).
+pub fn fresh_deck() -> [Card; 52] {
+    std::array::from_fn(|i| {
+        Card::new(Card::MIN_VALUE + (i / 4) as u8, Suit::ALL[i % 4]).expect("value in range")
+    })
+}
+
+/// The deck after the original dealer's shuffle with `seed`.
+pub fn shuffled_deck(seed: u32) -> [Card; 52] {
+    let mut deck = fresh_deck();
+    let mut rng = MinStd::new(seed);
+    for i in 0..51 {
+        let j = i + rng.draw() as usize % (52 - i);
+        deck.swap(i, j);
+    }
+    deck
+}
+
+/// One game: the hand, and the cards the player will have to cover, in the
+/// order they will be dealt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Deal {
+    pub hand: Vec<Card>,
+    pub to_cover: Vec<Card>,
+}
+
+impl Deal {
+    /// Deals a hand of `n` cards (1..=13) from the deck shuffled with `seed`.
+    /// The `n` cards after the hand are the ones to cover.
+    pub fn new(n: usize, seed: u32) -> Deal {
+        debug_assert!((1..=MAX_HAND).contains(&n));
+        let deck = shuffled_deck(seed);
+        Deal {
+            hand: deck[..n].to_vec(),
+            to_cover: deck[n..2 * n].to_vec(),
+        }
+    }
+
+    /// Whether some way of playing the hand covers every dealt card. See
+    /// [`winnable`].
+    pub fn winnable(&self) -> bool {
+        winnable(&self.hand, &self.to_cover)
+    }
+}
+
+/// A hand can cover a set of dealt cards (in whatever order they come) iff,
+/// with both sorted by value, every hand card is at least its counterpart.
+/// This decides NECESSARILY versus UNNECESSARILY.
+pub fn winnable(hand: &[Card], to_cover: &[Card]) -> bool {
+    let mut hand: Vec<u8> = hand.iter().map(|c| c.value()).collect();
+    let mut dealt: Vec<u8> = to_cover.iter().map(|c| c.value()).collect();
+    hand.sort_unstable();
+    dealt.sort_unstable();
+    hand.len() >= dealt.len() && hand.iter().zip(&dealt).all(|(h, d)| h >= d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cards(text: &str) -> Vec<Card> {
+        text.split_whitespace()
+            .map(|c| Card::parse(c).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn minimal_standard_reference_value() {
+        // Park & Miller's published check: from seed 1, the 10,000th state
+        // is 1043618065.
+        let mut rng = MinStd::new(1);
+        let mut last = 0;
+        for _ in 0..10_000 {
+            last = rng.draw();
+        }
+        assert_eq!(last, 1_043_618_065);
+    }
+
+    #[test]
+    fn fresh_deck_is_value_major() {
+        let deck = fresh_deck();
+        assert_eq!(deck[0].to_string(), "2c");
+        assert_eq!(deck[1].to_string(), "2d");
+        assert_eq!(deck[4].to_string(), "3c");
+        assert_eq!(deck[51].to_string(), "As");
+    }
+
+    #[test]
+    fn statement_samples() {
+        let one = Deal::new(4, 876_390_176);
+        assert_eq!(one.hand, cards("4h 2d Qs Jc"));
+        assert_eq!(one.to_cover[..3], cards("8c Qc 9s")[..]);
+        assert!(!one.winnable());
+
+        let two = Deal::new(4, 653_723_903);
+        assert_eq!(two.hand, cards("Kd 8c As 5s"));
+        assert_eq!(two.to_cover, cards("3s 6h Kh 5c"));
+        assert!(two.winnable());
+    }
+
+    #[test]
+    fn shuffle_is_a_permutation() {
+        for seed in [MIN_SEED, 2, 12345, MAX_SEED] {
+            let mut deck = shuffled_deck(seed).to_vec();
+            deck.sort_by_key(|c| (c.value(), c.suit()));
+            assert_eq!(deck, fresh_deck().to_vec());
+        }
+    }
+
+    #[test]
+    fn winnable_compares_sorted_values() {
+        assert!(winnable(&cards("2c"), &cards("2s")));
+        assert!(!winnable(&cards("2c"), &cards("3s")));
+        assert!(winnable(&cards("Ac 2c"), &cards("2s As")));
+        assert!(!winnable(&cards("Ac 2c"), &cards("3s 4s")));
+        assert!(winnable(&cards("Kc 5d 5h"), &cards("5s 4c Kh")));
+    }
+}

@@ -1,0 +1,557 @@
+//! `referee dealer`: the Even Steven dealer, driving one player program
+//! through the bot layer.
+//!
+//! Output goes to standard output exactly as the statement's dealer writes
+//! it (`Game N`, then the verdict), with the player's `*` lines copied in
+//! order as they are read. A player's fault stops the run with a message on
+//! standard output, where a judge comparing outputs sees it.
+
+use std::fmt;
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::io::AsyncRead;
+use tokio::time::Instant;
+
+use super::cards::{Card, CardError};
+use super::deal::Deal;
+use super::input::{self, GameSpec};
+use crate::bot::{Bot, BotError, BotLimits, BotSpec, Fault, Finished, LineReader, Next};
+use crate::exit::Status;
+use crate::record::{self, Records};
+
+/// Longest dealer input line accepted; real lines are a dozen bytes.
+const MAX_INPUT_LINE: usize = 1024;
+
+/// Everything `referee dealer` needs.
+#[derive(Clone, Debug)]
+pub struct DealerConfig {
+    pub player: BotSpec,
+    pub limits: BotLimits,
+    /// Per move: from the dealt card written to the played card read.
+    pub timeout: Duration,
+    pub results: Option<PathBuf>,
+    /// The games to deal; standard input when `None`.
+    pub input: Option<PathBuf>,
+}
+
+/// How one game ended.
+#[derive(Debug)]
+enum Outcome {
+    Win,
+    Lose { necessarily: bool },
+    Failed(Failure),
+}
+
+/// A player's fault during a move.
+#[derive(Debug)]
+enum Failure {
+    Bot(BotError),
+    NotACard { text: String, error: CardError },
+    NotInHand { card: Card },
+    PlayedTwice { card: Card, on_move: usize },
+}
+
+impl Failure {
+    fn fault(&self) -> Fault {
+        match self {
+            Failure::Bot(e) => e.fault(),
+            _ => Fault::Protocol,
+        }
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            Failure::Bot(e) => e.kind(),
+            Failure::NotACard { .. } => "not_a_card",
+            Failure::NotInHand { .. } => "not_in_hand",
+            Failure::PlayedTwice { .. } => "played_twice",
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Bot(e) => write!(f, "the player {e}"),
+            Failure::NotACard { text, error } => {
+                write!(
+                    f,
+                    "the player wrote {text:?}, which is not a card ({error})"
+                )
+            }
+            Failure::NotInHand { card } => {
+                write!(f, "the player played {card}, which is not in its hand")
+            }
+            Failure::PlayedTwice { card, on_move } => write!(
+                f,
+                "the player played {card} again; it was already played on move {on_move}"
+            ),
+        }
+    }
+}
+
+fn verdict_words(fault: Fault) -> &'static str {
+    match fault {
+        Fault::Protocol => "incorrect output",
+        Fault::Crash => "program crashed",
+        Fault::Referee => "internal error",
+    }
+}
+
+/// One move as recorded.
+#[derive(Debug, Serialize)]
+struct Play {
+    dealt: Card,
+    played: Card,
+    micros: u64,
+}
+
+/// One game as recorded (see `docs/results.md`).
+#[derive(Serialize)]
+struct GameRecord<'a> {
+    game: &'static str,
+    index: u64,
+    line: u64,
+    n: usize,
+    seed: u32,
+    hand: &'a [Card],
+    deal: &'a [Card],
+    winnable: bool,
+    plays: &'a [Play],
+    outcome: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<ErrorRecord>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stderr: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    stderr_truncated: bool,
+    player: &'a [String],
+    time: String,
+    referee: &'static str,
+}
+
+#[derive(Serialize)]
+struct ErrorRecord {
+    kind: &'static str,
+    #[serde(rename = "move")]
+    move_number: usize,
+    message: String,
+}
+
+/// Counts for the closing summary.
+#[derive(Default)]
+struct Tally {
+    games: u64,
+    wins: u64,
+    necessarily: u64,
+    unnecessarily: u64,
+    moves: u64,
+    slowest: Duration,
+}
+
+/// Runs the dealer. Returns the exit status; every message has been printed.
+pub async fn run(config: &DealerConfig) -> Status {
+    let mut out = io::BufWriter::new(io::stdout());
+    let status = match Dealer::start(config).await {
+        Ok(dealer) => dealer.run(&mut out).await,
+        Err(status) => status,
+    };
+    if out.flush().is_err() {
+        return Status::Internal;
+    }
+    status
+}
+
+struct Dealer<'c> {
+    config: &'c DealerConfig,
+    player_words: Vec<String>,
+    input_name: String,
+    input: LineReader<Box<dyn AsyncRead + Unpin>>,
+    records: Option<Records>,
+    bot: Bot,
+    stderr_mark: u64,
+    tally: Tally,
+}
+
+impl<'c> Dealer<'c> {
+    async fn start(config: &'c DealerConfig) -> Result<Dealer<'c>, Status> {
+        let records = match config.results.as_deref().map(Records::open).transpose() {
+            Ok(records) => records,
+            Err(e) => {
+                eprintln!("referee dealer: {e}");
+                return Err(Status::Usage);
+            }
+        };
+        let (input_name, input): (String, Box<dyn AsyncRead + Unpin>) = match &config.input {
+            None => ("standard input".into(), Box::new(tokio::io::stdin())),
+            Some(path) => match tokio::fs::File::open(path).await {
+                Ok(file) => (path.display().to_string(), Box::new(file)),
+                Err(e) => {
+                    eprintln!("referee dealer: {}: {e}", path.display());
+                    return Err(Status::Usage);
+                }
+            },
+        };
+        // Start the player before reading any input, as the original dealer
+        // did, so a missing program is reported at once.
+        let bot = match Bot::spawn(&config.player, config.limits) {
+            Ok(bot) => bot,
+            Err(e) => {
+                eprintln!("referee dealer: cannot start the player: {e}");
+                return Err(Status::Usage);
+            }
+        };
+        let player_words = std::iter::once(&config.player.program)
+            .chain(&config.player.args)
+            .map(|w| w.to_string_lossy().into_owned())
+            .collect();
+        Ok(Dealer {
+            config,
+            player_words,
+            input_name,
+            input: LineReader::new(input, MAX_INPUT_LINE),
+            records,
+            bot,
+            stderr_mark: 0,
+            tally: Tally::default(),
+        })
+    }
+
+    async fn run(mut self, out: &mut io::BufWriter<io::Stdout>) -> Status {
+        let status = match self.deal_all(out).await {
+            Ok(status) => status,
+            Err(e) => {
+                eprintln!("referee dealer: cannot write output: {e}");
+                Status::Internal
+            }
+        };
+        let grace = self.config.limits.grace;
+        self.tally.log();
+        match status {
+            // The player did nothing wrong: it gets its orderly end.
+            Status::Pass | Status::Usage => finish_player(self.bot, out, grace, status).await,
+            _ => {
+                if let Err(e) = self.bot.kill().await {
+                    tracing::warn!("reaping the player: {e}");
+                }
+                status
+            }
+        }
+    }
+
+    /// Plays every game of the input. `Err` only for failures to write our
+    /// own output.
+    async fn deal_all(&mut self, out: &mut io::BufWriter<io::Stdout>) -> io::Result<Status> {
+        let mut line_number = 0u64;
+        loop {
+            // Whoever types the input interactively sees every result first.
+            out.flush()?;
+            let range = match self.input.next().await {
+                Ok(Next::Line(range)) => range,
+                Ok(Next::Eof { unterminated }) if unterminated.is_empty() => {
+                    return Ok(Status::Pass);
+                }
+                Ok(Next::Eof { unterminated }) => unterminated,
+                Ok(Next::TooLong) => {
+                    self.input_error(
+                        line_number + 1,
+                        &format!("line longer than {MAX_INPUT_LINE} bytes"),
+                    );
+                    return Ok(Status::Usage);
+                }
+                Err(e) => {
+                    eprintln!("referee dealer: reading {}: {e}", self.input_name);
+                    return Ok(Status::Usage);
+                }
+            };
+            line_number += 1;
+            let line = self.input.get(range);
+            let spec = match input::parse_line(line) {
+                Ok(Some(spec)) => spec,
+                Ok(None) => continue,
+                Err(e) => {
+                    let text = String::from_utf8_lossy(line).into_owned();
+                    self.input_error(line_number, &format!("{e}: {text:?}"));
+                    return Ok(Status::Usage);
+                }
+            };
+            self.tally.games += 1;
+            let index = self.tally.games;
+            writeln!(out, "Game {index}")?;
+            let status = self.deal_one(index, line_number, spec, out).await?;
+            if status != Status::Pass {
+                return Ok(status);
+            }
+        }
+    }
+
+    fn input_error(&self, line_number: u64, what: &str) {
+        eprintln!(
+            "referee dealer: {}, line {line_number}: {what}",
+            self.input_name
+        );
+    }
+
+    /// Plays one game, prints its verdict or failure, and records it.
+    async fn deal_one(
+        &mut self,
+        index: u64,
+        line: u64,
+        spec: GameSpec,
+        out: &mut io::BufWriter<io::Stdout>,
+    ) -> io::Result<Status> {
+        let deal = Deal::new(spec.n, spec.seed);
+        let winnable = deal.winnable();
+        let mut plays = Vec::with_capacity(spec.n);
+        let outcome = play(
+            &mut self.bot,
+            &deal,
+            winnable,
+            self.config.timeout,
+            &mut plays,
+            out,
+        )
+        .await;
+        let (status, outcome_name, error) = match &outcome {
+            Outcome::Win => {
+                self.tally.wins += 1;
+                writeln!(out, "YOU WIN")?;
+                (Status::Pass, "win", None)
+            }
+            Outcome::Lose { necessarily: true } => {
+                self.tally.necessarily += 1;
+                writeln!(out, "YOU LOSE NECESSARILY")?;
+                (Status::Pass, "lose_necessarily", None)
+            }
+            Outcome::Lose { necessarily: false } => {
+                self.tally.unnecessarily += 1;
+                writeln!(out, "YOU LOSE UNNECESSARILY")?;
+                (Status::Pass, "lose_unnecessarily", None)
+            }
+            Outcome::Failed(failure) => {
+                let fault = failure.fault();
+                let move_number = plays.len() + 1;
+                let dealt = deal.to_cover.get(plays.len()).copied();
+                let message = format!(
+                    "game {index}, move {move_number}{}: {}: {failure}",
+                    dealt.map(|d| format!(" (dealt {d})")).unwrap_or_default(),
+                    verdict_words(fault),
+                );
+                self.report(out, &message)?;
+                let name = match fault {
+                    Fault::Protocol => "incorrect_output",
+                    Fault::Crash => "crashed",
+                    Fault::Referee => "internal_error",
+                };
+                let error = ErrorRecord {
+                    kind: failure.kind(),
+                    move_number,
+                    message,
+                };
+                (Status::from(fault), name, Some(error))
+            }
+        };
+        for p in &plays {
+            self.tally.moves += 1;
+            self.tally.slowest = self.tally.slowest.max(Duration::from_micros(p.micros));
+        }
+        out.flush()?;
+        let (stderr, stderr_truncated) = self.take_stderr();
+        let record = GameRecord {
+            game: "evensteven",
+            index,
+            line,
+            n: spec.n,
+            seed: spec.seed,
+            hand: &deal.hand,
+            deal: &deal.to_cover,
+            winnable,
+            plays: &plays,
+            outcome: outcome_name,
+            error,
+            stderr,
+            stderr_truncated,
+            player: &self.player_words,
+            time: record::timestamp(),
+            referee: record::REFEREE_VERSION,
+        };
+        if let Some(records) = self.records.as_mut() {
+            // A results file that cannot be written is reported but does
+            // not stop the games.
+            if let Err(e) = records.append(&record) {
+                eprintln!("referee dealer: {e}");
+            }
+        }
+        Ok(status)
+    }
+
+    /// A player's fault: on standard output, where the judge's comparison
+    /// shows it, and on standard error with the player's last stderr lines
+    /// (once only when both go to the same terminal).
+    fn report(&self, out: &mut io::BufWriter<io::Stdout>, message: &str) -> io::Result<()> {
+        writeln!(out, "dealer: {message}")?;
+        out.flush()?;
+        if !(io::stdout().is_terminal() && io::stderr().is_terminal()) {
+            eprintln!("referee dealer: {message}");
+        }
+        let tail = self.bot.stderr(|t| t.last_lines(10));
+        if !tail.is_empty() {
+            eprintln!("referee dealer: the player's last lines on standard error:");
+            for line in tail {
+                eprintln!("  | {line}");
+            }
+        }
+        Ok(())
+    }
+
+    /// What the player wrote to stderr since the previous record.
+    fn take_stderr(&mut self) -> (Option<String>, bool) {
+        let (text, truncated, total) = self.bot.stderr(|t| {
+            let (text, truncated) = t.since(self.stderr_mark);
+            (text, truncated, t.total())
+        });
+        self.stderr_mark = total;
+        ((!text.is_empty()).then_some(text), truncated)
+    }
+}
+
+/// Plays one deal with the player, filling `plays` as it goes.
+async fn play(
+    bot: &mut Bot,
+    deal: &Deal,
+    winnable: bool,
+    timeout: Duration,
+    plays: &mut Vec<Play>,
+    out: &mut dyn Write,
+) -> Outcome {
+    let mut message = Vec::with_capacity(64);
+    write_hand(&mut message, &deal.hand);
+    let mut in_hand = vec![true; deal.hand.len()];
+    for &dealt in &deal.to_cover {
+        writeln!(message, "{dealt}").expect("writing to a Vec");
+        let reply = match bot.exchange(&message, timeout, Some(&mut *out)).await {
+            Ok(reply) => reply,
+            Err(e) => return Outcome::Failed(Failure::Bot(e)),
+        };
+        message.clear();
+        let played = match Card::parse(reply.text) {
+            Ok(card) => card,
+            Err(error) => {
+                return Outcome::Failed(Failure::NotACard {
+                    text: reply.text.to_owned(),
+                    error,
+                });
+            }
+        };
+        let micros = u64::try_from(reply.elapsed.as_micros()).unwrap_or(u64::MAX);
+        let Some(slot) = deal.hand.iter().position(|&c| c == played) else {
+            return Outcome::Failed(Failure::NotInHand { card: played });
+        };
+        if !in_hand[slot] {
+            let on_move = plays
+                .iter()
+                .position(|p| p.played == played)
+                .map_or(0, |i| i + 1);
+            return Outcome::Failed(Failure::PlayedTwice {
+                card: played,
+                on_move,
+            });
+        }
+        in_hand[slot] = false;
+        plays.push(Play {
+            dealt,
+            played,
+            micros,
+        });
+        if !played.covers(dealt) {
+            return match tell_result(bot, b"YOU LOSE\n", timeout).await {
+                Ok(()) => Outcome::Lose {
+                    necessarily: !winnable,
+                },
+                Err(e) => Outcome::Failed(Failure::Bot(e)),
+            };
+        }
+    }
+    match tell_result(bot, b"YOU WIN\n", timeout).await {
+        Ok(()) => Outcome::Win,
+        Err(e) => Outcome::Failed(Failure::Bot(e)),
+    }
+}
+
+fn write_hand(message: &mut Vec<u8>, hand: &[Card]) {
+    write!(message, "{}", hand.len()).expect("writing to a Vec");
+    for card in hand {
+        write!(message, " {card}").expect("writing to a Vec");
+    }
+    message.push(b'\n');
+}
+
+/// Sends `YOU WIN` or `YOU LOSE`. A player that has already exited after
+/// its last card is not failed here: the game is decided, and an early exit
+/// shows up at the next game or at the end.
+async fn tell_result(bot: &mut Bot, line: &[u8], timeout: Duration) -> Result<(), BotError> {
+    match bot.send(line, Instant::now() + timeout).await {
+        Err(BotError::Exited { .. } | BotError::ClosedInput) | Ok(()) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Closes the player's input after the last game and holds it to the grace
+/// period. Not exiting in time is a crash; a non-zero exit is a warning.
+async fn finish_player(
+    bot: Bot,
+    out: &mut io::BufWriter<io::Stdout>,
+    grace: Duration,
+    status: Status,
+) -> Status {
+    let finished: Finished = match bot.shutdown(Some(out)).await {
+        Ok(finished) => finished,
+        Err(e) => {
+            eprintln!("referee dealer: ending the player: {e}");
+            return status.max(Status::Internal);
+        }
+    };
+    if finished.stray_lines > 0 {
+        eprintln!(
+            "referee dealer: warning: the player wrote {} line(s) after the last game, first {:?}; ignored",
+            finished.stray_lines,
+            finished.first_stray.unwrap_or_default()
+        );
+    }
+    if !finished.exited_in_grace {
+        let signal = finished.forced.map_or("a signal", |s| s.as_str());
+        let message = format!(
+            "program crashed: the player did not exit within {} after its input was closed; killed with {signal}",
+            humantime::format_duration(grace)
+        );
+        let _ = writeln!(out, "dealer: {message}");
+        if !io::stdout().is_terminal() {
+            eprintln!("referee dealer: {message}");
+        }
+        return status.max(Status::Crashed);
+    }
+    if !finished.ended.success() {
+        eprintln!(
+            "referee dealer: warning: the player {} after its input was closed",
+            finished.ended
+        );
+    }
+    status
+}
+
+impl Tally {
+    fn log(&self) {
+        tracing::info!(
+            games = self.games,
+            wins = self.wins,
+            lost_necessarily = self.necessarily,
+            lost_unnecessarily = self.unnecessarily,
+            moves = self.moves,
+            slowest_move = %humantime::format_duration(self.slowest),
+            "dealer summary"
+        );
+    }
+}

@@ -1,0 +1,5 @@
+//! The games. Each has its rules as plain synchronous functions (usable by
+//! the reference bots too) and an async driver that talks to bots through
+//! [`crate::bot`].
+
+pub mod evensteven;

@@ -1,0 +1,13 @@
+//! `referee`: referees and tournament harness for programs that play games
+//! over standard input and output.
+//!
+//! - [`bot`] owns bot processes: spawning, deadlines, caps, shutdown.
+//! - [`games`] holds each game's rules and its driver.
+//! - [`record`] writes the JSON Lines results.
+//! - [`exit`] defines the exit statuses shared by every subcommand.
+
+pub mod bot;
+pub mod cli;
+pub mod exit;
+pub mod games;
+pub mod record;
