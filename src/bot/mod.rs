@@ -338,8 +338,9 @@ impl Bot {
     /// The orderly end: closes the bot's input and gives it the grace period
     /// to exit, relaying its debug lines meanwhile; then SIGTERM, and SIGKILL
     /// shortly after, to the whole group. Always reaps, and always kills
-    /// whatever the bot left behind in its group.
-    pub async fn shutdown(mut self, mut relay: Option<&mut dyn Write>) -> io::Result<Finished> {
+    /// whatever the bot left behind in its group. Afterwards only
+    /// [`Bot::stderr`] is of use.
+    pub async fn shutdown(&mut self, mut relay: Option<&mut dyn Write>) -> io::Result<Finished> {
         drop(self.stdin.take());
         let deadline = Instant::now() + self.limits.grace;
         let mut stray_lines = 0;
@@ -347,9 +348,16 @@ impl Bot {
         let mut stdout_open = true;
         let mut relay_error = None;
         let mut ended = self.ended;
-        while ended.is_none() {
+        // Until the bot has exited and its output is read to the end (its
+        // last debug lines included), or the grace period is over.
+        while ended.is_none() || stdout_open {
             tokio::select! {
-                status = self.child.wait() => ended = Some(Ended::from(status?)),
+                status = self.child.wait(), if ended.is_none() => {
+                    ended = Some(Ended::from(status?));
+                    // Whatever the bot left running in its group would only
+                    // hold its output open: the bot is done, so are they.
+                    self.group.signal(Signal::SIGKILL);
+                }
                 next = self.stdout.next(), if stdout_open => match next {
                     Ok(Next::Line(range)) => {
                         let line = self.stdout.get(range);
@@ -404,8 +412,9 @@ impl Bot {
         })
     }
 
-    /// Gives up on the bot: kills its group at once and reaps it.
-    pub async fn kill(mut self) -> io::Result<Finished> {
+    /// Gives up on the bot: kills its group at once and reaps it, and waits
+    /// briefly for the rest of its stderr. Calling it again is harmless.
+    pub async fn kill(&mut self) -> io::Result<Finished> {
         drop(self.stdin.take());
         let (ended, forced) = match self.ended {
             Some(ended) => (ended, None),

@@ -50,7 +50,7 @@ enum Outcome {
 enum Failure {
     Bot(BotError),
     NotACard { text: String, error: CardError },
-    NotInHand { card: Card },
+    NotInHand { card: Card, holding: Vec<Card> },
     PlayedTwice { card: Card, on_move: usize },
 }
 
@@ -82,8 +82,15 @@ impl fmt::Display for Failure {
                     "the player wrote {text:?}, which is not a card ({error})"
                 )
             }
-            Failure::NotInHand { card } => {
-                write!(f, "the player played {card}, which is not in its hand")
+            Failure::NotInHand { card, holding } => {
+                write!(
+                    f,
+                    "the player played {card}, which is not in its hand (it holds"
+                )?;
+                for held in holding {
+                    write!(f, " {held}")?;
+                }
+                write!(f, ")")
             }
             Failure::PlayedTwice { card, on_move } => write!(
                 f,
@@ -281,6 +288,8 @@ impl<'c> Dealer<'c> {
             self.tally.games += 1;
             let index = self.tally.games;
             writeln!(out, "Game {index}")?;
+            // Shown at once, so a watcher knows which game a slow player is in.
+            out.flush()?;
             let status = self.deal_one(index, line_number, spec, out).await?;
             if status != Status::Pass {
                 return Ok(status);
@@ -332,6 +341,11 @@ impl<'c> Dealer<'c> {
                 (Status::Pass, "lose_unnecessarily", None)
             }
             Outcome::Failed(failure) => {
+                // Done with this player. Killing it first also lets its last
+                // stderr lines arrive for the report.
+                if let Err(e) = self.bot.kill().await {
+                    tracing::warn!("reaping the player: {e}");
+                }
                 let fault = failure.fault();
                 let move_number = plays.len() + 1;
                 let dealt = deal.to_cover.get(plays.len()).copied();
@@ -448,7 +462,13 @@ async fn play(
         };
         let micros = u64::try_from(reply.elapsed.as_micros()).unwrap_or(u64::MAX);
         let Some(slot) = deal.hand.iter().position(|&c| c == played) else {
-            return Outcome::Failed(Failure::NotInHand { card: played });
+            let holding = (deal.hand.iter().zip(&in_hand))
+                .filter_map(|(&card, &held)| held.then_some(card))
+                .collect();
+            return Outcome::Failed(Failure::NotInHand {
+                card: played,
+                holding,
+            });
         };
         if !in_hand[slot] {
             let on_move = plays
@@ -502,7 +522,7 @@ async fn tell_result(bot: &mut Bot, line: &[u8], timeout: Duration) -> Result<()
 /// Closes the player's input after the last game and holds it to the grace
 /// period. Not exiting in time is a crash; a non-zero exit is a warning.
 async fn finish_player(
-    bot: Bot,
+    mut bot: Bot,
     out: &mut io::BufWriter<io::Stdout>,
     grace: Duration,
     status: Status,

@@ -1,0 +1,257 @@
+//! Helpers for tests that run the real `referee` binary against real bot
+//! processes, and check that no process is left behind.
+#![allow(dead_code)]
+
+use std::ffi::OsStr;
+use std::io::{Read, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// No test run may take longer than this; a hung referee is killed and the
+/// test fails instead of hanging the suite.
+const HARD_LIMIT: Duration = Duration::from_secs(120);
+
+pub fn referee_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_referee")
+}
+
+pub fn evensteven_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_evensteven")
+}
+
+pub fn fixture(name: &str) -> String {
+    format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A unique value put in the environment of each referee run. Every process
+/// the run starts inherits it, so any process still carrying it after the
+/// run is a leftover.
+pub struct Marker(String);
+
+impl Marker {
+    pub fn new() -> Marker {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        Marker(format!(
+            "REFEREE_TEST_MARKER={}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ))
+    }
+
+    fn apply(&self, cmd: &mut Command) {
+        let (key, value) = self.0.split_once('=').unwrap();
+        cmd.env(key, value);
+    }
+
+    /// Processes still alive (not zombies) that carry this marker.
+    pub fn survivors(&self) -> Vec<String> {
+        let needle = self.0.as_bytes();
+        let mut found = vec![];
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return found;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(pid) = name
+                .to_str()
+                .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+            else {
+                continue;
+            };
+            let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+                continue;
+            };
+            if environ.split(|&b| b == 0).any(|var| var == needle) {
+                let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+                found.push(format!("{pid}: {cmdline}"));
+            }
+        }
+        found
+    }
+
+    /// Fails the test if any process carrying the marker is still alive
+    /// after a short settling time (SIGKILLed processes take a moment to go).
+    pub fn assert_none_left(&self) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let survivors = self.survivors();
+            if survivors.is_empty() {
+                return;
+            }
+            if Instant::now() > deadline {
+                panic!("processes left behind: {survivors:#?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// The result of one referee run.
+#[derive(Debug)]
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+impl Run {
+    pub fn stdout_lines(&self) -> Vec<&str> {
+        self.stdout.lines().collect()
+    }
+}
+
+/// Runs `referee ARGS` with `input` on its stdin, waits for it (killing it
+/// at the hard limit) and checks that nothing it started is left running.
+pub fn referee<I, S>(args: I, input: &[u8]) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let marker = Marker::new();
+    let child = start(args, &marker);
+    let run = finish(child, input);
+    marker.assert_none_left();
+    run
+}
+
+/// Starts `referee ARGS` with piped stdio and the marker in its environment.
+pub fn start<I, S>(args: I, marker: &Marker) -> Child
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut cmd = Command::new(referee_bin());
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    marker.apply(&mut cmd);
+    cmd.spawn().expect("start referee")
+}
+
+/// Feeds `input`, collects the output and waits, with the hard limit.
+pub fn finish(mut child: Child, input: &[u8]) -> Run {
+    let started = Instant::now();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    // Writing may fail if the referee stops reading early; that is fine.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = stdout.read_to_end(&mut s);
+        s
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = stderr.read_to_end(&mut s);
+        s
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > HARD_LIMIT {
+            let _ = child.kill();
+            panic!("referee did not finish within {HARD_LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let elapsed = started.elapsed();
+    writer.join().unwrap();
+    Run {
+        code: status.code(),
+        stdout: String::from_utf8_lossy(&out.join().unwrap()).into_owned(),
+        stderr: String::from_utf8_lossy(&err.join().unwrap()).into_owned(),
+        elapsed,
+    }
+}
+
+/// An Even Steven deal computed independently of the crate's code: the
+/// original dealer's shuffle, written out again from its description.
+pub struct NaiveDeal {
+    pub hand: Vec<(u32, String)>,
+    pub to_cover: Vec<(u32, String)>,
+}
+
+pub fn naive_deal(n: usize, seed: u32) -> NaiveDeal {
+    const VALUES: [&str; 13] = [
+        "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A",
+    ];
+    const SUITS: [&str; 4] = ["c", "d", "h", "s"];
+    let mut deck: Vec<(u32, String)> = (0..52)
+        .map(|i| {
+            (
+                i as u32 / 4 + 2,
+                format!("{}{}", VALUES[i / 4], SUITS[i % 4]),
+            )
+        })
+        .collect();
+    let mut state = i64::from(seed);
+    for i in 0..=50usize {
+        state = state * 16807 % 2_147_483_647;
+        let j = i + state as usize % (52 - i);
+        deck.swap(i, j);
+    }
+    NaiveDeal {
+        hand: deck[..n].to_vec(),
+        to_cover: deck[n..2 * n].to_vec(),
+    }
+}
+
+impl NaiveDeal {
+    /// Hall's condition, counted per threshold: for every value v, the hand
+    /// has at least as many cards >= v as there are dealt cards >= v.
+    pub fn winnable(&self) -> bool {
+        (2..=14).all(|v| {
+            self.hand.iter().filter(|c| c.0 >= v).count()
+                >= self.to_cover.iter().filter(|c| c.0 >= v).count()
+        })
+    }
+
+    /// The dealer's verdict for a player that covers optimally.
+    pub fn optimal_verdict(&self) -> &'static str {
+        if self.winnable() {
+            "YOU WIN"
+        } else {
+            "YOU LOSE NECESSARILY"
+        }
+    }
+
+    /// The dealer's verdict for a player that plays its hand in order.
+    pub fn in_order_verdict(&self) -> &'static str {
+        let covered = self
+            .hand
+            .iter()
+            .zip(&self.to_cover)
+            .all(|(h, d)| h.0 >= d.0);
+        match (covered, self.winnable()) {
+            (true, _) => "YOU WIN",
+            (false, true) => "YOU LOSE UNNECESSARILY",
+            (false, false) => "YOU LOSE NECESSARILY",
+        }
+    }
+}
+
+/// A small deterministic generator for test inputs.
+pub struct TestRng(u64);
+
+impl TestRng {
+    pub fn new(seed: u64) -> TestRng {
+        TestRng(seed)
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) % n
+    }
+}

@@ -1,0 +1,626 @@
+//! `referee dealer` end to end: the real binary, real player processes.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Marker, TestRng, evensteven_bin, finish, fixture, naive_deal, referee, start};
+
+const SAMPLE_INPUT: &[u8] = b"4 876390176\n4 653723903\n";
+const SAMPLE_OUTPUT: &str = "Game 1\nYOU LOSE NECESSARILY\nGame 2\nYOU WIN\n";
+
+/// `referee dealer [OPTS] misbehave.sh MODE MOVES [ARG]`, on the sample.
+fn misbehaving(opts: &[&str], mode_args: &[&str], input: &[u8]) -> common::Run {
+    let script = fixture("misbehave.sh");
+    let mut args = vec!["dealer"];
+    args.extend_from_slice(opts);
+    args.push(&script);
+    args.extend_from_slice(mode_args);
+    referee(args, input)
+}
+
+fn assert_bounded(run: &common::Run, limit: Duration) {
+    assert!(
+        run.elapsed < limit,
+        "took {:?}, expected well under {limit:?}",
+        run.elapsed
+    );
+}
+
+#[test]
+fn statement_sample_dealer_output() {
+    let run = referee(["dealer", evensteven_bin()], SAMPLE_INPUT);
+    assert_eq!(run.stdout, SAMPLE_OUTPUT);
+    assert_eq!(run.stderr, "");
+    assert_eq!(run.code, Some(0));
+}
+
+#[test]
+fn shipped_sample_file_reproduces_the_statement() {
+    let input = std::fs::read(format!(
+        "{}/tournaments/evensteven/sample.in",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let run = referee(["dealer", evensteven_bin()], &input);
+    assert_eq!(run.stdout, SAMPLE_OUTPUT);
+}
+
+#[test]
+fn statement_sample_player_lines() {
+    // The statement's "Sample Input for Evensteven", fed to the player
+    // directly, gives exactly its "Sample Output for Evensteven".
+    let input = "4 4h 2d Qs Jc\n8c\nQc\n9s\nYOU LOSE\n4 Kd 8c As 5s\n3s\n6h\nKh\n5c\nYOU WIN\n";
+    let output = std::process::Command::new(evensteven_bin())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(input.as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert!(output.status.success());
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap(),
+        "Jc\nQs\n2d\n5s\n8c\nKd\nAs\n"
+    );
+}
+
+#[test]
+fn statement_sample_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results.jsonl");
+    let results_arg = results.to_str().unwrap();
+    let run = referee(
+        ["dealer", "--results", results_arg, evensteven_bin()],
+        SAMPLE_INPUT,
+    );
+    assert_eq!(run.code, Some(0));
+    let text = std::fs::read_to_string(&results).unwrap();
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2);
+    let one = &records[0];
+    assert_eq!(one["game"], "evensteven");
+    assert_eq!(one["index"], 1);
+    assert_eq!(one["seed"], 876_390_176);
+    assert_eq!(one["n"], 4);
+    assert_eq!(one["hand"], serde_json::json!(["4h", "2d", "Qs", "Jc"]));
+    let deal: Vec<String> = naive_deal(4, 876_390_176)
+        .to_cover
+        .into_iter()
+        .map(|c| c.1)
+        .collect();
+    assert_eq!(&deal[..3], ["8c", "Qc", "9s"]);
+    assert_eq!(one["deal"], serde_json::json!(deal));
+    assert_eq!(one["outcome"], "lose_necessarily");
+    assert_eq!(one["winnable"], false);
+    let plays: Vec<String> = one["plays"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            assert!(p["micros"].is_u64());
+            format!(
+                "{}>{}",
+                p["played"].as_str().unwrap(),
+                p["dealt"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(plays, ["Jc>8c", "Qs>Qc", "2d>9s"]);
+    assert_eq!(records[1]["outcome"], "win");
+    assert_eq!(records[1]["plays"].as_array().unwrap().len(), 4);
+
+    // A second run appends.
+    referee(
+        ["dealer", "--results", results_arg, evensteven_bin()],
+        b"1 5\n",
+    );
+    assert_eq!(
+        std::fs::read_to_string(&results).unwrap().lines().count(),
+        3
+    );
+}
+
+#[test]
+fn reference_player_debug_lines_are_relayed_in_order() {
+    let run = referee(["dealer", evensteven_bin(), "debug"], SAMPLE_INPUT);
+    assert_eq!(run.code, Some(0));
+    assert_eq!(
+        run.stdout,
+        "Game 1\n\
+         * read: 4 4h 2d Qs Jc\n\
+         * read: 8c\n\
+         * play: Jc covers 8c\n\
+         * read: Qc\n\
+         * play: Qs covers Qc\n\
+         * read: 9s\n\
+         * play: 2d cannot cover 9s\n\
+         YOU LOSE NECESSARILY\n\
+         Game 2\n\
+         * read: YOU LOSE\n\
+         * read: 4 Kd 8c As 5s\n\
+         * read: 3s\n\
+         * play: 5s covers 3s\n\
+         * read: 6h\n\
+         * play: 8c covers 6h\n\
+         * read: Kh\n\
+         * play: Kd covers Kh\n\
+         * read: 5c\n\
+         * play: As covers 5c\n\
+         YOU WIN\n\
+         * read: YOU WIN\n"
+    );
+}
+
+#[test]
+fn debug_lines_keep_their_place_around_moves() {
+    // `* after K` is written after move K, so the dealer reads it when it
+    // next listens: before move K+1, or while the player shuts down.
+    let run = misbehaving(&[], &["chatty", "0"], SAMPLE_INPUT);
+    assert_eq!(run.code, Some(0));
+    assert_eq!(
+        run.stdout,
+        "Game 1\n* before 1\nYOU LOSE NECESSARILY\nGame 2\n* after 1\n* before 2\n\
+         * after 2\n* before 3\n* after 3\n* before 4\n* after 4\n* before 5\nYOU WIN\n* after 5\n"
+    );
+}
+
+#[test]
+fn extra_arguments_go_to_the_player() {
+    let run = misbehaving(&[], &["args", "0", "--timeout", "-x"], b"1 5\n");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(run.stdout_lines()[1], "* args: args 0 --timeout -x");
+}
+
+/// Dealer input for `games` (`(N, seed)` pairs) and the output expected
+/// when each game's verdict is `verdict(deal)`.
+fn script(
+    games: impl IntoIterator<Item = (usize, u32)>,
+    verdict: impl Fn(&common::NaiveDeal) -> &'static str,
+) -> (String, String) {
+    let mut input = String::new();
+    let mut expected = String::new();
+    for (index, (n, seed)) in games.into_iter().enumerate() {
+        input.push_str(&format!("{n} {seed}\n"));
+        let verdict = verdict(&naive_deal(n, seed));
+        expected.push_str(&format!("Game {}\n{verdict}\n", index + 1));
+    }
+    (input, expected)
+}
+
+#[test]
+fn every_hand_size_with_the_reference_player() {
+    let seeds = [1, 2, 1000, 65_535, 876_390_176, 2_147_483_646];
+    let games = (1..=13).flat_map(|n| seeds.map(|seed| (n, seed)));
+    let (input, expected) = script(games, common::NaiveDeal::optimal_verdict);
+    let run = referee(["dealer", evensteven_bin()], input.as_bytes());
+    assert_eq!(run.code, Some(0));
+    assert_eq!(run.stdout, expected);
+}
+
+#[test]
+fn a_bad_player_loses_unnecessarily() {
+    let games = (1..=13).flat_map(|n| (1..=8).map(move |seed| (n, seed)));
+    let (input, expected) = script(games, common::NaiveDeal::in_order_verdict);
+    assert!(
+        expected.matches("UNNECESSARILY").count() > 5,
+        "the test input should exercise UNNECESSARILY"
+    );
+    let run = misbehaving(&[], &["play", "0"], input.as_bytes());
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(run.stdout, expected);
+}
+
+#[test]
+fn random_games_are_never_lost_unnecessarily() {
+    let mut rng = TestRng::new(20_261_121);
+    let games: Vec<(usize, u32)> = (0..2_000)
+        .map(|_| {
+            let n = 1 + rng.below(13) as usize;
+            (n, 1 + rng.below(2_147_483_646) as u32)
+        })
+        .collect();
+    let (input, expected) = script(games, common::NaiveDeal::optimal_verdict);
+    let run = referee(["dealer", evensteven_bin()], input.as_bytes());
+    assert_eq!(run.code, Some(0));
+    assert!(!run.stdout.contains("UNNECESSARILY"));
+    assert_eq!(run.stdout, expected);
+}
+
+#[test]
+fn blank_lines_and_crlf_in_dealer_input_are_fine() {
+    let run = referee(
+        ["dealer", evensteven_bin()],
+        b"\n4 876390176\r\n   \n\t4   653723903  \n\n",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(run.stdout, SAMPLE_OUTPUT);
+}
+
+#[test]
+fn a_last_line_without_newline_is_still_a_game() {
+    let run = referee(["dealer", evensteven_bin()], b"4 876390176\n4 653723903");
+    assert_eq!(run.stdout, SAMPLE_OUTPUT);
+}
+
+#[test]
+fn bad_dealer_input_names_the_line() {
+    for (line, what) in [
+        ("0 5", "N must be"),
+        ("14 5", "N must be"),
+        ("4 0", "seed must be"),
+        ("4 2147483647", "seed must be"),
+        ("four 5", "N must be"),
+        ("4 5x", "seed must be"),
+        ("4 5 6", "expected `N seed`, found 3 fields"),
+        ("4", "expected `N seed`, found only one field"),
+    ] {
+        let input = format!("1 5\n\n{line}\n4 876390176\n");
+        let run = referee(["dealer", evensteven_bin()], input.as_bytes());
+        assert_eq!(run.code, Some(64), "{line}: {run:?}");
+        // The game before the bad line was played; nothing after it.
+        assert_eq!(run.stdout_lines().len(), 2, "{line}: {run:?}");
+        assert!(
+            run.stderr
+                .contains(&format!("standard input, line 3: {what}"))
+                && run.stderr.contains(&format!("{line:?}")),
+            "{line}: {}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn input_file_option_names_the_file_in_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = dir.path().join("games.txt");
+    std::fs::write(&games, "4 876390176\n4 x\n").unwrap();
+    let games = games.to_str().unwrap();
+    let run = referee(["dealer", "--input", games, evensteven_bin()], b"");
+    assert_eq!(run.code, Some(64));
+    assert!(
+        run.stderr
+            .contains(&format!("{games}, line 2: seed must be")),
+        "{}",
+        run.stderr
+    );
+
+    let run = referee(
+        ["dealer", "--input", "/no/such/games", evensteven_bin()],
+        b"",
+    );
+    assert_eq!(run.code, Some(64));
+    assert!(run.stderr.contains("/no/such/games"), "{}", run.stderr);
+}
+
+#[test]
+fn every_bad_player_line_is_incorrect_output() {
+    // Game 1 of the sample: hand 4h 2d Qs Jc, first dealt card 8c.
+    for (says, shown) in [
+        ("Zz\\n", "\"Zz\", which is not a card"),
+        ("\\n", "\"\", which is not a card"),
+        ("Jx\\n", "\"Jx\", which is not a card (unknown suit 'x'"),
+        (
+            "jc\\n",
+            "\"jc\", which is not a card (unknown card value \"j\"",
+        ),
+        ("J c\\n", "\"J c\", which is not a card"),
+        ("Jc Qs\\n", "\"Jc Qs\", which is not a card"),
+        (
+            "As\\n",
+            "played As, which is not in its hand (it holds 4h 2d Qs Jc)",
+        ),
+    ] {
+        let run = misbehaving(&["--timeout", "5s"], &["say", "0", says], SAMPLE_INPUT);
+        assert_eq!(run.code, Some(2), "{says}: {run:?}");
+        let last = run
+            .stdout_lines()
+            .last()
+            .copied()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(
+            last.starts_with("dealer: game 1, move 1 (dealt 8c): incorrect output: the player ")
+                && last.contains(shown),
+            "{says}: {last}"
+        );
+        assert!(
+            run.stderr.contains(&last["dealer: ".len()..]),
+            "{}",
+            run.stderr
+        );
+        assert_bounded(&run, Duration::from_secs(10));
+    }
+}
+
+#[test]
+fn a_card_played_twice_is_incorrect_output() {
+    // Game 2, in order: Kd covers 3s (move 1); then Kd again on 6h.
+    let run = misbehaving(&[], &["again", "2"], SAMPLE_INPUT);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert_eq!(
+        run.stdout_lines().last().unwrap(),
+        &"dealer: game 2, move 2 (dealt 6h): incorrect output: the player played Kd again; it was already played on move 1"
+    );
+}
+
+#[test]
+fn crlf_and_trailing_spaces_are_accepted() {
+    // Jc covers 8c; then the player hangs, which shows the move was taken.
+    let run = misbehaving(
+        &["--timeout", "150ms"],
+        &["say", "0", "Jc  \\r\\n"],
+        SAMPLE_INPUT,
+    );
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert!(
+        run.stdout.contains(
+            "game 1, move 2 (dealt Qc): program crashed: the player did not answer within 150ms"
+        ),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn invalid_utf8_is_incorrect_output() {
+    let run = misbehaving(&[], &["say", "0", "J\\xffc\\n"], SAMPLE_INPUT);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(run.stdout.contains("not valid UTF-8"), "{run:?}");
+}
+
+#[test]
+fn a_hung_player_is_a_crash_after_the_timeout() {
+    let run = misbehaving(&["--timeout", "150ms"], &["hang", "1"], SAMPLE_INPUT);
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "Game 1\nYOU LOSE NECESSARILY\nGame 2\n\
+         dealer: game 2, move 1 (dealt 3s): program crashed: the player did not answer within 150ms\n"
+    );
+    assert!(run.elapsed >= Duration::from_millis(150));
+    assert_bounded(&run, Duration::from_secs(5));
+}
+
+#[test]
+fn a_player_that_never_reads_is_a_crash() {
+    let run = misbehaving(&["--timeout", "150ms"], &["deaf", "0"], SAMPLE_INPUT);
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert!(run.stdout.contains(
+        "game 1, move 1 (dealt 8c): program crashed: the player did not answer within 150ms"
+    ));
+    assert_bounded(&run, Duration::from_secs(5));
+}
+
+#[test]
+fn a_player_that_exits_early_is_a_crash() {
+    let run = misbehaving(&[], &["exit", "1", "3"], SAMPLE_INPUT);
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert!(run.stdout.ends_with(
+        "dealer: game 2, move 1 (dealt 3s): program crashed: the player exited with status 3\n"
+    ));
+    assert_bounded(&run, Duration::from_secs(5));
+
+    let run = misbehaving(&[], &["exit", "0", "0"], SAMPLE_INPUT);
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert!(run.stdout.contains("the player exited with status 0"));
+}
+
+#[test]
+fn a_player_killed_by_a_signal_is_a_crash() {
+    let run = misbehaving(&[], &["segv", "1"], SAMPLE_INPUT);
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("the player was killed by signal 11 (SIGSEGV)"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn a_player_that_closes_its_output_is_a_crash() {
+    let run = misbehaving(&[], &["close", "0"], SAMPLE_INPUT);
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("the player closed its standard output but is still running"),
+        "{run:?}"
+    );
+    assert_bounded(&run, Duration::from_secs(5));
+}
+
+#[test]
+fn a_ten_megabyte_line_is_incorrect_output() {
+    let run = misbehaving(&[], &["long", "0", "10000000"], SAMPLE_INPUT);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(
+        run.stdout.contains("game 1, move 1 (dealt 8c): incorrect output: the player wrote a line longer than 65536 bytes"),
+        "{run:?}"
+    );
+    assert_bounded(&run, Duration::from_secs(10));
+}
+
+#[test]
+fn stderr_shows_in_messages_and_records_but_never_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    // 200 KB of stderr before every move: far more than a pipe holds.
+    let run = misbehaving(
+        &["--results", results.to_str().unwrap()],
+        &["stderr", "0", "200000"],
+        SAMPLE_INPUT,
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(run.stdout, SAMPLE_OUTPUT);
+    let text = std::fs::read_to_string(&results).unwrap();
+    for line in text.lines() {
+        let record: serde_json::Value = serde_json::from_str(line).unwrap();
+        let stderr = record["stderr"].as_str().unwrap();
+        assert!(stderr.len() <= 64 * 1024 && stderr.len() > 1000);
+        assert!(stderr.bytes().all(|b| b == b'e'));
+        assert_eq!(record["stderr_truncated"], true);
+    }
+}
+
+#[test]
+fn a_crash_message_comes_with_the_last_stderr_lines() {
+    let script = "#!/bin/sh\nread hand\nread card\necho 'Traceback: something broke' >&2\nexit 1\n";
+    let dir = tempfile::tempdir().unwrap();
+    let bot = dir.path().join("crash.sh");
+    std::fs::write(&bot, script).unwrap();
+    std::fs::set_permissions(&bot, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let run = referee(["dealer", bot.to_str().unwrap()], SAMPLE_INPUT);
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert!(
+        run.stderr.contains("  | Traceback: something broke"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_player_that_does_not_exit_at_the_end_is_killed() {
+    let run = misbehaving(&["--grace", "150ms"], &["linger", "0"], SAMPLE_INPUT);
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert!(run.stdout.starts_with(SAMPLE_OUTPUT));
+    assert!(
+        run.stdout
+            .contains("did not exit within 150ms after its input was closed; killed with SIGTERM"),
+        "{run:?}"
+    );
+    assert_bounded(&run, Duration::from_secs(5));
+
+    let run = misbehaving(&["--grace", "150ms"], &["stubborn", "0"], SAMPLE_INPUT);
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert!(run.stdout.contains("killed with SIGKILL"), "{run:?}");
+    assert_bounded(&run, Duration::from_secs(5));
+}
+
+#[test]
+fn programs_that_cannot_start_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("plain.txt");
+    std::fs::write(&plain, "not a program").unwrap();
+    let no_interp = dir.path().join("no-interp.sh");
+    std::fs::write(&no_interp, "#!/no/such/interpreter\n").unwrap();
+    std::fs::set_permissions(
+        &no_interp,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let plain = plain.to_str().unwrap();
+    let no_interp = no_interp.to_str().unwrap();
+    let dir_arg = dir.path().to_str().unwrap();
+    for (program, says) in [
+        (
+            "/no/such/player",
+            "/no/such/player: no such file".to_string(),
+        ),
+        (
+            "no-such-player-on-path",
+            "\"no-such-player-on-path\": not found in the current directory or on PATH".into(),
+        ),
+        (plain, format!("{plain}: is not executable (mode 644)")),
+        (dir_arg, format!("{dir_arg}: is a directory")),
+        (
+            no_interp,
+            format!("{no_interp}: its interpreter \"/no/such/interpreter\""),
+        ),
+    ] {
+        let run = referee(["dealer", program], SAMPLE_INPUT);
+        assert_eq!(run.code, Some(64), "{program}: {run:?}");
+        assert!(run.stderr.contains(&says), "{program}: {}", run.stderr);
+        assert_eq!(run.stdout, "");
+    }
+}
+
+#[test]
+fn usage_errors_exit_64_and_help_exits_0() {
+    let run = referee(["dealer"], b"");
+    assert_eq!(run.code, Some(64));
+    let run = referee(["dealer", "--timeout", "soon", evensteven_bin()], b"");
+    assert_eq!(run.code, Some(64));
+    assert!(run.stderr.contains("expected a duration"), "{}", run.stderr);
+    let run = referee(["dealer", "--help"], b"");
+    assert_eq!(run.code, Some(0));
+    assert!(run.stdout.contains("Examples:") && run.stdout.contains("Exit status:"));
+    let run = referee(["--help"], b"");
+    assert_eq!(run.code, Some(0));
+    assert!(run.stdout.contains("dealer"));
+}
+
+#[test]
+fn no_input_means_no_games() {
+    let run = referee(["dealer", evensteven_bin()], b"");
+    assert_eq!(run.code, Some(0));
+    assert_eq!(run.stdout, "");
+}
+
+/// Starts the dealer with a player that hangs on its first move and waits
+/// until the game has started.
+fn start_hanging(marker: &Marker) -> std::process::Child {
+    let script = fixture("misbehave.sh");
+    let mut child = start(["dealer", "--timeout", "60s", &script, "hang", "0"], marker);
+    {
+        use std::io::{BufRead, Write};
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(SAMPLE_INPUT).unwrap();
+        let mut stdout = std::io::BufReader::new(child.stdout.as_mut().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        assert_eq!(line, "Game 1\n");
+        child.stdin = Some(stdin);
+    }
+    // Let the player reach its `sleep`.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !marker.survivors().iter().any(|p| p.contains("sleep")) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the player never hung"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child
+}
+
+#[test]
+fn sigterm_and_sigint_kill_every_player_process() {
+    for signal in [
+        nix::sys::signal::Signal::SIGTERM,
+        nix::sys::signal::Signal::SIGINT,
+    ] {
+        let marker = Marker::new();
+        let child = start_hanging(&marker);
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
+        let run = finish(child, b"");
+        assert_eq!(run.code, Some(130), "{signal}: {run:?}");
+        assert!(
+            run.stderr.contains(&format!("interrupted by {signal}")),
+            "{}",
+            run.stderr
+        );
+        assert_bounded(&run, Duration::from_secs(5));
+        marker.assert_none_left();
+    }
+}
+
+#[test]
+fn killing_the_referee_kills_its_player() {
+    let marker = Marker::new();
+    let child = start_hanging(&marker);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let run = finish(child, b"");
+    assert_eq!(run.code, None);
+    // The player's `sleep` was exec'd by the script, so it is the process
+    // the parent-death signal was set on.
+    marker.assert_none_left();
+}
