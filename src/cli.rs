@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::bot::{BotLimits, BotSpec, DEFAULT_MAX_LINE, DEFAULT_STDERR_KEEP};
 use crate::exit::{EXIT_STATUS_HELP, Status};
+use crate::games::chomp::{self, ChompConfig, Coord, build::BuildOptions};
 use crate::games::evensteven::dealer::{self, DealerConfig};
 
 #[derive(Debug, Parser)]
@@ -39,7 +40,33 @@ pub enum Command {
         after_long_help = DEALER_HELP
     )]
     Dealer(DealerArgs),
+
+    /// Chomp: K programs eat letters on a projective plane (the contest's `ch`).
+    #[command(
+        override_usage = "referee chomp [OPTIONS] [-start X Y] ARRAY DIR...",
+        after_help = CHOMP_HELP,
+        after_long_help = CHOMP_HELP
+    )]
+    Chomp(ChompArgs),
 }
+
+const CHOMP_HELP: &str = "\
+Each DIR is one player (player i is the i-th DIR; a directory may be given more
+than once). Each distinct DIR is built once with `make` there (skipped when it
+has no makefile), then ./pc2 runs in it. A failed build or a missing pc2
+disqualifies that player; the others still play.
+
+Examples:
+  referee chomp tournaments/chomp/statement.txt bots/chomp bots/chomp-greedy
+  referee chomp -start 3 4 arrays/big.txt . ../rival ../rival
+  referee chomp --start R 4 --prep 0s --starve 2s ARRAY DIR...
+  referee chomp --prep 0s --games 100 --seed 7 tournaments/chomp bots/chomp bots/chomp-greedy
+
+Exit status:
+  0    the game(s) were played, whatever the bots did
+  64   bad arguments, a bad array file (named with line and column), a start
+       cell outside the array, or every player disqualified
+  70   internal error;  130  interrupted";
 
 const DEALER_HELP: &str = "\
 Input (standard input, or --input): one line `N seed` per game, with
@@ -70,11 +97,6 @@ pub struct BotOptions {
     #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_duration)]
     pub grace: Duration,
 
-    /// Longest line a bot may write, in bytes; a longer one is incorrect
-    /// output.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE)]
-    pub max_line: usize,
-
     /// Also copy what bots write to standard error to the referee's standard
     /// error as it arrives. It is captured (the last 64 KiB) either way.
     #[arg(long)]
@@ -82,9 +104,10 @@ pub struct BotOptions {
 }
 
 impl BotOptions {
-    pub fn limits(&self) -> BotLimits {
+    /// Limits for bots whose lines are at most `max_line` bytes.
+    pub fn limits(&self, max_line: usize) -> BotLimits {
         BotLimits {
-            max_line: self.max_line,
+            max_line,
             stderr_keep: DEFAULT_STDERR_KEEP,
             grace: self.grace,
             echo_stderr: self.show_stderr,
@@ -101,6 +124,11 @@ pub struct DealerArgs {
 
     #[command(flatten)]
     pub bot: BotOptions,
+
+    /// Longest line the player may write, in bytes; a longer one is
+    /// incorrect output.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE)]
+    pub max_line: usize,
 
     /// Append one JSON object per game to FILE (JSON Lines; see docs/results.md).
     #[arg(long, value_name = "FILE")]
@@ -120,6 +148,68 @@ pub struct DealerArgs {
         allow_hyphen_values = true
     )]
     pub command: Vec<OsString>,
+}
+
+#[derive(Debug, Args)]
+pub struct ChompArgs {
+    /// Start cell for every player: column X and row Y (from 1), either may
+    /// be R for random. The original's `-start X Y` works too. Default: a
+    /// random cell.
+    #[arg(long, num_args = 2, value_names = ["X", "Y"], allow_hyphen_values = false)]
+    pub start: Option<Vec<Coord>>,
+
+    /// Time between sending the array and the first round.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    pub prep: Duration,
+
+    /// A player starves when its turn time since its last successful chomp
+    /// would exceed this.
+    #[arg(long, value_name = "DURATION", default_value = "45s", value_parser = parse_positive_duration)]
+    pub starve: Duration,
+
+    #[command(flatten)]
+    pub bot: BotOptions,
+
+    /// Seed for random start cells (printed; a fresh one when not given).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Build command, run with `sh -c` in each directory.
+    #[arg(long, value_name = "COMMAND", default_value = chomp::build::DEFAULT_MAKE)]
+    pub make: String,
+
+    /// Time limit for each build.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_positive_duration)]
+    pub build_timeout: Duration,
+
+    /// Write each build's output to DIR/build<directory>.log.
+    #[arg(long, value_name = "DIR")]
+    pub build_logs: Option<PathBuf>,
+
+    /// Append one JSON object per game to FILE (see docs/results.md).
+    #[arg(long, value_name = "FILE")]
+    pub results: Option<PathBuf>,
+
+    /// Also record every round's moves in the results, to replay games.
+    #[arg(long)]
+    pub record_moves: bool,
+
+    /// Play N games: a new start cell each game, seats rotated, arrays cycled
+    /// when ARRAY is a directory; then print aggregate standings.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub games: u64,
+
+    /// End a game after N rounds even if food and players remain.
+    #[arg(long, value_name = "N")]
+    pub max_rounds: Option<u64>,
+
+    /// The array file, or a directory of *.txt array files.
+    #[arg(value_name = "ARRAY")]
+    pub array: PathBuf,
+
+    /// The players' directories.
+    #[arg(value_name = "DIR", required = true)]
+    pub dirs: Vec<PathBuf>,
 }
 
 /// A human duration such as `45s`, `250ms` or `1m30s`.
@@ -145,18 +235,61 @@ fn bot_spec(command: &[OsString]) -> BotSpec {
     }
 }
 
+/// Rewrites the original `ch` program's single-dash `-start` into
+/// `--start`, so both spellings work.
+pub fn normalize_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let mut in_chomp = false;
+    args.into_iter()
+        .map(|arg| {
+            if arg == "chomp" {
+                in_chomp = true;
+            }
+            if in_chomp && arg == "-start" {
+                OsString::from("--start")
+            } else {
+                arg
+            }
+        })
+        .collect()
+}
+
 /// Runs the chosen subcommand to its end.
 pub async fn run(cli: Cli) -> Status {
     match cli.command {
         Command::Dealer(args) => {
             let config = DealerConfig {
                 player: bot_spec(&args.command),
-                limits: args.bot.limits(),
+                limits: args.bot.limits(args.max_line),
                 timeout: args.timeout,
                 results: args.results,
                 input: args.input,
             };
             dealer::run(&config).await
+        }
+        Command::Chomp(args) => {
+            let start = args
+                .start
+                .as_deref()
+                .map_or((Coord::Random, Coord::Random), |xy| (xy[0], xy[1]));
+            let config = ChompConfig {
+                array: args.array,
+                dirs: args.dirs,
+                start,
+                prep: args.prep,
+                starve: args.starve,
+                limits: args.bot.limits(DEFAULT_MAX_LINE),
+                seed: args.seed,
+                build: BuildOptions {
+                    make: args.make,
+                    timeout: args.build_timeout,
+                    logs: args.build_logs,
+                },
+                results: args.results,
+                record_moves: args.record_moves,
+                games: args.games,
+                max_rounds: args.max_rounds,
+            };
+            chomp::run(&config).await
         }
     }
 }

@@ -11,3 +11,5 @@ pub mod cli;
 pub mod exit;
 pub mod games;
 pub mod record;
+pub mod rng;
+pub mod stats;

@@ -10,7 +10,7 @@ use referee::exit::Status;
 
 fn main() {
     install_panic_hook();
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(cli::normalize_args(std::env::args_os())) {
         Ok(cli) => cli,
         Err(e) => {
             // --help and --version are not errors; everything else is a

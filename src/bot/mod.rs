@@ -13,6 +13,7 @@
 //!
 //! Games never touch `tokio::process`; they use this module.
 
+pub mod command;
 pub mod groups;
 pub mod lines;
 pub mod spawn;
@@ -156,6 +157,9 @@ impl BotError {
     }
 }
 
+/// Where debug lines (those starting with `*`) go, if they are relayed.
+pub type Relay<'a> = Option<&'a mut (dyn Write + Send)>;
+
 /// A line a bot wrote in reply, without its line ending, and how long the
 /// bot took: from the last byte of the referee's message to this line.
 #[derive(Debug)]
@@ -260,15 +264,11 @@ impl Bot {
     pub async fn recv_line(
         &mut self,
         deadline: Instant,
-        mut relay: Option<&mut dyn Write>,
+        mut relay: Relay<'_>,
     ) -> Result<Reply<'_>, BotError> {
         let line = loop {
             let next = match timeout_at(deadline, self.stdout.next()).await {
-                Err(_) => {
-                    return Err(BotError::Timeout {
-                        limit: deadline.saturating_duration_since(self.sent_at),
-                    });
-                }
+                Err(_) => return Err(self.timed_out(deadline)),
                 Ok(Err(e)) => return Err(BotError::Io(e)),
                 Ok(Ok(next)) => next,
             };
@@ -301,13 +301,43 @@ impl Bot {
         }
     }
 
+    /// Reads the bot's next byte that is not whitespace (space, tab, `\r`,
+    /// `\n`), for protocols whose moves are single bytes. Returns it with the
+    /// time since the last message was sent.
+    pub async fn recv_byte(&mut self, deadline: Instant) -> Result<(u8, Duration), BotError> {
+        loop {
+            let next = match timeout_at(deadline, self.stdout.next_byte()).await {
+                Err(_) => return Err(self.timed_out(deadline)),
+                Ok(Err(e)) => return Err(BotError::Io(e)),
+                Ok(Ok(next)) => next,
+            };
+            match next {
+                Some(b' ' | b'\t' | b'\r' | b'\n') => continue,
+                Some(byte) => return Ok((byte, self.sent_at.elapsed())),
+                None => return Err(self.diagnose_closed(BotError::ClosedOutput, None).await),
+            }
+        }
+    }
+
+    fn timed_out(&self, deadline: Instant) -> BotError {
+        BotError::Timeout {
+            limit: deadline.saturating_duration_since(self.sent_at),
+        }
+    }
+
+    /// When the last byte of the latest message was written: the start of
+    /// the bot's time for its reply.
+    pub fn sent_at(&self) -> Instant {
+        self.sent_at
+    }
+
     /// Sends `message`, then reads the reply line; the bot has `limit` for
     /// each direction.
     pub async fn exchange(
         &mut self,
         message: &[u8],
         limit: Duration,
-        relay: Option<&mut dyn Write>,
+        relay: Relay<'_>,
     ) -> Result<Reply<'_>, BotError> {
         self.send(message, Instant::now() + limit).await?;
         let deadline = self.sent_at + limit;
@@ -340,7 +370,7 @@ impl Bot {
     /// shortly after, to the whole group. Always reaps, and always kills
     /// whatever the bot left behind in its group. Afterwards only
     /// [`Bot::stderr`] is of use.
-    pub async fn shutdown(&mut self, mut relay: Option<&mut dyn Write>) -> io::Result<Finished> {
+    pub async fn shutdown(&mut self, mut relay: Relay<'_>) -> io::Result<Finished> {
         drop(self.stdin.take());
         let deadline = Instant::now() + self.limits.grace;
         let mut stray_lines = 0;
@@ -444,7 +474,7 @@ impl Bot {
 }
 
 /// Copies a debug line as it was written, less a `\r` before its `\n`.
-fn relay_line(out: &mut dyn Write, line: &[u8]) -> io::Result<()> {
+fn relay_line(out: &mut (dyn Write + Send), line: &[u8]) -> io::Result<()> {
     out.write_all(line.strip_suffix(b"\r").unwrap_or(line))?;
     out.write_all(b"\n")?;
     out.flush()

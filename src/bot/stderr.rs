@@ -72,11 +72,25 @@ impl Capture {
     /// Starts draining `pipe`. With `echo`, every chunk is also copied to
     /// the referee's own stderr as it arrives (for watching a bot live).
     pub fn start<R: AsyncRead + Unpin + Send + 'static>(
-        mut pipe: R,
+        pipe: R,
         keep: usize,
         echo: bool,
     ) -> Capture {
-        let tail = Arc::new(Mutex::new(Tail::new(keep)));
+        Capture::into_shared(pipe, Arc::new(Mutex::new(Tail::new(keep))), echo)
+    }
+
+    /// Drains `pipe` into the same tail as `self` (for a build log that
+    /// interleaves stdout and stderr). The returned capture must be finished
+    /// too.
+    pub fn also<R: AsyncRead + Unpin + Send + 'static>(&self, pipe: R) -> Capture {
+        Capture::into_shared(pipe, Arc::clone(&self.tail), false)
+    }
+
+    fn into_shared<R: AsyncRead + Unpin + Send + 'static>(
+        mut pipe: R,
+        tail: Arc<Mutex<Tail>>,
+        echo: bool,
+    ) -> Capture {
         let shared = Arc::clone(&tail);
         let task = tokio::spawn(async move {
             let mut chunk = vec![0u8; 16 * 1024];

@@ -2,4 +2,5 @@
 //! the reference bots too) and an async driver that talks to bots through
 //! [`crate::bot`].
 
+pub mod chomp;
 pub mod evensteven;

@@ -439,7 +439,7 @@ async fn play(
     winnable: bool,
     timeout: Duration,
     plays: &mut Vec<Play>,
-    out: &mut dyn Write,
+    out: &mut (dyn Write + Send),
 ) -> Outcome {
     let mut message = Vec::with_capacity(64);
     write_hand(&mut message, &deal.hand);

@@ -1,0 +1,67 @@
+//! Commands that run to completion under the same guarantees as bots: a
+//! process group, a time limit, bounded output. Used to build submissions
+//! (`make` in a Chomp entrant's directory).
+
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use tokio::time::{Instant, timeout};
+
+use super::groups::GroupGuard;
+use super::stderr::{Capture, Tail};
+use super::{BotSpec, Ended, SpawnError, spawn};
+
+/// How a command ended.
+#[derive(Debug)]
+pub struct Completed {
+    /// `None` when it ran out of time and its group was killed.
+    pub ended: Option<Ended>,
+    pub elapsed: Duration,
+    /// Its standard output and error, interleaved, the last `keep` bytes.
+    pub log: String,
+    pub log_truncated: bool,
+}
+
+impl Completed {
+    pub fn success(&self) -> bool {
+        self.ended.is_some_and(Ended::success)
+    }
+}
+
+/// Runs `spec` with no input until it exits or `limit` passes; then kills
+/// its whole process group.
+pub async fn run_to_end(
+    spec: &BotSpec,
+    limit: Duration,
+    keep: usize,
+) -> Result<Completed, SpawnError> {
+    let path = spawn::resolve(&spec.program)?;
+    let mut cmd = spawn::command(&path, &spec.args, spec.dir.as_deref())?;
+    let started = Instant::now();
+    let mut child = cmd.spawn().map_err(|e| spawn::classify(&path, e))?;
+    let mut group = GroupGuard::new(child.id().expect("a child just spawned has a pid") as i32);
+    drop(child.stdin.take());
+    let mut out = Capture::start(child.stdout.take().expect("stdout is piped"), keep, false);
+    let mut err = out.also(child.stderr.take().expect("stderr is piped"));
+    let ended = match timeout(limit, child.wait()).await {
+        Ok(Ok(status)) => Some(Ended::from(status)),
+        Ok(Err(_)) | Err(_) => {
+            group.signal(Signal::SIGKILL);
+            let _ = child.wait().await;
+            None
+        }
+    };
+    let elapsed = started.elapsed();
+    // Whatever it left running (a make job server, a daemon) goes too.
+    group.release();
+    let drain = Duration::from_millis(200);
+    out.finish(drain).await;
+    err.finish(drain).await;
+    let (log, log_truncated) = out.with(|t: &Tail| t.since(0));
+    Ok(Completed {
+        ended,
+        elapsed,
+        log,
+        log_truncated,
+    })
+}

@@ -1,0 +1,377 @@
+//! One game of Chomp between bots: simultaneous rounds on one board.
+//!
+//! Per round the referee does O(K) work whatever the board's size: it
+//! builds one update, sends it to every living player at once, waits for
+//! each player's byte (never longer than that player's remaining starvation
+//! budget), and applies the moves together.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use futures_util::future::join_all;
+use serde::Serialize;
+use tokio::task::JoinHandle;
+use tokio::time::{Instant, sleep_until};
+
+use super::grid::{Cell, Grid, share};
+use super::protocol::{self, Move, NO_MOVE_YET};
+use crate::bot::{Bot, BotError, BotLimits, BotSpec, Finished};
+
+/// How a player's game ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fate {
+    /// Still alive when the game ended.
+    Alive,
+    /// Chose `D`.
+    Decomposed,
+    /// Ran out of its starvation budget (or stopped reading its input).
+    Starved,
+    /// Exited, died or closed its output during the game.
+    Crashed,
+    /// Never played: its build failed, or `pc2` was missing or would not start.
+    Disqualified,
+}
+
+impl Fate {
+    pub fn name(self) -> &'static str {
+        match self {
+            Fate::Alive => "alive",
+            Fate::Decomposed => "decomposed",
+            Fate::Starved => "starved",
+            Fate::Crashed => "crashed",
+            Fate::Disqualified => "disqualified",
+        }
+    }
+}
+
+/// Why the game ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum End {
+    /// Every cell was eaten.
+    BoardEmpty,
+    /// Every player was decomposing.
+    AllDead,
+    /// `--max-rounds` was reached.
+    RoundLimit,
+}
+
+impl End {
+    pub fn describe(self) -> &'static str {
+        match self {
+            End::BoardEmpty => "every cell eaten",
+            End::AllDead => "every player decomposing",
+            End::RoundLimit => "round limit reached",
+        }
+    }
+}
+
+/// One seat of a game: who sits there and how to run it.
+#[derive(Clone, Debug)]
+pub struct SeatSpec {
+    /// Index of the entrant (its position on the command line, from 0).
+    pub entrant: usize,
+    /// The directory as the user gave it, for display.
+    pub dir: PathBuf,
+    /// `Ok(pc2 with its directory)` or why the entrant is disqualified.
+    pub program: Result<BotSpec, String>,
+}
+
+/// The rules' knobs for one game.
+#[derive(Clone, Copy, Debug)]
+pub struct Rules {
+    pub prep: Duration,
+    pub starve: Duration,
+    pub limits: BotLimits,
+    pub max_rounds: Option<u64>,
+    pub record_moves: bool,
+}
+
+/// A player's result.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlayerResult {
+    pub player: usize,
+    pub entrant: usize,
+    pub dir: String,
+    pub score: u64,
+    pub status: Fate,
+    pub eaten: u64,
+    pub moves: u64,
+    pub rounds: u64,
+    pub slowest_micros: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub died_round: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stderr_truncated: bool,
+}
+
+/// A finished game.
+#[derive(Clone, Debug)]
+pub struct GameResult {
+    pub start: Cell,
+    pub rounds: u64,
+    pub end: End,
+    pub players: Vec<PlayerResult>,
+    /// With `record_moves`: per round, one letter per player (`-` when the
+    /// player was no longer playing).
+    pub moves: Option<Vec<String>>,
+}
+
+struct Seat {
+    bot: Option<Bot>,
+    result: PlayerResult,
+    pos: Cell,
+    last_move: u8,
+    /// Turn time used since the last successful chomp.
+    bank: Duration,
+    slowest: Duration,
+    /// Decomposed last round: gets one more update, then EOF.
+    final_update_due: bool,
+}
+
+impl Seat {
+    fn alive(&self) -> bool {
+        self.result.status == Fate::Alive
+    }
+
+    fn die(&mut self, fate: Fate, round: u64, error: Option<String>) {
+        self.result.status = fate;
+        self.result.died_round = Some(round);
+        self.result.error = error;
+        self.last_move = b'D';
+        self.final_update_due = self.bot.is_some();
+    }
+}
+
+type Ending = JoinHandle<(Bot, std::io::Result<Finished>)>;
+
+/// Plays one game on `rows` from `start`.
+pub async fn play(seats: &[SeatSpec], rows: &[Vec<u8>], start: Cell, rules: Rules) -> GameResult {
+    let k = seats.len();
+    let mut grid = Grid::from_rows(rows);
+    let mut seats: Vec<Seat> = seats
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| seat(i + 1, spec, start, rules.limits))
+        .collect();
+    let mut endings: Vec<(usize, Ending)> = Vec::new();
+
+    // The array, then the preparation time. A bot that cannot take the
+    // array within the preparation time plus one starvation budget is dead
+    // before the first round.
+    let prep_over = Instant::now() + rules.prep;
+    let headers = seats.iter_mut().enumerate().filter_map(|(i, seat)| {
+        let bot = seat.bot.as_mut()?;
+        let message = protocol::header(i + 1, k, rows);
+        Some(async move { (i, bot.send(&message, prep_over + rules.starve).await) })
+    });
+    let (sent, ()) = futures_util::future::join(join_all(headers), sleep_until(prep_over)).await;
+    for (i, result) in sent {
+        if let Err(e) = result {
+            let fate = fate_of(&e);
+            seats[i].die(fate, 0, Some(format!("before the first round: {e}")));
+        }
+    }
+
+    let mut round = 0u64;
+    let mut update = Vec::with_capacity(16 * k);
+    let mut chomps: Vec<(usize, usize)> = Vec::with_capacity(k);
+    let mut moves_log = rules.record_moves.then(Vec::new);
+    let end = loop {
+        if grid.full_cells() == 0 {
+            break End::BoardEmpty;
+        }
+        if !seats.iter().any(Seat::alive) {
+            break End::AllDead;
+        }
+        if rules.max_rounds.is_some_and(|max| round >= max) {
+            break End::RoundLimit;
+        }
+        round += 1;
+        update.clear();
+        for seat in &seats {
+            protocol::push_update_line(&mut update, seat.pos, seat.last_move);
+        }
+        // Players that decomposed last round get this update, then EOF.
+        for (i, seat) in seats.iter_mut().enumerate() {
+            if std::mem::take(&mut seat.final_update_due)
+                && let Some(bot) = seat.bot.take()
+            {
+                endings.push((i, last_update_then_end(bot, update.clone(), rules.limits)));
+            }
+        }
+        let turns = seats
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, s)| s.alive())
+            .map(|(i, seat)| {
+                seat.result.rounds += 1;
+                let remaining = rules.starve.saturating_sub(seat.bank);
+                let bot = seat.bot.as_mut().expect("a living player has a bot");
+                let update = &update[..];
+                async move { (i, take_turn(bot, update, remaining).await) }
+            });
+        let replies = join_all(turns).await;
+
+        let mut letters = moves_log.as_ref().map(|_| vec![b'-'; k]);
+        chomps.clear();
+        for (i, reply) in replies {
+            let seat = &mut seats[i];
+            let mv = match reply {
+                Ok((byte, elapsed)) => {
+                    seat.bank += elapsed;
+                    seat.slowest = seat.slowest.max(elapsed);
+                    seat.result.moves += 1;
+                    Move::from_byte(byte).expect("the bot layer skips whitespace")
+                }
+                Err(e) => {
+                    seat.die(fate_of(&e), round, Some(format!("round {round}: {e}")));
+                    Move::Decompose
+                }
+            };
+            if let Some(letters) = letters.as_mut() {
+                letters[i] = mv.letter();
+            }
+            match mv {
+                Move::Step(dir) => seat.pos = grid.step(seat.pos, dir),
+                Move::Chomp => chomps.push((grid.index(seat.pos), i)),
+                Move::Decompose if seat.alive() => seat.die(Fate::Decomposed, round, None),
+                Move::Decompose => {}
+            }
+            seat.last_move = mv.letter();
+        }
+        // Chomps are simultaneous: players on the same full cell share it.
+        chomps.sort_unstable();
+        for group in chomps.chunk_by(|a, b| a.0 == b.0) {
+            let value = grid.eat_at(group[0].0);
+            if value == 0 {
+                continue;
+            }
+            let each = share(u32::from(value), group.len() as u32);
+            for &(_, i) in group {
+                let seat = &mut seats[i];
+                seat.result.score += u64::from(each);
+                seat.result.eaten += 1;
+                seat.bank = Duration::ZERO;
+            }
+        }
+        if let (Some(log), Some(letters)) = (moves_log.as_mut(), letters) {
+            log.push(String::from_utf8(letters).expect("move letters are ASCII"));
+        }
+    };
+
+    // The game is over: no more updates; everyone still running gets EOF.
+    for (i, seat) in seats.iter_mut().enumerate() {
+        if let Some(mut bot) = seat.bot.take() {
+            endings.push((
+                i,
+                tokio::spawn(async move {
+                    let finished = bot.shutdown(None).await;
+                    (bot, finished)
+                }),
+            ));
+        }
+    }
+    for (i, ending) in endings {
+        let Ok((bot, finished)) = ending.await else {
+            continue;
+        };
+        if let Err(e) = finished {
+            tracing::warn!(player = i + 1, "ending the player: {e}");
+        }
+        let (text, truncated) = bot.stderr(|t| t.since(0));
+        let result = &mut seats[i].result;
+        result.stderr = (!text.is_empty()).then_some(text);
+        result.stderr_truncated = truncated;
+    }
+
+    GameResult {
+        start,
+        rounds: round,
+        end,
+        players: seats
+            .into_iter()
+            .map(|mut seat| {
+                seat.result.slowest_micros =
+                    u64::try_from(seat.slowest.as_micros()).unwrap_or(u64::MAX);
+                seat.result
+            })
+            .collect(),
+        moves: moves_log,
+    }
+}
+
+/// A seat at the start: its bot started, or disqualified.
+fn seat(player: usize, spec: &SeatSpec, start: Cell, limits: BotLimits) -> Seat {
+    let (bot, status, error) = match &spec.program {
+        Ok(program) => match Bot::spawn(program, limits) {
+            Ok(bot) => (Some(bot), Fate::Alive, None),
+            Err(e) => (
+                None,
+                Fate::Disqualified,
+                Some(format!("cannot start pc2: {e}")),
+            ),
+        },
+        Err(why) => (None, Fate::Disqualified, Some(why.clone())),
+    };
+    let last_move = if bot.is_some() { NO_MOVE_YET } else { b'D' };
+    Seat {
+        bot,
+        result: PlayerResult {
+            player,
+            entrant: spec.entrant,
+            dir: spec.dir.display().to_string(),
+            score: 0,
+            status,
+            eaten: 0,
+            moves: 0,
+            rounds: 0,
+            slowest_micros: 0,
+            died_round: (status == Fate::Disqualified).then_some(0),
+            error,
+            stderr: None,
+            stderr_truncated: false,
+        },
+        pos: start,
+        last_move,
+        bank: Duration::ZERO,
+        slowest: Duration::ZERO,
+        final_update_due: false,
+    }
+}
+
+/// Not answering in time, or not reading the update in time, is starving;
+/// any other failure is a crash.
+fn fate_of(error: &BotError) -> Fate {
+    match error {
+        BotError::Timeout { .. } | BotError::WriteTimeout { .. } => Fate::Starved,
+        _ => Fate::Crashed,
+    }
+}
+
+async fn take_turn(
+    bot: &mut Bot,
+    update: &[u8],
+    remaining: Duration,
+) -> Result<(u8, Duration), BotError> {
+    bot.send(update, Instant::now() + remaining).await?;
+    let deadline = bot.sent_at() + remaining;
+    bot.recv_byte(deadline).await
+}
+
+/// Sends a decomposing player its last update, then closes its input and
+/// ends it after the grace period, in the background.
+fn last_update_then_end(mut bot: Bot, update: Vec<u8>, limits: BotLimits) -> Ending {
+    tokio::spawn(async move {
+        // Failure is expected from a crashed player and changes nothing.
+        let write_limit = limits.grace.max(Duration::from_millis(100));
+        let _ = bot.send(&update, Instant::now() + write_limit).await;
+        let finished = bot.shutdown(None).await;
+        (bot, finished)
+    })
+}

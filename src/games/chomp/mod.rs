@@ -1,0 +1,296 @@
+//! Chomp: K programs eating letters on a projective plane, refereed like the
+//! contest's `ch` tournament program. Statement:
+//! `../shared/seeds/002_444c02bd8daf696d.txt`; the project's account of the
+//! rules and rulings: `docs/chomp.md`.
+
+pub mod array;
+pub mod build;
+pub mod distance;
+pub mod game;
+pub mod grid;
+pub mod protocol;
+pub mod standings;
+pub mod view;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::bot::BotLimits;
+use crate::exit::Status;
+use crate::record::{self, Records};
+use crate::rng::{SplitMix64, fresh_seed};
+use build::BuildOptions;
+use game::{End, GameResult, PlayerResult, Rules, SeatSpec};
+pub use grid::{Cell, Dir, Grid};
+
+/// One coordinate of `--start`: a number, or `R` for random.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Coord {
+    Random,
+    At(u32),
+}
+
+impl std::str::FromStr for Coord {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Coord, String> {
+        if text == "R" || text == "r" {
+            return Ok(Coord::Random);
+        }
+        match text.parse::<u32>() {
+            Ok(n) if n >= 1 => Ok(Coord::At(n)),
+            _ => Err(format!(
+                "{text:?} is neither a column/row number (from 1) nor R"
+            )),
+        }
+    }
+}
+
+/// Everything `referee chomp` needs.
+#[derive(Clone, Debug)]
+pub struct ChompConfig {
+    /// An array file, or a directory of `*.txt` array files (cycled).
+    pub array: PathBuf,
+    pub dirs: Vec<PathBuf>,
+    pub start: (Coord, Coord),
+    pub prep: Duration,
+    pub starve: Duration,
+    pub limits: BotLimits,
+    pub seed: Option<u64>,
+    pub build: BuildOptions,
+    pub results: Option<PathBuf>,
+    pub record_moves: bool,
+    pub games: u64,
+    pub max_rounds: Option<u64>,
+}
+
+/// An array file, read and checked.
+pub struct ArrayFile {
+    pub path: PathBuf,
+    pub rows: Vec<Vec<u8>>,
+}
+
+impl ArrayFile {
+    fn cols(&self) -> u32 {
+        self.rows[0].len() as u32
+    }
+
+    fn rows(&self) -> u32 {
+        self.rows.len() as u32
+    }
+}
+
+/// Reads `path`: one array file, or every `*.txt` file of a directory in
+/// name order. Errors name the file, line and column.
+pub fn load_arrays(path: &Path) -> Result<Vec<ArrayFile>, String> {
+    let files = if path.is_dir() {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "txt"))
+            .collect();
+        files.sort();
+        if files.is_empty() {
+            return Err(format!(
+                "{}: no *.txt array files in this directory",
+                path.display()
+            ));
+        }
+        files
+    } else {
+        vec![path.to_owned()]
+    };
+    files
+        .into_iter()
+        .map(|file| {
+            let bytes = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+            let rows = array::parse(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
+            Ok(ArrayFile { path: file, rows })
+        })
+        .collect()
+}
+
+#[derive(Serialize)]
+struct GameRecord<'a> {
+    game: &'static str,
+    index: u64,
+    seed: u64,
+    array: String,
+    cols: u32,
+    rows: u32,
+    start: [u32; 2],
+    rounds: u64,
+    end: End,
+    players: &'a [PlayerResult],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    moves: Option<&'a [String]>,
+    time: String,
+    referee: &'static str,
+}
+
+/// Runs `referee chomp`: builds, plays the games, prints standings.
+pub async fn run(config: &ChompConfig) -> Status {
+    match prepare_and_play(config).await {
+        Ok(()) => Status::Pass,
+        Err(message) => {
+            eprintln!("referee chomp: {message}");
+            Status::Usage
+        }
+    }
+}
+
+async fn prepare_and_play(config: &ChompConfig) -> Result<(), String> {
+    let arrays = load_arrays(&config.array)?;
+    for a in &arrays {
+        check_start(config.start, a)?;
+    }
+    let mut records = config
+        .results
+        .as_deref()
+        .map(Records::open)
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    let seed = config.seed.unwrap_or_else(fresh_seed);
+    let k = config.dirs.len();
+
+    let programs = build::build_all(&config.dirs, &config.build).await;
+    for (i, program) in programs.iter().enumerate() {
+        if let Err(why) = program {
+            eprintln!("referee chomp: entrant {} disqualified: {why}", i + 1);
+        }
+    }
+    if programs.iter().all(Result::is_err) {
+        return Err("every entrant is disqualified; no game to play".into());
+    }
+
+    let dirs: Vec<String> = config
+        .dirs
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect();
+    let mut aggregate = standings::Aggregate::new(&dirs);
+    let rules = Rules {
+        prep: config.prep,
+        starve: config.starve,
+        limits: config.limits,
+        max_rounds: config.max_rounds,
+        record_moves: config.record_moves,
+    };
+    println!(
+        "chomp: {k} player{}, {} game{}, seed {seed}",
+        if k == 1 { "" } else { "s" },
+        config.games,
+        if config.games == 1 { "" } else { "s" },
+    );
+    for index in 0..config.games {
+        // Seats rotate: in game g, seat s holds entrant (s + g) mod K.
+        let seats: Vec<SeatSpec> = (0..k)
+            .map(|s| {
+                let e = (s + index as usize) % k;
+                SeatSpec {
+                    entrant: e,
+                    dir: config.dirs[e].clone(),
+                    program: programs[e].clone(),
+                }
+            })
+            .collect();
+        let array = &arrays[index as usize % arrays.len()];
+        let start = start_cell(config.start, array, &mut SplitMix64::for_game(seed, index));
+        println!(
+            "game {}: {} ({}x{}), start {}",
+            index + 1,
+            array.path.display(),
+            array.cols(),
+            array.rows(),
+            start
+        );
+        let result = game::play(&seats, &array.rows, start, rules).await;
+        report(&result, config.games, &dirs);
+        if let Some(records) = records.as_mut() {
+            let record = GameRecord {
+                game: "chomp",
+                index: index + 1,
+                seed,
+                array: array.path.display().to_string(),
+                cols: array.cols(),
+                rows: array.rows(),
+                start: [start.col, start.row],
+                rounds: result.rounds,
+                end: result.end,
+                players: &result.players,
+                moves: result.moves.as_deref(),
+                time: record::timestamp(),
+                referee: record::REFEREE_VERSION,
+            };
+            if let Err(e) = records.append(&record) {
+                eprintln!("referee chomp: {e}");
+            }
+        }
+        aggregate.add(&result);
+    }
+    if config.games > 1 {
+        println!("standings after {} games:", aggregate.games());
+        println!("{}", aggregate.table());
+    }
+    Ok(())
+}
+
+/// After one game: its full table in a single-game run, a line otherwise.
+fn report(result: &GameResult, games: u64, dirs: &[String]) {
+    let summary = format!("{} rounds, {}", result.rounds, result.end.describe());
+    if games == 1 {
+        println!("game over after {summary}");
+        println!("{}", standings::game_table(result));
+        for p in &result.players {
+            if let Some(error) = &p.error {
+                eprintln!("referee chomp: player {} ({}): {error}", p.player, p.dir);
+            }
+        }
+        return;
+    }
+    let mut by_entrant: Vec<&PlayerResult> = result.players.iter().collect();
+    by_entrant.sort_by_key(|p| p.entrant);
+    let scores: Vec<String> = by_entrant
+        .iter()
+        .map(|p| {
+            let note = match p.status {
+                game::Fate::Alive => String::new(),
+                fate => format!(" ({})", fate.name()),
+            };
+            format!("{} {}{note}", dirs[p.entrant], p.score)
+        })
+        .collect();
+    println!("  {summary}: {}", scores.join(", "));
+}
+
+fn check_start(start: (Coord, Coord), array: &ArrayFile) -> Result<(), String> {
+    let (m, n) = (array.cols(), array.rows());
+    if let Coord::At(col) = start.0
+        && col > m
+    {
+        return Err(format!(
+            "--start column {col} is outside {} ({m} columns)",
+            array.path.display()
+        ));
+    }
+    if let Coord::At(row) = start.1
+        && row > n
+    {
+        return Err(format!(
+            "--start row {row} is outside {} ({n} rows)",
+            array.path.display()
+        ));
+    }
+    Ok(())
+}
+
+fn start_cell(start: (Coord, Coord), array: &ArrayFile, rng: &mut SplitMix64) -> Cell {
+    let mut pick = |coord: Coord, size: u32| match coord {
+        Coord::At(v) => v,
+        Coord::Random => 1 + rng.below(u64::from(size)) as u32,
+    };
+    let col = pick(start.0, array.cols());
+    let row = pick(start.1, array.rows());
+    Cell { col, row }
+}
