@@ -46,8 +46,8 @@ mod tests {
 
     #[test]
     fn walks_to_the_highest_letter_across_the_edge() {
-        // Z at (1,1); from (3,1) the way West is 2 steps, East wraps in 1.
-        assert_eq!(moves("1 1\n3 1\nZAA\n3 1 -\n"), "E");
-        assert_eq!(moves("1 1\n3 1\nZAA\n1 1 -\n"), "C");
+        // Z at (1,2); from (5,2) East wraps onto it in one step.
+        assert_eq!(moves("1 1\n5 3\nAAAAA\nZAAAA\nAAAAA\n5 2 -\n"), "E");
+        assert_eq!(moves("1 1\n5 3\nAAAAA\nZAAAA\nAAAAA\n1 2 -\n"), "C");
     }
 }
