@@ -127,8 +127,13 @@ pub struct DealerArgs {
 
     /// Longest line the player may write, in bytes; a longer one is
     /// incorrect output.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE)]
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE, value_parser = parse_max_line)]
     pub max_line: usize,
+
+    /// Most bytes of the player's debug (`*`) lines copied per game; past
+    /// it they are dropped, with a note.
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 20)]
+    pub max_debug: usize,
 
     /// Append one JSON object per game to FILE (JSON Lines; see docs/results.md).
     #[arg(long, value_name = "FILE")]
@@ -218,6 +223,14 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         .map_err(|e| format!("{e} (expected a duration such as 10s, 250ms or 1m30s)"))
 }
 
+/// A line cap between 1 byte and 1 GiB.
+fn parse_max_line(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if (1..=1 << 30).contains(&n) => Ok(n),
+        _ => Err("expected a number of bytes from 1 to 1073741824".into()),
+    }
+}
+
 fn parse_positive_duration(text: &str) -> Result<Duration, String> {
     match parse_duration(text)? {
         d if d.is_zero() => Err("must be longer than zero".into()),
@@ -263,6 +276,7 @@ pub async fn run(cli: Cli) -> Status {
                 timeout: args.timeout,
                 results: args.results,
                 input: args.input,
+                max_debug: args.max_debug,
             };
             dealer::run(&config).await
         }

@@ -47,4 +47,4 @@ Exit status:
   3    program crashed: a bot timed out, exited or closed its output early
   64   usage or input error: bad arguments, bad input file or line
   70   internal error of the referee
-  130  interrupted (SIGINT or SIGTERM)";
+  130  interrupted (SIGINT, SIGTERM or SIGHUP); every bot is killed";

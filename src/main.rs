@@ -1,7 +1,7 @@
 use std::io::Write;
 
 use clap::Parser;
-use tokio::signal::unix::{SignalKind, signal};
+use nix::sys::signal::{SigSet, Signal};
 use tracing_subscriber::EnvFilter;
 
 use referee::bot::groups;
@@ -9,6 +9,12 @@ use referee::cli::{self, Cli};
 use referee::exit::Status;
 
 fn main() {
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|arg| arg == groups::WATCHDOG_COMMAND)
+    {
+        groups::watchdog_main();
+    }
     install_panic_hook();
     let cli = match Cli::try_parse_from(cli::normalize_args(std::env::args_os())) {
         Ok(cli) => cli,
@@ -26,6 +32,10 @@ fn main() {
         }
     };
     init_logging(cli.verbose);
+    // Before any other thread exists, so that every thread inherits the
+    // blocked mask and the signals reach only the signal thread.
+    start_signal_thread();
+    groups::start_watchdog();
     // One game drives its bots from one thread: a current-thread runtime
     // avoids cross-thread wake-ups on every move, and keeps every bot
     // spawned from the main thread, which its parent-death signal needs.
@@ -39,32 +49,42 @@ fn main() {
             std::process::exit(Status::Internal.code());
         }
     };
-    let status = runtime.block_on(run_until_signal(cli));
+    let status = runtime.block_on(cli::run(cli));
     groups::kill_all();
     let _ = std::io::stdout().flush();
     std::process::exit(status.code());
 }
 
-/// Runs the subcommand; SIGINT, SIGTERM or SIGHUP abandon it, which kills
-/// every bot (dropping a bot kills its process group).
-async fn run_until_signal(cli: Cli) -> Status {
-    let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-    ) else {
-        eprintln!("referee: cannot install signal handlers");
-        return Status::Internal;
-    };
-    let name = tokio::select! {
-        status = cli::run(cli) => return status,
-        _ = int.recv() => "SIGINT",
-        _ = term.recv() => "SIGTERM",
-        _ = hup.recv() => "SIGHUP",
-    };
-    groups::kill_all();
-    eprintln!("referee: interrupted by {name}; every bot was killed");
-    Status::Interrupted
+/// SIGINT, SIGTERM and SIGHUP are taken by a thread of their own, which
+/// kills every bot and exits with 130 at once. A separate thread keeps this
+/// working even when the main thread is stuck, for example writing to a
+/// pipe nobody reads.
+fn start_signal_thread() {
+    let mut set = SigSet::empty();
+    for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        set.add(signal);
+    }
+    if let Err(e) = set.thread_block() {
+        eprintln!("referee: cannot block signals: {e}");
+        return;
+    }
+    let started = std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            let signal = set.wait().unwrap_or(Signal::SIGTERM);
+            groups::kill_all();
+            let message = format!("referee: interrupted by {signal}; every bot was killed\n");
+            // Straight to the file descriptors, without Rust's locks on
+            // stdio, which the stuck main thread may hold.
+            // SAFETY: write and _exit take plain values.
+            unsafe {
+                nix::libc::write(2, message.as_ptr().cast(), message.len());
+                nix::libc::_exit(Status::Interrupted.code());
+            }
+        });
+    if let Err(e) = started {
+        eprintln!("referee: cannot start the signal thread: {e}");
+    }
 }
 
 fn init_logging(verbose: u8) {

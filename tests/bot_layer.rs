@@ -207,12 +207,19 @@ fn grace_then_sigterm_then_sigkill() {
 
 #[test]
 fn dropping_a_bot_kills_its_group() {
-    let pid = block_on(async {
-        let bot = Bot::spawn(&sh("exec sleep 1000"), BotLimits::default()).unwrap();
-        bot.pid().unwrap()
+    // Not `exec`: the bot is a shell with a child of its own in its group,
+    // which killing the bot's pid alone would leave running.
+    let (shell, child) = block_on(async {
+        let mut bot = Bot::spawn(&sh("sleep 1000 & echo $!; wait"), BotLimits::default()).unwrap();
+        let reply = bot
+            .recv_line(Instant::now() + Duration::from_secs(5), None)
+            .await
+            .unwrap();
+        let child: u32 = reply.text.parse().unwrap();
+        (bot.pid().unwrap(), child)
     });
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while alive(pid) {
+    while alive(shell) || alive(child) {
         assert!(
             std::time::Instant::now() < deadline,
             "bot survived its drop"

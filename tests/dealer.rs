@@ -305,10 +305,10 @@ fn every_bad_player_line_is_incorrect_output() {
     for (says, shown) in [
         ("Zz\\n", "\"Zz\", which is not a card"),
         ("\\n", "\"\", which is not a card"),
-        ("Jx\\n", "\"Jx\", which is not a card (unknown suit 'x'"),
+        ("Jx\\n", "\"Jx\", which is not a card: unknown suit 'x'"),
         (
             "jc\\n",
-            "\"jc\", which is not a card (unknown card value \"j\"",
+            "\"jc\", which is not a card: unknown card value \"j\"",
         ),
         ("J c\\n", "\"J c\", which is not a card"),
         ("Jc Qs\\n", "\"Jc Qs\", which is not a card"),
@@ -623,4 +623,156 @@ fn killing_the_referee_kills_its_player() {
     // The player's `sleep` was exec'd by the script, so it is the process
     // the parent-death signal was set on.
     marker.assert_none_left();
+}
+
+#[test]
+fn killing_the_referee_kills_its_players_children_too() {
+    // The player leaves a background child in its group: the parent-death
+    // signal reaches only the player itself; the watchdog gets the rest.
+    let marker = Marker::new();
+    let script = fixture("misbehave.sh");
+    let mut child = start(
+        ["dealer", "--timeout", "60s", &script, "family", "0"],
+        &marker,
+    );
+    {
+        use std::io::Write;
+        child
+            .stdin
+            .as_mut()
+            .unwrap()
+            .write_all(SAMPLE_INPUT)
+            .unwrap();
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while marker
+        .survivors()
+        .iter()
+        .filter(|p| p.contains("sleep 1000"))
+        .count()
+        < 2
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the player never hung"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    finish(child, b"");
+    marker.assert_none_left();
+}
+
+#[test]
+fn a_player_that_leaves_its_group_is_still_killed() {
+    let run = referee(
+        ["dealer", "--timeout", "300ms", &fixture("escape.py")],
+        SAMPLE_INPUT,
+    );
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert!(
+        run.stdout.contains("did not answer within 300ms"),
+        "{run:?}"
+    );
+    assert_bounded(&run, Duration::from_secs(10));
+}
+
+#[test]
+fn sigterm_works_while_the_output_is_blocked() {
+    // Nobody reads the referee's output, and the player floods it with
+    // debug lines: the referee is stuck writing, and must still obey.
+    let marker = Marker::new();
+    let script = fixture("misbehave.sh");
+    let mut child = start(
+        [
+            "dealer",
+            "--timeout",
+            "60s",
+            &script,
+            "flood",
+            "0",
+            "100000000",
+        ],
+        &marker,
+    );
+    {
+        use std::io::Write;
+        child
+            .stdin
+            .as_mut()
+            .unwrap()
+            .write_all(SAMPLE_INPUT)
+            .unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let run = finish(child, b"");
+    assert_eq!(run.code, Some(130), "{}", run.stderr);
+    assert_bounded(&run, Duration::from_secs(5));
+    marker.assert_none_left();
+}
+
+#[test]
+fn a_long_last_line_at_the_end_does_not_blame_the_player() {
+    let run = misbehaving(&[], &["bigtail", "0"], SAMPLE_INPUT);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(run.stdout, SAMPLE_OUTPUT);
+}
+
+#[test]
+fn debug_lines_are_capped_per_game() {
+    let run = misbehaving(
+        &["--max-debug", "1000"],
+        &["flood", "0", "500"],
+        SAMPLE_INPUT,
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let flood = run.stdout.lines().filter(|l| *l == "* flood").count();
+    // 1000 bytes of 8-byte lines per game, two games.
+    assert_eq!(flood, 2 * 125);
+    assert_eq!(
+        run.stdout
+            .matches("debug lines exceed the limit (--max-debug)")
+            .count(),
+        2
+    );
+    assert!(run.stdout.ends_with("YOU WIN\n"));
+}
+
+#[test]
+fn stderr_is_recorded_with_the_game_it_belongs_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let input = b"4 876390176\n4 653723903\n4 876390176\n4 653723903\n";
+    let run = misbehaving(
+        &["--results", results.to_str().unwrap()],
+        &["tagged", "0"],
+        input,
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let stderr: Vec<String> = std::fs::read_to_string(&results)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let record: serde_json::Value = serde_json::from_str(l).unwrap();
+            record["stderr"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    assert_eq!(
+        stderr,
+        [
+            "move 1\n",
+            "move 2\nmove 3\nmove 4\nmove 5\n",
+            "move 6\n",
+            "move 7\nmove 8\nmove 9\nmove 10\n"
+        ]
+    );
 }

@@ -42,6 +42,9 @@ pub struct LineReader<R> {
     scanned: usize,
     max_line: usize,
     eof: bool,
+    /// Dropping bytes up to and including the next `\n` (after
+    /// [`LineReader::discard_line`]).
+    skipping: bool,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
@@ -54,7 +57,15 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             scanned: 0,
             max_line,
             eof: false,
+            skipping: false,
         }
+    }
+
+    /// Drops the current (over-long) line: what is buffered of it now, and
+    /// the rest of it as it arrives. Lets a caller keep reading a stream
+    /// after [`Next::TooLong`].
+    pub fn discard_line(&mut self) {
+        self.skipping = true;
     }
 
     /// The bytes of a range returned by the latest call to `next`.
@@ -107,6 +118,22 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 
     /// A complete or over-long line from what is already buffered.
     fn take_buffered_line(&mut self) -> Option<Next> {
+        if self.skipping {
+            match self.buf[self.start..self.end]
+                .iter()
+                .position(|&b| b == b'\n')
+            {
+                Some(offset) => {
+                    self.start += offset + 1;
+                    self.skipping = false;
+                }
+                None => self.start = self.end,
+            }
+            self.scanned = 0;
+            if self.skipping {
+                return None;
+            }
+        }
         let unscanned = &self.buf[self.start + self.scanned..self.end];
         match unscanned.iter().position(|&b| b == b'\n') {
             Some(offset) => {
@@ -228,6 +255,19 @@ mod tests {
         let mut reader = LineReader::new(&big[..], 65_536);
         assert_eq!(run(reader.next()).unwrap(), Next::TooLong);
         assert!(reader.buf.len() <= 65_537);
+    }
+
+    #[test]
+    fn an_over_long_line_can_be_discarded() {
+        let mut input = vec![b'x'; 50];
+        input.extend_from_slice(b"\nnext\n");
+        let mut reader = LineReader::new(&input[..], 10);
+        assert_eq!(run(reader.next()).unwrap(), Next::TooLong);
+        reader.discard_line();
+        let Next::Line(r) = run(reader.next()).unwrap() else {
+            panic!("expected a line")
+        };
+        assert_eq!(reader.get(r), b"next");
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! Games never touch `tokio::process`; they use this module.
 
 pub mod command;
+mod exit;
 pub mod groups;
 pub mod lines;
 pub mod spawn;
@@ -30,6 +31,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::time::{Instant, sleep_until, timeout, timeout_at};
 
+use exit::ExitWatch;
 use groups::GroupGuard;
 pub use lines::{LineReader, Next};
 pub use spawn::SpawnError;
@@ -48,6 +50,9 @@ pub const TERM_TO_KILL: Duration = Duration::from_millis(500);
 const EXIT_PROBE: Duration = Duration::from_millis(100);
 /// How long to keep reading a killed bot's pipes for its last words.
 const FINAL_DRAIN: Duration = Duration::from_millis(200);
+/// How long a process may take to die after SIGKILL before the referee
+/// stops waiting for it (a process stuck in the kernel cannot be hurried).
+const KILL_WAIT: Duration = Duration::from_secs(5);
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -128,6 +133,26 @@ pub enum Fault {
     Referee,
 }
 
+impl Fault {
+    /// The verdict in words, as messages print it.
+    pub fn verdict(self) -> &'static str {
+        match self {
+            Fault::Protocol => "incorrect output",
+            Fault::Crash => "program crashed",
+            Fault::Referee => "internal error",
+        }
+    }
+
+    /// The verdict as records name it.
+    pub fn outcome(self) -> &'static str {
+        match self {
+            Fault::Protocol => "incorrect_output",
+            Fault::Crash => "crashed",
+            Fault::Referee => "internal_error",
+        }
+    }
+}
+
 impl BotError {
     pub fn fault(&self) -> Fault {
         match self {
@@ -186,6 +211,7 @@ pub struct Finished {
 /// A running bot. Dropping it kills its process group.
 pub struct Bot {
     child: Child,
+    exit: ExitWatch,
     group: GroupGuard,
     stdin: Option<ChildStdin>,
     stdout: LineReader<ChildStdout>,
@@ -193,7 +219,8 @@ pub struct Bot {
     limits: BotLimits,
     /// When the last byte of the latest message was written.
     sent_at: Instant,
-    /// Set once the group leader has been reaped.
+    /// Set once the group leader has been reaped (after its group was
+    /// killed: see [`Bot::reap`]).
     ended: Option<Ended>,
 }
 
@@ -212,6 +239,7 @@ impl Bot {
         tracing::debug!(pid, program = %path.display(), "bot started");
         Ok(Bot {
             child,
+            exit: ExitWatch::new(pid),
             group,
             stdin,
             stdout: LineReader::new(stdout, limits.max_line),
@@ -227,8 +255,10 @@ impl Bot {
         self.child.id()
     }
 
-    /// Reads the stderr captured so far.
+    /// Reads the stderr captured so far, including everything the bot
+    /// wrote before this call.
     pub fn stderr<T>(&self, f: impl FnOnce(&stderr::Tail) -> T) -> T {
+        self.stderr.catch_up();
         self.stderr.with(f)
     }
 
@@ -276,6 +306,10 @@ impl Bot {
                 Next::Line(range) => match relay.as_mut() {
                     Some(out) if self.stdout.get(range.clone()).first() == Some(&b'*') => {
                         relay_line(*out, self.stdout.get(range)).map_err(BotError::Relay)?;
+                        // A flood of debug lines must not stretch the deadline.
+                        if Instant::now() >= deadline {
+                            return Err(self.timed_out(deadline));
+                        }
                     }
                     _ => break range,
                 },
@@ -312,7 +346,8 @@ impl Bot {
                 Ok(Ok(next)) => next,
             };
             match next {
-                Some(b' ' | b'\t' | b'\r' | b'\n') => continue,
+                Some(b' ' | b'\t' | b'\r' | b'\n') if Instant::now() < deadline => continue,
+                Some(b' ' | b'\t' | b'\r' | b'\n') => return Err(self.timed_out(deadline)),
                 Some(byte) => return Ok((byte, self.sent_at.elapsed())),
                 None => return Err(self.diagnose_closed(BotError::ClosedOutput, None).await),
             }
@@ -339,8 +374,8 @@ impl Bot {
         limit: Duration,
         relay: Relay<'_>,
     ) -> Result<Reply<'_>, BotError> {
-        self.send(message, Instant::now() + limit).await?;
-        let deadline = self.sent_at + limit;
+        self.send(message, deadline_after(limit)).await?;
+        let deadline = later(self.sent_at, limit);
         self.recv_line(deadline, relay).await
     }
 
@@ -351,42 +386,61 @@ impl Bot {
         still_running: BotError,
         unterminated: Option<String>,
     ) -> BotError {
-        match timeout(EXIT_PROBE, self.child.wait()).await {
-            Ok(Ok(status)) => {
-                let ended = Ended::from(status);
-                self.ended = Some(ended);
-                BotError::Exited {
-                    ended,
-                    unterminated,
-                }
-            }
-            Ok(Err(e)) => BotError::Io(e),
-            Err(_) => still_running,
+        if timeout(EXIT_PROBE, self.exit.exited()).await.is_err() {
+            return still_running;
         }
+        match self.reap().await {
+            Ok(ended) => BotError::Exited {
+                ended,
+                unterminated,
+            },
+            Err(e) => BotError::Io(e),
+        }
+    }
+
+    /// Once the leader has exited: kills the rest of its group (while the
+    /// unreaped leader still holds the group's number), then reaps it.
+    /// Waits at most [`KILL_WAIT`] for the exit.
+    async fn reap(&mut self) -> io::Result<Ended> {
+        if let Some(ended) = self.ended {
+            return Ok(ended);
+        }
+        let exited = timeout(KILL_WAIT, self.exit.exited()).await.is_ok();
+        self.group.release();
+        if !exited {
+            return Err(io::Error::other(format!(
+                "process {} did not die within {} of SIGKILL",
+                self.child.id().unwrap_or(0),
+                humantime::format_duration(KILL_WAIT)
+            )));
+        }
+        let ended = Ended::from(self.child.wait().await?);
+        self.ended = Some(ended);
+        Ok(ended)
     }
 
     /// The orderly end: closes the bot's input and gives it the grace period
     /// to exit, relaying its debug lines meanwhile; then SIGTERM, and SIGKILL
-    /// shortly after, to the whole group. Always reaps, and always kills
-    /// whatever the bot left behind in its group. Afterwards only
-    /// [`Bot::stderr`] is of use.
+    /// shortly after, to the whole group and the leader. Always reaps, and
+    /// always kills whatever the bot left behind in its group. Afterwards
+    /// only [`Bot::stderr`] is of use.
     pub async fn shutdown(&mut self, mut relay: Relay<'_>) -> io::Result<Finished> {
         drop(self.stdin.take());
-        let deadline = Instant::now() + self.limits.grace;
+        let deadline = deadline_after(self.limits.grace);
         let mut stray_lines = 0;
         let mut first_stray = None;
         let mut stdout_open = true;
         let mut relay_error = None;
-        let mut ended = self.ended;
+        let mut exited = self.ended.is_some();
         // Until the bot has exited and its output is read to the end (its
         // last debug lines included), or the grace period is over.
-        while ended.is_none() || stdout_open {
+        while !exited || stdout_open {
             tokio::select! {
-                status = self.child.wait(), if ended.is_none() => {
-                    ended = Some(Ended::from(status?));
+                () = self.exit.exited(), if !exited => {
+                    exited = true;
                     // Whatever the bot left running in its group would only
                     // hold its output open: the bot is done, so are they.
-                    self.group.signal(Signal::SIGKILL);
+                    self.group.release();
                 }
                 next = self.stdout.next(), if stdout_open => match next {
                     Ok(Next::Line(range)) => {
@@ -400,36 +454,35 @@ impl Bot {
                             _ => {
                                 stray_lines += 1;
                                 first_stray.get_or_insert_with(|| {
-                                    String::from_utf8_lossy(lines::trim_line_end(line)).into_owned()
+                                    let text = lines::trim_line_end(line);
+                                    String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned()
                                 });
                             }
                         }
                     }
-                    // Junk or EOF: stop reading, keep waiting for the exit.
-                    Ok(_) | Err(_) => stdout_open = false,
+                    // Keep draining, so the bot is never blocked writing.
+                    Ok(Next::TooLong) => {
+                        stray_lines += 1;
+                        self.stdout.discard_line();
+                    }
+                    Ok(Next::Eof { .. }) | Err(_) => stdout_open = false,
                 },
                 () = sleep_until(deadline) => break,
             }
         }
-        let exited_in_grace = ended.is_some();
+        let exited_in_grace = exited;
         let mut forced = None;
-        if ended.is_none() {
+        if !exited {
             forced = Some(Signal::SIGTERM);
             self.group.signal(Signal::SIGTERM);
-            ended = match timeout(TERM_TO_KILL, self.child.wait()).await {
-                Ok(status) => Some(Ended::from(status?)),
-                Err(_) => None,
-            };
-        }
-        let ended = match ended {
-            Some(ended) => ended,
-            None => {
+            if timeout(TERM_TO_KILL, self.exit.exited()).await.is_err() {
                 forced = Some(Signal::SIGKILL);
                 self.group.signal(Signal::SIGKILL);
-                Ended::from(self.child.wait().await?)
             }
-        };
-        self.finish(ended).await;
+        }
+        let ended = self.reap().await?;
+        self.stderr.finish(FINAL_DRAIN).await;
+        tracing::debug!(%ended, "bot finished");
         if let Some(e) = relay_error {
             return Err(e);
         }
@@ -442,18 +495,18 @@ impl Bot {
         })
     }
 
-    /// Gives up on the bot: kills its group at once and reaps it, and waits
-    /// briefly for the rest of its stderr. Calling it again is harmless.
+    /// Gives up on the bot: kills its group and itself at once, reaps it,
+    /// and waits briefly for the rest of its stderr. Calling it again is
+    /// harmless.
     pub async fn kill(&mut self) -> io::Result<Finished> {
         drop(self.stdin.take());
-        let (ended, forced) = match self.ended {
-            Some(ended) => (ended, None),
-            None => {
-                self.group.signal(Signal::SIGKILL);
-                (Ended::from(self.child.wait().await?), Some(Signal::SIGKILL))
-            }
-        };
-        self.finish(ended).await;
+        let forced = self.ended.is_none().then(|| {
+            self.group.signal(Signal::SIGKILL);
+            Signal::SIGKILL
+        });
+        let ended = self.reap().await?;
+        self.stderr.finish(FINAL_DRAIN).await;
+        tracing::debug!(%ended, "bot killed");
         Ok(Finished {
             ended,
             exited_in_grace: false,
@@ -462,20 +515,27 @@ impl Bot {
             first_stray: None,
         })
     }
+}
 
-    /// After the leader is reaped: kill the rest of the group, and collect
-    /// the last of stderr.
-    async fn finish(&mut self, ended: Ended) {
-        self.ended = Some(ended);
-        self.group.release();
-        self.stderr.finish(FINAL_DRAIN).await;
-        tracing::debug!(%ended, "bot finished");
-    }
+/// `limit` from now, saturating: absurd limits (`--timeout 1000000000h`)
+/// mean "practically never", not an overflow.
+pub fn deadline_after(limit: Duration) -> Instant {
+    later(Instant::now(), limit)
+}
+
+/// `at + limit`, saturating at a century from `at`.
+pub fn later(at: Instant, limit: Duration) -> Instant {
+    at.checked_add(limit)
+        .unwrap_or_else(|| at + Duration::from_secs(100 * 365 * 24 * 3600))
 }
 
 /// Copies a debug line as it was written, less a `\r` before its `\n`.
+/// One `write_all` per line, so a writer can treat each call as a line.
 fn relay_line(out: &mut (dyn Write + Send), line: &[u8]) -> io::Result<()> {
-    out.write_all(line.strip_suffix(b"\r").unwrap_or(line))?;
-    out.write_all(b"\n")?;
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let mut copy = Vec::with_capacity(line.len() + 1);
+    copy.extend_from_slice(line);
+    copy.push(b'\n');
+    out.write_all(&copy)?;
     out.flush()
 }

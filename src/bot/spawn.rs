@@ -7,7 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use nix::sys::signal::Signal;
+use nix::sys::signal::{SigHandler, SigSet, Signal};
 use nix::unistd::{AccessFlags, Pid, access};
 
 /// Why a bot could not be started. Each case names the program.
@@ -21,8 +21,17 @@ pub enum SpawnError {
     IsDirectory(PathBuf),
     #[error("{}: is not executable (mode {mode:o}); try `chmod +x`", .path.display())]
     NotExecutable { path: PathBuf, mode: u32 },
-    #[error("{}: its interpreter {interpreter:?} (from the #! line) does not exist", .path.display())]
+    #[error(
+        "{}: its interpreter {interpreter:?} (from the #! line) does not exist{}",
+        .path.display(),
+        if .interpreter.ends_with('\r') { " (the script has Windows line endings)" } else { "" }
+    )]
     MissingInterpreter { path: PathBuf, interpreter: String },
+    #[error(
+        "{}: cannot be run: the system lacks its program loader (built for another system?)",
+        .0.display()
+    )]
+    MissingLoader(PathBuf),
     #[error(
         "{}: not a program this system can run (exec format error; a script needs a #! line)",
         .0.display()
@@ -108,9 +117,25 @@ pub(crate) fn command(
     }
     let referee = Pid::this();
     // SAFETY: the closure runs in the forked child before exec and only makes
-    // raw system calls (prctl, getppid, _exit): no allocation, no locks.
+    // raw system calls (sigprocmask, sigaction, prctl, getppid, _exit): no
+    // allocation, no locks.
     unsafe {
         cmd.pre_exec(move || {
+            // A bot starts with every signal deliverable and default
+            // handling, whatever the referee blocked (its signal thread
+            // blocks SIGINT, SIGTERM and SIGHUP) or inherited as ignored
+            // (nohup, background jobs): the grace-then-SIGTERM shutdown
+            // depends on it.
+            SigSet::empty().thread_set_mask()?;
+            for signal in [
+                Signal::SIGHUP,
+                Signal::SIGINT,
+                Signal::SIGQUIT,
+                Signal::SIGTERM,
+                Signal::SIGPIPE,
+            ] {
+                nix::sys::signal::signal(signal, SigHandler::SigDfl)?;
+            }
             // PR_SET_PDEATHSIG is tied to the thread that forks. Bots are
             // spawned from the runtime's long-lived threads, never from a
             // blocking-pool thread that could exit early.
@@ -131,13 +156,12 @@ pub(crate) fn classify(path: &Path, source: io::Error) -> SpawnError {
     let path = path.to_owned();
     match source.raw_os_error() {
         // The file was there a moment ago, so a missing file now means the
-        // #! interpreter is missing.
-        Some(libc_enoent) if libc_enoent == nix::errno::Errno::ENOENT as i32 => {
-            match shebang_interpreter(&path) {
-                Some(interpreter) => SpawnError::MissingInterpreter { path, interpreter },
-                None => SpawnError::NotFound(path),
-            }
-        }
+        // #! interpreter, or a binary's loader, is missing.
+        Some(e) if e == nix::errno::Errno::ENOENT as i32 => match shebang_interpreter(&path) {
+            Some(interpreter) => SpawnError::MissingInterpreter { path, interpreter },
+            None if path.is_file() => SpawnError::MissingLoader(path),
+            None => SpawnError::NotFound(path),
+        },
         Some(e) if e == nix::errno::Errno::ENOEXEC as i32 => SpawnError::BadFormat(path),
         Some(e) if e == nix::errno::Errno::EACCES as i32 => {
             let mode = std::fs::metadata(&path).map_or(0, |m| m.permissions().mode() & 0o7777);
@@ -153,9 +177,11 @@ fn shebang_interpreter(path: &Path) -> Option<String> {
     let n = std::fs::File::open(path).ok()?.read(&mut head).ok()?;
     let line = head[..n].strip_prefix(b"#!")?;
     let line = line.split(|&b| b == b'\n').next()?;
+    // Split on blanks only: a `\r` stays, since it is part of the name the
+    // kernel looked for.
     let interpreter = String::from_utf8_lossy(line)
-        .split_whitespace()
-        .next()?
+        .split([' ', '\t'])
+        .find(|word| !word.is_empty())?
         .to_owned();
     Some(interpreter)
 }
@@ -179,5 +205,25 @@ mod tests {
             resolve(OsStr::new("/tmp/")),
             Err(SpawnError::IsDirectory(_))
         ));
+    }
+
+    #[test]
+    fn windows_line_endings_are_named() {
+        let dir = std::env::temp_dir().join(format!("referee-spawn-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = dir.join("crlf.sh");
+        std::fs::write(&script, "#!/bin/sh\r\necho hi\r\n").unwrap();
+        let error = classify(
+            &script,
+            io::Error::from_raw_os_error(nix::errno::Errno::ENOENT as i32),
+        );
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{}: its interpreter \"/bin/sh\\r\" (from the #! line) does not exist (the script has Windows line endings)",
+                script.display()
+            )
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -4,6 +4,7 @@
 //! never blocks on it, and only the last `keep` bytes are held in memory.
 
 use std::collections::VecDeque;
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -66,17 +67,42 @@ impl Tail {
 pub struct Capture {
     tail: Arc<Mutex<Tail>>,
     task: Option<JoinHandle<()>>,
+    /// A second descriptor for the pipe, to read what is waiting in it on
+    /// demand (see [`Capture::catch_up`]).
+    fd: Option<OwnedFd>,
+    echo: bool,
 }
 
 impl Capture {
     /// Starts draining `pipe`. With `echo`, every chunk is also copied to
     /// the referee's own stderr as it arrives (for watching a bot live).
-    pub fn start<R: AsyncRead + Unpin + Send + 'static>(
+    pub fn start<R: AsyncRead + AsFd + Unpin + Send + 'static>(
         pipe: R,
         keep: usize,
         echo: bool,
     ) -> Capture {
-        Capture::into_shared(pipe, Arc::new(Mutex::new(Tail::new(keep))), echo)
+        let fd = nonblocking_dup(&pipe);
+        let mut capture = Capture::into_shared(pipe, Arc::new(Mutex::new(Tail::new(keep))), echo);
+        capture.fd = fd;
+        capture
+    }
+
+    /// Reads whatever is waiting in the pipe right now, without waiting for
+    /// the drain task to be scheduled, so that a snapshot taken next holds
+    /// everything the bot wrote before this call.
+    pub fn catch_up(&self) {
+        let Some(fd) = &self.fd else {
+            return;
+        };
+        let mut tail = lock(&self.tail);
+        let mut chunk = [0u8; 16 * 1024];
+        while let Ok(n @ 1..) = nix::unistd::read(fd, &mut chunk) {
+            if self.echo {
+                use std::io::Write;
+                let _ = std::io::stderr().write_all(&chunk[..n]);
+            }
+            tail.push(&chunk[..n]);
+        }
     }
 
     /// Drains `pipe` into the same tail as `self` (for a build log that
@@ -107,6 +133,8 @@ impl Capture {
         Capture {
             tail,
             task: Some(task),
+            fd: None,
+            echo,
         }
     }
 
@@ -134,6 +162,16 @@ impl Drop for Capture {
             task.abort();
         }
     }
+}
+
+/// A non-blocking duplicate of `pipe`'s descriptor, or `None` (then
+/// [`Capture::catch_up`] does nothing).
+fn nonblocking_dup(pipe: &impl AsFd) -> Option<OwnedFd> {
+    use nix::fcntl::{FcntlArg, OFlag, fcntl};
+    let fd = nix::unistd::dup(pipe.as_fd()).ok()?;
+    let flags = OFlag::from_bits_truncate(fcntl(&fd, FcntlArg::F_GETFL).ok()?);
+    fcntl(&fd, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK)).ok()?;
+    Some(fd)
 }
 
 fn lock(tail: &Mutex<Tail>) -> std::sync::MutexGuard<'_, Tail> {

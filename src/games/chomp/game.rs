@@ -11,11 +11,11 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use serde::Serialize;
 use tokio::task::JoinHandle;
-use tokio::time::{Instant, sleep_until};
+use tokio::time::sleep_until;
 
 use super::grid::{Cell, Grid, share};
 use super::protocol::{self, Move, NO_MOVE_YET};
-use crate::bot::{Bot, BotError, BotLimits, BotSpec, Finished};
+use crate::bot::{Bot, BotError, BotLimits, BotSpec, Finished, deadline_after, later};
 
 /// How a player's game ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -164,11 +164,11 @@ pub async fn play(seats: &[SeatSpec], rows: &[Vec<u8>], start: Cell, rules: Rule
     // The array, then the preparation time. A bot that cannot take the
     // array within the preparation time plus one starvation budget is dead
     // before the first round.
-    let prep_over = Instant::now() + rules.prep;
+    let prep_over = deadline_after(rules.prep);
     let headers = seats.iter_mut().enumerate().filter_map(|(i, seat)| {
         let bot = seat.bot.as_mut()?;
         let message = protocol::header(i + 1, k, rows);
-        Some(async move { (i, bot.send(&message, prep_over + rules.starve).await) })
+        Some(async move { (i, bot.send(&message, later(prep_over, rules.starve)).await) })
     });
     let (sent, ()) = futures_util::future::join(join_all(headers), sleep_until(prep_over)).await;
     for (i, result) in sent {
@@ -359,8 +359,8 @@ async fn take_turn(
     update: &[u8],
     remaining: Duration,
 ) -> Result<(u8, Duration), BotError> {
-    bot.send(update, Instant::now() + remaining).await?;
-    let deadline = bot.sent_at() + remaining;
+    bot.send(update, deadline_after(remaining)).await?;
+    let deadline = later(bot.sent_at(), remaining);
     bot.recv_byte(deadline).await
 }
 
@@ -370,7 +370,7 @@ fn last_update_then_end(mut bot: Bot, update: Vec<u8>, limits: BotLimits) -> End
     tokio::spawn(async move {
         // Failure is expected from a crashed player and changes nothing.
         let write_limit = limits.grace.max(Duration::from_millis(100));
-        let _ = bot.send(&update, Instant::now() + write_limit).await;
+        let _ = bot.send(&update, deadline_after(write_limit)).await;
         let finished = bot.shutdown(None).await;
         (bot, finished)
     })

@@ -48,7 +48,7 @@ pub struct Card {
 pub enum CardError {
     #[error("empty line where a card was expected")]
     Empty,
-    #[error("not a card: expected a value (2-10, J, Q, K, A) followed by a suit (c, d, h, s)")]
+    #[error("expected a value (2-10, J, Q, K, A) followed by a suit (c, d, h, s)")]
     Malformed,
     #[error("unknown card value {0:?}: values are 2-10, J, Q, K, A")]
     BadValue(String),
@@ -105,17 +105,15 @@ impl Card {
             b"A" => 14,
             _ => {
                 // Only name a bad value when the text otherwise looks like a
-                // card; for arbitrary text "not a card" is the clearer message.
-                return Err(
-                    if value_bytes.len() <= 2
-                        && value_bytes.iter().all(u8::is_ascii_alphanumeric)
-                        && suit_byte.is_ascii_alphabetic()
-                    {
-                        CardError::BadValue(String::from_utf8_lossy(value_bytes).into_owned())
-                    } else {
-                        CardError::Malformed
-                    },
-                );
+                // card (one character, or a number, then a letter); for other
+                // text the general message is the clearer one.
+                let value_like = value_bytes.len() == 1 && value_bytes[0].is_ascii_alphanumeric()
+                    || value_bytes.len() == 2 && value_bytes.iter().all(u8::is_ascii_digit);
+                return Err(if value_like && suit_byte.is_ascii_alphabetic() {
+                    CardError::BadValue(String::from_utf8_lossy(value_bytes).into_owned())
+                } else {
+                    CardError::Malformed
+                });
             }
         };
         let suit = Suit::from_byte(suit_byte).ok_or_else(|| {
@@ -198,5 +196,7 @@ mod tests {
         assert_eq!(Card::parse(" Jc"), Err(CardError::Malformed));
         assert_eq!(Card::parse("Jc "), Err(CardError::Malformed));
         assert_eq!(Card::parse("YOU WIN"), Err(CardError::Malformed));
+        assert_eq!(Card::parse("11c"), Err(CardError::BadValue("11".into())));
+        assert_eq!(Card::parse("Jcc"), Err(CardError::Malformed));
     }
 }

@@ -13,12 +13,13 @@ use std::time::Duration;
 
 use serde::Serialize;
 use tokio::io::AsyncRead;
-use tokio::time::Instant;
 
 use super::cards::{Card, CardError};
 use super::deal::Deal;
 use super::input::{self, GameSpec};
-use crate::bot::{Bot, BotError, BotLimits, BotSpec, Fault, Finished, LineReader, Next};
+use crate::bot::{
+    Bot, BotError, BotLimits, BotSpec, Fault, Finished, LineReader, Next, deadline_after,
+};
 use crate::exit::Status;
 use crate::record::{self, Records};
 
@@ -35,6 +36,8 @@ pub struct DealerConfig {
     pub results: Option<PathBuf>,
     /// The games to deal; standard input when `None`.
     pub input: Option<PathBuf>,
+    /// Most bytes of debug (`*`) lines copied per game; the rest are dropped.
+    pub max_debug: usize,
 }
 
 /// How one game ended.
@@ -42,7 +45,36 @@ pub struct DealerConfig {
 enum Outcome {
     Win,
     Lose { necessarily: bool },
-    Failed(Failure),
+    Failed { failure: Failure, at: At },
+}
+
+/// When in a game a failure happened.
+#[derive(Clone, Copy, Debug)]
+enum At {
+    /// While move `number` (1-based) was being played on `dealt`.
+    Move { number: usize, dealt: Card },
+    /// While the result was being told, after the last move.
+    AfterMove(usize),
+}
+
+impl fmt::Display for At {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            At::Move { number, dealt } => write!(f, "move {number} (dealt {dealt})"),
+            At::AfterMove(number) => write!(f, "after move {number}"),
+        }
+    }
+}
+
+/// At most this many characters of a player's text are quoted back.
+const QUOTE_LIMIT: usize = 100;
+
+/// `text`, cut to [`QUOTE_LIMIT`] characters with a note of the rest.
+fn quote(text: &str) -> String {
+    match text.char_indices().nth(QUOTE_LIMIT) {
+        None => format!("{text:?}"),
+        Some((cut, _)) => format!("{:?} (and {} more bytes)", &text[..cut], text.len() - cut),
+    }
 }
 
 /// A player's fault during a move.
@@ -79,7 +111,8 @@ impl fmt::Display for Failure {
             Failure::NotACard { text, error } => {
                 write!(
                     f,
-                    "the player wrote {text:?}, which is not a card ({error})"
+                    "the player wrote {}, which is not a card: {error}",
+                    quote(text)
                 )
             }
             Failure::NotInHand { card, holding } => {
@@ -97,14 +130,6 @@ impl fmt::Display for Failure {
                 "the player played {card} again; it was already played on move {on_move}"
             ),
         }
-    }
-}
-
-fn verdict_words(fault: Fault) -> &'static str {
-    match fault {
-        Fault::Protocol => "incorrect output",
-        Fault::Crash => "program crashed",
-        Fault::Referee => "internal error",
     }
 }
 
@@ -145,6 +170,8 @@ struct ErrorRecord {
     kind: &'static str,
     #[serde(rename = "move")]
     move_number: usize,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    after_move: bool,
     message: String,
 }
 
@@ -315,13 +342,19 @@ impl<'c> Dealer<'c> {
         let deal = Deal::new(spec.n, spec.seed);
         let winnable = deal.winnable();
         let mut plays = Vec::with_capacity(spec.n);
+        let mut relay = DebugRelay {
+            out: &mut *out,
+            left: self.config.max_debug,
+            dropping: false,
+            game: index,
+        };
         let outcome = play(
             &mut self.bot,
             &deal,
             winnable,
             self.config.timeout,
             &mut plays,
-            out,
+            &mut relay,
         )
         .await;
         let (status, outcome_name, error) = match &outcome {
@@ -340,32 +373,26 @@ impl<'c> Dealer<'c> {
                 writeln!(out, "YOU LOSE UNNECESSARILY")?;
                 (Status::Pass, "lose_unnecessarily", None)
             }
-            Outcome::Failed(failure) => {
+            Outcome::Failed { failure, at } => {
                 // Done with this player. Killing it first also lets its last
                 // stderr lines arrive for the report.
                 if let Err(e) = self.bot.kill().await {
                     tracing::warn!("reaping the player: {e}");
                 }
                 let fault = failure.fault();
-                let move_number = plays.len() + 1;
-                let dealt = deal.to_cover.get(plays.len()).copied();
-                let message = format!(
-                    "game {index}, move {move_number}{}: {}: {failure}",
-                    dealt.map(|d| format!(" (dealt {d})")).unwrap_or_default(),
-                    verdict_words(fault),
-                );
+                let message = format!("game {index}, {at}: {}: {failure}", fault.verdict());
                 self.report(out, &message)?;
-                let name = match fault {
-                    Fault::Protocol => "incorrect_output",
-                    Fault::Crash => "crashed",
-                    Fault::Referee => "internal_error",
+                let (move_number, after_move) = match *at {
+                    At::Move { number, .. } => (number, false),
+                    At::AfterMove(number) => (number, true),
                 };
                 let error = ErrorRecord {
                     kind: failure.kind(),
                     move_number,
+                    after_move,
                     message,
                 };
-                (Status::from(fault), name, Some(error))
+                (Status::from(fault), fault.outcome(), Some(error))
             }
         };
         for p in &plays {
@@ -439,22 +466,27 @@ async fn play(
     winnable: bool,
     timeout: Duration,
     plays: &mut Vec<Play>,
-    out: &mut (dyn Write + Send),
+    relay: &mut DebugRelay<'_>,
 ) -> Outcome {
     let mut message = Vec::with_capacity(64);
     write_hand(&mut message, &deal.hand);
     let mut in_hand = vec![true; deal.hand.len()];
     for &dealt in &deal.to_cover {
+        let at = At::Move {
+            number: plays.len() + 1,
+            dealt,
+        };
+        let failed = |failure| Outcome::Failed { failure, at };
         writeln!(message, "{dealt}").expect("writing to a Vec");
-        let reply = match bot.exchange(&message, timeout, Some(&mut *out)).await {
+        let reply = match bot.exchange(&message, timeout, Some(&mut *relay)).await {
             Ok(reply) => reply,
-            Err(e) => return Outcome::Failed(Failure::Bot(e)),
+            Err(e) => return failed(Failure::Bot(e)),
         };
         message.clear();
         let played = match Card::parse(reply.text) {
             Ok(card) => card,
             Err(error) => {
-                return Outcome::Failed(Failure::NotACard {
+                return failed(Failure::NotACard {
                     text: reply.text.to_owned(),
                     error,
                 });
@@ -465,7 +497,7 @@ async fn play(
             let holding = (deal.hand.iter().zip(&in_hand))
                 .filter_map(|(&card, &held)| held.then_some(card))
                 .collect();
-            return Outcome::Failed(Failure::NotInHand {
+            return failed(Failure::NotInHand {
                 card: played,
                 holding,
             });
@@ -475,7 +507,7 @@ async fn play(
                 .iter()
                 .position(|p| p.played == played)
                 .map_or(0, |i| i + 1);
-            return Outcome::Failed(Failure::PlayedTwice {
+            return failed(Failure::PlayedTwice {
                 card: played,
                 on_move,
             });
@@ -487,18 +519,19 @@ async fn play(
             micros,
         });
         if !played.covers(dealt) {
-            return match tell_result(bot, b"YOU LOSE\n", timeout).await {
-                Ok(()) => Outcome::Lose {
+            return tell_result(
+                bot,
+                b"YOU LOSE\n",
+                timeout,
+                plays.len(),
+                Outcome::Lose {
                     necessarily: !winnable,
                 },
-                Err(e) => Outcome::Failed(Failure::Bot(e)),
-            };
+            )
+            .await;
         }
     }
-    match tell_result(bot, b"YOU WIN\n", timeout).await {
-        Ok(()) => Outcome::Win,
-        Err(e) => Outcome::Failed(Failure::Bot(e)),
-    }
+    tell_result(bot, b"YOU WIN\n", timeout, plays.len(), Outcome::Win).await
 }
 
 fn write_hand(message: &mut Vec<u8>, hand: &[Card]) {
@@ -509,13 +542,59 @@ fn write_hand(message: &mut Vec<u8>, hand: &[Card]) {
     message.push(b'\n');
 }
 
-/// Sends `YOU WIN` or `YOU LOSE`. A player that has already exited after
-/// its last card is not failed here: the game is decided, and an early exit
-/// shows up at the next game or at the end.
-async fn tell_result(bot: &mut Bot, line: &[u8], timeout: Duration) -> Result<(), BotError> {
-    match bot.send(line, Instant::now() + timeout).await {
-        Err(BotError::Exited { .. } | BotError::ClosedInput) | Ok(()) => Ok(()),
-        Err(e) => Err(e),
+/// Sends `YOU WIN` or `YOU LOSE`, then the game's `outcome` stands. A
+/// player that has already exited after its last card is not failed here:
+/// the game is decided, and an early exit shows up at the next game or at
+/// the end.
+async fn tell_result(
+    bot: &mut Bot,
+    line: &[u8],
+    timeout: Duration,
+    moves: usize,
+    outcome: Outcome,
+) -> Outcome {
+    match bot.send(line, deadline_after(timeout)).await {
+        Err(BotError::Exited { .. } | BotError::ClosedInput) | Ok(()) => outcome,
+        Err(e) => Outcome::Failed {
+            failure: Failure::Bot(e),
+            at: At::AfterMove(moves),
+        },
+    }
+}
+
+/// Copies a game's debug lines to the output, up to a budget of bytes;
+/// past it, says so once and drops the rest of the game's debug lines, so a
+/// flooding player cannot fill the disk. Each `write` is one whole line
+/// (the bot layer writes lines that way).
+struct DebugRelay<'a> {
+    out: &'a mut io::BufWriter<io::Stdout>,
+    /// Bytes still allowed.
+    left: usize,
+    /// The budget is spent: drop everything.
+    dropping: bool,
+    game: u64,
+}
+
+impl Write for DebugRelay<'_> {
+    fn write(&mut self, line: &[u8]) -> io::Result<usize> {
+        if self.dropping {
+            // Dropped, as announced.
+        } else if line.len() <= self.left {
+            self.left -= line.len();
+            self.out.write_all(line)?;
+        } else {
+            self.dropping = true;
+            writeln!(
+                self.out,
+                "dealer: game {}: the player's debug lines exceed the limit (--max-debug); the rest of this game's are dropped",
+                self.game
+            )?;
+        }
+        Ok(line.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
     }
 }
 
