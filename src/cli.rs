@@ -10,6 +10,7 @@ use crate::bot::{BotLimits, BotSpec, DEFAULT_MAX_LINE, DEFAULT_STDERR_KEEP};
 use crate::exit::{EXIT_STATUS_HELP, Status};
 use crate::games::chomp::{self, ChompConfig, Coord, build::BuildOptions};
 use crate::games::evensteven::dealer::{self, DealerConfig};
+use crate::games::septica::{self, SepticaConfig};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -22,13 +23,35 @@ use crate::games::evensteven::dealer::{self, DealerConfig};
     after_help = EXIT_STATUS_HELP,
 )]
 pub struct Cli {
-    /// More log output on standard error (-v: summaries, -vv: every bot
-    /// process). RUST_LOG overrides.
-    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
-    pub verbose: u8,
+    /// How much the referee logs on standard error: `info` adds summaries,
+    /// `debug` every bot process. RUST_LOG overrides.
+    #[arg(long, value_name = "LEVEL", global = true, default_value = "warn")]
+    pub log: LogLevel,
 
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// Log levels for `--log`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum LogLevel {
+    Error,
+    Warn,
+    Info,
+    Debug,
+    Trace,
+}
+
+impl LogLevel {
+    pub fn name(self) -> &'static str {
+        match self {
+            LogLevel::Error => "error",
+            LogLevel::Warn => "warn",
+            LogLevel::Info => "info",
+            LogLevel::Debug => "debug",
+            LogLevel::Trace => "trace",
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -48,7 +71,35 @@ pub enum Command {
         after_long_help = CHOMP_HELP
     )]
     Chomp(ChompArgs),
+
+    /// Septica: a player program against the computer, 1000 matches.
+    #[command(
+        override_usage = "referee septica [OPTIONS] PROGRAM [ARGS]...",
+        after_help = SEPTICA_HELP,
+        after_long_help = SEPTICA_HELP
+    )]
+    Septica(SepticaArgs),
 }
+
+const SEPTICA_HELP: &str = "\
+The computer deals and plays the other side of every match, with the policy
+fixed in docs/septica.md; its random choices and every deck come from --seed.
+The player must win at least --need of --matches (a tie goes to the player).
+
+Examples:
+  referee septica target/release/septica
+  referee septica --matches 1000 --need 500 --seed 42 ./player
+  referee septica --deal-file match.txt -v ./player      # replay, with the transcript
+
+Exit status:
+  0    accepted: at least --need matches won
+  1    rejected: fewer wins
+  2    incorrect output: an illegal or unparsable command (the message names
+       the match, the trick and the command)
+  3    program crashed: no answer within --timeout, exited, or did not exit
+       within --grace after the last match
+  64   bad arguments, a bad --deal-file, or a player that cannot be started
+  70   internal error;  130  interrupted";
 
 const CHOMP_HELP: &str = "\
 Each DIR is one player (player i is the i-th DIR; a directory may be given more
@@ -217,6 +268,57 @@ pub struct ChompArgs {
     pub dirs: Vec<PathBuf>,
 }
 
+#[derive(Debug, Args)]
+pub struct SepticaArgs {
+    /// Matches to play.
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub matches: u64,
+
+    /// Wins needed to be accepted.
+    #[arg(long, value_name = "N", default_value_t = 500)]
+    pub need: u64,
+
+    /// Seed of every deck and of the computer's random choices (printed; a
+    /// fresh one when not given).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Time the player has for each command.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration)]
+    pub timeout: Duration,
+
+    #[command(flatten)]
+    pub bot: BotOptions,
+
+    /// Longest line the player may write, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE, value_parser = parse_max_line)]
+    pub max_line: usize,
+
+    /// Append one JSON object per match to FILE (see docs/results.md).
+    #[arg(long, value_name = "FILE")]
+    pub results: Option<PathBuf>,
+
+    /// Play the decks in FILE (one per line: 32 values from the top) instead
+    /// of shuffled ones, one match each; with the same --seed a recorded
+    /// match replays exactly.
+    #[arg(long, value_name = "FILE")]
+    pub deal_file: Option<PathBuf>,
+
+    /// Print every message of every match (the transcript).
+    #[arg(short = 'v', long)]
+    pub transcript: bool,
+
+    /// The player program, then any arguments for it.
+    #[arg(
+        value_name = "PROGRAM [ARGS]",
+        required = true,
+        num_args = 1..,
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub command: Vec<OsString>,
+}
+
 /// A human duration such as `45s`, `250ms` or `1m30s`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     humantime::parse_duration(text)
@@ -304,6 +406,20 @@ pub async fn run(cli: Cli) -> Status {
                 max_rounds: args.max_rounds,
             };
             chomp::run(&config).await
+        }
+        Command::Septica(args) => {
+            let config = SepticaConfig {
+                player: bot_spec(&args.command),
+                limits: args.bot.limits(args.max_line),
+                timeout: args.timeout,
+                matches: args.matches,
+                need: args.need,
+                seed: args.seed,
+                results: args.results,
+                deal_file: args.deal_file,
+                transcript: args.transcript,
+            };
+            septica::run(&config).await
         }
     }
 }

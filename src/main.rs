@@ -31,7 +31,7 @@ fn main() {
             std::process::exit(status.code());
         }
     };
-    init_logging(cli.verbose);
+    init_logging(cli.log.name());
     // Before any other thread exists, so that every thread inherits the
     // blocked mask and the signals reach only the signal thread.
     start_signal_thread();
@@ -87,13 +87,7 @@ fn start_signal_thread() {
     }
 }
 
-fn init_logging(verbose: u8) {
-    let level = match verbose {
-        0 => "warn",
-        1 => "info",
-        2 => "debug",
-        _ => "trace",
-    };
+fn init_logging(level: &str) {
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new(format!("warn,referee={level}")));
     tracing_subscriber::fmt()

@@ -16,6 +16,21 @@ pub fn mean_ci95(values: &[f64]) -> (f64, Option<f64>) {
     (mean, Some(t975(n - 1) * (var / n as f64).sqrt()))
 }
 
+/// Wilson's 95% score interval for a proportion of `wins` in `n` trials,
+/// as `(low, high)`; `(0, 1)` when there are no trials.
+pub fn wilson95(wins: u64, n: u64) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let z = 1.959_964f64;
+    let n = n as f64;
+    let p = wins as f64 / n;
+    let denominator = 1.0 + z * z / n;
+    let centre = (p + z * z / (2.0 * n)) / denominator;
+    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / denominator;
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
 /// The 97.5% quantile of Student's t distribution with `df` degrees of
 /// freedom: exact table values to 30, then the Cornish–Fisher expansion,
 /// which is within 1e-4 of the true value there.
@@ -47,6 +62,17 @@ mod tests {
         assert!((t975(40) - 2.021).abs() < 1e-3);
         assert!((t975(120) - 1.980).abs() < 1e-3);
         assert!((t975(100_000) - 1.960).abs() < 1e-3);
+    }
+
+    #[test]
+    fn wilson_interval() {
+        assert_eq!(wilson95(0, 0), (0.0, 1.0));
+        // 900 of 1000: 0.8798 .. 0.9170.
+        let (low, high) = wilson95(900, 1000);
+        assert!((low - 0.8798).abs() < 1e-3 && (high - 0.9170).abs() < 1e-3, "{low} {high}");
+        let (low, high) = wilson95(0, 10);
+        assert_eq!(low, 0.0);
+        assert!((high - 0.2775).abs() < 1e-3);
     }
 
     #[test]

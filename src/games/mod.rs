@@ -4,3 +4,4 @@
 
 pub mod chomp;
 pub mod evensteven;
+pub mod septica;

@@ -1,0 +1,476 @@
+//! Septica: a player program against the computer, over many matches.
+//! Statement: `../shared/seeds/004_92305268ba893d40.txt`; the project's
+//! account of the rules, the rulings and the computer's policy:
+//! `docs/septica.md`.
+
+pub mod computer;
+pub mod protocol;
+pub mod rules;
+pub mod view;
+
+use std::fmt;
+use std::fmt::Write as _;
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::bot::{Bot, BotError, BotLimits, BotSpec, Fault, later};
+use crate::exit::Status;
+use crate::record::{self, Records};
+use crate::rng::{SplitMix64, fresh_seed};
+use crate::stats::wilson95;
+use rules::{Action, DECK, Hand, Illegal, Phase, Side, Table};
+
+/// Everything `referee septica` needs.
+#[derive(Clone, Debug)]
+pub struct SepticaConfig {
+    pub player: BotSpec,
+    pub limits: BotLimits,
+    pub timeout: Duration,
+    pub matches: u64,
+    pub need: u64,
+    pub seed: Option<u64>,
+    pub results: Option<PathBuf>,
+    /// Decks to play instead of shuffled ones, one match per deck.
+    pub deal_file: Option<PathBuf>,
+    /// Print every message, as the statement's sample table does.
+    pub transcript: bool,
+}
+
+/// The deck of a match: a Fisher–Yates shuffle of the ordered deck
+/// (`7 7 7 7 8 ... 14`) with the match's own stream of the run's seed.
+pub fn shuffled_deck(seed: u64, index: u64) -> Vec<u8> {
+    let mut deck = Hand::full_deck().cards();
+    let mut rng = SplitMix64::for_game(seed, index);
+    for i in (1..deck.len()).rev() {
+        deck.swap(i, rng.index(i + 1));
+    }
+    deck
+}
+
+/// The computer's generator for a match: from the run's seed and the
+/// match's deck, so that a deck replayed with `--deal-file` and the same
+/// seed gives the same match, whatever its position in the run.
+pub fn computer_rng(seed: u64, deck: &[u8]) -> SplitMix64 {
+    let mixed = deck.iter().fold(seed, |h, &card| {
+        SplitMix64::new(h ^ u64::from(card)).next_u64()
+    });
+    SplitMix64::new(mixed)
+}
+
+/// Reads `--deal-file`: one deck per line (32 values), `#` comments and
+/// blank lines skipped. Errors name the file and line.
+pub fn read_deal_file(path: &std::path::Path) -> Result<Vec<Vec<u8>>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut decks = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let deck = rules::parse_deck(line)
+            .map_err(|e| format!("{}, line {}: {e}", path.display(), i + 1))?;
+        decks.push(deck);
+    }
+    if decks.is_empty() {
+        return Err(format!("{}: no deck in the file", path.display()));
+    }
+    Ok(decks)
+}
+
+/// A card played, for the record.
+#[derive(Clone, Debug, Serialize)]
+struct Play {
+    trick: u32,
+    by: Side,
+    card: u8,
+}
+
+/// A finished trick, for the record.
+#[derive(Clone, Debug, Serialize)]
+struct TrickRecord {
+    winner: Side,
+    points: u8,
+    cards: u8,
+}
+
+#[derive(Serialize)]
+struct MatchRecord<'a> {
+    game: &'static str,
+    index: u64,
+    seed: u64,
+    deck: &'a [u8],
+    plays: &'a [Play],
+    tricks: &'a [TrickRecord],
+    score: Score,
+    outcome: &'static str,
+    micros: &'a [u64],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a ErrorRecord>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stderr: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    stderr_truncated: bool,
+    time: String,
+    referee: &'static str,
+}
+
+#[derive(Clone, Copy, Serialize)]
+struct Score {
+    computer: u8,
+    player: u8,
+}
+
+#[derive(Serialize)]
+struct ErrorRecord {
+    kind: &'static str,
+    trick: u32,
+    message: String,
+}
+
+/// What went wrong with the player during a match.
+#[derive(Debug)]
+enum Failure {
+    Bot(BotError),
+    Unparsable { text: String, why: String },
+    Illegal { text: String, why: Illegal },
+}
+
+impl Failure {
+    fn fault(&self) -> Fault {
+        match self {
+            Failure::Bot(e) => e.fault(),
+            _ => Fault::Protocol,
+        }
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            Failure::Bot(e) => e.kind(),
+            Failure::Unparsable { .. } => "unparsable",
+            Failure::Illegal {
+                why: Illegal::NotInHand(_),
+                ..
+            } => "not_in_hand",
+            Failure::Illegal {
+                why: Illegal::EndNotAllowed,
+                ..
+            } => "end_not_allowed",
+            Failure::Illegal { .. } => "continuation_not_allowed",
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Bot(e) => write!(f, "the player {e}"),
+            Failure::Unparsable { text, why } => {
+                write!(f, "the player sent {:?}: {why}", cut(text))
+            }
+            Failure::Illegal { text, why } => write!(f, "the player sent {:?}: {why}", cut(text)),
+        }
+    }
+}
+
+fn cut(text: &str) -> &str {
+    text.char_indices().nth(100).map_or(text, |(i, _)| &text[..i])
+}
+
+/// One match between the computer and the player.
+struct Match<'a> {
+    bot: &'a mut Bot,
+    table: Table,
+    deck: &'a [u8],
+    rng: SplitMix64,
+    timeout: Duration,
+    /// Messages to the player not yet sent: they go in one write when the
+    /// player is next to move, or at the end.
+    outbox: String,
+    trick: u32,
+    plays: Vec<Play>,
+    tricks: Vec<TrickRecord>,
+    micros: Vec<u64>,
+    transcript: Option<&'a mut io::BufWriter<io::Stdout>>,
+}
+
+impl Match<'_> {
+    /// Plays the match to the end; `Err` when the player fails.
+    async fn play(&mut self) -> Result<(), Failure> {
+        protocol::hand_line(&self.deck[..4], &mut self.outbox);
+        self.trick = 1;
+        loop {
+            match self.table.phase {
+                Phase::Over => {
+                    let (c, p) = (self.table.points[0], self.table.points[1]);
+                    protocol::end_line(c, p, &mut self.outbox);
+                    return self.flush().await;
+                }
+                Phase::Lead(Side::Computer)
+                | Phase::Answer(Side::Computer)
+                | Phase::Decide(Side::Computer) => {
+                    let choice = computer::choose(&self.table);
+                    let action = choice.pick(&mut self.rng).map_or(Action::End, Action::Card);
+                    self.act(Side::Computer, action);
+                }
+                _ => {
+                    let action = self.player_turn().await?;
+                    self.act(Side::Player, action);
+                }
+            }
+        }
+    }
+
+    /// Sends what is waiting and reads the player's command.
+    async fn player_turn(&mut self) -> Result<Action, Failure> {
+        self.flush().await?;
+        let deadline = later(self.bot.sent_at(), self.timeout);
+        let reply = self.bot.recv_line(deadline, None).await.map_err(Failure::Bot)?;
+        self.micros
+            .push(u64::try_from(reply.elapsed.as_micros()).unwrap_or(u64::MAX));
+        let text = reply.text.to_owned();
+        if let Some(out) = self.transcript.as_mut() {
+            let _ = writeln!(out, "  player:   {text}");
+        }
+        let action = protocol::parse_command(&text).map_err(|why| Failure::Unparsable {
+            text: text.clone(),
+            why,
+        })?;
+        self.table
+            .check(Side::Player, action)
+            .map_err(|why| Failure::Illegal { text, why })?;
+        Ok(action)
+    }
+
+    /// Applies a legal action and queues what the player must be told.
+    fn act(&mut self, side: Side, action: Action) {
+        if let Action::Card(card) = action {
+            self.plays.push(Play {
+                trick: self.trick,
+                by: side,
+                card,
+            });
+            if side == Side::Computer {
+                let _ = writeln!(self.outbox, "{card}");
+            }
+        }
+        let cards_in_trick = self.table.trick_cards;
+        let Some(end) = self.table.apply(side, action, self.deck) else {
+            return;
+        };
+        self.tricks.push(TrickRecord {
+            winner: end.winner,
+            points: end.points,
+            cards: cards_in_trick,
+        });
+        self.trick += 1;
+        if self.table.phase != Phase::Over {
+            protocol::draw_line(end.winner, &end.drawn[1], &mut self.outbox);
+        }
+    }
+
+    /// Writes the queued messages in one go.
+    async fn flush(&mut self) -> Result<(), Failure> {
+        if self.outbox.is_empty() {
+            return Ok(());
+        }
+        if let Some(out) = self.transcript.as_mut() {
+            for line in self.outbox.lines() {
+                let _ = writeln!(out, "  computer: {line}");
+            }
+            let _ = out.flush();
+        }
+        let sent = self
+            .bot
+            .send(self.outbox.as_bytes(), crate::bot::deadline_after(self.timeout))
+            .await;
+        self.outbox.clear();
+        sent.map_err(Failure::Bot)
+    }
+}
+
+/// Runs `referee septica`.
+pub async fn run(config: &SepticaConfig) -> Status {
+    let decks = match config.deal_file.as_deref().map(read_deal_file).transpose() {
+        Ok(decks) => decks,
+        Err(e) => {
+            eprintln!("referee septica: {e}");
+            return Status::Usage;
+        }
+    };
+    let mut records = match config.results.as_deref().map(Records::open).transpose() {
+        Ok(records) => records,
+        Err(e) => {
+            eprintln!("referee septica: {e}");
+            return Status::Usage;
+        }
+    };
+    let mut bot = match Bot::spawn(&config.player, config.limits) {
+        Ok(bot) => bot,
+        Err(e) => {
+            eprintln!("referee septica: cannot start the player: {e}");
+            return Status::Usage;
+        }
+    };
+    let seed = config.seed.unwrap_or_else(fresh_seed);
+    let matches = decks.as_ref().map_or(config.matches, |d| d.len() as u64);
+    let mut out = io::BufWriter::new(io::stdout());
+    let _ = writeln!(
+        out,
+        "septica: {matches} match{}, {} win{} needed, seed {seed}",
+        if matches == 1 { "" } else { "es" },
+        config.need,
+        if config.need == 1 { "" } else { "s" }
+    );
+    let _ = out.flush();
+
+    let mut wins = 0u64;
+    let mut stderr_mark = 0u64;
+    for index in 0..matches {
+        let deck = match &decks {
+            Some(decks) => decks[index as usize].clone(),
+            None => shuffled_deck(seed, index),
+        };
+        debug_assert_eq!(deck.len(), DECK);
+        if config.transcript {
+            let _ = writeln!(out, "match {}", index + 1);
+        }
+        let mut game = Match {
+            bot: &mut bot,
+            table: Table::deal(&deck),
+            deck: &deck,
+            rng: computer_rng(seed, &deck),
+            timeout: config.timeout,
+            outbox: String::new(),
+            trick: 0,
+            plays: Vec::new(),
+            tricks: Vec::new(),
+            micros: Vec::new(),
+            transcript: config.transcript.then_some(&mut out),
+        };
+        let result = game.play().await;
+        let Match {
+            table,
+            trick,
+            plays,
+            tricks,
+            micros,
+            ..
+        } = game;
+        let score = Score {
+            computer: table.points[0],
+            player: table.points[1],
+        };
+        let (outcome, error) = match &result {
+            Ok(()) if table.player_wins() => {
+                wins += 1;
+                ("player", None)
+            }
+            Ok(()) => ("computer", None),
+            Err(failure) => {
+                if let Err(e) = bot.kill().await {
+                    tracing::warn!("reaping the player: {e}");
+                }
+                let fault = failure.fault();
+                let message = format!(
+                    "match {}, trick {trick}: {}: {failure}",
+                    index + 1,
+                    fault.verdict()
+                );
+                (
+                    fault.outcome(),
+                    Some(ErrorRecord {
+                        kind: failure.kind(),
+                        trick,
+                        message,
+                    }),
+                )
+            }
+        };
+        if let Some(records) = records.as_mut() {
+            let (text, truncated, total) = bot.stderr(|t| {
+                let (text, truncated) = t.since(stderr_mark);
+                (text, truncated, t.total())
+            });
+            stderr_mark = total;
+            let record = MatchRecord {
+                game: "septica",
+                index: index + 1,
+                seed,
+                deck: &deck,
+                plays: &plays,
+                tricks: &tricks,
+                score,
+                outcome,
+                micros: &micros,
+                error: error.as_ref(),
+                stderr: (!text.is_empty()).then_some(text),
+                stderr_truncated: truncated,
+                time: record::timestamp(),
+                referee: record::REFEREE_VERSION,
+            };
+            if let Err(e) = records.append(&record) {
+                eprintln!("referee septica: {e}");
+            }
+        }
+        if let (Err(failure), Some(error)) = (&result, &error) {
+            let _ = writeln!(out, "septica: {}", error.message);
+            let _ = out.flush();
+            if !io::stdout().is_terminal() || !io::stderr().is_terminal() {
+                eprintln!("referee septica: {}", error.message);
+            }
+            let tail = bot.stderr(|t| t.last_lines(10));
+            if !tail.is_empty() {
+                eprintln!("referee septica: the player's last lines on standard error:");
+                for line in tail {
+                    eprintln!("  | {line}");
+                }
+            }
+            let _ = writeln!(out, "septica: stopped after {index} complete match(es), {wins} won");
+            return Status::from(failure.fault());
+        }
+        if config.transcript {
+            let _ = writeln!(
+                out,
+                "  result: computer {} - player {}: {} wins",
+                score.computer, score.player, outcome
+            );
+        }
+    }
+
+    let mut status = Status::Pass;
+    match bot.shutdown(None).await {
+        Ok(finished) if !finished.exited_in_grace => {
+            let message = format!(
+                "program crashed: the player did not exit within {} after its input was closed",
+                humantime::format_duration(config.limits.grace)
+            );
+            let _ = writeln!(out, "septica: {message}");
+            eprintln!("referee septica: {message}");
+            status = Status::Crashed;
+        }
+        Ok(_) => {}
+        Err(e) => {
+            eprintln!("referee septica: ending the player: {e}");
+            status = Status::Internal;
+        }
+    }
+    let (low, high) = wilson95(wins, matches);
+    let accepted = wins >= config.need;
+    let _ = writeln!(
+        out,
+        "septica: {wins} of {matches} matches won ({:.1}%, 95% CI {:.1}%-{:.1}%); {} needed: {}",
+        100.0 * wins as f64 / matches.max(1) as f64,
+        100.0 * low,
+        100.0 * high,
+        config.need,
+        if accepted { "ACCEPTED" } else { "REJECTED" }
+    );
+    let _ = out.flush();
+    match status {
+        Status::Pass if !accepted => Status::Fail,
+        status => status,
+    }
+}
