@@ -69,7 +69,10 @@ mod tests {
         assert_eq!(wilson95(0, 0), (0.0, 1.0));
         // 900 of 1000: 0.8798 .. 0.9170.
         let (low, high) = wilson95(900, 1000);
-        assert!((low - 0.8798).abs() < 1e-3 && (high - 0.9170).abs() < 1e-3, "{low} {high}");
+        assert!(
+            (low - 0.8798).abs() < 1e-3 && (high - 0.9170).abs() < 1e-3,
+            "{low} {high}"
+        );
         let (low, high) = wilson95(0, 10);
         assert_eq!(low, 0.0);
         assert!((high - 0.2775).abs() < 1e-3);

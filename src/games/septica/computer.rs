@@ -102,13 +102,23 @@ pub fn answer(hand: &Hand, value: u8) -> Choice {
 /// value first, then a 7) when the answer cut, one is held, and the trick
 /// already holds a 10 or a 14; otherwise end.
 pub fn decide(table: &Table) -> Choice {
-    let hand = table.hand(Side::Computer);
-    if !table.answer_cut || table.trick_points == 0 {
+    decide_with(
+        table.hand(Side::Computer),
+        table.value,
+        table.answer_cut,
+        table.trick_points,
+    )
+}
+
+/// [`decide`] from the parts of the table it looks at: the computer's hand,
+/// the trick's value, whether the answer cut, and the points in the trick.
+pub fn decide_with(hand: &Hand, value: u8, answer_cut: bool, trick_points: u8) -> Choice {
+    if !answer_cut || trick_points == 0 {
         return Choice::End;
     }
-    [table.value, 7]
+    [value, 7]
         .into_iter()
-        .find(|&c| hand.has(c) && cuts(c, table.value))
+        .find(|&c| hand.has(c) && cuts(c, value))
         .map_or(Choice::End, Choice::Card)
 }
 
@@ -166,7 +176,10 @@ mod tests {
         assert_eq!(answer(&hand(&[10, 7, 9, 8]), 10), Choice::Card(10));
         assert_eq!(answer(&hand(&[7, 7, 9, 8]), 10), Choice::Card(7));
         // Fewer: throw something worthless, else the lowest card.
-        assert_eq!(answer(&hand(&[7, 9, 8, 14]), 10), Choice::Uniform(hand(&[9, 8])));
+        assert_eq!(
+            answer(&hand(&[7, 9, 8, 14]), 10),
+            Choice::Uniform(hand(&[9, 8]))
+        );
         assert_eq!(answer(&hand(&[14, 7]), 10), Choice::Card(7));
         assert_eq!(answer(&hand(&[14, 14]), 10), Choice::Card(14));
     }
@@ -175,7 +188,10 @@ mod tests {
     fn answers_a_worthless_card_or_a_seven() {
         assert_eq!(answer(&hand(&[9, 7, 12]), 9), Choice::Card(9));
         assert_eq!(answer(&hand(&[8, 7, 12]), 9), Choice::Card(7));
-        assert_eq!(answer(&hand(&[8, 12, 10]), 9), Choice::Uniform(hand(&[8, 12])));
+        assert_eq!(
+            answer(&hand(&[8, 12, 10]), 9),
+            Choice::Uniform(hand(&[8, 12]))
+        );
         assert_eq!(answer(&hand(&[10, 14]), 9), Choice::Card(10));
         assert_eq!(answer(&hand(&[7, 10]), 7), Choice::Card(7));
         assert_eq!(answer(&hand(&[8, 10]), 7), Choice::Uniform(hand(&[8])));

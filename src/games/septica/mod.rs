@@ -176,7 +176,9 @@ impl fmt::Display for Failure {
 }
 
 fn cut(text: &str) -> &str {
-    text.char_indices().nth(100).map_or(text, |(i, _)| &text[..i])
+    text.char_indices()
+        .nth(100)
+        .map_or(text, |(i, _)| &text[..i])
 }
 
 /// One match between the computer and the player.
@@ -227,7 +229,11 @@ impl Match<'_> {
     async fn player_turn(&mut self) -> Result<Action, Failure> {
         self.flush().await?;
         let deadline = later(self.bot.sent_at(), self.timeout);
-        let reply = self.bot.recv_line(deadline, None).await.map_err(Failure::Bot)?;
+        let reply = self
+            .bot
+            .recv_line(deadline, None)
+            .await
+            .map_err(Failure::Bot)?;
         self.micros
             .push(u64::try_from(reply.elapsed.as_micros()).unwrap_or(u64::MAX));
         let text = reply.text.to_owned();
@@ -284,7 +290,10 @@ impl Match<'_> {
         }
         let sent = self
             .bot
-            .send(self.outbox.as_bytes(), crate::bot::deadline_after(self.timeout))
+            .send(
+                self.outbox.as_bytes(),
+                crate::bot::deadline_after(self.timeout),
+            )
             .await;
         self.outbox.clear();
         sent.map_err(Failure::Bot)
@@ -428,7 +437,11 @@ pub async fn run(config: &SepticaConfig) -> Status {
                     eprintln!("  | {line}");
                 }
             }
-            let _ = writeln!(out, "septica: stopped after {index} complete match(es), {wins} won");
+            let _ = writeln!(
+                out,
+                "septica: stopped after {index} complete match{}, {wins} won",
+                if index == 1 { "" } else { "es" }
+            );
             return Status::from(failure.fault());
         }
         if config.transcript {

@@ -61,7 +61,10 @@ pub enum Message {
 pub fn parse_message(line: &str, at_match_start: bool) -> Result<Message, String> {
     let numbers: Vec<u8> = line
         .split_ascii_whitespace()
-        .map(|w| w.parse::<u8>().map_err(|_| format!("bad number {w:?} in {line:?}")))
+        .map(|w| {
+            w.parse::<u8>()
+                .map_err(|_| format!("bad number {w:?} in {line:?}"))
+        })
         .collect::<Result<_, _>>()?;
     let card = |v: u8| {
         if (LOW..=HIGH).contains(&v) {
@@ -71,7 +74,11 @@ pub fn parse_message(line: &str, at_match_start: bool) -> Result<Message, String
         }
     };
     if at_match_start {
-        return numbers.iter().map(|&v| card(v)).collect::<Result<_, _>>().map(Message::Hand);
+        return numbers
+            .iter()
+            .map(|&v| card(v))
+            .collect::<Result<_, _>>()
+            .map(Message::Hand);
     }
     match numbers.as_slice() {
         [v] => Ok(Message::Card(card(*v)?)),
@@ -80,7 +87,11 @@ pub fn parse_message(line: &str, at_match_start: bool) -> Result<Message, String
             player: *p,
         }),
         [code @ (2 | 3), n, cards @ ..] if usize::from(*n) == cards.len() => Ok(Message::Drew {
-            next: if *code == 2 { Side::Computer } else { Side::Player },
+            next: if *code == 2 {
+                Side::Computer
+            } else {
+                Side::Player
+            },
             cards: cards.iter().map(|&v| card(v)).collect::<Result<_, _>>()?,
         }),
         _ => Err(format!("unexpected message {line:?}")),
@@ -111,20 +122,38 @@ mod tests {
         end_line(4, 4, &mut out);
         assert_eq!(out, "14 9 7 10\n3 1 10\n2 2 8 14\n3 0\n4 4 4\n");
         let mut lines = out.lines();
-        assert_eq!(parse_message(lines.next().unwrap(), true), Ok(Message::Hand(vec![14, 9, 7, 10])));
         assert_eq!(
-            parse_message(lines.next().unwrap(), false),
-            Ok(Message::Drew { next: Side::Player, cards: vec![10] })
+            parse_message(lines.next().unwrap(), true),
+            Ok(Message::Hand(vec![14, 9, 7, 10]))
         );
         assert_eq!(
             parse_message(lines.next().unwrap(), false),
-            Ok(Message::Drew { next: Side::Computer, cards: vec![8, 14] })
+            Ok(Message::Drew {
+                next: Side::Player,
+                cards: vec![10]
+            })
         );
         assert_eq!(
             parse_message(lines.next().unwrap(), false),
-            Ok(Message::Drew { next: Side::Player, cards: vec![] })
+            Ok(Message::Drew {
+                next: Side::Computer,
+                cards: vec![8, 14]
+            })
         );
-        assert_eq!(parse_message(lines.next().unwrap(), false), Ok(Message::Over { computer: 4, player: 4 }));
+        assert_eq!(
+            parse_message(lines.next().unwrap(), false),
+            Ok(Message::Drew {
+                next: Side::Player,
+                cards: vec![]
+            })
+        );
+        assert_eq!(
+            parse_message(lines.next().unwrap(), false),
+            Ok(Message::Over {
+                computer: 4,
+                player: 4
+            })
+        );
         assert_eq!(parse_message("11", false), Ok(Message::Card(11)));
         assert!(parse_message("2 3 8", false).is_err());
     }

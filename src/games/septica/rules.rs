@@ -294,10 +294,12 @@ impl Table {
             (Phase::Lead(_) | Phase::Answer(_), Action::End) => Err(Illegal::EndNotAllowed),
             (_, Action::Card(c)) if !self.hand(side).has(c) => Err(Illegal::NotInHand(c)),
             (Phase::Decide(_), Action::Card(_)) if !self.answer_cut => Err(Illegal::NoCutToAnswer),
-            (Phase::Decide(_), Action::Card(c)) if !cuts(c, self.value) => Err(Illegal::DoesNotCut {
-                card: c,
-                value: self.value,
-            }),
+            (Phase::Decide(_), Action::Card(c)) if !cuts(c, self.value) => {
+                Err(Illegal::DoesNotCut {
+                    card: c,
+                    value: self.value,
+                })
+            }
             _ => Ok(()),
         }
     }
@@ -392,7 +394,12 @@ pub fn parse_deck(text: &str) -> Result<Vec<u8>, String> {
     for (i, word) in text.split_ascii_whitespace().enumerate() {
         match word.parse::<u8>() {
             Ok(v) if (LOW..=HIGH).contains(&v) => deck.push(v),
-            _ => return Err(format!("card {}: {word:?} is not a card value from 7 to 14", i + 1)),
+            _ => {
+                return Err(format!(
+                    "card {}: {word:?} is not a card value from 7 to 14",
+                    i + 1
+                ));
+            }
         }
     }
     if deck.len() != DECK {
@@ -417,7 +424,8 @@ mod tests {
     }
 
     /// The sample's opening: player 14 9 7 10; computer 7 7 7 8.
-    const SAMPLE: &str = "14 9 7 10  7 7 7 8  10 11 8 8 9 9 9 10 10 11 11 11 12 12 12 12 13 13 13 13 14 14 14 8";
+    const SAMPLE: &str =
+        "14 9 7 10  7 7 7 8  10 11 8 8 9 9 9 10 10 11 11 11 12 12 12 12 13 13 13 13 14 14 14 8";
 
     #[test]
     fn dealing() {
@@ -451,7 +459,10 @@ mod tests {
         t.apply(Side::Computer, Action::Card(8), &d);
         // The player answers 9: no cut. The computer may only end.
         t.apply(Side::Player, Action::Card(9), &d);
-        assert_eq!(t.check(Side::Computer, Action::Card(7)), Err(Illegal::NoCutToAnswer));
+        assert_eq!(
+            t.check(Side::Computer, Action::Card(7)),
+            Err(Illegal::NoCutToAnswer)
+        );
         assert_eq!(t.check(Side::Computer, Action::End), Ok(()));
         let end = t.apply(Side::Computer, Action::End, &d).unwrap();
         assert_eq!(end.winner, Side::Computer);
@@ -461,7 +472,10 @@ mod tests {
         let mut t = Table::deal(&d);
         t.apply(Side::Computer, Action::Card(7), &d);
         t.apply(Side::Player, Action::Card(7), &d);
-        assert_eq!(t.check(Side::Computer, Action::Card(8)), Err(Illegal::DoesNotCut { card: 8, value: 7 }));
+        assert_eq!(
+            t.check(Side::Computer, Action::Card(8)),
+            Err(Illegal::DoesNotCut { card: 8, value: 7 })
+        );
         assert_eq!(t.check(Side::Computer, Action::Card(7)), Ok(()));
         t.apply(Side::Computer, Action::Card(7), &d);
         assert_eq!(t.holder, Side::Computer);
@@ -472,11 +486,23 @@ mod tests {
     fn only_the_leader_ends_and_only_after_an_answer() {
         let d = deck(SAMPLE);
         let mut t = Table::deal(&d);
-        assert_eq!(t.check(Side::Computer, Action::End), Err(Illegal::EndNotAllowed));
-        assert_eq!(t.check(Side::Player, Action::Card(7)), Err(Illegal::NotYourTurn));
+        assert_eq!(
+            t.check(Side::Computer, Action::End),
+            Err(Illegal::EndNotAllowed)
+        );
+        assert_eq!(
+            t.check(Side::Player, Action::Card(7)),
+            Err(Illegal::NotYourTurn)
+        );
         t.apply(Side::Computer, Action::Card(8), &d);
-        assert_eq!(t.check(Side::Player, Action::End), Err(Illegal::EndNotAllowed));
-        assert_eq!(t.check(Side::Player, Action::Card(12)), Err(Illegal::NotInHand(12)));
+        assert_eq!(
+            t.check(Side::Player, Action::End),
+            Err(Illegal::EndNotAllowed)
+        );
+        assert_eq!(
+            t.check(Side::Player, Action::Card(12)),
+            Err(Illegal::NotInHand(12))
+        );
     }
 
     #[test]

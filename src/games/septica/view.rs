@@ -57,9 +57,9 @@ pub enum Event {
     ComputerPlayed(u8),
     /// The computer ended the trick (the view is as it was before).
     ComputerEnded,
-    /// The trick ended and both drew `count` cards each (the player's are
-    /// already in its hand).
-    Drew { count: u8 },
+    /// The trick ended and both drew as many cards as `player_drew` holds
+    /// (already in the player's hand), or none at the end of the match.
+    Drew { player_drew: Hand },
 }
 
 /// A Septica player.
@@ -169,13 +169,15 @@ impl View {
                     Side::Player => Turn::PlayerLeads,
                 };
                 Ok(Event::Drew {
-                    count: cards.len() as u8,
+                    player_drew: Hand::from_cards(&cards),
                 })
             }
             (Turn::ComputerDecides | Turn::PlayerDecides, Message::Over { .. }) => {
                 self.end_trick(self.holder);
                 self.turn = Turn::MatchStart;
-                Ok(Event::Drew { count: 0 })
+                Ok(Event::Drew {
+                    player_drew: Hand::default(),
+                })
             }
             (turn, message) => Err(format!("unexpected {message:?} in {turn:?}")),
         }
@@ -219,6 +221,99 @@ impl View {
     }
 }
 
+/// Hands `message` to the view and tells the player what happened.
+fn receive(view: &mut View, player: &mut impl Player, message: Message) -> Result<(), String> {
+    let before = view.clone();
+    let ends_trick = matches!(message, Message::Drew { .. } | Message::Over { .. });
+    let event = view.take(message)?;
+    if ends_trick && before.turn == Turn::ComputerDecides {
+        player.observe(&before, Event::ComputerEnded);
+    }
+    match event {
+        Event::Dealt | Event::Drew { .. } => player.observe(view, event),
+        _ => player.observe(&before, event),
+    }
+    Ok(())
+}
+
+fn players_turn(view: &View) -> bool {
+    matches!(
+        view.turn,
+        Turn::PlayerLeads | Turn::PlayerAnswers | Turn::PlayerDecides
+    )
+}
+
+/// Plays one match in-process, the computer as `referee septica` plays it
+/// and the player through the same view as over pipes: for testing and
+/// tuning players quickly. `check` sees the true table before each of the
+/// player's moves. Panics if the player breaks a rule.
+pub fn simulate<P: Player>(
+    deck: &[u8],
+    rng: &mut crate::rng::SplitMix64,
+    player: &mut P,
+    mut check: impl FnMut(&super::rules::Table, &P),
+) -> super::rules::Table {
+    use super::computer;
+    use super::rules::{Phase, Table};
+    let mut table = Table::deal(deck);
+    let mut view = View::default();
+    let tell = |view: &mut View, player: &mut P, message| {
+        receive(view, player, message).expect("the simulated computer follows the protocol");
+    };
+    tell(&mut view, player, Message::Hand(deck[..HAND].to_vec()));
+    loop {
+        let (side, action) = match table.phase {
+            Phase::Over => {
+                let (computer, player_points) = (table.points[0], table.points[1]);
+                tell(
+                    &mut view,
+                    player,
+                    Message::Over {
+                        computer,
+                        player: player_points,
+                    },
+                );
+                return table;
+            }
+            Phase::Lead(Side::Computer)
+            | Phase::Answer(Side::Computer)
+            | Phase::Decide(Side::Computer) => {
+                let action = computer::choose(&table)
+                    .pick(rng)
+                    .map_or(Action::End, Action::Card);
+                (Side::Computer, action)
+            }
+            _ => {
+                assert!(players_turn(&view), "the view lost track: {:?}", view.turn);
+                check(&table, player);
+                let action = player.act(&view);
+                if let Err(e) = table.check(Side::Player, action) {
+                    panic!("illegal {action:?}: {e}");
+                }
+                view.act(action);
+                (Side::Player, action)
+            }
+        };
+        let end = table.apply(side, action, deck);
+        if let (Side::Computer, Action::Card(c)) = (side, action) {
+            tell(&mut view, player, Message::Card(c));
+        }
+        if let Some(end) = end
+            && table.phase != Phase::Over
+        {
+            let cards = end.drawn[Side::Player as usize].clone();
+            tell(
+                &mut view,
+                player,
+                Message::Drew {
+                    next: end.winner,
+                    cards,
+                },
+            );
+        }
+    }
+}
+
 /// Plays every match on standard input and output until EOF.
 pub fn run(player: &mut impl Player) -> io::Result<()> {
     let mut input = io::stdin().lock();
@@ -227,7 +322,11 @@ pub fn run(player: &mut impl Player) -> io::Result<()> {
 }
 
 /// [`run`] on any streams (for tests).
-pub fn play(input: &mut impl BufRead, out: &mut impl Write, player: &mut impl Player) -> io::Result<()> {
+pub fn play(
+    input: &mut impl BufRead,
+    out: &mut impl Write,
+    player: &mut impl Player,
+) -> io::Result<()> {
     let mut view = View::default();
     let mut line = String::new();
     loop {
@@ -236,16 +335,12 @@ pub fn play(input: &mut impl BufRead, out: &mut impl Write, player: &mut impl Pl
             return Ok(());
         }
         let bad = |e: String| io::Error::new(io::ErrorKind::InvalidData, e);
-        let message = protocol::parse_message(line.trim_end(), view.turn == Turn::MatchStart).map_err(bad)?;
-        let before = view.clone();
-        let event = view.take(message).map_err(bad)?;
-        match event {
-            Event::Dealt | Event::Drew { .. } => player.observe(&view, event),
-            _ => player.observe(&before, event),
-        }
+        let message =
+            protocol::parse_message(line.trim_end(), view.turn == Turn::MatchStart).map_err(bad)?;
+        receive(&mut view, player, message).map_err(bad)?;
         // Each message leaves at most one command to send: after it the
         // computer moves, or (after `0`) tells how the trick ended.
-        if matches!(view.turn, Turn::PlayerLeads | Turn::PlayerAnswers | Turn::PlayerDecides) {
+        if players_turn(&view) {
             let action = player.act(&view);
             match action {
                 Action::Card(c) => writeln!(out, "{c}")?,

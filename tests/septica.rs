@@ -1,0 +1,358 @@
+//! `referee septica` end to end: the real binary, scripted and reference
+//! players.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Run, fixture, referee};
+use serde_json::Value;
+
+/// The statement's sample opening: the player holds 14 9 7 10, the computer
+/// 7 7 7 8; then the deck.
+const SAMPLE_DECK: &str =
+    "14 9 7 10 7 7 7 8 10 11 8 8 9 9 9 10 10 11 11 11 12 12 12 12 13 13 13 13 14 14 14 8\n";
+
+fn bin(name: &str) -> String {
+    match name {
+        "septica" => env!("CARGO_BIN_EXE_septica").to_owned(),
+        "septica-editorial" => env!("CARGO_BIN_EXE_septica-editorial").to_owned(),
+        _ => unreachable!(),
+    }
+}
+
+struct Area {
+    dir: tempfile::TempDir,
+}
+
+impl Area {
+    fn new() -> Area {
+        Area {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn file(&self, name: &str, text: &str) -> String {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_owned()
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.dir.path().join(name).to_str().unwrap().to_owned()
+    }
+}
+
+fn septica(args: &[&str]) -> Run {
+    let mut all = vec!["septica"];
+    all.extend_from_slice(args);
+    referee(all, b"")
+}
+
+/// `referee septica --deal-file DECKS -v ... septica-script.sh COMMANDS`.
+fn scripted(deck: &str, opts: &[&str], commands: &[&str]) -> Run {
+    let area = Area::new();
+    let deals = area.file("deals.txt", deck);
+    let script = fixture("septica-script.sh");
+    let mut args = vec!["--deal-file", deals.as_str(), "--seed", "5", "-v"];
+    args.extend_from_slice(opts);
+    args.push(&script);
+    args.extend_from_slice(commands);
+    septica(&args)
+}
+
+fn last_line(run: &Run) -> &str {
+    run.stdout.lines().last().unwrap_or_default()
+}
+
+/// The line that says what the player did wrong.
+fn error_line(run: &Run) -> &str {
+    run.stdout
+        .lines()
+        .find(|l| l.starts_with("septica: match "))
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_statements_sample_as_far_as_it_goes() {
+    let run = scripted(SAMPLE_DECK, &[], &["7", "10", "0"]);
+    let lines = run.stdout_lines();
+    assert_eq!(
+        lines[..10],
+        [
+            "septica: 1 match, 500 wins needed, seed 5",
+            "match 1",
+            "  computer: 14 9 7 10",
+            // The computer holds three 7s and nothing valuable: it leads a 7.
+            "  computer: 7",
+            "  player:   7",
+            // The player cut and holds the trick; it draws first (the 10).
+            "  computer: 3 1 10",
+            "  player:   10",
+            // The sample's computer answered 11 here; the binding policy
+            // cuts a 10 with two potential cuts (it holds two 7s).
+            "  computer: 7",
+            "  player:   0",
+            "  computer: 2 1 8",
+        ]
+    );
+    // The script then sends `0` as an answer: illegal.
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(
+        error_line(&run).starts_with("septica: match 1, trick 3: incorrect output: the player sent \"0\": only the leader can end a trick"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn every_illegal_command_kind() {
+    // Trick 1: the computer leads 7; the player holds 14 9 7 10.
+    for (commands, says) in [
+        (
+            vec!["x"],
+            "trick 1: incorrect output: the player sent \"x\": expected a card value from 7 to 14, or 0",
+        ),
+        (vec!["15"], "the player sent \"15\": expected a card value"),
+        (vec![""], "the player sent \"\": expected a card value"),
+        (vec!["8"], "the player sent \"8\": 8 is not in the hand"),
+        (
+            vec!["0"],
+            "the player sent \"0\": only the leader can end a trick",
+        ),
+        // Trick 2: the player leads; `0` cannot start a trick.
+        (
+            vec!["7", "0"],
+            "trick 2: incorrect output: the player sent \"0\": only the leader can end a trick",
+        ),
+        // Trick 2: the player leads 10, the computer cuts with a 7, the
+        // player continues with its other 10, and the computer, left with
+        // one 7 and no 10, throws a worthless card: the player may only end.
+        (
+            vec!["7", "10", "10", "14"],
+            "trick 2: incorrect output: the player sent \"14\": the trick can only be continued after the answer cut",
+        ),
+    ] {
+        let run = scripted(SAMPLE_DECK, &[], &commands);
+        assert_eq!(run.code, Some(2), "{commands:?}: {run:?}");
+        assert!(
+            error_line(&run).contains(says),
+            "{commands:?}: {}",
+            run.stdout
+        );
+        assert!(
+            last_line(&run).starts_with("septica: stopped after 0 complete matches"),
+            "{}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn a_continuation_must_cut() {
+    // The computer (7 7 8 11 after trick 1) answers the player's 10 with a 7
+    // (a cut); the player may continue only with a 10 or a 7: 14 is wrong.
+    let run = scripted(SAMPLE_DECK, &[], &["7", "10", "14"]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(
+        error_line(&run)
+            .contains("the player sent \"14\": 14 does not cut a trick of 10 (only 10 or 7 do)"),
+        "{}",
+        run.stdout
+    );
+    // With its other 10 it may: the trick goes on, the computer answers.
+    let run = scripted(SAMPLE_DECK, &[], &["7", "10", "10", "0"]);
+    let lines = run.stdout_lines();
+    assert_eq!(lines[8], "  player:   10");
+    assert!(lines[9].starts_with("  computer: "), "{}", run.stdout);
+}
+
+#[test]
+fn a_whole_match_plays_out_after_the_deck_is_empty() {
+    let area = Area::new();
+    let deals = area.file("deals.txt", SAMPLE_DECK);
+    let run = septica(&[
+        "--deal-file",
+        &deals,
+        "--seed",
+        "5",
+        "-v",
+        &bin("septica-editorial"),
+    ]);
+    assert!(matches!(run.code, Some(0 | 1)), "{run:?}");
+    let computer: Vec<&str> = run
+        .stdout_lines()
+        .into_iter()
+        .filter_map(|l| l.strip_prefix("  computer: "))
+        .collect();
+    assert!(
+        computer.iter().any(|l| *l == "2 0" || *l == "3 0"),
+        "{}",
+        run.stdout
+    );
+    let end = computer.last().unwrap();
+    let scores: Vec<u8> = end.split(' ').skip(1).map(|s| s.parse().unwrap()).collect();
+    assert!(
+        end.starts_with("4 ") && scores.iter().sum::<u8>() == 8,
+        "{end}"
+    );
+    // Every card was played: 16 by each side.
+    let played = run
+        .stdout_lines()
+        .iter()
+        .filter(|l| l.starts_with("  player:   ") && !l.ends_with(" 0"))
+        .count();
+    assert_eq!(played, 16);
+}
+
+#[test]
+fn same_seed_same_matches() {
+    let editorial = bin("septica-editorial");
+    let one = septica(&["--seed", "77", "--matches", "20", "-v", &editorial]);
+    let two = septica(&["--seed", "77", "--matches", "20", "-v", &editorial]);
+    assert_eq!(one.stdout, two.stdout);
+    let three = septica(&["--seed", "78", "--matches", "20", "-v", &editorial]);
+    assert_ne!(one.stdout, three.stdout);
+}
+
+#[test]
+fn a_recorded_match_replays_from_its_deck() {
+    let area = Area::new();
+    let results = area.path("r.jsonl");
+    let editorial = bin("septica-editorial");
+    let run = septica(&[
+        "--seed",
+        "9",
+        "--matches",
+        "30",
+        "--results",
+        &results,
+        &editorial,
+    ]);
+    assert!(matches!(run.code, Some(0 | 1)), "{run:?}");
+    let records: Vec<Value> = std::fs::read_to_string(&results)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 30);
+    let original = &records[17];
+    let deck: Vec<String> = original["deck"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.to_string())
+        .collect();
+    let deals = area.file("one.txt", &format!("{}\n", deck.join(" ")));
+    let replay_results = area.path("replay.jsonl");
+    septica(&[
+        "--seed",
+        "9",
+        "--deal-file",
+        &deals,
+        "--results",
+        &replay_results,
+        &editorial,
+    ]);
+    let replay: Value =
+        serde_json::from_str(&std::fs::read_to_string(&replay_results).unwrap()).unwrap();
+    assert_eq!(replay["plays"], original["plays"]);
+    assert_eq!(replay["tricks"], original["tricks"]);
+    assert_eq!(replay["score"], original["score"]);
+    // Each record has who played what, the trick winners and the score.
+    assert_eq!(original["plays"].as_array().unwrap().len(), 32);
+    assert!(original["plays"][0]["by"] == "computer");
+    let points: u64 = original["tricks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["points"].as_u64().unwrap())
+        .sum();
+    assert_eq!(points, 8);
+}
+
+#[test]
+fn a_player_that_hangs_or_exits_is_a_crash() {
+    let area = Area::new();
+    let hang = area.file(
+        "hang.sh",
+        "#!/bin/sh\nread hand\nread card\nexec sleep 1000\n",
+    );
+    let exits = area.file("exits.sh", "#!/bin/sh\nread hand\nread card\nexit 4\n");
+    for script in [&hang, &exits] {
+        std::fs::set_permissions(script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    }
+    let run = septica(&["--timeout", "200ms", "--seed", "1", &hang]);
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("match 1, trick 1: program crashed: the player did not answer within 200ms"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.elapsed < Duration::from_secs(10));
+    let run = septica(&["--seed", "1", &exits]);
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("match 1, trick 1: program crashed: the player exited with status 4"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn verdicts_and_exit_statuses() {
+    let editorial = bin("septica-editorial");
+    let run = septica(&["--seed", "3", "--matches", "50", "--need", "1", &editorial]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        last_line(&run).ends_with("1 needed: ACCEPTED"),
+        "{}",
+        run.stdout
+    );
+    let run = septica(&["--seed", "3", "--matches", "50", "--need", "51", &editorial]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        last_line(&run).ends_with("51 needed: REJECTED"),
+        "{}",
+        run.stdout
+    );
+    assert!(last_line(&run).contains("95% CI"), "{}", run.stdout);
+}
+
+#[test]
+fn bad_deal_files_name_the_line() {
+    let area = Area::new();
+    let deals = area.file("deals.txt", &format!("# two decks\n{SAMPLE_DECK}\n7 7 7\n"));
+    let run = septica(&["--deal-file", &deals, &bin("septica-editorial")]);
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        run.stderr.contains(&format!(
+            "{deals}, line 4: a deck has 32 cards, this one has 3"
+        )),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn the_reference_player_wins_a_thousand_matches() {
+    // A quick setting of the strong player; it must still clear 500.
+    let run = septica(&[
+        "--seed",
+        "2026",
+        &bin("septica"),
+        "--guesses",
+        "8",
+        "--budget",
+        "5ms",
+    ]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        last_line(&run).ends_with("500 needed: ACCEPTED"),
+        "{}",
+        run.stdout
+    );
+}
