@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::bot::{BotLimits, BotSpec, DEFAULT_MAX_LINE, DEFAULT_STDERR_KEEP};
 use crate::exit::{EXIT_STATUS_HELP, Status};
+use crate::games::acesup::{self, Decks, JudgeConfig};
 use crate::games::chomp::{self, ChompConfig, Coord, build::BuildOptions};
 use crate::games::evensteven::dealer::{self, DealerConfig};
 use crate::games::septica::{self, SepticaConfig};
@@ -79,7 +80,32 @@ pub enum Command {
         after_long_help = SEPTICA_HELP
     )]
     Septica(SepticaArgs),
+
+    /// Aces Up: judge a program's output against the rules engine, deck by deck.
+    #[command(
+        override_usage = "referee acesup [OPTIONS] (--decks FILE | --random N) PROGRAM [ARGS]...",
+        after_help = ACESUP_HELP,
+        after_long_help = ACESUP_HELP
+    )]
+    Acesup(AcesupArgs),
 }
+
+const ACESUP_HELP: &str = "\
+Each deck is fed to a fresh run of PROGRAM as 52 lines; its whole output is
+compared line by line with the rules engine's (format: docs/acesup.md).
+Verdicts: ACCEPTED, WRONG ANSWER (with the first differing line, expected and
+got), TIME LIMIT, RUNTIME ERROR (with how it ended and its last stderr lines).
+
+Examples:
+  make -C bots/acesup && referee acesup --decks tournaments/acesup/decks.txt bots/acesup/executeit
+  referee acesup --random 1000 --seed 7 ./executeit
+
+Exit status:
+  0    every deck accepted
+  1    some deck was not
+  64   bad arguments, a bad deck file (named with its line), or a program
+       that cannot be started
+  70   internal error;  130  interrupted";
 
 const SEPTICA_HELP: &str = "\
 The computer deals and plays the other side of every match, with the policy
@@ -319,6 +345,43 @@ pub struct SepticaArgs {
     pub command: Vec<OsString>,
 }
 
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["decks", "random"])))]
+pub struct AcesupArgs {
+    /// Judge the decks in FILE: 52 lines each, separated by blank lines.
+    #[arg(long, value_name = "FILE")]
+    pub decks: Option<PathBuf>,
+
+    /// Judge N random decks.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub random: Option<u64>,
+
+    /// Seed of the random decks (printed; a fresh one when not given).
+    #[arg(long, value_name = "N", requires = "random")]
+    pub seed: Option<u64>,
+
+    /// Time limit per deck, from start to exit.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_positive_duration)]
+    pub timeout: Duration,
+
+    #[command(flatten)]
+    pub bot: BotOptions,
+
+    /// Append one JSON object per deck to FILE (see docs/results.md).
+    #[arg(long, value_name = "FILE")]
+    pub results: Option<PathBuf>,
+
+    /// The program, then any arguments for it.
+    #[arg(
+        value_name = "PROGRAM [ARGS]",
+        required = true,
+        num_args = 1..,
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub command: Vec<OsString>,
+}
+
 /// A human duration such as `45s`, `250ms` or `1m30s`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     humantime::parse_duration(text)
@@ -420,6 +483,24 @@ pub async fn run(cli: Cli) -> Status {
                 transcript: args.transcript,
             };
             septica::run(&config).await
+        }
+        Command::Acesup(args) => {
+            let decks = match (args.decks, args.random) {
+                (Some(file), _) => Decks::File(file),
+                (None, Some(count)) => Decks::Random {
+                    count,
+                    seed: args.seed,
+                },
+                (None, None) => unreachable!("clap requires one"),
+            };
+            let config = JudgeConfig {
+                program: bot_spec(&args.command),
+                limits: args.bot.limits(DEFAULT_MAX_LINE),
+                timeout: args.timeout,
+                decks,
+                results: args.results,
+            };
+            acesup::run(&config).await
         }
     }
 }

@@ -33,7 +33,7 @@ use referee::rng::SplitMix64;
 use search::{Search, player_actions};
 
 /// How hard to think; each can be set on the command line
-/// (`septica --budget 25ms --guesses 400 --horizon 1 --exact-from 4`).
+/// (`septica --budget 40ms --guesses 60 --horizon 2 --exact-from 4`).
 #[derive(Clone, Copy, Debug)]
 struct Settings {
     /// Time spent guessing per move.
@@ -52,9 +52,9 @@ const MIN_GUESSES: usize = 8;
 impl Default for Settings {
     fn default() -> Settings {
         Settings {
-            budget: Duration::from_millis(25),
-            guesses: 400,
-            horizon: 1,
+            budget: Duration::from_millis(40),
+            guesses: 60,
+            horizon: 2,
             exact_from: 4,
         }
     }
@@ -273,5 +273,54 @@ mod tests {
             })
             .count();
         eprintln!("{args}: {wins} of {matches} in {:?}", started.elapsed());
+    }
+}
+
+#[cfg(test)]
+mod ceiling {
+    //! How well a player that sees every card would do: an upper bound for
+    //! any real player against this computer.
+    use super::*;
+    use referee::games::septica::shuffled_deck;
+    use referee::games::septica::view::simulate;
+    use std::cell::RefCell;
+
+    struct Clairvoyant {
+        truth: RefCell<Option<(Table, Vec<u8>)>>,
+    }
+
+    impl Player for Clairvoyant {
+        fn act(&mut self, _view: &View) -> Action {
+            let (table, deck) = self.truth.borrow().clone().expect("set before each move");
+            let mut search = Search::new(&deck, None);
+            let actions = player_actions(&table);
+            let values: Vec<f64> = actions
+                .iter()
+                .map(|&a| search.after(&table, Side::Player, a))
+                .collect();
+            let best = (0..actions.len())
+                .max_by(|&a, &b| values[a].total_cmp(&values[b]))
+                .unwrap();
+            actions[best]
+        }
+    }
+
+    #[test]
+    #[ignore]
+    fn clairvoyant_win_rate() {
+        let matches: u64 = std::env::var("SEPTICA_MATCHES").map_or(100, |m| m.parse().unwrap());
+        let mut player = Clairvoyant {
+            truth: RefCell::new(None),
+        };
+        let mut wins = 0;
+        for index in 0..matches {
+            let deck = shuffled_deck(12, index);
+            let mut rng = SplitMix64::new(index ^ 0xdead);
+            let table = simulate(&deck, &mut rng, &mut player, |t, p: &Clairvoyant| {
+                *p.truth.borrow_mut() = Some((*t, deck.clone()));
+            });
+            wins += u64::from(table.player_wins());
+        }
+        eprintln!("clairvoyant: {wins} of {matches}");
     }
 }

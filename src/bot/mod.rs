@@ -107,6 +107,8 @@ pub enum BotError {
     ClosedInput,
     #[error("wrote a line longer than {cap} bytes")]
     LineTooLong { cap: usize },
+    #[error("wrote more than {cap} bytes")]
+    OutputTooLong { cap: usize },
     #[error("wrote a line that is not valid UTF-8: {lossy:?}")]
     InvalidUtf8 { lossy: String },
     #[error("cannot relay its debug line: {0}")]
@@ -156,7 +158,9 @@ impl Fault {
 impl BotError {
     pub fn fault(&self) -> Fault {
         match self {
-            BotError::LineTooLong { .. } | BotError::InvalidUtf8 { .. } => Fault::Protocol,
+            BotError::LineTooLong { .. }
+            | BotError::OutputTooLong { .. }
+            | BotError::InvalidUtf8 { .. } => Fault::Protocol,
             BotError::Timeout { .. }
             | BotError::WriteTimeout { .. }
             | BotError::Exited { .. }
@@ -175,6 +179,7 @@ impl BotError {
             BotError::ClosedOutput => "closed_output",
             BotError::ClosedInput => "closed_input",
             BotError::LineTooLong { .. } => "line_too_long",
+            BotError::OutputTooLong { .. } => "output_too_long",
             BotError::InvalidUtf8 { .. } => "invalid_utf8",
             BotError::Relay(_) => "relay_failed",
             BotError::Io(_) => "io",
@@ -352,6 +357,57 @@ impl Bot {
                 None => return Err(self.diagnose_closed(BotError::ClosedOutput, None).await),
             }
         }
+    }
+
+    /// Closes the bot's standard input (EOF), for programs that read all
+    /// their input before answering.
+    pub fn close_input(&mut self) {
+        drop(self.stdin.take());
+    }
+
+    /// Reads the bot's whole output, line by line, until it closes it;
+    /// `Timeout` at `deadline`. More than `max_bytes` is
+    /// [`BotError::OutputTooLong`]. Lines lose their line endings; bytes that
+    /// are not UTF-8 are replaced.
+    pub async fn read_to_end(
+        &mut self,
+        deadline: Instant,
+        max_bytes: usize,
+    ) -> Result<Vec<String>, BotError> {
+        let mut lines = Vec::new();
+        let mut total = 0usize;
+        loop {
+            let next = match timeout_at(deadline, self.stdout.next()).await {
+                Err(_) => return Err(self.timed_out(deadline)),
+                Ok(Err(e)) => return Err(BotError::Io(e)),
+                Ok(Ok(next)) => next,
+            };
+            let range = match next {
+                Next::Line(range) => range,
+                Next::Eof { unterminated } if unterminated.is_empty() => return Ok(lines),
+                Next::Eof { unterminated } => unterminated,
+                Next::TooLong => {
+                    return Err(BotError::LineTooLong {
+                        cap: self.limits.max_line,
+                    });
+                }
+            };
+            let line = self.stdout.get(range);
+            total += line.len() + 1;
+            if total > max_bytes {
+                return Err(BotError::OutputTooLong { cap: max_bytes });
+            }
+            lines.push(String::from_utf8_lossy(lines::trim_line_end(line)).into_owned());
+        }
+    }
+
+    /// Waits until the bot exits, at most until `deadline` (`Timeout`), and
+    /// reaps it.
+    pub async fn wait_exit(&mut self, deadline: Instant) -> Result<Ended, BotError> {
+        if self.ended.is_none() && timeout_at(deadline, self.exit.exited()).await.is_err() {
+            return Err(self.timed_out(deadline));
+        }
+        self.reap().await.map_err(BotError::Io)
     }
 
     fn timed_out(&self, deadline: Instant) -> BotError {

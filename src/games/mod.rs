@@ -2,6 +2,7 @@
 //! the reference bots too) and an async driver that talks to bots through
 //! [`crate::bot`].
 
+pub mod acesup;
 pub mod chomp;
 pub mod evensteven;
 pub mod septica;

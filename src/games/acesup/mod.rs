@@ -1,0 +1,318 @@
+//! Aces Up: the rules engine, and `referee acesup`, which judges a
+//! submission by comparing its output with the engine's, deck by deck.
+//! Statement: `../shared/seeds/003_2c4c08e84b2b6906.txt`; the project's
+//! account of the rules and the output format: `docs/acesup.md`.
+
+pub mod deck;
+pub mod engine;
+
+use std::fmt;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::bot::{Bot, BotError, BotLimits, BotSpec, Ended, deadline_after};
+use crate::exit::Status;
+use crate::record::{self, Records};
+use crate::rng::fresh_seed;
+use engine::Card;
+
+/// Most output accepted from a program for one deck; the right output is
+/// under 10 KiB.
+const MAX_OUTPUT: usize = 1 << 20;
+
+/// Where the decks come from.
+#[derive(Clone, Debug)]
+pub enum Decks {
+    File(PathBuf),
+    Random { count: u64, seed: Option<u64> },
+}
+
+/// Everything `referee acesup` needs.
+#[derive(Clone, Debug)]
+pub struct JudgeConfig {
+    pub program: BotSpec,
+    pub limits: BotLimits,
+    /// Per deck, from start to exit.
+    pub timeout: Duration,
+    pub decks: Decks,
+    pub results: Option<PathBuf>,
+}
+
+/// The judgement of one deck.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Accepted,
+    WrongAnswer {
+        line: usize,
+        expected: Option<String>,
+        got: Option<String>,
+    },
+    /// Output the judge could not take (too long, a huge line).
+    BadOutput(String),
+    TimeLimit,
+    RuntimeError {
+        ended: String,
+    },
+}
+
+impl Verdict {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Verdict::Accepted => "accepted",
+            Verdict::WrongAnswer { .. } | Verdict::BadOutput(_) => "wrong_answer",
+            Verdict::TimeLimit => "time_limit",
+            Verdict::RuntimeError { .. } => "runtime_error",
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let quoted = |l: &Option<String>| match l {
+            Some(text) => format!("{text:?}"),
+            None => "the end of the output".into(),
+        };
+        match self {
+            Verdict::Accepted => write!(f, "ACCEPTED"),
+            Verdict::WrongAnswer {
+                line,
+                expected,
+                got,
+            } => write!(
+                f,
+                "WRONG ANSWER at line {line}: expected {}, got {}",
+                quoted(expected),
+                quoted(got)
+            ),
+            Verdict::BadOutput(why) => write!(f, "WRONG ANSWER: the program {why}"),
+            Verdict::TimeLimit => write!(f, "TIME LIMIT"),
+            Verdict::RuntimeError { ended } => write!(f, "RUNTIME ERROR: the program {ended}"),
+        }
+    }
+}
+
+/// Compares output lines with the expected text, line by line (trailing
+/// spaces and `\r` ignored, as are blank lines at the very end).
+pub fn compare(got: &[String], expected: &str) -> Verdict {
+    let mut got: Vec<&str> = got
+        .iter()
+        .map(|l| l.trim_end_matches([' ', '\r']))
+        .collect();
+    while got.last().is_some_and(|l| l.is_empty()) {
+        got.pop();
+    }
+    let expected: Vec<&str> = expected.lines().collect();
+    for i in 0..expected.len().max(got.len()) {
+        let (e, g) = (expected.get(i), got.get(i));
+        if e != g {
+            return Verdict::WrongAnswer {
+                line: i + 1,
+                expected: e.map(|s| s.to_string()),
+                got: g.map(|s| s.chars().take(200).collect()),
+            };
+        }
+    }
+    Verdict::Accepted
+}
+
+#[derive(Serialize)]
+struct DeckRecord<'a> {
+    game: &'static str,
+    index: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed: Option<u64>,
+    deck: String,
+    verdict: &'static str,
+    message: String,
+    micros: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exit: Option<Ended>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stderr: Option<&'a str>,
+    time: String,
+    referee: &'static str,
+}
+
+/// Runs the program on one deck and judges it.
+async fn judge(
+    config: &JudgeConfig,
+    deck: &[Card; 52],
+) -> Result<(Verdict, Duration, Option<Ended>, String), String> {
+    let mut bot = Bot::spawn(&config.program, config.limits)
+        .map_err(|e| format!("cannot start the program: {e}"))?;
+    let started = tokio::time::Instant::now();
+    let deadline = deadline_after(config.timeout);
+    let input = deck::input_text(deck);
+    // A program may stop reading early (and fail): what it printed and how
+    // it ended still decide.
+    let sent = bot.send(input.as_bytes(), deadline).await;
+    bot.close_input();
+    let output = match sent {
+        Err(BotError::Timeout { .. } | BotError::WriteTimeout { .. }) => Err(BotError::Timeout {
+            limit: config.timeout,
+        }),
+        _ => bot.read_to_end(deadline, MAX_OUTPUT).await,
+    };
+    let ended = match &output {
+        Ok(_) => bot.wait_exit(deadline).await,
+        Err(_) => Err(BotError::Timeout {
+            limit: config.timeout,
+        }),
+    };
+    let elapsed = started.elapsed();
+    let _ = bot.kill().await;
+    let stderr = bot.stderr(|t| t.last_lines(20).join("\n"));
+    let exit = ended.as_ref().ok().copied();
+    let verdict = match (output, ended) {
+        (Err(BotError::Timeout { .. }), _) | (_, Err(BotError::Timeout { .. })) => {
+            Verdict::TimeLimit
+        }
+        (Err(e), _) => Verdict::BadOutput(e.to_string()),
+        (_, Err(e)) => Verdict::RuntimeError {
+            ended: e.to_string(),
+        },
+        (Ok(_), Ok(ended)) if !ended.success() => Verdict::RuntimeError {
+            ended: ended.to_string(),
+        },
+        (Ok(lines), Ok(_)) => compare(&lines, &engine::expected_output(deck)),
+    };
+    Ok((verdict, elapsed, exit, stderr))
+}
+
+/// Runs `referee acesup`.
+pub async fn run(config: &JudgeConfig) -> Status {
+    let (decks, seed, source) = match &config.decks {
+        Decks::File(path) => {
+            let decks = std::fs::read_to_string(path)
+                .map_err(|e| e.to_string())
+                .and_then(|text| deck::read_deck_file(&text).map_err(|e| e.to_string()));
+            match decks {
+                Ok(decks) => (decks, None, path.display().to_string()),
+                Err(e) => {
+                    eprintln!("referee acesup: {}: {e}", path.display());
+                    return Status::Usage;
+                }
+            }
+        }
+        Decks::Random { count, seed } => {
+            let seed = seed.unwrap_or_else(fresh_seed);
+            let decks = (0..*count).map(|i| deck::random_deck(seed, i)).collect();
+            (decks, Some(seed), format!("random decks, seed {seed}"))
+        }
+    };
+    let mut records = match config.results.as_deref().map(Records::open).transpose() {
+        Ok(records) => records,
+        Err(e) => {
+            eprintln!("referee acesup: {e}");
+            return Status::Usage;
+        }
+    };
+    let mut out = std::io::stdout();
+    let _ = writeln!(
+        out,
+        "acesup: {} deck{} ({source}), {} per deck",
+        decks.len(),
+        if decks.len() == 1 { "" } else { "s" },
+        humantime::format_duration(config.timeout)
+    );
+    let mut accepted = 0;
+    for (i, deck) in decks.iter().enumerate() {
+        let (verdict, elapsed, ended, stderr) = match judge(config, deck).await {
+            Ok(judged) => judged,
+            Err(e) => {
+                eprintln!("referee acesup: {e}");
+                return Status::Usage;
+            }
+        };
+        accepted += usize::from(verdict == Verdict::Accepted);
+        let timing = match verdict {
+            Verdict::TimeLimit => {
+                format!(" ({} limit)", humantime::format_duration(config.timeout))
+            }
+            _ => format!(" ({:.1}ms)", elapsed.as_secs_f64() * 1e3),
+        };
+        let _ = writeln!(out, "deck {}: {verdict}{timing}", i + 1);
+        if matches!(verdict, Verdict::RuntimeError { .. }) && !stderr.is_empty() {
+            for line in stderr
+                .lines()
+                .rev()
+                .take(5)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+            {
+                let _ = writeln!(out, "  | {line}");
+            }
+        }
+        if let Some(records) = records.as_mut() {
+            let record = DeckRecord {
+                game: "acesup",
+                index: i as u64 + 1,
+                seed,
+                deck: deck
+                    .iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                verdict: verdict.name(),
+                message: verdict.to_string(),
+                micros: u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
+                exit: ended,
+                stderr: (!stderr.is_empty()).then_some(stderr.as_str()),
+                time: record::timestamp(),
+                referee: record::REFEREE_VERSION,
+            };
+            if let Err(e) = records.append(&record) {
+                eprintln!("referee acesup: {e}");
+            }
+        }
+    }
+    let _ = writeln!(out, "acesup: {accepted} of {} decks accepted", decks.len());
+    if accepted == decks.len() {
+        Status::Pass
+    } else {
+        Status::Fail
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comparing_outputs() {
+        let expected = "a\nb\nc\n";
+        let lines = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            compare(&lines(&["a", "b", "c"]), expected),
+            Verdict::Accepted
+        );
+        assert_eq!(
+            compare(&lines(&["a", "b ", "c\r", ""]), expected),
+            Verdict::Accepted
+        );
+        assert_eq!(
+            compare(&lines(&["a", "x", "c"]), expected),
+            Verdict::WrongAnswer {
+                line: 2,
+                expected: Some("b".into()),
+                got: Some("x".into())
+            }
+        );
+        assert_eq!(
+            compare(&lines(&["a", "b"]), expected),
+            Verdict::WrongAnswer {
+                line: 3,
+                expected: Some("c".into()),
+                got: None
+            }
+        );
+        assert_eq!(
+            compare(&lines(&["a", "b", "c", "d"]), expected).to_string(),
+            "WRONG ANSWER at line 4: expected the end of the output, got \"d\""
+        );
+    }
+}

@@ -1,0 +1,324 @@
+//! Aces Up: the rules engine against a second, deliberately naive
+//! implementation written here from the statement; and `referee acesup`
+//! judging real programs.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Run, fixture, referee};
+use proptest::prelude::*;
+use referee::games::acesup::{deck, engine};
+
+/// The statement, followed literally: piles as vectors, every exposed card
+/// compared with every other, the deck rotated by building a new vector.
+mod naive {
+    const RANKS: &str = "23456789TJQKA";
+    const SUITS: &str = "CDHS";
+
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Game {
+        pub sizes: Vec<usize>,
+        pub moves: u32,
+        pub won: bool,
+        pub perfect: bool,
+    }
+
+    fn rank(card: &str) -> usize {
+        RANKS.find(&card[..1]).unwrap()
+    }
+
+    fn suit(card: &str) -> usize {
+        SUITS.find(&card[1..]).unwrap()
+    }
+
+    fn one_game(deck: &[String]) -> Game {
+        let mut piles: Vec<Vec<String>> = vec![vec![], vec![], vec![], vec![]];
+        let mut moves = 0;
+        for (i, card) in deck.iter().enumerate() {
+            piles[i % 4].push(card.clone());
+            loop {
+                // Every discardable exposed card.
+                let mut candidates = vec![];
+                for a in 0..4 {
+                    for b in 0..4 {
+                        if let (Some(x), Some(y)) = (piles[a].last(), piles[b].last()) {
+                            if a != b && suit(x) == suit(y) && rank(x) < rank(y) {
+                                candidates.push((rank(x), suit(x), a));
+                            }
+                        }
+                    }
+                }
+                if !candidates.is_empty() {
+                    candidates.sort();
+                    let pile = candidates[0].2;
+                    piles[pile].pop();
+                    moves += 1;
+                    continue;
+                }
+                let empty = (0..4).find(|&p| piles[p].is_empty());
+                let tall = (0..4).find(|&p| piles[p].len() >= 2);
+                if let (Some(e), Some(t)) = (empty, tall) {
+                    let card = piles[t].pop().unwrap();
+                    piles[e].push(card);
+                    moves += 1;
+                    continue;
+                }
+                break;
+            }
+        }
+        let left: Vec<&String> = piles.iter().flatten().collect();
+        let won = left.len() == 4 && left.iter().all(|c| c.starts_with('A'));
+        let perfect = won
+            && piles[0] == ["AC"]
+            && piles[1] == ["AD"]
+            && piles[2] == ["AH"]
+            && piles[3] == ["AS"];
+        Game {
+            sizes: piles.iter().map(Vec::len).collect(),
+            moves,
+            won,
+            perfect,
+        }
+    }
+
+    pub fn games(deck: &[String]) -> Vec<Game> {
+        let mut deck = deck.to_vec();
+        let mut out = vec![];
+        for _ in 0..52 {
+            let g = one_game(&deck);
+            let won = g.won;
+            out.push(g);
+            if won {
+                break;
+            }
+            let top = deck.remove(0);
+            deck.push(top);
+        }
+        out
+    }
+}
+
+fn as_strings(deck: &[engine::Card; 52]) -> Vec<String> {
+    deck.iter().map(|c| c.to_string()).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(10_000))]
+
+    #[test]
+    fn engine_agrees_with_the_naive_implementation(order in Just((0..52usize).collect::<Vec<_>>()).prop_shuffle()) {
+        let sorted = deck::random_deck(0, 0);
+        let mut cards = sorted;
+        let mut by_rank = sorted.to_vec();
+        by_rank.sort();
+        for (slot, &i) in cards.iter_mut().zip(&order) {
+            *slot = by_rank[i];
+        }
+        let ours = engine::play_rotations(&cards);
+        let theirs = naive::games(&as_strings(&cards));
+        prop_assert_eq!(ours.len(), theirs.len());
+        for (a, b) in ours.iter().zip(&theirs) {
+            prop_assert_eq!(a.piles.to_vec(), b.sizes.clone());
+            prop_assert_eq!(a.moves, b.moves);
+            prop_assert_eq!(a.won, b.won);
+            prop_assert_eq!(a.perfect, b.perfect);
+        }
+    }
+
+    #[test]
+    fn deck_parsers_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+        let _ = deck::read_input(&bytes, |_| {});
+        let _ = deck::read_deck_file(&String::from_utf8_lossy(&bytes));
+    }
+}
+
+fn acesup_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_acesup")
+}
+
+fn tournament(name: &str) -> String {
+    format!("{}/tournaments/acesup/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn judge(args: &[&str]) -> Run {
+    let mut all = vec!["acesup"];
+    all.extend_from_slice(args);
+    referee(all, b"")
+}
+
+#[test]
+fn the_tournament_decks_show_every_kind_of_game() {
+    let text = std::fs::read_to_string(tournament("decks.txt")).unwrap();
+    let decks = deck::read_deck_file(&text).unwrap();
+    let games: Vec<Vec<engine::Game>> = decks.iter().map(engine::play_rotations).collect();
+    // Won on the first game, perfect, won after rotations, never won.
+    assert!(games[0].len() == 1 && games[0][0].won && !games[0][0].perfect);
+    assert!(games[1].len() == 1 && games[1][0].perfect);
+    assert!(games[2].len() > 1 && games[2].last().unwrap().won);
+    assert!(games[3].len() == 52 && !games[3].iter().any(|g| g.won));
+    // deck1.txt is the first of them, as a program's input.
+    let deck1 = std::fs::read(tournament("deck1.txt")).unwrap();
+    assert_eq!(deck::read_input(&deck1, |_| {}).unwrap(), decks[0]);
+}
+
+#[test]
+fn the_reference_program_is_accepted() {
+    let run = judge(&["--decks", &tournament("decks.txt"), acesup_bin()]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stdout.ends_with("acesup: 4 of 4 decks accepted\n"),
+        "{}",
+        run.stdout
+    );
+    let run = judge(&["--random", "200", "--seed", "7", acesup_bin()]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stdout.contains("random decks, seed 7"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn the_reference_program_echoes_and_reports() {
+    let input = std::fs::read(tournament("deck1.txt")).unwrap();
+    let output = std::process::Command::new(acesup_bin())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(&input)?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    let deck = deck::read_input(&input, |_| {}).unwrap();
+    assert_eq!(text, engine::expected_output(&deck));
+    assert!(text.starts_with(std::str::from_utf8(&input).unwrap()));
+    assert!(text.ends_with("Result: won\n"), "{text}");
+}
+
+#[test]
+fn bad_input_is_refused_with_the_line() {
+    let mut input = std::fs::read_to_string(tournament("deck1.txt")).unwrap();
+    input.replace_range(9..11, "1X");
+    let output = std::process::Command::new(acesup_bin())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(input.as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(
+        stderr,
+        "executeit: line 4: '1' is not a rank (2-9, T, J, Q, K, A)\n"
+    );
+    // The three good cards before it were echoed.
+    assert_eq!(String::from_utf8(output.stdout).unwrap(), input[..9]);
+}
+
+#[test]
+fn an_off_by_one_move_count_is_a_wrong_answer() {
+    let run = judge(&[
+        "--decks",
+        &tournament("decks.txt"),
+        &fixture("acesup-off-by-one.sh"),
+        acesup_bin(),
+    ]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let first = run.stdout.lines().nth(1).unwrap();
+    assert!(
+        first.starts_with("deck 1: WRONG ANSWER at line 56: expected \"Moves: ")
+            && first.contains(", got \"Moves: "),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.ends_with("acesup: 0 of 4 decks accepted\n"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_crash_is_a_runtime_error() {
+    let run = judge(&[
+        "--decks",
+        &tournament("decks.txt"),
+        &fixture("acesup-crash.sh"),
+    ]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let first = run.stdout.lines().nth(1).unwrap();
+    assert!(
+        first.starts_with("deck 1: RUNTIME ERROR: the program was killed by signal 11 (SIGSEGV)"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("  | about to crash"), "{}", run.stdout);
+}
+
+#[test]
+fn a_slow_program_hits_the_time_limit() {
+    let run = judge(&[
+        "--timeout",
+        "300ms",
+        "--random",
+        "2",
+        "--seed",
+        "1",
+        &fixture("acesup-slow.sh"),
+    ]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        run.stdout.contains("deck 1: TIME LIMIT (300ms limit)"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("deck 2: TIME LIMIT"), "{}", run.stdout);
+    assert!(run.elapsed < Duration::from_secs(10));
+}
+
+#[test]
+fn results_and_bad_deck_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let run = judge(&[
+        "--random",
+        "3",
+        "--seed",
+        "5",
+        "--results",
+        results.to_str().unwrap(),
+        acesup_bin(),
+    ]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let records: Vec<serde_json::Value> = std::fs::read_to_string(&results)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 3);
+    assert_eq!(records[0]["verdict"], "accepted");
+    assert_eq!(records[0]["seed"], 5);
+    assert_eq!(records[0]["deck"].as_str().unwrap().split(' ').count(), 52);
+
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&bad, "AS\nAS\n").unwrap();
+    let run = judge(&["--decks", bad.to_str().unwrap(), acesup_bin()]);
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("line 1: the deck starting here has 2 cards"),
+        "{}",
+        run.stderr
+    );
+}
