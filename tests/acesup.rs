@@ -42,10 +42,12 @@ mod naive {
                 let mut candidates = vec![];
                 for a in 0..4 {
                     for b in 0..4 {
-                        if let (Some(x), Some(y)) = (piles[a].last(), piles[b].last()) {
-                            if a != b && suit(x) == suit(y) && rank(x) < rank(y) {
-                                candidates.push((rank(x), suit(x), a));
-                            }
+                        if let (Some(x), Some(y)) = (piles[a].last(), piles[b].last())
+                            && a != b
+                            && suit(x) == suit(y)
+                            && rank(x) < rank(y)
+                        {
+                            candidates.push((rank(x), suit(x), a));
                         }
                     }
                 }
