@@ -529,7 +529,7 @@ mod tests {
         assert!(parse_deck("7 7").unwrap_err().contains("this one has 2"));
         assert!(parse_deck("6").unwrap_err().contains("card 1"));
         let mut text = SAMPLE.replace("14 14 14 8", "14 14 14 14");
-        assert!(parse_deck(&text).unwrap_err().contains("5 of 14"));
+        assert!(parse_deck(&text).unwrap_err().contains("has 3 of 8"));
         text = SAMPLE.to_string();
         assert_eq!(parse_deck(&text).unwrap().len(), 32);
     }
