@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::bot::{BotLimits, BotSpec, DEFAULT_MAX_LINE, DEFAULT_STDERR_KEEP};
+use crate::bot::{BotLimits, BotSpec, DEFAULT_MAX_LINE, DEFAULT_STDERR_KEEP, Resources};
 use crate::exit::{EXIT_STATUS_HELP, Status};
 use crate::games::acesup::{self, Decks, JudgeConfig};
 use crate::games::chomp::{self, ChompConfig, Coord, build::BuildOptions};
@@ -178,6 +178,79 @@ pub struct BotOptions {
     /// error as it arrives. It is captured (the last 64 KiB) either way.
     #[arg(long)]
     pub show_stderr: bool,
+
+    /// Address space of each bot process (e.g. 2GiB, 512MiB, or `none`).
+    #[arg(long, value_name = "SIZE", default_value = "2GiB", value_parser = parse_size)]
+    pub limit_memory: Limit,
+
+    /// Largest file a bot may write (`none` for no limit).
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_size)]
+    pub limit_file_size: Limit,
+
+    /// Open files per bot process (`none` for no limit).
+    #[arg(long, value_name = "N", default_value = "1024", value_parser = parse_count)]
+    pub limit_open_files: Limit,
+
+    /// Processes of the user a bot may reach (RLIMIT_NPROC; the kernel does
+    /// not apply it to root).
+    #[arg(long, value_name = "N", default_value = "none", value_parser = parse_count)]
+    pub limit_procs: Limit,
+
+    /// CPU time of each bot process (e.g. 10m; `none` for no limit).
+    #[arg(long, value_name = "DURATION", default_value = "none", value_parser = parse_cpu)]
+    pub limit_cpu: Limit,
+}
+
+/// A resource limit from the command line; `None` is "no limit".
+#[derive(Clone, Copy, Debug)]
+pub struct Limit(pub Option<u64>);
+
+/// Sizes: bytes, or with K/M/G (×1000) or KiB/MiB/GiB (×1024); `none`.
+pub fn parse_size(text: &str) -> Result<Limit, String> {
+    if text == "none" {
+        return Ok(Limit(None));
+    }
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?}: expected a size such as 2GiB, 512MiB or 1000000"))?;
+    let scale: u64 = match unit {
+        "" | "B" => 1,
+        "K" | "KB" => 1_000,
+        "M" | "MB" => 1_000_000,
+        "G" | "GB" => 1_000_000_000,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        _ => {
+            return Err(format!(
+                "{text:?}: unknown unit {unit:?} (use K, M, G, KiB, MiB or GiB)"
+            ));
+        }
+    };
+    number
+        .checked_mul(scale)
+        .map(|n| Limit(Some(n)))
+        .ok_or_else(|| format!("{text:?}: too large"))
+}
+
+fn parse_count(text: &str) -> Result<Limit, String> {
+    if text == "none" {
+        return Ok(Limit(None));
+    }
+    text.parse()
+        .map(|n| Limit(Some(n)))
+        .map_err(|_| format!("{text:?}: expected a whole number or `none`"))
+}
+
+fn parse_cpu(text: &str) -> Result<Limit, String> {
+    if text == "none" {
+        return Ok(Limit(None));
+    }
+    parse_positive_duration(text).map(|d| Limit(Some(d.as_secs().max(1))))
 }
 
 impl BotOptions {
@@ -188,6 +261,13 @@ impl BotOptions {
             stderr_keep: DEFAULT_STDERR_KEEP,
             grace: self.grace,
             echo_stderr: self.show_stderr,
+            resources: Resources {
+                memory: self.limit_memory.0,
+                processes: self.limit_procs.0,
+                file_size: self.limit_file_size.0,
+                open_files: self.limit_open_files.0,
+                cpu_seconds: self.limit_cpu.0,
+            },
         }
     }
 }

@@ -35,6 +35,7 @@ fn main() {
     // Before any other thread exists, so that every thread inherits the
     // blocked mask and the signals reach only the signal thread.
     start_signal_thread();
+    groups::become_subreaper();
     groups::start_watchdog();
     // One game drives its bots from one thread: a current-thread runtime
     // avoids cross-thread wake-ups on every move, and keeps every bot
@@ -51,6 +52,7 @@ fn main() {
     };
     let status = runtime.block_on(cli::run(cli));
     groups::kill_all();
+    groups::kill_strays();
     let _ = std::io::stdout().flush();
     std::process::exit(status.code());
 }

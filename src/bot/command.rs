@@ -7,9 +7,10 @@ use std::time::Duration;
 use nix::sys::signal::Signal;
 use tokio::time::{Instant, timeout};
 
-use super::groups::GroupGuard;
+use super::exit::ExitWatch;
+use super::groups::{self, GroupGuard};
 use super::stderr::{Capture, Tail};
-use super::{BotSpec, Ended, SpawnError, spawn};
+use super::{BotSpec, Ended, KILL_WAIT, Resources, SpawnError, spawn};
 
 /// How a command ended.
 #[derive(Debug)]
@@ -36,24 +37,27 @@ pub async fn run_to_end(
     keep: usize,
 ) -> Result<Completed, SpawnError> {
     let path = spawn::resolve(&spec.program)?;
-    let mut cmd = spawn::command(&path, &spec.args, spec.dir.as_deref())?;
+    let mut cmd = spawn::command(&path, &spec.args, spec.dir.as_deref(), Resources::NONE)?;
     let started = Instant::now();
     let mut child = cmd.spawn().map_err(|e| spawn::classify(&path, e))?;
-    let mut group = GroupGuard::new(child.id().expect("a child just spawned has a pid") as i32);
+    let pid = child.id().expect("a child just spawned has a pid") as i32;
+    let mut group = GroupGuard::new(pid);
     drop(child.stdin.take());
     let mut out = Capture::start(child.stdout.take().expect("stdout is piped"), keep, false);
     let mut err = out.also(child.stderr.take().expect("stderr is piped"));
-    let ended = match timeout(limit, child.wait()).await {
-        Ok(Ok(status)) => Some(Ended::from(status)),
-        Ok(Err(_)) | Err(_) => {
-            group.signal(Signal::SIGKILL);
-            let _ = child.wait().await;
-            None
-        }
-    };
+    let exit = ExitWatch::new(pid);
+    let finished_in_time = timeout(limit, exit.exited()).await.is_ok();
     let elapsed = started.elapsed();
-    // Whatever it left running (a make job server, a daemon) goes too.
-    group.release();
+    // Whatever it left running (a make job server, a daemon) goes too,
+    // while the unreaped leader still holds the group's number.
+    group.signal(Signal::SIGKILL);
+    let reaped = match timeout(KILL_WAIT, exit.exited()).await {
+        Ok(()) => child.wait().await.ok(),
+        Err(_) => None,
+    };
+    group.forget();
+    groups::kill_strays();
+    let ended = reaped.filter(|_| finished_in_time).map(Ended::from);
     let drain = Duration::from_millis(200);
     out.finish(drain).await;
     err.finish(drain).await;

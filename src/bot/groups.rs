@@ -31,11 +31,13 @@ pub const WATCHDOG_COMMAND: &str = "__watchdog";
 struct Registry {
     live: BTreeSet<i32>,
     watchdog: Option<ChildStdin>,
+    watchdog_pid: Option<i32>,
 }
 
 static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     live: BTreeSet::new(),
     watchdog: None,
+    watchdog_pid: None,
 });
 
 fn registry() -> MutexGuard<'static, Registry> {
@@ -87,8 +89,16 @@ impl GroupGuard {
     /// Kills whatever is left of the group and forgets it. Must be called
     /// before the leader is reaped (see the module's notes).
     pub(crate) fn release(&mut self) {
+        self.signal(Signal::SIGKILL);
+        self.forget();
+    }
+
+    /// Forgets the group: to be called right after its leader is reaped,
+    /// so that no later signal can reach a process that reuses the number.
+    /// Until then the group stays registered, which also keeps
+    /// [`kill_strays`] from taking the unreaped leader for a stray.
+    pub(crate) fn forget(&mut self) {
         if let Some(pgid) = self.pgid.take() {
-            signal_group(pgid, Signal::SIGKILL);
             let mut registry = registry();
             registry.live.remove(&pgid);
             registry.tell('-', pgid);
@@ -117,8 +127,85 @@ pub fn kill_all() {
         for &pgid in &registry.live {
             signal_group(pgid, Signal::SIGKILL);
         }
+        let watchdog = registry.watchdog_pid;
+        drop(registry);
+        kill_strays_except(&BTreeSet::new(), watchdog);
         return;
     }
+}
+
+/// Makes the referee the "subreaper" of everything its bots start: a
+/// process whose parent dies is handed to the referee instead of to init,
+/// so one that left its bot's process group (`setsid`) can still be found
+/// and killed by [`kill_strays`].
+pub fn become_subreaper() {
+    // SAFETY: prctl with integer arguments.
+    let done = unsafe { nix::libc::prctl(nix::libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+    if done != 0 {
+        tracing::warn!(
+            "cannot become a subreaper: {}; processes that leave a bot's group may survive it",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
+/// Kills and reaps the referee's children that belong to no live bot: the
+/// orphans a bot left behind outside its process group (see
+/// [`become_subreaper`]). Bots, builds and the watchdog are spared.
+pub fn kill_strays() {
+    let (live, watchdog) = {
+        let registry = registry();
+        (registry.live.clone(), registry.watchdog_pid)
+    };
+    kill_strays_except(&live, watchdog);
+}
+
+fn kill_strays_except(live: &BTreeSet<i32>, watchdog: Option<i32>) {
+    let me = std::process::id() as i32;
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Some((ppid, pgid)) = parent_and_group(pid) else {
+            continue;
+        };
+        if ppid != me || live.contains(&pid) || live.contains(&pgid) || Some(pid) == watchdog {
+            continue;
+        }
+        tracing::debug!(pid, pgid, "killing a process left behind by a bot");
+        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+        // Ours to reap: tokio does not know it. A moment for it to die.
+        for _ in 0..50 {
+            match nix::sys::wait::waitpid(
+                Pid::from_raw(pid),
+                Some(nix::sys::wait::WaitPidFlag::WNOHANG),
+            ) {
+                Ok(nix::sys::wait::WaitStatus::StillAlive) => {
+                    std::thread::sleep(std::time::Duration::from_millis(1))
+                }
+                _ => break,
+            }
+        }
+    }
+}
+
+/// A process's parent and process group, from `/proc/PID/stat`.
+fn parent_and_group(pid: i32) -> Option<(i32, i32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may hold anything: read after
+    // the last ')'. Then: state, ppid, pgrp.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_ascii_whitespace().skip(1);
+    let ppid = fields.next()?.parse().ok()?;
+    let pgid = fields.next()?.parse().ok()?;
+    Some((ppid, pgid))
 }
 
 /// How many bot groups are alive (for diagnostics).
@@ -142,7 +229,11 @@ pub fn start_watchdog() {
             .spawn()
     });
     match started {
-        Ok(mut child) => registry().watchdog = child.stdin.take(),
+        Ok(mut child) => {
+            let mut registry = registry();
+            registry.watchdog = child.stdin.take();
+            registry.watchdog_pid = Some(child.id() as i32);
+        }
         Err(e) => tracing::warn!("cannot start the watchdog process: {e}"),
     }
 }

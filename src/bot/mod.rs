@@ -71,7 +71,56 @@ pub struct BotLimits {
     pub grace: Duration,
     /// Copy the bot's stderr to the referee's stderr as well as capturing it.
     pub echo_stderr: bool,
+    /// Kernel resource limits set on each bot process.
+    pub resources: Resources,
 }
+
+/// Resource limits (`setrlimit`) for a bot and everything it starts.
+/// `None` leaves a limit as the referee has it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Resources {
+    /// Address space, bytes (RLIMIT_AS).
+    pub memory: Option<u64>,
+    /// Processes of the user (RLIMIT_NPROC; the kernel does not apply it to
+    /// root).
+    pub processes: Option<u64>,
+    /// Largest file it may write, bytes (RLIMIT_FSIZE).
+    pub file_size: Option<u64>,
+    /// Open file descriptors (RLIMIT_NOFILE).
+    pub open_files: Option<u64>,
+    /// CPU time, seconds (RLIMIT_CPU).
+    pub cpu_seconds: Option<u64>,
+}
+
+impl Default for Resources {
+    fn default() -> Resources {
+        Resources {
+            memory: Some(DEFAULT_MEMORY),
+            processes: None,
+            file_size: Some(DEFAULT_FILE_SIZE),
+            open_files: Some(DEFAULT_OPEN_FILES),
+            cpu_seconds: None,
+        }
+    }
+}
+
+impl Resources {
+    /// No limits at all (for builds, which may need a lot).
+    pub const NONE: Resources = Resources {
+        memory: None,
+        processes: None,
+        file_size: None,
+        open_files: None,
+        cpu_seconds: None,
+    };
+}
+
+/// Default address-space limit of a bot: 2 GiB.
+pub const DEFAULT_MEMORY: u64 = 2 << 30;
+/// Default largest file a bot may write: 1 GiB.
+pub const DEFAULT_FILE_SIZE: u64 = 1 << 30;
+/// Default number of open files of a bot.
+pub const DEFAULT_OPEN_FILES: u64 = 1024;
 
 impl Default for BotLimits {
     fn default() -> BotLimits {
@@ -80,6 +129,7 @@ impl Default for BotLimits {
             stderr_keep: DEFAULT_STDERR_KEEP,
             grace: DEFAULT_GRACE,
             echo_stderr: false,
+            resources: Resources::default(),
         }
     }
 }
@@ -227,13 +277,28 @@ pub struct Bot {
     /// Set once the group leader has been reaped (after its group was
     /// killed: see [`Bot::reap`]).
     ended: Option<Ended>,
+    /// When the bot was seen to have exited (it may still be unreaped).
+    exited_at: Option<Instant>,
+}
+
+/// What to read from a bot's output.
+#[derive(Clone, Copy)]
+enum Unit {
+    Line,
+    Byte,
+}
+
+/// What was read.
+enum Read {
+    Line(Next),
+    Byte(Option<u8>),
 }
 
 impl Bot {
     /// Starts a bot. Must be called from within the tokio runtime.
     pub fn spawn(spec: &BotSpec, limits: BotLimits) -> Result<Bot, SpawnError> {
         let path = spawn::resolve(&spec.program)?;
-        let mut cmd = spawn::command(&path, &spec.args, spec.dir.as_deref())?;
+        let mut cmd = spawn::command(&path, &spec.args, spec.dir.as_deref(), limits.resources)?;
         let mut child = cmd.spawn().map_err(|e| spawn::classify(&path, e))?;
         let pid = child.id().expect("a child that was just spawned has a pid") as i32;
         // With process_group(0) the child's group id is its pid.
@@ -252,6 +317,7 @@ impl Bot {
             limits,
             sent_at: Instant::now(),
             ended: None,
+            exited_at: None,
         })
     }
 
@@ -302,12 +368,7 @@ impl Bot {
         mut relay: Relay<'_>,
     ) -> Result<Reply<'_>, BotError> {
         let line = loop {
-            let next = match timeout_at(deadline, self.stdout.next()).await {
-                Err(_) => return Err(self.timed_out(deadline)),
-                Ok(Err(e)) => return Err(BotError::Io(e)),
-                Ok(Ok(next)) => next,
-            };
-            match next {
+            match self.read_line_until(deadline).await? {
                 Next::Line(range) => match relay.as_mut() {
                     Some(out) if self.stdout.get(range.clone()).first() == Some(&b'*') => {
                         relay_line(*out, self.stdout.get(range)).map_err(BotError::Relay)?;
@@ -345,16 +406,57 @@ impl Bot {
     /// time since the last message was sent.
     pub async fn recv_byte(&mut self, deadline: Instant) -> Result<(u8, Duration), BotError> {
         loop {
-            let next = match timeout_at(deadline, self.stdout.next_byte()).await {
-                Err(_) => return Err(self.timed_out(deadline)),
-                Ok(Err(e)) => return Err(BotError::Io(e)),
-                Ok(Ok(next)) => next,
+            match self.read_until(deadline, Unit::Byte).await? {
+                Read::Line(_) => unreachable!("asked for a byte"),
+                Read::Byte(next) => match next {
+                    Some(b' ' | b'\t' | b'\r' | b'\n') if Instant::now() < deadline => continue,
+                    Some(b' ' | b'\t' | b'\r' | b'\n') => return Err(self.timed_out(deadline)),
+                    Some(byte) => return Ok((byte, self.sent_at.elapsed())),
+                    None => return Err(self.diagnose_closed(BotError::ClosedOutput, None).await),
+                },
+            }
+        }
+    }
+
+    /// The next line of output, until `deadline` (see [`Bot::read_until`]).
+    async fn read_line_until(&mut self, deadline: Instant) -> Result<Next, BotError> {
+        match self.read_until(deadline, Unit::Line).await? {
+            Read::Line(next) => Ok(next),
+            Read::Byte(_) => unreachable!("asked for a line"),
+        }
+    }
+
+    /// Reads one line or one byte of output, until `deadline`. Once the bot
+    /// has exited, what it left in the pipe is still read, but for
+    /// [`EXIT_PROBE`] at most: a process it left behind may hold the pipe
+    /// open for ever, and then the bot's end counts as its output's end.
+    async fn read_until(&mut self, deadline: Instant, unit: Unit) -> Result<Read, BotError> {
+        loop {
+            let exited = self.exited_at.is_some();
+            let until = self
+                .exited_at
+                .map_or(deadline, |t| deadline.min(t + EXIT_PROBE));
+            let stdout = &mut self.stdout;
+            let read = async {
+                match unit {
+                    Unit::Line => stdout.next().await.map(Read::Line),
+                    Unit::Byte => stdout.next_byte().await.map(Read::Byte),
+                }
             };
-            match next {
-                Some(b' ' | b'\t' | b'\r' | b'\n') if Instant::now() < deadline => continue,
-                Some(b' ' | b'\t' | b'\r' | b'\n') => return Err(self.timed_out(deadline)),
-                Some(byte) => return Ok((byte, self.sent_at.elapsed())),
-                None => return Err(self.diagnose_closed(BotError::ClosedOutput, None).await),
+            tokio::select! {
+                biased;
+                result = timeout_at(until, read) => {
+                    return match result {
+                        Ok(Ok(read)) => Ok(read),
+                        Ok(Err(e)) => Err(BotError::Io(e)),
+                        Err(_) if exited && Instant::now() < deadline => Ok(match unit {
+                            Unit::Line => Read::Line(Next::Eof { unterminated: 0..0 }),
+                            Unit::Byte => Read::Byte(None),
+                        }),
+                        Err(_) => Err(self.timed_out(deadline)),
+                    };
+                }
+                () = self.exit.exited(), if !exited => self.exited_at = Some(Instant::now()),
             }
         }
     }
@@ -377,12 +479,7 @@ impl Bot {
         let mut lines = Vec::new();
         let mut total = 0usize;
         loop {
-            let next = match timeout_at(deadline, self.stdout.next()).await {
-                Err(_) => return Err(self.timed_out(deadline)),
-                Ok(Err(e)) => return Err(BotError::Io(e)),
-                Ok(Ok(next)) => next,
-            };
-            let range = match next {
+            let range = match self.read_line_until(deadline).await? {
                 Next::Line(range) => range,
                 Next::Eof { unterminated } if unterminated.is_empty() => return Ok(lines),
                 Next::Eof { unterminated } => unterminated,
@@ -462,16 +559,22 @@ impl Bot {
             return Ok(ended);
         }
         let exited = timeout(KILL_WAIT, self.exit.exited()).await.is_ok();
-        self.group.release();
+        self.group.signal(Signal::SIGKILL);
         if !exited {
+            self.group.forget();
             return Err(io::Error::other(format!(
                 "process {} did not die within {} of SIGKILL",
                 self.child.id().unwrap_or(0),
                 humantime::format_duration(KILL_WAIT)
             )));
         }
-        let ended = Ended::from(self.child.wait().await?);
+        let status = self.child.wait().await;
+        self.group.forget();
+        let ended = Ended::from(status?);
         self.ended = Some(ended);
+        // Whatever it left running outside its group is orphaned now (and,
+        // the bot being reaped, cannot be mistaken for it).
+        groups::kill_strays();
         Ok(ended)
     }
 
@@ -488,15 +591,19 @@ impl Bot {
         let mut stdout_open = true;
         let mut relay_error = None;
         let mut exited = self.ended.is_some();
+        let mut until = deadline;
         // Until the bot has exited and its output is read to the end (its
-        // last debug lines included), or the grace period is over.
+        // last debug lines included), or the grace period is over. After the
+        // exit, a process it left behind may hold the output open: read on
+        // only briefly.
         while !exited || stdout_open {
             tokio::select! {
                 () = self.exit.exited(), if !exited => {
                     exited = true;
+                    until = deadline.min(Instant::now() + FINAL_DRAIN);
                     // Whatever the bot left running in its group would only
                     // hold its output open: the bot is done, so are they.
-                    self.group.release();
+                    self.group.signal(Signal::SIGKILL);
                 }
                 next = self.stdout.next(), if stdout_open => match next {
                     Ok(Next::Line(range)) => {
@@ -523,7 +630,7 @@ impl Bot {
                     }
                     Ok(Next::Eof { .. }) | Err(_) => stdout_open = false,
                 },
-                () = sleep_until(deadline) => break,
+                () = sleep_until(until) => break,
             }
         }
         let exited_in_grace = exited;

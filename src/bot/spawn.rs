@@ -98,6 +98,7 @@ pub(crate) fn command(
     path: &Path,
     args: &[OsString],
     dir: Option<&Path>,
+    resources: super::Resources,
 ) -> Result<tokio::process::Command, SpawnError> {
     let mut cmd = tokio::process::Command::new(path);
     cmd.args(args)
@@ -135,6 +136,18 @@ pub(crate) fn command(
                 Signal::SIGPIPE,
             ] {
                 nix::sys::signal::signal(signal, SigHandler::SigDfl)?;
+            }
+            use nix::sys::resource::{Resource, setrlimit};
+            for (resource, limit) in [
+                (Resource::RLIMIT_AS, resources.memory),
+                (Resource::RLIMIT_NPROC, resources.processes),
+                (Resource::RLIMIT_FSIZE, resources.file_size),
+                (Resource::RLIMIT_NOFILE, resources.open_files),
+                (Resource::RLIMIT_CPU, resources.cpu_seconds),
+            ] {
+                if let Some(limit) = limit {
+                    setrlimit(resource, limit, limit)?;
+                }
             }
             // PR_SET_PDEATHSIG is tied to the thread that forks. Bots are
             // spawned from the runtime's long-lived threads, never from a
