@@ -29,6 +29,11 @@ pub struct Cli {
     #[arg(long, value_name = "LEVEL", global = true, default_value = "warn")]
     pub log: LogLevel,
 
+    /// Do not fsync results after each game: faster, and a crash of the
+    /// referee still loses nothing written; only a crash of the machine may.
+    #[arg(long, global = true)]
+    pub no_fsync: bool,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -365,6 +370,12 @@ pub struct ChompArgs {
     #[arg(long, value_name = "N")]
     pub max_rounds: Option<u64>,
 
+    /// Finish an interrupted run: games of this run already in the
+    /// --results file are not played again (the seed is taken from them
+    /// unless --seed is given).
+    #[arg(long, requires = "results")]
+    pub resume: bool,
+
     /// The array file, or a directory of *.txt array files.
     #[arg(value_name = "ARRAY")]
     pub array: PathBuf,
@@ -413,6 +424,12 @@ pub struct SepticaArgs {
     /// Print every message of every match (the transcript).
     #[arg(short = 'v', long)]
     pub transcript: bool,
+
+    /// Finish an interrupted run: matches of this run already in the
+    /// --results file are not played again (the seed is taken from them
+    /// unless --seed is given).
+    #[arg(long, requires = "results")]
+    pub resume: bool,
 
     /// The player program, then any arguments for it.
     #[arg(
@@ -547,6 +564,7 @@ pub async fn run(cli: Cli) -> Status {
                 record_moves: args.record_moves,
                 games: args.games,
                 max_rounds: args.max_rounds,
+                resume: args.resume,
             };
             chomp::run(&config).await
         }
@@ -561,6 +579,7 @@ pub async fn run(cli: Cli) -> Status {
                 results: args.results,
                 deal_file: args.deal_file,
                 transcript: args.transcript,
+                resume: args.resume,
             };
             septica::run(&config).await
         }

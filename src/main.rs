@@ -32,6 +32,7 @@ fn main() {
         }
     };
     init_logging(cli.log.name());
+    referee::record::set_fsync(!cli.no_fsync);
     // Before any other thread exists, so that every thread inherits the
     // blocked mask and the signals reach only the signal thread.
     start_signal_thread();

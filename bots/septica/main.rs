@@ -16,8 +16,9 @@
 //!
 //! It stops guessing after a time budget or a number of guesses, whichever
 //! comes first; while many cards are left in the deck it searches only a
-//! few tricks ahead and estimates the rest. Its own random numbers come from
-//! a fixed seed.
+//! few tricks ahead and estimates the rest. Its own random numbers are
+//! seeded per match from its hand, so with `--budget` large enough that
+//! `--guesses` decides, it plays a match the same way every time.
 
 mod belief;
 mod search;
@@ -132,6 +133,14 @@ impl Player for Strong {
             Event::Dealt => {
                 self.unseen = view.unseen();
                 self.belief = Belief::uniform(&self.unseen, HAND);
+                // A generator per match, from its hand: with a fixed number
+                // of guesses (no time budget) a match replays identically.
+                let seed = view
+                    .hand
+                    .cards()
+                    .iter()
+                    .fold(90, |h, &c| h * 31 + u64::from(c));
+                self.rng = SplitMix64::new(seed);
             }
             Event::ComputerPlayed(card) => {
                 if !self

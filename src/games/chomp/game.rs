@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use futures_util::future::join_all;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::task::JoinHandle;
 use tokio::time::sleep_until;
 
@@ -18,7 +18,7 @@ use super::protocol::{self, Move, NO_MOVE_YET};
 use crate::bot::{Bot, BotError, BotLimits, BotSpec, Finished, deadline_after, later};
 
 /// How a player's game ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Fate {
     /// Still alive when the game ended.
@@ -46,7 +46,7 @@ impl Fate {
 }
 
 /// Why the game ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum End {
     /// Every cell was eaten.
@@ -89,7 +89,7 @@ pub struct Rules {
 }
 
 /// A player's result.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PlayerResult {
     pub player: usize,
     pub entrant: usize,
@@ -106,7 +106,7 @@ pub struct PlayerResult {
     pub error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stderr: Option<String>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stderr_truncated: bool,
 }
 

@@ -63,6 +63,8 @@ pub struct ChompConfig {
     pub record_moves: bool,
     pub games: u64,
     pub max_rounds: Option<u64>,
+    /// Skip the games `results` already holds for this run.
+    pub resume: bool,
 }
 
 /// An array file, read and checked.
@@ -116,6 +118,8 @@ struct GameRecord<'a> {
     game: &'static str,
     index: u64,
     seed: u64,
+    /// The run's fingerprint (see [`run_fingerprint`]).
+    run: &'a str,
     array: String,
     cols: u32,
     rows: u32,
@@ -151,7 +155,8 @@ async fn prepare_and_play(config: &ChompConfig) -> Result<(), String> {
         .map(Records::open)
         .transpose()
         .map_err(|e| e.to_string())?;
-    let seed = config.seed.unwrap_or_else(fresh_seed);
+    let fingerprint = run_fingerprint(config, &arrays);
+    let (seed, mut done) = resume(config, &fingerprint)?;
     let k = config.dirs.len();
 
     let programs = build::build_all(&config.dirs, &config.build).await;
@@ -205,6 +210,12 @@ async fn prepare_and_play(config: &ChompConfig) -> Result<(), String> {
             array.rows(),
             start
         );
+        if let Some(result) = done.remove(&(index + 1)) {
+            println!("  already played (resumed from the results file)");
+            report(&result, config.games, &dirs);
+            aggregate.add(&result);
+            continue;
+        }
         let result = game::play(&seats, &array.rows, start, rules).await;
         report(&result, config.games, &dirs);
         if let Some(records) = records.as_mut() {
@@ -212,6 +223,7 @@ async fn prepare_and_play(config: &ChompConfig) -> Result<(), String> {
                 game: "chomp",
                 index: index + 1,
                 seed,
+                run: &fingerprint,
                 array: array.path.display().to_string(),
                 cols: array.cols(),
                 rows: array.rows(),
@@ -262,6 +274,96 @@ fn report(result: &GameResult, games: u64, dirs: &[String]) {
         })
         .collect();
     println!("  {summary}: {}", scores.join(", "));
+}
+
+/// What decides a run's games, apart from the seed: the arrays (their
+/// contents), the entrants in order, the start, and the rules' limits.
+fn run_fingerprint(config: &ChompConfig, arrays: &[ArrayFile]) -> String {
+    let mut parts: Vec<String> = vec!["chomp".into()];
+    for a in arrays {
+        parts.push(a.path.display().to_string());
+        parts.push(
+            a.rows
+                .iter()
+                .map(|r| String::from_utf8_lossy(r))
+                .collect::<Vec<_>>()
+                .join("/"),
+        );
+    }
+    parts.extend(config.dirs.iter().map(|d| d.display().to_string()));
+    parts.push(format!(
+        "{:?} {:?} {:?}",
+        config.start, config.starve, config.max_rounds
+    ));
+    let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+    record::fingerprint(&refs)
+}
+
+/// A game read back from the results file.
+#[derive(serde::Deserialize)]
+struct StoredGame {
+    index: u64,
+    seed: u64,
+    start: [u32; 2],
+    rounds: u64,
+    end: End,
+    players: Vec<PlayerResult>,
+    moves: Option<Vec<String>>,
+}
+
+/// The run's seed, and with `--resume` the games already in the results
+/// file for this run (by index). Without `--seed`, a resumed run takes the
+/// seed its earlier games were played with.
+fn resume(
+    config: &ChompConfig,
+    fingerprint: &str,
+) -> Result<(u64, std::collections::HashMap<u64, GameResult>), String> {
+    let mut done = std::collections::HashMap::new();
+    if !config.resume {
+        return Ok((config.seed.unwrap_or_else(fresh_seed), done));
+    }
+    let path = config
+        .results
+        .as_deref()
+        .ok_or("--resume needs --results FILE (where the earlier games were written)")?;
+    let stored: Vec<StoredGame> = record::read_records(path)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|r| r["game"] == "chomp" && r["run"] == fingerprint)
+        .map(serde_json::from_value)
+        .collect::<Result<_, _>>()
+        .map_err(|e| {
+            format!(
+                "{}: a record of this run cannot be read back: {e}",
+                path.display()
+            )
+        })?;
+    let seed = match (config.seed, stored.first()) {
+        (Some(seed), _) => seed,
+        (None, Some(first)) => first.seed,
+        (None, None) => fresh_seed(),
+    };
+    for game in stored.into_iter().filter(|g| g.seed == seed) {
+        done.insert(
+            game.index,
+            GameResult {
+                start: Cell {
+                    col: game.start[0],
+                    row: game.start[1],
+                },
+                rounds: game.rounds,
+                end: game.end,
+                players: game.players,
+                moves: game.moves,
+            },
+        );
+    }
+    eprintln!(
+        "referee chomp: resuming: {} game(s) of this run already in {}",
+        done.len(),
+        path.display()
+    );
+    Ok((seed, done))
 }
 
 fn check_start(start: (Coord, Coord), array: &ArrayFile) -> Result<(), String> {

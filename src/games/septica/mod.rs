@@ -8,6 +8,7 @@ pub mod protocol;
 pub mod rules;
 pub mod view;
 
+use std::collections::HashMap;
 use std::fmt;
 use std::fmt::Write as _;
 use std::io::{self, IsTerminal, Write};
@@ -37,6 +38,8 @@ pub struct SepticaConfig {
     pub deal_file: Option<PathBuf>,
     /// Print every message, as the statement's sample table does.
     pub transcript: bool,
+    /// Skip the matches `results` already holds for this run.
+    pub resume: bool,
 }
 
 /// The deck of a match: a Fisher–Yates shuffle of the ordered deck
@@ -101,6 +104,8 @@ struct MatchRecord<'a> {
     game: &'static str,
     index: u64,
     seed: u64,
+    /// The run's fingerprint: the player's command and any deal file.
+    run: &'a str,
     deck: &'a [u8],
     plays: &'a [Play],
     tricks: &'a [TrickRecord],
@@ -173,6 +178,42 @@ impl fmt::Display for Failure {
             Failure::Illegal { text, why } => write!(f, "the player sent {:?}: {why}", cut(text)),
         }
     }
+}
+
+/// The run's seed, and with `--resume` which matches the results file
+/// already holds for this run (by index: whether the player won). Matches
+/// that ended with the player's failure are played again.
+fn resume(config: &SepticaConfig, fingerprint: &str) -> Result<(u64, HashMap<u64, bool>), String> {
+    let mut done = HashMap::new();
+    if !config.resume {
+        return Ok((config.seed.unwrap_or_else(fresh_seed), done));
+    }
+    let path = config
+        .results
+        .as_deref()
+        .ok_or("--resume needs --results FILE (where the earlier matches were written)")?;
+    let stored: Vec<serde_json::Value> = record::read_records(path)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|r| r["game"] == "septica" && r["run"] == fingerprint)
+        .filter(|r| r["outcome"] == "player" || r["outcome"] == "computer")
+        .collect();
+    let seed = match (config.seed, stored.first().and_then(|r| r["seed"].as_u64())) {
+        (Some(seed), _) => seed,
+        (None, Some(seed)) => seed,
+        (None, None) => fresh_seed(),
+    };
+    for r in stored.iter().filter(|r| r["seed"].as_u64() == Some(seed)) {
+        if let Some(index) = r["index"].as_u64() {
+            done.insert(index, r["outcome"] == "player");
+        }
+    }
+    eprintln!(
+        "referee septica: resuming: {} match(es) of this run already in {}",
+        done.len(),
+        path.display()
+    );
+    Ok((seed, done))
 }
 
 fn cut(text: &str) -> &str {
@@ -323,7 +364,29 @@ pub async fn run(config: &SepticaConfig) -> Status {
             return Status::Usage;
         }
     };
-    let seed = config.seed.unwrap_or_else(fresh_seed);
+    let fingerprint = {
+        let mut parts = vec!["septica".to_string()];
+        parts.push(config.player.program.to_string_lossy().into_owned());
+        parts.extend(
+            config
+                .player
+                .args
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned()),
+        );
+        for deck in decks.iter().flatten() {
+            parts.push(format!("{deck:?}"));
+        }
+        let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+        record::fingerprint(&refs)
+    };
+    let (seed, done) = match resume(config, &fingerprint) {
+        Ok(resumed) => resumed,
+        Err(e) => {
+            eprintln!("referee septica: {e}");
+            return Status::Usage;
+        }
+    };
     let matches = decks.as_ref().map_or(config.matches, |d| d.len() as u64);
     let mut out = io::BufWriter::new(io::stdout());
     let _ = writeln!(
@@ -338,6 +401,10 @@ pub async fn run(config: &SepticaConfig) -> Status {
     let mut wins = 0u64;
     let mut stderr_mark = 0u64;
     for index in 0..matches {
+        if let Some(&won) = done.get(&(index + 1)) {
+            wins += u64::from(won);
+            continue;
+        }
         let deck = match &decks {
             Some(decks) => decks[index as usize].clone(),
             None => shuffled_deck(seed, index),
@@ -408,6 +475,7 @@ pub async fn run(config: &SepticaConfig) -> Status {
                 game: "septica",
                 index: index + 1,
                 seed,
+                run: &fingerprint,
                 deck: &deck,
                 plays: &plays,
                 tricks: &tricks,
