@@ -201,6 +201,11 @@ pub struct BotOptions {
     #[arg(long, value_name = "N", default_value = "none", value_parser = parse_count)]
     pub limit_procs: Limit,
 
+    /// Run every bot under bubblewrap: no network, the file system
+    /// read-only, a private /tmp (needs the `bwrap` program).
+    #[arg(long)]
+    pub sandbox: bool,
+
     /// CPU time of each bot process (e.g. 10m; `none` for no limit).
     #[arg(long, value_name = "DURATION", default_value = "none", value_parser = parse_cpu)]
     pub limit_cpu: Limit,
@@ -266,6 +271,7 @@ impl BotOptions {
             stderr_keep: DEFAULT_STDERR_KEEP,
             grace: self.grace,
             echo_stderr: self.show_stderr,
+            sandbox: self.sandbox,
             resources: Resources {
                 memory: self.limit_memory.0,
                 processes: self.limit_procs.0,

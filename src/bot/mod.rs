@@ -73,6 +73,8 @@ pub struct BotLimits {
     pub echo_stderr: bool,
     /// Kernel resource limits set on each bot process.
     pub resources: Resources,
+    /// Run each bot under bubblewrap (see [`spawn::sandboxed`]).
+    pub sandbox: bool,
 }
 
 /// Resource limits (`setrlimit`) for a bot and everything it starts.
@@ -130,6 +132,7 @@ impl Default for BotLimits {
             grace: DEFAULT_GRACE,
             echo_stderr: false,
             resources: Resources::default(),
+            sandbox: false,
         }
     }
 }
@@ -298,7 +301,12 @@ impl Bot {
     /// Starts a bot. Must be called from within the tokio runtime.
     pub fn spawn(spec: &BotSpec, limits: BotLimits) -> Result<Bot, SpawnError> {
         let path = spawn::resolve(&spec.program)?;
-        let mut cmd = spawn::command(&path, &spec.args, spec.dir.as_deref(), limits.resources)?;
+        let (program, args) = if limits.sandbox {
+            spawn::sandboxed(&path, &spec.args, spec.dir.as_deref())?
+        } else {
+            (path.clone(), spec.args.clone())
+        };
+        let mut cmd = spawn::command(&program, &args, spec.dir.as_deref(), limits.resources)?;
         let mut child = cmd.spawn().map_err(|e| spawn::classify(&path, e))?;
         let pid = child.id().expect("a child that was just spawned has a pid") as i32;
         // With process_group(0) the child's group id is its pid.
@@ -570,7 +578,10 @@ impl Bot {
         }
         let status = self.child.wait().await;
         self.group.forget();
-        let ended = Ended::from(status?);
+        let mut ended = Ended::from(status?);
+        if self.limits.sandbox {
+            ended = ended.through_bwrap();
+        }
         self.ended = Some(ended);
         // Whatever it left running outside its group is orphaned now (and,
         // the bot being reaped, cannot be mistaken for it).

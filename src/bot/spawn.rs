@@ -41,6 +41,11 @@ pub enum SpawnError {
     BadDirectory { dir: PathBuf, source: io::Error },
     #[error("{}: cannot start: {source}", .path.display())]
     Other { path: PathBuf, source: io::Error },
+    #[error(
+        "--sandbox runs bots under bubblewrap, but `bwrap` is not installed \
+         (Debian and Ubuntu: apt-get install bubblewrap)"
+    )]
+    NoSandbox,
 }
 
 /// Where `program` is. A name with a `/` is a path (relative to the
@@ -68,6 +73,45 @@ pub fn resolve(program: &OsStr) -> Result<PathBuf, SpawnError> {
         .map(|dir| dir.join(as_path))
         .find(|candidate| candidate.is_file() && access(candidate, AccessFlags::X_OK).is_ok())
         .ok_or_else(|| SpawnError::NotOnPath(program.to_owned()))
+}
+
+/// The command line that runs `path` under bubblewrap: no network (a
+/// network namespace of its own), the whole file system read-only, a
+/// private writable `/tmp`, its own `/dev` and `/proc`, in its working
+/// directory. None of the games needs a bot to write anywhere else. It dies
+/// with its parent. bubblewrap must be on `PATH`.
+pub fn sandboxed(
+    path: &Path,
+    args: &[OsString],
+    dir: Option<&Path>,
+) -> Result<(PathBuf, Vec<OsString>), SpawnError> {
+    let bwrap = resolve(OsStr::new("bwrap")).map_err(|_| SpawnError::NoSandbox)?;
+    let dir = match dir {
+        Some(dir) => std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned()),
+        None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+    };
+    let mut wrapped: Vec<OsString> = [
+        "--unshare-all",
+        "--die-with-parent",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+        "--chdir",
+    ]
+    .iter()
+    .map(OsString::from)
+    .collect();
+    wrapped.push(dir.into_os_string());
+    wrapped.push("--".into());
+    wrapped.push(path.as_os_str().to_owned());
+    wrapped.extend(args.iter().cloned());
+    Ok((bwrap, wrapped))
 }
 
 /// Checks what can be checked before `exec`, for precise messages.

@@ -20,6 +20,15 @@ impl Ended {
     pub fn success(self) -> bool {
         self == Ended::Exited(0)
     }
+
+    /// bubblewrap reports a program killed by signal N as exit status
+    /// 128 + N; a sandboxed bot's end is read back that way.
+    pub fn through_bwrap(self) -> Ended {
+        match self {
+            Ended::Exited(code @ 129..=192) => Ended::Signaled(code - 128),
+            other => other,
+        }
+    }
 }
 
 impl From<ExitStatus> for Ended {
@@ -43,7 +52,13 @@ impl fmt::Display for Ended {
         match *self {
             Ended::Exited(code) => write!(f, "exited with status {code}"),
             Ended::Signaled(signal) => {
-                write!(f, "was killed by signal {signal} ({})", signal_name(signal))
+                write!(f, "was killed by signal {signal} ({})", signal_name(signal))?;
+                // The kernel's way of enforcing two resource limits.
+                match Signal::try_from(signal) {
+                    Ok(Signal::SIGXCPU) => write!(f, ": it used up its CPU time limit"),
+                    Ok(Signal::SIGXFSZ) => write!(f, ": it exceeded its file size limit"),
+                    _ => Ok(()),
+                }
             }
         }
     }

@@ -110,8 +110,35 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
+    referee_with(args, input, &[], None)
+}
+
+/// [`referee`] with extra environment variables (inherited by the bots)
+/// and a working directory.
+pub fn referee_with<I, S>(
+    args: I,
+    input: &[u8],
+    env: &[(&str, &str)],
+    dir: Option<&std::path::Path>,
+) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
     let marker = Marker::new();
-    let child = start(args, &marker);
+    let mut cmd = Command::new(referee_bin());
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    if let Some(dir) = dir {
+        cmd.current_dir(dir);
+    }
+    marker.apply(&mut cmd);
+    let child = cmd.spawn().expect("start referee");
     let run = finish(child, input);
     marker.assert_none_left();
     run

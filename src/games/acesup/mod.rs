@@ -156,28 +156,27 @@ async fn judge(
         }),
         _ => bot.read_to_end(deadline, MAX_OUTPUT).await,
     };
+    // Only a program that finished its output is waited for.
     let ended = match &output {
-        Ok(_) => bot.wait_exit(deadline).await,
-        Err(_) => Err(BotError::Timeout {
-            limit: config.timeout,
-        }),
+        Ok(_) => Some(bot.wait_exit(deadline).await),
+        Err(_) => None,
     };
     let elapsed = started.elapsed();
     let _ = bot.kill().await;
     let stderr = bot.stderr(|t| t.last_lines(20).join("\n"));
-    let exit = ended.as_ref().ok().copied();
+    let exit = ended.as_ref().and_then(|e| e.as_ref().ok().copied());
     let verdict = match (output, ended) {
-        (Err(BotError::Timeout { .. }), _) | (_, Err(BotError::Timeout { .. })) => {
+        (Err(BotError::Timeout { .. }), _) | (_, Some(Err(BotError::Timeout { .. }))) => {
             Verdict::TimeLimit
         }
         (Err(e), _) => Verdict::BadOutput(e.to_string()),
-        (_, Err(e)) => Verdict::RuntimeError {
+        (_, Some(Err(e))) => Verdict::RuntimeError {
             ended: e.to_string(),
         },
-        (Ok(_), Ok(ended)) if !ended.success() => Verdict::RuntimeError {
+        (Ok(_), Some(Ok(ended))) if !ended.success() => Verdict::RuntimeError {
             ended: ended.to_string(),
         },
-        (Ok(lines), Ok(_)) => compare(&lines, &engine::expected_output(deck)),
+        (Ok(lines), _) => compare(&lines, &engine::expected_output(deck)),
     };
     Ok((verdict, elapsed, exit, stderr))
 }
