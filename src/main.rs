@@ -37,6 +37,7 @@ fn main() {
     // blocked mask and the signals reach only the signal thread.
     start_signal_thread();
     groups::become_subreaper();
+    referee::bot::cgroup::log_containment();
     groups::start_watchdog();
     // One game drives its bots from one thread: a current-thread runtime
     // avoids cross-thread wake-ups on every move, and keeps every bot

@@ -6,8 +6,12 @@ use std::task::{Context, Poll};
 
 use proptest::prelude::*;
 use referee::bot::{LineReader, Next};
+use referee::games::chomp::protocol as chomp_protocol;
+use referee::games::chomp::{Coord, array};
 use referee::games::evensteven::Card;
 use referee::games::evensteven::input::parse_line;
+use referee::games::septica::protocol as septica_protocol;
+use referee::games::septica::rules::{self as septica_rules, Action};
 use tokio::io::{AsyncRead, ReadBuf};
 
 proptest! {
@@ -36,6 +40,40 @@ proptest! {
     #[test]
     fn dealer_input_parser_on_number_like_text(text in "[ \t]*[0-9+-]{0,12}[ \t]*[0-9a-z+-]{0,12}[ \t\r]*") {
         let _ = parse_line(text.as_bytes());
+    }
+
+    #[test]
+    fn array_files_never_panic(bytes in proptest::collection::vec(prop_oneof![Just(b'\n'), Just(b'A'), Just(b'Z'), any::<u8>()], 0..200)) {
+        if let Ok(rows) = array::parse(&bytes) {
+            prop_assert!(!rows.is_empty());
+            prop_assert!(rows.iter().all(|r| r.len() == rows[0].len() && r.iter().all(u8::is_ascii_uppercase)));
+        }
+    }
+
+    #[test]
+    fn chomp_messages_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200), players in 0usize..5) {
+        let mut input = &bytes[..];
+        let _ = chomp_protocol::read_header(&mut input);
+        let mut seen = vec![];
+        let _ = chomp_protocol::read_update(&mut input, players, &mut seen);
+    }
+
+    #[test]
+    fn septica_texts_never_panic(text in any::<String>(), start in any::<bool>()) {
+        if let Ok(Action::Card(c)) = septica_protocol::parse_command(&text) {
+            prop_assert!((7..=14).contains(&c));
+        }
+        let _ = septica_protocol::parse_message(&text, start);
+        let _ = septica_rules::parse_deck(&text);
+    }
+
+    #[test]
+    fn numeric_texts_never_panic(text in "[0-9RrGiBMKk +-]{0,24}") {
+        let _ = text.parse::<Coord>();
+        let _ = septica_protocol::parse_command(&text);
+        let _ = septica_protocol::parse_message(&text, false);
+        let _ = referee::cli::parse_size(&text);
+        let _ = referee::cli::parse_duration(&text);
     }
 
     #[test]

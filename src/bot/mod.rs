@@ -13,6 +13,7 @@
 //!
 //! Games never touch `tokio::process`; they use this module.
 
+pub mod cgroup;
 pub mod command;
 mod exit;
 pub mod groups;
