@@ -12,6 +12,7 @@ use crate::games::acesup::{self, Decks, JudgeConfig};
 use crate::games::chomp::{self, ChompConfig, Coord, build::BuildOptions};
 use crate::games::evensteven::dealer::{self, DealerConfig};
 use crate::games::septica::{self, SepticaConfig};
+use crate::tournament::{self, TournamentConfig};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -86,6 +87,18 @@ pub enum Command {
     )]
     Septica(SepticaArgs),
 
+    /// Many games of one kind between entrants, from a TOML file.
+    #[command(after_help = TOURNAMENT_HELP, after_long_help = TOURNAMENT_HELP)]
+    Tournament(TournamentArgs),
+
+    /// Checks expectations about bots (strength, speed, no crashes), for CI.
+    #[command(after_help = CI_HELP, after_long_help = CI_HELP)]
+    Ci(CiArgs),
+
+    /// Combines the outputs of tournament shards into one set of standings.
+    #[command(after_help = MERGE_HELP, after_long_help = MERGE_HELP)]
+    Merge(MergeArgs),
+
     /// Aces Up: judge a program's output against the rules engine, deck by deck.
     #[command(
         override_usage = "referee acesup [OPTIONS] (--decks FILE | --random N) PROGRAM [ARGS]...",
@@ -94,6 +107,44 @@ pub enum Command {
     )]
     Acesup(AcesupArgs),
 }
+
+const TOURNAMENT_HELP: &str = "\
+The file names the game, its limits, the number of games, a seed and the
+entrants (docs/tournaments.md). Games run several at once; one-player games
+are played by every entrant on the same seeds.
+
+Examples:
+  referee tournament tournaments/chomp.toml
+  referee tournament tournaments/septica.toml --jobs 2 --out runs/septica
+  referee tournament tournaments/septica.toml --out runs/s1 --shard 1/4
+  referee tournament tournaments/septica.toml --out runs/septica --resume
+
+Exit status:
+  0    the tournament was played (whatever the bots did)
+  64   a bad tournament file or arguments
+  70   internal error;  130  interrupted";
+
+const CI_HELP: &str = "\
+Each [[case]] of the suite plays a bot (against opponents, for Chomp) and
+checks its expectations: no crash, no timeout, no unnecessary loss, a win
+rate (Wilson lower bound), a mean score, the slowest and the 99th-percentile
+move time (docs/ci.md). A line per case: PASS or FAIL, the figures, why.
+
+Examples:
+  referee ci tournaments/ci.toml
+  referee ci my-bot.toml --junit ci-report.xml
+
+Exit status:
+  0    every case passed
+  1    some case failed
+  64   a bad suite file;  70  internal error";
+
+const MERGE_HELP: &str = "\
+Reads OUT/run.json and OUT/records.jsonl of each shard's --out directory and
+prints the standings one run of all the games would give.
+
+Example:
+  referee merge runs/s1 runs/s2 runs/s3 runs/s4 --out runs/all";
 
 const ACESUP_HELP: &str = "\
 Each deck is fed to a fresh run of PROGRAM as 52 lines; its whole output is
@@ -272,6 +323,7 @@ impl BotOptions {
             grace: self.grace,
             echo_stderr: self.show_stderr,
             sandbox: self.sandbox,
+            cpu: None,
             resources: Resources {
                 memory: self.limit_memory.0,
                 processes: self.limit_procs.0,
@@ -485,6 +537,82 @@ pub struct AcesupArgs {
     pub command: Vec<OsString>,
 }
 
+#[derive(Debug, Args)]
+pub struct TournamentArgs {
+    /// The tournament file (TOML).
+    #[arg(value_name = "FILE.toml")]
+    pub file: PathBuf,
+
+    /// Games to play (overrides the file).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub games: Option<u64>,
+
+    /// Seed of every game (overrides the file; printed).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Games at once (default: the number of CPUs).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub jobs: Option<u64>,
+
+    /// Pin each game's processes to one CPU (game i to CPU i mod CPUs).
+    #[arg(long)]
+    pub pin: bool,
+
+    /// Write records, stderr files, build logs and standings (JSON, CSV) here.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Finish a run that was interrupted: games already in DIR are not
+    /// played again.
+    #[arg(long, requires = "out")]
+    pub resume: bool,
+
+    /// Play only shard K of N: games i with (i - 1) mod N = K - 1.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    pub shard: Option<(u64, u64)>,
+
+    /// No progress bar, even on a terminal.
+    #[arg(long)]
+    pub no_progress: bool,
+
+    #[command(flatten)]
+    pub bot: BotOptions,
+}
+
+#[derive(Debug, Args)]
+pub struct CiArgs {
+    /// The suite (TOML).
+    #[arg(value_name = "SUITE.toml")]
+    pub suite: PathBuf,
+
+    /// Also write a JUnit XML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub bot: BotOptions,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' output directories.
+    #[arg(value_name = "OUT", required = true)]
+    pub outs: Vec<PathBuf>,
+
+    /// Also write the merged records and standings to DIR.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+fn parse_shard(text: &str) -> Result<(u64, u64), String> {
+    let (k, n) = text.split_once('/').ok_or("expected K/N, e.g. 2/4")?;
+    match (k.parse::<u64>(), n.parse::<u64>()) {
+        (Ok(k), Ok(n)) if n >= 1 && (1..=n).contains(&k) => Ok((k, n)),
+        _ => Err(format!("{text:?}: expected K/N with 1 <= K <= N")),
+    }
+}
+
 /// A human duration such as `45s`, `250ms` or `1m30s`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     humantime::parse_duration(text)
@@ -588,6 +716,30 @@ pub async fn run(cli: Cli) -> Status {
                 resume: args.resume,
             };
             septica::run(&config).await
+        }
+        Command::Tournament(args) => {
+            let config = TournamentConfig {
+                file: args.file,
+                games: args.games,
+                seed: args.seed,
+                jobs: args.jobs.map(|j| j as usize),
+                pin: args.pin,
+                out: args.out,
+                resume: args.resume,
+                shard: args.shard,
+                progress: !args.no_progress,
+                limits: args.bot.limits(DEFAULT_MAX_LINE),
+            };
+            tournament::run(&config).await
+        }
+        Command::Merge(args) => tournament::merge(&args.outs, args.out.as_deref()),
+        Command::Ci(args) => {
+            crate::ci::run(
+                &args.suite,
+                args.junit.as_deref(),
+                args.bot.limits(DEFAULT_MAX_LINE),
+            )
+            .await
         }
         Command::Acesup(args) => {
             let decks = match (args.decks, args.random) {

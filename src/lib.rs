@@ -7,9 +7,11 @@
 //! - [`exit`] defines the exit statuses shared by every subcommand.
 
 pub mod bot;
+pub mod ci;
 pub mod cli;
 pub mod exit;
 pub mod games;
 pub mod record;
 pub mod rng;
 pub mod stats;
+pub mod tournament;

@@ -77,6 +77,11 @@ proptest! {
     }
 
     #[test]
+    fn tournament_files_never_panic(text in any::<String>()) {
+        let _ = referee::tournament::spec::parse(&text);
+    }
+
+    #[test]
     fn line_reader_matches_a_simple_model(
         bytes in proptest::collection::vec(prop_oneof![Just(b'\n'), any::<u8>()], 0..300),
         chunks in proptest::collection::vec(1usize..40, 1..20),

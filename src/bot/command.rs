@@ -37,7 +37,13 @@ pub async fn run_to_end(
     keep: usize,
 ) -> Result<Completed, SpawnError> {
     let path = spawn::resolve(&spec.program)?;
-    let mut cmd = spawn::command(&path, &spec.args, spec.dir.as_deref(), Resources::NONE)?;
+    let mut cmd = spawn::command(
+        &path,
+        &spec.args,
+        spec.dir.as_deref(),
+        Resources::NONE,
+        None,
+    )?;
     let started = Instant::now();
     let mut child = cmd.spawn().map_err(|e| spawn::classify(&path, e))?;
     let pid = child.id().expect("a child just spawned has a pid") as i32;

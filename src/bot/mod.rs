@@ -76,6 +76,8 @@ pub struct BotLimits {
     pub resources: Resources,
     /// Run each bot under bubblewrap (see [`spawn::sandboxed`]).
     pub sandbox: bool,
+    /// Pin each bot (and what it starts) to this CPU.
+    pub cpu: Option<usize>,
 }
 
 /// Resource limits (`setrlimit`) for a bot and everything it starts.
@@ -134,6 +136,7 @@ impl Default for BotLimits {
             echo_stderr: false,
             resources: Resources::default(),
             sandbox: false,
+            cpu: None,
         }
     }
 }
@@ -307,7 +310,13 @@ impl Bot {
         } else {
             (path.clone(), spec.args.clone())
         };
-        let mut cmd = spawn::command(&program, &args, spec.dir.as_deref(), limits.resources)?;
+        let mut cmd = spawn::command(
+            &program,
+            &args,
+            spec.dir.as_deref(),
+            limits.resources,
+            limits.cpu,
+        )?;
         let mut child = cmd.spawn().map_err(|e| spawn::classify(&path, e))?;
         let pid = child.id().expect("a child that was just spawned has a pid") as i32;
         // With process_group(0) the child's group id is its pid.

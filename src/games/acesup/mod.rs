@@ -136,8 +136,9 @@ struct DeckRecord<'a> {
     referee: &'static str,
 }
 
-/// Runs the program on one deck and judges it.
-async fn judge(
+/// Runs the program on one deck and judges it: the verdict, the time, how
+/// it ended, its last stderr lines.
+pub async fn judge(
     config: &JudgeConfig,
     deck: &[Card; 52],
 ) -> Result<(Verdict, Duration, Option<Ended>, String), String> {

@@ -33,8 +33,39 @@ pub const DEFAULT_MAKE: &str = "make";
 pub type Built = Result<BotSpec, String>;
 
 /// Builds every distinct directory once, in parallel, and returns one
-/// result per entrant (in the order of `dirs`).
+/// result per entrant (in the order of `dirs`): its `pc2`, ready to run.
 pub async fn build_all(dirs: &[PathBuf], options: &BuildOptions) -> Vec<Built> {
+    build_dirs(dirs, options)
+        .await
+        .into_iter()
+        .zip(dirs)
+        .map(|(built, given)| {
+            let dir = built?;
+            pc2_in(&dir).map_err(|why| format!("{}: {why}", given.display()))
+        })
+        .collect()
+}
+
+/// The program to run in a built directory.
+fn pc2_in(dir: &Path) -> Built {
+    let program = dir.join(PROGRAM);
+    if !program.is_file() {
+        return Err(format!("no {PROGRAM} in the directory after the build"));
+    }
+    if access(&program, AccessFlags::X_OK).is_err() {
+        return Err(format!("{PROGRAM} is not executable"));
+    }
+    Ok(BotSpec {
+        program: program.into_os_string(),
+        args: vec![],
+        dir: Some(dir.to_owned()),
+    })
+}
+
+/// Builds every distinct directory once (`make` where there is a makefile,
+/// or always with a custom build command), in parallel; one result per
+/// entry of `dirs`: the directory, canonical, or why it cannot be used.
+pub async fn build_dirs(dirs: &[PathBuf], options: &BuildOptions) -> Vec<Result<PathBuf, String>> {
     let canonical: Vec<Result<PathBuf, String>> = dirs
         .iter()
         .map(|dir| {
@@ -63,12 +94,13 @@ pub async fn build_all(dirs: &[PathBuf], options: &BuildOptions) -> Vec<Built> {
                 .expect("every directory was built");
             builds[at]
                 .clone()
+                .map(|()| dir.clone())
                 .map_err(|why| format!("{}: {why}", given.display()))
         })
         .collect()
 }
 
-async fn build_one(dir: &Path, options: &BuildOptions) -> Built {
+async fn build_one(dir: &Path, options: &BuildOptions) -> Result<(), String> {
     let has_makefile = ["GNUmakefile", "makefile", "Makefile"]
         .iter()
         .any(|name| dir.join(name).is_file());
@@ -85,18 +117,7 @@ async fn build_one(dir: &Path, options: &BuildOptions) -> Built {
         save_log(dir, &completed, options);
         check_build(&completed, options)?;
     }
-    let program = dir.join(PROGRAM);
-    if !program.is_file() {
-        return Err(format!("no {PROGRAM} in the directory after the build"));
-    }
-    if access(&program, AccessFlags::X_OK).is_err() {
-        return Err(format!("{PROGRAM} is not executable"));
-    }
-    Ok(BotSpec {
-        program: program.into_os_string(),
-        args: vec![],
-        dir: Some(dir.to_owned()),
-    })
+    Ok(())
 }
 
 fn check_build(completed: &Completed, options: &BuildOptions) -> Result<(), String> {

@@ -466,7 +466,7 @@ async fn play(
     winnable: bool,
     timeout: Duration,
     plays: &mut Vec<Play>,
-    relay: &mut DebugRelay<'_>,
+    relay: &mut (dyn Write + Send),
 ) -> Outcome {
     let mut message = Vec::with_capacity(64);
     write_hand(&mut message, &deal.hand);
@@ -478,7 +478,7 @@ async fn play(
         };
         let failed = |failure| Outcome::Failed { failure, at };
         writeln!(message, "{dealt}").expect("writing to a Vec");
-        let reply = match bot.exchange(&message, timeout, Some(&mut *relay)).await {
+        let reply = match bot.exchange(&message, timeout, Some(relay)).await {
             Ok(reply) => reply,
             Err(e) => return failed(Failure::Bot(e)),
         };
@@ -532,6 +532,64 @@ async fn play(
         }
     }
     tell_result(bot, b"YOU WIN\n", timeout, plays.len(), Outcome::Win).await
+}
+
+/// One game on its own, for tournaments and CI runs: a fresh player
+/// process, one deal, its debug lines dropped.
+#[derive(Clone, Debug)]
+pub struct Single {
+    /// As in records: `win`, `lose_necessarily`, `lose_unnecessarily`,
+    /// `incorrect_output`, `crashed`, `internal_error`.
+    pub outcome: &'static str,
+    pub error: Option<String>,
+    /// Each move's time.
+    pub micros: Vec<u64>,
+    pub stderr: String,
+}
+
+/// Plays deal (`n`, `seed`) with a fresh `player`.
+pub async fn play_single(
+    player: &BotSpec,
+    limits: BotLimits,
+    timeout: Duration,
+    n: usize,
+    seed: u32,
+) -> Result<Single, crate::bot::SpawnError> {
+    let mut bot = Bot::spawn(player, limits)?;
+    let deal = Deal::new(n, seed);
+    let mut plays = Vec::new();
+    let outcome = play(
+        &mut bot,
+        &deal,
+        deal.winnable(),
+        timeout,
+        &mut plays,
+        &mut io::sink(),
+    )
+    .await;
+    let (name, error) = match outcome {
+        Outcome::Win => ("win", None),
+        Outcome::Lose { necessarily: true } => ("lose_necessarily", None),
+        Outcome::Lose { necessarily: false } => ("lose_unnecessarily", None),
+        Outcome::Failed { failure, at } => {
+            let fault = failure.fault();
+            (
+                fault.outcome(),
+                Some(format!("{at}: {}: {failure}", fault.verdict())),
+            )
+        }
+    };
+    if error.is_some() {
+        let _ = bot.kill().await;
+    } else {
+        let _ = bot.shutdown(None).await;
+    }
+    Ok(Single {
+        outcome: name,
+        error,
+        micros: plays.iter().map(|p| p.micros).collect(),
+        stderr: bot.stderr(|t| t.since(0).0),
+    })
 }
 
 fn write_hand(message: &mut Vec<u8>, hand: &[Card]) {

@@ -341,6 +341,65 @@ impl Match<'_> {
     }
 }
 
+/// One match on its own, for tournaments and CI runs.
+#[derive(Clone, Debug)]
+pub struct SingleMatch {
+    /// `player`, `computer`, or the failure (`incorrect_output`, `crashed`).
+    pub outcome: &'static str,
+    pub score: [u8; 2],
+    pub error: Option<String>,
+    pub micros: Vec<u64>,
+}
+
+/// Plays match `index` of a run with `seed` against a fresh `player`.
+pub async fn play_single(
+    player: &BotSpec,
+    limits: BotLimits,
+    timeout: Duration,
+    seed: u64,
+    index: u64,
+) -> Result<SingleMatch, crate::bot::SpawnError> {
+    let mut bot = Bot::spawn(player, limits)?;
+    let deck = shuffled_deck(seed, index);
+    let mut game = Match {
+        bot: &mut bot,
+        table: Table::deal(&deck),
+        deck: &deck,
+        rng: computer_rng(seed, &deck),
+        timeout,
+        outbox: String::new(),
+        trick: 0,
+        plays: Vec::new(),
+        tricks: Vec::new(),
+        micros: Vec::new(),
+        transcript: None,
+    };
+    let result = game.play().await;
+    let (table, trick, micros) = (game.table, game.trick, game.micros);
+    let (outcome, error) = match result {
+        Ok(()) if table.player_wins() => ("player", None),
+        Ok(()) => ("computer", None),
+        Err(failure) => {
+            let fault = failure.fault();
+            (
+                fault.outcome(),
+                Some(format!("trick {trick}: {}: {failure}", fault.verdict())),
+            )
+        }
+    };
+    if error.is_some() {
+        let _ = bot.kill().await;
+    } else {
+        let _ = bot.shutdown(None).await;
+    }
+    Ok(SingleMatch {
+        outcome,
+        score: table.points,
+        error,
+        micros,
+    })
+}
+
 /// Runs `referee septica`.
 pub async fn run(config: &SepticaConfig) -> Status {
     let decks = match config.deal_file.as_deref().map(read_deal_file).transpose() {

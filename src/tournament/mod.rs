@@ -1,0 +1,384 @@
+//! `referee tournament FILE.toml`: many games of one kind between entrants,
+//! several at once, resumable, shardable over machines; and `referee
+//! merge`, which puts shards back together. See `docs/tournaments.md`.
+
+pub mod spec;
+pub mod standings;
+pub mod units;
+
+use std::collections::BTreeSet;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::bot::BotLimits;
+use crate::exit::Status;
+use crate::record::{self, Records};
+use crate::rng::fresh_seed;
+use spec::{GameKind, Spec};
+use units::Plan;
+
+/// How to run a tournament file.
+#[derive(Clone, Debug)]
+pub struct TournamentConfig {
+    pub file: PathBuf,
+    /// Overrides of the file's settings.
+    pub games: Option<u64>,
+    pub seed: Option<u64>,
+    pub jobs: Option<usize>,
+    pub pin: bool,
+    pub out: Option<PathBuf>,
+    pub resume: bool,
+    /// `(k, n)`: run only games `i` with `(i - 1) mod n == k - 1`.
+    pub shard: Option<(u64, u64)>,
+    pub progress: bool,
+    pub limits: BotLimits,
+}
+
+/// What `--out DIR/run.json` says about a run, for `--resume` and `merge`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RunInfo {
+    pub game: GameKind,
+    pub fingerprint: String,
+    pub seed: u64,
+    pub games: u64,
+    pub entrants: Vec<String>,
+    pub shard: Option<(u64, u64)>,
+}
+
+/// Records of one run in an output directory.
+fn records_path(out: &Path) -> PathBuf {
+    out.join("records.jsonl")
+}
+
+/// Runs a tournament file.
+pub async fn run(config: &TournamentConfig) -> Status {
+    match run_inner(config).await {
+        Ok(status) => status,
+        Err(message) => {
+            eprintln!("referee tournament: {message}");
+            Status::Usage
+        }
+    }
+}
+
+async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
+    let spec: Spec = spec::load(&config.file)?;
+    let base = config
+        .file
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_owned);
+    let games = config.games.unwrap_or(spec.games);
+    if let Some((k, n)) = config.shard
+        && (n == 0 || k == 0 || k > n)
+    {
+        return Err(format!("--shard {k}/{n}: K must be from 1 to N"));
+    }
+    if config.resume && config.out.is_none() {
+        return Err("--resume needs --out DIR (where the earlier games were written)".into());
+    }
+    let plan = Plan::prepare(&spec, &base, config).await?;
+    let previous = match &config.out {
+        Some(out) if config.resume => read_run_info(out).ok(),
+        _ => None,
+    };
+    let seed = config
+        .seed
+        .or(spec.seed)
+        .or(previous.as_ref().map(|p| p.seed))
+        .unwrap_or_else(fresh_seed);
+    let info = RunInfo {
+        game: spec.game,
+        fingerprint: plan.fingerprint.clone(),
+        seed,
+        games,
+        entrants: plan.names(),
+        shard: config.shard,
+    };
+
+    let mut done: BTreeSet<u64> = BTreeSet::new();
+    let mut records_file = None;
+    if let Some(out) = &config.out {
+        std::fs::create_dir_all(out.join("stderr"))
+            .map_err(|e| format!("{}: {e}", out.display()))?;
+        if config.resume {
+            for r in record::read_records(&records_path(out)).map_err(|e| e.to_string())? {
+                if r["tournament"] == info.fingerprint.as_str() && r["seed"].as_u64() == Some(seed)
+                {
+                    done.extend(r["index"].as_u64());
+                }
+            }
+            eprintln!(
+                "referee tournament: resuming: {} game(s) already in {}",
+                done.len(),
+                out.display()
+            );
+        }
+        write_json(&out.join("run.json"), &info)?;
+        let _ = std::fs::copy(&config.file, out.join("tournament.toml"));
+        records_file = Some(Records::open(&records_path(out)).map_err(|e| e.to_string())?);
+    }
+
+    let todo: Vec<u64> = (1..=games)
+        .filter(|i| config.shard.is_none_or(|(k, n)| (i - 1) % n == k - 1))
+        .filter(|i| !done.contains(i))
+        .collect();
+    let jobs = config
+        .jobs
+        .or(spec.jobs)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let shard_games = (1..=games)
+        .filter(|i| config.shard.is_none_or(|(k, n)| (i - 1) % n == k - 1))
+        .count() as u64;
+    println!(
+        "tournament: {} ({}), {} entrant{}, {shard_games} game{}{}, seed {seed}, {jobs} at once",
+        config.file.display(),
+        spec.game.name(),
+        plan.entrants.len(),
+        if plan.entrants.len() == 1 { "" } else { "s" },
+        if shard_games == 1 { "" } else { "s" },
+        config.shard.map_or(String::new(), |(k, n)| format!(
+            " (shard {k}/{n} of {games})"
+        )),
+    );
+    for (name, why) in plan.disqualified() {
+        eprintln!("referee tournament: entrant {name} disqualified: {why}");
+    }
+
+    let mut progress = Progress::new(config.progress, shard_games, done.len() as u64);
+    let mut new_records: Vec<Value> = Vec::new();
+    let mut stream = futures_util::stream::iter(todo.iter().copied())
+        .map(|index| plan.play(index, seed))
+        .buffer_unordered(jobs);
+    while let Some(record) = stream.next().await {
+        if let (Some(out), Some(file)) = (&config.out, records_file.as_mut()) {
+            units::save_stderr(out, &record);
+            let mut record = record.clone();
+            units::strip_stderr(&mut record);
+            record["tournament"] = Value::from(info.fingerprint.as_str());
+            file.append(&record).map_err(|e| e.to_string())?;
+        }
+        new_records.push(record);
+        progress.tick(spec.game, &info.entrants, &new_records);
+    }
+    progress.finish();
+
+    let all = match &config.out {
+        Some(out) => record::read_records(&records_path(out))
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .filter(|r| {
+                r["tournament"] == info.fingerprint.as_str() && r["seed"].as_u64() == Some(seed)
+            })
+            .collect(),
+        None => new_records,
+    };
+    let all = dedupe(all);
+    report(spec.game, &info.entrants, &all, config.out.as_deref())?;
+    Ok(Status::Pass)
+}
+
+/// One record per game index (a shard run twice, or merged twice, may
+/// hold one twice).
+fn dedupe(records: Vec<Value>) -> Vec<Value> {
+    let mut seen = BTreeSet::new();
+    let mut out: Vec<Value> = records
+        .into_iter()
+        .filter(|r| r["index"].as_u64().is_some_and(|i| seen.insert(i)))
+        .collect();
+    out.sort_by_key(|r| r["index"].as_u64());
+    out
+}
+
+/// Prints the standings and, with an output directory, writes them as
+/// JSON and CSV.
+fn report(
+    kind: GameKind,
+    entrants: &[String],
+    records: &[Value],
+    out: Option<&Path>,
+) -> Result<(), String> {
+    let rows = standings::compute(kind, entrants, records);
+    println!(
+        "standings after {} game{}:",
+        records.len(),
+        if records.len() == 1 { "" } else { "s" }
+    );
+    println!("{}", standings::table(kind, &rows));
+    if let Some(out) = out {
+        write_json(&out.join("standings.json"), &rows)?;
+        std::fs::write(out.join("standings.csv"), standings::csv(&rows))
+            .map_err(|e| format!("{}: {e}", out.display()))?;
+    }
+    Ok(())
+}
+
+fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
+    std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn read_run_info(out: &Path) -> Result<RunInfo, String> {
+    let path = out.join("run.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// `referee merge OUT...`: the standings of shards run on several machines,
+/// as one run would give them.
+pub fn merge(outs: &[PathBuf], into: Option<&Path>) -> Status {
+    let infos: Result<Vec<RunInfo>, String> = outs.iter().map(|o| read_run_info(o)).collect();
+    let infos = match infos {
+        Ok(infos) if !infos.is_empty() => infos,
+        Ok(_) => {
+            eprintln!("referee merge: no output directory given");
+            return Status::Usage;
+        }
+        Err(e) => {
+            eprintln!("referee merge: {e}");
+            return Status::Usage;
+        }
+    };
+    let first = &infos[0];
+    for (info, out) in infos.iter().zip(outs) {
+        if (&info.fingerprint, info.seed, info.games, info.game)
+            != (&first.fingerprint, first.seed, first.games, first.game)
+        {
+            eprintln!(
+                "referee merge: {} is from another tournament (or another seed) than {}",
+                out.display(),
+                outs[0].display()
+            );
+            return Status::Usage;
+        }
+    }
+    let mut all = Vec::new();
+    for out in outs {
+        match record::read_records(&records_path(out)) {
+            Ok(records) => all.extend(records.into_iter().filter(|r| {
+                r["tournament"] == first.fingerprint.as_str()
+                    && r["seed"].as_u64() == Some(first.seed)
+            })),
+            Err(e) => {
+                eprintln!("referee merge: {e}");
+                return Status::Usage;
+            }
+        }
+    }
+    let all = dedupe(all);
+    let missing: Vec<u64> = (1..=first.games)
+        .filter(|i| !all.iter().any(|r| r["index"].as_u64() == Some(*i)))
+        .collect();
+    println!(
+        "merge: {} shard output(s), {} of {} games",
+        outs.len(),
+        all.len(),
+        first.games
+    );
+    if !missing.is_empty() {
+        eprintln!(
+            "referee merge: warning: {} game(s) missing (the first: {}); the standings cover the rest",
+            missing.len(),
+            missing[0]
+        );
+    }
+    if let Some(into) = into {
+        if let Err(e) = std::fs::create_dir_all(into) {
+            eprintln!("referee merge: {}: {e}", into.display());
+            return Status::Usage;
+        }
+        let mut merged = first.clone();
+        merged.shard = None;
+        let written = write_json(&into.join("run.json"), &merged).and_then(|()| {
+            let mut text = String::new();
+            for r in &all {
+                text.push_str(&r.to_string());
+                text.push('\n');
+            }
+            std::fs::write(records_path(into), text).map_err(|e| format!("{}: {e}", into.display()))
+        });
+        if let Err(e) = written {
+            eprintln!("referee merge: {e}");
+            return Status::Usage;
+        }
+    }
+    match report(first.game, &first.entrants, &all, into) {
+        Ok(()) => Status::Pass,
+        Err(e) => {
+            eprintln!("referee merge: {e}");
+            Status::Internal
+        }
+    }
+}
+
+/// Live progress: a bar on a terminal, a log line every few seconds
+/// otherwise.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    total: u64,
+    done: u64,
+    started: Instant,
+    last_line: Instant,
+    last_leader: Instant,
+}
+
+impl Progress {
+    fn new(enabled: bool, total: u64, done: u64) -> Progress {
+        let bar = (enabled && std::io::stderr().is_terminal()).then(|| {
+            let bar = indicatif::ProgressBar::new(total);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{bar:30} {pos}/{len} games  {per_sec}  ETA {eta}  {msg}",
+                )
+                .expect("a valid template"),
+            );
+            bar.set_position(done);
+            bar
+        });
+        Progress {
+            bar,
+            total,
+            done,
+            started: Instant::now(),
+            last_line: Instant::now(),
+            last_leader: Instant::now() - Duration::from_secs(60),
+        }
+    }
+
+    fn tick(&mut self, kind: GameKind, entrants: &[String], records: &[Value]) {
+        self.done += 1;
+        let leader = || {
+            standings::compute(kind, entrants, records)
+                .first()
+                .map_or(String::new(), |r| format!("leader: {}", r.entrant))
+        };
+        if let Some(bar) = &self.bar {
+            bar.inc(1);
+            if self.last_leader.elapsed() > Duration::from_millis(500) {
+                bar.set_message(leader());
+                self.last_leader = Instant::now();
+            }
+        } else if self.last_line.elapsed() > Duration::from_secs(5) {
+            let rate = records.len() as f64 / self.started.elapsed().as_secs_f64();
+            eprintln!(
+                "tournament: {}/{} games, {rate:.1} games/s, {}",
+                self.done,
+                self.total,
+                leader()
+            );
+            let _ = std::io::stderr().flush();
+            self.last_line = Instant::now();
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,419 @@
+//! Standings computed from a tournament's records alone — so a run, a
+//! resumed run and merged shards give the same standings from the same
+//! records. Records are taken in game order.
+//!
+//! - Chomp: a Weng-Lin (OpenSkill) rating per entrant, updated game by game
+//!   from the ranking of the scores (equal scores tie), with its
+//!   uncertainty; mean score with a 95% interval; wins (a shared win counts
+//!   `1/k`); starvations, crashes, disqualifications; the slowest move.
+//! - One-player games: win rate with Wilson's 95% interval, and the paired
+//!   difference to the best entrant (per game, won minus the best's won,
+//!   averaged, with a 95% interval), since all entrants play the same games.
+
+use comfy_table::{CellAlignment, Table, presets};
+use serde::Serialize;
+use serde_json::Value;
+use skillratings::MultiTeamOutcome;
+use skillratings::weng_lin::{WengLinConfig, WengLinRating, weng_lin_multi_team};
+
+use super::spec::GameKind;
+use crate::games::chomp::standings::short_micros;
+use crate::stats::{mean_ci95, wilson95};
+
+/// One entrant's line.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub rank: usize,
+    pub entrant: String,
+    pub games: u64,
+    /// Chomp: the rating, its uncertainty, and the conservative estimate
+    /// (rating − 3 × uncertainty) the ranking uses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rating: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uncertainty: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conservative: Option<f64>,
+    /// Chomp: mean score and the half-width of its 95% interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_score: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_score_ci: Option<f64>,
+    pub wins: f64,
+    /// One-player games: wins / games and Wilson's 95% interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub win_rate: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub win_rate_low: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub win_rate_high: Option<f64>,
+    /// One-player games: mean of (won − the best entrant's won) per game,
+    /// and the half-width of its 95% interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paired_diff: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paired_diff_ci: Option<f64>,
+    /// Games that did not end normally, by how they ended.
+    pub starved: u64,
+    pub crashed: u64,
+    pub incorrect: u64,
+    pub disqualified: u64,
+    /// Even Steven: winnable hands lost.
+    pub unnecessary: u64,
+    pub slowest_micros: u64,
+}
+
+impl Row {
+    fn new(entrant: &str) -> Row {
+        Row {
+            rank: 0,
+            entrant: entrant.to_owned(),
+            games: 0,
+            rating: None,
+            uncertainty: None,
+            conservative: None,
+            mean_score: None,
+            mean_score_ci: None,
+            wins: 0.0,
+            win_rate: None,
+            win_rate_low: None,
+            win_rate_high: None,
+            paired_diff: None,
+            paired_diff_ci: None,
+            starved: 0,
+            crashed: 0,
+            incorrect: 0,
+            disqualified: 0,
+            unnecessary: 0,
+            slowest_micros: 0,
+        }
+    }
+
+    fn count(&mut self, result: &Value) {
+        match result["status"].as_str().unwrap_or("") {
+            "starved" | "timeout" | "time_limit" => self.starved += 1,
+            "crashed" | "runtime_error" | "internal_error" => self.crashed += 1,
+            "incorrect_output" | "wrong_answer" => self.incorrect += 1,
+            "disqualified" => self.disqualified += 1,
+            _ => {}
+        }
+        self.unnecessary += u64::from(result["outcome"] == "lose_unnecessarily");
+        self.slowest_micros = self
+            .slowest_micros
+            .max(result["slowest_micros"].as_u64().unwrap_or(0));
+    }
+}
+
+/// The standings of `entrants` from `records` (of one tournament run).
+pub fn compute(kind: GameKind, entrants: &[String], records: &[Value]) -> Vec<Row> {
+    let mut records: Vec<&Value> = records.iter().collect();
+    records.sort_by_key(|r| r["index"].as_u64());
+    let mut rows: Vec<Row> = entrants.iter().map(|e| Row::new(e)).collect();
+    let at = |name: &str| entrants.iter().position(|e| e == name);
+    if kind.solo() {
+        solo(&mut rows, &records, at);
+    } else {
+        chomp(&mut rows, &records, at);
+    }
+    rows
+}
+
+fn solo(rows: &mut [Row], records: &[&Value], at: impl Fn(&str) -> Option<usize>) {
+    // Per game, who won: for the paired differences.
+    let mut won: Vec<Vec<Option<f64>>> = vec![Vec::new(); rows.len()];
+    for record in records {
+        let mut this_game = vec![None; rows.len()];
+        for result in record["results"].as_array().into_iter().flatten() {
+            let Some(i) = result["entrant"].as_str().and_then(&at) else {
+                continue;
+            };
+            let w = f64::from(u8::from(result["won"] == true));
+            let row = &mut rows[i];
+            row.games += 1;
+            row.wins += w;
+            row.count(result);
+            this_game[i] = Some(w);
+        }
+        for (i, w) in this_game.into_iter().enumerate() {
+            won[i].push(w);
+        }
+    }
+    for row in rows.iter_mut() {
+        let (low, high) = wilson95(row.wins as u64, row.games);
+        row.win_rate = Some(if row.games == 0 {
+            0.0
+        } else {
+            row.wins / row.games as f64
+        });
+        row.win_rate_low = Some(low);
+        row.win_rate_high = Some(high);
+    }
+    let best = (0..rows.len())
+        .max_by(|&a, &b| {
+            let rate = |i: usize| rows[i].win_rate.unwrap_or(0.0);
+            rate(a).total_cmp(&rate(b)).then(b.cmp(&a))
+        })
+        .unwrap_or(0);
+    for i in 0..rows.len() {
+        let diffs: Vec<f64> = won[i]
+            .iter()
+            .zip(&won[best])
+            .filter_map(|(a, b)| Some((*a)? - (*b)?))
+            .collect();
+        let (mean, half) = mean_ci95(&diffs);
+        rows[i].paired_diff = Some(mean);
+        rows[i].paired_diff_ci = Some(half.unwrap_or(0.0));
+    }
+    rank_by(rows, |r| r.win_rate.unwrap_or(0.0));
+}
+
+fn chomp(rows: &mut [Row], records: &[&Value], at: impl Fn(&str) -> Option<usize>) {
+    let config = WengLinConfig::new();
+    let mut ratings = vec![WengLinRating::new(); rows.len()];
+    let mut scores: Vec<Vec<f64>> = vec![Vec::new(); rows.len()];
+    for record in records {
+        let seats: Vec<(usize, f64, &Value)> = record["results"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| {
+                Some((
+                    at(r["entrant"].as_str()?)?,
+                    r["score"].as_f64().unwrap_or(0.0),
+                    r,
+                ))
+            })
+            .collect();
+        if seats.is_empty() {
+            continue;
+        }
+        let best = seats.iter().map(|s| s.1).fold(f64::MIN, f64::max);
+        let winners = seats.iter().filter(|s| s.1 == best).count() as f64;
+        for &(i, score, result) in &seats {
+            let row = &mut rows[i];
+            row.games += 1;
+            if score == best {
+                row.wins += 1.0 / winners;
+            }
+            row.count(result);
+            scores[i].push(score);
+        }
+        // Rank 1 is the best score; equal scores share a rank.
+        let teams: Vec<[WengLinRating; 1]> = seats.iter().map(|s| [ratings[s.0]]).collect();
+        let ranked: Vec<(&[WengLinRating], MultiTeamOutcome)> = seats
+            .iter()
+            .zip(&teams)
+            .map(|(s, team)| {
+                let rank = 1 + seats.iter().filter(|o| o.1 > s.1).count();
+                (&team[..], MultiTeamOutcome::new(rank))
+            })
+            .collect();
+        for (s, new) in seats.iter().zip(weng_lin_multi_team(&ranked, &config)) {
+            ratings[s.0] = new[0];
+        }
+    }
+    for (i, row) in rows.iter_mut().enumerate() {
+        let (mean, half) = mean_ci95(&scores[i]);
+        row.mean_score = Some(mean);
+        row.mean_score_ci = Some(half.unwrap_or(0.0));
+        row.rating = Some(ratings[i].rating);
+        row.uncertainty = Some(ratings[i].uncertainty);
+        row.conservative = Some(ratings[i].rating - 3.0 * ratings[i].uncertainty);
+    }
+    rank_by(rows, |r| r.conservative.unwrap_or(0.0));
+}
+
+/// Sorts best first by `key` (ties keep entrant order) and numbers ranks,
+/// equal keys sharing one.
+fn rank_by(rows: &mut [Row], key: impl Fn(&Row) -> f64) {
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by(|&a, &b| key(&rows[b]).total_cmp(&key(&rows[a])).then(a.cmp(&b)));
+    let mut rank = 0;
+    let mut previous = None;
+    for (place, &i) in order.iter().enumerate() {
+        let k = key(&rows[i]);
+        if previous != Some(k) {
+            rank = place + 1;
+            previous = Some(k);
+        }
+        rows[i].rank = rank;
+    }
+    rows.sort_by_key(|r| r.rank);
+}
+
+fn percent(x: f64) -> String {
+    format!("{:.1}%", 100.0 * x)
+}
+
+/// The standings as a table for the terminal.
+pub fn table(kind: GameKind, rows: &[Row]) -> String {
+    let mut t = Table::new();
+    t.load_style(presets::ASCII_MARKDOWN);
+    if kind.solo() {
+        t.set_header(vec![
+            "rank",
+            "entrant",
+            "games",
+            "wins",
+            "win rate",
+            "95% CI",
+            "vs best (paired)",
+            "crashed",
+            "timeouts",
+            "incorrect",
+            "disqualified",
+            "unnecessary",
+            "slowest",
+        ]);
+        for r in rows {
+            t.add_row(vec![
+                r.rank.to_string(),
+                r.entrant.clone(),
+                r.games.to_string(),
+                format!("{}", r.wins),
+                percent(r.win_rate.unwrap_or(0.0)),
+                format!(
+                    "{}-{}",
+                    percent(r.win_rate_low.unwrap_or(0.0)),
+                    percent(r.win_rate_high.unwrap_or(1.0))
+                ),
+                format!(
+                    "{:+.1} ± {:.1} pts",
+                    100.0 * r.paired_diff.unwrap_or(0.0),
+                    100.0 * r.paired_diff_ci.unwrap_or(0.0)
+                ),
+                r.crashed.to_string(),
+                r.starved.to_string(),
+                r.incorrect.to_string(),
+                r.disqualified.to_string(),
+                r.unnecessary.to_string(),
+                short_micros(r.slowest_micros),
+            ]);
+        }
+    } else {
+        t.set_header(vec![
+            "rank",
+            "entrant",
+            "games",
+            "rating",
+            "±",
+            "mean score",
+            "95% CI",
+            "wins",
+            "starved",
+            "crashed",
+            "disqualified",
+            "slowest",
+        ]);
+        for r in rows {
+            t.add_row(vec![
+                r.rank.to_string(),
+                r.entrant.clone(),
+                r.games.to_string(),
+                format!("{:.2}", r.rating.unwrap_or(0.0)),
+                format!("{:.2}", r.uncertainty.unwrap_or(0.0)),
+                format!("{:.1}", r.mean_score.unwrap_or(0.0)),
+                format!("±{:.1}", r.mean_score_ci.unwrap_or(0.0)),
+                format!("{:.2}", r.wins),
+                r.starved.to_string(),
+                (r.crashed + r.incorrect).to_string(),
+                r.disqualified.to_string(),
+                short_micros(r.slowest_micros),
+            ]);
+        }
+    }
+    for i in 0..t.column_count() {
+        if i != 1
+            && let Some(c) = t.column_mut(i)
+        {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t.to_string()
+}
+
+/// The standings as CSV (header, then one line per entrant).
+pub fn csv(rows: &[Row]) -> String {
+    let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v}"));
+    let mut out = String::from(
+        "rank,entrant,games,wins,win_rate,win_rate_low,win_rate_high,paired_diff,paired_diff_ci,rating,uncertainty,conservative,mean_score,mean_score_ci,starved,crashed,incorrect,disqualified,unnecessary,slowest_micros\n",
+    );
+    for r in rows {
+        let name = if r.entrant.contains([',', '"', '\n']) {
+            format!("\"{}\"", r.entrant.replace('"', "\"\""))
+        } else {
+            r.entrant.clone()
+        };
+        out.push_str(&format!(
+            "{},{name},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            r.rank,
+            r.games,
+            r.wins,
+            opt(r.win_rate),
+            opt(r.win_rate_low),
+            opt(r.win_rate_high),
+            opt(r.paired_diff),
+            opt(r.paired_diff_ci),
+            opt(r.rating),
+            opt(r.uncertainty),
+            opt(r.conservative),
+            opt(r.mean_score),
+            opt(r.mean_score_ci),
+            r.starved,
+            r.crashed,
+            r.incorrect,
+            r.disqualified,
+            r.unnecessary,
+            r.slowest_micros
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn paired_one_player_standings() {
+        let names = vec!["a".to_string(), "b".to_string()];
+        let records: Vec<Value> = (1..=4)
+            .map(|i| {
+                json!({"index": i, "results": [
+                    {"entrant": "a", "won": true, "status": "ok"},
+                    {"entrant": "b", "won": i % 2 == 0, "status": if i == 1 { "crashed" } else { "ok" }},
+                ]})
+            })
+            .collect();
+        let rows = compute(GameKind::Septica, &names, &records);
+        assert_eq!(rows[0].entrant, "a");
+        assert_eq!(rows[0].win_rate, Some(1.0));
+        assert_eq!(rows[1].win_rate, Some(0.5));
+        assert_eq!(rows[1].paired_diff, Some(-0.5));
+        assert_eq!(rows[1].crashed, 1);
+        assert_eq!(rows[0].paired_diff, Some(0.0));
+    }
+
+    #[test]
+    fn chomp_ratings_favour_the_higher_scorer() {
+        let names = vec!["x".to_string(), "y".to_string(), "z".to_string()];
+        let records: Vec<Value> = (1..=10)
+            .map(|i| {
+                json!({"index": i, "results": [
+                    {"entrant": "x", "score": 100, "status": "alive"},
+                    {"entrant": "y", "score": 50, "status": "alive"},
+                    {"entrant": "z", "score": 50, "status": "starved"},
+                ]})
+            })
+            .collect();
+        let rows = compute(GameKind::Chomp, &names, &records);
+        assert_eq!(rows[0].entrant, "x");
+        assert_eq!(rows[0].wins, 10.0);
+        assert!(rows[0].rating > rows[1].rating);
+        // y and z always tie: the same rating.
+        assert_eq!(rows[1].rating, rows[2].rating);
+        assert_eq!(rows.iter().find(|r| r.entrant == "z").unwrap().starved, 10);
+        assert!(csv(&rows).lines().count() == 4);
+    }
+}

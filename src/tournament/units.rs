@@ -1,0 +1,440 @@
+//! What a tournament plays: entrants resolved and built, and one game (a
+//! *unit*) at a time, whatever the game kind, as one record.
+//!
+//! Game `i` of a tournament with seed `s` is fully decided by `s` and `i`
+//! (its deal, deck, start cell, seats), so games can run in any order, on
+//! any machine, and be resumed or merged.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::TournamentConfig;
+use super::spec::{GameKind, Spec};
+use crate::bot::{BotLimits, BotSpec};
+use crate::cli::parse_duration;
+use crate::games::acesup::{self, Decks, JudgeConfig, Verdict};
+use crate::games::chomp::build::{self, BuildOptions};
+use crate::games::chomp::game::{self, Rules, SeatSpec};
+use crate::games::chomp::{ArrayFile, Cell, Coord, load_arrays};
+use crate::games::evensteven::dealer;
+use crate::games::septica;
+use crate::record;
+use crate::rng::SplitMix64;
+
+/// An entrant, ready to run or disqualified.
+#[derive(Clone, Debug)]
+pub struct Entrant {
+    pub name: String,
+    pub program: Result<BotSpec, String>,
+}
+
+/// Chomp's part of a plan.
+struct ChompPlan {
+    arrays: Vec<ArrayFile>,
+    rules: Rules,
+    start: (Coord, Coord),
+    seats: usize,
+}
+
+/// Everything needed to play any game of a tournament.
+pub struct Plan {
+    pub kind: GameKind,
+    pub entrants: Vec<Entrant>,
+    /// What decides the games apart from the seed (see `record::fingerprint`).
+    pub fingerprint: String,
+    limits: BotLimits,
+    timeout: Duration,
+    pin: bool,
+    chomp: Option<ChompPlan>,
+}
+
+fn duration(value: &Option<String>, default: &str, what: &str) -> Result<Duration, String> {
+    parse_duration(value.as_deref().unwrap_or(default)).map_err(|e| format!("limits.{what}: {e}"))
+}
+
+/// `path` relative to the tournament file's directory.
+fn under(base: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_owned()
+    } else {
+        base.join(path)
+    }
+}
+
+impl Plan {
+    /// Resolves and builds the entrants and reads what the games need.
+    pub async fn prepare(
+        spec: &Spec,
+        base: &Path,
+        config: &TournamentConfig,
+    ) -> Result<Plan, String> {
+        let l = &spec.limits;
+        let default_timeout = if spec.game == GameKind::Acesup {
+            "5s"
+        } else {
+            "10s"
+        };
+        let timeout = duration(&l.timeout, default_timeout, "timeout")?;
+        let mut limits = config.limits;
+        if l.grace.is_some() {
+            limits.grace = duration(&l.grace, "2s", "grace")?;
+        }
+        if let Some(max_line) = l.max_line {
+            limits.max_line = max_line;
+        }
+        let build = BuildOptions {
+            make: l.make.clone().unwrap_or_else(|| build::DEFAULT_MAKE.into()),
+            timeout: duration(&l.build_timeout, "5m", "build_timeout")?,
+            logs: config.out.as_ref().map(|o| o.join("build")),
+        };
+        let dirs: Vec<Option<PathBuf>> = spec
+            .entrants
+            .iter()
+            .map(|e| e.dir.as_ref().map(|d| under(base, d)))
+            .collect();
+        let to_build: Vec<PathBuf> = dirs.iter().flatten().cloned().collect();
+        let mut built = build::build_dirs(&to_build, &build).await.into_iter();
+        let mut entrants = Vec::new();
+        for (e, dir) in spec.entrants.iter().zip(&dirs) {
+            let dir = dir.as_ref().map(|_| built.next().expect("one build per dir"));
+            let program = match (dir, &e.command) {
+                (Some(Err(why)), _) => Err(why),
+                (Some(Ok(dir)), None) => Ok(BotSpec {
+                    program: dir.join(build::PROGRAM).into_os_string(),
+                    args: vec![],
+                    dir: Some(dir),
+                }),
+                (dir, Some(command)) => {
+                    let dir = dir.and_then(Result::ok);
+                    let first = Path::new(&command[0]);
+                    let program = if command[0].contains('/') && first.is_relative() {
+                        under(dir.as_deref().unwrap_or(base), first).into_os_string()
+                    } else {
+                        OsString::from(&command[0])
+                    };
+                    Ok(BotSpec {
+                        program,
+                        args: command[1..].iter().map(OsString::from).collect(),
+                        dir,
+                    })
+                }
+                (None, None) => unreachable!("checked when the file was read"),
+            };
+            entrants.push(Entrant {
+                name: e.name.clone(),
+                program,
+            });
+        }
+        let chomp = match spec.game {
+            GameKind::Chomp => {
+                let arrays_path = under(
+                    base,
+                    l.arrays.as_ref().expect("checked when the file was read"),
+                );
+                let arrays = load_arrays(&arrays_path)?;
+                let start = match &l.start {
+                    None => (Coord::Random, Coord::Random),
+                    Some([x, y]) => (
+                        x.parse().map_err(|e| format!("limits.start: {e}"))?,
+                        y.parse().map_err(|e| format!("limits.start: {e}"))?,
+                    ),
+                };
+                Some(ChompPlan {
+                    arrays,
+                    rules: Rules {
+                        prep: duration(&l.prep, "60s", "prep")?,
+                        starve: duration(&l.starve, "45s", "starve")?,
+                        limits,
+                        max_rounds: l.max_rounds,
+                        record_moves: false,
+                    },
+                    start,
+                    seats: l.seats.unwrap_or(spec.entrants.len()),
+                })
+            }
+            _ => None,
+        };
+        let mut parts = vec![spec.game.name().to_owned(), format!("{:?}", spec.limits)];
+        for e in &entrants {
+            parts.push(format!("{} {:?}", e.name, e.program));
+        }
+        if let Some(c) = &chomp {
+            for a in &c.arrays {
+                parts.push(
+                    a.rows
+                        .iter()
+                        .map(|r| String::from_utf8_lossy(r))
+                        .collect::<Vec<_>>()
+                        .join("/"),
+                );
+            }
+        }
+        let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+        Ok(Plan {
+            kind: spec.game,
+            entrants,
+            fingerprint: record::fingerprint(&refs),
+            limits,
+            timeout,
+            pin: config.pin,
+            chomp,
+        })
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.entrants.iter().map(|e| e.name.clone()).collect()
+    }
+
+    pub fn disqualified(&self) -> Vec<(String, String)> {
+        self.entrants
+            .iter()
+            .filter_map(|e| {
+                e.program
+                    .as_ref()
+                    .err()
+                    .map(|why| (e.name.clone(), why.clone()))
+            })
+            .collect()
+    }
+
+    /// The limits for game `index`: pinned to one CPU with `--pin`.
+    fn limits_for(&self, index: u64) -> BotLimits {
+        let mut limits = self.limits;
+        if self.pin {
+            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+            limits.cpu = Some((index as usize - 1) % cpus);
+        }
+        limits
+    }
+
+    /// Plays game `index` of the tournament with `seed`: one record.
+    pub async fn play(&self, index: u64, seed: u64) -> Value {
+        let limits = self.limits_for(index);
+        let mut record = match self.kind {
+            GameKind::Chomp => self.chomp_game(index, seed, limits).await,
+            _ => {
+                let mut results = Vec::new();
+                let mut game = json!({});
+                for e in &self.entrants {
+                    let (result, details) = match &e.program {
+                        Err(why) => (
+                            json!({"won": false, "status": "disqualified", "error": why}),
+                            None,
+                        ),
+                        Ok(program) => self.solo(program, index, seed, limits).await,
+                    };
+                    let mut result = result;
+                    result["entrant"] = Value::from(e.name.as_str());
+                    results.push(result);
+                    if let Some(details) = details {
+                        game = details;
+                    }
+                }
+                game["results"] = Value::from(results);
+                game
+            }
+        };
+        record["game"] = Value::from(self.kind.name());
+        record["index"] = Value::from(index);
+        record["seed"] = Value::from(seed);
+        record["time"] = Value::from(record::timestamp());
+        record["referee"] = Value::from(record::REFEREE_VERSION);
+        record
+    }
+
+    /// One entrant on game `index` of a one-player kind: its result, and
+    /// what the game was (the same for every entrant).
+    async fn solo(
+        &self,
+        program: &BotSpec,
+        index: u64,
+        seed: u64,
+        limits: BotLimits,
+    ) -> (Value, Option<Value>) {
+        let slowest = |micros: &[u64]| micros.iter().copied().max().unwrap_or(0);
+        match self.kind {
+            GameKind::Evensteven => {
+                let mut rng = SplitMix64::for_game(seed, index - 1);
+                let n = 1 + rng.below(13) as usize;
+                let deal_seed = 1 + rng.below(2_147_483_646) as u32;
+                let details = json!({"n": n, "deal_seed": deal_seed});
+                let result = match dealer::play_single(program, limits, self.timeout, n, deal_seed)
+                    .await
+                {
+                    Ok(single) => json!({
+                        "won": single.outcome == "win",
+                        "outcome": single.outcome,
+                        "status": if single.error.is_none() { "ok" } else { single.outcome },
+                        "error": single.error,
+                        "moves": single.micros.len(),
+                        "slowest_micros": slowest(&single.micros),
+                        "micros": single.micros,
+                        "stderr": single.stderr,
+                    }),
+                    Err(e) => {
+                        json!({"won": false, "status": "crashed", "error": format!("cannot start: {e}")})
+                    }
+                };
+                (result, Some(details))
+            }
+            GameKind::Septica => {
+                let result = match septica::play_single(
+                    program,
+                    limits,
+                    self.timeout,
+                    seed,
+                    index - 1,
+                )
+                .await
+                {
+                    Ok(m) => json!({
+                        "won": m.outcome == "player",
+                        "outcome": m.outcome,
+                        "status": if m.error.is_none() { "ok" } else { m.outcome },
+                        "score": {"computer": m.score[0], "player": m.score[1]},
+                        "error": m.error,
+                        "moves": m.micros.len(),
+                        "slowest_micros": slowest(&m.micros),
+                        "micros": m.micros,
+                    }),
+                    Err(e) => {
+                        json!({"won": false, "status": "crashed", "error": format!("cannot start: {e}")})
+                    }
+                };
+                (
+                    result,
+                    Some(json!({"deck": septica::shuffled_deck(seed, index - 1)})),
+                )
+            }
+            GameKind::Acesup => {
+                let deck = acesup::deck::random_deck(seed, index - 1);
+                let config = JudgeConfig {
+                    program: program.clone(),
+                    limits,
+                    timeout: self.timeout,
+                    decks: Decks::Random {
+                        count: 0,
+                        seed: None,
+                    },
+                    results: None,
+                };
+                let result = match acesup::judge(&config, &deck).await {
+                    Ok((verdict, elapsed, _, stderr)) => json!({
+                        "won": verdict == Verdict::Accepted,
+                        "status": if verdict == Verdict::Accepted { "ok" } else { verdict.name() },
+                        "error": (verdict != Verdict::Accepted).then(|| verdict.to_string()),
+                        "slowest_micros": elapsed.as_micros() as u64,
+                        "stderr": stderr,
+                    }),
+                    Err(e) => json!({"won": false, "status": "crashed", "error": e}),
+                };
+                let cards: Vec<String> = deck.iter().map(|c| c.to_string()).collect();
+                (result, Some(json!({"deck": cards.join(" ")})))
+            }
+            GameKind::Chomp => unreachable!("Chomp games have seats"),
+        }
+    }
+
+    async fn chomp_game(&self, index: u64, seed: u64, limits: BotLimits) -> Value {
+        let plan = self.chomp.as_ref().expect("a Chomp plan");
+        let e = self.entrants.len();
+        let seats: Vec<SeatSpec> = (0..plan.seats)
+            .map(|s| {
+                let i = (index as usize - 1 + s) % e;
+                SeatSpec {
+                    entrant: i,
+                    dir: PathBuf::from(&self.entrants[i].name),
+                    program: self.entrants[i].program.clone(),
+                }
+            })
+            .collect();
+        let array = &plan.arrays[(index as usize - 1) % plan.arrays.len()];
+        let mut rng = SplitMix64::for_game(seed, index - 1);
+        let mut pick = |coord: Coord, size: usize| match coord {
+            Coord::At(v) => v,
+            Coord::Random => 1 + rng.below(size as u64) as u32,
+        };
+        let col = pick(plan.start.0, array.rows[0].len());
+        let row = pick(plan.start.1, array.rows.len());
+        let start = Cell { col, row };
+        let rules = Rules {
+            limits,
+            ..plan.rules
+        };
+        let result = game::play(&seats, &array.rows, start, rules).await;
+        let results: Vec<Value> = result
+            .players
+            .iter()
+            .map(|p| {
+                json!({
+                    "entrant": self.entrants[p.entrant].name,
+                    "seat": p.player,
+                    "score": p.score,
+                    "status": p.status,
+                    "eaten": p.eaten,
+                    "rounds": p.rounds,
+                    "slowest_micros": p.slowest_micros,
+                    "error": p.error,
+                    "stderr": p.stderr,
+                })
+            })
+            .collect();
+        json!({
+            "array": array.path.display().to_string(),
+            "start": [start.col, start.row],
+            "rounds": result.rounds,
+            "end": result.end,
+            "results": results,
+        })
+    }
+}
+
+/// A name usable as a file name.
+fn file_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Appends each entrant's stderr of this game to `OUT/stderr/NAME.log`.
+pub fn save_stderr(out: &Path, record: &Value) {
+    use std::io::Write;
+    for result in record["results"].as_array().into_iter().flatten() {
+        let (Some(name), Some(text)) = (result["entrant"].as_str(), result["stderr"].as_str())
+        else {
+            continue;
+        };
+        if text.is_empty() {
+            continue;
+        }
+        let path = out.join("stderr").join(format!("{}.log", file_name(name)));
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| write!(f, "--- game {} ---\n{text}\n", record["index"]));
+        if let Err(e) = written {
+            eprintln!("referee tournament: {}: {e}", path.display());
+        }
+    }
+}
+
+/// Records keep stderr out (it is in the stderr files), and leave out
+/// empty fields.
+pub fn strip_stderr(record: &mut Value) {
+    for result in record["results"].as_array_mut().into_iter().flatten() {
+        if let Some(fields) = result.as_object_mut() {
+            fields.remove("stderr");
+            fields.retain(|_, v| !v.is_null());
+        }
+    }
+}

@@ -1,0 +1,327 @@
+//! `referee tournament`, `referee merge` and `referee ci`, end to end.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::{Marker, finish, fixture, referee, start};
+use serde_json::Value;
+
+/// A tournament file in `dir`: Even Steven, the reference player against
+/// the in-order one.
+fn evensteven_file(dir: &Path, games: u64) -> String {
+    let text = format!(
+        "game = \"evensteven\"\ngames = {games}\nseed = 3\n[limits]\ntimeout = \"2s\"\n\
+         [[entrant]]\nname = \"reference\"\ncommand = [\"{}\"]\n\
+         [[entrant]]\nname = \"in-order\"\ncommand = [\"{}\", \"play\", \"0\"]\n",
+        env!("CARGO_BIN_EXE_evensteven"),
+        fixture("misbehave.sh")
+    );
+    let path = dir.join("t.toml");
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+/// A Chomp tournament file in `dir`: three entrants, two seats.
+fn chomp_file(dir: &Path, games: u64) -> String {
+    let array = dir.join("a.txt");
+    std::fs::write(
+        &array,
+        "ABCDEFGHIJ\nKLMNOPQRST\nUVWXYZTHIS\nISNOTATEST\nITISASQUID\n",
+    )
+    .unwrap();
+    let text = format!(
+        "game = \"chomp\"\ngames = {games}\nseed = 5\n[limits]\nprep = \"0s\"\narrays = \"a.txt\"\nseats = 2\n\
+         [[entrant]]\nname = \"strong\"\ncommand = [\"{}\"]\n\
+         [[entrant]]\nname = \"greedy\"\ncommand = [\"{}\"]\n\
+         [[entrant]]\nname = \"greedy-2\"\ncommand = [\"{}\"]\n",
+        env!("CARGO_BIN_EXE_chomp"),
+        env!("CARGO_BIN_EXE_chomp-greedy"),
+        env!("CARGO_BIN_EXE_chomp-greedy"),
+    );
+    let path = dir.join("c.toml");
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+/// Records without what differs from run to run (times).
+fn records(out: &Path) -> Vec<Value> {
+    let mut records = referee::record::read_records(&out.join("records.jsonl")).unwrap();
+    for r in &mut records {
+        r.as_object_mut().unwrap().remove("time");
+        for result in r["results"].as_array_mut().unwrap() {
+            let fields = result.as_object_mut().unwrap();
+            fields.remove("micros");
+            fields.remove("slowest_micros");
+        }
+    }
+    records.sort_by_key(|r| r["index"].as_u64());
+    records
+}
+
+/// Standings without the timing column.
+fn standings(out: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(out.join("standings.json")).unwrap();
+    let mut rows: Vec<Value> = serde_json::from_str(&text).unwrap();
+    for row in &mut rows {
+        row.as_object_mut().unwrap().remove("slowest_micros");
+    }
+    rows
+}
+
+fn tournament(args: &[&str]) -> common::Run {
+    let mut all = vec!["tournament", "--no-progress"];
+    all.extend_from_slice(args);
+    let run = referee(all, b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    run
+}
+
+#[test]
+fn standings_are_reproducible_and_do_not_depend_on_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    for file in [evensteven_file(dir.path(), 60), chomp_file(dir.path(), 9)] {
+        let one = dir.path().join("one");
+        let two = dir.path().join("two");
+        let _ = std::fs::remove_dir_all(&one);
+        let _ = std::fs::remove_dir_all(&two);
+        tournament(&[&file, "--jobs", "1", "--out", one.to_str().unwrap()]);
+        let run = tournament(&[&file, "--jobs", "2", "--out", two.to_str().unwrap()]);
+        assert!(run.stdout.contains("standings after"), "{}", run.stdout);
+        assert_eq!(records(&one), records(&two), "{file}");
+        assert_eq!(standings(&one), standings(&two));
+        for name in ["run.json", "standings.csv", "tournament.toml"] {
+            assert!(one.join(name).is_file(), "{name}");
+        }
+    }
+}
+
+#[test]
+fn one_player_standings_are_paired() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = evensteven_file(dir.path(), 80);
+    let out = dir.path().join("out");
+    let run = tournament(&[&file, "--out", out.to_str().unwrap()]);
+    let rows = standings(&out);
+    assert_eq!(rows[0]["entrant"], "reference");
+    assert_eq!(rows[0]["unnecessary"], 0);
+    assert!(rows[1]["unnecessary"].as_u64().unwrap() > 0);
+    assert!(rows[1]["paired_diff"].as_f64().unwrap() < 0.0);
+    assert!(run.stdout.contains("vs best (paired)"), "{}", run.stdout);
+    // Every entrant played the same deals.
+    for r in records(&out) {
+        assert_eq!(r["results"].as_array().unwrap().len(), 2);
+        assert!(r["n"].is_u64() && r["deal_seed"].is_u64());
+    }
+}
+
+#[test]
+fn chomp_tournaments_rate_the_players() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = chomp_file(dir.path(), 12);
+    let out = dir.path().join("out");
+    tournament(&[&file, "--out", out.to_str().unwrap()]);
+    let rows = standings(&out);
+    assert_eq!(rows[0]["entrant"], "strong");
+    assert!(rows[0]["rating"].as_f64().unwrap() > rows[1]["rating"].as_f64().unwrap());
+    // Two seats of three entrants, rotating: each entrant plays 8 of 12.
+    for row in &rows {
+        assert_eq!(row["games"], 8, "{row}");
+    }
+}
+
+#[test]
+fn shards_merged_equal_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = chomp_file(dir.path(), 10);
+    let whole = dir.path().join("whole");
+    tournament(&[&file, "--out", whole.to_str().unwrap()]);
+    // The shards, run the way docs/tournaments.md says: with GNU parallel.
+    let shards = dir.path().join("s");
+    let status = std::process::Command::new("parallel")
+        .args([
+            "--will-cite",
+            common::referee_bin(),
+            "tournament",
+            "--no-progress",
+            &file,
+            "--shard",
+            "{}/3",
+            "--out",
+            &format!("{}{{}}", shards.display()),
+            ":::",
+            "1",
+            "2",
+            "3",
+        ])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("GNU parallel (apt-get install parallel)");
+    assert!(status.success());
+    let outs: Vec<String> = (1..=3)
+        .map(|k| format!("{}{k}", shards.display()))
+        .collect();
+    assert_eq!(records(Path::new(&outs[0])).len(), 4);
+    let merged = dir.path().join("merged");
+    let mut args = vec!["merge"];
+    args.extend(outs.iter().map(String::as_str));
+    args.extend(["--out", merged.to_str().unwrap()]);
+    let run = referee(args, b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.contains("10 of 10 games"), "{}", run.stdout);
+    assert_eq!(standings(&merged), standings(&whole));
+    assert_eq!(records(&merged), records(&whole));
+}
+
+#[test]
+fn a_killed_tournament_resumes_to_the_same_standings() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = evensteven_file(dir.path(), 400);
+    let whole = dir.path().join("whole");
+    tournament(&[&file, "--jobs", "2", "--out", whole.to_str().unwrap()]);
+
+    let out = dir.path().join("killed");
+    let marker = Marker::new();
+    let child = start(
+        [
+            "tournament",
+            "--no-progress",
+            "--jobs",
+            "2",
+            &file,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &marker,
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::fs::read_to_string(out.join("records.jsonl")).map_or(0, |t| t.lines().count()) < 40 {
+        assert!(Instant::now() < deadline, "no progress");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    finish(child, b"");
+    marker.assert_none_left();
+    let before = records(&out).len();
+    assert!(before < 400, "killed too late");
+
+    let run = tournament(&[
+        &file,
+        "--jobs",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+        "--resume",
+    ]);
+    assert!(
+        run.stderr.contains(&format!("resuming: {before} game(s)")),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(standings(&out), standings(&whole));
+    assert_eq!(records(&out), records(&whole));
+}
+
+fn ci_suite(dir: &Path, body: &str) -> String {
+    let path = dir.join("suite.toml");
+    std::fs::write(&path, body).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn ci_passes_good_bots_and_fails_weak_ones_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = ci_suite(
+        dir.path(),
+        &format!(
+            "[[case]]\nname = \"reference\"\ngame = \"evensteven\"\ncommand = [\"{ev}\"]\ngames = 100\n\
+             [case.expect]\nno_crash = true\nno_unnecessary_loss = true\n\
+             [[case]]\nname = \"in-order\"\ngame = \"evensteven\"\ncommand = [\"{bad}\", \"play\", \"0\"]\ngames = 100\n\
+             [case.expect]\nno_unnecessary_loss = true\n\
+             [[case]]\nname = \"editorial\"\ngame = \"septica\"\ncommand = [\"{ed}\"]\ngames = 200\n\
+             [case.expect]\nwin_rate = 0.8\nsequential = true\n\
+             [[case]]\nname = \"crasher\"\ngame = \"evensteven\"\ncommand = [\"{bad}\", \"exit\", \"2\", \"3\"]\ngames = 10\n\
+             [case.expect]\nno_crash = true\n",
+            ev = env!("CARGO_BIN_EXE_evensteven"),
+            bad = fixture("misbehave.sh"),
+            ed = env!("CARGO_BIN_EXE_septica-editorial"),
+        ),
+    );
+    let junit = dir.path().join("junit.xml");
+    let run = referee(["ci", &suite, "--junit", junit.to_str().unwrap()], b"");
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let lines = run.stdout_lines();
+    assert!(
+        lines[0].starts_with("PASS reference: 100 games"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        lines[1].starts_with("FAIL in-order:") && lines[1].contains("winnable hand(s) lost"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        lines[2].starts_with("FAIL editorial:")
+            && lines[2].contains("win rate below 80.0% (the sequential test decided after"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        lines[3].starts_with("FAIL crasher:") && lines[3].contains("crash(es) (first: "),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(lines[4], "ci: 1 of 4 cases passed");
+
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let suites = doc.root_element();
+    assert_eq!(suites.attribute("tests"), Some("4"));
+    assert_eq!(suites.attribute("failures"), Some("3"));
+    let failed: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase") && n.children().any(|c| c.has_tag_name("failure")))
+        .filter_map(|n| n.attribute("name"))
+        .collect();
+    assert_eq!(failed, ["in-order", "editorial", "crasher"]);
+}
+
+#[test]
+fn the_projects_own_ci_suite_passes() {
+    let suite = format!("{}/tournaments/ci.toml", env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("junit.xml");
+    let run = referee(["ci", &suite, "--junit", junit.to_str().unwrap()], b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stdout.ends_with("ci: 4 of 4 cases passed\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(roxmltree::Document::parse(&std::fs::read_to_string(&junit).unwrap()).is_ok());
+}
+
+#[test]
+fn bad_tournament_files_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(&path, "game = \"poker\"\ngames = 3\n").unwrap();
+    let run = referee(["tournament", path.to_str().unwrap()], b"");
+    assert_eq!(run.code, Some(64));
+    assert!(
+        run.stderr.contains("bad.toml") && run.stderr.contains("poker"),
+        "{}",
+        run.stderr
+    );
+    let run = referee(
+        ["tournament", "--shard", "4/3", path.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(run.code, Some(64));
+}
