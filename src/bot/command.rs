@@ -45,9 +45,9 @@ pub async fn run_to_end(
         None,
     )?;
     let started = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| spawn::classify(&path, e))?;
-    let pid = child.id().expect("a child just spawned has a pid") as i32;
-    let mut group = GroupGuard::new(pid);
+    let (mut child, mut group) =
+        GroupGuard::spawn(|| cmd.spawn()).map_err(|e| spawn::classify(&path, e))?;
+    let pid = group.pgid();
     drop(child.stdin.take());
     let mut out = Capture::start(child.stdout.take().expect("stdout is piped"), keep, false);
     let mut err = out.also(child.stderr.take().expect("stderr is piped"));

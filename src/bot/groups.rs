@@ -70,12 +70,29 @@ pub(crate) struct GroupGuard {
     pgid: Option<i32>,
 }
 
+/// Held while a child is forked and registered, and while strays are
+/// looked for: with games on several threads, a child another thread has
+/// just forked but not yet registered would otherwise look like a stray.
+static SPAWNING: Mutex<()> = Mutex::new(());
+
 impl GroupGuard {
-    pub(crate) fn new(pgid: i32) -> GroupGuard {
+    /// Starts a child that leads its own process group (`spawn` must set
+    /// `process_group(0)`) and registers that group in one step.
+    pub(crate) fn spawn(
+        spawn: impl FnOnce() -> std::io::Result<tokio::process::Child>,
+    ) -> std::io::Result<(tokio::process::Child, GroupGuard)> {
+        let _spawning = SPAWNING.lock().unwrap_or_else(PoisonError::into_inner);
+        let child = spawn()?;
+        let pid = child.id().expect("a child that was just spawned has a pid") as i32;
         let mut registry = registry();
-        registry.live.insert(pgid);
-        registry.tell('+', pgid);
-        GroupGuard { pgid: Some(pgid) }
+        registry.live.insert(pid);
+        registry.tell('+', pid);
+        Ok((child, GroupGuard { pgid: Some(pid) }))
+    }
+
+    /// The group's id (its leader's pid), while it is registered.
+    pub(crate) fn pgid(&self) -> i32 {
+        self.pgid.expect("asked for the id of a released group")
     }
 
     /// Sends `signal` to every process of the group, and to the leader.
@@ -153,6 +170,7 @@ pub fn become_subreaper() {
 /// orphans a bot left behind outside its process group (see
 /// [`become_subreaper`]). Bots, builds and the watchdog are spared.
 pub fn kill_strays() {
+    let _spawning = SPAWNING.lock().unwrap_or_else(PoisonError::into_inner);
     let (live, watchdog) = {
         let registry = registry();
         (registry.live.clone(), registry.watchdog_pid)

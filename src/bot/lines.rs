@@ -68,6 +68,12 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         self.skipping = true;
     }
 
+    /// True when a complete line is already buffered, so that `next` would
+    /// return it without reading.
+    pub fn has_line(&self) -> bool {
+        self.buf[self.start..self.end].contains(&b'\n')
+    }
+
     /// The bytes of a range returned by the latest call to `next`.
     pub fn get(&self, range: Range<usize>) -> &[u8] {
         &self.buf[range]

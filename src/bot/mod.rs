@@ -15,6 +15,7 @@
 
 pub mod cgroup;
 pub mod command;
+mod eager;
 mod exit;
 pub mod groups;
 pub mod lines;
@@ -32,6 +33,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::time::{Instant, sleep_until, timeout, timeout_at};
 
+use eager::EagerRead;
 use exit::ExitWatch;
 use groups::GroupGuard;
 pub use lines::{LineReader, Next};
@@ -276,7 +278,7 @@ pub struct Bot {
     exit: ExitWatch,
     group: GroupGuard,
     stdin: Option<ChildStdin>,
-    stdout: LineReader<ChildStdout>,
+    stdout: LineReader<EagerRead<ChildStdout>>,
     stderr: stderr::Capture,
     limits: BotLimits,
     /// When the last byte of the latest message was written.
@@ -317,10 +319,10 @@ impl Bot {
             limits.resources,
             limits.cpu,
         )?;
-        let mut child = cmd.spawn().map_err(|e| spawn::classify(&path, e))?;
-        let pid = child.id().expect("a child that was just spawned has a pid") as i32;
         // With process_group(0) the child's group id is its pid.
-        let group = GroupGuard::new(pid);
+        let (mut child, group) =
+            GroupGuard::spawn(|| cmd.spawn()).map_err(|e| spawn::classify(&path, e))?;
+        let pid = group.pgid();
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
@@ -330,7 +332,7 @@ impl Bot {
             exit: ExitWatch::new(pid),
             group,
             stdin,
-            stdout: LineReader::new(stdout, limits.max_line),
+            stdout: LineReader::new(EagerRead::new(stdout), limits.max_line),
             stderr: stderr::Capture::start(stderr, limits.stderr_keep, limits.echo_stderr),
             limits,
             sent_at: Instant::now(),
@@ -352,17 +354,23 @@ impl Bot {
     }
 
     /// Writes `message` (and flushes it). A bot that does not read its input
-    /// blocks the pipe; that is detected at `deadline`.
+    /// blocks the pipe; that is detected at `deadline`. The bot's clock
+    /// starts when the write returns (RULINGS: "from the moment the last
+    /// byte of its message to a bot has been written").
     pub async fn send(&mut self, message: &[u8], deadline: Instant) -> Result<(), BotError> {
         let started = Instant::now();
         let Some(stdin) = self.stdin.as_mut() else {
             return Err(BotError::ClosedInput);
         };
-        let write = async {
-            stdin.write_all(message).await?;
-            stdin.flush().await
+        // A pipe with room takes the message at once, with no timer and no
+        // trip through the event loop; only a bot that does not read its
+        // input costs those.
+        let written = match eager::write_now(&*stdin, message) {
+            Ok(n) if n == message.len() => Ok(Ok(())),
+            Ok(n) => timeout_at(deadline, stdin.write_all(&message[n..])).await,
+            Err(e) => Ok(Err(e)),
         };
-        match timeout_at(deadline, write).await {
+        match written {
             Ok(Ok(())) => {
                 self.sent_at = Instant::now();
                 Ok(())
@@ -379,14 +387,15 @@ impl Bot {
 
     /// Reads the bot's next line, waiting until `deadline` at most. With a
     /// `relay`, lines starting with `*` are debug lines: they are written to
-    /// `relay` (and flushed) as they arrive, and are not replies.
+    /// `relay` as they arrive, and are not replies. `relay` is flushed
+    /// whenever the bot makes the referee wait.
     pub async fn recv_line(
         &mut self,
         deadline: Instant,
         mut relay: Relay<'_>,
     ) -> Result<Reply<'_>, BotError> {
         let line = loop {
-            match self.read_line_until(deadline).await? {
+            match self.read_line_until(deadline, &mut relay).await? {
                 Next::Line(range) => match relay.as_mut() {
                     Some(out) if self.stdout.get(range.clone()).first() == Some(&b'*') => {
                         relay_line(*out, self.stdout.get(range)).map_err(BotError::Relay)?;
@@ -424,7 +433,7 @@ impl Bot {
     /// time since the last message was sent.
     pub async fn recv_byte(&mut self, deadline: Instant) -> Result<(u8, Duration), BotError> {
         loop {
-            match self.read_until(deadline, Unit::Byte).await? {
+            match self.read_until(deadline, Unit::Byte, &mut None).await? {
                 Read::Line(_) => unreachable!("asked for a byte"),
                 Read::Byte(next) => match next {
                     Some(b' ' | b'\t' | b'\r' | b'\n') if Instant::now() < deadline => continue,
@@ -437,8 +446,12 @@ impl Bot {
     }
 
     /// The next line of output, until `deadline` (see [`Bot::read_until`]).
-    async fn read_line_until(&mut self, deadline: Instant) -> Result<Next, BotError> {
-        match self.read_until(deadline, Unit::Line).await? {
+    async fn read_line_until(
+        &mut self,
+        deadline: Instant,
+        relay: &mut Relay<'_>,
+    ) -> Result<Next, BotError> {
+        match self.read_until(deadline, Unit::Line, relay).await? {
             Read::Line(next) => Ok(next),
             Read::Byte(_) => unreachable!("asked for a line"),
         }
@@ -448,7 +461,35 @@ impl Bot {
     /// has exited, what it left in the pipe is still read, but for
     /// [`EXIT_PROBE`] at most: a process it left behind may hold the pipe
     /// open for ever, and then the bot's end counts as its output's end.
-    async fn read_until(&mut self, deadline: Instant, unit: Unit) -> Result<Read, BotError> {
+    ///
+    /// Before it has to wait, it flushes `relay`: whatever the caller wrote
+    /// so far is then visible while the bot thinks, and a caller writing
+    /// between fast replies makes one write for many of them.
+    async fn read_until(
+        &mut self,
+        deadline: Instant,
+        unit: Unit,
+        relay: &mut Relay<'_>,
+    ) -> Result<Read, BotError> {
+        // A reply that is already here (buffered, or waiting in the pipe
+        // because the bot shares our CPU) needs no timer and no exit watch:
+        // that path is most of a fast game's moves. `next` and `next_byte`
+        // are cancel-safe, so a pending first try loses nothing.
+        if self.exited_at.is_none() {
+            let stdout = &mut self.stdout;
+            let ready = poll_once(async {
+                match unit {
+                    Unit::Line => stdout.next().await.map(Read::Line),
+                    Unit::Byte => stdout.next_byte().await.map(Read::Byte),
+                }
+            });
+            if let Some(result) = ready {
+                return result.map_err(BotError::Io);
+            }
+        }
+        if let Some(out) = relay {
+            out.flush().map_err(BotError::Relay)?;
+        }
         loop {
             let exited = self.exited_at.is_some();
             let until = self
@@ -497,7 +538,7 @@ impl Bot {
         let mut lines = Vec::new();
         let mut total = 0usize;
         loop {
-            let range = match self.read_line_until(deadline).await? {
+            let range = match self.read_line_until(deadline, &mut None).await? {
                 Next::Line(range) => range,
                 Next::Eof { unterminated } if unterminated.is_empty() => return Ok(lines),
                 Next::Eof { unterminated } => unterminated,
@@ -654,6 +695,11 @@ impl Bot {
                 () = sleep_until(until) => break,
             }
         }
+        if let Some(out) = relay.as_mut()
+            && let Err(e) = out.flush()
+        {
+            relay_error.get_or_insert(e);
+        }
         let exited_in_grace = exited;
         let mut forced = None;
         if !exited {
@@ -720,6 +766,17 @@ fn relay_line(out: &mut (dyn Write + Send), line: &[u8]) -> io::Result<()> {
     let mut copy = Vec::with_capacity(line.len() + 1);
     copy.extend_from_slice(line);
     copy.push(b'\n');
-    out.write_all(&copy)?;
-    out.flush()
+    out.write_all(&copy)
+}
+
+/// Polls `future` once, with a waker that does nothing: its output if it
+/// is ready at once. The future must be polled again (or be cancel-safe)
+/// when this returns `None`, since nothing will wake it.
+fn poll_once<F: std::future::Future>(future: F) -> Option<F::Output> {
+    let mut future = std::pin::pin!(future);
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    match future.as_mut().poll(&mut context) {
+        std::task::Poll::Ready(output) => Some(output),
+        std::task::Poll::Pending => None,
+    }
 }

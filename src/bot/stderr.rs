@@ -95,7 +95,8 @@ impl Capture {
             return;
         };
         let mut tail = lock(&self.tail);
-        let mut chunk = [0u8; 16 * 1024];
+        // Small: this runs after every game, mostly to find nothing.
+        let mut chunk = [0u8; 4 * 1024];
         while let Ok(n @ 1..) = nix::unistd::read(fd, &mut chunk) {
             if self.echo {
                 use std::io::Write;
