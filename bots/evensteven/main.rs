@@ -24,11 +24,22 @@ fn main() -> ExitCode {
     }
 }
 
-fn play(input: impl BufRead, mut out: impl Write, debug: bool) -> Result<(), String> {
+fn play(mut input: impl BufRead, mut out: impl Write, debug: bool) -> Result<(), String> {
     let mut hand: Vec<Card> = Vec::with_capacity(13);
-    for (number, line) in input.lines().enumerate() {
-        let line = line.map_err(|e| format!("reading input: {e}"))?;
-        let line = line.trim_end();
+    // One buffer for every line read and one for every answer: a move
+    // allocates nothing.
+    let mut bytes = Vec::with_capacity(64);
+    let mut answer = Vec::with_capacity(8);
+    for number in 0.. {
+        bytes.clear();
+        match input.read_until(b'\n', &mut bytes) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => return Err(format!("reading input: {e}")),
+        }
+        let line = std::str::from_utf8(&bytes)
+            .map_err(|_| format!("line {}: not UTF-8", number + 1))?
+            .trim_end();
         let io_err = |e: io::Error| format!("writing output: {e}");
         if debug {
             writeln!(out, "* read: {line}").map_err(io_err)?;
@@ -47,8 +58,11 @@ fn play(input: impl BufRead, mut out: impl Write, debug: bool) -> Result<(), Str
         };
         if first.bytes().all(|b| b.is_ascii_digit()) && !first.is_empty() {
             // The hand: `N C1 ... CN`.
-            hand = fields.map(card_at).collect::<Result<_, _>>()?;
-            if hand.len().to_string() != first {
+            hand.clear();
+            for field in fields {
+                hand.push(card_at(field)?);
+            }
+            if first.parse() != Ok(hand.len()) {
                 return Err(format!(
                     "line {}: hand of {first} cards lists {}",
                     number + 1,
@@ -73,7 +87,10 @@ fn play(input: impl BufRead, mut out: impl Write, debug: bool) -> Result<(), Str
             };
             writeln!(out, "* play: {played} {verdict} {dealt}").map_err(io_err)?;
         }
-        writeln!(out, "{played}").map_err(io_err)?;
+        answer.clear();
+        played.push_to(&mut answer);
+        answer.push(b'\n');
+        out.write_all(&answer).map_err(io_err)?;
         out.flush().map_err(io_err)?;
     }
     Ok(())

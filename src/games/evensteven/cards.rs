@@ -133,6 +133,13 @@ impl Card {
         ];
         TEXT[usize::from(self.value - Self::MIN_VALUE)]
     }
+
+    /// Appends the card as the protocol writes it (`10h`, `Qs`), without
+    /// the formatting machinery: messages are built on every move.
+    pub fn push_to(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.value_text().as_bytes());
+        out.push(self.suit.letter() as u8);
+    }
 }
 
 impl fmt::Display for Card {

@@ -206,6 +206,10 @@ struct Dealer<'c> {
     input: LineReader<Box<dyn AsyncRead + Unpin>>,
     records: Option<Records>,
     bot: Bot,
+    /// Bytes for the player not sent yet: the last game's `YOU WIN` or
+    /// `YOU LOSE`, which travels with the next game's first message when
+    /// that game is already known (see [`Dealer::deal_one`]).
+    pending: Vec<u8>,
     stderr_mark: u64,
     tally: Tally,
 }
@@ -249,6 +253,7 @@ impl<'c> Dealer<'c> {
             input: LineReader::new(input, MAX_INPUT_LINE),
             records,
             bot,
+            pending: Vec::with_capacity(64),
             stderr_mark: 0,
             tally: Tally::default(),
         })
@@ -266,7 +271,14 @@ impl<'c> Dealer<'c> {
         self.tally.log();
         match status {
             // The player did nothing wrong: it gets its orderly end.
-            Status::Pass | Status::Usage => finish_player(self.bot, out, grace, status).await,
+            Status::Pass | Status::Usage => {
+                // The last verdict; a player that exited already, or does
+                // not read, is judged by the shutdown that follows.
+                if !self.pending.is_empty() {
+                    let _ = deliver(&mut self.bot, &mut self.pending, grace).await;
+                }
+                finish_player(self.bot, out, grace, status).await
+            }
             _ => {
                 if let Err(e) = self.bot.kill().await {
                     tracing::warn!("reaping the player: {e}");
@@ -282,7 +294,11 @@ impl<'c> Dealer<'c> {
         let mut line_number = 0u64;
         loop {
             // Whoever types the input interactively sees every result first.
-            out.flush()?;
+            // (Otherwise output is flushed whenever the dealer waits for the
+            // player, so a watcher always sees which game is being played.)
+            if !self.input.has_line() {
+                out.flush()?;
+            }
             let range = match self.input.next().await {
                 Ok(Next::Line(range)) => range,
                 Ok(Next::Eof { unterminated }) if unterminated.is_empty() => {
@@ -315,8 +331,6 @@ impl<'c> Dealer<'c> {
             self.tally.games += 1;
             let index = self.tally.games;
             writeln!(out, "Game {index}")?;
-            // Shown at once, so a watcher knows which game a slow player is in.
-            out.flush()?;
             let status = self.deal_one(index, line_number, spec, out).await?;
             if status != Status::Pass {
                 return Ok(status);
@@ -348,15 +362,30 @@ impl<'c> Dealer<'c> {
             dropping: false,
             game: index,
         };
-        let outcome = play(
+        let mut outcome = play(
             &mut self.bot,
             &deal,
             winnable,
             self.config.timeout,
+            &mut self.pending,
             &mut plays,
             &mut relay,
         )
         .await;
+        // The verdict waits for the next game's first message when that
+        // game's line is already read: one write and one wake-up of the
+        // player instead of two. Otherwise (the input is typed, or comes in
+        // chunks, or ends) it goes now, so a player never waits for it.
+        if !matches!(outcome, Outcome::Failed { .. })
+            && !self.input.has_line()
+            && let Err(failure) =
+                deliver(&mut self.bot, &mut self.pending, self.config.timeout).await
+        {
+            outcome = Outcome::Failed {
+                failure: Failure::Bot(failure),
+                at: At::AfterMove(plays.len()),
+            };
+        }
         let (status, outcome_name, error) = match &outcome {
             Outcome::Win => {
                 self.tally.wins += 1;
@@ -399,8 +428,10 @@ impl<'c> Dealer<'c> {
             self.tally.moves += 1;
             self.tally.slowest = self.tally.slowest.max(Duration::from_micros(p.micros));
         }
-        out.flush()?;
         let (stderr, stderr_truncated) = self.take_stderr();
+        let Some(records) = self.records.as_mut() else {
+            return Ok(status);
+        };
         let record = GameRecord {
             game: "evensteven",
             index,
@@ -419,12 +450,10 @@ impl<'c> Dealer<'c> {
             time: record::timestamp(),
             referee: record::REFEREE_VERSION,
         };
-        if let Some(records) = self.records.as_mut() {
-            // A results file that cannot be written is reported but does
-            // not stop the games.
-            if let Err(e) = records.append(&record) {
-                eprintln!("referee dealer: {e}");
-            }
+        // A results file that cannot be written is reported but does not
+        // stop the games.
+        if let Err(e) = records.append(&record) {
+            eprintln!("referee dealer: {e}");
         }
         Ok(status)
     }
@@ -459,17 +488,20 @@ impl<'c> Dealer<'c> {
     }
 }
 
-/// Plays one deal with the player, filling `plays` as it goes.
+/// Plays one deal with the player, filling `plays` as it goes. `message`
+/// may hold bytes still owed to the player (the last verdict), which go
+/// first; when the game ends with a verdict, `message` holds it, unsent
+/// (see [`deliver`]).
 async fn play(
     bot: &mut Bot,
     deal: &Deal,
     winnable: bool,
     timeout: Duration,
+    message: &mut Vec<u8>,
     plays: &mut Vec<Play>,
     relay: &mut (dyn Write + Send),
 ) -> Outcome {
-    let mut message = Vec::with_capacity(64);
-    write_hand(&mut message, &deal.hand);
+    write_hand(message, &deal.hand);
     let mut in_hand = vec![true; deal.hand.len()];
     for &dealt in &deal.to_cover {
         let at = At::Move {
@@ -477,8 +509,9 @@ async fn play(
             dealt,
         };
         let failed = |failure| Outcome::Failed { failure, at };
-        writeln!(message, "{dealt}").expect("writing to a Vec");
-        let reply = match bot.exchange(&message, timeout, Some(relay)).await {
+        dealt.push_to(message);
+        message.push(b'\n');
+        let reply = match bot.exchange(message, timeout, Some(relay)).await {
             Ok(reply) => reply,
             Err(e) => return failed(Failure::Bot(e)),
         };
@@ -519,19 +552,14 @@ async fn play(
             micros,
         });
         if !played.covers(dealt) {
-            return tell_result(
-                bot,
-                b"YOU LOSE\n",
-                timeout,
-                plays.len(),
-                Outcome::Lose {
-                    necessarily: !winnable,
-                },
-            )
-            .await;
+            message.extend_from_slice(b"YOU LOSE\n");
+            return Outcome::Lose {
+                necessarily: !winnable,
+            };
         }
     }
-    tell_result(bot, b"YOU WIN\n", timeout, plays.len(), Outcome::Win).await
+    message.extend_from_slice(b"YOU WIN\n");
+    Outcome::Win
 }
 
 /// One game on its own, for tournaments and CI runs: a fresh player
@@ -558,15 +586,25 @@ pub async fn play_single(
     let mut bot = Bot::spawn(player, limits)?;
     let deal = Deal::new(n, seed);
     let mut plays = Vec::new();
-    let outcome = play(
+    let mut verdict = Vec::new();
+    let mut outcome = play(
         &mut bot,
         &deal,
         deal.winnable(),
         timeout,
+        &mut verdict,
         &mut plays,
         &mut io::sink(),
     )
     .await;
+    if !matches!(outcome, Outcome::Failed { .. })
+        && let Err(failure) = deliver(&mut bot, &mut verdict, timeout).await
+    {
+        outcome = Outcome::Failed {
+            failure: Failure::Bot(failure),
+            at: At::AfterMove(plays.len()),
+        };
+    }
     let (name, error) = match outcome {
         Outcome::Win => ("win", None),
         Outcome::Lose { necessarily: true } => ("lose_necessarily", None),
@@ -595,28 +633,22 @@ pub async fn play_single(
 fn write_hand(message: &mut Vec<u8>, hand: &[Card]) {
     write!(message, "{}", hand.len()).expect("writing to a Vec");
     for card in hand {
-        write!(message, " {card}").expect("writing to a Vec");
+        message.push(b' ');
+        card.push_to(message);
     }
     message.push(b'\n');
 }
 
-/// Sends `YOU WIN` or `YOU LOSE`, then the game's `outcome` stands. A
-/// player that has already exited after its last card is not failed here:
-/// the game is decided, and an early exit shows up at the next game or at
-/// the end.
-async fn tell_result(
-    bot: &mut Bot,
-    line: &[u8],
-    timeout: Duration,
-    moves: usize,
-    outcome: Outcome,
-) -> Outcome {
-    match bot.send(line, deadline_after(timeout)).await {
-        Err(BotError::Exited { .. } | BotError::ClosedInput) | Ok(()) => outcome,
-        Err(e) => Outcome::Failed {
-            failure: Failure::Bot(e),
-            at: At::AfterMove(moves),
-        },
+/// Sends what is owed to the player (`YOU WIN` or `YOU LOSE`) and empties
+/// `pending`. A player that has already exited after its last card is not
+/// failed here: the game is decided, and an early exit shows up at the
+/// next game or at the end.
+async fn deliver(bot: &mut Bot, pending: &mut Vec<u8>, timeout: Duration) -> Result<(), BotError> {
+    let sent = bot.send(pending, deadline_after(timeout)).await;
+    pending.clear();
+    match sent {
+        Err(BotError::Exited { .. } | BotError::ClosedInput) | Ok(()) => Ok(()),
+        Err(e) => Err(e),
     }
 }
 
