@@ -7,9 +7,9 @@
 //! tournament whose first entrant is the bot. See `docs/ci.md`.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -181,7 +181,7 @@ async fn run_case(case: &Case, base: &Path, limits: BotLimits) -> Result<Outcome
         progress: false,
         limits,
     };
-    let plan = Plan::prepare(&spec, base, &config).await?;
+    let plan = Arc::new(Plan::prepare(&spec, base, &config).await?);
     let seed = case.seed.unwrap_or(1);
     let jobs = case
         .jobs
@@ -197,11 +197,9 @@ async fn run_case(case: &Case, base: &Path, limits: BotLimits) -> Result<Outcome
 
     let mut records = Vec::new();
     let mut decided = None;
-    let mut stream = futures_util::stream::iter(1..=case.games)
-        .map(|index| plan.play(index, seed))
-        .buffer_unordered(jobs.max(1));
-    while let Some(record) = stream.next().await {
-        records.push(record);
+    let mut games = plan.play_all((1..=case.games).collect(), seed, jobs, false);
+    while let Some(record) = games.next().await {
+        records.push(record?);
         if let Some(sprt) = &sprt {
             let (wins, games) = wins(case.game, &records, &case.name);
             decided = sprt.decide(wins, games);
@@ -210,7 +208,8 @@ async fn run_case(case: &Case, base: &Path, limits: BotLimits) -> Result<Outcome
             }
         }
     }
-    drop(stream);
+    // Games still in flight after a decision are abandoned.
+    drop(games);
     Ok(judge(case, &records, decided, started.elapsed()))
 }
 

@@ -555,7 +555,8 @@ pub struct TournamentArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub jobs: Option<u64>,
 
-    /// Pin each game's processes to one CPU (game i to CPU i mod CPUs).
+    /// Pin each job (its referee thread and its bots) to one CPU: job w to
+    /// CPU w mod CPUs.
     #[arg(long)]
     pub pin: bool,
 

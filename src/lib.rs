@@ -11,6 +11,7 @@ pub mod ci;
 pub mod cli;
 pub mod exit;
 pub mod games;
+pub mod parallel;
 pub mod record;
 pub mod rng;
 pub mod stats;

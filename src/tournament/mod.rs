@@ -9,9 +9,9 @@ pub mod units;
 use std::collections::BTreeSet;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -81,7 +81,7 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
     if config.resume && config.out.is_none() {
         return Err("--resume needs --out DIR (where the earlier games were written)".into());
     }
-    let plan = Plan::prepare(&spec, &base, config).await?;
+    let plan = Arc::new(Plan::prepare(&spec, &base, config).await?);
     let previous = match &config.out {
         Some(out) if config.resume => read_run_info(out).ok(),
         _ => None,
@@ -152,10 +152,9 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
 
     let mut progress = Progress::new(config.progress, shard_games, done.len() as u64);
     let mut new_records: Vec<Value> = Vec::new();
-    let mut stream = futures_util::stream::iter(todo.iter().copied())
-        .map(|index| plan.play(index, seed))
-        .buffer_unordered(jobs);
-    while let Some(record) = stream.next().await {
+    let mut games = plan.play_all(todo, seed, jobs, config.pin || spec.pin);
+    while let Some(record) = games.next().await {
+        let record = record?;
         if let (Some(out), Some(file)) = (&config.out, records_file.as_mut()) {
             units::save_stderr(out, &record);
             let mut record = record.clone();

@@ -7,6 +7,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -21,6 +22,7 @@ use crate::games::chomp::game::{self, Rules, SeatSpec};
 use crate::games::chomp::{ArrayFile, Cell, Coord, load_arrays};
 use crate::games::evensteven::dealer;
 use crate::games::septica;
+use crate::parallel;
 use crate::record;
 use crate::rng::SplitMix64;
 
@@ -47,7 +49,6 @@ pub struct Plan {
     pub fingerprint: String,
     limits: BotLimits,
     timeout: Duration,
-    pin: bool,
     chomp: Option<ChompPlan>,
 }
 
@@ -99,7 +100,9 @@ impl Plan {
         let mut built = build::build_dirs(&to_build, &build).await.into_iter();
         let mut entrants = Vec::new();
         for (e, dir) in spec.entrants.iter().zip(&dirs) {
-            let dir = dir.as_ref().map(|_| built.next().expect("one build per dir"));
+            let dir = dir
+                .as_ref()
+                .map(|_| built.next().expect("one build per dir"));
             let program = match (dir, &e.command) {
                 (Some(Err(why)), _) => Err(why),
                 (Some(Ok(dir)), None) => Ok(BotSpec {
@@ -179,7 +182,6 @@ impl Plan {
             fingerprint: record::fingerprint(&refs),
             limits,
             timeout,
-            pin: config.pin,
             chomp,
         })
     }
@@ -200,19 +202,28 @@ impl Plan {
             .collect()
     }
 
-    /// The limits for game `index`: pinned to one CPU with `--pin`.
-    fn limits_for(&self, index: u64) -> BotLimits {
-        let mut limits = self.limits;
-        if self.pin {
-            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-            limits.cpu = Some((index as usize - 1) % cpus);
-        }
-        limits
+    /// Plays games `indices` with `seed`, `jobs` at once, each on a thread
+    /// of its own (see [`crate::parallel`]); `pin` binds each thread and its
+    /// bots to one CPU. Records arrive as games finish.
+    pub fn play_all(
+        self: &Arc<Plan>,
+        indices: Vec<u64>,
+        seed: u64,
+        jobs: usize,
+        pin: bool,
+    ) -> parallel::Games<Value> {
+        let plan = Arc::clone(self);
+        parallel::run(indices, jobs, pin, move |index, cpu| {
+            let plan = Arc::clone(&plan);
+            async move { plan.play(index, seed, cpu).await }
+        })
     }
 
-    /// Plays game `index` of the tournament with `seed`: one record.
-    pub async fn play(&self, index: u64, seed: u64) -> Value {
-        let limits = self.limits_for(index);
+    /// Plays game `index` of the tournament with `seed`: one record. With
+    /// `cpu`, its bots are bound to that CPU.
+    pub async fn play(&self, index: u64, seed: u64, cpu: Option<usize>) -> Value {
+        let mut limits = self.limits;
+        limits.cpu = cpu.or(limits.cpu);
         let mut record = match self.kind {
             GameKind::Chomp => self.chomp_game(index, seed, limits).await,
             _ => {

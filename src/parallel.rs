@@ -1,0 +1,138 @@
+//! Independent games on several threads at once.
+//!
+//! One thread drives one game at a time on its own current-thread runtime,
+//! like a lone `referee dealer`. Running the games of a tournament as
+//! futures on one thread instead makes that thread the bottleneck: a
+//! process spawn blocks its caller until the child has `exec`ed, and a
+//! second game's moves wait while the first game's bot is being started.
+//! With one thread per job, two jobs on two CPUs really run two games at
+//! once (`docs/PERFORMANCE.md` has the numbers).
+//!
+//! With `pin`, worker `w` and the bots it starts are bound to CPU
+//! `w mod CPUs`: a game's referee and bots then share a CPU, where an
+//! exchange is cheapest, and concurrent games do not take each other's
+//! time.
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread::JoinHandle;
+
+use tokio::sync::{mpsc, watch};
+
+/// The games in flight. Results arrive through [`Games::next`] in the order
+/// they finish. Dropping this stops the workers: games in flight are
+/// abandoned (their bots killed) and no new ones start.
+pub struct Games<R> {
+    results: mpsc::UnboundedReceiver<Result<R, String>>,
+    stop: watch::Sender<bool>,
+    workers: Vec<JoinHandle<()>>,
+}
+
+/// Plays `play(item, cpu)` for every item on `jobs` threads. `cpu` is the
+/// CPU the worker is pinned to (with `pin`), for the game to pin its bots.
+pub fn run<T, R, F, Fut>(items: Vec<T>, jobs: usize, pin: bool, play: F) -> Games<R>
+where
+    T: Clone + Send + Sync + 'static,
+    R: Send + 'static,
+    F: Fn(T, Option<usize>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R>,
+{
+    let (sender, results) = mpsc::unbounded_channel();
+    let (stop, stopped) = watch::channel(false);
+    let items = Arc::new(items);
+    let next = Arc::new(AtomicUsize::new(0));
+    let play = Arc::new(play);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = (0..jobs.clamp(1, items.len().max(1)))
+        .map(|w| {
+            let (items, next, play) = (Arc::clone(&items), Arc::clone(&next), Arc::clone(&play));
+            let (sender, failed) = (sender.clone(), sender.clone());
+            let mut stopped = stopped.clone();
+            let cpu = pin.then_some(w % cpus);
+            std::thread::Builder::new()
+                .name(format!("game-{}", w + 1))
+                .spawn(move || {
+                    if let Some(cpu) = cpu
+                        && let Err(e) = pin_this_thread(cpu)
+                    {
+                        tracing::warn!("cannot pin worker {} to CPU {cpu}: {e}", w + 1);
+                    }
+                    let runtime = match tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                    {
+                        Ok(runtime) => runtime,
+                        Err(e) => {
+                            let _ = sender.send(Err(format!("cannot start a game thread: {e}")));
+                            return;
+                        }
+                    };
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(item) = items.get(i).cloned() else {
+                            return;
+                        };
+                        // A game that panics is reported, not silently lost,
+                        // and the worker goes on with the next one.
+                        let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                            runtime.block_on(async {
+                                tokio::select! {
+                                    result = play(item, cpu) => Some(result),
+                                    _ = stopped.wait_for(|stop| *stop) => None,
+                                }
+                            })
+                        }));
+                        let sent = match result {
+                            Ok(Some(result)) => sender.send(Ok(result)),
+                            Ok(None) => return,
+                            Err(_) => {
+                                sender.send(Err(format!("game {} of this run panicked", i + 1)))
+                            }
+                        };
+                        if sent.is_err() {
+                            return;
+                        }
+                    }
+                })
+                .map_err(|e| {
+                    let _ = failed.send(Err(format!("cannot start a game thread: {e}")));
+                })
+                .ok()
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .flatten()
+        .collect();
+    Games {
+        results,
+        stop,
+        workers,
+    }
+}
+
+impl<R> Games<R> {
+    /// The next finished game; `None` when all are done. An `Err` means a
+    /// worker could not run (its games would be missing).
+    pub async fn next(&mut self) -> Option<Result<R, String>> {
+        self.results.recv().await
+    }
+}
+
+impl<R> Drop for Games<R> {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+        self.results.close();
+        for worker in self.workers.drain(..) {
+            let _ = worker.join();
+        }
+    }
+}
+
+/// Binds the calling thread (and the processes it starts later) to `cpu`.
+fn pin_this_thread(cpu: usize) -> nix::Result<()> {
+    let mut set = nix::sched::CpuSet::new();
+    set.set(cpu)?;
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
+}
