@@ -54,7 +54,7 @@ fn main() {
     };
     let status = runtime.block_on(cli::run(cli));
     groups::kill_all();
-    groups::kill_strays();
+    groups::kill_strays_now();
     let _ = std::io::stdout().flush();
     std::process::exit(status.code());
 }

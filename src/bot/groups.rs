@@ -20,7 +20,9 @@
 use std::collections::BTreeSet;
 use std::io::{BufRead, Write};
 use std::process::{ChildStdin, Command, Stdio};
-use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError, RwLock, TryLockError};
+use std::time::Duration;
 
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
@@ -73,7 +75,8 @@ pub(crate) struct GroupGuard {
 /// Held while a child is forked and registered, and while strays are
 /// looked for: with games on several threads, a child another thread has
 /// just forked but not yet registered would otherwise look like a stray.
-static SPAWNING: Mutex<()> = Mutex::new(());
+/// Spawns share it (they may run at once); a scan holds it alone.
+static SPAWNING: RwLock<()> = RwLock::new(());
 
 impl GroupGuard {
     /// Starts a child that leads its own process group (`spawn` must set
@@ -81,7 +84,7 @@ impl GroupGuard {
     pub(crate) fn spawn(
         spawn: impl FnOnce() -> std::io::Result<tokio::process::Child>,
     ) -> std::io::Result<(tokio::process::Child, GroupGuard)> {
-        let _spawning = SPAWNING.lock().unwrap_or_else(PoisonError::into_inner);
+        let _spawning = SPAWNING.read().unwrap_or_else(PoisonError::into_inner);
         let child = spawn()?;
         let pid = child.id().expect("a child that was just spawned has a pid") as i32;
         let mut registry = registry();
@@ -166,11 +169,58 @@ pub fn become_subreaper() {
     }
 }
 
+/// Asks for a [`kill_strays_now`] soon (within [`STRAY_SCAN_INTERVAL`]) on
+/// a thread of its own. A scan reads every process's `/proc/PID/stat`: done
+/// by the game after every reap, it was a fifth of a tournament's CPU time
+/// (`docs/PERFORMANCE.md`). Batched, a burst of reaps costs one scan, and
+/// a stray still dies within a tenth of a second, even in the middle of a
+/// long game that reaps nothing.
+pub fn kill_strays() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        let started = std::thread::Builder::new()
+            .name("stray-scan".into())
+            .spawn(scan_for_strays);
+        if let Err(e) = started {
+            tracing::warn!("cannot start the stray scanner: {e}; scanning on each request");
+            BATCHED.store(false, Ordering::Relaxed);
+        }
+    });
+    if !BATCHED.load(Ordering::Relaxed) {
+        return kill_strays_now();
+    }
+    let (wanted, wake) = &SCAN_WANTED;
+    *wanted.lock().unwrap_or_else(PoisonError::into_inner) = true;
+    wake.notify_one();
+}
+
+/// At most one scan per this long (see [`kill_strays`]).
+pub const STRAY_SCAN_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Whether scans run on the scanner thread (false when it cannot start).
+static BATCHED: AtomicBool = AtomicBool::new(true);
+static SCAN_WANTED: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
+
+fn scan_for_strays() {
+    let (wanted, wake) = &SCAN_WANTED;
+    loop {
+        {
+            let mut wanted = wanted.lock().unwrap_or_else(PoisonError::into_inner);
+            while !*wanted {
+                wanted = wake.wait(wanted).unwrap_or_else(PoisonError::into_inner);
+            }
+            *wanted = false;
+        }
+        kill_strays_now();
+        std::thread::sleep(STRAY_SCAN_INTERVAL);
+    }
+}
+
 /// Kills and reaps the referee's children that belong to no live bot: the
 /// orphans a bot left behind outside its process group (see
 /// [`become_subreaper`]). Bots, builds and the watchdog are spared.
-pub fn kill_strays() {
-    let _spawning = SPAWNING.lock().unwrap_or_else(PoisonError::into_inner);
+pub fn kill_strays_now() {
+    let _spawning = SPAWNING.write().unwrap_or_else(PoisonError::into_inner);
     let (live, watchdog) = {
         let registry = registry();
         (registry.live.clone(), registry.watchdog_pid)
