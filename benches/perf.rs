@@ -1,0 +1,637 @@
+//! The measurements of `docs/PERFORMANCE.md`.
+//!
+//! ```text
+//! cargo bench --bench perf                       # every section
+//! cargo bench --bench perf -- roundtrip scale    # some of them
+//! ```
+//!
+//! Sections: `roundtrip`, `deadline`, `scale`, `tournament`, `engines`.
+//! Each figure is repeated and reported as min / median / max. Nothing here
+//! is a test: the numbers depend on the machine and on what else it runs,
+//! so run it on an otherwise idle machine.
+//!
+//! This one program also plays the bots the measurements need (chosen by
+//! the `PERF_ROLE` environment variable), so that `cargo bench` builds
+//! everything: the child of the pipe baseline, a Chomp bot that answers at
+//! once, and an Even Steven player that answers after a fixed delay.
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use referee::games::acesup::{deck, engine};
+use referee::games::evensteven::{Card, strategy};
+
+const REFEREE: &str = env!("CARGO_BIN_EXE_referee");
+const EVENSTEVEN: &str = env!("CARGO_BIN_EXE_evensteven");
+const SEPTICA: &str = env!("CARGO_BIN_EXE_septica");
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+const SMALL_ARRAY: &str = "ABCDEFGHIJ\nKLMNOPQRST\nUVWXYZTHIS\nISNOTATEST\nITISASQUID\n";
+
+fn main() {
+    match std::env::var("PERF_ROLE").as_deref() {
+        Ok("pingpong-child") => return pingpong_child(),
+        Ok("instant-chomp") => return instant_chomp(),
+        Ok("sleepy-player") => return sleepy_player(),
+        _ => {}
+    }
+    // `cargo bench` passes `--bench`; section names are the other words.
+    let mut sections: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    if sections.is_empty() {
+        sections = ["roundtrip", "deadline", "scale", "tournament", "engines"]
+            .map(String::from)
+            .to_vec();
+    }
+    println!("# {}", machine());
+    for section in &sections {
+        match section.as_str() {
+            "roundtrip" => roundtrip(5),
+            "deadline" => deadline(),
+            "scale" => scale(3),
+            "tournament" => tournament(3),
+            "engines" => engines(200),
+            other => {
+                eprintln!("perf: unknown section {other:?}");
+                std::process::exit(2);
+            }
+        }
+        std::io::stdout().flush().unwrap();
+    }
+}
+
+/// The date, CPU model, CPU count and kernel, for the write-up.
+fn machine() -> String {
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, m)| m.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let date = Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
+    format!("{date}, {model}, {cpus} CPUs, Linux {}", kernel.trim())
+}
+
+// ---- running things ------------------------------------------------------
+
+/// Runs `program args` with standard input from `stdin` (a file: a pipe
+/// from here would pace the referee's reads), optionally pinned to CPU 0
+/// with `taskset`; returns the wall time and the output.
+fn run(program: &str, args: &[&str], stdin: Option<&Path>, pin: bool) -> (Duration, Output) {
+    run_with(program, args, stdin, pin, &[])
+}
+
+fn run_with(
+    program: &str,
+    args: &[&str],
+    stdin: Option<&Path>,
+    pin: bool,
+    env: &[(&str, &str)],
+) -> (Duration, Output) {
+    let mut cmd = if pin {
+        let mut c = Command::new("taskset");
+        c.args(["-c", "0", program]);
+        c
+    } else {
+        Command::new(program)
+    };
+    cmd.args(args).envs(env.iter().copied());
+    cmd.stdin(match stdin {
+        Some(path) => Stdio::from(std::fs::File::open(path).expect("input file")),
+        None => Stdio::null(),
+    });
+    let started = Instant::now();
+    let output = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+    (started.elapsed(), output)
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// The number after `key` in `text` (`moves=172282` → 172282).
+fn number_after(text: &str, key: &str) -> Option<u64> {
+    let rest = &text[text.find(key)? + key.len()..];
+    let digits: String = rest
+        .trim_start_matches(|c: char| !c.is_ascii_digit())
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+/// "min / median / max" of `values`, each with `decimals` decimals.
+fn mmm(values: &[f64], decimals: usize) -> String {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    format!(
+        "{:.*} / {:.*} / {:.*}",
+        decimals,
+        v[0],
+        decimals,
+        median(&v),
+        decimals,
+        v[v.len() - 1]
+    )
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// A directory holding a `pc2` that runs this program as an instant
+/// Chomp bot.
+fn instant_chomp_dir(parent: &Path, name: &str) -> PathBuf {
+    let dir = parent.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let me = std::env::current_exe().unwrap();
+    let pc2 = dir.join("pc2");
+    std::fs::write(
+        &pc2,
+        format!(
+            "#!/bin/sh\nPERF_ROLE=instant-chomp exec '{}'\n",
+            me.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&pc2, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    dir
+}
+
+/// Times `referee chomp` with `bots` on `array` for `rounds` rounds from
+/// cell (1, 1), with no preparation time.
+fn chomp_rounds(array: &Path, bots: &[PathBuf], rounds: u64, pin: bool) -> Duration {
+    let rounds = rounds.to_string();
+    let mut args = vec![
+        "--no-fsync",
+        "chomp",
+        "--prep",
+        "0s",
+        "--start",
+        "1",
+        "1",
+        "--max-rounds",
+        &rounds,
+        array.to_str().unwrap(),
+    ];
+    args.extend(bots.iter().map(|b| b.to_str().unwrap()));
+    let (t, out) = run(REFEREE, &args, None, pin);
+    assert!(out.status.success(), "{}", stderr(&out));
+    t
+}
+
+// ---- sections -------------------------------------------------------------
+
+/// Benchmark 1: one short line each way, three ways.
+fn roundtrip(reps: usize) {
+    println!("## Move round trip (moves per second, min / median / max of {reps} runs)");
+    let tmp = tempfile::tempdir().unwrap();
+    let deals = tmp.path().join("deals.txt");
+    let games = 20_000;
+    let text: String = (1..=games).map(|s| format!("13 {s}\n")).collect();
+    std::fs::write(&deals, text).unwrap();
+    let array = tmp.path().join("a.txt");
+    std::fs::write(&array, SMALL_ARRAY).unwrap();
+    let bots = [
+        instant_chomp_dir(tmp.path(), "p1"),
+        instant_chomp_dir(tmp.path(), "p2"),
+    ];
+    let me = std::env::current_exe().unwrap();
+    let me = me.to_str().unwrap();
+    let rounds = 50_000u64;
+    for pin in [false, true] {
+        let (mut base, mut dealer, mut chomp) = (vec![], vec![], vec![]);
+        for _ in 0..reps {
+            base.push(pingpong(200_000, pin, me));
+            let (t, out) = run(
+                REFEREE,
+                &["--no-fsync", "--log", "info", "dealer", EVENSTEVEN],
+                Some(&deals),
+                pin,
+            );
+            let moves = number_after(&stderr(&out), "moves=").expect("the dealer's summary");
+            dealer.push(moves as f64 / t.as_secs_f64());
+            let t = chomp_rounds(&array, &bots, rounds, pin);
+            chomp.push(2.0 * rounds as f64 / t.as_secs_f64());
+        }
+        let label = if pin {
+            "referee and bot pinned to one CPU"
+        } else {
+            "free to run on any CPU"
+        };
+        let (b, d, c) = (median(&base), median(&dealer), median(&chomp));
+        println!("- {label}:");
+        println!("  - (a) pipes, baseline: {}", mmm(&base, 0));
+        println!(
+            "  - (b) referee dealer:  {}  ratio to (a): {:.2}",
+            mmm(&dealer, 0),
+            d / b
+        );
+        println!(
+            "  - (c) referee chomp:   {}  ratio to (a): {:.2}",
+            mmm(&chomp, 0),
+            c / b
+        );
+    }
+}
+
+/// The baseline: this program and a child of itself exchange `moves`
+/// short lines over blocking pipes. Returns moves per second.
+fn pingpong(moves: u64, pin: bool, me: &str) -> f64 {
+    // Pinned before the spawn, so that the child inherits the CPU.
+    let _restore = pin.then(pin_self_to_cpu0);
+    let mut child = Command::new(me)
+        .env("PERF_ROLE", "pingpong-child")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut to = child.stdin.take().unwrap();
+    let mut from = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    let started = Instant::now();
+    for _ in 0..moves {
+        to.write_all(b"8c\n").unwrap();
+        to.flush().unwrap();
+        line.clear();
+        from.read_line(&mut line).unwrap();
+    }
+    let elapsed = started.elapsed();
+    drop(to);
+    child.wait().unwrap();
+    moves as f64 / elapsed.as_secs_f64()
+}
+
+/// Pins this process to CPU 0; the returned guard restores the old mask.
+fn pin_self_to_cpu0() -> impl Drop {
+    struct Restore(nix::sched::CpuSet);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &self.0);
+        }
+    }
+    let me = nix::unistd::Pid::from_raw(0);
+    let old = nix::sched::sched_getaffinity(me).unwrap();
+    let mut cpu0 = nix::sched::CpuSet::new();
+    cpu0.set(0).unwrap();
+    nix::sched::sched_setaffinity(me, &cpu0).unwrap();
+    Restore(old)
+}
+
+/// Benchmark 2: a player that answers 5 ms before or after its budget,
+/// with both CPUs kept busy.
+fn deadline() {
+    println!("## Deadline accuracy (both CPUs kept busy by two spinning processes)");
+    let mut load: Vec<_> = (0..2)
+        .map(|_| {
+            Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let me = std::env::current_exe().unwrap();
+    let me = me.to_str().unwrap();
+    for (budget_ms, runs) in [(200u64, 30usize), (2000, 8)] {
+        for delta in [-5i64, 5] {
+            let delay = format!("{}ms", budget_ms as i64 + delta);
+            let budget = format!("{budget_ms}ms");
+            let tmp = tempfile::tempdir().unwrap();
+            let results = tmp.path().join("r.jsonl");
+            let deals = tmp.path().join("deals.txt");
+            let referee = |games: std::ops::Range<usize>| {
+                let text: String = games.map(|g| format!("1 {}\n", g + 1)).collect();
+                std::fs::write(&deals, text).unwrap();
+                let (_, out) = run_with(
+                    REFEREE,
+                    &[
+                        "--no-fsync",
+                        "dealer",
+                        "--timeout",
+                        &budget,
+                        "--results",
+                        results.to_str().unwrap(),
+                        me,
+                        &delay,
+                    ],
+                    Some(&deals),
+                    false,
+                    &[("PERF_ROLE", "sleepy-player")],
+                );
+                out.status.code()
+            };
+            let mut errors = vec![];
+            let timeouts = if delta < 0 {
+                // One referee run, one move per game: every move must pass.
+                let status = referee(0..runs);
+                assert!(matches!(status, Some(0 | 3)), "{status:?}");
+                let records: Vec<serde_json::Value> = std::fs::read_to_string(&results)
+                    .unwrap()
+                    .lines()
+                    .map(|l| serde_json::from_str(l).unwrap())
+                    .collect();
+                // The bot reports its own time after answering, so its line
+                // may land in the next game's stderr: pair them in order.
+                let stderr: String = records
+                    .iter()
+                    .filter_map(|r| r["stderr"].as_str())
+                    .collect();
+                let own = stderr
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("own ")?.parse::<f64>().ok());
+                let micros = records
+                    .iter()
+                    .filter_map(|r| r["plays"][0]["micros"].as_f64());
+                errors = micros.zip(own).map(|(m, o)| m - o).collect();
+                let failed = records
+                    .iter()
+                    .filter(|r| r["outcome"] == "incorrect_output" || r.get("error").is_some())
+                    .count();
+                failed + runs - records.len()
+            } else {
+                // A timeout ends the run: one run per trial.
+                (0..runs).filter(|&i| referee(i..i + 1) == Some(3)).count()
+            };
+            print!("- budget {budget_ms} ms, answer at {delay}: {timeouts} of {runs} timed out");
+            if errors.is_empty() {
+                println!();
+            } else {
+                println!(
+                    "; referee's time minus the bot's own, min / median / max: {} us (n = {})",
+                    mmm(&errors, 0),
+                    errors.len()
+                );
+            }
+        }
+    }
+    for l in &mut load {
+        let _ = l.kill();
+        let _ = l.wait();
+    }
+}
+
+/// Benchmark 3: Chomp round time against K and the array's size.
+fn scale(reps: usize) {
+    println!(
+        "## Chomp round time (instant bots, microseconds per round, min / median / max of {reps} runs)"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let small = tmp.path().join("small.txt");
+    std::fs::write(&small, SMALL_ARRAY).unwrap();
+    let big = Path::new(ROOT).join("tournaments/chomp/200x100.txt");
+    let bot = instant_chomp_dir(tmp.path(), "bot");
+    for k in [2usize, 8, 32, 64] {
+        let rounds = 20_000 / k as u64;
+        let bots = vec![bot.clone(); k];
+        let mut line = vec![];
+        for (name, array) in [("10x5", &small), ("200x100", &big)] {
+            let mut times = vec![];
+            for _ in 0..reps {
+                let t = chomp_rounds(array, &bots, rounds, false);
+                times.push(t.as_secs_f64() * 1e6 / rounds as f64);
+            }
+            line.push(format!("{name}: {}", mmm(&times, 0)));
+        }
+        println!("- K = {k}: {}", line.join("; "));
+    }
+}
+
+/// Benchmark 4: games per second with one and two jobs, and the referee's
+/// peak memory with 64 bots.
+fn tournament(reps: usize) {
+    println!("## Tournament throughput (Even Steven, 2 entrants, 400 games, games per second)");
+    let spec = Path::new(ROOT).join("tournaments/evensteven.toml");
+    let mut rates = vec![];
+    for (jobs, pin) in [("1", false), ("2", false), ("2", true)] {
+        let mut values = vec![];
+        for _ in 0..reps {
+            let mut args = vec![
+                "--no-fsync",
+                "tournament",
+                "--no-progress",
+                spec.to_str().unwrap(),
+                "--games",
+                "400",
+                "--jobs",
+                jobs,
+            ];
+            if pin {
+                args.push("--pin");
+            }
+            let (t, out) = run(REFEREE, &args, None, false);
+            assert!(out.status.success(), "{}", stderr(&out));
+            values.push(400.0 / t.as_secs_f64());
+        }
+        let pinned = if pin { " --pin" } else { "" };
+        println!("- --jobs {jobs}{pinned}: {}", mmm(&values, 1));
+        rates.push(median(&values));
+    }
+    println!(
+        "- speed-up of --jobs 2 over --jobs 1: {:.2} (with --pin: {:.2})",
+        rates[1] / rates[0],
+        rates[2] / rates[0]
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let bot = instant_chomp_dir(tmp.path(), "bot");
+    let big = Path::new(ROOT).join("tournaments/chomp/200x100.txt");
+    let mut args = vec![
+        "-f",
+        "%M",
+        REFEREE,
+        "--no-fsync",
+        "chomp",
+        "--prep",
+        "0s",
+        "--max-rounds",
+        "1000",
+        big.to_str().unwrap(),
+    ];
+    args.extend(std::iter::repeat_n(bot.to_str().unwrap(), 64));
+    let (_, out) = run("/usr/bin/time", &args, None, false);
+    let text = stderr(&out);
+    let kb = text.split_whitespace().last().unwrap_or("?");
+    println!("- peak memory (max RSS) of the referee with 64 bots on 200x100: {kb} KB");
+}
+
+/// Benchmark 5: the rules engines on their own.
+fn engines(matches: usize) {
+    println!("## Engines");
+    let decks = 100_000u64;
+    let started = Instant::now();
+    let mut games = 0usize;
+    for i in 0..decks {
+        games += engine::play_rotations(&deck::random_deck(1, i)).len();
+    }
+    let t = started.elapsed().as_secs_f64();
+    println!(
+        "- Aces Up engine: {decks} decks ({games} games, with rotations) in {t:.2} s: {:.0} games/s",
+        games as f64 / t
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("s.jsonl");
+    let n = matches.to_string();
+    let (_, out) = run(
+        REFEREE,
+        &[
+            "--no-fsync",
+            "septica",
+            "--seed",
+            "77",
+            "--matches",
+            &n,
+            "--need",
+            "0",
+            "--results",
+            results.to_str().unwrap(),
+            SEPTICA,
+        ],
+        None,
+        false,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut micros: Vec<u64> = std::fs::read_to_string(&results)
+        .unwrap()
+        .lines()
+        .flat_map(|l| {
+            let r: serde_json::Value = serde_json::from_str(l).unwrap();
+            r["micros"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|m| m.as_u64()).collect::<Vec<_>>())
+                .unwrap_or_default()
+        })
+        .collect();
+    micros.sort_unstable();
+    let q =
+        |f: f64| micros[((f * micros.len() as f64) as usize).min(micros.len() - 1)] as f64 / 1e3;
+    println!(
+        "- Septica reference player, {matches} matches (seed 77), {} moves, time per move as the \
+         referee measures it: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        micros.len(),
+        q(0.5),
+        q(0.99),
+        q(1.0)
+    );
+}
+
+// ---- the bots ---------------------------------------------------------------
+
+/// The baseline's child: answers every line with a line.
+fn pingpong_child() {
+    let stdin = std::io::stdin();
+    let mut input = stdin.lock();
+    let mut out = std::io::stdout().lock();
+    let mut line = String::new();
+    while input.read_line(&mut line).unwrap_or(0) > 0 {
+        if out.write_all(b"Jc\n").and_then(|()| out.flush()).is_err() {
+            return;
+        }
+        line.clear();
+    }
+}
+
+/// A Chomp bot that answers every update at once with `C`: the referee's
+/// own cost per round is then all there is.
+fn instant_chomp() {
+    let stdin = std::io::stdin();
+    let mut input = stdin.lock();
+    let mut out = std::io::stdout().lock();
+    let mut line = String::new();
+    let mut read = |line: &mut String| {
+        line.clear();
+        input.read_line(line).unwrap_or(0) > 0
+    };
+    // "P K" then "M N": the second number of each line.
+    let second = |line: &str| line.split_whitespace().nth(1)?.parse::<usize>().ok();
+    if !read(&mut line) {
+        return;
+    }
+    let k = second(&line).unwrap_or(1);
+    if !read(&mut line) {
+        return;
+    }
+    let rows = second(&line).unwrap_or(0);
+    for _ in 0..rows {
+        read(&mut line);
+    }
+    'game: loop {
+        for _ in 0..k {
+            if !read(&mut line) {
+                break 'game;
+            }
+        }
+        if out.write_all(b"C").and_then(|()| out.flush()).is_err() {
+            break;
+        }
+    }
+}
+
+/// An Even Steven player that answers each dealt card after a fixed delay
+/// (its argument, e.g. `195ms`), and writes on stderr how long that took
+/// by its own clock, from reading the card to writing the answer.
+fn sleepy_player() {
+    let delay: Duration = std::env::args()
+        .nth(1)
+        .and_then(|d| humantime::parse_duration(&d).ok())
+        .unwrap_or(Duration::ZERO);
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout().lock();
+    let mut hand: Vec<Card> = Vec::new();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        let read_at = Instant::now();
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        match fields.as_slice() {
+            ["YOU", ..] | [] => hand.clear(),
+            [_, cards @ ..] if !cards.is_empty() => {
+                hand = cards.iter().filter_map(|c| Card::parse(c).ok()).collect();
+            }
+            [card] => {
+                let Ok(dealt) = Card::parse(card) else {
+                    continue;
+                };
+                let i = strategy::choose(&hand, dealt).unwrap_or(0);
+                let played = hand.remove(i);
+                let wake = read_at + delay;
+                // Sleep most of the way, then spin: a plain sleep may
+                // overshoot by a scheduler tick.
+                if let Some(rest) = wake.checked_duration_since(Instant::now()) {
+                    std::thread::sleep(rest.saturating_sub(Duration::from_millis(2)));
+                }
+                while Instant::now() < wake {}
+                // Measured before the answer is written: once it is, the
+                // referee may take the CPU before this process reads the
+                // clock again.
+                let own = read_at.elapsed();
+                if writeln!(out, "{played}")
+                    .and_then(|()| out.flush())
+                    .is_err()
+                {
+                    return;
+                }
+                eprintln!("own {}", own.as_micros());
+            }
+            _ => {}
+        }
+    }
+}
