@@ -428,6 +428,10 @@ impl<'c> Dealer<'c> {
             self.tally.moves += 1;
             self.tally.slowest = self.tally.slowest.max(Duration::from_micros(p.micros));
         }
+        if self.records.is_none() {
+            return Ok(status);
+        }
+        // Only a record needs the game's stderr: looking costs a read.
         let (stderr, stderr_truncated) = self.take_stderr();
         let Some(records) = self.records.as_mut() else {
             return Ok(status);
