@@ -48,8 +48,9 @@ fn main() {
     }
     println!("# {}", machine());
     for section in &sections {
+        let before = cpu_times();
         match section.as_str() {
-            "roundtrip" => roundtrip(5),
+            "roundtrip" => roundtrip(7),
             "deadline" => deadline(),
             "scale" => scale(3),
             "tournament" => tournament(3),
@@ -59,8 +60,30 @@ fn main() {
                 std::process::exit(2);
             }
         }
+        // On a virtual machine the host may take CPU time away ("steal"):
+        // the figures of a section with much of it are not comparable.
+        if let (Some((steal0, all0)), Some((steal1, all1))) = (before, cpu_times()) {
+            let share = (steal1 - steal0) as f64 / (all1 - all0).max(1) as f64;
+            println!(
+                "- (CPU time stolen by the host during this section: {:.0}%)",
+                share * 100.0
+            );
+        }
         std::io::stdout().flush().unwrap();
     }
+}
+
+/// The machine's stolen and total CPU time so far, in ticks (/proc/stat).
+fn cpu_times() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let ticks: Vec<u64> = stat
+        .lines()
+        .next()?
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|t| t.parse().ok())
+        .collect();
+    Some((*ticks.get(7)?, ticks.iter().take(8).sum()))
 }
 
 /// The date, CPU model, CPU count and kernel, for the write-up.
@@ -240,18 +263,21 @@ fn roundtrip(reps: usize) {
         } else {
             "free to run on any CPU"
         };
-        let (b, d, c) = (median(&base), median(&dealer), median(&chomp));
+        // Each run's ratio to the baseline run just before it: the host's
+        // load drifts, and neighbouring runs see the same machine.
+        let ratios =
+            |xs: &[f64]| -> Vec<f64> { xs.iter().zip(&base).map(|(x, b)| x / b).collect() };
         println!("- {label}:");
         println!("  - (a) pipes, baseline: {}", mmm(&base, 0));
         println!(
-            "  - (b) referee dealer:  {}  ratio to (a): {:.2}",
+            "  - (b) referee dealer:  {}; ratio to (a): {}",
             mmm(&dealer, 0),
-            d / b
+            mmm(&ratios(&dealer), 2)
         );
         println!(
-            "  - (c) referee chomp:   {}  ratio to (a): {:.2}",
+            "  - (c) referee chomp:   {}; ratio to (a): {}",
             mmm(&chomp, 0),
-            c / b
+            mmm(&ratios(&chomp), 2)
         );
     }
 }
