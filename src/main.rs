@@ -40,8 +40,9 @@ fn main() {
     referee::bot::cgroup::log_containment();
     groups::start_watchdog();
     // One game drives its bots from one thread: a current-thread runtime
-    // avoids cross-thread wake-ups on every move, and keeps every bot
-    // spawned from the main thread, which its parent-death signal needs.
+    // avoids cross-thread wake-ups on every move, and spawns bots only from
+    // a thread that outlives them (this one, or a tournament job's, see
+    // parallel.rs), which their parent-death signal needs.
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -8,6 +8,10 @@
 //! With one thread per job, two jobs on two CPUs really run two games at
 //! once (`docs/PERFORMANCE.md` has the numbers).
 //!
+//! A worker thread outlives every bot it starts (a game ends its bots
+//! before it returns), which matters because a bot's parent-death signal
+//! follows the thread that started it, not the process.
+//!
 //! With `pin`, worker `w` and the bots it starts are bound to CPU
 //! `w mod CPUs`: a game's referee and bots then share a CPU, where an
 //! exchange is cheapest, and concurrent games do not take each other's
@@ -75,7 +79,9 @@ where
                             return;
                         };
                         // A game that panics is reported, not silently lost,
-                        // and the worker goes on with the next one.
+                        // and the worker goes on with the next one. (The
+                        // referee binary's panic hook ends the whole run
+                        // first: there a panic is a bug, exit status 70.)
                         let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
                             runtime.block_on(async {
                                 tokio::select! {
@@ -135,4 +141,78 @@ fn pin_this_thread(cpu: usize) -> nix::Result<()> {
     let mut set = nix::sched::CpuSet::new();
     set.set(cpu)?;
     nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect<R>(mut games: Games<R>) -> Vec<Result<R, String>> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let mut all = vec![];
+            while let Some(r) = games.next().await {
+                all.push(r);
+            }
+            all
+        })
+    }
+
+    #[test]
+    fn every_item_is_played_once_whatever_the_jobs() {
+        for jobs in [1, 2, 5, 50] {
+            let mut got: Vec<u32> =
+                collect(run((1..=20).collect(), jobs, false, |i, cpu| async move {
+                    assert_eq!(cpu, None);
+                    i * 10
+                }))
+                .into_iter()
+                .map(Result::unwrap)
+                .collect();
+            got.sort_unstable();
+            assert_eq!(
+                got,
+                (1..=20).map(|i| i * 10).collect::<Vec<_>>(),
+                "jobs {jobs}"
+            );
+        }
+    }
+
+    #[test]
+    fn no_items_no_results() {
+        assert!(collect(run(Vec::<u32>::new(), 2, false, |i, _| async move { i })).is_empty());
+    }
+
+    #[test]
+    fn a_panicking_game_is_reported_and_the_others_still_play() {
+        let results = collect(run((1..=6).collect(), 2, false, |i: u32, _| async move {
+            assert_ne!(i, 3, "game 3 fails on purpose");
+            i
+        }));
+        assert_eq!(results.len(), 6);
+        let errors: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
+        assert_eq!(errors, [&"game 3 of this run panicked".to_owned()]);
+    }
+
+    #[test]
+    fn pinned_workers_are_told_their_cpu() {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        for r in collect(run(vec![(); 8], 2, true, |(), cpu| async move { cpu })) {
+            let cpu = r.unwrap().expect("a pinned worker has a CPU");
+            assert!(cpu < cpus.min(2));
+        }
+    }
+
+    #[test]
+    fn dropping_the_games_stops_the_workers_promptly() {
+        let started = std::time::Instant::now();
+        let games = run((0..4).collect(), 2, false, |_: u32, _| async move {
+            tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+        });
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        drop(games);
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    }
 }
