@@ -81,3 +81,35 @@ fn a_missing_bubblewrap_is_named() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("`bwrap` is not installed"), "{stderr}");
 }
+
+#[test]
+fn a_bot_that_lives_under_tmp_still_runs_in_the_sandbox() {
+    // The sandbox's private /tmp must not hide a bot kept in a temporary
+    // directory (CI workspaces often are): its directory is bound back in,
+    // read-only.
+    let dir = tempfile::tempdir_in("/tmp").unwrap();
+    let bot = dir.path().join("player.sh");
+    std::fs::write(
+        &bot,
+        // A one-card hand: play the card it holds.
+        "#!/bin/sh\n\
+         { echo x > here.txt; } 2>/dev/null\n\
+         while read -r line; do\n\
+         case \"$line\" in YOU*) ;; *' '*) card=${line#* } ;; *) echo \"$card\" ;; esac\n\
+         done\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&bot, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let run = common::referee_with(
+        ["dealer", "--sandbox", bot.to_str().unwrap()],
+        b"1 1\n",
+        &[],
+        Some(dir.path()),
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.starts_with("Game 1\nYOU "), "{run:?}");
+    assert!(
+        !dir.path().join("here.txt").exists(),
+        "the bound directory must be read-only"
+    );
+}

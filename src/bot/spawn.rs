@@ -80,6 +80,10 @@ pub fn resolve(program: &OsStr) -> Result<PathBuf, SpawnError> {
 /// private writable `/tmp`, its own `/dev` and `/proc`, in its working
 /// directory. None of the games needs a bot to write anywhere else. It dies
 /// with its parent. bubblewrap must be on `PATH`.
+///
+/// The private `/tmp` would hide a bot that lives under `/tmp` (a checkout
+/// in a temporary directory, a CI workspace): its working directory and its
+/// program's directory are bound back in, read-only like the rest.
 pub fn sandboxed(
     path: &Path,
     args: &[OsString],
@@ -102,11 +106,29 @@ pub fn sandboxed(
         "/proc",
         "--tmpfs",
         "/tmp",
-        "--chdir",
     ]
     .iter()
     .map(OsString::from)
     .collect();
+    let program_dir = std::path::absolute(path)
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_owned));
+    let mut under_tmp: Vec<PathBuf> = [Some(dir.clone()), program_dir]
+        .into_iter()
+        .flatten()
+        .filter(|d| d.starts_with("/tmp") && d != Path::new("/tmp"))
+        .collect();
+    // Parents first, so that a deeper bind is not hidden by a shallower one.
+    under_tmp.sort();
+    under_tmp.dedup();
+    for d in under_tmp {
+        wrapped.extend([
+            "--ro-bind".into(),
+            d.clone().into_os_string(),
+            d.into_os_string(),
+        ]);
+    }
+    wrapped.push("--chdir".into());
     wrapped.push(dir.into_os_string());
     wrapped.push("--".into());
     wrapped.push(path.as_os_str().to_owned());
