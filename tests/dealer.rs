@@ -4,7 +4,9 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Marker, TestRng, evensteven_bin, finish, fixture, naive_deal, referee, start};
+use common::{
+    Marker, TestRng, evensteven_bin, finish, fixture, naive_deal, referee, signal, start,
+};
 
 const SAMPLE_INPUT: &[u8] = b"4 876390176\n4 653723903\n";
 const SAMPLE_OUTPUT: &str = "Game 1\nYOU LOSE NECESSARILY\nGame 2\nYOU WIN\n";
@@ -596,7 +598,7 @@ fn sigterm_and_sigint_kill_every_player_process() {
     ] {
         let marker = Marker::new();
         let child = start_hanging(&marker);
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
+        common::signal(&child, signal);
         let run = finish(child, b"");
         assert_eq!(run.code, Some(130), "{signal}: {run:?}");
         assert!(
@@ -613,11 +615,7 @@ fn sigterm_and_sigint_kill_every_player_process() {
 fn killing_the_referee_kills_its_player() {
     let marker = Marker::new();
     let child = start_hanging(&marker);
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .unwrap();
+    signal(&child, nix::sys::signal::Signal::SIGKILL);
     let run = finish(child, b"");
     assert_eq!(run.code, None);
     // The player's `sleep` was exec'd by the script, so it is the process
@@ -658,11 +656,7 @@ fn killing_the_referee_kills_its_players_children_too() {
         );
         std::thread::sleep(Duration::from_millis(10));
     }
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .unwrap();
+    signal(&child, nix::sys::signal::Signal::SIGKILL);
     finish(child, b"");
     marker.assert_none_left();
 }
@@ -709,11 +703,7 @@ fn sigterm_works_while_the_output_is_blocked() {
             .unwrap();
     }
     std::thread::sleep(Duration::from_millis(500));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
+    signal(&child, nix::sys::signal::Signal::SIGTERM);
     let run = finish(child, b"");
     assert_eq!(run.code, Some(130), "{}", run.stderr);
     assert_bounded(&run, Duration::from_secs(5));

@@ -5,9 +5,8 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
 
-use common::{Marker, finish, referee, start};
+use common::{Marker, finish, referee, signal, start, wait_for_lines};
 
 /// Directory `name` in `root` holding `binary` as its `pc2`.
 fn chomp_player(root: &std::path::Path, name: &str, binary: &str) -> String {
@@ -22,23 +21,8 @@ fn chomp_player(root: &std::path::Path, name: &str, binary: &str) -> String {
 fn kill_after(args: &[&str], results: &std::path::Path, lines: usize) {
     let marker = Marker::new();
     let child = start(args, &marker);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let n = std::fs::read_to_string(results).map_or(0, |t| t.lines().count());
-        if n >= lines {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the run never wrote {lines} records"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .unwrap();
+    wait_for_lines(results, lines);
+    signal(&child, nix::sys::signal::Signal::SIGKILL);
     let run = finish(child, b"");
     assert_eq!(
         run.code, None,

@@ -3,9 +3,8 @@
 mod common;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
-use common::{Marker, finish, fixture, referee, start};
+use common::{Marker, finish, fixture, referee, signal, start, wait_for_lines};
 use serde_json::Value;
 
 /// A tournament file in `dir`: Even Steven, the reference player against
@@ -195,16 +194,8 @@ fn a_killed_tournament_resumes_to_the_same_standings() {
         ],
         &marker,
     );
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while std::fs::read_to_string(out.join("records.jsonl")).map_or(0, |t| t.lines().count()) < 40 {
-        assert!(Instant::now() < deadline, "no progress");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .unwrap();
+    wait_for_lines(&out.join("records.jsonl"), 40);
+    signal(&child, nix::sys::signal::Signal::SIGKILL);
     finish(child, b"");
     marker.assert_none_left();
     let before = records(&out).len();

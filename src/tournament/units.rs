@@ -165,15 +165,7 @@ impl Plan {
             parts.push(format!("{} {:?}", e.name, e.program));
         }
         if let Some(c) = &chomp {
-            for a in &c.arrays {
-                parts.push(
-                    a.rows
-                        .iter()
-                        .map(|r| String::from_utf8_lossy(r))
-                        .collect::<Vec<_>>()
-                        .join("/"),
-                );
-            }
+            parts.extend(c.arrays.iter().map(ArrayFile::letters));
         }
         let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
         Ok(Plan {

@@ -159,6 +159,24 @@ where
     cmd.spawn().expect("start referee")
 }
 
+/// Sends `signal` to a referee started with [`start`].
+pub fn signal(child: &Child, signal: nix::sys::signal::Signal) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
+}
+
+/// Waits (a minute at most) until `file` holds at least `lines` lines: a
+/// run in progress has written that many records.
+pub fn wait_for_lines(file: &std::path::Path, lines: usize) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::fs::read_to_string(file).map_or(0, |t| t.lines().count()) < lines {
+        assert!(
+            Instant::now() < deadline,
+            "the run never wrote {lines} records"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 /// Feeds `input`, collects the output and waits, with the hard limit.
 pub fn finish(mut child: Child, input: &[u8]) -> Run {
     let started = Instant::now();

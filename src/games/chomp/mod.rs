@@ -81,6 +81,16 @@ impl ArrayFile {
     fn rows(&self) -> u32 {
         self.rows.len() as u32
     }
+
+    /// The letters, rows joined by `/`: what a fingerprint of a run that
+    /// plays on this array must include.
+    pub fn letters(&self) -> String {
+        self.rows
+            .iter()
+            .map(|r| String::from_utf8_lossy(r))
+            .collect::<Vec<_>>()
+            .join("/")
+    }
 }
 
 /// Reads `path`: one array file, or every `*.txt` file of a directory in
@@ -282,13 +292,7 @@ fn run_fingerprint(config: &ChompConfig, arrays: &[ArrayFile]) -> String {
     let mut parts: Vec<String> = vec!["chomp".into()];
     for a in arrays {
         parts.push(a.path.display().to_string());
-        parts.push(
-            a.rows
-                .iter()
-                .map(|r| String::from_utf8_lossy(r))
-                .collect::<Vec<_>>()
-                .join("/"),
-        );
+        parts.push(a.letters());
     }
     parts.extend(config.dirs.iter().map(|d| d.display().to_string()));
     parts.push(format!(
