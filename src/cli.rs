@@ -323,7 +323,6 @@ impl BotOptions {
             grace: self.grace,
             echo_stderr: self.show_stderr,
             sandbox: self.sandbox,
-            cpu: None,
             resources: Resources {
                 memory: self.limit_memory.0,
                 processes: self.limit_procs.0,

@@ -54,8 +54,8 @@ fn main() {
         }
     };
     let status = runtime.block_on(cli::run(cli));
+    // Kills every bot group left and every orphan (a full stray scan).
     groups::kill_all();
-    groups::kill_strays_now();
     let _ = std::io::stdout().flush();
     std::process::exit(status.code());
 }

@@ -35,7 +35,8 @@ pub struct Games<R> {
 }
 
 /// Plays `play(item, cpu)` for every item on `jobs` threads. `cpu` is the
-/// CPU the worker is pinned to (with `pin`), for the game to pin its bots.
+/// CPU the worker is pinned to (with `pin`); processes the game starts
+/// inherit that binding.
 pub fn run<T, R, F, Fut>(items: Vec<T>, jobs: usize, pin: bool, play: F) -> Games<R>
 where
     T: Clone + Send + Sync + 'static,

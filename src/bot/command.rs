@@ -37,13 +37,7 @@ pub async fn run_to_end(
     keep: usize,
 ) -> Result<Completed, SpawnError> {
     let path = spawn::resolve(&spec.program)?;
-    let mut cmd = spawn::command(
-        &path,
-        &spec.args,
-        spec.dir.as_deref(),
-        Resources::NONE,
-        None,
-    )?;
+    let mut cmd = spawn::command(&path, &spec.args, spec.dir.as_deref(), Resources::NONE)?;
     let started = Instant::now();
     let (mut child, mut group) =
         GroupGuard::spawn(|| cmd.spawn()).map_err(|e| spawn::classify(&path, e))?;

@@ -219,7 +219,7 @@ fn scan_for_strays() {
 /// Kills and reaps the referee's children that belong to no live bot: the
 /// orphans a bot left behind outside its process group (see
 /// [`become_subreaper`]). Bots, builds and the watchdog are spared.
-pub fn kill_strays_now() {
+fn kill_strays_now() {
     let _spawning = SPAWNING.write().unwrap_or_else(PoisonError::into_inner);
     let (live, watchdog) = {
         let registry = registry();
@@ -274,11 +274,6 @@ fn parent_and_group(pid: i32) -> Option<(i32, i32)> {
     let ppid = fields.next()?.parse().ok()?;
     let pgid = fields.next()?.parse().ok()?;
     Some((ppid, pgid))
-}
-
-/// How many bot groups are alive (for diagnostics).
-pub fn live_count() -> usize {
-    registry().live.len()
 }
 
 /// Starts the watchdog process (this same executable, run as

@@ -78,8 +78,6 @@ pub struct BotLimits {
     pub resources: Resources,
     /// Run each bot under bubblewrap (see [`spawn::sandboxed`]).
     pub sandbox: bool,
-    /// Pin each bot (and what it starts) to this CPU.
-    pub cpu: Option<usize>,
 }
 
 /// Resource limits (`setrlimit`) for a bot and everything it starts.
@@ -138,7 +136,6 @@ impl Default for BotLimits {
             echo_stderr: false,
             resources: Resources::default(),
             sandbox: false,
-            cpu: None,
         }
     }
 }
@@ -312,13 +309,7 @@ impl Bot {
         } else {
             (path.clone(), spec.args.clone())
         };
-        let mut cmd = spawn::command(
-            &program,
-            &args,
-            spec.dir.as_deref(),
-            limits.resources,
-            limits.cpu,
-        )?;
+        let mut cmd = spawn::command(&program, &args, spec.dir.as_deref(), limits.resources)?;
         // With process_group(0) the child's group id is its pid.
         let (mut child, group) =
             GroupGuard::spawn(|| cmd.spawn()).map_err(|e| spawn::classify(&path, e))?;

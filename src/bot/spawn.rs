@@ -165,14 +165,7 @@ pub(crate) fn command(
     args: &[OsString],
     dir: Option<&Path>,
     resources: super::Resources,
-    cpu: Option<usize>,
 ) -> Result<tokio::process::Command, SpawnError> {
-    let pinned = cpu.map(|cpu| {
-        let mut set = nix::sched::CpuSet::new();
-        // A CPU out of range is left unpinned rather than failing the spawn.
-        let _ = set.set(cpu);
-        set
-    });
     let mut cmd = tokio::process::Command::new(path);
     cmd.args(args)
         .stdin(Stdio::piped())
@@ -221,9 +214,6 @@ pub(crate) fn command(
                 if let Some(limit) = limit {
                     setrlimit(resource, limit, limit)?;
                 }
-            }
-            if let Some(set) = &pinned {
-                nix::sched::sched_setaffinity(Pid::from_raw(0), set)?;
             }
             // PR_SET_PDEATHSIG is tied to the thread that forks. Bots are
             // spawned from the runtime's long-lived threads, never from a

@@ -205,17 +205,16 @@ impl Plan {
         pin: bool,
     ) -> parallel::Games<Value> {
         let plan = Arc::clone(self);
-        parallel::run(indices, jobs, pin, move |index, cpu| {
+        // A pinned worker's bots inherit its CPU binding.
+        parallel::run(indices, jobs, pin, move |index, _cpu| {
             let plan = Arc::clone(&plan);
-            async move { plan.play(index, seed, cpu).await }
+            async move { plan.play(index, seed).await }
         })
     }
 
-    /// Plays game `index` of the tournament with `seed`: one record. With
-    /// `cpu`, its bots are bound to that CPU.
-    pub async fn play(&self, index: u64, seed: u64, cpu: Option<usize>) -> Value {
-        let mut limits = self.limits;
-        limits.cpu = cpu.or(limits.cpu);
+    /// Plays game `index` of the tournament with `seed`: one record.
+    pub async fn play(&self, index: u64, seed: u64) -> Value {
+        let limits = self.limits;
         let mut record = match self.kind {
             GameKind::Chomp => self.chomp_game(index, seed, limits).await,
             _ => {
