@@ -46,6 +46,14 @@ impl SplitMix64 {
         }
     }
 
+    /// Shuffles `items` in place (Fisher–Yates, from the last position
+    /// down): the decks of Septica and Aces Up, so replays depend on it.
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            items.swap(i, self.index(i + 1));
+        }
+    }
+
     /// Uniform index into a slice of length `len` (`len > 0`).
     pub fn index(&mut self, len: usize) -> usize {
         self.below(len as u64) as usize

@@ -181,9 +181,7 @@ impl Player for Strong {
         {
             let hand = self.belief.sample(&mut self.rng);
             let mut rest = self.unseen.minus(&hand).cards();
-            for i in (1..rest.len()).rev() {
-                rest.swap(i, self.rng.index(i + 1));
-            }
+            self.rng.shuffle(&mut rest);
             let from = DECK - rest.len();
             deck[from..].copy_from_slice(&rest);
             let table = Strong::table(view, hand);

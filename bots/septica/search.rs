@@ -19,8 +19,6 @@ pub struct Search<'a> {
     /// `None` searches to the end of the match.
     horizon: Option<u32>,
     memo: HashMap<(Table, u32), f64>,
-    /// Positions evaluated (for tuning).
-    pub nodes: u64,
 }
 
 impl<'a> Search<'a> {
@@ -29,7 +27,6 @@ impl<'a> Search<'a> {
             deck,
             horizon,
             memo: HashMap::new(),
-            nodes: 0,
         }
     }
 
@@ -50,7 +47,6 @@ impl<'a> Search<'a> {
         if let Some(&v) = self.memo.get(&(*table, tricks)) {
             return v;
         }
-        self.nodes += 1;
         let v = match side {
             Side::Player => player_actions(table)
                 .into_iter()

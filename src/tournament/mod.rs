@@ -123,8 +123,10 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
         records_file = Some(Records::open(&records_path(out)).map_err(|e| e.to_string())?);
     }
 
+    // Shard k of n plays games k, k + n, k + 2n, ...
+    let in_shard = |i: &u64| config.shard.is_none_or(|(k, n)| (i - 1) % n == k - 1);
     let todo: Vec<u64> = (1..=games)
-        .filter(|i| config.shard.is_none_or(|(k, n)| (i - 1) % n == k - 1))
+        .filter(in_shard)
         .filter(|i| !done.contains(i))
         .collect();
     let jobs = config
@@ -132,9 +134,7 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
         .or(spec.jobs)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .max(1);
-    let shard_games = (1..=games)
-        .filter(|i| config.shard.is_none_or(|(k, n)| (i - 1) % n == k - 1))
-        .count() as u64;
+    let shard_games = (1..=games).filter(in_shard).count() as u64;
     println!(
         "tournament: {} ({}), {} entrant{}, {shard_games} game{}{}, seed {seed}, {jobs} at once",
         config.file.display(),

@@ -19,8 +19,8 @@ use crate::cli::parse_duration;
 use crate::games::acesup::{self, Decks, JudgeConfig, Verdict};
 use crate::games::chomp::build::{self, BuildOptions};
 use crate::games::chomp::game::{self, Rules, SeatSpec};
-use crate::games::chomp::{ArrayFile, Cell, Coord, load_arrays};
-use crate::games::evensteven::dealer;
+use crate::games::chomp::{ArrayFile, Coord, load_arrays, start_cell};
+use crate::games::evensteven::{deal, dealer};
 use crate::games::septica;
 use crate::parallel;
 use crate::record;
@@ -260,8 +260,9 @@ impl Plan {
         match self.kind {
             GameKind::Evensteven => {
                 let mut rng = SplitMix64::for_game(seed, index - 1);
-                let n = 1 + rng.below(13) as usize;
-                let deal_seed = 1 + rng.below(2_147_483_646) as u32;
+                // Uniform over the statement's ranges: 1..=MAX_HAND, 1..=MAX_SEED.
+                let n = 1 + rng.below(deal::MAX_HAND as u64) as usize;
+                let deal_seed = 1 + rng.below(u64::from(deal::MAX_SEED)) as u32;
                 let details = json!({"n": n, "deal_seed": deal_seed});
                 let result = match dealer::play_single(program, limits, self.timeout, n, deal_seed)
                     .await
@@ -354,14 +355,11 @@ impl Plan {
             })
             .collect();
         let array = &plan.arrays[(index as usize - 1) % plan.arrays.len()];
-        let mut rng = SplitMix64::for_game(seed, index - 1);
-        let mut pick = |coord: Coord, size: usize| match coord {
-            Coord::At(v) => v,
-            Coord::Random => 1 + rng.below(size as u64) as u32,
-        };
-        let col = pick(plan.start.0, array.rows[0].len());
-        let row = pick(plan.start.1, array.rows.len());
-        let start = Cell { col, row };
+        let start = start_cell(
+            plan.start,
+            array,
+            &mut SplitMix64::for_game(seed, index - 1),
+        );
         let rules = Rules {
             limits,
             ..plan.rules

@@ -154,10 +154,7 @@ pub fn random_deck(seed: u64, index: u64) -> [Card; 52] {
             suit: (i % 4) as u8,
         };
     }
-    let mut rng = crate::rng::SplitMix64::for_game(seed, index);
-    for i in (1..52).rev() {
-        deck.swap(i, rng.index(i + 1));
-    }
+    crate::rng::SplitMix64::for_game(seed, index).shuffle(&mut deck);
     deck
 }
 

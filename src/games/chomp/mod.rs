@@ -391,7 +391,9 @@ fn check_start(start: (Coord, Coord), array: &ArrayFile) -> Result<(), String> {
     Ok(())
 }
 
-fn start_cell(start: (Coord, Coord), array: &ArrayFile, rng: &mut SplitMix64) -> Cell {
+/// The start cell of a game: `start`'s fixed coordinates, and random ones
+/// drawn from `rng` (column first).
+pub(crate) fn start_cell(start: (Coord, Coord), array: &ArrayFile, rng: &mut SplitMix64) -> Cell {
     let mut pick = |coord: Coord, size: u32| match coord {
         Coord::At(v) => v,
         Coord::Random => 1 + rng.below(u64::from(size)) as u32,

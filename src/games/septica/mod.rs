@@ -46,10 +46,7 @@ pub struct SepticaConfig {
 /// (`7 7 7 7 8 ... 14`) with the match's own stream of the run's seed.
 pub fn shuffled_deck(seed: u64, index: u64) -> Vec<u8> {
     let mut deck = Hand::full_deck().cards();
-    let mut rng = SplitMix64::for_game(seed, index);
-    for i in (1..deck.len()).rev() {
-        deck.swap(i, rng.index(i + 1));
-    }
+    SplitMix64::for_game(seed, index).shuffle(&mut deck);
     deck
 }
 
