@@ -1,4 +1,5 @@
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
 use nix::sys::signal::{SigSet, Signal};
@@ -54,11 +55,21 @@ fn main() {
         }
     };
     let status = runtime.block_on(cli::run(cli));
+    // An interrupt kills the bots, which can end the run here too: the
+    // signal thread is about to exit with its own status, so let it.
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        loop {
+            std::thread::park();
+        }
+    }
     // Kills every bot group left and every orphan (a full stray scan).
     groups::kill_all();
     let _ = std::io::stdout().flush();
     std::process::exit(status.code());
 }
+
+/// Set by the signal thread before it kills the bots (see `main`).
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// SIGINT, SIGTERM and SIGHUP are taken by a thread of their own, which
 /// kills every bot and exits with 130 at once. A separate thread keeps this
@@ -77,6 +88,7 @@ fn start_signal_thread() {
         .name("signals".into())
         .spawn(move || {
             let signal = set.wait().unwrap_or(Signal::SIGTERM);
+            INTERRUPTED.store(true, Ordering::SeqCst);
             groups::kill_all();
             let message = format!("referee: interrupted by {signal}; every bot was killed\n");
             // Straight to the file descriptors, without Rust's locks on
