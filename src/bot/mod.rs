@@ -344,6 +344,18 @@ impl Bot {
         self.stderr.with(f)
     }
 
+    /// What the bot wrote to stderr after the first `mark` bytes (`None`
+    /// when nothing), and whether older bytes of it were dropped; moves
+    /// `mark` to the end, for the next record.
+    pub fn stderr_since(&self, mark: &mut u64) -> (Option<String>, bool) {
+        let (text, truncated, total) = self.stderr(|t| {
+            let (text, truncated) = t.since(*mark);
+            (text, truncated, t.total())
+        });
+        *mark = total;
+        ((!text.is_empty()).then_some(text), truncated)
+    }
+
     /// Writes `message` (and flushes it). A bot that does not read its input
     /// blocks the pipe; that is detected at `deadline`. The bot's clock
     /// starts when the write returns (RULINGS: "from the moment the last

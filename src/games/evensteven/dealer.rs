@@ -432,7 +432,7 @@ impl<'c> Dealer<'c> {
             return Ok(status);
         }
         // Only a record needs the game's stderr: looking costs a read.
-        let (stderr, stderr_truncated) = self.take_stderr();
+        let (stderr, stderr_truncated) = self.bot.stderr_since(&mut self.stderr_mark);
         let Some(records) = self.records.as_mut() else {
             return Ok(status);
         };
@@ -466,29 +466,7 @@ impl<'c> Dealer<'c> {
     /// shows it, and on standard error with the player's last stderr lines
     /// (once only when both go to the same terminal).
     fn report(&self, out: &mut io::BufWriter<io::Stdout>, message: &str) -> io::Result<()> {
-        writeln!(out, "dealer: {message}")?;
-        out.flush()?;
-        if !(io::stdout().is_terminal() && io::stderr().is_terminal()) {
-            eprintln!("referee dealer: {message}");
-        }
-        let tail = self.bot.stderr(|t| t.last_lines(10));
-        if !tail.is_empty() {
-            eprintln!("referee dealer: the player's last lines on standard error:");
-            for line in tail {
-                eprintln!("  | {line}");
-            }
-        }
-        Ok(())
-    }
-
-    /// What the player wrote to stderr since the previous record.
-    fn take_stderr(&mut self) -> (Option<String>, bool) {
-        let (text, truncated, total) = self.bot.stderr(|t| {
-            let (text, truncated) = t.since(self.stderr_mark);
-            (text, truncated, t.total())
-        });
-        self.stderr_mark = total;
-        ((!text.is_empty()).then_some(text), truncated)
+        crate::games::report_fault(out, "dealer", &self.bot, message)
     }
 }
 

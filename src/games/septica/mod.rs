@@ -11,7 +11,7 @@ pub mod view;
 use std::collections::HashMap;
 use std::fmt;
 use std::fmt::Write as _;
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -522,11 +522,7 @@ pub async fn run(config: &SepticaConfig) -> Status {
             }
         };
         if let Some(records) = records.as_mut() {
-            let (text, truncated, total) = bot.stderr(|t| {
-                let (text, truncated) = t.since(stderr_mark);
-                (text, truncated, t.total())
-            });
-            stderr_mark = total;
+            let (stderr, stderr_truncated) = bot.stderr_since(&mut stderr_mark);
             let record = MatchRecord {
                 game: "septica",
                 index: index + 1,
@@ -539,8 +535,8 @@ pub async fn run(config: &SepticaConfig) -> Status {
                 outcome,
                 micros: &micros,
                 error: error.as_ref(),
-                stderr: (!text.is_empty()).then_some(text),
-                stderr_truncated: truncated,
+                stderr,
+                stderr_truncated,
                 time: record::timestamp(),
                 referee: record::REFEREE_VERSION,
             };
@@ -549,18 +545,7 @@ pub async fn run(config: &SepticaConfig) -> Status {
             }
         }
         if let (Err(failure), Some(error)) = (&result, &error) {
-            let _ = writeln!(out, "septica: {}", error.message);
-            let _ = out.flush();
-            if !io::stdout().is_terminal() || !io::stderr().is_terminal() {
-                eprintln!("referee septica: {}", error.message);
-            }
-            let tail = bot.stderr(|t| t.last_lines(10));
-            if !tail.is_empty() {
-                eprintln!("referee septica: the player's last lines on standard error:");
-                for line in tail {
-                    eprintln!("  | {line}");
-                }
-            }
+            let _ = crate::games::report_fault(&mut out, "septica", &bot, &error.message);
             let _ = writeln!(
                 out,
                 "septica: stopped after {index} complete match{}, {wins} won",
