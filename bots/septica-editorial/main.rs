@@ -17,7 +17,8 @@
 
 use std::process::ExitCode;
 
-use referee::games::septica::rules::{Action, Hand, cuts, valuable, worthless};
+use referee::games::septica::computer::{self, Choice};
+use referee::games::septica::rules::{Action, Hand, worthless};
 use referee::games::septica::view::{self, Event, Player, Turn, View};
 use referee::rng::SplitMix64;
 
@@ -46,29 +47,19 @@ impl Editorial {
             .expect("leading with cards in hand")
     }
 
+    /// Answering and deciding are the computer's own rules (the editorial
+    /// plays them from the other side); only leading differs.
     fn answer(&mut self, hand: &Hand, value: u8) -> u8 {
-        let cut = if hand.has(value) {
-            Some(value)
-        } else {
-            hand.has(7).then_some(7)
-        };
-        let enough = !valuable(value) || hand.count(value) + hand.count(7) >= 2;
-        if let Some(card) = cut.filter(|_| enough) {
-            return card;
-        }
-        self.random_of(hand.filter(worthless))
-            .or_else(|| hand.lowest())
+        computer::answer(hand, value)
+            .pick(&mut self.rng)
             .expect("answering with cards in hand")
     }
 
     fn decide(&self, view: &View) -> Action {
-        if !view.answer_cut || view.trick_points == 0 {
-            return Action::End;
+        match computer::decide_with(&view.hand, view.value, view.answer_cut, view.trick_points) {
+            Choice::Card(c) => Action::Card(c),
+            _ => Action::End,
         }
-        [view.value, 7]
-            .into_iter()
-            .find(|&c| view.hand.has(c) && cuts(c, view.value))
-            .map_or(Action::End, Action::Card)
     }
 }
 
