@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::bot::BotLimits;
-use crate::cli::parse_duration;
+use crate::units::parse_duration;
 use crate::exit::Status;
 use crate::stats::wilson95;
 use crate::tournament::TournamentConfig;

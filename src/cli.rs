@@ -13,6 +13,10 @@ use crate::games::chomp::{self, ChompConfig, Coord, build::BuildOptions};
 use crate::games::evensteven::dealer::{self, DealerConfig};
 use crate::games::septica::{self, SepticaConfig};
 use crate::tournament::{self, TournamentConfig};
+use crate::units::{
+    Limit, parse_count, parse_cpu, parse_duration, parse_max_line, parse_positive_duration,
+    parse_size,
+};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -260,58 +264,6 @@ pub struct BotOptions {
     /// CPU time of each bot process (e.g. 10m; `none` for no limit).
     #[arg(long, value_name = "DURATION", default_value = "none", value_parser = parse_cpu)]
     pub limit_cpu: Limit,
-}
-
-/// A resource limit from the command line; `None` is "no limit".
-#[derive(Clone, Copy, Debug)]
-pub struct Limit(pub Option<u64>);
-
-/// Sizes: bytes, or with K/M/G (×1000) or KiB/MiB/GiB (×1024); `none`.
-pub fn parse_size(text: &str) -> Result<Limit, String> {
-    if text == "none" {
-        return Ok(Limit(None));
-    }
-    let digits = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(digits);
-    let number: u64 = number
-        .parse()
-        .map_err(|_| format!("{text:?}: expected a size such as 2GiB, 512MiB or 1000000"))?;
-    let scale: u64 = match unit {
-        "" | "B" => 1,
-        "K" | "KB" => 1_000,
-        "M" | "MB" => 1_000_000,
-        "G" | "GB" => 1_000_000_000,
-        "KiB" => 1 << 10,
-        "MiB" => 1 << 20,
-        "GiB" => 1 << 30,
-        _ => {
-            return Err(format!(
-                "{text:?}: unknown unit {unit:?} (use K, M, G, KiB, MiB or GiB)"
-            ));
-        }
-    };
-    number
-        .checked_mul(scale)
-        .map(|n| Limit(Some(n)))
-        .ok_or_else(|| format!("{text:?}: too large"))
-}
-
-fn parse_count(text: &str) -> Result<Limit, String> {
-    if text == "none" {
-        return Ok(Limit(None));
-    }
-    text.parse()
-        .map(|n| Limit(Some(n)))
-        .map_err(|_| format!("{text:?}: expected a whole number or `none`"))
-}
-
-fn parse_cpu(text: &str) -> Result<Limit, String> {
-    if text == "none" {
-        return Ok(Limit(None));
-    }
-    parse_positive_duration(text).map(|d| Limit(Some(d.as_secs().max(1))))
 }
 
 impl BotOptions {
@@ -610,27 +562,6 @@ fn parse_shard(text: &str) -> Result<(u64, u64), String> {
     match (k.parse::<u64>(), n.parse::<u64>()) {
         (Ok(k), Ok(n)) if n >= 1 && (1..=n).contains(&k) => Ok((k, n)),
         _ => Err(format!("{text:?}: expected K/N with 1 <= K <= N")),
-    }
-}
-
-/// A human duration such as `45s`, `250ms` or `1m30s`.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    humantime::parse_duration(text)
-        .map_err(|e| format!("{e} (expected a duration such as 10s, 250ms or 1m30s)"))
-}
-
-/// A line cap between 1 byte and 1 GiB.
-fn parse_max_line(text: &str) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(n) if (1..=1 << 30).contains(&n) => Ok(n),
-        _ => Err("expected a number of bytes from 1 to 1073741824".into()),
-    }
-}
-
-fn parse_positive_duration(text: &str) -> Result<Duration, String> {
-    match parse_duration(text)? {
-        d if d.is_zero() => Err("must be longer than zero".into()),
-        d => Ok(d),
     }
 }
 

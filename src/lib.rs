@@ -16,3 +16,4 @@ pub mod record;
 pub mod rng;
 pub mod stats;
 pub mod tournament;
+pub mod units;

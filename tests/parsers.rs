@@ -72,8 +72,8 @@ proptest! {
         let _ = text.parse::<Coord>();
         let _ = septica_protocol::parse_command(&text);
         let _ = septica_protocol::parse_message(&text, false);
-        let _ = referee::cli::parse_size(&text);
-        let _ = referee::cli::parse_duration(&text);
+        let _ = referee::units::parse_size(&text);
+        let _ = referee::units::parse_duration(&text);
     }
 
     #[test]

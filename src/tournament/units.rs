@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::TournamentConfig;
 use super::spec::{GameKind, Spec};
 use crate::bot::{BotLimits, BotSpec};
-use crate::cli::parse_duration;
+use crate::units::parse_duration;
 use crate::games::acesup::{self, Decks, JudgeConfig, Verdict};
 use crate::games::chomp::build::{self, BuildOptions};
 use crate::games::chomp::game::{self, Rules, SeatSpec};
