@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::bot::clock::{MoveLimits, TimeControl};
 use crate::bot::{BotLimits, BotSpec, DEFAULT_MAX_LINE, DEFAULT_STDERR_KEEP, Resources};
 use crate::exit::{EXIT_STATUS_HELP, Status};
 use crate::games::acesup::{self, Decks, JudgeConfig};
@@ -234,6 +235,12 @@ pub struct BotOptions {
     #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_duration)]
     pub grace: Duration,
 
+    /// Extra time for each bot process's first reply, on top of the move
+    /// limit, so that starting a JVM or Python does not count against the
+    /// first move. Recorded on its own, never in move statistics.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub startup: Duration,
+
     /// Also copy what bots write to standard error to the referee's standard
     /// error as it arrives. It is captured (the last 64 KiB) either way.
     #[arg(long)]
@@ -273,6 +280,7 @@ impl BotOptions {
             max_line,
             stderr_keep: DEFAULT_STDERR_KEEP,
             grace: self.grace,
+            startup: self.startup,
             echo_stderr: self.show_stderr,
             sandbox: self.sandbox,
             resources: Resources {
@@ -292,6 +300,12 @@ pub struct DealerArgs {
     /// (e.g. 10s, 250ms, 1m30s).
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration)]
     pub timeout: Duration,
+
+    /// A clock per game, as chess tools have them: BASE to start with,
+    /// running while the player thinks, INC added after each move (e.g.
+    /// 10s+100ms). Running out is a timeout; --timeout still caps each move.
+    #[arg(long, value_name = "BASE+INC")]
+    pub time_control: Option<TimeControl>,
 
     #[command(flatten)]
     pub bot: BotOptions,
@@ -412,6 +426,12 @@ pub struct SepticaArgs {
     /// Time the player has for each command.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration)]
     pub timeout: Duration,
+
+    /// A clock per match, as chess tools have them: BASE to start with,
+    /// running while the player thinks, INC added after each move (e.g.
+    /// 10s+100ms). Running out is a timeout; --timeout still caps each move.
+    #[arg(long, value_name = "BASE+INC")]
+    pub time_control: Option<TimeControl>,
 
     #[command(flatten)]
     pub bot: BotOptions,
@@ -600,7 +620,10 @@ pub async fn run(cli: Cli) -> Status {
             let config = DealerConfig {
                 player: bot_spec(&args.command),
                 limits: args.bot.limits(args.max_line),
-                timeout: args.timeout,
+                time: MoveLimits {
+                    timeout: args.timeout,
+                    control: args.time_control,
+                },
                 results: args.results,
                 input: args.input,
                 max_debug: args.max_debug,
@@ -637,7 +660,10 @@ pub async fn run(cli: Cli) -> Status {
             let config = SepticaConfig {
                 player: bot_spec(&args.command),
                 limits: args.bot.limits(args.max_line),
-                timeout: args.timeout,
+                time: MoveLimits {
+                    timeout: args.timeout,
+                    control: args.time_control,
+                },
                 matches: args.matches,
                 need: args.need,
                 seed: args.seed,

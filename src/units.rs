@@ -77,3 +77,28 @@ pub fn parse_positive_duration(text: &str) -> Result<Duration, String> {
     }
 }
 
+
+/// A duration in a TOML file (`"250ms"`, `"1m30s"`), parsed when the file
+/// is read, so that a bad value is reported with the file's line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TomlDuration(pub Duration);
+
+impl<'de> serde::Deserialize<'de> for TomlDuration {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<TomlDuration, D::Error> {
+        let text = String::deserialize(d)?;
+        if text.trim_start().starts_with('-') {
+            return Err(serde::de::Error::custom(format!(
+                "{text:?}: a duration cannot be negative"
+            )));
+        }
+        parse_duration(&text)
+            .map(TomlDuration)
+            .map_err(|e| serde::de::Error::custom(format!("{text:?}: {e}")))
+    }
+}
+
+impl std::fmt::Display for TomlDuration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", humantime::format_duration(self.0))
+    }
+}

@@ -45,6 +45,8 @@ pub struct LineReader<R> {
     /// Dropping bytes up to and including the next `\n` (after
     /// [`LineReader::discard_line`]).
     skipping: bool,
+    /// Bytes read from `inner` so far.
+    total: u64,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
@@ -58,6 +60,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             max_line,
             eof: false,
             skipping: false,
+            total: 0,
         }
     }
 
@@ -72,6 +75,11 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     /// return it without reading.
     pub fn has_line(&self) -> bool {
         self.buf[self.start..self.end].contains(&b'\n')
+    }
+
+    /// How many bytes were read from the stream so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.total
     }
 
     /// The bytes of a range returned by the latest call to `next`.
@@ -93,6 +101,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             }
             self.make_room();
             let n = self.inner.read(&mut self.buf[self.end..]).await?;
+            self.total += n as u64;
             if n == 0 {
                 self.eof = true;
             } else {
@@ -107,6 +116,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         if self.start == self.end && !self.eof {
             self.make_room();
             let n = self.inner.read(&mut self.buf[self.end..]).await?;
+            self.total += n as u64;
             if n == 0 {
                 self.eof = true;
             } else {

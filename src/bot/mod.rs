@@ -14,6 +14,7 @@
 //! Games never touch `tokio::process`; they use this module.
 
 pub mod cgroup;
+pub mod clock;
 pub mod command;
 mod eager;
 mod exit;
@@ -40,12 +41,17 @@ pub use lines::{LineReader, Next};
 pub use spawn::SpawnError;
 pub use status::Ended;
 
+use crate::outcome::Phase;
+
 /// Default cap on one line from a bot.
 pub const DEFAULT_MAX_LINE: usize = 64 * 1024;
 /// Default amount of a bot's stderr kept (the most recent bytes).
 pub const DEFAULT_STDERR_KEEP: usize = 64 * 1024;
 /// Default time a bot has to exit after its input is closed.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
+/// Default start-up allowance: enough for a JVM, or Python importing a
+/// few libraries, on a loaded machine.
+pub const DEFAULT_STARTUP: Duration = Duration::from_secs(10);
 /// Time between SIGTERM and SIGKILL when a bot outstays its grace period.
 pub const TERM_TO_KILL: Duration = Duration::from_millis(500);
 /// How long to wait for an exit status once a bot's pipe has closed, before
@@ -72,6 +78,9 @@ pub struct BotLimits {
     pub max_line: usize,
     pub stderr_keep: usize,
     pub grace: Duration,
+    /// Extra time for a bot process's first reply, on top of the move
+    /// limit: a JVM or Python start must not count against its first move.
+    pub startup: Duration,
     /// Copy the bot's stderr to the referee's stderr as well as capturing it.
     pub echo_stderr: bool,
     /// Kernel resource limits set on each bot process.
@@ -133,6 +142,7 @@ impl Default for BotLimits {
             max_line: DEFAULT_MAX_LINE,
             stderr_keep: DEFAULT_STDERR_KEEP,
             grace: DEFAULT_GRACE,
+            startup: DEFAULT_STARTUP,
             echo_stderr: false,
             resources: Resources::default(),
             sandbox: false,
@@ -144,8 +154,20 @@ impl Default for BotLimits {
 /// the games: see [`BotError::fault`].
 #[derive(Debug, thiserror::Error)]
 pub enum BotError {
-    #[error("did not answer within {}", humantime::format_duration(*.limit))]
-    Timeout { limit: Duration },
+    #[error(
+        "did not answer within {}{}{}",
+        humantime::format_duration(*.limit),
+        startup_note(*.phase),
+        silent_note(*.silent)
+    )]
+    Timeout {
+        limit: Duration,
+        /// Its first reply (start-up allowance included), a move, or a
+        /// move that ran out the game's clock.
+        phase: Phase,
+        /// It had written nothing at all to its standard output.
+        silent: bool,
+    },
     #[error(
         "did not read its input: writing to it was still blocked after {}",
         humantime::format_duration(*.limit)
@@ -171,6 +193,23 @@ pub enum BotError {
     Relay(io::Error),
     #[error("communication failed: {0}")]
     Io(io::Error),
+}
+
+fn startup_note(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Startup => " (its first reply: the move limit plus the start-up allowance, --startup)",
+        Phase::Clock => " (its clock ran out)",
+        _ => "",
+    }
+}
+
+fn silent_note(silent: bool) -> &'static str {
+    if silent {
+        "; nothing at all was received from it: does it flush its output after each line? \
+         (Python needs print(..., flush=True), C fflush(stdout))"
+    } else {
+        ""
+    }
 }
 
 fn unterminated_note(unterminated: &Option<String>) -> String {
@@ -252,6 +291,9 @@ pub type Relay<'a> = Option<&'a mut (dyn Write + Send)>;
 pub struct Reply<'a> {
     pub text: &'a str,
     pub elapsed: Duration,
+    /// The process's first reply: its time includes the start-up, so it is
+    /// kept out of move statistics.
+    pub first: bool,
 }
 
 /// How a bot's run ended, once it is reaped.
@@ -285,6 +327,8 @@ pub struct Bot {
     ended: Option<Ended>,
     /// When the bot was seen to have exited (it may still be unreaped).
     exited_at: Option<Instant>,
+    /// The time its first reply took (start-up included), once it came.
+    startup_time: Option<Duration>,
 }
 
 /// What to read from a bot's output.
@@ -329,6 +373,7 @@ impl Bot {
             sent_at: Instant::now(),
             ended: None,
             exited_at: None,
+            startup_time: None,
         })
     }
 
@@ -422,9 +467,17 @@ impl Bot {
             }
         };
         let elapsed = self.sent_at.elapsed();
+        let first = self.startup_time.is_none();
+        if first {
+            self.startup_time = Some(elapsed);
+        }
         let bytes = lines::trim_line_end(self.stdout.get(line));
         match std::str::from_utf8(bytes) {
-            Ok(text) => Ok(Reply { text, elapsed }),
+            Ok(text) => Ok(Reply {
+                text,
+                elapsed,
+                first,
+            }),
             Err(_) => Err(BotError::InvalidUtf8 {
                 lossy: String::from_utf8_lossy(bytes).chars().take(200).collect(),
             }),
@@ -441,7 +494,11 @@ impl Bot {
                 Read::Byte(next) => match next {
                     Some(b' ' | b'\t' | b'\r' | b'\n') if Instant::now() < deadline => continue,
                     Some(b' ' | b'\t' | b'\r' | b'\n') => return Err(self.timed_out(deadline)),
-                    Some(byte) => return Ok((byte, self.sent_at.elapsed())),
+                    Some(byte) => {
+                        let elapsed = self.sent_at.elapsed();
+                        self.startup_time.get_or_insert(elapsed);
+                        return Ok((byte, elapsed));
+                    }
                     None => return Err(self.diagnose_closed(BotError::ClosedOutput, None).await),
                 },
             }
@@ -572,7 +629,34 @@ impl Bot {
     fn timed_out(&self, deadline: Instant) -> BotError {
         BotError::Timeout {
             limit: deadline.saturating_duration_since(self.sent_at),
+            phase: if self.startup_time.is_none() {
+                Phase::Startup
+            } else {
+                Phase::Move
+            },
+            silent: self.stdout.bytes_read() == 0,
         }
+    }
+
+    /// The deadline of a reply that may take `limit` from the last message:
+    /// the first reply of the process has the start-up allowance on top.
+    pub fn reply_deadline(&self, limit: Duration) -> Instant {
+        later(self.sent_at, limit.saturating_add(self.startup_allowance()))
+    }
+
+    /// The start-up allowance still due: all of it until the first reply,
+    /// then nothing.
+    pub fn startup_allowance(&self) -> Duration {
+        if self.startup_time.is_none() {
+            self.limits.startup
+        } else {
+            Duration::ZERO
+        }
+    }
+
+    /// How long the process's first reply took, once it came.
+    pub fn startup_time(&self) -> Option<Duration> {
+        self.startup_time
     }
 
     /// When the last byte of the latest message was written: the start of
@@ -590,7 +674,7 @@ impl Bot {
         relay: Relay<'_>,
     ) -> Result<Reply<'_>, BotError> {
         self.send(message, deadline_after(limit)).await?;
-        let deadline = later(self.sent_at, limit);
+        let deadline = self.reply_deadline(limit);
         self.recv_line(deadline, relay).await
     }
 

@@ -24,6 +24,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::bot::clock::TimeControl;
+use crate::units::TomlDuration;
+
 /// The game kinds a tournament can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -74,16 +77,18 @@ pub struct Spec {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
-    pub timeout: Option<String>,
-    pub grace: Option<String>,
-    pub prep: Option<String>,
-    pub starve: Option<String>,
+    pub timeout: Option<TomlDuration>,
+    pub startup: Option<TomlDuration>,
+    pub time_control: Option<TimeControl>,
+    pub grace: Option<TomlDuration>,
+    pub prep: Option<TomlDuration>,
+    pub starve: Option<TomlDuration>,
     pub max_rounds: Option<u64>,
     pub start: Option<[String; 2]>,
     pub arrays: Option<PathBuf>,
     pub seats: Option<usize>,
     pub make: Option<String>,
-    pub build_timeout: Option<String>,
+    pub build_timeout: Option<TomlDuration>,
     pub max_line: Option<usize>,
 }
 

@@ -18,7 +18,9 @@ use skillratings::weng_lin::{WengLinConfig, WengLinRating, weng_lin_multi_team};
 
 use super::spec::GameKind;
 use crate::games::chomp::standings::short_micros;
+use crate::outcome::Status;
 use crate::stats::{mean_ci95, wilson95};
+use serde::Deserialize;
 
 /// One entrant's line.
 #[derive(Clone, Debug, Serialize)]
@@ -53,11 +55,15 @@ pub struct Row {
     pub paired_diff: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paired_diff_ci: Option<f64>,
-    /// Games that did not end normally, by how they ended.
-    pub starved: u64,
+    /// Games that did not end normally, by class of the shared taxonomy
+    /// (`docs/results.md`): `timeout` (Chomp's starvations included);
+    /// `crashed`, `closed_output` and `limit`; `incorrect`; `cannot_start`
+    /// and `build_failed`; the referee's own `internal` errors.
+    pub timeouts: u64,
     pub crashed: u64,
     pub incorrect: u64,
     pub disqualified: u64,
+    pub internal: u64,
     /// Even Steven: winnable hands lost.
     pub unnecessary: u64,
     pub slowest_micros: u64,
@@ -80,21 +86,23 @@ impl Row {
             win_rate_high: None,
             paired_diff: None,
             paired_diff_ci: None,
-            starved: 0,
+            timeouts: 0,
             crashed: 0,
             incorrect: 0,
             disqualified: 0,
+            internal: 0,
             unnecessary: 0,
             slowest_micros: 0,
         }
     }
 
     fn count(&mut self, result: &Value) {
-        match result["status"].as_str().unwrap_or("") {
-            "starved" | "timeout" | "time_limit" => self.starved += 1,
-            "crashed" | "runtime_error" | "internal_error" => self.crashed += 1,
-            "incorrect_output" | "wrong_answer" => self.incorrect += 1,
-            "disqualified" => self.disqualified += 1,
+        match Status::deserialize(&result["status"]) {
+            Ok(s) if s.is_timeout() => self.timeouts += 1,
+            Ok(s) if s.is_disqualification() => self.disqualified += 1,
+            Ok(s) if s.is_crash() => self.crashed += 1,
+            Ok(s) if s.is_incorrect() => self.incorrect += 1,
+            Ok(Status::Internal) => self.internal += 1,
             _ => {}
         }
         self.unnecessary += u64::from(result["outcome"] == "lose_unnecessarily");
@@ -283,7 +291,7 @@ pub fn table(kind: GameKind, rows: &[Row]) -> String {
                     100.0 * r.paired_diff_ci.unwrap_or(0.0)
                 ),
                 r.crashed.to_string(),
-                r.starved.to_string(),
+                r.timeouts.to_string(),
                 r.incorrect.to_string(),
                 r.disqualified.to_string(),
                 r.unnecessary.to_string(),
@@ -300,7 +308,7 @@ pub fn table(kind: GameKind, rows: &[Row]) -> String {
             "mean score",
             "95% CI",
             "wins",
-            "starved",
+            "timeouts (starved)",
             "crashed",
             "disqualified",
             "slowest",
@@ -315,7 +323,7 @@ pub fn table(kind: GameKind, rows: &[Row]) -> String {
                 format!("{:.1}", r.mean_score.unwrap_or(0.0)),
                 format!("±{:.1}", r.mean_score_ci.unwrap_or(0.0)),
                 format!("{:.2}", r.wins),
-                r.starved.to_string(),
+                r.timeouts.to_string(),
                 (r.crashed + r.incorrect).to_string(),
                 r.disqualified.to_string(),
                 short_micros(r.slowest_micros),
@@ -336,7 +344,7 @@ pub fn table(kind: GameKind, rows: &[Row]) -> String {
 pub fn csv(rows: &[Row]) -> String {
     let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v}"));
     let mut out = String::from(
-        "rank,entrant,games,wins,win_rate,win_rate_low,win_rate_high,paired_diff,paired_diff_ci,rating,uncertainty,conservative,mean_score,mean_score_ci,starved,crashed,incorrect,disqualified,unnecessary,slowest_micros\n",
+        "rank,entrant,games,wins,win_rate,win_rate_low,win_rate_high,paired_diff,paired_diff_ci,rating,uncertainty,conservative,mean_score,mean_score_ci,timeouts,crashed,incorrect,disqualified,internal,unnecessary,slowest_micros\n",
     );
     for r in rows {
         let name = if r.entrant.contains([',', '"', '\n']) {
@@ -345,7 +353,7 @@ pub fn csv(rows: &[Row]) -> String {
             r.entrant.clone()
         };
         out.push_str(&format!(
-            "{},{name},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            "{},{name},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             r.rank,
             r.games,
             r.wins,
@@ -359,10 +367,11 @@ pub fn csv(rows: &[Row]) -> String {
             opt(r.conservative),
             opt(r.mean_score),
             opt(r.mean_score_ci),
-            r.starved,
+            r.timeouts,
             r.crashed,
             r.incorrect,
             r.disqualified,
+            r.internal,
             r.unnecessary,
             r.slowest_micros
         ));
@@ -401,9 +410,9 @@ mod tests {
         let records: Vec<Value> = (1..=10)
             .map(|i| {
                 json!({"index": i, "results": [
-                    {"entrant": "x", "score": 100, "status": "alive"},
-                    {"entrant": "y", "score": 50, "status": "alive"},
-                    {"entrant": "z", "score": 50, "status": "starved"},
+                    {"entrant": "x", "score": 100, "status": "ok"},
+                    {"entrant": "y", "score": 50, "status": "ok"},
+                    {"entrant": "z", "score": 50, "status": "timeout", "phase": "clock"},
                 ]})
             })
             .collect();
@@ -413,7 +422,7 @@ mod tests {
         assert!(rows[0].rating > rows[1].rating);
         // y and z always tie: the same rating.
         assert_eq!(rows[1].rating, rows[2].rating);
-        assert_eq!(rows.iter().find(|r| r.entrant == "z").unwrap().starved, 10);
+        assert_eq!(rows.iter().find(|r| r.entrant == "z").unwrap().timeouts, 10);
         assert!(csv(&rows).lines().count() == 4);
     }
 }

@@ -14,9 +14,11 @@ use serde_json::{Value, json};
 
 use super::TournamentConfig;
 use super::spec::{GameKind, Spec};
-use crate::bot::{BotLimits, BotSpec};
-use crate::units::parse_duration;
+use crate::bot::clock::MoveLimits;
+use crate::bot::{BotLimits, BotSpec, spawn};
+use crate::units::TomlDuration;
 use crate::games::acesup::{self, Decks, JudgeConfig, Verdict};
+use crate::outcome::{self, Disqualified, Status};
 use crate::games::chomp::build::{self, BuildOptions};
 use crate::games::chomp::game::{self, Rules, SeatSpec};
 use crate::games::chomp::{ArrayFile, Coord, load_arrays, start_cell};
@@ -30,7 +32,7 @@ use crate::rng::SplitMix64;
 #[derive(Clone, Debug)]
 pub struct Entrant {
     pub name: String,
-    pub program: Result<BotSpec, String>,
+    pub program: Result<BotSpec, Disqualified>,
 }
 
 /// Chomp's part of a plan.
@@ -48,12 +50,12 @@ pub struct Plan {
     /// What decides the games apart from the seed (see `record::fingerprint`).
     pub fingerprint: String,
     limits: BotLimits,
-    timeout: Duration,
+    time: MoveLimits,
     chomp: Option<ChompPlan>,
 }
 
-fn duration(value: &Option<String>, default: &str, what: &str) -> Result<Duration, String> {
-    parse_duration(value.as_deref().unwrap_or(default)).map_err(|e| format!("limits.{what}: {e}"))
+fn duration(value: &Option<TomlDuration>, default: Duration) -> Duration {
+    value.map_or(default, |d| d.0)
 }
 
 /// `path` relative to the tournament file's directory.
@@ -73,22 +75,20 @@ impl Plan {
         config: &TournamentConfig,
     ) -> Result<Plan, String> {
         let l = &spec.limits;
-        let default_timeout = if spec.game == GameKind::Acesup {
-            "5s"
-        } else {
-            "10s"
+        let default_timeout = Duration::from_secs(if spec.game == GameKind::Acesup { 5 } else { 10 });
+        let time = MoveLimits {
+            timeout: duration(&l.timeout, default_timeout),
+            control: l.time_control,
         };
-        let timeout = duration(&l.timeout, default_timeout, "timeout")?;
         let mut limits = config.limits;
-        if l.grace.is_some() {
-            limits.grace = duration(&l.grace, "2s", "grace")?;
-        }
+        limits.grace = duration(&l.grace, limits.grace);
+        limits.startup = duration(&l.startup, limits.startup);
         if let Some(max_line) = l.max_line {
             limits.max_line = max_line;
         }
         let build = BuildOptions {
             make: l.make.clone().unwrap_or_else(|| build::DEFAULT_MAKE.into()),
-            timeout: duration(&l.build_timeout, "5m", "build_timeout")?,
+            timeout: duration(&l.build_timeout, crate::games::chomp::DEFAULT_BUILD_TIMEOUT),
             logs: config.out.as_ref().map(|o| o.join("build")),
         };
         let dirs: Vec<Option<PathBuf>> = spec
@@ -104,7 +104,7 @@ impl Plan {
                 .as_ref()
                 .map(|_| built.next().expect("one build per dir"));
             let program = match (dir, &e.command) {
-                (Some(Err(why)), _) => Err(why),
+                (Some(Err(why)), _) => Err(Disqualified::build_failed(why)),
                 (Some(Ok(dir)), None) => Ok(BotSpec {
                     program: dir.join(build::PROGRAM).into_os_string(),
                     args: vec![],
@@ -126,6 +126,12 @@ impl Plan {
                 }
                 (None, None) => unreachable!("checked when the file was read"),
             };
+            // A program that cannot be started is found now, once, not
+            // as a crash in every game.
+            let program = program.and_then(|spec| match spawn::resolve(&spec.program) {
+                Ok(_) => Ok(spec),
+                Err(e) => Err(Disqualified::cannot_start(e.to_string())),
+            });
             entrants.push(Entrant {
                 name: e.name.clone(),
                 program,
@@ -148,8 +154,8 @@ impl Plan {
                 Some(ChompPlan {
                     arrays,
                     rules: Rules {
-                        prep: duration(&l.prep, "60s", "prep")?,
-                        starve: duration(&l.starve, "45s", "starve")?,
+                        prep: duration(&l.prep, crate::games::chomp::DEFAULT_PREP),
+                        starve: duration(&l.starve, crate::games::chomp::DEFAULT_STARVE),
                         limits,
                         max_rounds: l.max_rounds,
                         record_moves: false,
@@ -173,7 +179,7 @@ impl Plan {
             entrants,
             fingerprint: record::fingerprint(&refs),
             limits,
-            timeout,
+            time,
             chomp,
         })
     }
@@ -182,7 +188,7 @@ impl Plan {
         self.entrants.iter().map(|e| e.name.clone()).collect()
     }
 
-    pub fn disqualified(&self) -> Vec<(String, String)> {
+    pub fn disqualified(&self) -> Vec<(String, Disqualified)> {
         self.entrants
             .iter()
             .filter_map(|e| {
@@ -223,7 +229,7 @@ impl Plan {
                 for e in &self.entrants {
                     let (result, details) = match &e.program {
                         Err(why) => (
-                            json!({"won": false, "status": "disqualified", "error": why}),
+                            with_verdict(json!({"won": false, "error": why.why}), why.verdict()),
                             None,
                         ),
                         Ok(program) => self.solo(program, index, seed, limits).await,
@@ -257,6 +263,12 @@ impl Plan {
         limits: BotLimits,
     ) -> (Value, Option<Value>) {
         let slowest = |micros: &[u64]| micros.iter().copied().max().unwrap_or(0);
+        let cannot_start = |e: &dyn std::fmt::Display| {
+            with_verdict(
+                json!({"won": false, "error": format!("cannot start: {e}")}),
+                outcome::Verdict::of(Status::CannotStart),
+            )
+        };
         match self.kind {
             GameKind::Evensteven => {
                 let mut rng = SplitMix64::for_game(seed, index - 1);
@@ -264,49 +276,44 @@ impl Plan {
                 let n = 1 + rng.below(deal::MAX_HAND as u64) as usize;
                 let deal_seed = 1 + rng.below(u64::from(deal::MAX_SEED)) as u32;
                 let details = json!({"n": n, "deal_seed": deal_seed});
-                let result = match dealer::play_single(program, limits, self.timeout, n, deal_seed)
+                let result = match dealer::play_single(program, limits, self.time, n, deal_seed)
                     .await
                 {
-                    Ok(single) => json!({
-                        "won": single.outcome == "win",
-                        "outcome": single.outcome,
-                        "status": if single.error.is_none() { "ok" } else { single.outcome },
-                        "error": single.error,
-                        "moves": single.micros.len(),
-                        "slowest_micros": slowest(&single.micros),
-                        "micros": single.micros,
-                        "stderr": single.stderr,
-                    }),
-                    Err(e) => {
-                        json!({"won": false, "status": "crashed", "error": format!("cannot start: {e}")})
-                    }
+                    Ok(single) => with_verdict(
+                        json!({
+                            "won": single.outcome == "win",
+                            "outcome": single.outcome,
+                            "error": single.error,
+                            "moves": single.micros.len(),
+                            "slowest_micros": slowest(&single.micros),
+                            "micros": single.micros,
+                            "startup_micros": single.startup_micros,
+                            "stderr": single.stderr,
+                        }),
+                        single.verdict,
+                    ),
+                    Err(e) => cannot_start(&e),
                 };
                 (result, Some(details))
             }
             GameKind::Septica => {
-                let result = match septica::play_single(
-                    program,
-                    limits,
-                    self.timeout,
-                    seed,
-                    index - 1,
-                )
-                .await
-                {
-                    Ok(m) => json!({
-                        "won": m.outcome == "player",
-                        "outcome": m.outcome,
-                        "status": if m.error.is_none() { "ok" } else { m.outcome },
-                        "score": {"computer": m.score[0], "player": m.score[1]},
-                        "error": m.error,
-                        "moves": m.micros.len(),
-                        "slowest_micros": slowest(&m.micros),
-                        "micros": m.micros,
-                    }),
-                    Err(e) => {
-                        json!({"won": false, "status": "crashed", "error": format!("cannot start: {e}")})
-                    }
-                };
+                let result =
+                    match septica::play_single(program, limits, self.time, seed, index - 1).await {
+                        Ok(m) => with_verdict(
+                            json!({
+                                "won": m.outcome == "player",
+                                "outcome": m.outcome,
+                                "score": {"computer": m.score[0], "player": m.score[1]},
+                                "error": m.error,
+                                "moves": m.micros.len(),
+                                "slowest_micros": slowest(&m.micros),
+                                "micros": m.micros,
+                                "startup_micros": m.startup_micros,
+                            }),
+                            m.verdict,
+                        ),
+                        Err(e) => cannot_start(&e),
+                    };
                 (
                     result,
                     Some(json!({"deck": septica::shuffled_deck(seed, index - 1)})),
@@ -317,7 +324,7 @@ impl Plan {
                 let config = JudgeConfig {
                     program: program.clone(),
                     limits,
-                    timeout: self.timeout,
+                    timeout: self.time.timeout,
                     decks: Decks::Random {
                         count: 0,
                         seed: None,
@@ -325,14 +332,16 @@ impl Plan {
                     results: None,
                 };
                 let result = match acesup::judge(&config, &deck).await {
-                    Ok((verdict, elapsed, _, stderr)) => json!({
-                        "won": verdict == Verdict::Accepted,
-                        "status": if verdict == Verdict::Accepted { "ok" } else { verdict.name() },
-                        "error": (verdict != Verdict::Accepted).then(|| verdict.to_string()),
-                        "slowest_micros": elapsed.as_micros() as u64,
-                        "stderr": stderr,
-                    }),
-                    Err(e) => json!({"won": false, "status": "crashed", "error": e}),
+                    Ok((verdict, elapsed, ended, stderr)) => with_verdict(
+                        json!({
+                            "won": verdict == Verdict::Accepted,
+                            "error": (verdict != Verdict::Accepted).then(|| verdict.to_string()),
+                            "slowest_micros": elapsed.as_micros() as u64,
+                            "stderr": stderr,
+                        }),
+                        verdict.status(ended),
+                    ),
+                    Err(e) => cannot_start(&e),
                 };
                 let cards: Vec<String> = deck.iter().map(|c| c.to_string()).collect();
                 (result, Some(json!({"deck": cards.join(" ")})))
@@ -369,17 +378,17 @@ impl Plan {
             .players
             .iter()
             .map(|p| {
-                json!({
+                with_verdict(json!({
                     "entrant": self.entrants[p.entrant].name,
                     "seat": p.player,
                     "score": p.score,
-                    "status": p.status,
+                    "fate": p.fate,
                     "eaten": p.eaten,
                     "rounds": p.rounds,
                     "slowest_micros": p.slowest_micros,
                     "error": p.error,
                     "stderr": p.stderr,
-                })
+                }), p.verdict)
             })
             .collect();
         json!({
@@ -390,6 +399,17 @@ impl Plan {
             "results": results,
         })
     }
+}
+
+/// `result` with the verdict's fields (`status`, and `phase` or `limit`
+/// when there is one) added.
+fn with_verdict(mut result: Value, verdict: outcome::Verdict) -> Value {
+    if let (Some(fields), Ok(Value::Object(more))) =
+        (result.as_object_mut(), serde_json::to_value(verdict))
+    {
+        fields.extend(more);
+    }
+    result
 }
 
 /// A name usable as a file name.

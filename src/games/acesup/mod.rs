@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::outcome;
 use crate::bot::{Bot, BotError, BotLimits, BotSpec, Ended, deadline_after};
 use crate::exit::Status;
 use crate::record::{self, Records};
@@ -65,6 +66,22 @@ impl Verdict {
             Verdict::WrongAnswer { .. } | Verdict::BadOutput(_) => "wrong_answer",
             Verdict::TimeLimit => "time_limit",
             Verdict::RuntimeError { .. } => "runtime_error",
+        }
+    }
+
+    /// The verdict in the shared taxonomy (`docs/results.md`): a run on a
+    /// deck is one move, so TIME LIMIT is a move timeout.
+    pub fn status(&self, exit: Option<Ended>) -> outcome::Verdict {
+        match self {
+            Verdict::Accepted => outcome::Verdict::OK,
+            Verdict::WrongAnswer { .. } | Verdict::BadOutput(_) => {
+                outcome::Verdict::of(outcome::Status::Incorrect)
+            }
+            Verdict::TimeLimit => outcome::Verdict::timeout(outcome::Phase::Move),
+            Verdict::RuntimeError { .. } => exit.map_or(
+                outcome::Verdict::of(outcome::Status::Crashed),
+                outcome::Verdict::ended,
+            ),
         }
     }
 }
@@ -154,6 +171,8 @@ pub async fn judge(
     let output = match sent {
         Err(BotError::Timeout { .. } | BotError::WriteTimeout { .. }) => Err(BotError::Timeout {
             limit: config.timeout,
+            phase: outcome::Phase::Move,
+            silent: true,
         }),
         _ => bot.read_to_end(deadline, MAX_OUTPUT).await,
     };

@@ -16,6 +16,7 @@ use tokio::time::sleep_until;
 use super::grid::{Cell, Grid, share};
 use super::protocol::{self, Move, NO_MOVE_YET};
 use crate::bot::{Bot, BotError, BotLimits, BotSpec, Finished, deadline_after, later};
+use crate::outcome::{Disqualified, Phase, Status, Verdict};
 
 /// How a player's game ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,7 +76,7 @@ pub struct SeatSpec {
     /// The directory as the user gave it, for display.
     pub dir: PathBuf,
     /// `Ok(pc2 with its directory)` or why the entrant is disqualified.
-    pub program: Result<BotSpec, String>,
+    pub program: Result<BotSpec, Disqualified>,
 }
 
 /// The rules' knobs for one game.
@@ -95,7 +96,12 @@ pub struct PlayerResult {
     pub entrant: usize,
     pub dir: String,
     pub score: u64,
-    pub status: Fate,
+    /// How its game ended by the rules of Chomp.
+    pub fate: Fate,
+    /// The same in the shared taxonomy (`docs/results.md`): starving is a
+    /// clock timeout.
+    #[serde(flatten)]
+    pub verdict: Verdict,
     pub eaten: u64,
     pub moves: u64,
     pub rounds: u64,
@@ -136,11 +142,12 @@ struct Seat {
 
 impl Seat {
     fn alive(&self) -> bool {
-        self.result.status == Fate::Alive
+        self.result.fate == Fate::Alive
     }
 
-    fn die(&mut self, fate: Fate, round: u64, error: Option<String>) {
-        self.result.status = fate;
+    fn die(&mut self, (fate, verdict): (Fate, Verdict), round: u64, error: Option<String>) {
+        self.result.fate = fate;
+        self.result.verdict = verdict;
         self.result.died_round = Some(round);
         self.result.error = error;
         self.last_move = b'D';
@@ -230,6 +237,7 @@ pub async fn play(seats: &[SeatSpec], rows: &[Vec<u8>], start: Cell, rules: Rule
                     Move::from_byte(byte).expect("the bot layer skips whitespace")
                 }
                 Err(e) => {
+                    let e = clock_timeout(e);
                     seat.die(fate_of(&e), round, Some(format!("round {round}: {e}")));
                     Move::Decompose
                 }
@@ -240,7 +248,9 @@ pub async fn play(seats: &[SeatSpec], rows: &[Vec<u8>], start: Cell, rules: Rule
             match mv {
                 Move::Step(dir) => seat.pos = grid.step(seat.pos, dir),
                 Move::Chomp => chomps.push((grid.index(seat.pos), i)),
-                Move::Decompose if seat.alive() => seat.die(Fate::Decomposed, round, None),
+                Move::Decompose if seat.alive() => {
+                    seat.die((Fate::Decomposed, Verdict::OK), round, None);
+                }
                 Move::Decompose => {}
             }
             seat.last_move = mv.letter();
@@ -308,16 +318,17 @@ pub async fn play(seats: &[SeatSpec], rows: &[Vec<u8>], start: Cell, rules: Rule
 
 /// A seat at the start: its bot started, or disqualified.
 fn seat(player: usize, spec: &SeatSpec, start: Cell, limits: BotLimits) -> Seat {
-    let (bot, status, error) = match &spec.program {
+    let (bot, status, verdict, error) = match &spec.program {
         Ok(program) => match Bot::spawn(program, limits) {
-            Ok(bot) => (Some(bot), Fate::Alive, None),
+            Ok(bot) => (Some(bot), Fate::Alive, Verdict::OK, None),
             Err(e) => (
                 None,
                 Fate::Disqualified,
-                Some(format!("cannot start pc2: {e}")),
+                Verdict::of(Status::CannotStart),
+                Some(format!("cannot start {}: {e}", program.program.to_string_lossy())),
             ),
         },
-        Err(why) => (None, Fate::Disqualified, Some(why.clone())),
+        Err(why) => (None, Fate::Disqualified, why.verdict(), Some(why.why.clone())),
     };
     let last_move = if bot.is_some() { NO_MOVE_YET } else { b'D' };
     Seat {
@@ -327,7 +338,8 @@ fn seat(player: usize, spec: &SeatSpec, start: Cell, limits: BotLimits) -> Seat 
             entrant: spec.entrant,
             dir: spec.dir.display().to_string(),
             score: 0,
-            status,
+            fate: status,
+            verdict,
             eaten: 0,
             moves: 0,
             rounds: 0,
@@ -347,10 +359,26 @@ fn seat(player: usize, spec: &SeatSpec, start: Cell, limits: BotLimits) -> Seat 
 
 /// Not answering in time, or not reading the update in time, is starving;
 /// any other failure is a crash.
-fn fate_of(error: &BotError) -> Fate {
+fn fate_of(error: &BotError) -> (Fate, Verdict) {
     match error {
-        BotError::Timeout { .. } | BotError::WriteTimeout { .. } => Fate::Starved,
-        _ => Fate::Crashed,
+        BotError::Timeout { .. } | BotError::WriteTimeout { .. } => {
+            (Fate::Starved, Verdict::from(error))
+        }
+        _ => (Fate::Crashed, Verdict::from(error)),
+    }
+}
+
+/// A turn's deadline is the starvation clock: Chomp has no start-up
+/// allowance (the preparation time serves instead), so every missed turn
+/// is a clock timeout.
+fn clock_timeout(error: BotError) -> BotError {
+    match error {
+        BotError::Timeout { limit, silent, .. } => BotError::Timeout {
+            limit,
+            phase: Phase::Clock,
+            silent,
+        },
+        other => other,
     }
 }
 

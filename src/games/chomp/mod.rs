@@ -12,13 +12,21 @@ pub mod protocol;
 pub mod standings;
 pub mod view;
 
+/// The statement's preparation time, between the array and the first round.
+pub const DEFAULT_PREP: Duration = Duration::from_secs(60);
+/// The statement's starvation budget.
+pub const DEFAULT_STARVE: Duration = Duration::from_secs(45);
+/// Time limit of each build.
+pub const DEFAULT_BUILD_TIMEOUT: Duration = Duration::from_secs(300);
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::bot::BotLimits;
+use crate::bot::{BotLimits, BotSpec};
 use crate::exit::Status;
+use crate::outcome::Disqualified;
 use crate::record::{self, Records};
 use crate::rng::{SplitMix64, fresh_seed};
 use build::BuildOptions;
@@ -169,7 +177,12 @@ async fn prepare_and_play(config: &ChompConfig) -> Result<(), String> {
     let (seed, mut done) = resume(config, &fingerprint)?;
     let k = config.dirs.len();
 
-    let programs = build::build_all(&config.dirs, &config.build).await;
+    let programs: Vec<Result<BotSpec, Disqualified>> =
+        build::build_all(&config.dirs, &config.build)
+            .await
+            .into_iter()
+            .map(|built| built.map_err(Disqualified::build_failed))
+            .collect();
     for (i, program) in programs.iter().enumerate() {
         if let Err(why) = program {
             eprintln!("referee chomp: entrant {} disqualified: {why}", i + 1);
@@ -276,7 +289,7 @@ fn report(result: &GameResult, games: u64, dirs: &[String]) {
     let scores: Vec<String> = by_entrant
         .iter()
         .map(|p| {
-            let note = match p.status {
+            let note = match p.fate {
                 game::Fate::Alive => String::new(),
                 fate => format!(" ({})", fate.name()),
             };

@@ -61,8 +61,8 @@ pub fn game_table(result: &GameResult) -> String {
     );
     for (rank, i) in ranked(&scores) {
         let p = &result.players[i];
-        let ended = match (p.status, p.died_round) {
-            (Fate::Alive | Fate::Disqualified, _) | (_, None) => p.status.name().to_owned(),
+        let ended = match (p.fate, p.died_round) {
+            (Fate::Alive | Fate::Disqualified, _) | (_, None) => p.fate.name().to_owned(),
             (fate, Some(round)) => format!("{} (round {round})", fate.name()),
         };
         t.add_row(vec![
@@ -126,7 +126,7 @@ impl Aggregate {
             if p.score == best {
                 tally.wins += 1.0 / winners as f64;
             }
-            match p.status {
+            match p.fate {
                 Fate::Starved => tally.starved += 1,
                 Fate::Crashed => tally.crashed += 1,
                 Fate::Decomposed => tally.decomposed += 1,

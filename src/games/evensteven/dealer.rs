@@ -17,9 +17,9 @@ use tokio::io::AsyncRead;
 use super::cards::{Card, CardError};
 use super::deal::Deal;
 use super::input::{self, GameSpec};
-use crate::bot::{
-    Bot, BotError, BotLimits, BotSpec, Fault, Finished, LineReader, Next, deadline_after,
-};
+use crate::bot::clock::{MoveLimits, Timer};
+use crate::bot::{Bot, BotError, BotLimits, BotSpec, Finished, LineReader, Next, deadline_after};
+use crate::outcome::{self, Verdict};
 use crate::exit::Status;
 use crate::record::{self, Records};
 
@@ -31,8 +31,9 @@ const MAX_INPUT_LINE: usize = 1024;
 pub struct DealerConfig {
     pub player: BotSpec,
     pub limits: BotLimits,
-    /// Per move: from the dealt card written to the played card read.
-    pub timeout: Duration,
+    /// Per move (from the dealt card written to the played card read), and
+    /// the time control of each game, if any.
+    pub time: MoveLimits,
     pub results: Option<PathBuf>,
     /// The games to deal; standard input when `None`.
     pub input: Option<PathBuf>,
@@ -87,10 +88,10 @@ enum Failure {
 }
 
 impl Failure {
-    fn fault(&self) -> Fault {
+    fn verdict(&self) -> Verdict {
         match self {
-            Failure::Bot(e) => e.fault(),
-            _ => Fault::Protocol,
+            Failure::Bot(e) => Verdict::from(e),
+            _ => Verdict::of(outcome::Status::Incorrect),
         }
     }
 
@@ -139,6 +140,39 @@ struct Play {
     dealt: Card,
     played: Card,
     micros: u64,
+    /// The process's first reply (start-up included): not a move time.
+    #[serde(skip)]
+    first: bool,
+}
+
+impl Failure {
+    /// The time a move that timed out was waited for: it counts in move
+    /// statistics, so that `max_move` sees it.
+    fn waited_micros(&self) -> Option<u64> {
+        match self {
+            Failure::Bot(BotError::Timeout { limit, .. }) => Some(micros_of(*limit)),
+            _ => None,
+        }
+    }
+}
+
+fn micros_of(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+/// Move times of `plays` (the first reply of a process left out), and a
+/// timed-out move's wait.
+fn move_micros(plays: &[Play], outcome: &Outcome) -> Vec<u64> {
+    let mut micros: Vec<u64> = plays.iter().filter(|p| !p.first).map(|p| p.micros).collect();
+    if let Outcome::Failed { failure, .. } = outcome {
+        micros.extend(failure.waited_micros());
+    }
+    micros
+}
+
+/// The first reply's time, when it came in this game.
+fn startup_micros(plays: &[Play]) -> Option<u64> {
+    plays.iter().find(|p| p.first).map(|p| p.micros)
 }
 
 /// One game as recorded (see `docs/results.md`).
@@ -154,6 +188,12 @@ struct GameRecord<'a> {
     winnable: bool,
     plays: &'a [Play],
     outcome: &'static str,
+    #[serde(flatten)]
+    verdict: Verdict,
+    /// The player process's first reply, when it came in this game: its
+    /// time includes the start-up and is kept out of move statistics.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    startup_micros: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<ErrorRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -366,7 +406,7 @@ impl<'c> Dealer<'c> {
             &mut self.bot,
             &deal,
             winnable,
-            self.config.timeout,
+            self.config.time,
             &mut self.pending,
             &mut plays,
             &mut relay,
@@ -379,28 +419,28 @@ impl<'c> Dealer<'c> {
         if !matches!(outcome, Outcome::Failed { .. })
             && !self.input.has_line()
             && let Err(failure) =
-                deliver(&mut self.bot, &mut self.pending, self.config.timeout).await
+                deliver(&mut self.bot, &mut self.pending, self.config.time.timeout).await
         {
             outcome = Outcome::Failed {
                 failure: Failure::Bot(failure),
                 at: At::AfterMove(plays.len()),
             };
         }
-        let (status, outcome_name, error) = match &outcome {
+        let (status, outcome_name, verdict, error) = match &outcome {
             Outcome::Win => {
                 self.tally.wins += 1;
                 writeln!(out, "YOU WIN")?;
-                (Status::Pass, "win", None)
+                (Status::Pass, "win", Verdict::OK, None)
             }
             Outcome::Lose { necessarily: true } => {
                 self.tally.necessarily += 1;
                 writeln!(out, "YOU LOSE NECESSARILY")?;
-                (Status::Pass, "lose_necessarily", None)
+                (Status::Pass, "lose_necessarily", Verdict::OK, None)
             }
             Outcome::Lose { necessarily: false } => {
                 self.tally.unnecessarily += 1;
                 writeln!(out, "YOU LOSE UNNECESSARILY")?;
-                (Status::Pass, "lose_unnecessarily", None)
+                (Status::Pass, "lose_unnecessarily", Verdict::OK, None)
             }
             Outcome::Failed { failure, at } => {
                 // Done with this player. Killing it first also lets its last
@@ -408,8 +448,8 @@ impl<'c> Dealer<'c> {
                 if let Err(e) = self.bot.kill().await {
                     tracing::warn!("reaping the player: {e}");
                 }
-                let fault = failure.fault();
-                let message = format!("game {index}, {at}: {}: {failure}", fault.verdict());
+                let verdict = failure.verdict();
+                let message = format!("game {index}, {at}: {}: {failure}", verdict.status.words());
                 self.report(out, &message)?;
                 let (move_number, after_move) = match *at {
                     At::Move { number, .. } => (number, false),
@@ -421,12 +461,17 @@ impl<'c> Dealer<'c> {
                     after_move,
                     message,
                 };
-                (Status::from(fault), fault.outcome(), Some(error))
+                (
+                    Status::from(verdict.status),
+                    verdict.status.name(),
+                    verdict,
+                    Some(error),
+                )
             }
         };
-        for p in &plays {
+        for micros in move_micros(&plays, &outcome) {
             self.tally.moves += 1;
-            self.tally.slowest = self.tally.slowest.max(Duration::from_micros(p.micros));
+            self.tally.slowest = self.tally.slowest.max(Duration::from_micros(micros));
         }
         if self.records.is_none() {
             return Ok(status);
@@ -447,6 +492,8 @@ impl<'c> Dealer<'c> {
             winnable,
             plays: &plays,
             outcome: outcome_name,
+            verdict,
+            startup_micros: startup_micros(&plays),
             error,
             stderr,
             stderr_truncated,
@@ -478,13 +525,14 @@ async fn play(
     bot: &mut Bot,
     deal: &Deal,
     winnable: bool,
-    timeout: Duration,
+    time: MoveLimits,
     message: &mut Vec<u8>,
     plays: &mut Vec<Play>,
     relay: &mut (dyn Write + Send),
 ) -> Outcome {
     write_hand(message, &deal.hand);
     let mut in_hand = vec![true; deal.hand.len()];
+    let mut timer = Timer::new(time);
     for &dealt in &deal.to_cover {
         let at = At::Move {
             number: plays.len() + 1,
@@ -493,10 +541,12 @@ async fn play(
         let failed = |failure| Outcome::Failed { failure, at };
         dealt.push_to(message);
         message.push(b'\n');
-        let reply = match bot.exchange(message, timeout, Some(relay)).await {
+        let allowance = bot.startup_allowance();
+        let reply = match bot.exchange(message, timer.limit(), Some(relay)).await {
             Ok(reply) => reply,
-            Err(e) => return failed(Failure::Bot(e)),
+            Err(e) => return failed(Failure::Bot(timer.classify(e))),
         };
+        timer.charge(reply.elapsed, allowance);
         message.clear();
         let played = match Card::parse(reply.text) {
             Ok(card) => card,
@@ -507,7 +557,8 @@ async fn play(
                 });
             }
         };
-        let micros = u64::try_from(reply.elapsed.as_micros()).unwrap_or(u64::MAX);
+        let micros = micros_of(reply.elapsed);
+        let first = reply.first;
         let Some(slot) = deal.hand.iter().position(|&c| c == played) else {
             let holding = (deal.hand.iter().zip(&in_hand))
                 .filter_map(|(&card, &held)| held.then_some(card))
@@ -532,6 +583,7 @@ async fn play(
             dealt,
             played,
             micros,
+            first,
         });
         if !played.covers(dealt) {
             message.extend_from_slice(b"YOU LOSE\n");
@@ -548,12 +600,16 @@ async fn play(
 /// process, one deal, its debug lines dropped.
 #[derive(Clone, Debug)]
 pub struct Single {
-    /// As in records: `win`, `lose_necessarily`, `lose_unnecessarily`,
-    /// `incorrect_output`, `crashed`, `internal_error`.
+    /// As in records: `win`, `lose_necessarily`, `lose_unnecessarily`, or
+    /// the failure's status name.
     pub outcome: &'static str,
+    pub verdict: Verdict,
     pub error: Option<String>,
-    /// Each move's time.
+    /// Each move's time (a timed-out move's wait included; the first
+    /// reply, which includes the start-up, left out).
     pub micros: Vec<u64>,
+    /// The first reply's time.
+    pub startup_micros: Option<u64>,
     pub stderr: String,
 }
 
@@ -561,7 +617,7 @@ pub struct Single {
 pub async fn play_single(
     player: &BotSpec,
     limits: BotLimits,
-    timeout: Duration,
+    time: MoveLimits,
     n: usize,
     seed: u32,
 ) -> Result<Single, crate::bot::SpawnError> {
@@ -573,29 +629,31 @@ pub async fn play_single(
         &mut bot,
         &deal,
         deal.winnable(),
-        timeout,
+        time,
         &mut verdict,
         &mut plays,
         &mut io::sink(),
     )
     .await;
     if !matches!(outcome, Outcome::Failed { .. })
-        && let Err(failure) = deliver(&mut bot, &mut verdict, timeout).await
+        && let Err(failure) = deliver(&mut bot, &mut verdict, time.timeout).await
     {
         outcome = Outcome::Failed {
             failure: Failure::Bot(failure),
             at: At::AfterMove(plays.len()),
         };
     }
-    let (name, error) = match outcome {
-        Outcome::Win => ("win", None),
-        Outcome::Lose { necessarily: true } => ("lose_necessarily", None),
-        Outcome::Lose { necessarily: false } => ("lose_unnecessarily", None),
+    let micros = move_micros(&plays, &outcome);
+    let (name, verdict, error) = match outcome {
+        Outcome::Win => ("win", Verdict::OK, None),
+        Outcome::Lose { necessarily: true } => ("lose_necessarily", Verdict::OK, None),
+        Outcome::Lose { necessarily: false } => ("lose_unnecessarily", Verdict::OK, None),
         Outcome::Failed { failure, at } => {
-            let fault = failure.fault();
+            let verdict = failure.verdict();
             (
-                fault.outcome(),
-                Some(format!("{at}: {}: {failure}", fault.verdict())),
+                verdict.status.name(),
+                verdict,
+                Some(format!("{at}: {}: {failure}", verdict.status.words())),
             )
         }
     };
@@ -606,8 +664,10 @@ pub async fn play_single(
     }
     Ok(Single {
         outcome: name,
+        verdict,
         error,
-        micros: plays.iter().map(|p| p.micros).collect(),
+        micros,
+        startup_micros: startup_micros(&plays),
         stderr: bot.stderr(|t| t.since(0).0),
     })
 }
@@ -695,7 +755,7 @@ async fn finish_player(
     if !finished.exited_in_grace {
         let signal = finished.forced.map_or("a signal", |s| s.as_str());
         let message = format!(
-            "program crashed: the player did not exit within {} after its input was closed; killed with {signal}",
+            "timeout: the player did not exit within {} after its input was closed; killed with {signal}",
             humantime::format_duration(grace)
         );
         let _ = writeln!(out, "dealer: {message}");

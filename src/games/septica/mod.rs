@@ -13,11 +13,12 @@ use std::fmt;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::PathBuf;
-use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::bot::{Bot, BotError, BotLimits, BotSpec, Fault, later};
+use crate::bot::clock::{MoveLimits, Timer};
+use crate::bot::{Bot, BotError, BotLimits, BotSpec};
+use crate::outcome::{self, Verdict};
 use crate::exit::Status;
 use crate::record::{self, Records};
 use crate::rng::{SplitMix64, fresh_seed};
@@ -29,7 +30,8 @@ use rules::{Action, DECK, Hand, Illegal, Phase, Side, Table};
 pub struct SepticaConfig {
     pub player: BotSpec,
     pub limits: BotLimits,
-    pub timeout: Duration,
+    /// Per command, and the time control of each match, if any.
+    pub time: MoveLimits,
     pub matches: u64,
     pub need: u64,
     pub seed: Option<u64>,
@@ -108,7 +110,11 @@ struct MatchRecord<'a> {
     tricks: &'a [TrickRecord],
     score: Score,
     outcome: &'static str,
+    #[serde(flatten)]
+    verdict: Verdict,
     micros: &'a [u64],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    startup_micros: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<&'a ErrorRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -136,21 +142,37 @@ struct ErrorRecord {
 #[derive(Debug)]
 enum Failure {
     Bot(BotError),
+    /// No reply came: the error, and what the referee was waiting for.
+    NoReply {
+        error: BotError,
+        awaited: &'static str,
+    },
     Unparsable { text: String, why: String },
     Illegal { text: String, why: Illegal },
 }
 
 impl Failure {
-    fn fault(&self) -> Fault {
+    fn verdict(&self) -> Verdict {
         match self {
-            Failure::Bot(e) => e.fault(),
-            _ => Fault::Protocol,
+            Failure::Bot(error) | Failure::NoReply { error, .. } => Verdict::from(error),
+            _ => Verdict::of(outcome::Status::Incorrect),
+        }
+    }
+
+    /// A move that timed out counts in move statistics as the time waited.
+    fn waited_micros(&self) -> Option<u64> {
+        match self {
+            Failure::NoReply {
+                error: BotError::Timeout { limit, .. },
+                ..
+            } => Some(u64::try_from(limit.as_micros()).unwrap_or(u64::MAX)),
+            _ => None,
         }
     }
 
     fn kind(&self) -> &'static str {
         match self {
-            Failure::Bot(e) => e.kind(),
+            Failure::Bot(e) | Failure::NoReply { error: e, .. } => e.kind(),
             Failure::Unparsable { .. } => "unparsable",
             Failure::Illegal {
                 why: Illegal::NotInHand(_),
@@ -169,6 +191,9 @@ impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Failure::Bot(e) => write!(f, "the player {e}"),
+            Failure::NoReply { error, awaited } => {
+                write!(f, "the player {error}; the referee was waiting for {awaited}")
+            }
             Failure::Unparsable { text, why } => {
                 write!(f, "the player sent {:?}: {why}", cut(text))
             }
@@ -225,7 +250,7 @@ struct Match<'a> {
     table: Table,
     deck: &'a [u8],
     rng: SplitMix64,
-    timeout: Duration,
+    timer: Timer,
     /// Messages to the player not yet sent: they go in one write when the
     /// player is next to move, or at the end.
     outbox: String,
@@ -233,6 +258,8 @@ struct Match<'a> {
     plays: Vec<Play>,
     tricks: Vec<TrickRecord>,
     micros: Vec<u64>,
+    /// The player process's first reply, if it came in this match.
+    startup_micros: Option<u64>,
     transcript: Option<&'a mut io::BufWriter<io::Stdout>>,
 }
 
@@ -266,14 +293,23 @@ impl Match<'_> {
     /// Sends what is waiting and reads the player's command.
     async fn player_turn(&mut self) -> Result<Action, Failure> {
         self.flush().await?;
-        let deadline = later(self.bot.sent_at(), self.timeout);
-        let reply = self
-            .bot
-            .recv_line(deadline, None)
-            .await
-            .map_err(Failure::Bot)?;
-        self.micros
-            .push(u64::try_from(reply.elapsed.as_micros()).unwrap_or(u64::MAX));
+        let allowance = self.bot.startup_allowance();
+        let deadline = self.bot.reply_deadline(self.timer.limit());
+        let awaited = awaited(self.table.phase);
+        let reply = match self.bot.recv_line(deadline, None).await {
+            Ok(reply) => reply,
+            Err(error) => {
+                let error = self.timer.classify(error);
+                return Err(Failure::NoReply { error, awaited });
+            }
+        };
+        self.timer.charge(reply.elapsed, allowance);
+        let micros = u64::try_from(reply.elapsed.as_micros()).unwrap_or(u64::MAX);
+        if reply.first {
+            self.startup_micros = Some(micros);
+        } else {
+            self.micros.push(micros);
+        }
         let text = reply.text.to_owned();
         if let Some(out) = self.transcript.as_mut() {
             let _ = writeln!(out, "  player:   {text}");
@@ -330,7 +366,7 @@ impl Match<'_> {
             .bot
             .send(
                 self.outbox.as_bytes(),
-                crate::bot::deadline_after(self.timeout),
+                crate::bot::deadline_after(self.timer.limit()),
             )
             .await;
         self.outbox.clear();
@@ -338,21 +374,37 @@ impl Match<'_> {
     }
 }
 
+/// What the player is asked for in `phase`, for messages.
+fn awaited(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Lead(_) => "its card to lead the trick",
+        Phase::Answer(_) => "its card answering the computer's",
+        Phase::Decide(_) => {
+            "its decision as the trick's leader: a cutting card to continue it, or 0 to end it"
+        }
+        Phase::Over => "nothing (the match is over)",
+    }
+}
+
 /// One match on its own, for tournaments and CI runs.
 #[derive(Clone, Debug)]
 pub struct SingleMatch {
-    /// `player`, `computer`, or the failure (`incorrect_output`, `crashed`).
+    /// `player`, `computer`, or the failure's status name.
     pub outcome: &'static str,
+    pub verdict: Verdict,
     pub score: [u8; 2],
     pub error: Option<String>,
+    /// Each command's time (a timed-out one's wait included; the first
+    /// reply, which includes the start-up, left out).
     pub micros: Vec<u64>,
+    pub startup_micros: Option<u64>,
 }
 
 /// Plays match `index` of a run with `seed` against a fresh `player`.
 pub async fn play_single(
     player: &BotSpec,
     limits: BotLimits,
-    timeout: Duration,
+    time: MoveLimits,
     seed: u64,
     index: u64,
 ) -> Result<SingleMatch, crate::bot::SpawnError> {
@@ -363,24 +415,31 @@ pub async fn play_single(
         table: Table::deal(&deck),
         deck: &deck,
         rng: computer_rng(seed, &deck),
-        timeout,
+        timer: Timer::new(time),
         outbox: String::new(),
         trick: 0,
         plays: Vec::new(),
         tricks: Vec::new(),
         micros: Vec::new(),
+        startup_micros: None,
         transcript: None,
     };
     let result = game.play().await;
-    let (table, trick, micros) = (game.table, game.trick, game.micros);
-    let (outcome, error) = match result {
-        Ok(()) if table.player_wins() => ("player", None),
-        Ok(()) => ("computer", None),
+    let (table, trick, mut micros, startup_micros) =
+        (game.table, game.trick, game.micros, game.startup_micros);
+    let (outcome, verdict, error) = match result {
+        Ok(()) if table.player_wins() => ("player", Verdict::OK, None),
+        Ok(()) => ("computer", Verdict::OK, None),
         Err(failure) => {
-            let fault = failure.fault();
+            let verdict = failure.verdict();
+            micros.extend(failure.waited_micros());
             (
-                fault.outcome(),
-                Some(format!("trick {trick}: {}: {failure}", fault.verdict())),
+                verdict.status.name(),
+                verdict,
+                Some(format!(
+                    "trick {trick}: {}: {failure}",
+                    verdict.status.words()
+                )),
             )
         }
     };
@@ -391,9 +450,11 @@ pub async fn play_single(
     }
     Ok(SingleMatch {
         outcome,
+        verdict,
         score: table.points,
         error,
         micros,
+        startup_micros,
     })
 }
 
@@ -474,12 +535,13 @@ pub async fn run(config: &SepticaConfig) -> Status {
             table: Table::deal(&deck),
             deck: &deck,
             rng: computer_rng(seed, &deck),
-            timeout: config.timeout,
+            timer: Timer::new(config.time),
             outbox: String::new(),
             trick: 0,
             plays: Vec::new(),
             tricks: Vec::new(),
             micros: Vec::new(),
+            startup_micros: None,
             transcript: config.transcript.then_some(&mut out),
         };
         let result = game.play().await;
@@ -488,31 +550,34 @@ pub async fn run(config: &SepticaConfig) -> Status {
             trick,
             plays,
             tricks,
-            micros,
+            mut micros,
+            startup_micros,
             ..
         } = game;
         let score = Score {
             computer: table.points[0],
             player: table.points[1],
         };
-        let (outcome, error) = match &result {
+        let (outcome, verdict, error) = match &result {
             Ok(()) if table.player_wins() => {
                 wins += 1;
-                ("player", None)
+                ("player", Verdict::OK, None)
             }
-            Ok(()) => ("computer", None),
+            Ok(()) => ("computer", Verdict::OK, None),
             Err(failure) => {
                 if let Err(e) = bot.kill().await {
                     tracing::warn!("reaping the player: {e}");
                 }
-                let fault = failure.fault();
+                let verdict = failure.verdict();
+                micros.extend(failure.waited_micros());
                 let message = format!(
                     "match {}, trick {trick}: {}: {failure}",
                     index + 1,
-                    fault.verdict()
+                    verdict.status.words()
                 );
                 (
-                    fault.outcome(),
+                    verdict.status.name(),
+                    verdict,
                     Some(ErrorRecord {
                         kind: failure.kind(),
                         trick,
@@ -533,7 +598,9 @@ pub async fn run(config: &SepticaConfig) -> Status {
                 tricks: &tricks,
                 score,
                 outcome,
+                verdict,
                 micros: &micros,
+                startup_micros,
                 error: error.as_ref(),
                 stderr,
                 stderr_truncated,
@@ -551,7 +618,7 @@ pub async fn run(config: &SepticaConfig) -> Status {
                 "septica: stopped after {index} complete match{}, {wins} won",
                 if index == 1 { "" } else { "es" }
             );
-            return Status::from(failure.fault());
+            return Status::from(failure.verdict().status);
         }
         if config.transcript {
             let _ = writeln!(
@@ -566,7 +633,7 @@ pub async fn run(config: &SepticaConfig) -> Status {
     match bot.shutdown(None).await {
         Ok(finished) if !finished.exited_in_grace => {
             let message = format!(
-                "program crashed: the player did not exit within {} after its input was closed",
+                "timeout: the player did not exit within {} after its input was closed",
                 humantime::format_duration(config.limits.grace)
             );
             let _ = writeln!(out, "septica: {message}");
