@@ -14,17 +14,17 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::bot::BotLimits;
-use crate::units::parse_duration;
 use crate::exit::Status;
 use crate::stats::wilson95;
 use crate::tournament::TournamentConfig;
-use crate::tournament::spec::{EntrantSpec, GameKind, Limits, Spec};
+use crate::tournament::spec::{self, EntrantSpec, GameKind, Limits, Spec, toml_error};
 use crate::tournament::units::Plan;
+use crate::units::TomlDuration;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Suite {
-    #[serde(rename = "case")]
+    #[serde(rename = "case", default)]
     cases: Vec<Case>,
 }
 
@@ -54,14 +54,14 @@ struct Case {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Expect {
-    /// No crash (exit, signal, closed output, runtime error), no
-    /// disqualification.
+    /// No `crashed`, `closed_output`, `limit`, `cannot_start`,
+    /// `build_failed`.
     #[serde(default)]
     no_crash: bool,
-    /// No timeout (starvation, time limit).
+    /// No `timeout` of any phase (Chomp's starvations included).
     #[serde(default)]
     no_timeout: bool,
-    /// No incorrect output (wrong answer).
+    /// No `incorrect`.
     #[serde(default)]
     no_incorrect: bool,
     /// Even Steven: no winnable hand lost.
@@ -77,51 +77,87 @@ struct Expect {
     /// Chomp: mean score at least this.
     mean_score: Option<f64>,
     /// The slowest move at most this.
-    max_move: Option<String>,
+    max_move: Option<TomlDuration>,
     /// The 99th percentile of move times at most this.
-    p99_move: Option<String>,
+    p99_move: Option<TomlDuration>,
 }
 
 /// Error rates of the sequential test, each way.
 const SPRT_ALPHA: f64 = 0.05;
 const SPRT_BETA: f64 = 0.05;
 const DEFAULT_MARGIN: f64 = 0.05;
+/// The z of Wilson's 95% interval.
+const Z95: f64 = 1.959_964;
 
 /// A case's verdict.
 #[derive(Debug)]
 struct Outcome {
     name: String,
+    game: GameKind,
     pass: bool,
+    /// The referee, not the bot, failed: JUnit's `error`, not `failure`.
+    referee_error: bool,
     /// What was measured.
     figures: String,
     /// Why it failed (empty when it passed).
     reasons: Vec<String>,
+    /// The bot's last lines on standard error.
+    stderr: String,
     time: Duration,
 }
 
 /// Runs a suite; with `junit`, writes the JUnit XML report there.
 pub async fn run(file: &Path, junit: Option<&Path>, limits: BotLimits) -> Status {
-    let suite: Suite = match std::fs::read_to_string(file)
-        .map_err(|e| e.to_string())
-        .and_then(|t| toml::from_str(&t).map_err(|e| e.to_string().trim_end().to_owned()))
-    {
-        Ok(suite) => suite,
-        Err(e) => {
-            eprintln!("referee ci: {}: {e}", file.display());
-            return Status::Usage;
-        }
-    };
     let base = file
         .parent()
         .map_or_else(|| PathBuf::from("."), Path::to_owned);
+    let suite = match load(file, &base) {
+        Ok(suite) => suite,
+        Err(problems) => {
+            eprintln!(
+                "referee ci: {}: the suite is not valid; nothing was played:",
+                file.display()
+            );
+            for p in &problems {
+                eprintln!("  {p}");
+            }
+            // A CI's report step still finds a report, saying why.
+            if let Some(path) = junit {
+                let outcome = Outcome {
+                    name: "suite".into(),
+                    game: GameKind::Evensteven,
+                    pass: false,
+                    referee_error: true,
+                    figures: String::new(),
+                    reasons: problems
+                        .iter()
+                        .map(|p| format!("{}: {p}", file.display()))
+                        .collect(),
+                    stderr: String::new(),
+                    time: Duration::ZERO,
+                };
+                if let Err(e) = write_junit(path, file, &[outcome]) {
+                    eprintln!("referee ci: {}: {e}", path.display());
+                    return Status::Internal;
+                }
+            }
+            return Status::Usage;
+        }
+    };
     let mut outcomes = Vec::new();
     for case in &suite.cases {
         let outcome = match run_case(case, &base, limits).await {
             Ok(outcome) => outcome,
-            Err(e) => {
-                eprintln!("referee ci: {}: case {:?}: {e}", file.display(), case.name);
-                return Status::Usage;
-            }
+            Err(e) => Outcome {
+                name: case.name.clone(),
+                game: case.game,
+                pass: false,
+                referee_error: true,
+                figures: "0 games".into(),
+                reasons: vec![e],
+                stderr: String::new(),
+                time: Duration::ZERO,
+            },
         };
         if outcome.pass {
             println!("PASS {}: {}", outcome.name, outcome.figures);
@@ -150,15 +186,43 @@ pub async fn run(file: &Path, junit: Option<&Path>, limits: BotLimits) -> Status
     }
 }
 
-async fn run_case(case: &Case, base: &Path, limits: BotLimits) -> Result<Outcome, String> {
-    let started = Instant::now();
+/// Reads a suite and checks it whole: every problem, each naming its case
+/// (and, for what TOML can place, the line).
+fn load(file: &Path, base: &Path) -> Result<Suite, Vec<String>> {
+    let text = std::fs::read_to_string(file).map_err(|e| vec![e.to_string()])?;
+    let suite: Suite = toml::from_str(&text).map_err(|e| vec![toml_error(&e)])?;
+    let mut problems = Vec::new();
+    if suite.cases.is_empty() {
+        problems.push("no [[case]]".to_owned());
+    }
+    let mut names: Vec<&str> = suite.cases.iter().map(|c| c.name.as_str()).collect();
+    names.sort_unstable();
+    for w in names.windows(2).filter(|w| w[0] == w[1]) {
+        problems.push(format!("two cases are named {:?}", w[0]));
+    }
+    for case in &suite.cases {
+        problems.extend(
+            case_problems(case, base)
+                .into_iter()
+                .map(|p| format!("case {:?}: {p}", case.name)),
+        );
+    }
+    if problems.is_empty() {
+        Ok(suite)
+    } else {
+        Err(problems)
+    }
+}
+
+/// The case as a small tournament: the bot first, then its opponents.
+fn case_spec(case: &Case) -> Spec {
     let mut entrants = vec![EntrantSpec {
         name: case.name.clone(),
         dir: case.dir.clone(),
         command: case.command.clone(),
     }];
     entrants.extend(case.opponents.iter().cloned());
-    let spec = Spec {
+    Spec {
         game: case.game,
         games: case.games,
         seed: case.seed,
@@ -166,9 +230,100 @@ async fn run_case(case: &Case, base: &Path, limits: BotLimits) -> Result<Outcome
         pin: false,
         limits: case.limits.clone(),
         entrants,
-    };
-    // The same checks as a tournament file's.
-    crate::tournament::spec::check(&spec)?;
+    }
+}
+
+fn case_problems(case: &Case, base: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    if case.name.trim().is_empty() {
+        out.push("the name is empty".to_owned());
+    }
+    if case.game.solo() && !case.opponents.is_empty() {
+        out.push(format!(
+            "opponents apply to Chomp only; {} is played alone",
+            case.game.name()
+        ));
+    }
+    out.extend(spec::problems(&case_spec(case), base));
+    let e = &case.expect;
+    if e.no_unnecessary_loss && case.game != GameKind::Evensteven {
+        out.push(format!(
+            "expect.no_unnecessary_loss applies to Even Steven only, not {}",
+            case.game.name()
+        ));
+    }
+    if e.mean_score.is_some() && case.game != GameKind::Chomp {
+        out.push(format!(
+            "expect.mean_score applies to Chomp only, not {}",
+            case.game.name()
+        ));
+    }
+    if let Some(m) = e.mean_score
+        && !m.is_finite()
+    {
+        out.push(format!(
+            "expect.mean_score must be a finite number, not {m}"
+        ));
+    }
+    for (name, value) in [("max_move", e.max_move), ("p99_move", e.p99_move)] {
+        if value.is_some_and(|d| d.0.is_zero()) {
+            out.push(format!("expect.{name} must be longer than zero"));
+        }
+    }
+    if e.margin.is_some() && !e.sequential {
+        out.push("expect.margin needs sequential = true".to_owned());
+    }
+    match (e.win_rate, e.sequential) {
+        (None, true) => out.push("expect.sequential needs a win_rate to test".to_owned()),
+        (None, false) => {}
+        (Some(p), _) if !(p.is_finite() && (0.0..1.0).contains(&p)) => out.push(format!(
+            "expect.win_rate must be at least 0 and below 1 (a Wilson lower bound never reaches 1), not {p}"
+        )),
+        (Some(p), sequential) => {
+            let margin = e.margin.unwrap_or(DEFAULT_MARGIN);
+            let sprt = if sequential {
+                match Sprt::new(p, margin) {
+                    Ok(sprt) => Some(sprt),
+                    Err(why) => {
+                        out.push(why);
+                        None
+                    }
+                }
+            } else {
+                None
+            };
+            let needed = min_games(p, sprt.as_ref());
+            if case.games < needed {
+                out.push(format!(
+                    "expect.win_rate = {p} cannot be reached in {} game{}: even winning every game needs at least {needed}",
+                    case.games,
+                    if case.games == 1 { "" } else { "s" }
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The fewest games, all won, that pass a `win_rate` of `p`: by Wilson's
+/// lower bound (`n / (n + z²)` for n wins in n), or by the sequential test.
+fn min_games(p: f64, sprt: Option<&Sprt>) -> u64 {
+    let mut n = ((Z95 * Z95 * p / (1.0 - p)).ceil() as u64).max(1);
+    while n > 1 && wilson95(n - 1, n - 1).0 >= p {
+        n -= 1;
+    }
+    while wilson95(n, n).0 < p {
+        n += 1;
+    }
+    match sprt {
+        Some(sprt) => n.min(sprt.wins_to_pass()),
+        None => n,
+    }
+}
+
+async fn run_case(case: &Case, base: &Path, limits: BotLimits) -> Result<Outcome, String> {
+    let started = Instant::now();
+    let spec = case_spec(case);
     let config = TournamentConfig {
         file: base.join("ci"),
         games: None,
@@ -182,27 +337,55 @@ async fn run_case(case: &Case, base: &Path, limits: BotLimits) -> Result<Outcome
         limits,
     };
     let plan = Arc::new(Plan::prepare(&spec, base, &config).await?);
+    // A bot or opponent that cannot be built or started fails the case at
+    // once, with the reason, rather than as a crash in every game.
+    let disqualified = plan.disqualified();
+    if !disqualified.is_empty() {
+        let reasons = disqualified
+            .iter()
+            .map(|(name, why)| {
+                let who = if *name == case.name {
+                    "the bot".to_owned()
+                } else {
+                    format!("opponent {name}")
+                };
+                eprintln!("referee ci: case {:?}: {who}: {why}", case.name);
+                format!("{who}: {why}")
+            })
+            .collect();
+        return Ok(Outcome {
+            name: case.name.clone(),
+            game: case.game,
+            pass: false,
+            referee_error: false,
+            figures: "0 games".into(),
+            reasons,
+            stderr: String::new(),
+            time: started.elapsed(),
+        });
+    }
     let seed = case.seed.unwrap_or(1);
     let jobs = case
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let sprt = case
-        .expect
-        .win_rate
-        .filter(|_| case.expect.sequential)
-        .map(|p0| {
-            let p1 = (p0 + case.expect.margin.unwrap_or(DEFAULT_MARGIN)).min(0.999);
-            Sprt::new(p0.max(0.001), p1)
-        });
+    let sprt = match (case.expect.win_rate, case.expect.sequential) {
+        (Some(p), true) => Some(Sprt::new(p, case.expect.margin.unwrap_or(DEFAULT_MARGIN))?),
+        _ => None,
+    };
 
     let mut records = Vec::new();
     let mut decided = None;
+    let (mut wins, mut played) = (0.0, 0u64);
     let mut games = plan.play_all((1..=case.games).collect(), seed, jobs, false);
     while let Some(record) = games.next().await {
-        records.push(record?);
+        let record = record?;
+        if let Some((w, _)) = game_win(case.game, &record, &case.name) {
+            wins += w;
+            played += 1;
+        }
+        records.push(record);
         if let Some(sprt) = &sprt {
-            let (wins, games) = wins(case.game, &records, &case.name);
-            decided = sprt.decide(wins, games);
+            decided = sprt.decide(wins, played);
             if decided.is_some() {
                 break;
             }
@@ -213,52 +396,62 @@ async fn run_case(case: &Case, base: &Path, limits: BotLimits) -> Result<Outcome
     Ok(judge(case, &records, decided, started.elapsed()))
 }
 
-/// The case's bot's wins (shared Chomp wins split) and games.
-fn wins(kind: GameKind, records: &[Value], bot: &str) -> (f64, u64) {
-    let mut wins = 0.0;
-    let mut games = 0;
-    for r in records {
-        let results = r["results"].as_array().cloned().unwrap_or_default();
-        let Some(mine) = results.iter().find(|x| x["entrant"] == bot) else {
-            continue;
-        };
-        games += 1;
-        if kind.solo() {
-            wins += f64::from(u8::from(mine["won"] == true));
-        } else {
-            let best = results
-                .iter()
-                .filter_map(|x| x["score"].as_f64())
-                .fold(f64::MIN, f64::max);
-            let winners = results
-                .iter()
-                .filter(|x| x["score"].as_f64() == Some(best))
-                .count() as f64;
-            if mine["score"].as_f64() == Some(best) {
-                wins += 1.0 / winners;
-            }
-        }
+/// The case's bot's win in one game (a shared Chomp win split), and its
+/// result; `None` when it did not play.
+fn game_win<'r>(kind: GameKind, record: &'r Value, bot: &str) -> Option<(f64, &'r Value)> {
+    let results = record["results"].as_array()?;
+    let mine = results.iter().find(|x| x["entrant"] == bot)?;
+    if kind.solo() {
+        return Some((f64::from(u8::from(mine["won"] == true)), mine));
     }
-    (wins, games)
+    let best = results
+        .iter()
+        .filter_map(|x| x["score"].as_f64())
+        .fold(f64::MIN, f64::max);
+    let winners = results
+        .iter()
+        .filter(|x| x["score"].as_f64() == Some(best))
+        .count() as f64;
+    let won = if mine["score"].as_f64() == Some(best) {
+        1.0 / winners
+    } else {
+        0.0
+    };
+    Some((won, mine))
 }
 
-/// Wald's sequential probability ratio test of p0 (fail) against p1
-/// (pass) on win/loss outcomes.
+/// Wald's sequential probability ratio test of H0: p = p0 (fail) against
+/// H1: p = p1 (pass) on win/loss outcomes, with `0 < p0 < p1 < 1`.
+#[derive(Debug)]
 struct Sprt {
     p0: f64,
     p1: f64,
 }
 
 impl Sprt {
-    fn new(p0: f64, p1: f64) -> Sprt {
-        Sprt { p0, p1 }
+    /// The test of `win_rate` against `win_rate + margin`; an error when
+    /// that is not a valid test.
+    fn new(win_rate: f64, margin: f64) -> Result<Sprt, String> {
+        let p1 = win_rate + margin;
+        if !(margin.is_finite() && margin > 0.0) {
+            return Err(format!("expect.margin must be above 0, not {margin}"));
+        }
+        if !(win_rate > 0.0 && p1 < 1.0) {
+            return Err(format!(
+                "the sequential test needs 0 < win_rate and win_rate + margin < 1 (here {win_rate} + {margin}); lower the margin or drop sequential"
+            ));
+        }
+        Ok(Sprt { p0: win_rate, p1 })
+    }
+
+    fn llr(&self, wins: f64, games: u64) -> f64 {
+        let losses = games as f64 - wins;
+        wins * (self.p1 / self.p0).ln() + losses * ((1.0 - self.p1) / (1.0 - self.p0)).ln()
     }
 
     /// `Some(true)` to pass, `Some(false)` to fail, `None` to play on.
     fn decide(&self, wins: f64, games: u64) -> Option<bool> {
-        let losses = games as f64 - wins;
-        let llr =
-            wins * (self.p1 / self.p0).ln() + losses * ((1.0 - self.p1) / (1.0 - self.p0)).ln();
+        let llr = self.llr(wins, games);
         if llr >= ((1.0 - SPRT_BETA) / SPRT_ALPHA).ln() {
             Some(true)
         } else if llr <= (SPRT_BETA / (1.0 - SPRT_ALPHA)).ln() {
@@ -266,6 +459,11 @@ impl Sprt {
         } else {
             None
         }
+    }
+
+    /// The fewest games, all won, after which the test passes.
+    fn wins_to_pass(&self) -> u64 {
+        (((1.0 - SPRT_BETA) / SPRT_ALPHA).ln() / (self.p1 / self.p0).ln()).ceil() as u64
     }
 }
 
@@ -282,39 +480,45 @@ fn judge(case: &Case, records: &[Value], decided: Option<bool>, time: Duration) 
         .flat_map(|r| r["results"].as_array().into_iter().flatten())
         .filter(|x| x["entrant"] == case.name.as_str())
         .collect();
-    let count = |statuses: &[&str]| {
-        mine.iter()
-            .filter(|x| statuses.contains(&x["status"].as_str().unwrap_or("")))
-            .count()
-    };
-    let first_error = |statuses: &[&str]| {
-        mine.iter()
-            .find(|x| statuses.contains(&x["status"].as_str().unwrap_or("")))
+    let status = |x: &Value| crate::outcome::Status::deserialize(&x["status"]).ok();
+    let class = |keep: fn(crate::outcome::Status) -> bool| {
+        let hits: Vec<&&Value> = mine
+            .iter()
+            .filter(|x| status(x).is_some_and(keep))
+            .collect();
+        let first = hits
+            .first()
             .and_then(|x| x["error"].as_str())
-            .map_or(String::new(), |e| format!(" (first: {e})"))
+            .map_or(String::new(), |e| format!(" (first: {e})"));
+        (hits.len(), first)
     };
-    let crashes = ["crashed", "runtime_error", "internal_error", "disqualified"];
-    let timeouts = ["starved", "timeout", "time_limit"];
-    let incorrect = ["incorrect_output", "wrong_answer"];
-    if e.no_crash && count(&crashes) > 0 {
-        reasons.push(format!(
-            "{} crash(es){}",
-            count(&crashes),
-            first_error(&crashes)
-        ));
+    type Class = fn(crate::outcome::Status) -> bool;
+    let checks: [(bool, Class, &str); 3] = [
+        (e.no_crash, crate::outcome::Status::is_crash, "crash(es)"),
+        (
+            e.no_timeout,
+            crate::outcome::Status::is_timeout,
+            "timeout(s)",
+        ),
+        (
+            e.no_incorrect,
+            crate::outcome::Status::is_incorrect,
+            "incorrect output(s)",
+        ),
+    ];
+    for (wanted, keep, what) in checks {
+        let (count, first) = class(keep);
+        if wanted && count > 0 {
+            reasons.push(format!("{count} {what}{first}"));
+        }
     }
-    if e.no_timeout && count(&timeouts) > 0 {
+    // The referee's own failures always fail a case: its figures are not
+    // to be trusted.
+    let (internal, first) = class(|s| s == crate::outcome::Status::Internal);
+    let referee_error = internal > 0;
+    if referee_error {
         reasons.push(format!(
-            "{} timeout(s){}",
-            count(&timeouts),
-            first_error(&timeouts)
-        ));
-    }
-    if e.no_incorrect && count(&incorrect) > 0 {
-        reasons.push(format!(
-            "{} incorrect output(s){}",
-            count(&incorrect),
-            first_error(&incorrect)
+            "{internal} internal error(s) of the referee{first}"
         ));
     }
     let unnecessary = mine
@@ -325,7 +529,13 @@ fn judge(case: &Case, records: &[Value], decided: Option<bool>, time: Duration) 
         reasons.push(format!("{unnecessary} winnable hand(s) lost"));
     }
 
-    let (wins, games) = wins(case.game, records, &case.name);
+    let (mut wins, mut games) = (0.0, 0u64);
+    for r in records {
+        if let Some((w, _)) = game_win(case.game, r, &case.name) {
+            wins += w;
+            games += 1;
+        }
+    }
     let (low, high) = wilson95(wins.round() as u64, games);
     let rate = if games == 0 { 0.0 } else { wins / games as f64 };
     let mut figures = vec![format!("{games} games")];
@@ -341,7 +551,7 @@ fn judge(case: &Case, records: &[Value], decided: Option<bool>, time: Duration) 
         match decided {
             Some(true) => figures.push(format!(
                 "decided early by the sequential test (p >= {:.1}%)",
-                100.0 * (want + e.margin.unwrap_or(DEFAULT_MARGIN)).min(0.999)
+                100.0 * (want + e.margin.unwrap_or(DEFAULT_MARGIN))
             )),
             Some(false) => reasons.push(format!(
                 "win rate below {:.1}% (the sequential test decided after {games} games)",
@@ -365,8 +575,9 @@ fn judge(case: &Case, records: &[Value], decided: Option<bool>, time: Duration) 
             reasons.push(format!("mean score {mean:.1} < {want}"));
         }
     }
-    // Move times: every move where the records list them, else each game's
-    // slowest move (Chomp, Aces Up).
+    // Move times: every move where the records list them (a timed-out
+    // move as the time waited), else each game's slowest move (Chomp, Aces
+    // Up). First replies, which include the start-up, are not moves.
     let mut moves: Vec<u64> = mine
         .iter()
         .flat_map(|x| match x["micros"].as_array() {
@@ -385,25 +596,41 @@ fn judge(case: &Case, records: &[Value], decided: Option<bool>, time: Duration) 
         micros_text(slowest),
         micros_text(p99)
     ));
+    if let Some(startup) = mine
+        .iter()
+        .filter_map(|x| x["startup_micros"].as_u64())
+        .max()
+    {
+        figures.push(format!("slowest start-up {}", micros_text(startup)));
+    }
     for (limit, measured, what) in [
-        (&e.max_move, slowest, "slowest move"),
-        (&e.p99_move, p99, "p99 move"),
+        (e.max_move, slowest, "slowest move"),
+        (e.p99_move, p99, "p99 move"),
     ] {
-        if let Some(limit) = limit {
-            match parse_duration(limit) {
-                Ok(d) if u128::from(measured) > d.as_micros() => {
-                    reasons.push(format!("{what} {} > {limit}", micros_text(measured)));
-                }
-                Ok(_) => {}
-                Err(err) => reasons.push(format!("bad expect limit {limit:?}: {err}")),
-            }
+        if let Some(limit) = limit
+            && u128::from(measured) > limit.0.as_micros()
+        {
+            reasons.push(format!("{what} {} > {limit}", micros_text(measured)));
         }
     }
+    // The bot's last words on standard error, for the JUnit report.
+    let stderr = mine
+        .iter()
+        .rev()
+        .find_map(|x| x["stderr"].as_str().filter(|s| !s.is_empty()))
+        .map(|text| {
+            let lines: Vec<&str> = text.lines().collect();
+            lines[lines.len().saturating_sub(20)..].join("\n")
+        })
+        .unwrap_or_default();
     Outcome {
         name: case.name.clone(),
+        game: case.game,
         pass: reasons.is_empty(),
+        referee_error,
         figures: figures.join(", "),
         reasons,
+        stderr,
         time,
     }
 }
@@ -412,17 +639,37 @@ fn write_junit(path: &Path, suite: &Path, outcomes: &[Outcome]) -> Result<(), St
     use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
     let mut report = Report::new("referee ci");
     let mut test_suite = TestSuite::new(suite.display().to_string());
+    let stem = suite
+        .file_stem()
+        .map_or_else(|| "ci".to_owned(), |s| s.to_string_lossy().into_owned());
     for o in outcomes {
         let status = if o.pass {
             TestCaseStatus::success()
         } else {
-            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            // A broken harness is an error; a weak bot is a failure.
+            let kind = if o.referee_error {
+                NonSuccessKind::Error
+            } else {
+                NonSuccessKind::Failure
+            };
+            let mut status = TestCaseStatus::non_success(kind);
             status.set_message(o.reasons.join("; "));
+            status.set_type(if o.referee_error { "error" } else { "failure" });
+            let mut body = o.reasons.join("\n");
+            if !o.figures.is_empty() {
+                body.push_str("\n\n");
+                body.push_str(&o.figures);
+            }
+            status.set_description(body);
             status
         };
         let mut case = TestCase::new(o.name.clone(), status);
+        case.set_classname(format!("{stem}.{}", o.game.name()));
         case.set_time(o.time);
         case.set_system_out(o.figures.clone());
+        if !o.stderr.is_empty() {
+            case.set_system_err(o.stderr.clone());
+        }
         test_suite.add_test_case(case);
     }
     report.add_test_suite(test_suite);
@@ -436,11 +683,34 @@ mod tests {
 
     #[test]
     fn the_sequential_test_decides_clear_cases_early() {
-        let sprt = Sprt::new(0.5, 0.55);
+        let sprt = Sprt::new(0.5, 0.05).unwrap();
         assert_eq!(sprt.decide(10.0, 10), None);
         // 95% wins over 100 games: clearly above 55%.
         assert_eq!(sprt.decide(95.0, 100), Some(true));
         // 30% wins: clearly below.
         assert_eq!(sprt.decide(30.0, 100), Some(false));
+    }
+
+    #[test]
+    fn a_bot_losing_every_game_always_fails_the_sequential_test() {
+        for p in [0.01, 0.3, 0.5, 0.9, 0.94, 0.949] {
+            let sprt = Sprt::new(p, 0.05).unwrap();
+            let decided = (1..=10_000).find_map(|n| sprt.decide(0.0, n));
+            assert_eq!(decided, Some(false), "win_rate {p}");
+        }
+        // What has no valid test is refused.
+        assert!(Sprt::new(0.95, 0.05).is_err());
+        assert!(Sprt::new(1.0, 0.05).is_err());
+        assert!(Sprt::new(0.0, 0.05).is_err());
+        assert!(Sprt::new(0.5, f64::NAN).is_err());
+    }
+
+    #[test]
+    fn the_fewest_games_that_reach_a_win_rate() {
+        // 3 games all won: Wilson's lower bound is 3 / (3 + z²) = 43.9%.
+        assert_eq!(min_games(0.4, None), 3);
+        assert!(min_games(0.5, None) > 3);
+        let n = min_games(0.9, None);
+        assert!(wilson95(n, n).0 >= 0.9 && wilson95(n - 1, n - 1).0 < 0.9);
     }
 }

@@ -90,6 +90,13 @@ fn start_signal_thread() {
             let signal = set.wait().unwrap_or(Signal::SIGTERM);
             INTERRUPTED.store(true, Ordering::SeqCst);
             groups::kill_all();
+            // What the run had finished (a tournament's standings so far).
+            if let Some(report) = referee::interrupt::report() {
+                // SAFETY: write takes plain values.
+                unsafe {
+                    nix::libc::write(1, report.as_ptr().cast(), report.len());
+                }
+            }
             let message = format!("referee: interrupted by {signal}; every bot was killed\n");
             // Straight to the file descriptors, without Rust's locks on
             // stdio, which the stuck main thread may hold.

@@ -325,7 +325,10 @@ mod tests {
     #[test]
     fn signals_that_enforce_limits_are_limits() {
         let cpu = Verdict::ended(Ended::Signaled(Signal::SIGXCPU as i32));
-        assert_eq!((cpu.status, cpu.limit), (Status::Limit, Some(LimitKind::Cpu)));
+        assert_eq!(
+            (cpu.status, cpu.limit),
+            (Status::Limit, Some(LimitKind::Cpu))
+        );
         assert_eq!(
             Verdict::ended(Ended::Signaled(Signal::SIGSEGV as i32)).status,
             Status::Crashed

@@ -77,7 +77,6 @@ pub fn parse_positive_duration(text: &str) -> Result<Duration, String> {
     }
 }
 
-
 /// A duration in a TOML file (`"250ms"`, `"1m30s"`), parsed when the file
 /// is read, so that a bad value is reported with the file's line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -201,7 +201,7 @@ fn starvation_at_the_budget_ignores_a_late_reply() {
     ]);
     assert_eq!(run.code, Some(0), "{run:?}");
     let record = &arena.records()[0];
-    assert_eq!(player_field(record, 1, "status"), "starved");
+    assert_eq!(player_field(record, 1, "fate"), "starved");
     assert_eq!(player_field(record, 1, "died_round"), 2);
     let ups = updates(&arena.seen("watcher"), 4);
     assert_eq!(ups[1][0], "2 1 E");
@@ -234,7 +234,7 @@ fn eating_resets_the_starvation_bank() {
     ]);
     assert_eq!(run.code, Some(0), "{run:?}");
     let record = &arena.records()[0];
-    assert_eq!(player_field(record, 1, "status"), "alive");
+    assert_eq!(player_field(record, 1, "fate"), "alive");
     // The A at (1,1), then the J at (10,2) across the top edge.
     assert_eq!(player_field(record, 1, "score"), 1 + 10);
 }
@@ -261,8 +261,8 @@ fn decomposing_gets_one_more_update_then_eof() {
     assert_eq!(ups, [vec!["5 3 -", "5 3 -"], vec!["5 3 D", "5 2 N"]]);
     assert_eq!(seen.last().unwrap(), "EOF");
     let record = &arena.records()[0];
-    assert_eq!(player_field(record, 1, "status"), "decomposed");
-    assert_eq!(player_field(record, 2, "status"), "alive");
+    assert_eq!(player_field(record, 1, "fate"), "decomposed");
+    assert_eq!(player_field(record, 2, "fate"), "alive");
     assert_eq!(record["rounds"], 3);
 }
 
@@ -284,7 +284,7 @@ fn a_crash_mid_game_leaves_the_others_playing() {
     ]);
     assert_eq!(run.code, Some(0), "{run:?}");
     let record = &arena.records()[0];
-    assert_eq!(player_field(record, 1, "status"), "crashed");
+    assert_eq!(player_field(record, 1, "fate"), "crashed");
     assert_eq!(player_field(record, 1, "died_round"), 2);
     assert!(
         player_field(record, 1, "error")
@@ -293,7 +293,7 @@ fn a_crash_mid_game_leaves_the_others_playing() {
             .contains("exited with status 3")
     );
     assert_eq!(player_field(record, 1, "score"), 25);
-    assert_eq!(player_field(record, 2, "status"), "alive");
+    assert_eq!(player_field(record, 2, "fate"), "alive");
     assert_eq!(player_field(record, 2, "moves"), 4);
     assert!(run.stderr.contains("player 1"), "{}", run.stderr);
     assert!(run.stdout.contains("crashed (round 2)"), "{}", run.stdout);
@@ -485,10 +485,10 @@ fn build_failures_disqualify_only_their_entrant() {
     );
     assert!(run.elapsed < Duration::from_secs(20));
     let record = &arena.records()[0];
-    assert_eq!(player_field(record, 1, "status"), "alive");
+    assert_eq!(player_field(record, 1, "fate"), "alive");
     assert_eq!(player_field(record, 1, "score"), 25);
     for p in 2..=4 {
-        assert_eq!(player_field(record, p, "status"), "disqualified");
+        assert_eq!(player_field(record, p, "fate"), "disqualified");
     }
     // The others appear dead (D) at the start cell in every update.
     let ups = updates(&arena.seen("good"), 7);

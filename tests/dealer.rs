@@ -362,9 +362,8 @@ fn crlf_and_trailing_spaces_are_accepted() {
     );
     assert_eq!(run.code, Some(3), "{run:?}");
     assert!(
-        run.stdout.contains(
-            "game 1, move 2 (dealt Qc): program crashed: the player did not answer within 150ms"
-        ),
+        run.stdout
+            .contains("game 1, move 2 (dealt Qc): timeout: the player did not answer within 150ms"),
         "{run:?}"
     );
 }
@@ -383,7 +382,7 @@ fn a_hung_player_is_a_crash_after_the_timeout() {
     assert_eq!(
         run.stdout,
         "Game 1\nYOU LOSE NECESSARILY\nGame 2\n\
-         dealer: game 2, move 1 (dealt 3s): program crashed: the player did not answer within 150ms\n"
+         dealer: game 2, move 1 (dealt 3s): timeout: the player did not answer within 150ms\n"
     );
     assert!(run.elapsed >= Duration::from_millis(150));
     assert_bounded(&run, Duration::from_secs(5));
@@ -391,11 +390,16 @@ fn a_hung_player_is_a_crash_after_the_timeout() {
 
 #[test]
 fn a_player_that_never_reads_is_a_crash() {
-    let run = misbehaving(&["--timeout", "150ms"], &["deaf", "0"], SAMPLE_INPUT);
+    let run = misbehaving(
+        &["--timeout", "150ms", "--startup", "0s"],
+        &["deaf", "0"],
+        SAMPLE_INPUT,
+    );
     assert_eq!(run.code, Some(3), "{run:?}");
-    assert!(run.stdout.contains(
-        "game 1, move 1 (dealt 8c): program crashed: the player did not answer within 150ms"
-    ));
+    assert!(
+        run.stdout
+            .contains("game 1, move 1 (dealt 8c): timeout: the player did not answer within 150ms")
+    );
     assert_bounded(&run, Duration::from_secs(5));
 }
 
@@ -664,7 +668,14 @@ fn killing_the_referee_kills_its_players_children_too() {
 #[test]
 fn a_player_that_leaves_its_group_is_still_killed() {
     let run = referee(
-        ["dealer", "--timeout", "300ms", &fixture("escape.py")],
+        [
+            "dealer",
+            "--timeout",
+            "300ms",
+            "--startup",
+            "0s",
+            &fixture("escape.py"),
+        ],
         SAMPLE_INPUT,
     );
     assert_eq!(run.code, Some(3), "{run:?}");

@@ -78,7 +78,7 @@ proptest! {
 
     #[test]
     fn tournament_files_never_panic(text in any::<String>()) {
-        let _ = referee::tournament::spec::parse(&text);
+        let _ = referee::tournament::spec::parse(&text, std::path::Path::new("."));
     }
 
     #[test]

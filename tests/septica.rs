@@ -283,11 +283,19 @@ fn a_player_that_hangs_or_exits_is_a_crash() {
         std::fs::set_permissions(script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
     }
-    let run = septica(&["--timeout", "200ms", "--seed", "1", &hang]);
+    let run = septica(&[
+        "--timeout",
+        "200ms",
+        "--startup",
+        "0s",
+        "--seed",
+        "1",
+        &hang,
+    ]);
     assert_eq!(run.code, Some(3), "{run:?}");
     assert!(
         run.stdout
-            .contains("match 1, trick 1: program crashed: the player did not answer within 200ms"),
+            .contains("match 1, trick 1: timeout: the player did not answer within 200ms"),
         "{}",
         run.stdout
     );

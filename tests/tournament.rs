@@ -53,6 +53,7 @@ fn records(out: &Path) -> Vec<Value> {
             let fields = result.as_object_mut().unwrap();
             fields.remove("micros");
             fields.remove("slowest_micros");
+            fields.remove("startup_micros");
         }
     }
     records.sort_by_key(|r| r["index"].as_u64());

@@ -87,6 +87,8 @@ fn dealer_within(a: &Animal, timeout: &str, opts: &[&str]) -> Run {
         "dealer",
         "--timeout",
         timeout,
+        "--startup",
+        "0s",
         "--grace",
         "300ms",
         "--limit-file-size",
@@ -114,6 +116,8 @@ fn septica_with(a: &Animal, opts: &[&str]) -> Run {
         "septica",
         "--timeout",
         timeout,
+        "--startup",
+        "0s",
         "--grace",
         "300ms",
         "--matches",
@@ -241,7 +245,7 @@ fn expect(run: &Run, code: i32, says: &str) {
 
 fn chomp_status(a: &Animal, status: &str) {
     let (run, player) = chomp(a);
-    assert_eq!(player["status"], status, "{player}\n{run:?}");
+    assert_eq!(player["fate"], status, "{player}\n{run:?}");
 }
 
 #[test]
@@ -288,7 +292,7 @@ fn z04_stderr_flood() {
     expect(&septica(&a), 0, "ACCEPTED");
     expect(&acesup(&a), 0, "2 of 2 decks accepted");
     let (_, player) = chomp(&a);
-    assert_eq!(player["status"], "alive");
+    assert_eq!(player["fate"], "alive");
     let stderr = player["stderr"].as_str().unwrap();
     assert!(stderr.len() <= 64 * 1024 && stderr.contains("flooding stderr"));
 }
@@ -359,7 +363,7 @@ fn z07_dies_of_a_signal() {
         "RUNTIME ERROR: the program was killed by signal 11 (SIGSEGV)",
     );
     let (_, player) = chomp(&lines("13"));
-    assert_eq!(player["status"], "crashed");
+    assert_eq!(player["fate"], "crashed");
     assert!(
         player["error"].as_str().unwrap().contains("SIGSEGV"),
         "{player}"
@@ -372,7 +376,7 @@ fn z08_sleeps_for_ever() {
     expect(
         &dealer(&a, &[]),
         3,
-        "game 1, move 1 (dealt 8c): program crashed: the player did not answer within 300ms",
+        "game 1, move 1 (dealt 8c): timeout: the player did not answer within 300ms",
     );
     expect(&septica(&a), 3, "did not answer within 300ms");
     expect(&acesup(&a), 1, "deck 1: TIME LIMIT");
@@ -382,7 +386,7 @@ fn z08_sleeps_for_ever() {
     expect(
         &dealer(&mid("3"), &[]),
         3,
-        "game 1, move 3 (dealt 9s): program crashed: the player did not answer within 300ms",
+        "game 1, move 3 (dealt 9s): timeout: the player did not answer within 300ms",
     );
     expect(&septica(&mid("4")), 3, "did not answer within 300ms");
     expect(&acesup(&mid("10")), 1, "deck 1: TIME LIMIT");
@@ -434,7 +438,7 @@ fn z12_memory_without_end() {
         "RUNTIME ERROR: the program exited with status 1",
     );
     let (_, player) = chomp_with(&a, &limit);
-    assert_eq!(player["status"], "crashed", "{player}");
+    assert_eq!(player["fate"], "crashed", "{player}");
 }
 
 #[test]
@@ -452,7 +456,7 @@ fn z13_a_huge_file() {
         "RUNTIME ERROR: the program was killed by signal 25 (SIGXFSZ)",
     );
     let (_, player) = chomp(&a);
-    assert_eq!(player["status"], "crashed");
+    assert_eq!(player["fate"], "crashed");
     assert!(
         player["error"].as_str().unwrap().contains("SIGXFSZ"),
         "{player}"
@@ -498,7 +502,7 @@ fn z15_line_endings_and_bytes() {
     // In Chomp a byte that is no move is a C: two moves, then silence.
     let (_, player) = chomp(&bad);
     assert_eq!(
-        (player["status"].as_str(), player["moves"].as_u64()),
+        (player["fate"].as_str(), player["moves"].as_u64()),
         (Some("starved"), Some(2))
     );
 }
@@ -531,5 +535,5 @@ fn z16_programs_that_cannot_run() {
     // Chomp: a missing or non-executable pc2, a failing or hanging build:
     // disqualified (tests/chomp.rs has those cases in full).
     let (_, player) = chomp(&missing);
-    assert_eq!(player["status"], "crashed", "{player}");
+    assert_eq!(player["fate"], "crashed", "{player}");
 }

@@ -14,7 +14,6 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-
 use super::BotError;
 use crate::outcome::Phase;
 
@@ -145,8 +144,18 @@ mod tests {
             Duration::ZERO
         );
         assert!("0s+1s".parse::<TimeControl>().is_err());
-        assert!("ten+1s".parse::<TimeControl>().unwrap_err().contains("base time"));
-        assert!("1s+x".parse::<TimeControl>().unwrap_err().contains("increment"));
+        assert!(
+            "ten+1s"
+                .parse::<TimeControl>()
+                .unwrap_err()
+                .contains("base time")
+        );
+        assert!(
+            "1s+x"
+                .parse::<TimeControl>()
+                .unwrap_err()
+                .contains("increment")
+        );
     }
 
     #[test]

@@ -197,7 +197,9 @@ pub enum BotError {
 
 fn startup_note(phase: Phase) -> &'static str {
     match phase {
-        Phase::Startup => " (its first reply: the move limit plus the start-up allowance, --startup)",
+        Phase::Startup => {
+            " (its first reply: the move limit plus the start-up allowance, --startup)"
+        }
         Phase::Clock => " (its clock ran out)",
         _ => "",
     }

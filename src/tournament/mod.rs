@@ -83,14 +83,18 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
     }
     let plan = Arc::new(Plan::prepare(&spec, &base, config).await?);
     let previous = match &config.out {
-        Some(out) if config.resume => read_run_info(out).ok(),
+        Some(out) if config.resume => Some(
+            read_run_info(out)
+                .map_err(|e| format!("--resume: nothing to resume in {}: {e}", out.display()))?,
+        ),
         _ => None,
     };
-    let seed = config
-        .seed
-        .or(spec.seed)
-        .or(previous.as_ref().map(|p| p.seed))
-        .unwrap_or_else(fresh_seed);
+    // A resumed run keeps the seed of the run it resumes.
+    let seed = match (&previous, config.seed) {
+        (Some(p), _) => p.seed,
+        (None, Some(seed)) => seed,
+        (None, None) => spec.seed.unwrap_or_else(fresh_seed),
+    };
     let info = RunInfo {
         game: spec.game,
         fingerprint: plan.fingerprint.clone(),
@@ -99,10 +103,27 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
         entrants: plan.names(),
         shard: config.shard,
     };
+    if let Some(previous) = &previous {
+        let differences = differences(previous, &info, config.seed);
+        if !differences.is_empty() {
+            return Err(format!(
+                "--resume: this is not the run in {}, so it is not resumed:\n  {}",
+                config.out.as_deref().unwrap_or(Path::new(".")).display(),
+                differences.join("\n  ")
+            ));
+        }
+    }
 
     let mut done: BTreeSet<u64> = BTreeSet::new();
+    let mut earlier: Vec<Value> = Vec::new();
     let mut records_file = None;
     if let Some(out) = &config.out {
+        if !config.resume && std::fs::metadata(records_path(out)).is_ok_and(|m| m.len() > 0) {
+            return Err(format!(
+                "{} already holds the records of a run: finish it with --resume, or choose another --out",
+                out.display()
+            ));
+        }
         std::fs::create_dir_all(out.join("stderr"))
             .map_err(|e| format!("{}: {e}", out.display()))?;
         if config.resume {
@@ -110,6 +131,7 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
                 if r["tournament"] == info.fingerprint.as_str() && r["seed"].as_u64() == Some(seed)
                 {
                     done.extend(r["index"].as_u64());
+                    earlier.push(r);
                 }
             }
             eprintln!(
@@ -151,6 +173,20 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
     }
 
     let mut progress = Progress::new(config.progress, shard_games, done.len() as u64);
+    // The games finished so far, for the standings printed on an interrupt.
+    let finished = Arc::new(std::sync::Mutex::new(earlier));
+    {
+        let (finished, kind, entrants) = (Arc::clone(&finished), spec.game, info.entrants.clone());
+        crate::interrupt::set_report(move || {
+            let records = finished.lock().map(|r| r.clone()).unwrap_or_default();
+            format!(
+                "\ninterrupted: standings after {} finished game{}:\n{}\n",
+                records.len(),
+                if records.len() == 1 { "" } else { "s" },
+                standings::table(kind, &standings::compute(kind, &entrants, &dedupe(records)))
+            )
+        });
+    }
     let mut new_records: Vec<Value> = Vec::new();
     let mut games = plan.play_all(todo, seed, jobs, config.pin || spec.pin);
     while let Some(record) = games.next().await {
@@ -161,6 +197,9 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
             units::strip_stderr(&mut record);
             record["tournament"] = Value::from(info.fingerprint.as_str());
             file.append(&record).map_err(|e| e.to_string())?;
+        }
+        if let Ok(mut finished) = finished.lock() {
+            finished.push(record.clone());
         }
         new_records.push(record);
         progress.tick(spec.game, &info.entrants, &new_records);
@@ -178,8 +217,56 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
         None => new_records,
     };
     let all = dedupe(all);
+    crate::interrupt::clear_report();
     report(spec.game, &info.entrants, &all, config.out.as_deref())?;
     Ok(Status::Pass)
+}
+
+/// How the run about to start differs from the run in the output
+/// directory it would resume; empty when it is the same run.
+fn differences(previous: &RunInfo, now: &RunInfo, seed: Option<u64>) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(seed) = seed.filter(|&s| s != previous.seed) {
+        out.push(format!(
+            "--seed {seed}, but the run's seed is {}",
+            previous.seed
+        ));
+    }
+    if previous.game != now.game {
+        out.push(format!(
+            "the game is {}, but the run's is {}",
+            now.game.name(),
+            previous.game.name()
+        ));
+    }
+    if previous.games != now.games {
+        out.push(format!(
+            "{} games, but the run has {}",
+            now.games, previous.games
+        ));
+    }
+    if previous.entrants != now.entrants {
+        out.push(format!(
+            "the entrants are {:?}, but the run's are {:?}",
+            now.entrants, previous.entrants
+        ));
+    }
+    if previous.shard != now.shard {
+        let shard =
+            |s: Option<(u64, u64)>| s.map_or("none".to_owned(), |(k, n)| format!("{k}/{n}"));
+        out.push(format!(
+            "--shard {}, but the run's is {}",
+            shard(now.shard),
+            shard(previous.shard)
+        ));
+    }
+    if out.is_empty() && previous.fingerprint != now.fingerprint {
+        out.push(
+            "the tournament file's limits or the entrants' programs changed since the run started"
+                .to_owned(),
+        );
+    }
+    out
 }
 
 /// One record per game index (a shard run twice, or merged twice, may

@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::bot::clock::TimeControl;
+use crate::games::chomp::{Coord, check_start, load_arrays};
 use crate::units::TomlDuration;
 
 /// The game kinds a tournament can run.
@@ -104,58 +105,162 @@ pub struct EntrantSpec {
     pub command: Option<Vec<String>>,
 }
 
-/// Reads and checks a tournament file; errors name the file.
+/// Reads and checks a tournament file; errors name the file (and, for
+/// values TOML can place, the line).
 pub fn load(path: &Path) -> Result<Spec, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    let base = path.parent().unwrap_or(Path::new("."));
+    parse(&text, base).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Parses and checks a tournament file's text.
-pub fn parse(text: &str) -> Result<Spec, String> {
-    let spec: Spec = toml::from_str(text).map_err(|e| e.to_string().trim_end().to_owned())?;
-    check(&spec)?;
-    Ok(spec)
-}
-
-/// Checks what TOML types alone cannot.
-pub fn check(spec: &Spec) -> Result<(), String> {
-    if spec.entrants.is_empty() {
-        return Err("no [[entrant]]".into());
+/// Parses and checks a tournament file's text; relative paths are taken
+/// from `base`. All problems are reported at once, one per line.
+pub fn parse(text: &str, base: &Path) -> Result<Spec, String> {
+    let spec: Spec = toml::from_str(text).map_err(|e| toml_error(&e))?;
+    let problems = problems(&spec, base);
+    if problems.is_empty() {
+        Ok(spec)
+    } else {
+        Err(problems.join("\n  "))
     }
-    if spec.games == 0 {
-        return Err("games must be at least 1".into());
+}
+
+/// A TOML error on one line: `line L, column C: what`.
+pub fn toml_error(e: &toml::de::Error) -> String {
+    let text = e.to_string();
+    // The crate's message is several lines (the source line quoted, a
+    // caret); the first says where and the last says what.
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let first = lines.next().unwrap_or("").trim();
+    let what = e.message().trim();
+    let place = first
+        .strip_prefix("TOML parse error at ")
+        .unwrap_or(first)
+        .to_owned();
+    if place.is_empty() || place == what {
+        what.to_owned()
+    } else {
+        format!("{place}: {what}")
+    }
+}
+
+/// The largest number of games a file may ask for. Games are produced
+/// lazily, so this only keeps arithmetic on indices safe.
+pub const MAX_GAMES: u64 = 1 << 48;
+
+/// Checks what TOML types alone cannot; every problem, not only the first.
+pub fn problems(spec: &Spec, base: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    if spec.entrants.is_empty() {
+        out.push("no [[entrant]]".to_owned());
+    }
+    if spec.games == 0 || spec.games > MAX_GAMES {
+        out.push(format!("games must be from 1 to {MAX_GAMES}"));
+    }
+    if spec.jobs == Some(0) {
+        out.push("jobs must be at least 1".to_owned());
     }
     let mut names: Vec<&str> = spec.entrants.iter().map(|e| e.name.as_str()).collect();
     names.sort_unstable();
     if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
-        return Err(format!("two entrants are named {:?}", w[0]));
+        out.push(format!("two entrants are named {:?}", w[0]));
     }
     for e in &spec.entrants {
-        match (&e.dir, &e.command, spec.game) {
-            (None, None, _) => {
-                return Err(format!("entrant {:?} needs a dir or a command", e.name));
-            }
-            (_, Some(c), _) if c.is_empty() => {
-                return Err(format!("entrant {:?} has an empty command", e.name));
+        if e.name.trim().is_empty() {
+            out.push("an entrant has an empty name".to_owned());
+        }
+        match (&e.dir, &e.command) {
+            (None, None) => out.push(format!("entrant {:?} needs a dir or a command", e.name)),
+            (_, Some(c)) if c.first().is_none_or(|p| p.trim().is_empty()) => {
+                out.push(format!("entrant {:?} has an empty command", e.name));
             }
             _ => {}
         }
     }
-    if spec.game == GameKind::Chomp {
-        let seats = spec.limits.seats.unwrap_or(spec.entrants.len());
-        if seats == 0 || seats > spec.entrants.len() {
-            return Err(format!(
-                "seats must be from 1 to the number of entrants ({})",
-                spec.entrants.len()
-            ));
-        }
-        if spec.limits.arrays.is_none() {
-            return Err(
-                "a Chomp tournament needs limits.arrays (an array file or directory)".into(),
-            );
+    out.extend(limit_problems(
+        spec.game,
+        &spec.limits,
+        spec.entrants.len(),
+        base,
+    ));
+    out
+}
+
+/// Problems of a `[limits]` table for `game` with `entrants` entrants.
+pub fn limit_problems(game: GameKind, l: &Limits, entrants: usize, base: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    if l.max_line == Some(0) {
+        out.push("limits.max_line must be at least 1".to_owned());
+    }
+    for (name, value) in [
+        ("timeout", l.timeout),
+        ("starve", l.starve),
+        ("build_timeout", l.build_timeout),
+    ] {
+        if value.is_some_and(|d| d.0.is_zero()) {
+            out.push(format!("limits.{name} must be longer than zero"));
         }
     }
-    Ok(())
+    let chomp_only = [
+        ("prep", l.prep.is_some()),
+        ("starve", l.starve.is_some()),
+        ("max_rounds", l.max_rounds.is_some()),
+        ("start", l.start.is_some()),
+        ("arrays", l.arrays.is_some()),
+        ("seats", l.seats.is_some()),
+    ];
+    if game != GameKind::Chomp {
+        for (name, given) in chomp_only {
+            if given {
+                out.push(format!(
+                    "limits.{name} applies to Chomp only, not {}",
+                    game.name()
+                ));
+            }
+        }
+        return out;
+    }
+    if l.time_control.is_some() {
+        out.push(
+            "limits.time_control does not apply to Chomp, which has its starvation clock (limits.starve)"
+                .to_owned(),
+        );
+    }
+    if l.max_rounds == Some(0) {
+        out.push("limits.max_rounds must be at least 1".to_owned());
+    }
+    let seats = l.seats.unwrap_or(entrants);
+    if entrants > 0 && (seats == 0 || seats > entrants) {
+        out.push(format!(
+            "limits.seats must be from 1 to the number of entrants ({entrants})"
+        ));
+    }
+    let start = match &l.start {
+        None => Some((Coord::Random, Coord::Random)),
+        Some([x, y]) => match (x.parse::<Coord>(), y.parse::<Coord>()) {
+            (Ok(x), Ok(y)) => Some((x, y)),
+            (Err(e), _) | (_, Err(e)) => {
+                out.push(format!("limits.start: {e}"));
+                None
+            }
+        },
+    };
+    match &l.arrays {
+        None => out.push("a Chomp game needs limits.arrays (an array file or directory)".into()),
+        Some(path) => match load_arrays(&base.join(path)) {
+            Err(e) => out.push(format!("limits.arrays: {e}")),
+            Ok(arrays) => {
+                for array in &arrays {
+                    if let Some(start) = start
+                        && let Err(e) = check_start(start, array)
+                    {
+                        out.push(format!("limits.start: {e}"));
+                    }
+                }
+            }
+        },
+    }
+    out
 }
 
 #[cfg(test)]
@@ -164,8 +269,11 @@ mod tests {
 
     #[test]
     fn a_chomp_tournament() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a"), "AB\nCD\n").unwrap();
         let spec = parse(
             "game = \"chomp\"\ngames = 4\n[limits]\narrays = \"a\"\nseats = 2\n[[entrant]]\nname = \"a\"\ndir = \"x\"\n[[entrant]]\nname = \"b\"\ncommand = [\"y\"]\n",
+            dir.path(),
         )
         .unwrap();
         assert_eq!(spec.game, GameKind::Chomp);
@@ -175,27 +283,30 @@ mod tests {
     #[test]
     fn mistakes_are_named() {
         let base = "game = \"septica\"\ngames = 4\n";
-        assert!(parse(base).unwrap_err().contains("entrant"));
+        assert!(parse(base, Path::new(".")).unwrap_err().contains("entrant"));
         assert!(
-            parse(&format!("{base}[[entrant]]\nname = \"a\"\n"))
-                .unwrap_err()
-                .contains("needs a dir or a command")
+            parse(
+                &format!("{base}[[entrant]]\nname = \"a\"\n"),
+                Path::new(".")
+            )
+            .unwrap_err()
+            .contains("needs a dir or a command")
         );
         let two = format!(
             "{base}[[entrant]]\nname = \"a\"\ncommand = [\"x\"]\n[[entrant]]\nname = \"a\"\ncommand = [\"y\"]\n"
         );
         assert!(
-            parse(&two)
+            parse(&two, Path::new("."))
                 .unwrap_err()
                 .contains("two entrants are named \"a\"")
         );
         assert!(
-            parse("game = \"poker\"\ngames = 1\n")
+            parse("game = \"poker\"\ngames = 1\n", Path::new("."))
                 .unwrap_err()
                 .contains("poker")
         );
         assert!(
-            parse("game = \"septica\"\ngames = 1\nspeed = 3\n")
+            parse("game = \"septica\"\ngames = 1\nspeed = 3\n", Path::new("."))
                 .unwrap_err()
                 .contains("speed")
         );

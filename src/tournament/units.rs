@@ -16,17 +16,17 @@ use super::TournamentConfig;
 use super::spec::{GameKind, Spec};
 use crate::bot::clock::MoveLimits;
 use crate::bot::{BotLimits, BotSpec, spawn};
-use crate::units::TomlDuration;
 use crate::games::acesup::{self, Decks, JudgeConfig, Verdict};
-use crate::outcome::{self, Disqualified, Status};
 use crate::games::chomp::build::{self, BuildOptions};
 use crate::games::chomp::game::{self, Rules, SeatSpec};
 use crate::games::chomp::{ArrayFile, Coord, load_arrays, start_cell};
 use crate::games::evensteven::{deal, dealer};
 use crate::games::septica;
+use crate::outcome::{self, Disqualified, Status};
 use crate::parallel;
 use crate::record;
 use crate::rng::SplitMix64;
+use crate::units::TomlDuration;
 
 /// An entrant, ready to run or disqualified.
 #[derive(Clone, Debug)]
@@ -75,7 +75,8 @@ impl Plan {
         config: &TournamentConfig,
     ) -> Result<Plan, String> {
         let l = &spec.limits;
-        let default_timeout = Duration::from_secs(if spec.game == GameKind::Acesup { 5 } else { 10 });
+        let default_timeout =
+            Duration::from_secs(if spec.game == GameKind::Acesup { 5 } else { 10 });
         let time = MoveLimits {
             timeout: duration(&l.timeout, default_timeout),
             control: l.time_control,
@@ -276,24 +277,23 @@ impl Plan {
                 let n = 1 + rng.below(deal::MAX_HAND as u64) as usize;
                 let deal_seed = 1 + rng.below(u64::from(deal::MAX_SEED)) as u32;
                 let details = json!({"n": n, "deal_seed": deal_seed});
-                let result = match dealer::play_single(program, limits, self.time, n, deal_seed)
-                    .await
-                {
-                    Ok(single) => with_verdict(
-                        json!({
-                            "won": single.outcome == "win",
-                            "outcome": single.outcome,
-                            "error": single.error,
-                            "moves": single.micros.len(),
-                            "slowest_micros": slowest(&single.micros),
-                            "micros": single.micros,
-                            "startup_micros": single.startup_micros,
-                            "stderr": single.stderr,
-                        }),
-                        single.verdict,
-                    ),
-                    Err(e) => cannot_start(&e),
-                };
+                let result =
+                    match dealer::play_single(program, limits, self.time, n, deal_seed).await {
+                        Ok(single) => with_verdict(
+                            json!({
+                                "won": single.outcome == "win",
+                                "outcome": single.outcome,
+                                "error": single.error,
+                                "moves": single.micros.len(),
+                                "slowest_micros": slowest(&single.micros),
+                                "micros": single.micros,
+                                "startup_micros": single.startup_micros,
+                                "stderr": single.stderr,
+                            }),
+                            single.verdict,
+                        ),
+                        Err(e) => cannot_start(&e),
+                    };
                 (result, Some(details))
             }
             GameKind::Septica => {
@@ -378,17 +378,20 @@ impl Plan {
             .players
             .iter()
             .map(|p| {
-                with_verdict(json!({
-                    "entrant": self.entrants[p.entrant].name,
-                    "seat": p.player,
-                    "score": p.score,
-                    "fate": p.fate,
-                    "eaten": p.eaten,
-                    "rounds": p.rounds,
-                    "slowest_micros": p.slowest_micros,
-                    "error": p.error,
-                    "stderr": p.stderr,
-                }), p.verdict)
+                with_verdict(
+                    json!({
+                        "entrant": self.entrants[p.entrant].name,
+                        "seat": p.player,
+                        "score": p.score,
+                        "fate": p.fate,
+                        "eaten": p.eaten,
+                        "rounds": p.rounds,
+                        "slowest_micros": p.slowest_micros,
+                        "error": p.error,
+                        "stderr": p.stderr,
+                    }),
+                    p.verdict,
+                )
             })
             .collect();
         json!({

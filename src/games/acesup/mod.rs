@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::outcome;
 use crate::bot::{Bot, BotError, BotLimits, BotSpec, Ended, deadline_after};
 use crate::exit::Status;
+use crate::outcome;
 use crate::record::{self, Records};
 use crate::rng::fresh_seed;
 use engine::Card;
@@ -143,6 +143,8 @@ struct DeckRecord<'a> {
     seed: Option<u64>,
     deck: String,
     verdict: &'static str,
+    #[serde(flatten)]
+    status: outcome::Verdict,
     message: String,
     micros: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -277,6 +279,7 @@ pub async fn run(config: &JudgeConfig) -> Status {
                     .collect::<Vec<_>>()
                     .join(" "),
                 verdict: verdict.name(),
+                status: verdict.status(ended),
                 message: verdict.to_string(),
                 micros: u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
                 exit: ended,

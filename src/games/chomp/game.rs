@@ -56,6 +56,18 @@ pub enum End {
     AllDead,
     /// `--max-rounds` was reached.
     RoundLimit,
+    /// No cell was eaten for [`idle_limit`] rounds: the players wander
+    /// without eating, faster than they starve.
+    Idle,
+}
+
+/// Rounds in a row without any cell eaten after which a game ends: ten
+/// times the cells of the board (at least 1,000). A player still eating
+/// reaches any cell of the plane in far fewer moves, so this ends only
+/// games in which nobody eats any more, e.g. instant bots wandering for
+/// millions of rounds before their starvation clocks run out.
+pub fn idle_limit(cells: usize) -> u64 {
+    (10 * cells as u64).max(1000)
 }
 
 impl End {
@@ -64,6 +76,7 @@ impl End {
             End::BoardEmpty => "every cell eaten",
             End::AllDead => "every player decomposing",
             End::RoundLimit => "round limit reached",
+            End::Idle => "nobody ate for too long",
         }
     }
 }
@@ -186,6 +199,9 @@ pub async fn play(seats: &[SeatSpec], rows: &[Vec<u8>], start: Cell, rules: Rule
     }
 
     let mut round = 0u64;
+    let mut last_meal = 0u64;
+    let idle = idle_limit(grid.full_cells());
+    let show_progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut update = Vec::with_capacity(16 * k);
     let mut chomps: Vec<(usize, usize)> = Vec::with_capacity(k);
     let mut moves_log = rules.record_moves.then(Vec::new);
@@ -199,7 +215,14 @@ pub async fn play(seats: &[SeatSpec], rows: &[Vec<u8>], start: Cell, rules: Rule
         if rules.max_rounds.is_some_and(|max| round >= max) {
             break End::RoundLimit;
         }
+        if round - last_meal >= idle {
+            break End::Idle;
+        }
         round += 1;
+        if show_progress && round.is_multiple_of(100_000) {
+            let alive = seats.iter().filter(|s| s.alive()).count();
+            eprint!("\rchomp: round {round}, {alive} of {k} players alive   ");
+        }
         update.clear();
         for seat in &seats {
             protocol::push_update_line(&mut update, seat.pos, seat.last_move);
@@ -262,6 +285,7 @@ pub async fn play(seats: &[SeatSpec], rows: &[Vec<u8>], start: Cell, rules: Rule
             if value == 0 {
                 continue;
             }
+            last_meal = round;
             let each = share(u32::from(value), group.len() as u32);
             for &(_, i) in group {
                 let seat = &mut seats[i];
@@ -275,6 +299,9 @@ pub async fn play(seats: &[SeatSpec], rows: &[Vec<u8>], start: Cell, rules: Rule
         }
     };
 
+    if show_progress && round >= 100_000 {
+        eprint!("\r{:60}\r", "");
+    }
     // The game is over: no more updates; everyone still running gets EOF.
     for (i, seat) in seats.iter_mut().enumerate() {
         if let Some(mut bot) = seat.bot.take() {
@@ -325,10 +352,18 @@ fn seat(player: usize, spec: &SeatSpec, start: Cell, limits: BotLimits) -> Seat 
                 None,
                 Fate::Disqualified,
                 Verdict::of(Status::CannotStart),
-                Some(format!("cannot start {}: {e}", program.program.to_string_lossy())),
+                Some(format!(
+                    "cannot start {}: {e}",
+                    program.program.to_string_lossy()
+                )),
             ),
         },
-        Err(why) => (None, Fate::Disqualified, why.verdict(), Some(why.why.clone())),
+        Err(why) => (
+            None,
+            Fate::Disqualified,
+            why.verdict(),
+            Some(why.why.clone()),
+        ),
     };
     let last_move = if bot.is_some() { NO_MOVE_YET } else { b'D' };
     Seat {

@@ -383,13 +383,14 @@ fn resume(
     Ok((seed, done))
 }
 
-fn check_start(start: (Coord, Coord), array: &ArrayFile) -> Result<(), String> {
+/// A fixed start cell must lie inside every array, or the game never ends.
+pub fn check_start(start: (Coord, Coord), array: &ArrayFile) -> Result<(), String> {
     let (m, n) = (array.cols(), array.rows());
     if let Coord::At(col) = start.0
         && col > m
     {
         return Err(format!(
-            "--start column {col} is outside {} ({m} columns)",
+            "start column {col} is outside {} ({m} columns)",
             array.path.display()
         ));
     }
@@ -397,7 +398,7 @@ fn check_start(start: (Coord, Coord), array: &ArrayFile) -> Result<(), String> {
         && row > n
     {
         return Err(format!(
-            "--start row {row} is outside {} ({n} rows)",
+            "start row {row} is outside {} ({n} rows)",
             array.path.display()
         ));
     }

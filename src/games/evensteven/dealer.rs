@@ -19,8 +19,8 @@ use super::deal::Deal;
 use super::input::{self, GameSpec};
 use crate::bot::clock::{MoveLimits, Timer};
 use crate::bot::{Bot, BotError, BotLimits, BotSpec, Finished, LineReader, Next, deadline_after};
-use crate::outcome::{self, Verdict};
 use crate::exit::Status;
+use crate::outcome::{self, Verdict};
 use crate::record::{self, Records};
 
 /// Longest dealer input line accepted; real lines are a dozen bytes.
@@ -163,7 +163,11 @@ fn micros_of(d: Duration) -> u64 {
 /// Move times of `plays` (the first reply of a process left out), and a
 /// timed-out move's wait.
 fn move_micros(plays: &[Play], outcome: &Outcome) -> Vec<u64> {
-    let mut micros: Vec<u64> = plays.iter().filter(|p| !p.first).map(|p| p.micros).collect();
+    let mut micros: Vec<u64> = plays
+        .iter()
+        .filter(|p| !p.first)
+        .map(|p| p.micros)
+        .collect();
     if let Outcome::Failed { failure, .. } = outcome {
         micros.extend(failure.waited_micros());
     }

@@ -18,8 +18,8 @@ use serde::Serialize;
 
 use crate::bot::clock::{MoveLimits, Timer};
 use crate::bot::{Bot, BotError, BotLimits, BotSpec};
-use crate::outcome::{self, Verdict};
 use crate::exit::Status;
+use crate::outcome::{self, Verdict};
 use crate::record::{self, Records};
 use crate::rng::{SplitMix64, fresh_seed};
 use crate::stats::wilson95;
@@ -147,8 +147,14 @@ enum Failure {
         error: BotError,
         awaited: &'static str,
     },
-    Unparsable { text: String, why: String },
-    Illegal { text: String, why: Illegal },
+    Unparsable {
+        text: String,
+        why: String,
+    },
+    Illegal {
+        text: String,
+        why: Illegal,
+    },
 }
 
 impl Failure {
@@ -192,7 +198,10 @@ impl fmt::Display for Failure {
         match self {
             Failure::Bot(e) => write!(f, "the player {e}"),
             Failure::NoReply { error, awaited } => {
-                write!(f, "the player {error}; the referee was waiting for {awaited}")
+                write!(
+                    f,
+                    "the player {error}; the referee was waiting for {awaited}"
+                )
             }
             Failure::Unparsable { text, why } => {
                 write!(f, "the player sent {:?}: {why}", cut(text))

@@ -1,0 +1,616 @@
+//! One timing model and one failure taxonomy, through every subcommand:
+//! the red-team cases of the verdicts issue, each as a regression test.
+
+mod common;
+
+use std::path::Path;
+
+use common::{fixture, referee};
+use serde_json::Value;
+
+fn evensteven() -> &'static str {
+    env!("CARGO_BIN_EXE_evensteven")
+}
+
+fn septica() -> &'static str {
+    env!("CARGO_BIN_EXE_septica")
+}
+
+/// `PROGRAM` behind `slow.py`: START seconds before its first reply, DELAY
+/// before each later one, as a TOML array.
+fn slow(start: &str, delay: &str, program: &str) -> String {
+    format!(
+        "[\"{}\", \"{start}\", \"{delay}\", \"{program}\"]",
+        fixture("slow.py")
+    )
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+fn read_records(path: &Path) -> Vec<Value> {
+    referee::record::read_records(path).unwrap()
+}
+
+/// The results of entrant `name` in a tournament's records.
+fn results_of<'a>(records: &'a [Value], name: &str) -> Vec<&'a Value> {
+    records
+        .iter()
+        .flat_map(|r| r["results"].as_array().unwrap())
+        .filter(|x| x["entrant"] == name)
+        .collect()
+}
+
+#[test]
+fn ci_no_timeout_fails_a_bot_that_times_out_and_max_move_sees_it() {
+    // Red team: `no_timeout = true` with a bot slower than `timeout`
+    // printed PASS; the timeout was recorded as "crashed" and left out of
+    // the move times.
+    let dir = tempfile::tempdir().unwrap();
+    for (game, program) in [("evensteven", evensteven()), ("septica", septica())] {
+        let suite = write(
+            dir.path(),
+            &format!("{game}.toml"),
+            &format!(
+                "[[case]]\nname = \"slow {game}\"\ngame = \"{game}\"\ncommand = {}\ngames = 4\njobs = 2\n\
+                 [case.limits]\ntimeout = \"150ms\"\n[case.expect]\nno_timeout = true\nmax_move = \"100ms\"\n",
+                slow("0", "0.4", program)
+            ),
+        );
+        let junit = dir.path().join(format!("{game}.xml"));
+        let run = referee(["ci", &suite, "--junit", junit.to_str().unwrap()], b"");
+        assert_eq!(run.code, Some(1), "{game}: {run:?}");
+        let line = run.stdout.lines().next().unwrap();
+        assert!(line.starts_with(&format!("FAIL slow {game}")), "{line}");
+        assert!(line.contains("timeout(s)"), "{line}");
+        assert!(line.contains("did not answer within 150ms"), "{line}");
+        assert!(line.contains("slowest move"), "{line}");
+        let xml = std::fs::read_to_string(&junit).unwrap();
+        let doc = roxmltree::Document::parse(&xml).unwrap();
+        let case = doc
+            .descendants()
+            .find(|n| n.has_tag_name("testcase"))
+            .unwrap();
+        assert_eq!(
+            case.attribute("classname"),
+            Some(&*format!("{game}.{game}"))
+        );
+        let failure = case
+            .children()
+            .find(|n| n.has_tag_name("failure"))
+            .expect("a failure element");
+        assert!(failure.text().unwrap_or("").contains("timeout(s)"), "{xml}");
+    }
+}
+
+#[test]
+fn tournament_records_and_standings_call_a_timeout_a_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "t.toml",
+        &format!(
+            "game = \"evensteven\"\ngames = 6\nseed = 4\n[limits]\ntimeout = \"150ms\"\n\
+             [[entrant]]\nname = \"slow\"\ncommand = {}\n",
+            slow("0", "0.4", evensteven())
+        ),
+    );
+    let out = dir.path().join("out");
+    let run = referee(
+        [
+            "tournament",
+            &file,
+            "--out",
+            out.to_str().unwrap(),
+            "--jobs",
+            "2",
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let records = read_records(&out.join("records.jsonl"));
+    let mine = results_of(&records, "slow");
+    let timeouts: Vec<&&Value> = mine.iter().filter(|x| x["status"] == "timeout").collect();
+    assert!(!timeouts.is_empty(), "{mine:?}");
+    for x in &timeouts {
+        assert_eq!(x["phase"], "move", "{x}");
+        // The timed-out move is in the move times, as the time waited.
+        let slowest = x["slowest_micros"].as_u64().unwrap();
+        assert!(slowest >= 150_000, "{x}");
+    }
+    assert!(mine.iter().all(|x| x["status"] != "crashed"), "{mine:?}");
+    let standings: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("standings.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        standings[0]["timeouts"],
+        timeouts.len() as u64,
+        "{standings}"
+    );
+    assert_eq!(standings[0]["crashed"], 0, "{standings}");
+}
+
+#[test]
+fn a_slow_start_is_allowed_recorded_apart_and_named_when_it_is_too_slow() {
+    // Red team: a Python player's first move took 138 ms, so `--timeout
+    // 60ms` always failed game 1.
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let slow_start = [
+        fixture("slow.py"),
+        "0.4".into(),
+        "0".into(),
+        evensteven().into(),
+    ];
+    let mut args = vec![
+        "dealer".to_owned(),
+        "--timeout".into(),
+        "150ms".into(),
+        "--results".into(),
+        results.to_str().unwrap().into(),
+    ];
+    args.extend(slow_start.iter().cloned());
+    let run = referee(&args, b"13 5\n13 6\n");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let records = read_records(&results);
+    assert!(records[0]["startup_micros"].as_u64().unwrap() >= 400_000);
+    assert!(records[1].get("startup_micros").is_none());
+    // The start-up is not a move: every play of game 1 but the first is
+    // fast, and the summary's slowest move is one of them.
+    assert_eq!(records[0]["status"], "ok");
+
+    let mut args = vec![
+        "dealer".to_owned(),
+        "--timeout".into(),
+        "150ms".into(),
+        "--startup".into(),
+        "100ms".into(),
+    ];
+    args.extend(slow_start.iter().cloned());
+    let run = referee(&args, b"13 5\n");
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("game 1, move 1 (dealt Qd): timeout: the player did not answer within 250ms (its first reply: the move limit plus the start-up allowance"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_player_that_sends_nothing_gets_a_hint_about_flushing() {
+    let run = referee(
+        [
+            "dealer",
+            "--timeout",
+            "150ms",
+            "--startup",
+            "0s",
+            &fixture("misbehave.sh"),
+            "deaf",
+        ],
+        b"4 876390176\n",
+    );
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("nothing at all was received from it: does it flush its output"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_time_control_is_a_clock_per_game_that_runs_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let run = referee(
+        [
+            "dealer",
+            "--timeout",
+            "1s",
+            "--time-control",
+            "300ms+20ms",
+            "--results",
+            results.to_str().unwrap(),
+            &fixture("slow.py"),
+            "0",
+            "0.12",
+            evensteven(),
+        ],
+        b"13 5\n",
+    );
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert!(run.stdout.contains("(its clock ran out)"), "{}", run.stdout);
+    let records = read_records(&results);
+    assert_eq!(records[0]["status"], "timeout");
+    assert_eq!(records[0]["phase"], "clock");
+    // 300ms + 20ms per move at 120ms a move, the first reply (start-up)
+    // not charged: the clock lasts four moves at most, whatever the
+    // machine's noise.
+    let plays = records[0]["plays"].as_array().unwrap().len();
+    assert!((1..=4).contains(&plays), "{plays} plays");
+
+    // The same player within the clock: 13 moves at 10ms, 1s+0.
+    let run = referee(
+        [
+            "dealer",
+            "--time-control",
+            "1s",
+            &fixture("slow.py"),
+            "0",
+            "0.01",
+            evensteven(),
+        ],
+        b"13 5\n",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+}
+
+#[test]
+fn invalid_suites_are_refused_whole_before_anything_runs() {
+    // Red team: these were accepted, some reported only after every game
+    // was played, some never.
+    let dir = tempfile::tempdir().unwrap();
+    let bot = format!("[\"{}\"]", evensteven());
+    let case = |name: &str, game: &str, games: u64, expect: &str| {
+        format!(
+            "[[case]]\nname = \"{name}\"\ngame = \"{game}\"\ncommand = {bot}\ngames = {games}\n[case.expect]\n{expect}\n"
+        )
+    };
+    let suite = write(
+        dir.path(),
+        "bad.toml",
+        &[
+            case("negative", "evensteven", 10, "win_rate = -1"),
+            case("nan", "evensteven", 10, "win_rate = nan"),
+            case(
+                "certain",
+                "evensteven",
+                1000,
+                "win_rate = 1.0\nsequential = true",
+            ),
+            case(
+                "near certain",
+                "evensteven",
+                1000,
+                "win_rate = 0.9995\nsequential = true",
+            ),
+            case("mean", "evensteven", 10, "mean_score = 3"),
+            case("few", "evensteven", 3, "win_rate = 0.5"),
+        ]
+        .concat(),
+    );
+    let junit = dir.path().join("report.xml");
+    let run = referee(["ci", &suite, "--junit", junit.to_str().unwrap()], b"");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        !run.stdout.contains("PASS") && !run.stdout.contains("FAIL"),
+        "{run:?}"
+    );
+    for needle in [
+        "case \"negative\": expect.win_rate must be at least 0 and below 1",
+        "case \"nan\": expect.win_rate must be at least 0 and below 1",
+        "case \"certain\": expect.win_rate must be at least 0 and below 1",
+        "case \"near certain\": the sequential test needs 0 < win_rate and win_rate + margin < 1",
+        "case \"mean\": expect.mean_score applies to Chomp only",
+        "case \"few\": expect.win_rate = 0.5 cannot be reached in 3 games: even winning every game needs at least 4",
+    ] {
+        assert!(
+            run.stderr.contains(needle),
+            "missing {needle:?} in\n{}",
+            run.stderr
+        );
+    }
+    assert!(run.stderr.contains("bad.toml"), "{}", run.stderr);
+    // A report for the CI's report step, with one failed test case.
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("testcase") && xml.contains("win_rate"),
+        "{xml}"
+    );
+
+    // A bad duration names the file and the line.
+    let suite = write(
+        dir.path(),
+        "dur.toml",
+        &case("dur", "evensteven", 10, "max_move = \"-1s\""),
+    );
+    let run = referee(["ci", &suite], b"");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(run.stderr.contains("dur.toml"), "{}", run.stderr);
+    assert!(run.stderr.contains("line 7"), "{}", run.stderr);
+    assert!(run.stderr.contains("cannot be negative"), "{}", run.stderr);
+}
+
+#[test]
+fn the_sequential_test_fails_a_bot_far_below_the_win_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = write(
+        dir.path(),
+        "weak.toml",
+        &format!(
+            "[[case]]\nname = \"in-order\"\ngame = \"evensteven\"\ncommand = [\"{}\", \"play\", \"0\"]\n\
+             games = 400\nseed = 2\n[case.expect]\nwin_rate = 0.9\nsequential = true\n",
+            fixture("misbehave.sh")
+        ),
+    );
+    let run = referee(["ci", &suite], b"");
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        run.stdout.contains("the sequential test decided after"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn an_entrant_that_cannot_start_is_named_at_once_and_disqualified() {
+    // Red team: it was scored "crashed" in every game, silently.
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "t.toml",
+        &format!(
+            "game = \"evensteven\"\ngames = 3\nseed = 1\n\
+             [[entrant]]\nname = \"good\"\ncommand = [\"{}\"]\n\
+             [[entrant]]\nname = \"ghost\"\ncommand = [\"/nonexistent/ghost-bot\"]\n",
+            evensteven()
+        ),
+    );
+    let out = dir.path().join("out");
+    let run = referee(["tournament", &file, "--out", out.to_str().unwrap()], b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("entrant ghost disqualified: cannot start")
+            && run.stderr.contains("/nonexistent/ghost-bot"),
+        "{}",
+        run.stderr
+    );
+    let records = read_records(&out.join("records.jsonl"));
+    let ghost = results_of(&records, "ghost");
+    assert_eq!(ghost.len(), 3);
+    assert!(
+        ghost.iter().all(|x| x["status"] == "cannot_start"),
+        "{ghost:?}"
+    );
+    let standings: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("standings.json")).unwrap())
+            .unwrap();
+    let row = standings
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["entrant"] == "ghost")
+        .unwrap();
+    assert_eq!(
+        (row["disqualified"].as_u64(), row["crashed"].as_u64()),
+        (Some(3), Some(0))
+    );
+
+    // In ci: one failed case with the reason, no games.
+    let suite = write(
+        dir.path(),
+        "ci.toml",
+        "[[case]]\nname = \"ghost\"\ngame = \"septica\"\ncommand = [\"/nonexistent/ghost-bot\"]\ngames = 5\n[case.expect]\nno_crash = true\n",
+    );
+    let run = referee(["ci", &suite], b"");
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        run.stdout
+            .starts_with("FAIL ghost: 0 games; the bot: cannot start"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_chomp_start_outside_an_array_is_refused_in_tournament_and_ci_files() {
+    // Red team: only `referee chomp` checked it; the game never ended.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "ABC\nDEF\n").unwrap();
+    let file = write(
+        dir.path(),
+        "c.toml",
+        &format!(
+            "game = \"chomp\"\ngames = 2\n[limits]\narrays = \"a.txt\"\nstart = [\"9\", \"1\"]\n\
+             [[entrant]]\nname = \"g\"\ncommand = [\"{}\"]\n",
+            env!("CARGO_BIN_EXE_chomp-greedy")
+        ),
+    );
+    let run = referee(["tournament", &file], b"");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("limits.start: start column 9 is outside"),
+        "{}",
+        run.stderr
+    );
+    let suite = write(
+        dir.path(),
+        "ci.toml",
+        &format!(
+            "[[case]]\nname = \"g\"\ngame = \"chomp\"\ncommand = [\"{}\"]\ngames = 2\n[case.limits]\narrays = \"a.txt\"\nstart = [\"1\", \"7\"]\n",
+            env!("CARGO_BIN_EXE_chomp-greedy")
+        ),
+    );
+    let run = referee(["ci", &suite], b"");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        run.stderr.contains("start row 7 is outside"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_chomp_game_where_nobody_eats_ends_by_itself() {
+    // Instant bots that only walk never starve (their clocks count thinking
+    // time): the game ends after the idle bound, recorded as such.
+    let dir = tempfile::tempdir().unwrap();
+    let bot = dir.path().join("walker");
+    std::fs::create_dir(&bot).unwrap();
+    let pc2 = bot.join("pc2");
+    std::fs::write(&pc2, "#!/bin/sh\nexec yes N\n").unwrap();
+    std::fs::set_permissions(&pc2, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let array = dir.path().join("a.txt");
+    std::fs::write(&array, "AB\n").unwrap();
+    let results = dir.path().join("r.jsonl");
+    let run = referee(
+        [
+            "chomp",
+            "--prep",
+            "0s",
+            "--results",
+            results.to_str().unwrap(),
+            array.to_str().unwrap(),
+            bot.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let records = read_records(&results);
+    assert_eq!(records[0]["end"], "idle", "{}", records[0]);
+    assert_eq!(records[0]["rounds"], 1000);
+    assert_eq!(records[0]["players"][0]["status"], "ok");
+}
+
+fn evensteven_tournament(dir: &Path, seed: u64, timeout: &str) -> String {
+    write(
+        dir,
+        "t.toml",
+        &format!(
+            "game = \"evensteven\"\ngames = 400\nseed = {seed}\n[limits]\ntimeout = \"{timeout}\"\n\
+             [[entrant]]\nname = \"reference\"\ncommand = [\"{}\"]\n",
+            evensteven()
+        ),
+    )
+}
+
+#[test]
+fn resume_keeps_the_run_s_seed_and_refuses_another_run() {
+    // Red team: without --seed, --resume took the file's `seed =` over the
+    // run's, threw the finished games away and replayed everything; after
+    // the file changed it replayed silently and appended.
+    let dir = tempfile::tempdir().unwrap();
+    let file = evensteven_tournament(dir.path(), 3, "2s");
+    let out = dir.path().join("out");
+    let out_arg = out.to_str().unwrap();
+    let run = referee(
+        [
+            "tournament",
+            &file,
+            "--games",
+            "6",
+            "--seed",
+            "9",
+            "--out",
+            out_arg,
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let lines = |out: &Path| {
+        std::fs::read_to_string(out.join("records.jsonl"))
+            .unwrap()
+            .lines()
+            .count()
+    };
+    assert_eq!(lines(&out), 6);
+    let run = referee(
+        [
+            "tournament",
+            &file,
+            "--games",
+            "6",
+            "--out",
+            out_arg,
+            "--resume",
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stderr.contains("resuming: 6 game(s)"), "{}", run.stderr);
+    assert!(run.stdout.contains("seed 9"), "{}", run.stdout);
+    assert_eq!(lines(&out), 6, "nothing replayed");
+
+    // Another seed, another number of games, a changed file: refused, and
+    // nothing is appended.
+    for (args, says) in [
+        (
+            vec!["--games", "6", "--seed", "5"],
+            "--seed 5, but the run's seed is 9",
+        ),
+        (vec!["--games", "7"], "7 games, but the run has 6"),
+    ] {
+        let mut all = vec!["tournament", &file, "--out", out_arg, "--resume"];
+        all.extend(args);
+        let run = referee(&all, b"");
+        assert_eq!(run.code, Some(64), "{run:?}");
+        assert!(run.stderr.contains(says), "{}", run.stderr);
+    }
+    evensteven_tournament(dir.path(), 3, "3s");
+    let run = referee(
+        [
+            "tournament",
+            &file,
+            "--games",
+            "6",
+            "--out",
+            out_arg,
+            "--resume",
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("limits or the entrants' programs changed"),
+        "{}",
+        run.stderr
+    );
+    // And a second run into the same directory without --resume.
+    let run = referee(["tournament", &file, "--games", "6", "--out", out_arg], b"");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        run.stderr.contains("already holds the records of a run"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(lines(&out), 6);
+}
+
+#[test]
+fn an_interrupted_tournament_prints_the_standings_so_far() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = evensteven_tournament(dir.path(), 3, "2s");
+    let out = dir.path().join("out");
+    let marker = common::Marker::new();
+    let child = common::start(
+        [
+            "tournament",
+            "--no-progress",
+            "--jobs",
+            "1",
+            &file,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &marker,
+    );
+    common::wait_for_lines(&out.join("records.jsonl"), 5);
+    common::signal(&child, nix::sys::signal::Signal::SIGINT);
+    let run = common::finish(child, b"");
+    marker.assert_none_left();
+    assert_eq!(run.code, Some(130), "{run:?}");
+    assert!(
+        run.stdout.contains("interrupted: standings after"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("reference"), "{}", run.stdout);
+}
