@@ -169,7 +169,9 @@ impl Plan {
         };
         let mut parts = vec![spec.game.name().to_owned(), format!("{:?}", spec.limits)];
         for e in &entrants {
-            parts.push(format!("{} {:?}", e.name, e.program));
+            // As submitted: not where this run keeps its copy of a `pc2`.
+            let program = e.program.as_ref().map(build::as_submitted);
+            parts.push(format!("{} {program:?}", e.name));
         }
         if let Some(c) = &chomp {
             parts.extend(c.arrays.iter().map(ArrayFile::letters));

@@ -1,11 +1,22 @@
 //! Building the entrants: `make` in each distinct directory, once, all at
 //! the same time; then `pc2` must be there and executable.
+//!
+//! Runs of the referee that build the same directory at the same time (the
+//! shards of a tournament on one machine) never race: each build holds the
+//! directory's build lock (see [`lock_dir`]), and each run then plays its
+//! own private copy of the `pc2` it built (see [`Snapshots`]), so another
+//! run's later build cannot change, or be refused by, what this run runs.
 
 use std::ffi::OsString;
+use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::future::join_all;
+use nix::errno::Errno;
+use nix::fcntl::{Flock, FlockArg};
 use nix::unistd::{AccessFlags, access};
 
 use crate::bot::BotSpec;
@@ -15,6 +26,11 @@ use crate::bot::command::{Completed, run_to_end};
 pub const PROGRAM: &str = "pc2";
 /// How much of a build's output is kept.
 const LOG_KEEP: usize = 64 * 1024;
+/// How often a run waiting for another run's build tries the lock again.
+const LOCK_POLL: Duration = Duration::from_millis(100);
+/// The name of a run's directory of program copies starts with this, under
+/// the system's temporary directory.
+const SNAPSHOTS_PREFIX: &str = "referee-snapshot-";
 
 #[derive(Clone, Debug)]
 pub struct BuildOptions {
@@ -46,9 +62,9 @@ pub async fn build_all(dirs: &[PathBuf], options: &BuildOptions) -> Vec<Built> {
         .collect()
 }
 
-/// The program to run in a built directory.
+/// The program to run in a built directory: this run's copy of its `pc2`.
 fn pc2_in(dir: &Path) -> Built {
-    let program = dir.join(PROGRAM);
+    let program = program(dir);
     if !program.is_file() {
         return Err(format!("no {PROGRAM} in the directory after the build"));
     }
@@ -83,7 +99,12 @@ pub async fn build_dirs(dirs: &[PathBuf], options: &BuildOptions) -> Vec<Result<
     let mut distinct: Vec<&PathBuf> = canonical.iter().filter_map(|c| c.as_ref().ok()).collect();
     distinct.sort();
     distinct.dedup();
-    let builds = join_all(distinct.iter().map(|dir| build_one(dir, options))).await;
+    // Each build is named in messages as its directory was first given.
+    let named = distinct.iter().map(|dir| {
+        let at = canonical.iter().position(|c| c.as_ref() == Ok(*dir));
+        (*dir, at.map_or(dir.as_path(), |at| dirs[at].as_path()))
+    });
+    let builds = join_all(named.map(|(dir, given)| build_one(dir, given, options))).await;
     canonical
         .iter()
         .zip(dirs)
@@ -100,7 +121,27 @@ pub async fn build_dirs(dirs: &[PathBuf], options: &BuildOptions) -> Vec<Result<
         .collect()
 }
 
-async fn build_one(dir: &Path, options: &BuildOptions) -> Result<(), String> {
+/// Builds `dir` (canonical; `given` is how to name it) under its build
+/// lock, and while still holding the lock takes this run's copy of its
+/// `pc2`, if there is one.
+async fn build_one(dir: &Path, given: &Path, options: &BuildOptions) -> Result<(), String> {
+    let _lock = lock_dir(dir, given).await;
+    make(dir, given, options).await?;
+    let built = dir.join(PROGRAM);
+    if built.is_file()
+        && let Err(e) = Snapshots::take(dir, &built)
+    {
+        eprintln!(
+            "referee: cannot copy {} for this run ({e}); running it in place",
+            given.join(PROGRAM).display()
+        );
+    }
+    Ok(())
+}
+
+/// Runs the build command in `dir`, saying so on stderr, with how long it
+/// took.
+async fn make(dir: &Path, given: &Path, options: &BuildOptions) -> Result<(), String> {
     let has_makefile = ["GNUmakefile", "makefile", "Makefile"]
         .iter()
         .any(|name| dir.join(name).is_file());
@@ -110,14 +151,244 @@ async fn build_one(dir: &Path, options: &BuildOptions) -> Result<(), String> {
             args: vec![OsString::from("-c"), OsString::from(&options.make)],
             dir: Some(dir.to_owned()),
         };
-        tracing::info!(dir = %dir.display(), command = %options.make, "building");
+        eprintln!(
+            "referee: building {} with {} ...",
+            given.display(),
+            options.make
+        );
+        let started = Instant::now();
         let completed = run_to_end(&spec, options.timeout, LOG_KEEP)
             .await
             .map_err(|e| format!("cannot run `{}`: {e}", options.make))?;
+        let took = started.elapsed().as_secs_f64();
+        if completed.success() {
+            eprintln!("referee: built {} in {took:.1}s", given.display());
+        } else {
+            eprintln!(
+                "referee: building {} failed after {took:.1}s",
+                given.display()
+            );
+        }
         save_log(dir, &completed, options);
         check_build(&completed, options)?;
     }
     Ok(())
+}
+
+/// Waits for, and takes, the exclusive build lock of `dir`; the lock is
+/// held until the returned value is dropped. `None` when the lock cannot be
+/// had at all (the build then goes on without it, with a warning).
+///
+/// The lock is `flock` on the directory itself, opened read-only, rather
+/// than a lock file under the temporary directory keyed by the canonical
+/// path: nothing is ever written into the submission; the lock belongs to
+/// the directory's inode, so every way of reaching the directory (symbolic
+/// links, bind mounts, containers, users with different `TMPDIR`s) meets
+/// the same lock; and the kernel releases it when the run ends, however it
+/// ends (even `SIGKILL`), so no stale lock can ever block a later run. The
+/// descriptor is close-on-exec: the build and the bots never inherit it.
+/// On a file system without `flock` (some network file systems) the build
+/// goes on unlocked; the atomic install of the reference Makefiles and this
+/// run's private copy of `pc2` still protect the runs from each other.
+async fn lock_dir(dir: &Path, given: &Path) -> Option<Flock<File>> {
+    let unlocked = |e: &dyn std::fmt::Display| {
+        eprintln!(
+            "referee: cannot lock {} for its build ({e}); building without the lock",
+            given.display()
+        );
+    };
+    let mut file = match File::open(dir) {
+        Ok(file) => file,
+        Err(e) => {
+            unlocked(&e);
+            return None;
+        }
+    };
+    let mut waiting = false;
+    loop {
+        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(lock) => return Some(lock),
+            Err((again, Errno::EWOULDBLOCK)) => {
+                if !waiting {
+                    eprintln!(
+                        "referee: waiting for another run to finish building {} ...",
+                        given.display()
+                    );
+                    waiting = true;
+                }
+                file = again;
+                // Polling, not a blocking flock on a thread of its own: the
+                // other builds of this run go on meanwhile, and an interrupt
+                // finds nothing stuck in the kernel.
+                tokio::time::sleep(LOCK_POLL).await;
+            }
+            Err((_, e)) => {
+                unlocked(&e);
+                return None;
+            }
+        }
+    }
+}
+
+/// The program to run for the `pc2` of `dir` (canonical) built by this
+/// run: this run's private copy of it, or, where no copy could be taken,
+/// the directory's own. The bot still runs in `dir`.
+pub fn program(dir: &Path) -> PathBuf {
+    Snapshots::of(dir).unwrap_or_else(|| dir.join(PROGRAM))
+}
+
+/// `spec` as the submission gives it: a program that is this run's copy of
+/// a directory's `pc2` is named as that directory's `pc2`. What identifies
+/// an entrant (fingerprints, records) goes through this, so that it does
+/// not depend on where a run keeps its copies.
+pub fn as_submitted(spec: &BotSpec) -> BotSpec {
+    let mut spec = spec.clone();
+    if let Some(dir) = Snapshots::dir_of(Path::new(&spec.program)) {
+        spec.program = dir.join(PROGRAM).into_os_string();
+    }
+    spec
+}
+
+/// This run's private copies of the programs it built, in a directory of
+/// its own under the system's temporary directory (mode 0700), one
+/// subdirectory per copy so that each keeps the name `pc2`.
+///
+/// A copy, not a hard link: a build that writes over `pc2` in place would
+/// write into a hard link too. The directory is removed when the referee
+/// exits (an `atexit` handler: every ending of a run goes through
+/// `std::process::exit`, except an interrupt, which `_exit`s at once). To
+/// also clean up after interrupted or killed runs, each run holds a `flock`
+/// on its own directory while it lives, and the first copy a run takes
+/// removes every such directory whose lock is free (its run is gone) and
+/// that is more than a minute old (so that one just being created is left
+/// alone).
+struct Snapshots {
+    dir: PathBuf,
+    /// Held until the process ends: the directory is in use.
+    _alive: Flock<File>,
+    next: AtomicUsize,
+    /// (canonical directory, its copy of `pc2`), latest last.
+    taken: Mutex<Vec<(PathBuf, PathBuf)>>,
+}
+
+static SNAPSHOTS: OnceLock<Result<Snapshots, String>> = OnceLock::new();
+
+extern "C" fn remove_snapshots() {
+    if let Some(Ok(snapshots)) = SNAPSHOTS.get() {
+        let _ = std::fs::remove_dir_all(&snapshots.dir);
+    }
+}
+
+impl Snapshots {
+    fn get() -> Result<&'static Snapshots, String> {
+        SNAPSHOTS
+            .get_or_init(Snapshots::create)
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    fn create() -> Result<Snapshots, String> {
+        use std::os::unix::fs::DirBuilderExt;
+        let temp = std::env::temp_dir();
+        sweep(&temp);
+        let stamp = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos();
+        let dir = temp.join(format!("{SNAPSHOTS_PREFIX}{}-{stamp}", std::process::id()));
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))?;
+        let alive = File::open(&dir).map_err(|e| e.to_string()).and_then(|f| {
+            Flock::lock(f, FlockArg::LockExclusiveNonblock).map_err(|(_, e)| e.to_string())
+        });
+        let alive = match alive {
+            Ok(alive) => alive,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(format!("{}: {e}", dir.display()));
+            }
+        };
+        // SAFETY: registers a plain function with no arguments.
+        unsafe {
+            nix::libc::atexit(remove_snapshots);
+        }
+        Ok(Snapshots {
+            dir,
+            _alive: alive,
+            next: AtomicUsize::new(0),
+            taken: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Copies `built`, the `pc2` of `dir`, for this run.
+    fn take(dir: &Path, built: &Path) -> Result<(), String> {
+        let snapshots = Snapshots::get()?;
+        let n = snapshots.next.fetch_add(1, Ordering::Relaxed);
+        let into = snapshots.dir.join(n.to_string());
+        let copy = into.join(PROGRAM);
+        std::fs::create_dir(&into)
+            .and_then(|()| std::fs::copy(built, &copy))
+            .map_err(|e| format!("{}: {e}", copy.display()))?;
+        let mut taken = snapshots.taken.lock().unwrap_or_else(|e| e.into_inner());
+        taken.push((dir.to_owned(), copy));
+        Ok(())
+    }
+
+    /// The latest copy of `dir`'s `pc2`, if this run took one.
+    fn of(dir: &Path) -> Option<PathBuf> {
+        let snapshots = SNAPSHOTS.get()?.as_ref().ok()?;
+        let taken = snapshots.taken.lock().unwrap_or_else(|e| e.into_inner());
+        taken
+            .iter()
+            .rev()
+            .find(|(d, _)| d == dir)
+            .map(|(_, copy)| copy.clone())
+    }
+
+    /// The directory whose `pc2` `copy` is a copy of, if it is one.
+    fn dir_of(copy: &Path) -> Option<PathBuf> {
+        let snapshots = SNAPSHOTS.get()?.as_ref().ok()?;
+        let taken = snapshots.taken.lock().unwrap_or_else(|e| e.into_inner());
+        taken
+            .iter()
+            .find(|(_, c)| c == copy)
+            .map(|(dir, _)| dir.clone())
+    }
+}
+
+/// Removes the copies left in `temp` by runs that are gone (see
+/// [`Snapshots`]).
+fn sweep(temp: &Path) {
+    let Ok(entries) = std::fs::read_dir(temp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if !entry
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.starts_with(SNAPSHOTS_PREFIX))
+        {
+            continue;
+        }
+        let path = entry.path();
+        let old = std::fs::symlink_metadata(&path)
+            .ok()
+            .filter(|m| m.is_dir())
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > Duration::from_secs(60));
+        if !old {
+            continue;
+        }
+        let Ok(file) = File::open(&path) else {
+            continue;
+        };
+        if let Ok(_gone) = Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            let _ = std::fs::remove_dir_all(&path);
+        }
+    }
 }
 
 fn check_build(completed: &Completed, options: &BuildOptions) -> Result<(), String> {

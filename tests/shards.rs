@@ -1,0 +1,266 @@
+//! Runs that build the same submission directory at the same time: the
+//! shards of a tournament on one machine (the README's GNU parallel
+//! example), and two `referee chomp` runs side by side. Nobody may be
+//! disqualified because another run was building or running the same
+//! directory.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{referee, referee_bin, referee_with};
+use serde_json::Value;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Copies of a built `pc2` left by runs in `tmp` (the runs' `TMPDIR`).
+fn snapshots_left(tmp: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("referee-snapshot-"))
+        })
+        .collect()
+}
+
+/// A small Chomp tournament whose entrants are all given by `dir` (the
+/// reference bots, built with their Makefiles), like
+/// `tournaments/chomp.toml`, with the same directory twice.
+fn tournament_file(dir: &Path) -> String {
+    let text = format!(
+        "game = \"chomp\"\ngames = 12\nseed = 11\n\
+         [limits]\nprep = \"0s\"\narrays = \"{ROOT}/tournaments/chomp/statement.txt\"\nseats = 3\n\
+         [[entrant]]\nname = \"strong\"\ndir = \"{ROOT}/bots/chomp\"\n\
+         [[entrant]]\nname = \"greedy\"\ndir = \"{ROOT}/bots/chomp-greedy\"\n\
+         [[entrant]]\nname = \"greedy-2\"\ndir = \"{ROOT}/bots/chomp-greedy\"\n"
+    );
+    let path = dir.join("chomp.toml");
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+/// Records without what differs from run to run (times).
+fn records(out: &Path) -> Vec<Value> {
+    let mut records = referee::record::read_records(&out.join("records.jsonl")).unwrap();
+    for r in &mut records {
+        r.as_object_mut().unwrap().remove("time");
+        for result in r["results"].as_array_mut().unwrap() {
+            let fields = result.as_object_mut().unwrap();
+            fields.remove("micros");
+            fields.remove("slowest_micros");
+        }
+    }
+    records.sort_by_key(|r| r["index"].as_u64());
+    records
+}
+
+/// Standings without the timing column.
+fn standings(out: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(out.join("standings.json")).unwrap();
+    let mut rows: Vec<Value> = serde_json::from_str(&text).unwrap();
+    for row in &mut rows {
+        row.as_object_mut().unwrap().remove("slowest_micros");
+    }
+    rows
+}
+
+/// Processes still alive (not zombies) whose environment holds `var`.
+fn survivors(var: &str) -> Vec<String> {
+    let mut found = vec![];
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let pid = entry.file_name();
+        let Some(pid) = pid
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        let status = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if status
+            .rsplit(')')
+            .next()
+            .is_some_and(|s| s.trim_start().starts_with('Z'))
+        {
+            continue;
+        }
+        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+            continue;
+        };
+        if environ.split(|&b| b == 0).any(|v| v == var.as_bytes()) {
+            found.push(pid.to_owned());
+        }
+    }
+    found
+}
+
+#[test]
+fn shards_built_from_the_same_directories_merge_to_one_run() {
+    if Command::new("parallel")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_err()
+    {
+        eprintln!(
+            "SKIPPED shards_built_from_the_same_directories_merge_to_one_run: \
+             GNU parallel is not installed (apt-get install parallel)"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let file = tournament_file(dir.path());
+
+    let whole = dir.path().join("whole");
+    let run = referee(
+        [
+            "tournament",
+            "--no-progress",
+            &file,
+            "--out",
+            whole.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(!run.stderr.contains("disqualified"), "{}", run.stderr);
+    assert!(run.stderr.contains("referee: built "), "{}", run.stderr);
+
+    // The README's example, on one machine: four shards at once, each
+    // building the same directories and running what they built.
+    let shards = dir.path().join("s");
+    let marker = format!("REFEREE_SHARDS_TEST={}", std::process::id());
+    let child = Command::new("parallel")
+        .args([
+            "--will-cite",
+            referee_bin(),
+            "tournament",
+            "--no-progress",
+            &file,
+            "--shard",
+            "{}/4",
+            "--out",
+            &format!("{}{{}}", shards.display()),
+            ":::",
+            "1",
+            "2",
+            "3",
+            "4",
+        ])
+        .env("TMPDIR", &tmp)
+        .env("REFEREE_SHARDS_TEST", std::process::id().to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start GNU parallel");
+    let started = Instant::now();
+    let waiter = std::thread::spawn(move || child.wait_with_output().unwrap());
+    while !waiter.is_finished() {
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "the shards did not finish"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let output = waiter.join().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{output:?}");
+    assert!(!stderr.contains("disqualified"), "{stderr}");
+    assert!(!stderr.contains("Text file busy"), "{stderr}");
+    assert_eq!(survivors(&marker), Vec::<String>::new());
+    assert_eq!(snapshots_left(&tmp), Vec::<PathBuf>::new());
+
+    let outs: Vec<String> = (1..=4)
+        .map(|k| format!("{}{k}", shards.display()))
+        .collect();
+    let merged = dir.path().join("merged");
+    let mut args = vec!["merge"];
+    args.extend(outs.iter().map(String::as_str));
+    args.extend(["--out", merged.to_str().unwrap()]);
+    let run = referee(args, b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.contains("12 of 12 games"), "{}", run.stdout);
+    let rows = standings(&merged);
+    assert_eq!(rows, standings(&whole));
+    assert_eq!(records(&merged), records(&whole));
+    for row in &rows {
+        assert_eq!(row["games"], 12, "{row}");
+        assert_eq!(row["disqualified"], 0, "{row}");
+    }
+}
+
+#[test]
+fn two_chomp_runs_building_one_directory_both_play() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    // A submission with a Makefile of its own that writes over pc2 in
+    // place, slowly: without the build lock the two builds would overlap,
+    // and without each run's private copy of pc2 the second `cp` would
+    // find the first run's pc2 running ("Text file busy").
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::write(
+        sub.join("Makefile"),
+        format!(
+            "pc2: FORCE\n\techo start >> builds.log\n\tsleep 1\n\tcp {} pc2\n\t\
+             echo end >> builds.log\nFORCE:\n.PHONY: FORCE\n",
+            env!("CARGO_BIN_EXE_chomp-greedy")
+        ),
+    )
+    .unwrap();
+    let array = format!("{ROOT}/tournaments/chomp/40x20.txt");
+    let sub_arg = sub.to_str().unwrap().to_owned();
+    let tmp_arg = tmp.to_str().unwrap().to_owned();
+    let runs: Vec<_> = (0..2)
+        .map(|_| {
+            let (array, sub, tmp) = (array.clone(), sub_arg.clone(), tmp_arg.clone());
+            std::thread::spawn(move || {
+                referee_with(
+                    [
+                        "chomp", "--prep", "0s", "--games", "12", "--seed", "1", &array, &sub, &sub,
+                    ],
+                    b"",
+                    &[("TMPDIR", &tmp)],
+                    None,
+                )
+            })
+        })
+        .collect();
+    let runs: Vec<common::Run> = runs.into_iter().map(|r| r.join().unwrap()).collect();
+    for run in &runs {
+        assert_eq!(run.code, Some(0), "{run:?}");
+        assert!(!run.stderr.contains("disqualified"), "{run:?}");
+        assert!(!run.stdout.contains("(crashed)"), "{run:?}");
+        assert!(
+            run.stderr
+                .contains(&format!("referee: building {sub_arg} with make ..."))
+                && run
+                    .stderr
+                    .contains(&format!("referee: built {sub_arg} in ")),
+            "{}",
+            run.stderr
+        );
+    }
+    let waited = runs
+        .iter()
+        .filter(|r| {
+            r.stderr
+                .contains("referee: waiting for another run to finish building")
+        })
+        .count();
+    assert_eq!(waited, 1, "{runs:?}");
+    // One build after the other, never both at once.
+    let builds = std::fs::read_to_string(sub.join("builds.log")).unwrap();
+    assert_eq!(builds, "start\nend\nstart\nend\n");
+    assert_eq!(snapshots_left(&tmp), Vec::<PathBuf>::new());
+}
