@@ -76,4 +76,3 @@ pub fn parse_positive_duration(text: &str) -> Result<Duration, String> {
         d => Ok(d),
     }
 }
-
