@@ -197,7 +197,7 @@ async fn run_case(case: &Case, base: &Path, limits: BotLimits) -> Result<Outcome
 
     let mut records = Vec::new();
     let mut decided = None;
-    let mut games = plan.play_all((1..=case.games).collect(), seed, jobs, false);
+    let mut games = plan.play_all(1..=case.games, seed, jobs, false);
     while let Some(record) = games.next().await {
         records.push(record?);
         if let Some(sprt) = &sprt {

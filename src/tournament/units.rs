@@ -199,7 +199,7 @@ impl Plan {
     /// bots to one CPU. Records arrive as games finish.
     pub fn play_all(
         self: &Arc<Plan>,
-        indices: Vec<u64>,
+        indices: impl Iterator<Item = u64> + Send + 'static,
         seed: u64,
         jobs: usize,
         pin: bool,
