@@ -14,12 +14,12 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::bot::BotLimits;
+use crate::units::parse_duration;
 use crate::exit::Status;
 use crate::stats::wilson95;
 use crate::tournament::TournamentConfig;
 use crate::tournament::spec::{EntrantSpec, GameKind, Limits, Spec};
 use crate::tournament::units::Plan;
-use crate::units::parse_duration;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

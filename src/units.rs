@@ -76,3 +76,4 @@ pub fn parse_positive_duration(text: &str) -> Result<Duration, String> {
         d => Ok(d),
     }
 }
+

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use super::TournamentConfig;
 use super::spec::{GameKind, Spec};
 use crate::bot::{BotLimits, BotSpec};
+use crate::units::parse_duration;
 use crate::games::acesup::{self, Decks, JudgeConfig, Verdict};
 use crate::games::chomp::build::{self, BuildOptions};
 use crate::games::chomp::game::{self, Rules, SeatSpec};
@@ -24,7 +25,6 @@ use crate::games::septica;
 use crate::parallel;
 use crate::record;
 use crate::rng::SplitMix64;
-use crate::units::parse_duration;
 
 /// An entrant, ready to run or disqualified.
 #[derive(Clone, Debug)]
