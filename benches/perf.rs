@@ -5,7 +5,8 @@
 //! cargo bench --bench perf -- roundtrip scale    # some of them
 //! ```
 //!
-//! Sections: `roundtrip`, `deadline`, `scale`, `tournament`, `engines`.
+//! Sections: `roundtrip`, `deadline`, `scale`, `tournament`, `engines`,
+//! `results`.
 //! Each figure is repeated and reported as min / median / max. Nothing here
 //! is a test: the numbers depend on the machine and on what else it runs,
 //! so run it on an otherwise idle machine.
@@ -42,9 +43,16 @@ fn main() {
         .filter(|a| !a.starts_with("--"))
         .collect();
     if sections.is_empty() {
-        sections = ["roundtrip", "deadline", "scale", "tournament", "engines"]
-            .map(String::from)
-            .to_vec();
+        sections = [
+            "roundtrip",
+            "deadline",
+            "scale",
+            "tournament",
+            "engines",
+            "results",
+        ]
+        .map(String::from)
+        .to_vec();
     }
     println!("# {}", machine());
     for section in &sections {
@@ -55,6 +63,7 @@ fn main() {
             "scale" => scale(3),
             "tournament" => tournament(3),
             "engines" => engines(200),
+            "results" => results(7),
             other => {
                 eprintln!("perf: unknown section {other:?}");
                 std::process::exit(2);
@@ -278,6 +287,53 @@ fn roundtrip(reps: usize) {
             "  - (c) referee chomp:   {}; ratio to (a): {}",
             mmm(&chomp, 0),
             mmm(&ratios(&chomp), 2)
+        );
+    }
+}
+
+/// Benchmark 6: what a results file costs the dealer: 3,000 13-card games
+/// without `--results`, with it (records written at once, fsync batched)
+/// and with `--no-fsync`, in alternation so that all three see the same
+/// machine. The file is on the temporary directory's file system.
+fn results(reps: usize) {
+    println!("## Results file cost (dealer moves per second, min / median / max of {reps} runs)");
+    let tmp = tempfile::tempdir().unwrap();
+    let deals = tmp.path().join("deals.txt");
+    let text: String = (1..=3_000).map(|s| format!("13 {s}\n")).collect();
+    std::fs::write(&deals, text).unwrap();
+    let file = tmp.path().join("r.jsonl");
+    let file = file.to_str().unwrap();
+    // (label, options before `dealer`, options after it)
+    let ways: [(&str, &[&str], &[&str]); 3] = [
+        ("no results file", &[], &[]),
+        ("--results (fsync batched)", &[], &["--results", file]),
+        (
+            "--results --no-fsync",
+            &["--no-fsync"],
+            &["--results", file],
+        ),
+    ];
+    let mut rates = vec![vec![]; ways.len()];
+    for _ in 0..reps {
+        for ((_, global, dealer), rates) in ways.iter().zip(&mut rates) {
+            let _ = std::fs::remove_file(file);
+            let mut args = vec!["--log", "info"];
+            args.extend_from_slice(global);
+            args.push("dealer");
+            args.extend_from_slice(dealer);
+            args.push(EVENSTEVEN);
+            let (t, out) = run(REFEREE, &args, Some(&deals), false);
+            let moves = number_after(&stderr(&out), "moves=").expect("the dealer's summary");
+            rates.push(moves as f64 / t.as_secs_f64());
+        }
+    }
+    let base = rates[0].clone();
+    for ((label, _, _), rates) in ways.iter().zip(&rates) {
+        let ratios: Vec<f64> = rates.iter().zip(&base).map(|(x, b)| x / b).collect();
+        println!(
+            "- {label}: {}; ratio to no file: {}",
+            mmm(rates, 0),
+            mmm(&ratios, 2)
         );
     }
 }

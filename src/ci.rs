@@ -138,7 +138,7 @@ pub async fn run(file: &Path, junit: Option<&Path>, limits: BotLimits) -> Status
                 };
                 if let Err(e) = write_junit(path, file, &[outcome]) {
                     eprintln!("referee ci: {}: {e}", path.display());
-                    return Status::Internal;
+                    return Status::Io;
                 }
             }
             return Status::Usage;
@@ -177,7 +177,7 @@ pub async fn run(file: &Path, junit: Option<&Path>, limits: BotLimits) -> Status
         && let Err(e) = write_junit(path, file, &outcomes)
     {
         eprintln!("referee ci: {}: {e}", path.display());
-        return Status::Internal;
+        return Status::Io;
     }
     if passed == outcomes.len() {
         Status::Pass
@@ -376,7 +376,7 @@ async fn run_case(case: &Case, base: &Path, limits: BotLimits) -> Result<Outcome
     let mut records = Vec::new();
     let mut decided = None;
     let (mut wins, mut played) = (0.0, 0u64);
-    let mut games = plan.play_all((1..=case.games).collect(), seed, jobs, false);
+    let mut games = plan.play_all(1..=case.games, seed, jobs, false);
     while let Some(record) = games.next().await {
         let record = record?;
         if let Some((w, _)) = game_win(case.game, &record, &case.name) {

@@ -18,6 +18,9 @@ pub enum Status {
     Usage = 64,
     /// The referee itself failed.
     Internal = 70,
+    /// The referee could not write, flush or fsync one of its own files
+    /// (results, standings, copies).
+    Io = 74,
     /// Interrupted by SIGINT or SIGTERM.
     Interrupted = 130,
 }
@@ -47,4 +50,5 @@ Exit status:
   3    program crashed: a bot timed out, exited or closed its output early
   64   usage or input error: bad arguments, bad input file or line
   70   internal error of the referee
+  74   I/O error on the referee's own files (results, standings): the run stopped
   130  interrupted (SIGINT, SIGTERM or SIGHUP); every bot is killed";

@@ -19,8 +19,7 @@
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use tokio::sync::{mpsc, watch};
@@ -36,23 +35,29 @@ pub struct Games<R> {
 
 /// Plays `play(item, cpu)` for every item on `jobs` threads. `cpu` is the
 /// CPU the worker is pinned to (with `pin`); processes the game starts
-/// inherit that binding.
-pub fn run<T, R, F, Fut>(items: Vec<T>, jobs: usize, pin: bool, play: F) -> Games<R>
+/// inherit that binding. Items are taken from `items` one at a time, as
+/// workers become free, so a run of any length holds only the games in
+/// flight.
+pub fn run<I, T, R, F, Fut>(items: I, jobs: usize, pin: bool, play: F) -> Games<R>
 where
-    T: Clone + Send + Sync + 'static,
+    I: IntoIterator<Item = T>,
+    I::IntoIter: Send + 'static,
+    T: Send + 'static,
     R: Send + 'static,
     F: Fn(T, Option<usize>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = R>,
 {
     let (sender, results) = mpsc::unbounded_channel();
     let (stop, stopped) = watch::channel(false);
-    let items = Arc::new(items);
-    let next = Arc::new(AtomicUsize::new(0));
+    let items = items.into_iter();
+    let most = items.size_hint().1.unwrap_or(usize::MAX);
+    // The items, and how many were taken (for messages).
+    let items = Arc::new(Mutex::new((items.fuse(), 0usize)));
     let play = Arc::new(play);
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let workers = (0..jobs.clamp(1, items.len().max(1)))
+    let workers = (0..jobs.clamp(1, most.max(1)))
         .map(|w| {
-            let (items, next, play) = (Arc::clone(&items), Arc::clone(&next), Arc::clone(&play));
+            let (items, play) = (Arc::clone(&items), Arc::clone(&play));
             let (sender, failed) = (sender.clone(), sender.clone());
             let mut stopped = stopped.clone();
             let cpu = pin.then_some(w % cpus);
@@ -75,8 +80,15 @@ where
                         }
                     };
                     loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(item) = items.get(i).cloned() else {
+                        let next = {
+                            let mut items = items.lock().unwrap_or_else(|e| e.into_inner());
+                            let (items, taken) = &mut *items;
+                            items.next().map(|item| {
+                                *taken += 1;
+                                (*taken - 1, item)
+                            })
+                        };
+                        let Some((i, item)) = next else {
                             return;
                         };
                         // A game that panics is reported, not silently lost,
@@ -164,14 +176,13 @@ mod tests {
     #[test]
     fn every_item_is_played_once_whatever_the_jobs() {
         for jobs in [1, 2, 5, 50] {
-            let mut got: Vec<u32> =
-                collect(run((1..=20).collect(), jobs, false, |i, cpu| async move {
-                    assert_eq!(cpu, None);
-                    i * 10
-                }))
-                .into_iter()
-                .map(Result::unwrap)
-                .collect();
+            let mut got: Vec<u32> = collect(run(1..=20, jobs, false, |i, cpu| async move {
+                assert_eq!(cpu, None);
+                i * 10
+            }))
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
             got.sort_unstable();
             assert_eq!(
                 got,
@@ -182,13 +193,31 @@ mod tests {
     }
 
     #[test]
+    fn items_are_taken_lazily() {
+        // Far more items than memory could hold: only those played are made.
+        let mut games = run(0..u64::MAX, 2, false, |i, _| async move { i });
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let got = runtime.block_on(async {
+            let mut got = vec![];
+            for _ in 0..100 {
+                got.push(games.next().await.unwrap().unwrap());
+            }
+            got
+        });
+        drop(games);
+        assert!(got.iter().all(|&i| i < 1000), "{got:?}");
+    }
+
+    #[test]
     fn no_items_no_results() {
         assert!(collect(run(Vec::<u32>::new(), 2, false, |i, _| async move { i })).is_empty());
     }
 
     #[test]
     fn a_panicking_game_is_reported_and_the_others_still_play() {
-        let results = collect(run((1..=6).collect(), 2, false, |i: u32, _| async move {
+        let results = collect(run(1..=6, 2, false, |i: u32, _| async move {
             assert_ne!(i, 3, "game 3 fails on purpose");
             i
         }));
@@ -209,7 +238,7 @@ mod tests {
     #[test]
     fn dropping_the_games_stops_the_workers_promptly() {
         let started = std::time::Instant::now();
-        let games = run((0..4).collect(), 2, false, |_: u32, _| async move {
+        let games = run(0..4, 2, false, |_: u32, _| async move {
             tokio::time::sleep(std::time::Duration::from_secs(60)).await;
         });
         std::thread::sleep(std::time::Duration::from_millis(50));

@@ -1,32 +1,75 @@
 //! Results as JSON Lines: one object per game, appended as the game ends.
 //!
-//! Each record is serialized in full first, written with a single `write`
-//! on a file opened for appending (so records never interleave), and
-//! fsynced before the next game starts, so a crash of the referee — or of
-//! the machine — loses at most the game in flight. A run that was killed in
-//! the middle of a write leaves a torn last line: the next run that opens
-//! the file ends it with a newline (so its own records start clean), and
-//! readers skip it with a warning.
+//! Each record is serialized in full first and written with a single
+//! `write` on a file opened for appending (so records never interleave) as
+//! soon as its game ends: a killed referee loses at most the game in
+//! flight. Making the records durable against a power loss costs an fsync,
+//! which is batched (group commit): a record is fsynced at once when the
+//! last fsync is older than [`SYNC_INTERVAL`], otherwise within that
+//! interval by a background thread, and always when the file is closed
+//! ([`Records::finish`], or dropping it). A power loss therefore costs at
+//! most the games finished in the last [`SYNC_INTERVAL`]. A failed write or
+//! fsync is an error of the run (exit status 74); a failure of the
+//! background fsync is returned by the next append or by `finish`.
+//!
+//! A run that was killed in the middle of a write leaves a torn last line:
+//! the next run that opens the file ends it with a newline (so its own
+//! records start clean), and readers skip it with a warning.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::SystemTime;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime};
 
 /// Whether records are fsynced (`--no-fsync` turns it off, for speed).
 static FSYNC: AtomicBool = AtomicBool::new(true);
+
+/// The longest a finished game's record stays written but not fsynced.
+pub const SYNC_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Turns fsyncing of records off or on for the whole process.
 pub fn set_fsync(on: bool) {
     FSYNC.store(on, Ordering::Relaxed);
 }
 
+fn fsync_on() -> bool {
+    FSYNC.load(Ordering::Relaxed)
+}
+
 /// An open results file.
 pub struct Records {
     path: PathBuf,
-    file: File,
+    shared: Arc<Shared>,
     line: Vec<u8>,
+    /// The background fsyncer (only when fsyncing is on).
+    syncer: Option<JoinHandle<()>>,
+}
+
+/// What the appender and the background fsyncer share.
+struct Shared {
+    file: File,
+    state: Mutex<SyncState>,
+    wake: Condvar,
+}
+
+struct SyncState {
+    /// Records were written since the last fsync began.
+    dirty: bool,
+    /// When the last fsync began.
+    last_sync: Instant,
+    /// A background fsync failed; reported by the next call.
+    failed: Option<io::Error>,
+    /// The file is being closed: the background thread ends.
+    closed: bool,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, SyncState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -69,14 +112,37 @@ impl Records {
                 file.write_all(b"\n").map_err(error)?;
             }
         }
+        let shared = Arc::new(Shared {
+            file,
+            state: Mutex::new(SyncState {
+                dirty: false,
+                last_sync: Instant::now(),
+                failed: None,
+                closed: false,
+            }),
+            wake: Condvar::new(),
+        });
+        let syncer = if fsync_on() {
+            let shared = Arc::clone(&shared);
+            let syncer = std::thread::Builder::new()
+                .name("fsync".into())
+                .spawn(move || background_sync(&shared))
+                .map_err(error)?;
+            Some(syncer)
+        } else {
+            None
+        };
         Ok(Records {
             path: path.to_owned(),
-            file,
+            shared,
             line: Vec::with_capacity(1024),
+            syncer,
         })
     }
 
-    /// Appends one record as one line, and makes it durable.
+    /// Appends one record as one line, written to the file at once; it is
+    /// fsynced now if the last fsync is older than [`SYNC_INTERVAL`], else
+    /// within that interval.
     pub fn append<T: serde::Serialize>(&mut self, record: &T) -> Result<(), RecordError> {
         let error = |source| RecordError {
             path: self.path.clone(),
@@ -85,12 +151,116 @@ impl Records {
         self.line.clear();
         serde_json::to_writer(&mut self.line, record).map_err(|e| error(e.into()))?;
         self.line.push(b'\n');
-        self.file.write_all(&self.line).map_err(error)?;
-        if FSYNC.load(Ordering::Relaxed) {
-            self.file.sync_data().map_err(error)?;
+        (&self.shared.file).write_all(&self.line).map_err(error)?;
+        if !fsync_on() {
+            return Ok(());
+        }
+        let mut state = self.shared.lock();
+        if let Some(e) = state.failed.take() {
+            return Err(error(e));
+        }
+        let now = Instant::now();
+        if now.duration_since(state.last_sync) >= SYNC_INTERVAL {
+            state.dirty = false;
+            state.last_sync = now;
+            drop(state);
+            self.shared.file.sync_data().map_err(error)?;
+        } else if !state.dirty {
+            state.dirty = true;
+            self.shared.wake.notify_one();
         }
         Ok(())
     }
+
+    /// Makes every record appended so far durable (a no-op with
+    /// `--no-fsync`), and reports a failed background fsync.
+    pub fn sync(&mut self) -> Result<(), RecordError> {
+        let error = |source| RecordError {
+            path: self.path.clone(),
+            source,
+        };
+        let mut state = self.shared.lock();
+        if let Some(e) = state.failed.take() {
+            return Err(error(e));
+        }
+        if !state.dirty || !fsync_on() {
+            return Ok(());
+        }
+        state.dirty = false;
+        state.last_sync = Instant::now();
+        drop(state);
+        self.shared.file.sync_data().map_err(error)
+    }
+
+    /// Closes the file after a last fsync. Dropping the file does the same
+    /// but can only warn about a failure.
+    pub fn finish(mut self) -> Result<(), RecordError> {
+        self.stop_syncer();
+        self.sync()
+    }
+
+    fn stop_syncer(&mut self) {
+        if let Some(syncer) = self.syncer.take() {
+            self.shared.lock().closed = true;
+            self.shared.wake.notify_one();
+            let _ = syncer.join();
+        }
+    }
+}
+
+impl Drop for Records {
+    fn drop(&mut self) {
+        self.stop_syncer();
+        if let Err(e) = self.sync() {
+            eprintln!("referee: {e}");
+        }
+    }
+}
+
+/// The background fsyncer: fsyncs written records at most
+/// [`SYNC_INTERVAL`] after the last fsync, until the file is closed.
+fn background_sync(shared: &Shared) {
+    let mut state = shared.lock();
+    loop {
+        if state.closed {
+            return;
+        }
+        if !state.dirty {
+            state = shared.wake.wait(state).unwrap_or_else(|e| e.into_inner());
+            continue;
+        }
+        let due = state.last_sync + SYNC_INTERVAL;
+        let now = Instant::now();
+        if now < due {
+            state = shared
+                .wake
+                .wait_timeout(state, due - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+            continue;
+        }
+        state.dirty = false;
+        state.last_sync = now;
+        drop(state);
+        let synced = shared.file.sync_data();
+        state = shared.lock();
+        if let Err(e) = synced {
+            state.failed.get_or_insert(e);
+        }
+    }
+}
+
+/// Writes a whole file of the referee's own (run description, standings,
+/// a copy), fsynced unless `--no-fsync`. The error names the file.
+pub fn write_file(path: &Path, contents: &[u8]) -> Result<(), String> {
+    let written = File::create(path).and_then(|mut file| {
+        file.write_all(contents)?;
+        if fsync_on() {
+            file.sync_all()?;
+        }
+        Ok(())
+    });
+    written.map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Reads every complete record of a results file. Lines that are not JSON
@@ -165,6 +335,36 @@ mod tests {
         assert_eq!(
             read,
             vec![serde_json::json!({"a": 1}), serde_json::json!({"c": 3})]
+        );
+    }
+
+    #[test]
+    fn records_are_in_the_file_at_once_and_finish_syncs_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.jsonl");
+        let mut records = Records::open(&path).unwrap();
+        for i in 0..50 {
+            records.append(&serde_json::json!({ "i": i })).unwrap();
+            // Written, not only buffered: another reader sees it now.
+            assert_eq!(read_records(&path).unwrap().len(), i + 1);
+        }
+        records.sync().unwrap();
+        records.finish().unwrap();
+        assert_eq!(read_records(&path).unwrap().len(), 50);
+    }
+
+    #[test]
+    fn a_full_disk_is_an_error_naming_the_file() {
+        let Ok(mut records) = Records::open(Path::new("/dev/full")) else {
+            return;
+        };
+        let e = records.append(&serde_json::json!({"a": 1})).unwrap_err();
+        assert_eq!(e.source.raw_os_error(), Some(nix::libc::ENOSPC));
+        assert!(e.to_string().contains("/dev/full"), "{e}");
+        assert!(
+            write_file(Path::new("/dev/full"), b"x")
+                .unwrap_err()
+                .contains("/dev/full")
         );
     }
 

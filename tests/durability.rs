@@ -167,3 +167,275 @@ fn a_killed_septica_run_resumes_to_the_same_verdict() {
     assert_eq!(seen.len(), 150);
     assert_eq!(indices(&resumed_file).len(), 150, "no match twice");
 }
+
+// ---------------------------------------------------------------------
+// Nothing lost: a results file that cannot be written stops the run with
+// exit status 74, naming the file and the error; no bot outlives it.
+// ---------------------------------------------------------------------
+
+const FULL: &str = "/dev/full";
+const IO_ERROR: i32 = 74;
+
+/// The run stopped at the first failed write, with one message naming the
+/// file and the error.
+fn assert_stopped_on_full_disk(run: &common::Run, file: &str) {
+    assert_eq!(run.code, Some(IO_ERROR), "{run:?}");
+    let errors: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("No space left on device"))
+        .collect();
+    assert_eq!(errors.len(), 1, "one failure, then the run stops: {run:?}");
+    assert!(errors[0].contains(file), "{run:?}");
+}
+
+#[test]
+fn the_dealer_stops_at_a_results_file_it_cannot_write() {
+    let input: String = (1..=2000).map(|i| format!("13 {i}\n")).collect();
+    let run = referee(
+        [
+            "dealer",
+            "--results",
+            FULL,
+            env!("CARGO_BIN_EXE_evensteven"),
+        ],
+        input.as_bytes(),
+    );
+    assert_stopped_on_full_disk(&run, FULL);
+    let games = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("Game "))
+        .count();
+    assert_eq!(games, 1, "{}", run.stdout);
+}
+
+#[test]
+fn chomp_septica_and_acesup_stop_at_a_results_file_they_cannot_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let array = dir.path().join("a.txt");
+    std::fs::write(&array, "QWERTY\nASDFGH\nZXCVBN\n").unwrap();
+    let greedy = chomp_player(dir.path(), "greedy", env!("CARGO_BIN_EXE_chomp-greedy"));
+    let chomp = referee(
+        [
+            "chomp",
+            "--prep",
+            "100ms",
+            "--games",
+            "50",
+            "--results",
+            FULL,
+            array.to_str().unwrap(),
+            &greedy,
+            &greedy,
+        ],
+        b"",
+    );
+    assert_stopped_on_full_disk(&chomp, FULL);
+    assert!(!chomp.stdout.contains("game 2:"), "{}", chomp.stdout);
+
+    let septica = referee(
+        [
+            "septica",
+            "--matches",
+            "500",
+            "--results",
+            FULL,
+            env!("CARGO_BIN_EXE_septica-editorial"),
+        ],
+        b"",
+    );
+    assert_stopped_on_full_disk(&septica, FULL);
+
+    let acesup = referee(
+        [
+            "acesup",
+            "--random",
+            "500",
+            "--results",
+            FULL,
+            env!("CARGO_BIN_EXE_acesup"),
+        ],
+        b"",
+    );
+    assert_stopped_on_full_disk(&acesup, FULL);
+    assert!(!acesup.stdout.contains("deck 2:"), "{}", acesup.stdout);
+}
+
+/// A tournament file of `games` Even Steven games for the reference player.
+fn evensteven_tournament(dir: &std::path::Path, games: &str) -> String {
+    let path = dir.join("t.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "game = \"evensteven\"\ngames = {games}\nseed = 1\n\
+             [[entrant]]\nname = \"reference\"\ncommand = [\"{}\"]\n",
+            env!("CARGO_BIN_EXE_evensteven")
+        ),
+    )
+    .unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_tournament_stops_at_any_of_its_files_it_cannot_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = evensteven_tournament(dir.path(), "200");
+    for name in [
+        "records.jsonl",
+        "run.json",
+        "tournament.toml",
+        "standings.json",
+        "standings.csv",
+    ] {
+        let out = dir.path().join(name.replace('.', "-"));
+        std::fs::create_dir_all(&out).unwrap();
+        std::os::unix::fs::symlink(FULL, out.join(name)).unwrap();
+        let run = referee(
+            [
+                "tournament",
+                "--no-progress",
+                "--out",
+                out.to_str().unwrap(),
+                &file,
+            ],
+            b"",
+        );
+        assert_stopped_on_full_disk(&run, name);
+        if name == "records.jsonl" {
+            assert!(!run.stdout.contains("standings"), "{run:?}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------
+// Nothing lost: a finished game is in the file at once, not only buffered.
+// ---------------------------------------------------------------------
+
+#[test]
+fn a_finished_game_is_in_the_results_file_while_the_run_goes_on() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let marker = Marker::new();
+    let mut child = start(
+        [
+            "dealer",
+            "--results",
+            results.to_str().unwrap(),
+            env!("CARGO_BIN_EXE_evensteven"),
+        ],
+        &marker,
+    );
+    // Five games, and the input stays open: the dealer waits for more.
+    let stdin = child.stdin.as_mut().unwrap();
+    stdin.write_all(b"4 1\n5 2\n6 3\n7 4\n8 5\n").unwrap();
+    stdin.flush().unwrap();
+    wait_for_lines(&results, 5);
+    signal(&child, nix::sys::signal::Signal::SIGKILL);
+    let run = finish(child, b"");
+    assert_eq!(run.code, None, "{run:?}");
+    marker.assert_none_left();
+    assert_eq!(indices(&results), [1, 2, 3, 4, 5]);
+}
+
+// ---------------------------------------------------------------------
+// Nothing grows: memory does not depend on the number of games asked for.
+// ---------------------------------------------------------------------
+
+const HUGE: &str = "18446744073709551615";
+
+/// Resident memory of a process, in KiB.
+fn rss_kib(child: &std::process::Child) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("VmRSS in /proc/PID/status")
+}
+
+/// Starts `referee ARGS`, waits until `results` holds a few records, checks
+/// that the referee stays small, and interrupts it.
+fn small_while_playing(args: &[&str], results: &std::path::Path) {
+    let marker = Marker::new();
+    let child = start(args, &marker);
+    wait_for_lines(results, 5);
+    let rss = rss_kib(&child);
+    assert!(rss < 200 * 1024, "{rss} KiB resident: {args:?}");
+    signal(&child, nix::sys::signal::Signal::SIGTERM);
+    let run = finish(child, b"");
+    assert_eq!(run.code, Some(130), "{run:?}");
+    assert!(!run.stderr.contains("panicked"), "{run:?}");
+    marker.assert_none_left();
+}
+
+#[test]
+fn a_tournament_of_ever_so_many_games_starts_at_once_in_little_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = evensteven_tournament(dir.path(), HUGE);
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
+    small_while_playing(
+        &["tournament", "--no-progress", "--out", out, &file],
+        &dir.path().join("out/records.jsonl"),
+    );
+    // The same asked for on the command line, sharded.
+    let small = evensteven_tournament(dir.path(), "5");
+    let out2 = dir.path().join("out2");
+    small_while_playing(
+        &[
+            "tournament",
+            "--no-progress",
+            "--games",
+            HUGE,
+            "--shard",
+            "2/3",
+            "--out",
+            out2.to_str().unwrap(),
+            &small,
+        ],
+        &out2.join("records.jsonl"),
+    );
+    let first = indices(&out2.join("records.jsonl"));
+    assert!(first.iter().all(|i| i % 3 == 2), "{first:?}");
+}
+
+#[test]
+fn acesup_with_ever_so_many_random_decks_starts_at_once_in_little_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    small_while_playing(
+        &[
+            "acesup",
+            "--random",
+            HUGE,
+            "--results",
+            results.to_str().unwrap(),
+            env!("CARGO_BIN_EXE_acesup"),
+        ],
+        &results,
+    );
+}
+
+#[test]
+fn a_ci_case_of_ever_so_many_games_does_not_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("suite.toml");
+    // The sequential test decides long before the games run out.
+    std::fs::write(
+        &suite,
+        format!(
+            "[[case]]\nname = \"editorial\"\ngame = \"septica\"\ncommand = [\"{}\"]\n\
+             games = {HUGE}\n[case.expect]\nwin_rate = 0.3\nsequential = true\n",
+            env!("CARGO_BIN_EXE_septica-editorial")
+        ),
+    )
+    .unwrap();
+    let run = referee(["ci", suite.to_str().unwrap()], b"");
+    assert!(!run.stderr.contains("panicked"), "{run:?}");
+    // A suite check may refuse so many games (64); otherwise the case is
+    // decided by the sequential test.
+    assert!(matches!(run.code, Some(0 | 1 | 64)), "{run:?}");
+}

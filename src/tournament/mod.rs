@@ -140,23 +140,38 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
                 out.display()
             );
         }
-        write_json(&out.join("run.json"), &info)?;
-        let _ = std::fs::copy(&config.file, out.join("tournament.toml"));
+        if let Err(e) = write_json(&out.join("run.json"), &info) {
+            return Ok(io_failure(&e));
+        }
+        let copy = out.join("tournament.toml");
+        let copied = std::fs::read(&config.file)
+            .map_err(|e| format!("{}: {e}", config.file.display()))
+            .and_then(|text| record::write_file(&copy, &text));
+        if let Err(e) = copied {
+            return Ok(io_failure(&e));
+        }
         records_file = Some(Records::open(&records_path(out)).map_err(|e| e.to_string())?);
     }
 
     // Shard k of n plays games k, k + n, k + 2n, ...
-    let in_shard = |i: &u64| config.shard.is_none_or(|(k, n)| (i - 1) % n == k - 1);
-    let todo: Vec<u64> = (1..=games)
-        .filter(in_shard)
-        .filter(|i| !done.contains(i))
-        .collect();
+    // The games are produced as they are played: any count runs in little
+    // memory.
+    let shard = config.shard;
+    let in_shard = move |i: &u64| shard.is_none_or(|(k, n)| (i - 1) % n == k - 1);
+    let todo = {
+        let done = done.clone();
+        (1..=games)
+            .filter(in_shard)
+            .filter(move |i| !done.contains(i))
+    };
     let jobs = config
         .jobs
         .or(spec.jobs)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .max(1);
-    let shard_games = (1..=games).filter(in_shard).count() as u64;
+    let shard_games = shard.map_or(games, |(k, n)| {
+        games.checked_sub(k).map_or(0, |g| g / n + 1)
+    });
     println!(
         "tournament: {} ({}), {} entrant{}, {shard_games} game{}{}, seed {seed}, {jobs} at once",
         config.file.display(),
@@ -196,7 +211,9 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
             let mut record = record.clone();
             units::strip_stderr(&mut record);
             record["tournament"] = Value::from(info.fingerprint.as_str());
-            file.append(&record).map_err(|e| e.to_string())?;
+            if let Err(e) = file.append(&record) {
+                return Ok(io_failure(&e.to_string()));
+            }
         }
         if let Ok(mut finished) = finished.lock() {
             finished.push(record.clone());
@@ -205,6 +222,9 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
         progress.tick(spec.game, &info.entrants, &new_records);
     }
     progress.finish();
+    if let Some(Err(e)) = records_file.map(Records::finish) {
+        return Ok(io_failure(&e.to_string()));
+    }
 
     let all = match &config.out {
         Some(out) => record::read_records(&records_path(out))
@@ -218,8 +238,17 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
     };
     let all = dedupe(all);
     crate::interrupt::clear_report();
-    report(spec.game, &info.entrants, &all, config.out.as_deref())?;
+    if let Err(e) = report(spec.game, &info.entrants, &all, config.out.as_deref()) {
+        return Ok(io_failure(&e));
+    }
     Ok(Status::Pass)
+}
+
+/// A file of the run's own could not be written: the run stops (its games
+/// in flight are abandoned and their bots killed) with exit status 74.
+fn io_failure(message: &str) -> Status {
+    eprintln!("referee tournament: {message}");
+    Status::Io
 }
 
 /// How the run about to start differs from the run in the output
@@ -298,15 +327,14 @@ fn report(
     println!("{}", standings::table(kind, &rows));
     if let Some(out) = out {
         write_json(&out.join("standings.json"), &rows)?;
-        std::fs::write(out.join("standings.csv"), standings::csv(&rows))
-            .map_err(|e| format!("{}: {e}", out.display()))?;
+        record::write_file(&out.join("standings.csv"), standings::csv(&rows).as_bytes())?;
     }
     Ok(())
 }
 
 fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), String> {
     let text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
-    std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))
+    record::write_file(path, (text + "\n").as_bytes())
 }
 
 fn read_run_info(out: &Path) -> Result<RunInfo, String> {
@@ -386,18 +414,18 @@ pub fn merge(outs: &[PathBuf], into: Option<&Path>) -> Status {
                 text.push_str(&r.to_string());
                 text.push('\n');
             }
-            std::fs::write(records_path(into), text).map_err(|e| format!("{}: {e}", into.display()))
+            record::write_file(&records_path(into), text.as_bytes())
         });
         if let Err(e) = written {
             eprintln!("referee merge: {e}");
-            return Status::Usage;
+            return Status::Io;
         }
     }
     match report(first.game, &first.entrants, &all, into) {
         Ok(()) => Status::Pass,
         Err(e) => {
             eprintln!("referee merge: {e}");
-            Status::Internal
+            Status::Io
         }
     }
 }

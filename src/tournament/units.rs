@@ -107,7 +107,7 @@ impl Plan {
             let program = match (dir, &e.command) {
                 (Some(Err(why)), _) => Err(Disqualified::build_failed(why)),
                 (Some(Ok(dir)), None) => Ok(BotSpec {
-                    program: dir.join(build::PROGRAM).into_os_string(),
+                    program: build::program(&dir).into_os_string(),
                     args: vec![],
                     dir: Some(dir),
                 }),
@@ -208,7 +208,7 @@ impl Plan {
     /// bots to one CPU. Records arrive as games finish.
     pub fn play_all(
         self: &Arc<Plan>,
-        indices: Vec<u64>,
+        indices: impl Iterator<Item = u64> + Send + 'static,
         seed: u64,
         jobs: usize,
         pin: bool,

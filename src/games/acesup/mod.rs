@@ -205,13 +205,20 @@ pub async fn judge(
 
 /// Runs `referee acesup`.
 pub async fn run(config: &JudgeConfig) -> Status {
-    let (decks, seed, source) = match &config.decks {
+    // Random decks are dealt one at a time: any count runs in little memory.
+    type DeckIter = Box<dyn Iterator<Item = [Card; 52]>>;
+    let (count, decks, seed, source): (u64, DeckIter, _, _) = match &config.decks {
         Decks::File(path) => {
             let decks = std::fs::read_to_string(path)
                 .map_err(|e| e.to_string())
                 .and_then(|text| deck::read_deck_file(&text).map_err(|e| e.to_string()));
             match decks {
-                Ok(decks) => (decks, None, path.display().to_string()),
+                Ok(decks) => (
+                    decks.len() as u64,
+                    Box::new(decks.into_iter()),
+                    None,
+                    path.display().to_string(),
+                ),
                 Err(e) => {
                     eprintln!("referee acesup: {}: {e}", path.display());
                     return Status::Usage;
@@ -220,8 +227,9 @@ pub async fn run(config: &JudgeConfig) -> Status {
         }
         Decks::Random { count, seed } => {
             let seed = seed.unwrap_or_else(fresh_seed);
-            let decks = (0..*count).map(|i| deck::random_deck(seed, i)).collect();
-            (decks, Some(seed), format!("random decks, seed {seed}"))
+            let decks = (0..*count).map(move |i| deck::random_deck(seed, i));
+            let source = format!("random decks, seed {seed}");
+            (*count, Box::new(decks), Some(seed), source)
         }
     };
     let mut records = match config.results.as_deref().map(Records::open).transpose() {
@@ -235,20 +243,20 @@ pub async fn run(config: &JudgeConfig) -> Status {
     let _ = writeln!(
         out,
         "acesup: {} deck{} ({source}), {} per deck",
-        decks.len(),
-        if decks.len() == 1 { "" } else { "s" },
+        count,
+        if count == 1 { "" } else { "s" },
         humantime::format_duration(config.timeout)
     );
-    let mut accepted = 0;
-    for (i, deck) in decks.iter().enumerate() {
-        let (verdict, elapsed, ended, stderr) = match judge(config, deck).await {
+    let mut accepted = 0u64;
+    for (i, deck) in decks.enumerate() {
+        let (verdict, elapsed, ended, stderr) = match judge(config, &deck).await {
             Ok(judged) => judged,
             Err(e) => {
                 eprintln!("referee acesup: {e}");
                 return Status::Usage;
             }
         };
-        accepted += usize::from(verdict == Verdict::Accepted);
+        accepted += u64::from(verdict == Verdict::Accepted);
         let timing = match verdict {
             Verdict::TimeLimit => {
                 format!(" ({} limit)", humantime::format_duration(config.timeout))
@@ -289,11 +297,16 @@ pub async fn run(config: &JudgeConfig) -> Status {
             };
             if let Err(e) = records.append(&record) {
                 eprintln!("referee acesup: {e}");
+                return Status::Io;
             }
         }
     }
-    let _ = writeln!(out, "acesup: {accepted} of {} decks accepted", decks.len());
-    if accepted == decks.len() {
+    if let Some(Err(e)) = records.map(Records::finish) {
+        eprintln!("referee acesup: {e}");
+        return Status::Io;
+    }
+    let _ = writeln!(out, "acesup: {accepted} of {count} decks accepted");
+    if accepted == count {
         Status::Pass
     } else {
         Status::Fail

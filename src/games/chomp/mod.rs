@@ -154,7 +154,7 @@ struct GameRecord<'a> {
 /// Runs `referee chomp`: builds, plays the games, prints standings.
 pub async fn run(config: &ChompConfig) -> Status {
     match prepare_and_play(config).await {
-        Ok(()) => Status::Pass,
+        Ok(status) => status,
         Err(message) => {
             eprintln!("referee chomp: {message}");
             Status::Usage
@@ -162,7 +162,7 @@ pub async fn run(config: &ChompConfig) -> Status {
     }
 }
 
-async fn prepare_and_play(config: &ChompConfig) -> Result<(), String> {
+async fn prepare_and_play(config: &ChompConfig) -> Result<Status, String> {
     let arrays = load_arrays(&config.array)?;
     for a in &arrays {
         check_start(config.start, a)?;
@@ -260,6 +260,7 @@ async fn prepare_and_play(config: &ChompConfig) -> Result<(), String> {
             };
             if let Err(e) = records.append(&record) {
                 eprintln!("referee chomp: {e}");
+                return Ok(Status::Io);
             }
         }
         aggregate.add(&result);
@@ -268,7 +269,11 @@ async fn prepare_and_play(config: &ChompConfig) -> Result<(), String> {
         println!("standings after {} games:", aggregate.games());
         println!("{}", aggregate.table());
     }
-    Ok(())
+    if let Some(Err(e)) = records.map(Records::finish) {
+        eprintln!("referee chomp: {e}");
+        return Ok(Status::Io);
+    }
+    Ok(Status::Pass)
 }
 
 /// After one game: its full table in a single-game run, a line otherwise.

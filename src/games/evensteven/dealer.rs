@@ -313,7 +313,7 @@ impl<'c> Dealer<'c> {
         };
         let grace = self.config.limits.grace;
         self.tally.log();
-        match status {
+        let status = match status {
             // The player did nothing wrong: it gets its orderly end.
             Status::Pass | Status::Usage => {
                 // The last verdict; a player that exited already, or does
@@ -329,6 +329,14 @@ impl<'c> Dealer<'c> {
                 }
                 status
             }
+        };
+        // The last records are made durable before the run ends.
+        match self.records.take().map(Records::finish) {
+            Some(Err(e)) if status != Status::Io => {
+                eprintln!("referee dealer: {e}");
+                Status::Io
+            }
+            _ => status,
         }
     }
 
@@ -505,10 +513,11 @@ impl<'c> Dealer<'c> {
             time: record::timestamp(),
             referee: record::REFEREE_VERSION,
         };
-        // A results file that cannot be written is reported but does not
-        // stop the games.
+        // A results file that cannot be written stops the run: its verdict
+        // could not be trusted.
         if let Err(e) = records.append(&record) {
             eprintln!("referee dealer: {e}");
+            return Ok(Status::Io);
         }
         Ok(status)
     }

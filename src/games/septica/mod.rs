@@ -618,6 +618,8 @@ pub async fn run(config: &SepticaConfig) -> Status {
             };
             if let Err(e) = records.append(&record) {
                 eprintln!("referee septica: {e}");
+                let _ = bot.kill().await;
+                return Status::Io;
             }
         }
         if let (Err(failure), Some(error)) = (&result, &error) {
@@ -654,6 +656,10 @@ pub async fn run(config: &SepticaConfig) -> Status {
             eprintln!("referee septica: ending the player: {e}");
             status = Status::Internal;
         }
+    }
+    if let Some(Err(e)) = records.map(Records::finish) {
+        eprintln!("referee septica: {e}");
+        return Status::Io;
     }
     let (low, high) = wilson95(wins, matches);
     let accepted = wins >= config.need;
