@@ -359,7 +359,9 @@ pub struct ChompArgs {
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_positive_duration, allow_hyphen_values = true)]
     pub build_timeout: Duration,
 
-    /// Write each build's output to DIR/build<directory>.log.
+    /// Write each build's output to DIR/build<NAME>.log, NAME being the
+    /// directory as given with every character other than a letter, a digit
+    /// or `-` made `_` (bots/chomp: DIR/buildbots_chomp.log).
     #[arg(long, value_name = "DIR")]
     pub build_logs: Option<PathBuf>,
 
