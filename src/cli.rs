@@ -15,14 +15,15 @@ use crate::games::evensteven::dealer::{self, DealerConfig};
 use crate::games::septica::{self, SepticaConfig};
 use crate::tournament::{self, TournamentConfig};
 use crate::units::{
-    Limit, parse_count, parse_cpu, parse_duration, parse_max_line, parse_positive_duration,
-    parse_size,
+    Limit, parse_at_least_one, parse_count, parse_cpu, parse_duration, parse_max_line,
+    parse_positive_duration, parse_size,
 };
 
 #[derive(Debug, Parser)]
 #[command(
     name = "referee",
     version,
+    propagate_version = true,
     about = "Referees and tournaments for programs that play games over standard input and output.",
     long_about = "Referees and tournaments for programs that play games over standard input \
                   and output.\n\nEach subcommand referees one game. Bots run in their own \
@@ -232,7 +233,7 @@ Exit status:
 pub struct BotOptions {
     /// How long a bot has to exit once its input is closed at the end; then
     /// its process group gets SIGTERM, and SIGKILL 500ms later.
-    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_duration, allow_hyphen_values = true)]
     pub grace: Duration,
 
     /// Extra time for each bot process's first reply, on top of the move
@@ -269,7 +270,7 @@ pub struct BotOptions {
     pub sandbox: bool,
 
     /// CPU time of each bot process (e.g. 10m; `none` for no limit).
-    #[arg(long, value_name = "DURATION", default_value = "none", value_parser = parse_cpu)]
+    #[arg(long, value_name = "DURATION", default_value = "none", value_parser = parse_cpu, allow_hyphen_values = true)]
     pub limit_cpu: Limit,
 }
 
@@ -298,7 +299,7 @@ impl BotOptions {
 pub struct DealerArgs {
     /// Time the player has for each move, from the dealt card to its reply
     /// (e.g. 10s, 250ms, 1m30s).
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration, allow_hyphen_values = true)]
     pub timeout: Duration,
 
     /// A clock per game, as chess tools have them: BASE to start with,
@@ -329,13 +330,13 @@ pub struct DealerArgs {
     pub input: Option<PathBuf>,
 
     /// The player program, then any arguments for it. Everything after
-    /// PROGRAM goes to the player, options included.
+    /// PROGRAM goes to the player, options included. A PROGRAM whose name
+    /// starts with `-` follows `--`: `referee dealer -- -name`.
     #[arg(
         value_name = "PROGRAM [ARGS]",
         required = true,
         num_args = 1..,
-        trailing_var_arg = true,
-        allow_hyphen_values = true
+        trailing_var_arg = true
     )]
     pub command: Vec<OsString>,
 }
@@ -349,12 +350,12 @@ pub struct ChompArgs {
     pub start: Option<Vec<Coord>>,
 
     /// Time between sending the array and the first round.
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, allow_hyphen_values = true)]
     pub prep: Duration,
 
     /// A player starves when its turn time since its last successful chomp
     /// would exceed this.
-    #[arg(long, value_name = "DURATION", default_value = "45s", value_parser = parse_positive_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "45s", value_parser = parse_positive_duration, allow_hyphen_values = true)]
     pub starve: Duration,
 
     #[command(flatten)]
@@ -369,10 +370,12 @@ pub struct ChompArgs {
     pub make: String,
 
     /// Time limit for each build.
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_positive_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_positive_duration, allow_hyphen_values = true)]
     pub build_timeout: Duration,
 
-    /// Write each build's output to DIR/build<directory>.log.
+    /// Write each build's output to DIR/build<NAME>.log, NAME being the
+    /// directory as given with every character other than a letter, a digit
+    /// or `-` made `_` (bots/chomp: DIR/buildbots_chomp.log).
     #[arg(long, value_name = "DIR")]
     pub build_logs: Option<PathBuf>,
 
@@ -386,7 +389,7 @@ pub struct ChompArgs {
 
     /// Play N games: a new start cell each game, seats rotated, arrays cycled
     /// when ARRAY is a directory; then print aggregate standings.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = parse_at_least_one, allow_negative_numbers = true)]
     pub games: u64,
 
     /// End a game after N rounds even if food and players remain.
@@ -408,15 +411,18 @@ pub struct ChompArgs {
     pub dirs: Vec<PathBuf>,
 }
 
+/// Septica's wins needed, the statement's: 500 of the 1000 matches.
+const DEFAULT_NEED: u64 = 500;
+
 #[derive(Debug, Args)]
 pub struct SepticaArgs {
     /// Matches to play.
-    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = parse_at_least_one, allow_negative_numbers = true)]
     pub matches: u64,
 
-    /// Wins needed to be accepted.
-    #[arg(long, value_name = "N", default_value_t = 500)]
-    pub need: u64,
+    /// Wins needed to be accepted, at most --matches [default: 500].
+    #[arg(long, value_name = "N")]
+    pub need: Option<u64>,
 
     /// Seed of every deck and of the computer's random choices (printed; a
     /// fresh one when not given).
@@ -424,7 +430,7 @@ pub struct SepticaArgs {
     pub seed: Option<u64>,
 
     /// Time the player has for each command.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration, allow_hyphen_values = true)]
     pub timeout: Duration,
 
     /// A clock per match, as chess tools have them: BASE to start with,
@@ -460,13 +466,13 @@ pub struct SepticaArgs {
     #[arg(long, requires = "results")]
     pub resume: bool,
 
-    /// The player program, then any arguments for it.
+    /// The player program, then any arguments for it (options included).
+    /// A PROGRAM whose name starts with `-` follows `--`.
     #[arg(
         value_name = "PROGRAM [ARGS]",
         required = true,
         num_args = 1..,
-        trailing_var_arg = true,
-        allow_hyphen_values = true
+        trailing_var_arg = true
     )]
     pub command: Vec<OsString>,
 }
@@ -479,7 +485,7 @@ pub struct AcesupArgs {
     pub decks: Option<PathBuf>,
 
     /// Judge N random decks.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = parse_at_least_one, allow_negative_numbers = true)]
     pub random: Option<u64>,
 
     /// Seed of the random decks (printed; a fresh one when not given).
@@ -487,7 +493,7 @@ pub struct AcesupArgs {
     pub seed: Option<u64>,
 
     /// Time limit per deck, from start to exit.
-    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_positive_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_positive_duration, allow_hyphen_values = true)]
     pub timeout: Duration,
 
     #[command(flatten)]
@@ -497,13 +503,13 @@ pub struct AcesupArgs {
     #[arg(long, value_name = "FILE")]
     pub results: Option<PathBuf>,
 
-    /// The program, then any arguments for it.
+    /// The program, then any arguments for it (options included). A
+    /// PROGRAM whose name starts with `-` follows `--`.
     #[arg(
         value_name = "PROGRAM [ARGS]",
         required = true,
         num_args = 1..,
-        trailing_var_arg = true,
-        allow_hyphen_values = true
+        trailing_var_arg = true
     )]
     pub command: Vec<OsString>,
 }
@@ -515,7 +521,7 @@ pub struct TournamentArgs {
     pub file: PathBuf,
 
     /// Games to play (overrides the file).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = parse_at_least_one, allow_negative_numbers = true)]
     pub games: Option<u64>,
 
     /// Seed of every game (overrides the file; printed).
@@ -523,7 +529,7 @@ pub struct TournamentArgs {
     pub seed: Option<u64>,
 
     /// Games at once (default: the number of CPUs).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = parse_at_least_one, allow_negative_numbers = true)]
     pub jobs: Option<u64>,
 
     /// Pin each job (its referee thread and its bots) to one CPU: job w to
@@ -657,6 +663,19 @@ pub async fn run(cli: Cli) -> Status {
             chomp::run(&config).await
         }
         Command::Septica(args) => {
+            // Only a --need given with it: the default, the statement's
+            // 500, goes with the default 1000 matches. (A --deal-file sets
+            // the number of matches itself.)
+            if let Some(need) = args.need
+                && need > args.matches
+                && args.deal_file.is_none()
+            {
+                eprintln!(
+                    "referee septica: --need {need} is more than --matches {}: no player could be accepted",
+                    args.matches
+                );
+                return Status::Usage;
+            }
             let config = SepticaConfig {
                 player: bot_spec(&args.command),
                 limits: args.bot.limits(args.max_line),
@@ -665,7 +684,7 @@ pub async fn run(cli: Cli) -> Status {
                     control: args.time_control,
                 },
                 matches: args.matches,
-                need: args.need,
+                need: args.need.unwrap_or(DEFAULT_NEED),
                 seed: args.seed,
                 results: args.results,
                 deal_file: args.deal_file,

@@ -37,6 +37,7 @@ fn main() {
     // Before any other thread exists, so that every thread inherits the
     // blocked mask and the signals reach only the signal thread.
     start_signal_thread();
+    start_pipe_watch();
     groups::become_subreaper();
     referee::bot::cgroup::log_containment();
     groups::start_watchdog();
@@ -55,9 +56,10 @@ fn main() {
         }
     };
     let status = runtime.block_on(cli::run(cli));
-    // An interrupt kills the bots, which can end the run here too: the
-    // signal thread is about to exit with its own status, so let it.
-    if INTERRUPTED.load(Ordering::SeqCst) {
+    // An interrupt or a closed output kills the bots, which can end the run
+    // here too: the thread that saw it is about to exit with its own
+    // status, so let it.
+    if ENDING.load(Ordering::SeqCst) {
         loop {
             std::thread::park();
         }
@@ -68,8 +70,9 @@ fn main() {
     std::process::exit(status.code());
 }
 
-/// Set by the signal thread before it kills the bots (see `main`).
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// Set by the signal thread, or on a closed output, before the bots are
+/// killed (see `main`).
+static ENDING: AtomicBool = AtomicBool::new(false);
 
 /// SIGINT, SIGTERM and SIGHUP are taken by a thread of their own, which
 /// kills every bot and exits with 130 at once. A separate thread keeps this
@@ -88,7 +91,7 @@ fn start_signal_thread() {
         .name("signals".into())
         .spawn(move || {
             let signal = set.wait().unwrap_or(Signal::SIGTERM);
-            INTERRUPTED.store(true, Ordering::SeqCst);
+            ENDING.store(true, Ordering::SeqCst);
             groups::kill_all();
             // What the run had finished (a tournament's standings so far).
             if let Some(report) = referee::interrupt::report() {
@@ -111,6 +114,75 @@ fn start_signal_thread() {
     }
 }
 
+/// A standard output or error whose reader has gone (`referee ... | head
+/// -1`) ends the run quietly: every bot killed, no message, status 0, as
+/// for any program writing into `head`. SIGPIPE stays ignored, so that
+/// writing to a bot that closed its input is an error, not death; the
+/// referee notices its own closed output at its next write (the dealer's
+/// writes and the panic hook below), and this thread at once, even while
+/// nothing is written or a referee plays on regardless.
+fn start_pipe_watch() {
+    use nix::libc::{POLLERR, S_IFIFO, S_IFMT, nfds_t, pollfd};
+    use std::os::fd::AsFd;
+    let pipe = |fd: std::os::fd::BorrowedFd| {
+        nix::sys::stat::fstat(fd).is_ok_and(|st| st.st_mode & S_IFMT == S_IFIFO)
+    };
+    let mut watched: Vec<pollfd> = [
+        (1, pipe(std::io::stdout().as_fd())),
+        (2, pipe(std::io::stderr().as_fd())),
+    ]
+    .into_iter()
+    .filter(|&(_, is_pipe)| is_pipe)
+    .map(|(fd, _)| pollfd {
+        fd,
+        events: 0,
+        revents: 0,
+    })
+    .collect();
+    if watched.is_empty() {
+        return;
+    }
+    let started = std::thread::Builder::new()
+        .name("pipe-watch".into())
+        .spawn(move || {
+            while !watched.is_empty() {
+                // No events asked for: the kernel reports POLLERR on a
+                // pipe's write end once no reader is left.
+                // SAFETY: `watched` is a live array of `watched.len()` pollfds.
+                let ready =
+                    unsafe { nix::libc::poll(watched.as_mut_ptr(), watched.len() as nfds_t, -1) };
+                if ready < 0 {
+                    if nix::errno::Errno::last() == nix::errno::Errno::EINTR {
+                        continue;
+                    }
+                    return;
+                }
+                if watched.iter().any(|p| p.revents & POLLERR != 0) {
+                    quit_quietly();
+                }
+                // Anything else (POLLHUP, POLLNVAL) is not ours to judge:
+                // stop watching that descriptor.
+                watched.retain(|p| p.revents == 0);
+            }
+        });
+    if let Err(e) = started {
+        tracing::warn!("cannot start the pipe watch: {e}");
+    }
+}
+
+/// Our output's reader has gone: end the run as `head`'s writers do.
+fn quit_quietly() -> ! {
+    ENDING.store(true, Ordering::SeqCst);
+    groups::kill_all();
+    std::process::exit(Status::Pass.code());
+}
+
+/// The message of a `println!` or `eprintln!` that failed on a closed pipe.
+fn closed_output(message: &str) -> bool {
+    let epipe = std::io::Error::from_raw_os_error(nix::libc::EPIPE).to_string();
+    message.starts_with("failed printing to std") && message.ends_with(&epipe)
+}
+
 fn init_logging(level: &str) {
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new(format!("warn,referee={level}")));
@@ -127,13 +199,22 @@ fn init_logging(level: &str) {
         .init();
 }
 
-/// A panic is a bug in the referee: kill every bot, report, exit 70.
+/// A panic is a bug in the referee: kill every bot, report, exit 70. The
+/// one exception is `println!` or `eprintln!` meeting a closed pipe, which
+/// ends the run quietly (see [`start_pipe_watch`]).
 fn install_panic_hook() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        if info.payload_as_str().is_some_and(closed_output) {
+            quit_quietly();
+        }
         groups::kill_all();
         default(info);
-        eprintln!("referee: internal error (this is a bug in the referee)");
+        // Not eprintln!, which would panic again on a closed stderr.
+        let _ = writeln!(
+            std::io::stderr(),
+            "referee: internal error (this is a bug in the referee)"
+        );
         std::process::exit(Status::Internal.code());
     }));
 }

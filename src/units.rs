@@ -58,8 +58,26 @@ pub fn parse_cpu(text: &str) -> Result<Limit, String> {
 
 /// A human duration such as `45s`, `250ms` or `1m30s`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    // Not `--show-stderr`, taken for the value when the value was left out.
+    if text
+        .strip_prefix('-')
+        .is_some_and(|t| t.starts_with(|c: char| c.is_ascii_digit()))
+    {
+        return Err("a duration cannot be negative".into());
+    }
     humantime::parse_duration(text)
         .map_err(|e| format!("{e} (expected a duration such as 10s, 250ms or 1m30s)"))
+}
+
+/// A number of games, matches, decks or jobs: a whole number, at least 1.
+pub fn parse_at_least_one(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        // `-3` is a number too, only not one that can be meant here.
+        Err(_) if text.parse::<i64>().is_ok() => Err("must be at least 1".into()),
+        Err(_) => Err(format!("{text:?}: expected a whole number, at least 1")),
+    }
 }
 
 /// A line cap between 1 byte and 1 GiB.
@@ -85,12 +103,7 @@ pub struct TomlDuration(pub Duration);
 impl<'de> serde::Deserialize<'de> for TomlDuration {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<TomlDuration, D::Error> {
         let text = String::deserialize(d)?;
-        if text.trim_start().starts_with('-') {
-            return Err(serde::de::Error::custom(format!(
-                "{text:?}: a duration cannot be negative"
-            )));
-        }
-        parse_duration(&text)
+        parse_duration(text.trim())
             .map(TomlDuration)
             .map_err(|e| serde::de::Error::custom(format!("{text:?}: {e}")))
     }

@@ -562,9 +562,14 @@ fn usage_errors_exit_64_and_help_exits_0() {
 
 #[test]
 fn no_input_means_no_games() {
+    // No verdict at all is not a pass (issue 12): a usage error.
     let run = referee(["dealer", evensteven_bin()], b"");
-    assert_eq!(run.code, Some(0));
+    assert_eq!(run.code, Some(64));
     assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr.contains("standard input has no games"),
+        "{run:?}"
+    );
 }
 
 /// Starts the dealer with a player that hangs on its first move and waits

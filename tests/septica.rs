@@ -320,10 +320,11 @@ fn verdicts_and_exit_statuses() {
         "{}",
         run.stdout
     );
-    let run = septica(&["--seed", "3", "--matches", "50", "--need", "51", &editorial]);
+    // (More than --matches would be a usage error.)
+    let run = septica(&["--seed", "3", "--matches", "50", "--need", "50", &editorial]);
     assert_eq!(run.code, Some(1), "{run:?}");
     assert!(
-        last_line(&run).ends_with("51 needed: REJECTED"),
+        last_line(&run).ends_with("50 needed: REJECTED"),
         "{}",
         run.stdout
     );

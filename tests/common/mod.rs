@@ -159,6 +159,19 @@ where
     cmd.spawn().expect("start referee")
 }
 
+/// `referee ARGS` with the marker in its environment, not started yet:
+/// for tests that arrange its standard streams themselves.
+pub fn command<I, S>(args: I, marker: &Marker) -> Command
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut cmd = Command::new(referee_bin());
+    cmd.args(args);
+    marker.apply(&mut cmd);
+    cmd
+}
+
 /// Sends `signal` to a referee started with [`start`].
 pub fn signal(child: &Child, signal: nix::sys::signal::Signal) {
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();

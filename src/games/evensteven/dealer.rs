@@ -231,16 +231,26 @@ struct Tally {
 }
 
 /// Runs the dealer. Returns the exit status; every message has been printed.
+///
+/// A closed standard output (`referee dealer ... | head -1`) ends the run
+/// quietly with status 0, as it does for `head`'s other writers: whoever
+/// reads the output wants no more of it.
 pub async fn run(config: &DealerConfig) -> Status {
     let mut out = io::BufWriter::new(io::stdout());
     let status = match Dealer::start(config).await {
         Ok(dealer) => dealer.run(&mut out).await,
         Err(status) => status,
     };
-    if out.flush().is_err() {
-        return Status::Internal;
+    match out.flush() {
+        Ok(()) => status,
+        Err(e) if closed(&e) => Status::Pass,
+        Err(_) => Status::Internal,
     }
-    status
+}
+
+/// Our output's reader has gone.
+fn closed(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::BrokenPipe
 }
 
 struct Dealer<'c> {
@@ -306,6 +316,10 @@ impl<'c> Dealer<'c> {
     async fn run(mut self, out: &mut io::BufWriter<io::Stdout>) -> Status {
         let status = match self.deal_all(out).await {
             Ok(status) => status,
+            Err(e) if closed(&e) => {
+                let _ = self.bot.kill().await;
+                return Status::Pass;
+            }
             Err(e) => {
                 eprintln!("referee dealer: cannot write output: {e}");
                 Status::Internal
@@ -354,6 +368,15 @@ impl<'c> Dealer<'c> {
             let range = match self.input.next().await {
                 Ok(Next::Line(range)) => range,
                 Ok(Next::Eof { unterminated }) if unterminated.is_empty() => {
+                    if self.tally.games == 0 {
+                        // Most likely the input went elsewhere, or a file
+                        // was empty: no verdict at all, rather than a pass.
+                        eprintln!(
+                            "referee dealer: {} has no games (expected one `N seed` line per game)",
+                            self.input_name
+                        );
+                        return Ok(Status::Usage);
+                    }
                     return Ok(Status::Pass);
                 }
                 Ok(Next::Eof { unterminated }) => unterminated,
@@ -753,6 +776,7 @@ async fn finish_player(
 ) -> Status {
     let finished: Finished = match bot.shutdown(Some(out)).await {
         Ok(finished) => finished,
+        Err(e) if closed(&e) => return Status::Pass,
         Err(e) => {
             eprintln!("referee dealer: ending the player: {e}");
             return status.max(Status::Internal);

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Runs the whole test suite, on a fresh Debian machine too: installs what
+# the tests need and is missing, then runs `cargo test --release` (any
+# arguments are passed on to it, e.g. `scripts/test.sh --test dealer`).
+#
+# Needed besides Rust: bubblewrap (the --sandbox tests), GNU parallel (the
+# sharding test), and Debian's chromium and chromium-driver (for browser
+# tests). They are installed with apt-get, without questions, only when
+# missing, and only as root or with sudo; otherwise the script says what
+# to install and runs the tests anyway.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Each needed command, and the Debian package that provides it.
+missing=()
+need() {
+  local command=$1 package=$2
+  command -v "$command" >/dev/null 2>&1 || missing+=("$package")
+}
+need bwrap bubblewrap
+# moreutils has a `parallel` too, which is not the one the tests use.
+if ! parallel --version 2>/dev/null | grep -q 'GNU parallel'; then
+  missing+=(parallel)
+fi
+need chromium chromium
+need chromedriver chromium-driver
+
+if ((${#missing[@]} > 0)); then
+  if ! command -v apt-get >/dev/null 2>&1; then
+    as_root=()
+    can_install=false
+  elif [[ $(id -u) == 0 ]]; then
+    as_root=()
+    can_install=true
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    as_root=(sudo -n)
+    can_install=true
+  else
+    can_install=false
+  fi
+  if [[ $can_install == true ]]; then
+    echo "scripts/test.sh: installing ${missing[*]}" >&2
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+      apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    echo "scripts/test.sh: missing ${missing[*]}; some tests will fail without them." >&2
+    echo "  On Debian, as root: apt-get install ${missing[*]}" >&2
+  fi
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "scripts/test.sh: cargo not found; install Rust (https://rustup.rs) first" >&2
+  exit 1
+fi
+exec cargo test --release "$@"
