@@ -126,9 +126,13 @@ Examples:
   referee tournament tournaments/septica.toml --out runs/septica --resume
 
 Exit status:
-  0    the tournament was played (whatever the bots did)
-  64   a bad tournament file or arguments
-  70   internal error;  130  interrupted";
+  0    the tournament was played (whatever the bots did; their timeouts,
+       crashes and disqualifications are in the records and standings)
+  64   a bad tournament file (every problem listed, with its line) or
+       arguments, or --resume of a run that differs (it says how)
+  70   internal error
+  74   a record, standings or copy could not be written (the file is named)
+  130  interrupted: the standings of the games finished so far are printed";
 
 const CI_HELP: &str = "\
 Each [[case]] of the suite plays a bot (against opponents, for Chomp) and
@@ -143,7 +147,9 @@ Examples:
 Exit status:
   0    every case passed
   1    some case failed
-  64   a bad suite file;  70  internal error";
+  64   a bad suite (every problem listed, nothing played; --junit still
+       writes a report saying why)
+  70   internal error;  74  the JUnit report could not be written";
 
 const MERGE_HELP: &str = "\
 Reads OUT/run.json and OUT/records.jsonl of each shard's --out directory and
@@ -167,7 +173,8 @@ Exit status:
   1    some deck was not
   64   bad arguments, a bad deck file (named with its line), or a program
        that cannot be started
-  70   internal error;  130  interrupted";
+  70   internal error;  74  the results file could not be written
+  130  interrupted";
 
 const SEPTICA_HELP: &str = "\
 The computer deals and plays the other side of every match, with the policy
@@ -184,10 +191,12 @@ Exit status:
   1    rejected: fewer wins
   2    incorrect output: an illegal or unparsable command (the message names
        the match, the trick and the command)
-  3    program crashed: no answer within --timeout, exited, or did not exit
-       within --grace after the last match
+  3    the player failed: a timeout (--timeout, --startup, --time-control),
+       exited or was killed, closed its output, or did not exit within
+       --grace after the last match
   64   bad arguments, a bad --deal-file, or a player that cannot be started
-  70   internal error;  130  interrupted";
+  70   internal error;  74  the results file could not be written
+  130  interrupted";
 
 const CHOMP_HELP: &str = "\
 Each DIR is one player (player i is the i-th DIR; a directory may be given more
@@ -205,7 +214,8 @@ Exit status:
   0    the game(s) were played, whatever the bots did
   64   bad arguments, a bad array file (named with line and column), a start
        cell outside the array, or every player disqualified
-  70   internal error;  130  interrupted";
+  70   internal error;  74  the results file could not be written
+  130  interrupted";
 
 const DEALER_HELP: &str = "\
 Input (standard input, or --input): one line `N seed` per game, with
@@ -223,10 +233,12 @@ Exit status:
   0    all games played, whatever their outcome
   2    incorrect output: a line that is not a card, a card not in the hand, a
        card played twice (the message names the game, the move and the text)
-  3    program crashed: no answer within --timeout, exited or closed its
-       output early, or did not exit within --grace after the last game
+  3    the player failed: a timeout (--timeout, --startup, --time-control),
+       exited or was killed, closed its output early, or did not exit within
+       --grace after the last game
   64   bad dealer input (the message names the line) or bad arguments
-  70   internal error;  130  interrupted";
+  70   internal error;  74  the results file could not be written
+  130  interrupted";
 
 /// Options every subcommand shares for the bots it runs.
 #[derive(Debug, Args)]

@@ -614,3 +614,163 @@ fn an_interrupted_tournament_prints_the_standings_so_far() {
     );
     assert!(run.stdout.contains("reference"), "{}", run.stdout);
 }
+
+/// One failure class: how to provoke it with an Even Steven player, and
+/// the names every report must give it.
+struct Class {
+    name: &'static str,
+    command: Vec<String>,
+    timeout: &'static str,
+    exit: i32,
+    column: &'static str,
+    reason: &'static str,
+}
+
+fn classes(dir: &Path) -> Vec<Class> {
+    let misbehave = |args: &[&str]| {
+        std::iter::once(fixture("misbehave.sh"))
+            .chain(args.iter().map(|a| a.to_string()))
+            .collect()
+    };
+    let spin = dir.join("spin.sh");
+    std::fs::write(&spin, "#!/bin/sh\nwhile :; do :; done\n").unwrap();
+    std::fs::set_permissions(&spin, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    vec![
+        Class {
+            name: "timeout",
+            command: misbehave(&["hang", "1"]),
+            timeout: "150ms",
+            exit: 3,
+            column: "timeouts",
+            reason: "timeout(s)",
+        },
+        Class {
+            name: "incorrect",
+            command: misbehave(&["say", "0", "zz\\n"]),
+            timeout: "2s",
+            exit: 2,
+            column: "incorrect",
+            reason: "incorrect output(s)",
+        },
+        Class {
+            name: "crashed",
+            command: misbehave(&["exit", "1", "3"]),
+            timeout: "2s",
+            exit: 3,
+            column: "crashed",
+            reason: "crash(es)",
+        },
+        Class {
+            name: "closed_output",
+            command: misbehave(&["close", "1"]),
+            timeout: "2s",
+            exit: 3,
+            column: "crashed",
+            reason: "crash(es)",
+        },
+        Class {
+            name: "limit",
+            command: vec![spin.to_str().unwrap().to_owned()],
+            timeout: "5s",
+            exit: 3,
+            column: "crashed",
+            reason: "crash(es)",
+        },
+        Class {
+            name: "cannot_start",
+            command: vec!["/nonexistent/bot".to_owned()],
+            timeout: "2s",
+            exit: 64,
+            column: "disqualified",
+            reason: "cannot start",
+        },
+    ]
+}
+
+#[test]
+fn every_failure_class_means_the_same_in_records_standings_ci_and_junit() {
+    let dir = tempfile::tempdir().unwrap();
+    for class in classes(dir.path()) {
+        let name = class.name;
+        let limits = ["--limit-cpu", "1s", "--grace", "300ms"];
+        // The dealer: its exit status and its record.
+        let results = dir.path().join(format!("{name}.jsonl"));
+        let mut args: Vec<String> = ["dealer", "--timeout", class.timeout, "--results"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([results.to_str().unwrap().to_owned()])
+            .chain(limits.iter().map(|s| s.to_string()))
+            .collect();
+        args.extend(class.command.iter().cloned());
+        let run = referee(&args, b"4 876390176\n4 653723903\n");
+        assert_eq!(run.code, Some(class.exit), "{name}: {run:?}");
+        if class.exit != 64 {
+            let records = read_records(&results);
+            let last = records.last().unwrap();
+            assert_eq!(last["status"], name, "{name}: {last}");
+            assert_eq!(last["outcome"], name, "{name}: {last}");
+        }
+
+        // A tournament: its records and its standings.
+        let command = format!("{:?}", class.command);
+        let file = write(
+            dir.path(),
+            &format!("{name}.toml"),
+            &format!(
+                "game = \"evensteven\"\ngames = 4\nseed = 6\n[limits]\ntimeout = \"{}\"\n\
+                 [[entrant]]\nname = \"bot\"\ncommand = {command}\n",
+                class.timeout
+            ),
+        );
+        let out = dir.path().join(format!("{name}-out"));
+        let mut args = vec!["tournament", &file, "--out", out.to_str().unwrap()];
+        args.extend(limits);
+        let run = referee(&args, b"");
+        assert_eq!(run.code, Some(0), "{name}: {run:?}");
+        let records = read_records(&out.join("records.jsonl"));
+        let failed = results_of(&records, "bot")
+            .iter()
+            .filter(|x| x["status"] == name)
+            .count() as u64;
+        assert!(failed > 0, "{name}: {records:?}");
+        let standings: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("standings.json")).unwrap())
+                .unwrap();
+        assert_eq!(standings[0][class.column], failed, "{name}: {standings}");
+
+        // A ci case: its verdict and its JUnit report.
+        let suite = write(
+            dir.path(),
+            &format!("{name}-ci.toml"),
+            &format!(
+                "[[case]]\nname = \"bot\"\ngame = \"evensteven\"\ncommand = {command}\ngames = 4\nseed = 6\n\
+                 [case.limits]\ntimeout = \"{}\"\n\
+                 [case.expect]\nno_crash = true\nno_timeout = true\nno_incorrect = true\n",
+                class.timeout
+            ),
+        );
+        let junit = dir.path().join(format!("{name}.xml"));
+        let mut args = vec!["ci", &suite, "--junit", junit.to_str().unwrap()];
+        args.extend(limits);
+        let run = referee(&args, b"");
+        assert_eq!(run.code, Some(1), "{name}: {run:?}");
+        assert!(
+            run.stdout.starts_with("FAIL bot") && run.stdout.contains(class.reason),
+            "{name}: {}",
+            run.stdout
+        );
+        let xml = std::fs::read_to_string(&junit).unwrap();
+        let doc = roxmltree::Document::parse(&xml).unwrap();
+        let failure = doc
+            .descendants()
+            .find(|n| n.has_tag_name("failure"))
+            .unwrap_or_else(|| panic!("{name}: {xml}"));
+        assert!(
+            failure
+                .attribute("message")
+                .unwrap_or("")
+                .contains(class.reason),
+            "{name}: {xml}"
+        );
+    }
+}

@@ -212,7 +212,17 @@ pub(crate) fn command(
                 (Resource::RLIMIT_CPU, resources.cpu_seconds),
             ] {
                 if let Some(limit) = limit {
-                    setrlimit(resource, limit, limit)?;
+                    // At the soft CPU limit the kernel sends SIGXCPU; at
+                    // the hard one SIGKILL, which would hide which limit
+                    // it was. A second more of hard limit lets SIGXCPU
+                    // (fatal by default) name it, and still stops a bot
+                    // that catches it.
+                    let hard = if resource == Resource::RLIMIT_CPU {
+                        limit.saturating_add(1)
+                    } else {
+                        limit
+                    };
+                    setrlimit(resource, limit, hard)?;
                 }
             }
             // PR_SET_PDEATHSIG is tied to the thread that forks. Bots are
