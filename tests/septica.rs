@@ -365,3 +365,37 @@ fn the_reference_player_wins_a_thousand_matches() {
         run.stdout
     );
 }
+
+#[test]
+fn a_missing_decision_says_what_the_referee_was_waiting_for() {
+    // The player wins the first trick (the computer's 8, cut with a 7),
+    // leads 9, the computer answers without cutting, and the player must
+    // now say `0` (end the trick): it never does.
+    let area = Area::new();
+    let deck = area.file(
+        "deck.txt",
+        "7 9 9 9 8 8 8 8 10 11 12 13 14 7 7 7 9 10 11 12 13 14 10 11 12 13 14 10 11 12 13 14\n",
+    );
+    let player = area.file(
+        "silent-leader.sh",
+        "#!/bin/sh\nread hand\nread card\necho 7\nread draw\necho 9\nread answer\nexec sleep 1000\n",
+    );
+    std::fs::set_permissions(&player, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let run = septica(&[
+        "--timeout",
+        "200ms",
+        "--seed",
+        "1",
+        "--deal-file",
+        &deck,
+        &player,
+    ]);
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert!(
+        run.stdout.contains(
+            "match 1, trick 2: timeout: the player did not answer within 200ms; the referee was waiting for its decision as the trick's leader: a cutting card to continue it, or 0 to end it"
+        ),
+        "{}",
+        run.stdout
+    );
+}
