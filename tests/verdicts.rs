@@ -774,3 +774,35 @@ fn every_failure_class_means_the_same_in_records_standings_ci_and_junit() {
         );
     }
 }
+
+#[test]
+fn tournament_limits_take_a_time_control_and_judge_the_exit_grace() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "t.toml",
+        &format!(
+            "game = \"evensteven\"\ngames = 4\nseed = 6\n[limits]\ntimeout = \"1s\"\ntime_control = \"250ms+0s\"\ngrace = \"300ms\"\n\
+             [[entrant]]\nname = \"slow\"\ncommand = {}\n\
+             [[entrant]]\nname = \"lingers\"\ncommand = [\"{}\", \"linger\", \"0\"]\n",
+            slow("0", "0.1", evensteven()),
+            fixture("misbehave.sh")
+        ),
+    );
+    let out = dir.path().join("out");
+    let run = referee(["tournament", &file, "--out", out.to_str().unwrap()], b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let records = read_records(&out.join("records.jsonl"));
+    let clock = results_of(&records, "slow")
+        .into_iter()
+        .filter(|x| x["phase"] == "clock")
+        .count();
+    assert!(clock > 0, "{records:?}");
+    let lingers = results_of(&records, "lingers");
+    assert!(
+        lingers
+            .iter()
+            .all(|x| x["status"] == "timeout" && x["phase"] == "exit_grace"),
+        "{lingers:?}"
+    );
+}

@@ -10,6 +10,7 @@ pub mod septica;
 use std::io::{self, IsTerminal, Write};
 
 use crate::bot::Bot;
+use crate::outcome::{Phase, Verdict};
 
 /// Reports a player's fault the way every one-player referee does: on
 /// standard output as `NAME: MESSAGE`, where a judge comparing outputs sees
@@ -35,4 +36,23 @@ pub(crate) fn report_fault(
         }
     }
     Ok(())
+}
+
+/// Ends the bot of a single game (tournaments, ci): killed at once after a
+/// failure, else given its grace period to exit. A bot that outstays the
+/// grace period is a timeout of phase `exit_grace`, with the message: the
+/// game's result stands, but the failure is recorded.
+pub(crate) async fn end_single(bot: &mut Bot, failed: bool) -> Option<(Verdict, String)> {
+    if failed {
+        let _ = bot.kill().await;
+        return None;
+    }
+    match bot.shutdown(None).await {
+        Ok(finished) if !finished.exited_in_grace => Some((
+            Verdict::timeout(Phase::ExitGrace),
+            "timeout: the player did not exit within the grace period after its input was closed"
+                .to_owned(),
+        )),
+        _ => None,
+    }
 }

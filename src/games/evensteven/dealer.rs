@@ -693,11 +693,10 @@ pub async fn play_single(
             )
         }
     };
-    if error.is_some() {
-        let _ = bot.kill().await;
-    } else {
-        let _ = bot.shutdown(None).await;
-    }
+    let (verdict, error) = match crate::games::end_single(&mut bot, error.is_some()).await {
+        Some((late, message)) => (late, Some(message)),
+        None => (verdict, error),
+    };
     Ok(Single {
         outcome: name,
         verdict,
