@@ -93,7 +93,8 @@ const Z95: f64 = 1.959_964;
 #[derive(Debug)]
 struct Outcome {
     name: String,
-    game: GameKind,
+    /// `None` for the suite itself.
+    game: Option<GameKind>,
     pass: bool,
     /// The referee, not the bot, failed: JUnit's `error`, not `failure`.
     referee_error: bool,
@@ -125,7 +126,7 @@ pub async fn run(file: &Path, junit: Option<&Path>, limits: BotLimits) -> Status
             if let Some(path) = junit {
                 let outcome = Outcome {
                     name: "suite".into(),
-                    game: GameKind::Evensteven,
+                    game: None,
                     pass: false,
                     referee_error: true,
                     figures: String::new(),
@@ -144,13 +145,19 @@ pub async fn run(file: &Path, junit: Option<&Path>, limits: BotLimits) -> Status
             return Status::Usage;
         }
     };
-    let mut outcomes = Vec::new();
+    // Every bot of every case is built and checked before the first game,
+    // so that one that cannot run is named at once, not hours later.
+    let mut plans = Vec::new();
     for case in &suite.cases {
-        let outcome = match run_case(case, &base, limits).await {
+        plans.push(prepare(case, &base, limits).await);
+    }
+    let mut outcomes = Vec::new();
+    for (case, plan) in suite.cases.iter().zip(plans) {
+        let outcome = match run_case(case, plan).await {
             Ok(outcome) => outcome,
             Err(e) => Outcome {
                 name: case.name.clone(),
-                game: case.game,
+                game: Some(case.game),
                 pass: false,
                 referee_error: true,
                 figures: "0 games".into(),
@@ -308,12 +315,17 @@ fn case_problems(case: &Case, base: &Path) -> Vec<String> {
 /// The fewest games, all won, that pass a `win_rate` of `p`: by Wilson's
 /// lower bound (`n / (n + z²)` for n wins in n), or by the sequential test.
 fn min_games(p: f64, sprt: Option<&Sprt>) -> u64 {
-    let mut n = ((Z95 * Z95 * p / (1.0 - p)).ceil() as u64).max(1);
-    while n > 1 && wilson95(n - 1, n - 1).0 >= p {
-        n -= 1;
-    }
-    while wilson95(n, n).0 < p {
-        n += 1;
+    // Solved for n, then mended for rounding by a few steps at most (the
+    // bound is flat in floating point for p very near 1).
+    let mut n = ((Z95 * Z95 * p / (1.0 - p)).ceil().min(u64::MAX as f64) as u64).max(1);
+    for _ in 0..8 {
+        if n > 1 && wilson95(n - 1, n - 1).0 >= p {
+            n -= 1;
+        } else if wilson95(n, n).0 < p {
+            n = n.saturating_add(1);
+        } else {
+            break;
+        }
     }
     match sprt {
         Some(sprt) => n.min(sprt.wins_to_pass()),
@@ -321,8 +333,8 @@ fn min_games(p: f64, sprt: Option<&Sprt>) -> u64 {
     }
 }
 
-async fn run_case(case: &Case, base: &Path, limits: BotLimits) -> Result<Outcome, String> {
-    let started = Instant::now();
+/// The case's plan: its bot and opponents built and checked.
+async fn prepare(case: &Case, base: &Path, limits: BotLimits) -> Result<Arc<Plan>, String> {
     let spec = case_spec(case);
     let config = TournamentConfig {
         file: base.join("ci"),
@@ -336,26 +348,40 @@ async fn run_case(case: &Case, base: &Path, limits: BotLimits) -> Result<Outcome
         progress: false,
         limits,
     };
-    let plan = Arc::new(Plan::prepare(&spec, base, &config).await?);
+    let plan = Plan::prepare(&spec, base, &config).await?;
+    for (name, why) in plan.disqualified() {
+        eprintln!(
+            "referee ci: case {:?}: {}: {why}",
+            case.name,
+            who(case, &name)
+        );
+    }
+    Ok(Arc::new(plan))
+}
+
+/// The case's bot or one of its opponents, in words.
+fn who(case: &Case, name: &str) -> String {
+    if name == case.name {
+        "the bot".to_owned()
+    } else {
+        format!("opponent {name}")
+    }
+}
+
+async fn run_case(case: &Case, plan: Result<Arc<Plan>, String>) -> Result<Outcome, String> {
+    let started = Instant::now();
+    let plan = plan?;
     // A bot or opponent that cannot be built or started fails the case at
     // once, with the reason, rather than as a crash in every game.
     let disqualified = plan.disqualified();
     if !disqualified.is_empty() {
         let reasons = disqualified
             .iter()
-            .map(|(name, why)| {
-                let who = if *name == case.name {
-                    "the bot".to_owned()
-                } else {
-                    format!("opponent {name}")
-                };
-                eprintln!("referee ci: case {:?}: {who}: {why}", case.name);
-                format!("{who}: {why}")
-            })
+            .map(|(name, why)| format!("{}: {why}", who(case, name)))
             .collect();
         return Ok(Outcome {
             name: case.name.clone(),
-            game: case.game,
+            game: Some(case.game),
             pass: false,
             referee_error: false,
             figures: "0 games".into(),
@@ -436,7 +462,7 @@ impl Sprt {
         if !(margin.is_finite() && margin > 0.0) {
             return Err(format!("expect.margin must be above 0, not {margin}"));
         }
-        if !(win_rate > 0.0 && p1 < 1.0) {
+        if !(win_rate > 0.0 && p1 < 1.0 && p1 > win_rate) {
             return Err(format!(
                 "the sequential test needs 0 < win_rate and win_rate + margin < 1 (here {win_rate} + {margin}); lower the margin or drop sequential"
             ));
@@ -625,7 +651,7 @@ fn judge(case: &Case, records: &[Value], decided: Option<bool>, time: Duration) 
         .unwrap_or_default();
     Outcome {
         name: case.name.clone(),
-        game: case.game,
+        game: Some(case.game),
         pass: reasons.is_empty(),
         referee_error,
         figures: figures.join(", "),
@@ -664,7 +690,7 @@ fn write_junit(path: &Path, suite: &Path, outcomes: &[Outcome]) -> Result<(), St
             status
         };
         let mut case = TestCase::new(o.name.clone(), status);
-        case.set_classname(format!("{stem}.{}", o.game.name()));
+        case.set_classname(format!("{stem}.{}", o.game.map_or("suite", GameKind::name)));
         case.set_time(o.time);
         case.set_system_out(o.figures.clone());
         if !o.stderr.is_empty() {

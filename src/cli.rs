@@ -250,7 +250,8 @@ pub struct BotOptions {
 
     /// Extra time for each bot process's first reply, on top of the move
     /// limit, so that starting a JVM or Python does not count against the
-    /// first move. Recorded on its own, never in move statistics.
+    /// first move. Recorded on its own, never in move statistics. (Chomp
+    /// has --prep instead; an Aces Up run's --timeout covers its start.)
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
     pub startup: Duration,
 

@@ -95,10 +95,7 @@ fn start_signal_thread() {
             groups::kill_all();
             // What the run had finished (a tournament's standings so far).
             if let Some(report) = referee::interrupt::report() {
-                // SAFETY: write takes plain values.
-                unsafe {
-                    nix::libc::write(1, report.as_ptr().cast(), report.len());
-                }
+                write_if_room(1, report.as_bytes());
             }
             let message = format!("referee: interrupted by {signal}; every bot was killed\n");
             // Straight to the file descriptors, without Rust's locks on
@@ -181,6 +178,29 @@ fn quit_quietly() -> ! {
 fn closed_output(message: &str) -> bool {
     let epipe = std::io::Error::from_raw_os_error(nix::libc::EPIPE).to_string();
     message.starts_with("failed printing to std") && message.ends_with(&epipe)
+}
+
+/// Writes `bytes` to `fd` unless it stays full for a second (a paused
+/// terminal, a pipe nobody reads): an interrupt must never hang.
+fn write_if_room(fd: i32, mut bytes: &[u8]) {
+    while !bytes.is_empty() {
+        let mut poll = nix::libc::pollfd {
+            fd,
+            events: nix::libc::POLLOUT,
+            revents: 0,
+        };
+        // SAFETY: poll and write take plain values and a valid buffer.
+        let written = unsafe {
+            if nix::libc::poll(&mut poll, 1, 1000) != 1 || poll.revents & nix::libc::POLLOUT == 0 {
+                return;
+            }
+            nix::libc::write(fd, bytes.as_ptr().cast(), bytes.len().min(4096))
+        };
+        if written <= 0 {
+            return;
+        }
+        bytes = &bytes[written as usize..];
+    }
 }
 
 fn init_logging(level: &str) {

@@ -112,7 +112,9 @@ impl Timer {
     /// start-up allowance (not charged), and adds the increment.
     pub fn charge(&mut self, elapsed: Duration, allowance: Duration) {
         if let (Some(left), Some(control)) = (self.left.as_mut(), self.limits.control) {
-            *left = left.saturating_sub(elapsed.saturating_sub(allowance)) + control.increment;
+            *left = left
+                .saturating_sub(elapsed.saturating_sub(allowance))
+                .saturating_add(control.increment);
         }
     }
 

@@ -748,6 +748,13 @@ impl Bot {
         // exit, a process it left behind may hold the output open: read on
         // only briefly.
         while !exited || stdout_open {
+            // A bot that floods its output keeps the read below always
+            // ready, and a timer only fires when the runtime gets to turn
+            // its driver: look at the clock here, or the grace period
+            // never ends.
+            if Instant::now() >= until {
+                break;
+            }
             tokio::select! {
                 () = self.exit.exited(), if !exited => {
                     exited = true;

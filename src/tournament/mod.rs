@@ -72,7 +72,6 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
         .file
         .parent()
         .map_or_else(|| PathBuf::from("."), Path::to_owned);
-    let games = config.games.unwrap_or(spec.games);
     if let Some((k, n)) = config.shard
         && (n == 0 || k == 0 || k > n)
     {
@@ -89,7 +88,14 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
         ),
         _ => None,
     };
-    // A resumed run keeps the seed of the run it resumes.
+    // A resumed run keeps the seed, the number of games and the shard of
+    // the run it resumes, unless they are given again (and then they must
+    // agree).
+    let games = config
+        .games
+        .or(previous.as_ref().map(|p| p.games))
+        .unwrap_or(spec.games);
+    let shard = config.shard.or(previous.as_ref().and_then(|p| p.shard));
     let seed = match (&previous, config.seed) {
         (Some(p), _) => p.seed,
         (None, Some(seed)) => seed,
@@ -101,7 +107,7 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
         seed,
         games,
         entrants: plan.names(),
-        shard: config.shard,
+        shard,
     };
     if let Some(previous) = &previous {
         let differences = differences(previous, &info, config.seed);
@@ -124,10 +130,15 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
                 out.display()
             ));
         }
-        std::fs::create_dir_all(out.join("stderr"))
-            .map_err(|e| format!("{}: {e}", out.display()))?;
+        if let Err(e) = std::fs::create_dir_all(out.join("stderr")) {
+            return Ok(io_failure(&format!("{}: {e}", out.display())));
+        }
         if config.resume {
-            for r in record::read_records(&records_path(out)).map_err(|e| e.to_string())? {
+            let stored = match record::read_records(&records_path(out)) {
+                Ok(stored) => stored,
+                Err(e) => return Ok(io_failure(&e.to_string())),
+            };
+            for r in stored {
                 if r["tournament"] == info.fingerprint.as_str() && r["seed"].as_u64() == Some(seed)
                 {
                     done.extend(r["index"].as_u64());
@@ -150,13 +161,15 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
         if let Err(e) = copied {
             return Ok(io_failure(&e));
         }
-        records_file = Some(Records::open(&records_path(out)).map_err(|e| e.to_string())?);
+        records_file = Some(match Records::open(&records_path(out)) {
+            Ok(file) => file,
+            Err(e) => return Ok(io_failure(&e.to_string())),
+        });
     }
 
     // Shard k of n plays games k, k + n, k + 2n, ...
     // The games are produced as they are played: any count runs in little
     // memory.
-    let shard = config.shard;
     let in_shard = move |i: &u64| shard.is_none_or(|(k, n)| (i - 1) % n == k - 1);
     let todo = {
         let done = done.clone();
@@ -179,7 +192,7 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
         plan.entrants.len(),
         if plan.entrants.len() == 1 { "" } else { "s" },
         if shard_games == 1 { "" } else { "s" },
-        config.shard.map_or(String::new(), |(k, n)| format!(
+        shard.map_or(String::new(), |(k, n)| format!(
             " (shard {k}/{n} of {games})"
         )),
     );
@@ -205,7 +218,13 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
     let mut new_records: Vec<Value> = Vec::new();
     let mut games = plan.play_all(todo, seed, jobs, config.pin || spec.pin);
     while let Some(record) = games.next().await {
-        let record = record?;
+        let record = match record {
+            Ok(record) => record,
+            Err(e) => {
+                eprintln!("referee tournament: {e}");
+                return Ok(Status::Internal);
+            }
+        };
         if let (Some(out), Some(file)) = (&config.out, records_file.as_mut()) {
             units::save_stderr(out, &record);
             let mut record = record.clone();
@@ -227,13 +246,15 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
     }
 
     let all = match &config.out {
-        Some(out) => record::read_records(&records_path(out))
-            .map_err(|e| e.to_string())?
-            .into_iter()
-            .filter(|r| {
-                r["tournament"] == info.fingerprint.as_str() && r["seed"].as_u64() == Some(seed)
-            })
-            .collect(),
+        Some(out) => match record::read_records(&records_path(out)) {
+            Ok(all) => all,
+            Err(e) => return Ok(io_failure(&e.to_string())),
+        }
+        .into_iter()
+        .filter(|r| {
+            r["tournament"] == info.fingerprint.as_str() && r["seed"].as_u64() == Some(seed)
+        })
+        .collect(),
         None => new_records,
     };
     let all = dedupe(all);

@@ -207,6 +207,19 @@ pub fn limit_problems(game: GameKind, l: &Limits, entrants: usize, base: &Path) 
         ("arrays", l.arrays.is_some()),
         ("seats", l.seats.is_some()),
     ];
+    // An Aces Up run is one reply: its `timeout` covers the start as well.
+    if game == GameKind::Acesup {
+        for (name, given) in [
+            ("startup", l.startup.is_some()),
+            ("time_control", l.time_control.is_some()),
+        ] {
+            if given {
+                out.push(format!(
+                    "limits.{name} does not apply to Aces Up, whose timeout covers a whole run on a deck, start-up included"
+                ));
+            }
+        }
+    }
     if game != GameKind::Chomp {
         for (name, given) in chomp_only {
             if given {
@@ -218,11 +231,16 @@ pub fn limit_problems(game: GameKind, l: &Limits, entrants: usize, base: &Path) 
         }
         return out;
     }
-    if l.time_control.is_some() {
-        out.push(
-            "limits.time_control does not apply to Chomp, which has its starvation clock (limits.starve)"
-                .to_owned(),
-        );
+    for (name, given) in [
+        ("time_control", l.time_control.is_some()),
+        ("timeout", l.timeout.is_some()),
+        ("startup", l.startup.is_some()),
+    ] {
+        if given {
+            out.push(format!(
+                "limits.{name} does not apply to Chomp, which has its preparation time (limits.prep) and starvation clock (limits.starve)"
+            ));
+        }
     }
     if l.max_rounds == Some(0) {
         out.push("limits.max_rounds must be at least 1".to_owned());

@@ -167,11 +167,26 @@ impl Plan {
             }
             _ => None,
         };
-        let mut parts = vec![spec.game.name().to_owned(), format!("{:?}", spec.limits)];
+        // What decides the games: the file's limits and the command line's
+        // (a resumed run must play under the same rules), and each entrant
+        // as submitted. A disqualification counts by its status only: its
+        // message (a build log's tail) differs from run to run.
+        let rules = BotLimits {
+            echo_stderr: false,
+            ..limits
+        };
+        let mut parts = vec![
+            spec.game.name().to_owned(),
+            format!("{:?}", spec.limits),
+            format!("{rules:?}"),
+        ];
         for e in &entrants {
             // As submitted: not where this run keeps its copy of a `pc2`.
-            let program = e.program.as_ref().map(build::as_submitted);
-            parts.push(format!("{} {program:?}", e.name));
+            let program = match &e.program {
+                Ok(spec) => format!("{:?}", build::as_submitted(spec)),
+                Err(why) => why.status.name().to_owned(),
+            };
+            parts.push(format!("{} {program}", e.name));
         }
         if let Some(c) = &chomp {
             parts.extend(c.arrays.iter().map(ArrayFile::letters));

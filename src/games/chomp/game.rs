@@ -261,6 +261,10 @@ pub async fn play(seats: &[SeatSpec], rows: &[Vec<u8>], start: Cell, rules: Rule
                 }
                 Err(e) => {
                     let e = clock_timeout(e);
+                    // A starving turn counts as the time waited.
+                    if let BotError::Timeout { limit, .. } = &e {
+                        seat.slowest = seat.slowest.max(*limit);
+                    }
                     seat.die(fate_of(&e), round, Some(format!("round {round}: {e}")));
                     Move::Decompose
                 }

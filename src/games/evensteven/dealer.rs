@@ -20,7 +20,7 @@ use super::input::{self, GameSpec};
 use crate::bot::clock::{MoveLimits, Timer};
 use crate::bot::{Bot, BotError, BotLimits, BotSpec, Finished, LineReader, Next, deadline_after};
 use crate::exit::Status;
-use crate::outcome::{self, Verdict};
+use crate::outcome::{self, Phase, Verdict};
 use crate::record::{self, Records};
 
 /// Longest dealer input line accepted; real lines are a dozen bytes.
@@ -150,7 +150,10 @@ impl Failure {
     /// statistics, so that `max_move` sees it.
     fn waited_micros(&self) -> Option<u64> {
         match self {
-            Failure::Bot(BotError::Timeout { limit, .. }) => Some(micros_of(*limit)),
+            // A start-up that timed out is not a move.
+            Failure::Bot(BotError::Timeout { limit, phase, .. }) if *phase != Phase::Startup => {
+                Some(micros_of(*limit))
+            }
             _ => None,
         }
     }

@@ -168,10 +168,13 @@ impl Failure {
     /// A move that timed out counts in move statistics as the time waited.
     fn waited_micros(&self) -> Option<u64> {
         match self {
+            // A start-up that timed out is not a move.
             Failure::NoReply {
-                error: BotError::Timeout { limit, .. },
+                error: BotError::Timeout { limit, phase, .. },
                 ..
-            } => Some(u64::try_from(limit.as_micros()).unwrap_or(u64::MAX)),
+            } if *phase != outcome::Phase::Startup => {
+                Some(u64::try_from(limit.as_micros()).unwrap_or(u64::MAX))
+            }
             _ => None,
         }
     }
