@@ -417,7 +417,7 @@ fn a_chomp_start_outside_an_array_is_refused_in_tournament_and_ci_files() {
         dir.path(),
         "c.toml",
         &format!(
-            "game = \"chomp\"\ngames = 2\n[limits]\narrays = \"a.txt\"\nstart = [\"9\", \"1\"]\n\
+            "game = \"chomp\"\ngames = 2\n[limits]\narrays = \"a.txt\"\nstart = [\"9\", \"1\"]\ntimeout = \"1s\"\n\
              [[entrant]]\nname = \"g\"\ncommand = [\"{}\"]\n",
             env!("CARGO_BIN_EXE_chomp-greedy")
         ),
@@ -427,6 +427,12 @@ fn a_chomp_start_outside_an_array_is_refused_in_tournament_and_ci_files() {
     assert!(
         run.stderr
             .contains("limits.start: start column 9 is outside"),
+        "{}",
+        run.stderr
+    );
+    // Every problem at once: a key that does not apply to the game too.
+    assert!(
+        run.stderr.contains("limits.timeout does not apply to Chomp"),
         "{}",
         run.stderr
     );
