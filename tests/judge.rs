@@ -268,3 +268,39 @@ fn a_bad_game_file_is_a_usage_error_naming_its_line() {
     );
     assert_eq!(run.code, Some(64), "{}", run.stderr);
 }
+
+#[test]
+fn players_asked_at_once_are_answered_each_with_its_own_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let run = referee(
+        [
+            "play",
+            "--timeout",
+            "150ms",
+            "--startup",
+            "100ms",
+            "--results",
+            results.to_str().unwrap(),
+            &judges("race.toml"),
+            &judges("answer.sh"),
+            &judges("silent.sh"),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("game 1: [0] score 1 rank 1 ok; [1] score 0 rank 2 timeout"),
+        "{}",
+        run.stdout
+    );
+    let record = &records(&results)[0];
+    let summary = &record["summary"];
+    assert_eq!(summary[0]["text"], "N", "{record}");
+    assert_eq!(summary[1]["status"], "timeout", "{record}");
+    assert_eq!(summary[1]["phase"], "startup", "{record}");
+    assert_eq!(record["players"][1]["status"], "timeout");
+    assert_eq!(record["log"].as_array().unwrap().len(), 2, "{record}");
+    assert!(run.stderr.contains("judge: {"), "{}", run.stderr);
+}
