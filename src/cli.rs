@@ -112,7 +112,35 @@ pub enum Command {
         after_long_help = ACESUP_HELP
     )]
     Acesup(AcesupArgs),
+
+    /// Any game: a judge program referees it over JSON Lines (docs/judge-protocol.md).
+    #[command(
+        override_usage = "referee play [OPTIONS] GAME.toml BOT...",
+        after_help = PLAY_HELP,
+        after_long_help = PLAY_HELP
+    )]
+    Play(PlayArgs),
 }
+
+const PLAY_HELP: &str = "\
+GAME.toml names the judge program, the number of players, the default limits
+and how a move is read (docs/judge-protocol.md). Each BOT is one program path
+(seat 0 is the first BOT); a bot that needs arguments gets a two-line wrapper
+script. Every game starts fresh bot processes; seats are not rotated.
+
+Examples:
+  referee play games/evensteven/game.toml target/release/evensteven
+  referee play --games 1000 --seed 7 --results out.jsonl games/evensteven/game.toml ./player
+
+Exit status:
+  0    the games were played, whatever the bots did (their failures are in
+       the lines and the records)
+  64   bad arguments, a bad game file (named with its line), or a number of
+       bots the game does not take
+  70   judge error: the judge crashed, hung (10s per message) or broke the
+       protocol; the run stops after recording that game, no bot is blamed
+  74   the results file could not be written
+  130  interrupted";
 
 const TOURNAMENT_HELP: &str = "\
 The file names the game, its limits, the number of games, a seed and the
@@ -528,6 +556,46 @@ pub struct AcesupArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct PlayArgs {
+    /// Time per move (default: the game file's, else 10s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration, allow_hyphen_values = true)]
+    pub timeout: Option<Duration>,
+
+    /// A clock per game and player: BASE, plus INC after each move (default:
+    /// the game file's).
+    #[arg(long, value_name = "BASE+INC")]
+    pub time_control: Option<TimeControl>,
+
+    /// Seed of the games (printed; a fresh one when not given). The judge
+    /// gets it with each game's index.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Games to play.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = parse_at_least_one, allow_negative_numbers = true)]
+    pub games: u64,
+
+    /// Append one JSON object per game to FILE (see docs/judge-protocol.md).
+    #[arg(long, value_name = "FILE")]
+    pub results: Option<PathBuf>,
+
+    /// Keep the judge's replay frames in the records.
+    #[arg(long)]
+    pub record_moves: bool,
+
+    #[command(flatten)]
+    pub bot: BotOptions,
+
+    /// The game file.
+    #[arg(value_name = "GAME.toml")]
+    pub game: PathBuf,
+
+    /// The bots, one program path each, in seat order.
+    #[arg(value_name = "BOT", required = true)]
+    pub bots: Vec<OsString>,
+}
+
+#[derive(Debug, Args)]
 pub struct TournamentArgs {
     /// The tournament file (TOML).
     #[arg(value_name = "FILE.toml")]
@@ -747,6 +815,24 @@ pub async fn run(cli: Cli) -> Status {
                 results: args.results,
             };
             acesup::run(&config).await
+        }
+        Command::Play(args) => {
+            let config = crate::games::external::run::PlayConfig {
+                game: args.game,
+                bots: args
+                    .bots
+                    .iter()
+                    .map(|b| bot_spec(std::slice::from_ref(b)))
+                    .collect(),
+                limits: args.bot.limits(DEFAULT_MAX_LINE),
+                timeout: args.timeout,
+                time_control: args.time_control,
+                seed: args.seed,
+                games: args.games,
+                results: args.results,
+                record_moves: args.record_moves,
+            };
+            crate::games::external::run::run(&config).await
         }
     }
 }

@@ -5,6 +5,7 @@
 pub mod acesup;
 pub mod chomp;
 pub mod evensteven;
+pub mod external;
 pub mod septica;
 
 use std::io::{self, IsTerminal, Write};

@@ -1,0 +1,554 @@
+//! External games: a judge program, in any language, referees the game
+//! over a JSON Lines protocol with the harness (`docs/judge-protocol.md`);
+//! the harness alone talks to the bots, through [`crate::bot`], so every
+//! game gets the same process groups, time limits and failure taxonomy.
+//!
+//! The judge is organiser code: a judge that crashes, hangs (more than
+//! [`JUDGE_LIMIT`] for one message) or breaks the protocol is a judge
+//! error of the game, never a bot's failure; its players get `internal`.
+
+pub mod protocol;
+pub mod run;
+pub mod spec;
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use futures_util::future::join_all;
+use serde::{Deserialize, Serialize};
+use tokio::time::Instant;
+
+use crate::bot::clock::{MoveLimits, Timer};
+use crate::bot::{Bot, BotError, BotLimits, BotSpec, Resources, deadline_after, later};
+use crate::outcome::{Status, Verdict};
+use protocol::{Answer, Eliminated, Failure, FromJudge, StartPlayer, ToJudge};
+pub use spec::{ExternalGame, ReadUnit};
+
+/// The longest a judge may take for one message (its process's first
+/// message has [`JUDGE_STARTUP`] on top).
+pub const JUDGE_LIMIT: Duration = Duration::from_secs(10);
+/// Extra time for the judge process's first message (an interpreter's start).
+pub const JUDGE_STARTUP: Duration = Duration::from_secs(10);
+/// Longest line a judge may write (frames can be large).
+pub const JUDGE_MAX_LINE: usize = 4 << 20;
+/// Most judge `log` lines kept per game.
+const MAX_LOG_LINES: usize = 1000;
+
+/// One game's result.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ExternalResult {
+    /// The game's name, from its game file.
+    pub game: String,
+    pub index: u64,
+    pub seed: u64,
+    /// One per seat, in seat order.
+    pub players: Vec<PlayerResult>,
+    /// What the judge says about the game (its `end` message's `summary`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<serde_json::Value>,
+    /// The judge's replay frames, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub frames: Vec<serde_json::Value>,
+    /// The judge's `log` lines (the first 1000).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub log: Vec<String>,
+    /// Present when the judge failed: the game is void and no bot is blamed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_error: Option<JudgeError>,
+}
+
+/// How the judge failed.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct JudgeError {
+    pub message: String,
+    /// The judge's last lines on standard error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<String>,
+}
+
+/// One seat's part in a game.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PlayerResult {
+    /// The seat, from 0: the player's number in the protocol.
+    pub seat: usize,
+    /// The program and its arguments.
+    pub player: Vec<String>,
+    /// The judge's score (none after a judge error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    /// 1 is first; equal ranks are ties.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
+    #[serde(flatten)]
+    pub verdict: Verdict,
+    /// Why it failed, for people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Its process's first reply (start-up included), kept out of `micros`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_micros: Option<u64>,
+    /// Its move times; a timed-out move as the time waited.
+    #[serde(default)]
+    pub micros: Vec<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stderr_truncated: bool,
+}
+
+/// Plays one game of `game` between `bots` (seat `i` is `bots[i]`), with a
+/// judge process of its own.
+pub async fn play_game(
+    game: &ExternalGame,
+    bots: &[BotSpec],
+    limits: BotLimits,
+    seed: u64,
+    index: u64,
+) -> ExternalResult {
+    let mut session = Session::new(game);
+    let result = session.play(bots, limits, seed, index).await;
+    session.close().await;
+    result
+}
+
+/// A judge that may play several games in a row (`reuse = true` in the
+/// game file): the process is kept between games, which saves an
+/// interpreter's start per game. Without `reuse` each game gets a fresh
+/// judge anyway.
+pub struct Session<'g> {
+    game: &'g ExternalGame,
+    judge: Option<Bot>,
+    /// Move limits of the bots: the game file's unless overridden.
+    pub time: MoveLimits,
+}
+
+impl<'g> Session<'g> {
+    pub fn new(game: &'g ExternalGame) -> Session<'g> {
+        Session {
+            game,
+            judge: None,
+            time: game.time,
+        }
+    }
+
+    /// Ends the judge process, if one is kept.
+    pub async fn close(&mut self) {
+        if let Some(mut judge) = self.judge.take() {
+            let _ = judge.shutdown(None).await;
+        }
+    }
+
+    fn judge_limits(&self, limits: &BotLimits) -> BotLimits {
+        BotLimits {
+            max_line: JUDGE_MAX_LINE,
+            startup: JUDGE_STARTUP,
+            resources: Resources::NONE,
+            sandbox: false,
+            ..*limits
+        }
+    }
+
+    /// Plays one game.
+    pub async fn play(
+        &mut self,
+        bots: &[BotSpec],
+        limits: BotLimits,
+        seed: u64,
+        index: u64,
+    ) -> ExternalResult {
+        let mut seats: Vec<Seat> = bots
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| Seat::start(i, spec, limits, self.time))
+            .collect();
+        let mut game = Game {
+            result: ExternalResult {
+                game: self.game.name.clone(),
+                index,
+                seed,
+                players: Vec::new(),
+                summary: None,
+                frames: Vec::new(),
+                log: Vec::new(),
+                judge_error: None,
+            },
+            read: self.game.read,
+        };
+        let outcome = self
+            .referee(&mut seats, &mut game, seed, index, limits)
+            .await;
+        let ended = match outcome {
+            Ok(end) => Some(end),
+            Err(message) => {
+                let stderr = match self.judge.take() {
+                    Some(mut judge) => {
+                        let _ = judge.kill().await;
+                        judge.stderr(|t| t.last_lines(20)).join("\n")
+                    }
+                    None => String::new(),
+                };
+                game.result.judge_error = Some(JudgeError {
+                    message,
+                    stderr: (!stderr.is_empty()).then_some(stderr),
+                });
+                None
+            }
+        };
+        if !self.game.reuse
+            && let Some(mut judge) = self.judge.take()
+        {
+            let _ = judge.shutdown(None).await;
+        }
+        let (scores, ranks) = match &ended {
+            Some((scores, ranks)) => (Some(scores), Some(ranks)),
+            None => (None, None),
+        };
+        for (i, mut seat) in seats.into_iter().enumerate() {
+            let failed = seat.failure.is_some() || ended.is_none();
+            if let Some(bot) = seat.bot.as_mut() {
+                if let Some((verdict, message)) = super::end_single(bot, failed).await
+                    && seat.failure.is_none()
+                {
+                    seat.failure = Some(Failure { verdict, message });
+                }
+                let mut mark = 0;
+                let (text, truncated) = bot.stderr_since(&mut mark);
+                seat.stderr = text;
+                seat.stderr_truncated = truncated;
+            }
+            let (verdict, error) = match (&game.result.judge_error, seat.failure) {
+                (Some(_), _) => (
+                    Verdict::of(Status::Internal),
+                    Some("the judge failed (see judge_error); the game is void".to_owned()),
+                ),
+                (None, Some(f)) => (f.verdict, Some(f.message)),
+                (None, None) => (Verdict::OK, None),
+            };
+            game.result.players.push(PlayerResult {
+                seat: i,
+                player: seat.name,
+                score: scores.map(|s| s[i]),
+                rank: ranks.map(|r| r[i]),
+                verdict,
+                error,
+                startup_micros: seat.startup_micros,
+                micros: seat.micros,
+                stderr: seat.stderr,
+                stderr_truncated: seat.stderr_truncated,
+            });
+        }
+        game.result
+    }
+
+    /// Runs the judge's side of a game until its `end`: the scores and
+    /// ranks, or why the judge failed.
+    async fn referee(
+        &mut self,
+        seats: &mut [Seat],
+        game: &mut Game,
+        seed: u64,
+        index: u64,
+        limits: BotLimits,
+    ) -> Result<(Vec<f64>, Vec<u32>), String> {
+        if self.judge.is_none() {
+            let spec = BotSpec {
+                program: self.game.judge[0].clone(),
+                args: self.game.judge[1..].to_vec(),
+                dir: Some(self.game.dir.clone()),
+            };
+            let judge = Bot::spawn(&spec, self.judge_limits(&limits))
+                .map_err(|e| format!("the judge cannot be started: {e}"))?;
+            self.judge = Some(judge);
+        }
+        let judge = self.judge.as_mut().expect("started above");
+        let start = ToJudge::Start {
+            version: protocol::VERSION,
+            game: &self.game.name,
+            seed,
+            index,
+            players: seats
+                .iter()
+                .map(|s| StartPlayer {
+                    seat: s.seat,
+                    name: s.name.join(" "),
+                    failed: s.failure.clone(),
+                })
+                .collect(),
+            options: &self.game.options,
+        };
+        tell(judge, &start).await?;
+        let mut line_no = 0u64;
+        loop {
+            let deadline = later(Instant::now(), JUDGE_LIMIT + judge.startup_allowance());
+            let text = match judge.recv_line(deadline, None).await {
+                Ok(reply) => reply.text.to_owned(),
+                Err(e) => return Err(format!("the judge {}", judge_failure(&e))),
+            };
+            line_no += 1;
+            let message: FromJudge = serde_json::from_str(&text).map_err(|e| {
+                format!(
+                    "the judge broke the protocol: its message {line_no} of this game is not a valid message ({e}): {:?}",
+                    cut(&text)
+                )
+            })?;
+            let bad = |what: String| {
+                format!(
+                    "the judge broke the protocol: message {line_no} of this game: {what}: {:?}",
+                    cut(&text)
+                )
+            };
+            match message {
+                FromJudge::Send { to, text } => {
+                    check_seats(&to, seats.len()).map_err(bad)?;
+                    for &p in &to {
+                        seats[p].send(text.as_bytes()).await;
+                    }
+                }
+                FromJudge::Ask { players } => {
+                    check_seats(&players, seats.len()).map_err(bad)?;
+                    if players.is_empty() {
+                        return Err(bad("an ask for no player".to_owned()));
+                    }
+                    let read = game.read;
+                    let asked = seats
+                        .iter_mut()
+                        .filter(|s| players.contains(&s.seat))
+                        .map(|s| s.ask(read));
+                    let mut answers = join_all(asked).await;
+                    answers.sort_by_key(|a| players.iter().position(|p| *p == a.player));
+                    tell(judge, &ToJudge::Replies { replies: answers }).await?;
+                }
+                FromJudge::Eliminate {
+                    player,
+                    status,
+                    message,
+                } => {
+                    check_seats(&[player], seats.len()).map_err(bad)?;
+                    let seat = &mut seats[player];
+                    if seat.failure.is_none() {
+                        let verdict = match status {
+                            Eliminated::Incorrect => Verdict::of(Status::Incorrect),
+                            Eliminated::Ok => Verdict::OK,
+                        };
+                        seat.out(Failure { verdict, message }).await;
+                    }
+                }
+                FromJudge::Frame { data } => game.result.frames.push(data),
+                FromJudge::Log { text } => {
+                    if game.result.log.len() < MAX_LOG_LINES {
+                        game.result.log.push(text);
+                    }
+                }
+                FromJudge::End {
+                    scores,
+                    ranking,
+                    summary,
+                } => {
+                    if scores.len() != seats.len() || scores.iter().any(|s| !s.is_finite()) {
+                        return Err(bad(format!(
+                            "`end` needs one finite score per player ({})",
+                            seats.len()
+                        )));
+                    }
+                    let ranks = match ranking {
+                        None => protocol::ranks_from_scores(&scores),
+                        Some(r)
+                            if r.len() == seats.len()
+                                && r.iter().all(|&k| k >= 1 && k as usize <= seats.len()) =>
+                        {
+                            r
+                        }
+                        Some(_) => {
+                            return Err(bad(format!(
+                                "`ranking` needs one rank from 1 to {} per player",
+                                seats.len()
+                            )));
+                        }
+                    };
+                    game.result.summary = summary;
+                    return Ok((scores, ranks));
+                }
+            }
+        }
+    }
+}
+
+struct Game {
+    result: ExternalResult,
+    read: ReadUnit,
+}
+
+/// One player's process and record during a game.
+struct Seat {
+    seat: usize,
+    name: Vec<String>,
+    bot: Option<Bot>,
+    timer: Timer,
+    /// Why it is out of the game, once it is.
+    failure: Option<Failure>,
+    startup_micros: Option<u64>,
+    micros: Vec<u64>,
+    stderr: Option<String>,
+    stderr_truncated: bool,
+}
+
+impl Seat {
+    fn start(seat: usize, spec: &BotSpec, limits: BotLimits, time: MoveLimits) -> Seat {
+        let name = std::iter::once(&spec.program)
+            .chain(&spec.args)
+            .map(|s: &OsString| s.to_string_lossy().into_owned())
+            .collect();
+        let (bot, failure) = match Bot::spawn(spec, limits) {
+            Ok(bot) => (Some(bot), None),
+            Err(e) => (
+                None,
+                Some(Failure {
+                    verdict: Verdict::of(Status::CannotStart),
+                    message: format!("cannot start: {e}"),
+                }),
+            ),
+        };
+        Seat {
+            seat,
+            name,
+            bot,
+            timer: Timer::new(time),
+            failure,
+            startup_micros: None,
+            micros: Vec::new(),
+            stderr: None,
+            stderr_truncated: false,
+        }
+    }
+
+    /// Takes the player out of the game: killed, its stderr kept.
+    async fn out(&mut self, failure: Failure) {
+        if let Some(bot) = self.bot.as_mut() {
+            let _ = bot.kill().await;
+            let mut mark = 0;
+            let (text, truncated) = bot.stderr_since(&mut mark);
+            self.stderr = text;
+            self.stderr_truncated = truncated;
+        }
+        self.bot = None;
+        self.failure = Some(failure);
+    }
+
+    async fn fail(&mut self, error: &BotError) {
+        self.out(Failure {
+            verdict: Verdict::from(error),
+            message: error.to_string(),
+        })
+        .await;
+    }
+
+    /// Writes to the player; a failure takes it out (the judge hears of it
+    /// at its next ask). Nothing is written to a player that is out.
+    async fn send(&mut self, text: &[u8]) {
+        let Some(bot) = self.bot.as_mut() else {
+            return;
+        };
+        if let Err(e) = bot.send(text, deadline_after(self.timer.limit())).await {
+            self.fail(&e).await;
+        }
+    }
+
+    /// Reads one move under the player's own limits.
+    async fn ask(&mut self, read: ReadUnit) -> Answer {
+        let player = self.seat;
+        let Some(bot) = self.bot.as_mut() else {
+            return Answer {
+                player,
+                text: None,
+                micros: 0,
+                failed: self.failure.clone(),
+            };
+        };
+        let allowance = bot.startup_allowance();
+        let first = bot.startup_time().is_none();
+        let deadline = bot.reply_deadline(self.timer.limit());
+        let got = match read {
+            ReadUnit::Line => bot
+                .recv_line(deadline, None)
+                .await
+                .map(|r| (r.text.to_owned(), r.elapsed)),
+            ReadUnit::Byte => bot
+                .recv_byte(deadline)
+                .await
+                .map(|(b, elapsed)| (char::from(b).to_string(), elapsed)),
+        };
+        match got {
+            Ok((text, elapsed)) => {
+                self.timer.charge(elapsed, allowance);
+                let micros = elapsed.as_micros() as u64;
+                if first {
+                    self.startup_micros = Some(micros);
+                } else {
+                    self.micros.push(micros);
+                }
+                Answer {
+                    player,
+                    text: Some(text),
+                    micros,
+                    failed: None,
+                }
+            }
+            Err(e) => {
+                let waited = bot.sent_at().elapsed().as_micros() as u64;
+                let e = self.timer.classify(e);
+                if first {
+                    self.startup_micros = Some(waited);
+                } else {
+                    self.micros.push(waited);
+                }
+                self.fail(&e).await;
+                Answer {
+                    player,
+                    text: None,
+                    micros: waited,
+                    failed: self.failure.clone(),
+                }
+            }
+        }
+    }
+}
+
+/// Writes one message to the judge, as one line.
+async fn tell(judge: &mut Bot, message: &ToJudge<'_>) -> Result<(), String> {
+    let mut line = serde_json::to_vec(message).map_err(|e| format!("internal: {e}"))?;
+    line.push(b'\n');
+    judge
+        .send(&line, deadline_after(JUDGE_LIMIT))
+        .await
+        .map_err(|e| format!("the judge {}", judge_failure(&e)))
+}
+
+/// A judge's failure in words: the bot layer's message, with what it means.
+fn judge_failure(error: &BotError) -> String {
+    match error {
+        BotError::Exited { .. } | BotError::ClosedOutput => {
+            format!("ended before its `end` message: {error}")
+        }
+        _ => error.to_string(),
+    }
+}
+
+fn check_seats(seats: &[usize], count: usize) -> Result<(), String> {
+    for (i, &s) in seats.iter().enumerate() {
+        if s >= count {
+            return Err(format!(
+                "there is no player {s} (players are 0 to {})",
+                count - 1
+            ));
+        }
+        if seats[..i].contains(&s) {
+            return Err(format!("player {s} is named twice"));
+        }
+    }
+    Ok(())
+}
+
+/// A message quoted in an error: its first 200 characters.
+fn cut(text: &str) -> String {
+    text.chars().take(200).collect()
+}

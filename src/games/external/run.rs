@@ -1,0 +1,212 @@
+//! `referee play GAME.toml BOT...`: games of an external game, one after
+//! the other, with one line per game and a summary.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::{ExternalGame, ExternalResult, Session};
+use crate::bot::clock::TimeControl;
+use crate::bot::{BotLimits, BotSpec, DEFAULT_STARTUP};
+use crate::exit::Status;
+use crate::outcome::Status as Outcome;
+use crate::record::{REFEREE_VERSION, Records, timestamp};
+
+/// What `referee play` was asked to do.
+#[derive(Debug)]
+pub struct PlayConfig {
+    pub game: PathBuf,
+    pub bots: Vec<BotSpec>,
+    pub limits: BotLimits,
+    pub timeout: Option<Duration>,
+    pub time_control: Option<TimeControl>,
+    pub seed: Option<u64>,
+    pub games: u64,
+    pub results: Option<PathBuf>,
+    pub record_moves: bool,
+}
+
+/// A record: the game's result with the fields every record has.
+#[derive(Serialize)]
+struct Record<'a> {
+    #[serde(flatten)]
+    result: &'a ExternalResult,
+    time: String,
+    referee: &'static str,
+}
+
+/// Plays the games; the exit status.
+pub async fn run(config: &PlayConfig) -> Status {
+    let game = match ExternalGame::load(&config.game) {
+        Ok(game) => game,
+        Err(e) => {
+            eprintln!("referee play: {e}");
+            return Status::Usage;
+        }
+    };
+    let count = config.bots.len();
+    if count < game.min_players || count > game.max_players {
+        eprintln!(
+            "referee play: {} takes {} player{} but {count} {} given",
+            game.name,
+            if game.min_players == game.max_players {
+                game.min_players.to_string()
+            } else {
+                format!("{} to {}", game.min_players, game.max_players)
+            },
+            if game.max_players == 1 { "" } else { "s" },
+            if count == 1 { "was" } else { "were" },
+        );
+        return Status::Usage;
+    }
+    let mut records = match config.results.as_deref().map(Records::open).transpose() {
+        Ok(records) => records,
+        Err(e) => {
+            eprintln!("referee play: {e}");
+            return Status::Io;
+        }
+    };
+    let seed = config.seed.unwrap_or_else(crate::rng::fresh_seed);
+    let mut limits = config.limits;
+    // The game file's start-up allowance, unless --startup says otherwise.
+    if limits.startup == DEFAULT_STARTUP
+        && let Some(startup) = game.startup
+    {
+        limits.startup = startup;
+    }
+    let mut session = Session::new(&game);
+    if let Some(timeout) = config.timeout {
+        session.time.timeout = timeout;
+    }
+    if config.time_control.is_some() {
+        session.time.control = config.time_control;
+    }
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}: seed {seed}", game.name);
+    let mut tally = Tally::new(count);
+    let mut status = Status::Pass;
+    for index in 1..=config.games {
+        let mut result = session.play(&config.bots, limits, seed, index).await;
+        for line in &result.log {
+            eprintln!("referee play: game {index}: judge: {line}");
+        }
+        let _ = writeln!(out, "{}", game_line(&result));
+        let _ = out.flush();
+        tally.add(&result);
+        if !config.record_moves {
+            result.frames.clear();
+        }
+        if let Some(records) = records.as_mut() {
+            let record = Record {
+                result: &result,
+                time: timestamp(),
+                referee: REFEREE_VERSION,
+            };
+            if let Err(e) = records.append(&record) {
+                eprintln!("referee play: {e}");
+                session.close().await;
+                return Status::Io;
+            }
+        }
+        if let Some(error) = &result.judge_error {
+            eprintln!("referee play: game {index}: judge error: {}", error.message);
+            if let Some(stderr) = &error.stderr {
+                eprintln!("referee play: the judge's last lines on standard error:");
+                for line in stderr.lines() {
+                    eprintln!("  | {line}");
+                }
+            }
+            status = Status::Internal;
+            break;
+        }
+    }
+    session.close().await;
+    if let Some(records) = records
+        && let Err(e) = records.finish()
+    {
+        eprintln!("referee play: {e}");
+        return Status::Io;
+    }
+    let _ = write!(out, "{}", tally.summary(&config.bots));
+    let _ = out.flush();
+    status
+}
+
+/// `game 3: [0] score 1 rank 1 ok; [1] score 0 rank 2 timeout (move)`.
+fn game_line(result: &ExternalResult) -> String {
+    if let Some(error) = &result.judge_error {
+        return format!("game {}: judge error: {}", result.index, error.message);
+    }
+    let players: Vec<String> = result
+        .players
+        .iter()
+        .map(|p| {
+            let score = p.score.map_or("-".to_owned(), |s| s.to_string());
+            let rank = p.rank.map_or("-".to_owned(), |r| r.to_string());
+            format!("[{}] score {score} rank {rank} {}", p.seat, p.verdict)
+        })
+        .collect();
+    format!("game {}: {}", result.index, players.join("; "))
+}
+
+/// Totals per seat over the run.
+struct Tally {
+    games: u64,
+    judge_errors: u64,
+    seats: Vec<SeatTally>,
+}
+
+#[derive(Clone, Default)]
+struct SeatTally {
+    score: f64,
+    firsts: u64,
+    failures: u64,
+}
+
+impl Tally {
+    fn new(seats: usize) -> Tally {
+        Tally {
+            games: 0,
+            judge_errors: 0,
+            seats: vec![SeatTally::default(); seats],
+        }
+    }
+
+    fn add(&mut self, result: &ExternalResult) {
+        self.games += 1;
+        if result.judge_error.is_some() {
+            self.judge_errors += 1;
+            return;
+        }
+        for (tally, player) in self.seats.iter_mut().zip(&result.players) {
+            tally.score += player.score.unwrap_or(0.0);
+            tally.firsts += u64::from(player.rank == Some(1));
+            tally.failures +=
+                u64::from(!player.verdict.is_ok() && player.verdict.status != Outcome::Internal);
+        }
+    }
+
+    fn summary(&self, bots: &[BotSpec]) -> String {
+        let mut text = format!(
+            "{} game{} played, {} judge error{}\n",
+            self.games,
+            if self.games == 1 { "" } else { "s" },
+            self.judge_errors,
+            if self.judge_errors == 1 { "" } else { "s" },
+        );
+        let judged = (self.games - self.judge_errors).max(1) as f64;
+        for (seat, (tally, bot)) in self.seats.iter().zip(bots).enumerate() {
+            text.push_str(&format!(
+                "[{seat}] {}: mean score {:.3}, first {} time{}, failed {}\n",
+                bot.program.to_string_lossy(),
+                tally.score / judged,
+                tally.firsts,
+                if tally.firsts == 1 { "" } else { "s" },
+                tally.failures,
+            ));
+        }
+        text
+    }
+}

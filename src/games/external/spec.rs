@@ -1,0 +1,203 @@
+//! The game file (`game.toml`) of an external game: its judge, how many
+//! players it takes, its default limits and how a move is read.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::bot::clock::{MoveLimits, TimeControl};
+use crate::bot::spawn;
+use crate::tournament::spec::toml_error;
+use crate::units::TomlDuration;
+
+/// How a player's move is read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadUnit {
+    /// One line (its `\n`, a trailing `\r` and trailing spaces removed).
+    #[default]
+    Line,
+    /// One byte that is not whitespace (space, tab, `\r`, `\n`), as Chomp.
+    Byte,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    name: String,
+    judge: Vec<String>,
+    players: Players,
+    #[serde(default)]
+    read: ReadUnit,
+    #[serde(default)]
+    reuse: bool,
+    #[serde(default)]
+    limits: Limits,
+    #[serde(default)]
+    options: Option<toml::Table>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Players {
+    min: usize,
+    max: usize,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Limits {
+    timeout: Option<TomlDuration>,
+    startup: Option<TomlDuration>,
+    time_control: Option<TimeControl>,
+}
+
+/// Default time per move when the game file gives none.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// An external game, as its game file describes it.
+#[derive(Clone, Debug)]
+pub struct ExternalGame {
+    /// The game's name, as records show it (`game`).
+    pub name: String,
+    /// The game file.
+    pub file: PathBuf,
+    /// The judge program (resolved) and its arguments. It runs in the game
+    /// file's directory.
+    pub judge: Vec<std::ffi::OsString>,
+    /// The game file's directory: the judge's working directory.
+    pub dir: PathBuf,
+    pub min_players: usize,
+    pub max_players: usize,
+    pub read: ReadUnit,
+    /// One judge process plays successive games.
+    pub reuse: bool,
+    /// Time per move and time control, unless the command line says
+    /// otherwise.
+    pub time: MoveLimits,
+    /// The start-up allowance of the game file, if it gives one.
+    pub startup: Option<Duration>,
+    /// `[options]`, passed to the judge in `start` as a JSON object.
+    pub options: serde_json::Value,
+}
+
+impl ExternalGame {
+    /// Reads and checks a game file. The error names the file and, for a
+    /// TOML error, the line.
+    pub fn load(path: &Path) -> Result<ExternalGame, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        ExternalGame::parse(&text, path, dir).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// Parses a game file's text; relative paths are taken from `dir`.
+    pub fn parse(text: &str, path: &Path, dir: &Path) -> Result<ExternalGame, String> {
+        let file: File = toml::from_str(text).map_err(|e| toml_error(&e))?;
+        let mut problems = Vec::new();
+        if file.name.trim().is_empty() {
+            problems.push("name must not be empty".to_owned());
+        }
+        if file.players.min == 0 {
+            problems.push("players.min must be at least 1".to_owned());
+        }
+        if file.players.max < file.players.min {
+            problems.push(format!(
+                "players.max ({}) is less than players.min ({})",
+                file.players.max, file.players.min
+            ));
+        }
+        if file.limits.timeout.is_some_and(|t| t.0.is_zero()) {
+            problems.push("limits.timeout must be longer than zero".to_owned());
+        }
+        let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
+        let mut judge: Vec<std::ffi::OsString> = file.judge.iter().map(Into::into).collect();
+        match file.judge.first() {
+            None => problems
+                .push("judge must name a program: judge = [\"python3\", \"judge.py\"]".to_owned()),
+            Some(program) => match resolve_judge(program, &dir) {
+                Ok(resolved) => judge[0] = resolved.into_os_string(),
+                Err(e) => problems.push(format!("judge: {e}")),
+            },
+        }
+        if !problems.is_empty() {
+            return Err(problems.join("; "));
+        }
+        let options = match file.options {
+            Some(table) => serde_json::to_value(table).map_err(|e| format!("options: {e}"))?,
+            None => serde_json::Value::Object(Default::default()),
+        };
+        Ok(ExternalGame {
+            name: file.name,
+            file: path.to_owned(),
+            judge,
+            dir,
+            min_players: file.players.min,
+            max_players: file.players.max,
+            read: file.read,
+            reuse: file.reuse,
+            time: MoveLimits {
+                timeout: file.limits.timeout.map_or(DEFAULT_TIMEOUT, |t| t.0),
+                control: file.limits.time_control,
+            },
+            startup: file.limits.startup.map(|t| t.0),
+            options,
+        })
+    }
+}
+
+/// The judge's program: a path with a `/` is relative to the game file's
+/// directory; a bare name is looked for there first, then on `PATH`.
+fn resolve_judge(program: &str, dir: &Path) -> Result<PathBuf, String> {
+    let candidate = dir.join(program);
+    let program = if program.contains('/') || candidate.is_file() {
+        candidate.into_os_string()
+    } else {
+        program.into()
+    };
+    spawn::resolve(&program).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<ExternalGame, String> {
+        ExternalGame::parse(text, Path::new("game.toml"), Path::new("/"))
+    }
+
+    #[test]
+    fn a_full_file_parses() {
+        let game = parse(
+            "name = \"x\"\njudge = [\"sh\", \"judge.sh\"]\nplayers = { min = 1, max = 4 }\n\
+             read = \"byte\"\nreuse = true\n[limits]\ntimeout = \"250ms\"\n\
+             time_control = \"2s+10ms\"\n[options]\nsize = 3\n",
+        )
+        .unwrap();
+        assert_eq!(game.read, ReadUnit::Byte);
+        assert_eq!(game.time.timeout, Duration::from_millis(250));
+        assert_eq!(game.options["size"], 3);
+        assert!(game.reuse && game.judge[0].to_string_lossy().ends_with("/sh"));
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let e =
+            parse("name = \"x\"\njudge = [\"sh\"]\nplayers = { min = 1, max = 1 }\ncolour = 3\n")
+                .unwrap_err();
+        assert!(e.contains("line 4") && e.contains("colour"), "{e}");
+        let e = parse(
+            "name = \"x\"\njudge = [\"no-such-judge-xyz\"]\nplayers = { min = 2, max = 1 }\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("players.max") && e.contains("no-such-judge-xyz"),
+            "{e}"
+        );
+    }
+}

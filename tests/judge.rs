@@ -1,0 +1,306 @@
+//! External judges (`referee play`): the Python Even Steven judge agrees
+//! with `referee dealer` game for game, and a failing judge is the
+//! organiser's fault, never a bot's.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use common::{evensteven_bin, fixture, referee};
+use serde_json::Value;
+
+fn game_file() -> String {
+    format!("{}/games/evensteven/game.toml", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn judges(name: &str) -> String {
+    fixture(&format!("judges/{name}"))
+}
+
+fn records(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Plays 1,000 games through the external judge, then the same (N, seed)
+/// pairs through `referee dealer`, and compares every game. Returns the
+/// dealer's outcomes.
+fn agree(player: &str) -> HashMap<String, usize> {
+    let dir = tempfile::tempdir().unwrap();
+    let external = dir.path().join("external.jsonl");
+    let run = referee(
+        [
+            "--no-fsync",
+            "play",
+            "--games",
+            "1000",
+            "--seed",
+            "2026",
+            "--results",
+            external.to_str().unwrap(),
+            &game_file(),
+            player,
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let external = records(&external);
+    assert_eq!(external.len(), 1000);
+    let mut input = String::new();
+    for (i, record) in external.iter().enumerate() {
+        assert_eq!(record["index"], i as u64 + 1);
+        let summary = &record["summary"];
+        input.push_str(&format!("{} {}\n", summary["n"], summary["seed"]));
+    }
+    let dealt = dir.path().join("dealer.jsonl");
+    let run = referee(
+        [
+            "--no-fsync",
+            "dealer",
+            "--results",
+            dealt.to_str().unwrap(),
+            player,
+        ],
+        input.as_bytes(),
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let dealt = records(&dealt);
+    assert_eq!(dealt.len(), 1000);
+    let mut outcomes = HashMap::new();
+    for (ext, dealer) in external.iter().zip(&dealt) {
+        let summary = &ext["summary"];
+        let game = ext["index"].clone();
+        assert_eq!(summary["outcome"], dealer["outcome"], "game {game}");
+        assert_eq!(summary["hand"], dealer["hand"], "game {game}");
+        assert_eq!(summary["deal"], dealer["deal"], "game {game}");
+        assert_eq!(ext["players"][0]["status"], "ok", "game {game}");
+        let score = if dealer["outcome"] == "win" { 1.0 } else { 0.0 };
+        assert_eq!(ext["players"][0]["score"], score, "game {game}");
+        *outcomes
+            .entry(dealer["outcome"].as_str().unwrap().to_owned())
+            .or_default() += 1;
+    }
+    outcomes
+}
+
+#[test]
+fn the_python_judge_agrees_with_the_dealer_on_1000_games() {
+    let best = agree(evensteven_bin());
+    assert!(best.contains_key("win") && !best.contains_key("lose_unnecessarily"));
+    let weak = agree(&judges("in-order.sh"));
+    assert!(weak["lose_unnecessarily"] > 0, "{weak:?}");
+}
+
+#[test]
+fn frames_are_kept_with_record_moves_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let with = dir.path().join("with.jsonl");
+    let without = dir.path().join("without.jsonl");
+    for (file, flag) in [(&with, Some("--record-moves")), (&without, None)] {
+        let mut args = vec!["--no-fsync", "play", "--seed", "5", "--results"];
+        args.push(file.to_str().unwrap());
+        args.extend(flag);
+        let game = game_file();
+        args.extend([game.as_str(), evensteven_bin()]);
+        let run = referee(args, b"");
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+    }
+    let with = &records(&with)[0];
+    assert!(with["frames"].as_array().unwrap().len() >= 2, "{with}");
+    assert!(with["players"][0]["startup_micros"].is_u64());
+    assert!(records(&without)[0].get("frames").is_none());
+}
+
+#[test]
+fn a_judge_that_crashes_is_a_judge_error_and_no_bot_is_blamed() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let run = referee(
+        [
+            "play",
+            "--games",
+            "3",
+            "--results",
+            results.to_str().unwrap(),
+            &judges("crash.toml"),
+            evensteven_bin(),
+            evensteven_bin(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(70), "{}", run.stderr);
+    assert!(run.stderr.contains("judge error"), "{}", run.stderr);
+    assert!(run.stderr.contains("cannot cope"), "{}", run.stderr);
+    let records = records(&results);
+    assert_eq!(records.len(), 1, "the run stops at the judge error");
+    let error = &records[0]["judge_error"];
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("exited with status 3"),
+        "{error}"
+    );
+    assert!(error["stderr"].as_str().unwrap().contains("cannot cope"));
+    for player in records[0]["players"].as_array().unwrap() {
+        assert_eq!(player["status"], "internal", "{player}");
+        assert!(player.get("score").is_none());
+    }
+}
+
+#[test]
+fn a_judge_that_writes_garbage_is_a_judge_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let run = referee(
+        [
+            "play",
+            "--results",
+            results.to_str().unwrap(),
+            &judges("garbage.toml"),
+            evensteven_bin(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(70), "{}", run.stderr);
+    let record = &records(&results)[0];
+    let message = record["judge_error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("broke the protocol") && message.contains("hello, I am not JSON"),
+        "{message}"
+    );
+    assert_eq!(record["players"][0]["status"], "internal");
+}
+
+#[test]
+fn a_bot_that_times_out_is_a_timeout_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let run = referee(
+        [
+            "play",
+            "--games",
+            "2",
+            "--seed",
+            "1",
+            "--timeout",
+            "150ms",
+            "--results",
+            results.to_str().unwrap(),
+            &game_file(),
+            &judges("hang.sh"),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let records = records(&results);
+    assert_eq!(records.len(), 2);
+    // A game lost (or won) on the first move ends before the player hangs.
+    let hung: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["summary"]["outcome"] == "timeout")
+        .collect();
+    for record in &hung {
+        let player = &record["players"][0];
+        assert_eq!(player["status"], "timeout", "{record}");
+        assert_eq!(player["phase"], "move", "{record}");
+        assert_eq!(player["score"], 0.0);
+        let waited = player["micros"].as_array().unwrap().last().unwrap();
+        assert!(waited.as_u64().unwrap() >= 150_000, "{record}");
+    }
+    assert!(!hung.is_empty(), "{records:?}");
+}
+
+#[test]
+fn a_bot_that_crashes_is_crashed() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let run = referee(
+        [
+            "play",
+            "--games",
+            "3",
+            "--seed",
+            "1",
+            "--results",
+            results.to_str().unwrap(),
+            &game_file(),
+            &judges("exit3.sh"),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let records = records(&results);
+    let mut crashed = 0;
+    for record in &records {
+        let player = &record["players"][0];
+        if record["summary"]["outcome"] == "crashed" {
+            crashed += 1;
+            assert_eq!(player["status"], "crashed", "{record}");
+            assert!(
+                player["error"].as_str().unwrap().contains("status 3"),
+                "{record}"
+            );
+        } else {
+            // Lost on the first move: the game ended before the exit.
+            assert_eq!(player["status"], "ok", "{record}");
+        }
+    }
+    assert!(crashed > 0, "{records:?}");
+}
+
+#[test]
+fn a_bad_game_file_is_a_usage_error_naming_its_line() {
+    let run = referee(["play", &judges("bad.toml"), evensteven_bin()], b"");
+    assert_eq!(run.code, Some(64));
+    assert!(
+        run.stderr.contains("bad.toml") && run.stderr.contains("line 4"),
+        "{}",
+        run.stderr
+    );
+    let run = referee(
+        ["play", &game_file(), evensteven_bin(), evensteven_bin()],
+        b"",
+    );
+    assert_eq!(run.code, Some(64), "{}", run.stderr);
+}
+
+#[test]
+fn players_asked_at_once_are_answered_each_with_its_own_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let run = referee(
+        [
+            "play",
+            "--timeout",
+            "150ms",
+            "--startup",
+            "100ms",
+            "--results",
+            results.to_str().unwrap(),
+            &judges("race.toml"),
+            &judges("answer.sh"),
+            &judges("silent.sh"),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("game 1: [0] score 1 rank 1 ok; [1] score 0 rank 2 timeout"),
+        "{}",
+        run.stdout
+    );
+    let record = &records(&results)[0];
+    let summary = &record["summary"];
+    assert_eq!(summary[0]["text"], "N", "{record}");
+    assert_eq!(summary[1]["status"], "timeout", "{record}");
+    assert_eq!(summary[1]["phase"], "startup", "{record}");
+    assert_eq!(record["players"][1]["status"], "timeout");
+    assert_eq!(record["log"].as_array().unwrap().len(), 2, "{record}");
+    assert!(run.stderr.contains("judge: {"), "{}", run.stderr);
+}
