@@ -15,9 +15,10 @@ use serde_json::Value;
 
 use crate::bot::BotLimits;
 use crate::exit::Status;
+use crate::game::{GameRef, Seating};
 use crate::stats::wilson95;
 use crate::tournament::TournamentConfig;
-use crate::tournament::spec::{self, EntrantSpec, GameKind, Limits, Spec, toml_error};
+use crate::tournament::spec::{self, EntrantSpec, Limits, Spec, toml_error};
 use crate::tournament::units::Plan;
 use crate::units::TomlDuration;
 
@@ -32,7 +33,7 @@ struct Suite {
 #[serde(deny_unknown_fields)]
 struct Case {
     name: String,
-    game: GameKind,
+    game: GameRef,
     #[serde(default)]
     dir: Option<PathBuf>,
     #[serde(default)]
@@ -94,7 +95,7 @@ const Z95: f64 = 1.959_964;
 struct Outcome {
     name: String,
     /// `None` for the suite itself.
-    game: Option<GameKind>,
+    game: Option<String>,
     pass: bool,
     /// The referee, not the bot, failed: JUnit's `error`, not `failure`.
     referee_error: bool,
@@ -157,7 +158,7 @@ pub async fn run(file: &Path, junit: Option<&Path>, limits: BotLimits) -> Status
             Ok(outcome) => outcome,
             Err(e) => Outcome {
                 name: case.name.clone(),
-                game: Some(case.game),
+                game: Some(case.game.name()),
                 pass: false,
                 referee_error: true,
                 figures: "0 games".into(),
@@ -230,7 +231,7 @@ fn case_spec(case: &Case) -> Spec {
     }];
     entrants.extend(case.opponents.iter().cloned());
     Spec {
-        game: case.game,
+        game: case.game.clone(),
         games: case.games,
         seed: case.seed,
         jobs: case.jobs,
@@ -245,25 +246,25 @@ fn case_problems(case: &Case, base: &Path) -> Vec<String> {
     if case.name.trim().is_empty() {
         out.push("the name is empty".to_owned());
     }
-    if case.game.solo() && !case.opponents.is_empty() {
-        out.push(format!(
-            "opponents apply to Chomp only; {} is played alone",
-            case.game.name()
-        ));
-    }
-    out.extend(spec::problems(&case_spec(case), base));
+    let spec = case_spec(case);
+    out.extend(spec::problems(&spec, base));
     let e = &case.expect;
-    if e.no_unnecessary_loss && case.game != GameKind::Evensteven {
-        out.push(format!(
-            "expect.no_unnecessary_loss applies to Even Steven only, not {}",
-            case.game.name()
-        ));
-    }
-    if e.mean_score.is_some() && case.game != GameKind::Chomp {
-        out.push(format!(
-            "expect.mean_score applies to Chomp only, not {}",
-            case.game.name()
-        ));
+    // What applies depends on the game: ask it.
+    if let Ok(game) = crate::game::load(&case.game, &case.limits, spec.entrants.len(), base) {
+        if game.seating() == Seating::Solo && !case.opponents.is_empty() {
+            out.push(format!(
+                "opponents apply to games between players; {} is played alone",
+                game.name()
+            ));
+        }
+        for (name, given) in [
+            ("no_unnecessary_loss", e.no_unnecessary_loss),
+            ("mean_score", e.mean_score.is_some()),
+        ] {
+            if given && !game.supports(name) {
+                out.push(format!("expect.{name} does not apply to {}", game.name()));
+            }
+        }
     }
     if let Some(m) = e.mean_score
         && !m.is_finite()
@@ -381,7 +382,7 @@ async fn run_case(case: &Case, plan: Result<Arc<Plan>, String>) -> Result<Outcom
             .collect();
         return Ok(Outcome {
             name: case.name.clone(),
-            game: Some(case.game),
+            game: Some(case.game.name()),
             pass: false,
             referee_error: false,
             figures: "0 games".into(),
@@ -402,10 +403,11 @@ async fn run_case(case: &Case, plan: Result<Arc<Plan>, String>) -> Result<Outcom
     let mut records = Vec::new();
     let mut decided = None;
     let (mut wins, mut played) = (0.0, 0u64);
+    let solo = plan.game.seating() == Seating::Solo;
     let mut games = plan.play_all(1..=case.games, seed, jobs, false);
     while let Some(record) = games.next().await {
         let record = record?;
-        if let Some((w, _)) = game_win(case.game, &record, &case.name) {
+        if let Some((w, _)) = game_win(solo, &record, &case.name) {
             wins += w;
             played += 1;
         }
@@ -419,15 +421,15 @@ async fn run_case(case: &Case, plan: Result<Arc<Plan>, String>) -> Result<Outcom
     }
     // Games still in flight after a decision are abandoned.
     drop(games);
-    Ok(judge(case, &records, decided, started.elapsed()))
+    Ok(judge(case, &plan, &records, decided, started.elapsed()))
 }
 
 /// The case's bot's win in one game (a shared Chomp win split), and its
 /// result; `None` when it did not play.
-fn game_win<'r>(kind: GameKind, record: &'r Value, bot: &str) -> Option<(f64, &'r Value)> {
+fn game_win<'r>(solo: bool, record: &'r Value, bot: &str) -> Option<(f64, &'r Value)> {
     let results = record["results"].as_array()?;
     let mine = results.iter().find(|x| x["entrant"] == bot)?;
-    if kind.solo() {
+    if solo {
         return Some((f64::from(u8::from(mine["won"] == true)), mine));
     }
     let best = results
@@ -498,7 +500,14 @@ fn micros_text(micros: u64) -> String {
 }
 
 /// Checks the expectations against what was played.
-fn judge(case: &Case, records: &[Value], decided: Option<bool>, time: Duration) -> Outcome {
+fn judge(
+    case: &Case,
+    plan: &Plan,
+    records: &[Value],
+    decided: Option<bool>,
+    time: Duration,
+) -> Outcome {
+    let solo = plan.game.seating() == Seating::Solo;
     let e = &case.expect;
     let mut reasons = Vec::new();
     let mine: Vec<&Value> = records
@@ -557,7 +566,7 @@ fn judge(case: &Case, records: &[Value], decided: Option<bool>, time: Duration) 
 
     let (mut wins, mut games) = (0.0, 0u64);
     for r in records {
-        if let Some((w, _)) = game_win(case.game, r, &case.name) {
+        if let Some((w, _)) = game_win(solo, r, &case.name) {
             wins += w;
             games += 1;
         }
@@ -565,7 +574,7 @@ fn judge(case: &Case, records: &[Value], decided: Option<bool>, time: Duration) 
     let (low, high) = wilson95(wins.round() as u64, games);
     let rate = if games == 0 { 0.0 } else { wins / games as f64 };
     let mut figures = vec![format!("{games} games")];
-    if case.game.solo() || e.win_rate.is_some() {
+    if solo || e.win_rate.is_some() {
         figures.push(format!(
             "win rate {:.1}% (95% CI {:.1}%-{:.1}%)",
             100.0 * rate,
@@ -591,7 +600,7 @@ fn judge(case: &Case, records: &[Value], decided: Option<bool>, time: Duration) 
             None => {}
         }
     }
-    if case.game == GameKind::Chomp {
+    if plan.game.supports("mean_score") {
         let scores: Vec<f64> = mine.iter().filter_map(|x| x["score"].as_f64()).collect();
         let (mean, half) = crate::stats::mean_ci95(&scores);
         figures.push(format!("mean score {mean:.1} ± {:.1}", half.unwrap_or(0.0)));
@@ -651,7 +660,7 @@ fn judge(case: &Case, records: &[Value], decided: Option<bool>, time: Duration) 
         .unwrap_or_default();
     Outcome {
         name: case.name.clone(),
-        game: Some(case.game),
+        game: Some(case.game.name()),
         pass: reasons.is_empty(),
         referee_error,
         figures: figures.join(", "),
@@ -690,7 +699,7 @@ fn write_junit(path: &Path, suite: &Path, outcomes: &[Outcome]) -> Result<(), St
             status
         };
         let mut case = TestCase::new(o.name.clone(), status);
-        case.set_classname(format!("{stem}.{}", o.game.map_or("suite", GameKind::name)));
+        case.set_classname(format!("{stem}.{}", o.game.as_deref().unwrap_or("suite")));
         case.set_time(o.time);
         case.set_system_out(o.figures.clone());
         if !o.stderr.is_empty() {

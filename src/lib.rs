@@ -10,6 +10,7 @@ pub mod bot;
 pub mod ci;
 pub mod cli;
 pub mod exit;
+pub mod game;
 pub mod games;
 pub mod interrupt;
 pub mod outcome;

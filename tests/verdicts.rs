@@ -296,7 +296,7 @@ fn invalid_suites_are_refused_whole_before_anything_runs() {
         "case \"nan\": expect.win_rate must be at least 0 and below 1",
         "case \"certain\": expect.win_rate must be at least 0 and below 1",
         "case \"near certain\": the sequential test needs 0 < win_rate and win_rate + margin < 1",
-        "case \"mean\": expect.mean_score applies to Chomp only",
+        "case \"mean\": expect.mean_score does not apply to evensteven",
         "case \"few\": expect.win_rate = 0.5 cannot be reached in 3 games: even winning every game needs at least 4",
     ] {
         assert!(
@@ -432,7 +432,8 @@ fn a_chomp_start_outside_an_array_is_refused_in_tournament_and_ci_files() {
     );
     // Every problem at once: a key that does not apply to the game too.
     assert!(
-        run.stderr.contains("limits.timeout does not apply to Chomp"),
+        run.stderr
+            .contains("limits.timeout does not apply to Chomp"),
         "{}",
         run.stderr
     );
@@ -810,5 +811,58 @@ fn tournament_limits_take_a_time_control_and_judge_the_exit_grace() {
             .iter()
             .all(|x| x["status"] == "timeout" && x["phase"] == "exit_grace"),
         "{lingers:?}"
+    );
+}
+
+#[test]
+fn tournaments_and_ci_run_an_external_game_by_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = format!("{}/games/evensteven/game.toml", env!("CARGO_MANIFEST_DIR"));
+    let file = write(
+        dir.path(),
+        "t.toml",
+        &format!(
+            "game = \"{game}\"\ngames = 6\nseed = 2\n[limits]\nseats = 1\n\
+             [[entrant]]\nname = \"reference\"\ncommand = [\"{}\"]\n\
+             [[entrant]]\nname = \"in-order\"\ncommand = [\"{}\", \"play\", \"0\"]\n",
+            evensteven(),
+            fixture("misbehave.sh")
+        ),
+    );
+    let out = dir.path().join("out");
+    let run = referee(["tournament", &file, "--out", out.to_str().unwrap()], b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let records = read_records(&out.join("records.jsonl"));
+    assert_eq!(records.len(), 6);
+    // Seats rotate: each entrant plays every other game.
+    assert_eq!(results_of(&records, "reference").len(), 3);
+    assert!(
+        records
+            .iter()
+            .flat_map(|r| r["results"].as_array().unwrap())
+            .all(|x| x["status"] == "ok" && x["score"].is_number()),
+        "{records:?}"
+    );
+    let standings: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("standings.json")).unwrap())
+            .unwrap();
+    assert!(standings[0]["rating"].is_number(), "{standings}");
+
+    // A ci case over the same game: a score expectation applies to it.
+    let suite = write(
+        dir.path(),
+        "ci.toml",
+        &format!(
+            "[[case]]\nname = \"reference\"\ngame = \"{game}\"\ncommand = [\"{}\"]\ngames = 4\n\
+             [case.expect]\nno_crash = true\nno_timeout = true\nmean_score = 0\n",
+            evensteven()
+        ),
+    );
+    let run = referee(["ci", &suite], b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stdout.starts_with("PASS reference: 4 games"),
+        "{}",
+        run.stdout
     );
 }

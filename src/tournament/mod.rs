@@ -17,9 +17,10 @@ use serde_json::Value;
 
 use crate::bot::BotLimits;
 use crate::exit::Status;
+use crate::game::Seating;
 use crate::record::{self, Records};
 use crate::rng::fresh_seed;
-use spec::{GameKind, Spec};
+use spec::{GameRef, Spec};
 use units::Plan;
 
 /// How to run a tournament file.
@@ -42,7 +43,10 @@ pub struct TournamentConfig {
 /// What `--out DIR/run.json` says about a run, for `--resume` and `merge`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RunInfo {
-    pub game: GameKind,
+    pub game: GameRef,
+    /// One player against the game (win rates) rather than players against
+    /// each other (ratings): how the standings are computed.
+    pub solo: bool,
     pub fingerprint: String,
     pub seed: u64,
     pub games: u64,
@@ -102,7 +106,8 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
         (None, None) => spec.seed.unwrap_or_else(fresh_seed),
     };
     let info = RunInfo {
-        game: spec.game,
+        game: spec.game.clone(),
+        solo: plan.game.seating() == Seating::Solo,
         fingerprint: plan.fingerprint.clone(),
         seed,
         games,
@@ -204,14 +209,14 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
     // The games finished so far, for the standings printed on an interrupt.
     let finished = Arc::new(std::sync::Mutex::new(earlier));
     {
-        let (finished, kind, entrants) = (Arc::clone(&finished), spec.game, info.entrants.clone());
+        let (finished, solo, entrants) = (Arc::clone(&finished), info.solo, info.entrants.clone());
         crate::interrupt::set_report(move || {
             let records = finished.lock().map(|r| r.clone()).unwrap_or_default();
             format!(
                 "\ninterrupted: standings after {} finished game{}:\n{}\n",
                 records.len(),
                 if records.len() == 1 { "" } else { "s" },
-                standings::table(kind, &standings::compute(kind, &entrants, &dedupe(records)))
+                standings::table(solo, &standings::compute(solo, &entrants, &dedupe(records)))
             )
         });
     }
@@ -238,7 +243,7 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
             finished.push(record.clone());
         }
         new_records.push(record);
-        progress.tick(spec.game, &info.entrants, &new_records);
+        progress.tick(info.solo, &info.entrants, &new_records);
     }
     progress.finish();
     if let Some(Err(e)) = records_file.map(Records::finish) {
@@ -259,7 +264,7 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
     };
     let all = dedupe(all);
     crate::interrupt::clear_report();
-    if let Err(e) = report(spec.game, &info.entrants, &all, config.out.as_deref()) {
+    if let Err(e) = report(info.solo, &info.entrants, &all, config.out.as_deref()) {
         return Ok(io_failure(&e));
     }
     Ok(Status::Pass)
@@ -334,18 +339,18 @@ fn dedupe(records: Vec<Value>) -> Vec<Value> {
 /// Prints the standings and, with an output directory, writes them as
 /// JSON and CSV.
 fn report(
-    kind: GameKind,
+    solo: bool,
     entrants: &[String],
     records: &[Value],
     out: Option<&Path>,
 ) -> Result<(), String> {
-    let rows = standings::compute(kind, entrants, records);
+    let rows = standings::compute(solo, entrants, records);
     println!(
         "standings after {} game{}:",
         records.len(),
         if records.len() == 1 { "" } else { "s" }
     );
-    println!("{}", standings::table(kind, &rows));
+    println!("{}", standings::table(solo, &rows));
     if let Some(out) = out {
         write_json(&out.join("standings.json"), &rows)?;
         record::write_file(&out.join("standings.csv"), standings::csv(&rows).as_bytes())?;
@@ -381,8 +386,8 @@ pub fn merge(outs: &[PathBuf], into: Option<&Path>) -> Status {
     };
     let first = &infos[0];
     for (info, out) in infos.iter().zip(outs) {
-        if (&info.fingerprint, info.seed, info.games, info.game)
-            != (&first.fingerprint, first.seed, first.games, first.game)
+        if (&info.fingerprint, info.seed, info.games, &info.game)
+            != (&first.fingerprint, first.seed, first.games, &first.game)
         {
             eprintln!(
                 "referee merge: {} is from another tournament (or another seed) than {}",
@@ -442,7 +447,7 @@ pub fn merge(outs: &[PathBuf], into: Option<&Path>) -> Status {
             return Status::Io;
         }
     }
-    match report(first.game, &first.entrants, &all, into) {
+    match report(first.solo, &first.entrants, &all, into) {
         Ok(()) => Status::Pass,
         Err(e) => {
             eprintln!("referee merge: {e}");
@@ -485,10 +490,10 @@ impl Progress {
         }
     }
 
-    fn tick(&mut self, kind: GameKind, entrants: &[String], records: &[Value]) {
+    fn tick(&mut self, solo: bool, entrants: &[String], records: &[Value]) {
         self.done += 1;
         let leader = || {
-            standings::compute(kind, entrants, records)
+            standings::compute(solo, entrants, records)
                 .first()
                 .map_or(String::new(), |r| format!("leader: {}", r.entrant))
         };

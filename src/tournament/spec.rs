@@ -28,37 +28,13 @@ use crate::bot::clock::TimeControl;
 use crate::games::chomp::{Coord, check_start, load_arrays};
 use crate::units::TomlDuration;
 
-/// The game kinds a tournament can run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum GameKind {
-    Evensteven,
-    Chomp,
-    Septica,
-    Acesup,
-}
-
-impl GameKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            GameKind::Evensteven => "evensteven",
-            GameKind::Chomp => "chomp",
-            GameKind::Septica => "septica",
-            GameKind::Acesup => "acesup",
-        }
-    }
-
-    /// One player against the game (compared game by game) rather than
-    /// players against each other.
-    pub fn solo(self) -> bool {
-        self != GameKind::Chomp
-    }
-}
+pub use crate::game::{GameKind, GameRef};
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Spec {
-    pub game: GameKind,
+    /// A built-in game's name, or an external game's `game.toml`.
+    pub game: GameRef,
     /// Games (or matches, or decks) to play; each entrant plays each one in
     /// a one-player game.
     pub games: u64,
@@ -176,16 +152,23 @@ pub fn problems(spec: &Spec, base: &Path) -> Vec<String> {
         }
     }
     out.extend(limit_problems(
-        spec.game,
+        &spec.game,
         &spec.limits,
         spec.entrants.len(),
         base,
     ));
+    // What only loading the game can tell (an external game's file, its
+    // number of players).
+    if out.is_empty()
+        && let Err(e) = crate::game::load(&spec.game, &spec.limits, spec.entrants.len(), base)
+    {
+        out.push(e);
+    }
     out
 }
 
 /// Problems of a `[limits]` table for `game` with `entrants` entrants.
-pub fn limit_problems(game: GameKind, l: &Limits, entrants: usize, base: &Path) -> Vec<String> {
+pub fn limit_problems(game: &GameRef, l: &Limits, entrants: usize, base: &Path) -> Vec<String> {
     let mut out = Vec::new();
     if l.max_line == Some(0) {
         out.push("limits.max_line must be at least 1".to_owned());
@@ -208,7 +191,7 @@ pub fn limit_problems(game: GameKind, l: &Limits, entrants: usize, base: &Path) 
         ("seats", l.seats.is_some()),
     ];
     // An Aces Up run is one reply: its `timeout` covers the start as well.
-    if game == GameKind::Acesup {
+    if game.is(GameKind::Acesup) {
         for (name, given) in [
             ("startup", l.startup.is_some()),
             ("time_control", l.time_control.is_some()),
@@ -220,7 +203,19 @@ pub fn limit_problems(game: GameKind, l: &Limits, entrants: usize, base: &Path) 
             }
         }
     }
-    if game != GameKind::Chomp {
+    if let GameRef::External(path) = game {
+        // Seats apply to every table game; the rest is Chomp's.
+        for (name, given) in chomp_only {
+            if given && name != "seats" {
+                out.push(format!(
+                    "limits.{name} applies to Chomp only, not {}",
+                    path.display()
+                ));
+            }
+        }
+        return out;
+    }
+    if !game.is(GameKind::Chomp) {
         for (name, given) in chomp_only {
             if given {
                 out.push(format!(
@@ -292,7 +287,7 @@ mod tests {
             dir.path(),
         )
         .unwrap();
-        assert_eq!(spec.game, GameKind::Chomp);
+        assert_eq!(spec.game, GameRef::Builtin(GameKind::Chomp));
         assert_eq!(spec.entrants.len(), 2);
     }
 

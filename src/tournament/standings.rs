@@ -16,7 +16,6 @@ use serde_json::Value;
 use skillratings::MultiTeamOutcome;
 use skillratings::weng_lin::{WengLinConfig, WengLinRating, weng_lin_multi_team};
 
-use super::spec::GameKind;
 use crate::games::chomp::standings::short_micros;
 use crate::outcome::Status;
 use crate::stats::{mean_ci95, wilson95};
@@ -113,20 +112,20 @@ impl Row {
 }
 
 /// The standings of `entrants` from `records` (of one tournament run).
-pub fn compute(kind: GameKind, entrants: &[String], records: &[Value]) -> Vec<Row> {
+pub fn compute(solo: bool, entrants: &[String], records: &[Value]) -> Vec<Row> {
     let mut records: Vec<&Value> = records.iter().collect();
     records.sort_by_key(|r| r["index"].as_u64());
     let mut rows: Vec<Row> = entrants.iter().map(|e| Row::new(e)).collect();
     let at = |name: &str| entrants.iter().position(|e| e == name);
-    if kind.solo() {
-        solo(&mut rows, &records, at);
+    if solo {
+        solo_rows(&mut rows, &records, at);
     } else {
-        chomp(&mut rows, &records, at);
+        table_rows(&mut rows, &records, at);
     }
     rows
 }
 
-fn solo(rows: &mut [Row], records: &[&Value], at: impl Fn(&str) -> Option<usize>) {
+fn solo_rows(rows: &mut [Row], records: &[&Value], at: impl Fn(&str) -> Option<usize>) {
     // Per game, who won: for the paired differences.
     let mut won: Vec<Vec<Option<f64>>> = vec![Vec::new(); rows.len()];
     for record in records {
@@ -175,7 +174,7 @@ fn solo(rows: &mut [Row], records: &[&Value], at: impl Fn(&str) -> Option<usize>
     rank_by(rows, |r| r.win_rate.unwrap_or(0.0));
 }
 
-fn chomp(rows: &mut [Row], records: &[&Value], at: impl Fn(&str) -> Option<usize>) {
+fn table_rows(rows: &mut [Row], records: &[&Value], at: impl Fn(&str) -> Option<usize>) {
     let config = WengLinConfig::new();
     let mut ratings = vec![WengLinRating::new(); rows.len()];
     let mut scores: Vec<Vec<f64>> = vec![Vec::new(); rows.len()];
@@ -254,10 +253,10 @@ fn percent(x: f64) -> String {
 }
 
 /// The standings as a table for the terminal.
-pub fn table(kind: GameKind, rows: &[Row]) -> String {
+pub fn table(solo: bool, rows: &[Row]) -> String {
     let mut t = Table::new();
     t.load_style(presets::ASCII_MARKDOWN);
-    if kind.solo() {
+    if solo {
         t.set_header(vec![
             "rank",
             "entrant",
@@ -395,7 +394,7 @@ mod tests {
                 ]})
             })
             .collect();
-        let rows = compute(GameKind::Septica, &names, &records);
+        let rows = compute(true, &names, &records);
         assert_eq!(rows[0].entrant, "a");
         assert_eq!(rows[0].win_rate, Some(1.0));
         assert_eq!(rows[1].win_rate, Some(0.5));
@@ -416,7 +415,7 @@ mod tests {
                 ]})
             })
             .collect();
-        let rows = compute(GameKind::Chomp, &names, &records);
+        let rows = compute(false, &names, &records);
         assert_eq!(rows[0].entrant, "x");
         assert_eq!(rows[0].wins, 10.0);
         assert!(rows[0].rating > rows[1].rating);

@@ -10,22 +10,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::TournamentConfig;
-use super::spec::{GameKind, Spec};
-use crate::bot::clock::MoveLimits;
+use super::spec::Spec;
 use crate::bot::{BotLimits, BotSpec, spawn};
-use crate::games::acesup::{self, Decks, JudgeConfig, Verdict};
+use crate::game::{self, Game, Seat, Seating};
 use crate::games::chomp::build::{self, BuildOptions};
-use crate::games::chomp::game::{self, Rules, SeatSpec};
-use crate::games::chomp::{ArrayFile, Coord, load_arrays, start_cell};
-use crate::games::evensteven::{deal, dealer};
-use crate::games::septica;
-use crate::outcome::{self, Disqualified, Status};
+use crate::outcome::Disqualified;
 use crate::parallel;
 use crate::record;
-use crate::rng::SplitMix64;
 use crate::units::TomlDuration;
 
 /// An entrant, ready to run or disqualified.
@@ -35,23 +29,13 @@ pub struct Entrant {
     pub program: Result<BotSpec, Disqualified>,
 }
 
-/// Chomp's part of a plan.
-struct ChompPlan {
-    arrays: Vec<ArrayFile>,
-    rules: Rules,
-    start: (Coord, Coord),
-    seats: usize,
-}
-
 /// Everything needed to play any game of a tournament.
 pub struct Plan {
-    pub kind: GameKind,
+    pub game: Arc<dyn Game>,
     pub entrants: Vec<Entrant>,
     /// What decides the games apart from the seed (see `record::fingerprint`).
     pub fingerprint: String,
     limits: BotLimits,
-    time: MoveLimits,
-    chomp: Option<ChompPlan>,
 }
 
 fn duration(value: &Option<TomlDuration>, default: Duration) -> Duration {
@@ -75,12 +59,7 @@ impl Plan {
         config: &TournamentConfig,
     ) -> Result<Plan, String> {
         let l = &spec.limits;
-        let default_timeout =
-            Duration::from_secs(if spec.game == GameKind::Acesup { 5 } else { 10 });
-        let time = MoveLimits {
-            timeout: duration(&l.timeout, default_timeout),
-            control: l.time_control,
-        };
+        let game = game::load(&spec.game, l, spec.entrants.len(), base)?;
         let mut limits = config.limits;
         limits.grace = duration(&l.grace, limits.grace);
         limits.startup = duration(&l.startup, limits.startup);
@@ -138,35 +117,6 @@ impl Plan {
                 program,
             });
         }
-        let chomp = match spec.game {
-            GameKind::Chomp => {
-                let arrays_path = under(
-                    base,
-                    l.arrays.as_ref().expect("checked when the file was read"),
-                );
-                let arrays = load_arrays(&arrays_path)?;
-                let start = match &l.start {
-                    None => (Coord::Random, Coord::Random),
-                    Some([x, y]) => (
-                        x.parse().map_err(|e| format!("limits.start: {e}"))?,
-                        y.parse().map_err(|e| format!("limits.start: {e}"))?,
-                    ),
-                };
-                Some(ChompPlan {
-                    arrays,
-                    rules: Rules {
-                        prep: duration(&l.prep, crate::games::chomp::DEFAULT_PREP),
-                        starve: duration(&l.starve, crate::games::chomp::DEFAULT_STARVE),
-                        limits,
-                        max_rounds: l.max_rounds,
-                        record_moves: false,
-                    },
-                    start,
-                    seats: l.seats.unwrap_or(spec.entrants.len()),
-                })
-            }
-            _ => None,
-        };
         // What decides the games: the file's limits and the command line's
         // (a resumed run must play under the same rules), and each entrant
         // as submitted. A disqualification counts by its status only: its
@@ -176,7 +126,7 @@ impl Plan {
             ..limits
         };
         let mut parts = vec![
-            spec.game.name().to_owned(),
+            game.name(),
             format!("{:?}", spec.limits),
             format!("{rules:?}"),
         ];
@@ -188,17 +138,13 @@ impl Plan {
             };
             parts.push(format!("{} {program}", e.name));
         }
-        if let Some(c) = &chomp {
-            parts.extend(c.arrays.iter().map(ArrayFile::letters));
-        }
+        parts.extend(game.fingerprint());
         let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
         Ok(Plan {
-            kind: spec.game,
+            game,
             entrants,
             fingerprint: record::fingerprint(&refs),
             limits,
-            time,
-            chomp,
         })
     }
 
@@ -238,196 +184,59 @@ impl Plan {
 
     /// Plays game `index` of the tournament with `seed`: one record.
     pub async fn play(&self, index: u64, seed: u64) -> Value {
-        let limits = self.limits;
-        let mut record = match self.kind {
-            GameKind::Chomp => self.chomp_game(index, seed, limits).await,
-            _ => {
-                let mut results = Vec::new();
-                let mut game = json!({});
-                for e in &self.entrants {
-                    let (result, details) = match &e.program {
-                        Err(why) => (
-                            with_verdict(json!({"won": false, "error": why.why}), why.verdict()),
-                            None,
-                        ),
-                        Ok(program) => self.solo(program, index, seed, limits).await,
-                    };
-                    let mut result = result;
-                    result["entrant"] = Value::from(e.name.as_str());
-                    results.push(result);
-                    if let Some(details) = details {
-                        game = details;
-                    }
-                }
-                game["results"] = Value::from(results);
-                game
-            }
+        let seat = |entrant: usize| Seat {
+            entrant,
+            name: self.entrants[entrant].name.clone(),
+            program: self.entrants[entrant].program.clone(),
         };
-        record["game"] = Value::from(self.kind.name());
+        let mut fields = Value::Object(Default::default());
+        let mut results = Vec::new();
+        match self.game.seating() {
+            // Every entrant on the same setup, one after the other.
+            Seating::Solo => {
+                for (i, e) in self.entrants.iter().enumerate() {
+                    let result = match &e.program {
+                        Err(why) => game::disqualified_result(why),
+                        Ok(_) => {
+                            let played = self.game.play(index, seed, &[seat(i)], self.limits).await;
+                            fields = played.fields;
+                            played.results.into_iter().next().unwrap_or(Value::Null)
+                        }
+                    };
+                    results.push(named(result, &e.name));
+                }
+            }
+            // Seats rotate: in game i, seat s holds entrant (i - 1 + s) mod E.
+            Seating::Table { seats } => {
+                let e = self.entrants.len() as u64;
+                let seats: Vec<Seat> = (0..seats as u64)
+                    .map(|s| seat(((index - 1) % e + s) as usize % e as usize))
+                    .collect();
+                let played = self.game.play(index, seed, &seats, self.limits).await;
+                fields = played.fields;
+                results = played
+                    .results
+                    .into_iter()
+                    .zip(&seats)
+                    .map(|(result, seat)| named(result, &seat.name))
+                    .collect();
+            }
+        }
+        let mut record = fields;
+        record["results"] = Value::from(results);
+        record["game"] = Value::from(self.game.name());
         record["index"] = Value::from(index);
         record["seed"] = Value::from(seed);
         record["time"] = Value::from(record::timestamp());
         record["referee"] = Value::from(record::REFEREE_VERSION);
         record
     }
-
-    /// One entrant on game `index` of a one-player kind: its result, and
-    /// what the game was (the same for every entrant).
-    async fn solo(
-        &self,
-        program: &BotSpec,
-        index: u64,
-        seed: u64,
-        limits: BotLimits,
-    ) -> (Value, Option<Value>) {
-        let slowest = |micros: &[u64]| micros.iter().copied().max().unwrap_or(0);
-        let cannot_start = |e: &dyn std::fmt::Display| {
-            with_verdict(
-                json!({"won": false, "error": format!("cannot start: {e}")}),
-                outcome::Verdict::of(Status::CannotStart),
-            )
-        };
-        match self.kind {
-            GameKind::Evensteven => {
-                let mut rng = SplitMix64::for_game(seed, index - 1);
-                // Uniform over the statement's ranges: 1..=MAX_HAND, 1..=MAX_SEED.
-                let n = 1 + rng.below(deal::MAX_HAND as u64) as usize;
-                let deal_seed = 1 + rng.below(u64::from(deal::MAX_SEED)) as u32;
-                let details = json!({"n": n, "deal_seed": deal_seed});
-                let result =
-                    match dealer::play_single(program, limits, self.time, n, deal_seed).await {
-                        Ok(single) => with_verdict(
-                            json!({
-                                "won": single.outcome == "win",
-                                "outcome": single.outcome,
-                                "error": single.error,
-                                "moves": single.micros.len(),
-                                "slowest_micros": slowest(&single.micros),
-                                "micros": single.micros,
-                                "startup_micros": single.startup_micros,
-                                "stderr": single.stderr,
-                            }),
-                            single.verdict,
-                        ),
-                        Err(e) => cannot_start(&e),
-                    };
-                (result, Some(details))
-            }
-            GameKind::Septica => {
-                let result =
-                    match septica::play_single(program, limits, self.time, seed, index - 1).await {
-                        Ok(m) => with_verdict(
-                            json!({
-                                "won": m.outcome == "player",
-                                "outcome": m.outcome,
-                                "score": {"computer": m.score[0], "player": m.score[1]},
-                                "error": m.error,
-                                "moves": m.micros.len(),
-                                "slowest_micros": slowest(&m.micros),
-                                "micros": m.micros,
-                                "startup_micros": m.startup_micros,
-                            }),
-                            m.verdict,
-                        ),
-                        Err(e) => cannot_start(&e),
-                    };
-                (
-                    result,
-                    Some(json!({"deck": septica::shuffled_deck(seed, index - 1)})),
-                )
-            }
-            GameKind::Acesup => {
-                let deck = acesup::deck::random_deck(seed, index - 1);
-                let config = JudgeConfig {
-                    program: program.clone(),
-                    limits,
-                    timeout: self.time.timeout,
-                    decks: Decks::Random {
-                        count: 0,
-                        seed: None,
-                    },
-                    results: None,
-                };
-                let result = match acesup::judge(&config, &deck).await {
-                    Ok((verdict, elapsed, ended, stderr)) => with_verdict(
-                        json!({
-                            "won": verdict == Verdict::Accepted,
-                            "error": (verdict != Verdict::Accepted).then(|| verdict.to_string()),
-                            "slowest_micros": elapsed.as_micros() as u64,
-                            "stderr": stderr,
-                        }),
-                        verdict.status(ended),
-                    ),
-                    Err(e) => cannot_start(&e),
-                };
-                let cards: Vec<String> = deck.iter().map(|c| c.to_string()).collect();
-                (result, Some(json!({"deck": cards.join(" ")})))
-            }
-            GameKind::Chomp => unreachable!("Chomp games have seats"),
-        }
-    }
-
-    async fn chomp_game(&self, index: u64, seed: u64, limits: BotLimits) -> Value {
-        let plan = self.chomp.as_ref().expect("a Chomp plan");
-        let e = self.entrants.len();
-        let seats: Vec<SeatSpec> = (0..plan.seats)
-            .map(|s| {
-                let i = (index as usize - 1 + s) % e;
-                SeatSpec {
-                    entrant: i,
-                    dir: PathBuf::from(&self.entrants[i].name),
-                    program: self.entrants[i].program.clone(),
-                }
-            })
-            .collect();
-        let array = &plan.arrays[(index as usize - 1) % plan.arrays.len()];
-        let start = start_cell(
-            plan.start,
-            array,
-            &mut SplitMix64::for_game(seed, index - 1),
-        );
-        let rules = Rules {
-            limits,
-            ..plan.rules
-        };
-        let result = game::play(&seats, &array.rows, start, rules).await;
-        let results: Vec<Value> = result
-            .players
-            .iter()
-            .map(|p| {
-                with_verdict(
-                    json!({
-                        "entrant": self.entrants[p.entrant].name,
-                        "seat": p.player,
-                        "score": p.score,
-                        "fate": p.fate,
-                        "eaten": p.eaten,
-                        "rounds": p.rounds,
-                        "slowest_micros": p.slowest_micros,
-                        "error": p.error,
-                        "stderr": p.stderr,
-                    }),
-                    p.verdict,
-                )
-            })
-            .collect();
-        json!({
-            "array": array.path.display().to_string(),
-            "start": [start.col, start.row],
-            "rounds": result.rounds,
-            "end": result.end,
-            "results": results,
-        })
-    }
 }
 
-/// `result` with the verdict's fields (`status`, and `phase` or `limit`
-/// when there is one) added.
-fn with_verdict(mut result: Value, verdict: outcome::Verdict) -> Value {
-    if let (Some(fields), Ok(Value::Object(more))) =
-        (result.as_object_mut(), serde_json::to_value(verdict))
-    {
-        fields.extend(more);
+/// `result` with the entrant's name first among its fields' meaning.
+fn named(mut result: Value, name: &str) -> Value {
+    if result.is_object() {
+        result["entrant"] = Value::from(name);
     }
     result
 }
