@@ -11,6 +11,7 @@ pub mod ci;
 pub mod cli;
 pub mod exit;
 pub mod games;
+pub mod interactive;
 pub mod interrupt;
 pub mod outcome;
 pub mod parallel;
