@@ -207,6 +207,8 @@ struct CaseRecord<'a> {
     team_message: &'a str,
     #[serde(skip_serializing_if = "str::is_empty")]
     stderr: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    validator_stderr: &'a str,
     program: Vec<String>,
     time: String,
     referee: &'static str,
@@ -400,8 +402,8 @@ async fn prepare_validator(dir: &Path, work: &Path) -> Result<Validator, String>
         dir: dir.to_owned(),
     };
     let run = dir.join("run");
-    if run.exists() {
-        let build_script = dir.join("build");
+    let build_script = dir.join("build");
+    if run.exists() || build_script.exists() {
         if build_script.exists() {
             if !is_executable(&build_script) {
                 return Err(at("`build` is not executable; try `chmod +x`".into()));
@@ -409,6 +411,9 @@ async fn prepare_validator(dir: &Path, work: &Path) -> Result<Validator, String>
             build(&build_script.to_string_lossy(), vec![], dir)
                 .await
                 .map_err(|e| at(format!("build failed: {e}")))?;
+        }
+        if !run.exists() {
+            return Err(at("`build` left no `run` program".into()));
         }
         if !is_executable(&run) {
             return Err(at("`run` is not executable; try `chmod +x`".into()));
@@ -590,7 +595,6 @@ pub async fn judge(
     std::fs::create_dir_all(feedback_dir)
         .map_err(|e| format!("feedback directory {}: {e}", feedback_dir.display()))?;
     let start = Instant::now();
-    let p_deadline = later(start, config.timeout);
     let v_deadline = later(start, config.validator_timeout.max(config.timeout));
     let mut args = validator.0.before.clone();
     args.extend([
@@ -624,6 +628,7 @@ pub async fn judge(
         }
     };
     let p_start = Instant::now();
+    let p_deadline = later(p_start, config.timeout);
     let mut p = State::default();
     let mut v = State::default();
     let mut first = None;
@@ -631,6 +636,12 @@ pub async fn judge(
     let mut relayed = 0usize;
     let mut stop = None;
     while stop.is_none() && !(p.done() && v.done()) {
+        // A program that floods its output is never waited for, so its
+        // reads never time out: its time is checked here too.
+        if !p.done() && Instant::now() >= p_deadline {
+            stop = Some(Stop::TimeLimit);
+            break;
+        }
         tokio::select! {
             event = next_event(&mut p_bot, !p.output_closed, p_deadline), if !p.done() => match event {
                 Event::Line(line) if v.ended.is_some() || v.input_closed => {
@@ -734,16 +745,17 @@ pub async fn judge(
     }
     let time = p.ended_at.unwrap_or_else(Instant::now) - p_start;
     // Both are reaped by now, or are killed here (a time limit, a judge
-    // error); either way nothing of theirs is left running.
-    if let Ok(finished) = p_bot.kill().await
-        && p.ended.is_none()
-    {
-        p.ended = Some(finished.ended);
-    }
+    // error); either way nothing of theirs is left running. The validator
+    // goes first, so that it does not see the program's end and rule on it.
     if let Ok(finished) = v_bot.kill().await
         && v.ended.is_none()
     {
         v.ended = Some(finished.ended);
+    }
+    if let Ok(finished) = p_bot.kill().await
+        && p.ended.is_none()
+    {
+        p.ended = Some(finished.ended);
     }
     let judge_message = feedback(feedback_dir, "judgemessage.txt");
     let team_message = feedback(feedback_dir, "teammessage.txt");
@@ -756,16 +768,17 @@ pub async fn judge(
         if !judge_message.is_empty() {
             note += &format!("; judge message: {}", one_line(&judge_message));
         }
-        if let Some(last) = validator_stderr.lines().last() {
-            note += &format!("; its stderr: {}", one_line(last));
-        }
         note
     };
-    // A program that ended because the validator had ended first (killed
-    // writing to it, or by SIGPIPE) is judged by the validator's verdict.
+    // A program that ended because the validator had ended first is judged
+    // by the validator's verdict: killed writing to it (a direct pipe's
+    // SIGPIPE), killed by SIGPIPE, or failing in any way once a validator
+    // that rejected it had gone (its input ended under it).
     let validator_decides = |ended: Ended| {
         pipe_closed
-            || (ended == Ended::Signaled(Signal::SIGPIPE as i32) && first == Some(Side::Validator))
+            || (first == Some(Side::Validator)
+                && (ended == Ended::Signaled(Signal::SIGPIPE as i32)
+                    || validator_exit == Some(Ended::Exited(REJECT))))
     };
     let verdict = match stop {
         Some(Stop::TimeLimit) => Verdict::TimeLimit,
@@ -888,6 +901,7 @@ pub async fn run(config: &InteractiveConfig) -> Status {
                 judge_message: &judged.judge_message,
                 team_message: &judged.team_message,
                 stderr: &judged.stderr,
+                validator_stderr: &judged.validator_stderr,
                 program: std::iter::once(&config.program.program)
                     .chain(&config.program.args)
                     .map(|a| a.to_string_lossy().into_owned())
