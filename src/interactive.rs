@@ -674,7 +674,14 @@ pub async fn judge(
                         Err(e) => stop = Some(Stop::Judge(format!("relaying to the validator: {e}"))),
                     }
                 }
-                Event::Failed(BotError::Exited { ended, .. }) => {
+                Event::Failed(BotError::Exited { ended, unterminated }) => {
+                    // Its last bytes, without a newline, still go through.
+                    if let Some(text) = unterminated
+                        && v.ended.is_none()
+                        && !v.input_closed
+                    {
+                        let _ = v_bot.send(text.as_bytes(), p_deadline).await;
+                    }
                     p.output_closed = true;
                     p.end(ended, &mut first, Side::Program, v.ended.is_some());
                     v_bot.close_input();
@@ -715,7 +722,13 @@ pub async fn judge(
                         }
                     }
                 }
-                Event::Failed(BotError::Exited { ended, .. }) => {
+                Event::Failed(BotError::Exited { ended, unterminated }) => {
+                    if let Some(text) = unterminated
+                        && p.ended.is_none()
+                        && !p.input_closed
+                    {
+                        let _ = p_bot.send(text.as_bytes(), p_deadline).await;
+                    }
                     v.output_closed = true;
                     v.end(ended, &mut first, Side::Validator, p.ended.is_some());
                     p_bot.close_input();

@@ -285,3 +285,56 @@ fn bad_packages_and_programs_are_usage_errors_that_say_why() {
         no_program.stderr
     );
 }
+
+/// Writes `text` to `path`, executable.
+fn script(path: &std::path::Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn a_build_script_makes_the_run_program_and_a_last_line_needs_no_newline() {
+    let dir = tempfile::tempdir().unwrap();
+    let problem = dir.path();
+    std::fs::create_dir_all(problem.join("data/secret")).unwrap();
+    std::fs::write(problem.join("data/secret/a.in"), "41\n").unwrap();
+    std::fs::write(problem.join("data/secret/a.ans"), "42\n").unwrap();
+    let validator = problem.join("output_validators/sum");
+    std::fs::create_dir_all(&validator).unwrap();
+    // `build` writes `run`: it sends the input's number and accepts the
+    // answer's, which the program sends without a newline before exiting.
+    script(
+        &validator.join("build"),
+        "#!/bin/sh\n\
+         printf '#!/bin/sh\\ncat \"$1\"\\nread got\\n[ \"$got\" = \"$(cat \"$2\")\" ] && exit 42\\n\
+         echo \"got $got\" > \"$3/judgemessage.txt\"\\nexit 43\\n' > run\n\
+         chmod +x run\n",
+    );
+    let good = run(&[
+        "interactive",
+        problem.to_str().unwrap(),
+        "sh",
+        "-c",
+        "read n; printf %s $((n + 1))",
+    ]);
+    assert_eq!(good.code, Some(0), "{good:?}");
+    assert!(
+        line(&good, "secret/a").contains("ACCEPTED"),
+        "{}",
+        good.stdout
+    );
+    let bad = run(&[
+        "interactive",
+        problem.to_str().unwrap(),
+        "sh",
+        "-c",
+        "read n; echo $n",
+    ]);
+    assert_eq!(bad.code, Some(1), "{bad:?}");
+    assert!(
+        line(&bad, "secret/a").contains("WRONG ANSWER: got 41"),
+        "{}",
+        bad.stdout
+    );
+}
