@@ -158,7 +158,8 @@ fn writing_after_the_validator_has_ended_lets_the_validator_decide() {
     let run = run(&[
         "interactive",
         "--timeout",
-        "300ms",
+        // Room for the validator's start on a loaded machine.
+        "1500ms",
         "--results",
         results.to_str().unwrap(),
         &guess(),
