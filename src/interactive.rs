@@ -776,46 +776,13 @@ pub async fn judge(
     let validator_stderr = v_bot.stderr(|t| t.last_lines(20).join("\n"));
     let program_exit = p.ended;
     let validator_exit = v.ended;
-    let judge_note = || {
-        let mut note = String::new();
-        if !judge_message.is_empty() {
-            note += &format!("; judge message: {}", one_line(&judge_message));
-        }
-        note
+    let ends = Ends {
+        program: program_exit,
+        validator: validator_exit,
+        first,
+        pipe_closed,
     };
-    // A program that ended because the validator had ended first is judged
-    // by the validator's verdict: killed writing to it (a direct pipe's
-    // SIGPIPE), killed by SIGPIPE, or failing in any way once a validator
-    // that rejected it had gone (its input ended under it).
-    let validator_decides = |ended: Ended| {
-        pipe_closed
-            || (first == Some(Side::Validator)
-                && (ended == Ended::Signaled(Signal::SIGPIPE as i32)
-                    || validator_exit == Some(Ended::Exited(REJECT))))
-    };
-    let verdict = match stop {
-        Some(Stop::TimeLimit) => Verdict::TimeLimit,
-        Some(Stop::BadOutput(why)) => Verdict::WrongAnswer(why),
-        Some(Stop::Judge(why)) => Verdict::JudgeError(format!("{why}{}", judge_note())),
-        None => match (program_exit, validator_exit) {
-            (_, Some(ended))
-                if ended != Ended::Exited(ACCEPT) && ended != Ended::Exited(REJECT) =>
-            {
-                Verdict::JudgeError(format!(
-                    "the validator {ended} (42 accepts, 43 rejects){}",
-                    judge_note()
-                ))
-            }
-            (Some(ended), _) if !(ended.success() || validator_decides(ended)) => {
-                Verdict::RuntimeError(ended.to_string())
-            }
-            (_, Some(Ended::Exited(ACCEPT))) => Verdict::Accepted,
-            _ if judge_message.is_empty() => Verdict::WrongAnswer(
-                "the validator rejected the interaction (exit status 43)".into(),
-            ),
-            _ => Verdict::WrongAnswer(one_line(&judge_message)),
-        },
-    };
+    let verdict = rule(stop, &ends, &judge_message);
     Ok(Judged {
         verdict,
         time,
@@ -828,6 +795,57 @@ pub async fn judge(
         stderr,
         validator_stderr,
     })
+}
+
+/// How the two sides of a test case ended.
+#[derive(Clone, Copy, Debug, Default)]
+struct Ends {
+    program: Option<Ended>,
+    validator: Option<Ended>,
+    first: Option<Side>,
+    pipe_closed: bool,
+}
+
+/// The rulings of `docs/interactive.md`, in their order.
+fn rule(stop: Option<Stop>, ends: &Ends, judge_message: &str) -> Verdict {
+    let judge_note = || match judge_message {
+        "" => String::new(),
+        text => format!("; judge message: {}", one_line(text)),
+    };
+    // A program that ended because the validator had ended first is judged
+    // by the validator's verdict: killed writing to it (a direct pipe's
+    // SIGPIPE), killed by SIGPIPE, or failing in any way once a validator
+    // that rejected it had gone (its input ended under it).
+    let validator_decides = |ended: Ended| {
+        ends.pipe_closed
+            || (ends.first == Some(Side::Validator)
+                && (ended == Ended::Signaled(Signal::SIGPIPE as i32)
+                    || ends.validator == Some(Ended::Exited(REJECT))))
+    };
+    match stop {
+        Some(Stop::TimeLimit) => Verdict::TimeLimit,
+        Some(Stop::BadOutput(why)) => Verdict::WrongAnswer(why),
+        Some(Stop::Judge(why)) => Verdict::JudgeError(format!("{why}{}", judge_note())),
+        None => match (ends.program, ends.validator) {
+            (_, Some(ended))
+                if ended != Ended::Exited(ACCEPT) && ended != Ended::Exited(REJECT) =>
+            {
+                Verdict::JudgeError(format!(
+                    "the validator {ended} (42 accepts, 43 rejects){}",
+                    judge_note()
+                ))
+            }
+            (_, None) => Verdict::JudgeError("the validator's end is unknown".into()),
+            (Some(ended), _) if !(ended.success() || validator_decides(ended)) => {
+                Verdict::RuntimeError(ended.to_string())
+            }
+            (_, Some(Ended::Exited(ACCEPT))) => Verdict::Accepted,
+            _ if judge_message.is_empty() => Verdict::WrongAnswer(
+                "the validator rejected the interaction (exit status 43)".into(),
+            ),
+            _ => Verdict::WrongAnswer(one_line(judge_message)),
+        },
+    }
 }
 
 /// A validator ready to run (see [`judge`]).
@@ -971,5 +989,70 @@ mod tests {
             outcome::Status::Limit
         );
         assert_eq!(one_line("a\n\n b \nc"), "a; b; c");
+    }
+
+    #[test]
+    fn rulings() {
+        let exited = |code| Some(Ended::Exited(code));
+        let signaled = |signal: Signal| Some(Ended::Signaled(signal as i32));
+        let ends = |program, validator, first| Ends {
+            program,
+            validator,
+            first: Some(first),
+            pipe_closed: false,
+        };
+        let rule = |ends: Ends, message: &str| rule(None, &ends, message);
+        assert_eq!(
+            rule(ends(exited(0), exited(42), Side::Program), ""),
+            Verdict::Accepted
+        );
+        assert_eq!(
+            rule(ends(exited(0), exited(43), Side::Validator), "too many"),
+            Verdict::WrongAnswer("too many".into())
+        );
+        // A crash is a crash, even when accepted.
+        assert_eq!(
+            rule(ends(exited(3), exited(42), Side::Program), ""),
+            Verdict::RuntimeError("exited with status 3".into())
+        );
+        assert!(matches!(
+            rule(
+                ends(signaled(Signal::SIGSEGV), exited(42), Side::Validator),
+                ""
+            ),
+            Verdict::RuntimeError(_)
+        ));
+        // Unless the validator ended first and rejected, or the program
+        // died of the closed pipe.
+        assert_eq!(
+            rule(ends(exited(1), exited(43), Side::Validator), ""),
+            Verdict::WrongAnswer("the validator rejected the interaction (exit status 43)".into())
+        );
+        assert_eq!(
+            rule(
+                ends(signaled(Signal::SIGPIPE), exited(42), Side::Validator),
+                ""
+            ),
+            Verdict::Accepted
+        );
+        let killed = Ends {
+            pipe_closed: true,
+            ..ends(signaled(Signal::SIGKILL), exited(43), Side::Validator)
+        };
+        assert!(matches!(rule(killed, "x"), Verdict::WrongAnswer(_)));
+        // The judge failing is never the program's fault, crash or not.
+        assert!(matches!(
+            rule(ends(exited(3), exited(1), Side::Program), ""),
+            Verdict::JudgeError(_)
+        ));
+        // A time limit beats everything.
+        assert_eq!(
+            super::rule(
+                Some(Stop::TimeLimit),
+                &ends(signaled(Signal::SIGKILL), exited(42), Side::Validator),
+                ""
+            ),
+            Verdict::TimeLimit
+        );
     }
 }
