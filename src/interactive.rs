@@ -272,7 +272,7 @@ fn cases_of(problem: &Path, group: &str) -> Result<Vec<Case>, String> {
 
 /// Reads problem.yaml, if any: it must not name another kind of validation
 /// than interactive; its `validator_flags` are passed to the validator. A
-/// few lines are read by hand (no YAML library): `validation:` and
+/// few lines are read by hand (no YAML library): `validation:`, `type:` and
 /// `validator_flags:` at the top level, each on one line.
 fn read_problem_yaml(problem: &Path) -> Result<Vec<OsString>, String> {
     let path = problem.join("problem.yaml");
@@ -282,6 +282,8 @@ fn read_problem_yaml(problem: &Path) -> Result<Vec<OsString>, String> {
         Err(e) => return Err(format!("{}: {e}", path.display())),
     };
     let mut flags = vec![];
+    let mut interactive = false;
+    let mut validation = None;
     for (i, line) in text.lines().enumerate() {
         let value = |key: &str| {
             line.strip_prefix(key).map(|v| {
@@ -292,19 +294,29 @@ fn read_problem_yaml(problem: &Path) -> Result<Vec<OsString>, String> {
                     .trim_matches(['"', '\''])
             })
         };
-        if let Some(v) = value("validation:")
-            && !v.split_whitespace().any(|w| w == "interactive")
-        {
-            return Err(format!(
-                "{} line {}: `validation: {v}` is not an interactive problem \
-                 (expected `validation: custom interactive`)",
-                path.display(),
-                i + 1
-            ));
+        // `validation: custom interactive` (the legacy format), or `type:
+        // ... interactive` (the 2023 format, where legacy `type` is
+        // pass-fail or scoring).
+        for key in ["validation:", "type:"] {
+            if let Some(v) = value(key) {
+                interactive |= v.split_whitespace().any(|w| w == "interactive");
+                if key == "validation:" {
+                    validation = Some((i + 1, v.to_string()));
+                }
+            }
         }
         if let Some(v) = value("validator_flags:") {
             flags = v.split_whitespace().map(OsString::from).collect();
         }
+    }
+    if let Some((line, v)) = validation
+        && !interactive
+    {
+        return Err(format!(
+            "{} line {line}: `validation: {v}` is not an interactive problem \
+             (expected `validation: custom interactive`)",
+            path.display(),
+        ));
     }
     Ok(flags)
 }
