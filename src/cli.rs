@@ -120,6 +120,14 @@ pub enum Command {
         after_long_help = PLAY_HELP
     )]
     Play(PlayArgs),
+
+    /// An ICPC interactive problem: its validator against a program, test case by test case.
+    #[command(
+        override_usage = "referee interactive [OPTIONS] PROBLEM_DIR PROGRAM [ARGS]...",
+        after_help = crate::interactive::HELP,
+        after_long_help = crate::interactive::HELP
+    )]
+    Interactive(InteractiveArgs),
 }
 
 const PLAY_HELP: &str = "\
@@ -596,6 +604,39 @@ pub struct PlayArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct InteractiveArgs {
+    /// The program's time per test case, from its start to its exit.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration, allow_hyphen_values = true)]
+    pub timeout: Duration,
+
+    /// The validator's time per test case, from the case's start (at least
+    /// --timeout); a validator that outstays it is a judge error.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_positive_duration, allow_hyphen_values = true)]
+    pub validator_timeout: Duration,
+
+    #[command(flatten)]
+    pub bot: BotOptions,
+
+    /// Append one JSON object per test case to FILE (see docs/interactive.md).
+    #[arg(long, value_name = "FILE")]
+    pub results: Option<PathBuf>,
+
+    /// The problem package: data/sample, data/secret, output_validators.
+    #[arg(value_name = "PROBLEM_DIR")]
+    pub problem: PathBuf,
+
+    /// The program, then any arguments for it (options included). A
+    /// PROGRAM whose name starts with `-` follows `--`.
+    #[arg(
+        value_name = "PROGRAM [ARGS]",
+        required = true,
+        num_args = 1..,
+        trailing_var_arg = true
+    )]
+    pub command: Vec<OsString>,
+}
+
+#[derive(Debug, Args)]
 pub struct TournamentArgs {
     /// The tournament file (TOML).
     #[arg(value_name = "FILE.toml")]
@@ -833,6 +874,17 @@ pub async fn run(cli: Cli) -> Status {
                 record_moves: args.record_moves,
             };
             crate::games::external::run::run(&config).await
+        }
+        Command::Interactive(args) => {
+            let config = crate::interactive::InteractiveConfig {
+                problem: args.problem,
+                program: bot_spec(&args.command),
+                limits: args.bot.limits(crate::interactive::MAX_LINE),
+                timeout: args.timeout,
+                validator_timeout: args.validator_timeout,
+                results: args.results,
+            };
+            crate::interactive::run(&config).await
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod cli;
 pub mod exit;
 pub mod game;
 pub mod games;
+pub mod interactive;
 pub mod interrupt;
 pub mod outcome;
 pub mod parallel;

@@ -1,0 +1,1070 @@
+//! `referee interactive`: runs an ICPC problem package's interactive output
+//! validator against a program, test case by test case, as the
+//! Kattis/DOMjudge problem package format has it.
+//!
+//! The validator runs as `validator INPUT ANSWER FEEDBACK_DIR [FLAGS]`; its
+//! standard output goes to the program's standard input and the program's
+//! standard output to the validator's standard input. Both are bots of the
+//! bot layer (own process groups, the same shutdown), so the referee sits in
+//! the middle and relays the two directions line by line: that is where the
+//! program is timed and its output capped. Exit status 42 of the validator
+//! accepts, 43 rejects, anything else is a judge error. The rulings (which
+//! verdict wins when both sides fail) are in `docs/interactive.md`.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use serde::Serialize;
+use tokio::time::Instant;
+
+use crate::bot::{Bot, BotError, BotLimits, BotSpec, Ended, Resources, later};
+use crate::exit::Status;
+use crate::outcome;
+use crate::record::{self, Records};
+
+/// Longest line relayed in either direction.
+pub const MAX_LINE: usize = 1 << 20;
+/// Most output relayed from the program in one test case.
+const MAX_OUTPUT: usize = 64 << 20;
+/// Most of a feedback file read into a verdict.
+const MAX_FEEDBACK: usize = 64 * 1024;
+/// Time limit of a validator's `build` script or compilation.
+const BUILD_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The exit status of a validator that accepts.
+pub const ACCEPT: i32 = 42;
+/// The exit status of a validator that rejects.
+pub const REJECT: i32 = 43;
+
+/// The `--help` text after the options.
+pub const HELP: &str = "\
+PROBLEM_DIR is a problem package (Kattis/DOMjudge format): every
+data/sample/*.in and data/secret/*.in (sorted, each with its .ans) is one test
+case, judged by the validator in output_validators/<name>/: an executable
+`run` (built first by `build` when there is one), or a single executable
+file, or a single Python (python3), C or C++ source. The validator's output
+goes to PROGRAM and PROGRAM's output to the validator, line by line; exit
+status 42 accepts, 43 rejects. Verdicts: ACCEPTED, WRONG ANSWER (with the
+validator's judgemessage.txt), TIME LIMIT, RUNTIME ERROR, JUDGE ERROR.
+
+Examples:
+  referee interactive games/guess games/guess/submissions/accepted/binary.py
+  referee interactive --timeout 2s --results guess.jsonl games/guess ./solution
+
+Exit status:
+  0    every test case accepted
+  1    some test case was not (wrong answer, time limit, runtime error)
+  64   bad arguments, a bad package (what is wrong is named), a validator
+       that cannot be built or started, or a program that cannot be started
+  70   judge error: a validator failed (an exit status other than 42 or 43,
+       a crash, a hang) in some test case, or an internal error
+  74   the results file could not be written
+  130  interrupted";
+
+/// Everything `referee interactive` needs.
+#[derive(Clone, Debug)]
+pub struct InteractiveConfig {
+    pub problem: PathBuf,
+    pub program: BotSpec,
+    pub limits: BotLimits,
+    /// The program's time per test case, from its start to its exit.
+    pub timeout: Duration,
+    /// The validator's time per test case, from the case's start.
+    pub validator_timeout: Duration,
+    pub results: Option<PathBuf>,
+}
+
+/// One test case of the package.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// `sample/1`, `secret/big`: the group and the file's stem.
+    pub name: String,
+    pub input: PathBuf,
+    pub answer: PathBuf,
+}
+
+/// How to run the validator (after any build).
+#[derive(Clone, Debug)]
+struct Validator {
+    program: OsString,
+    /// Before INPUT ANSWER FEEDBACK_DIR (a Python source's path).
+    before: Vec<OsString>,
+    /// After them: problem.yaml's `validator_flags`.
+    flags: Vec<OsString>,
+    dir: PathBuf,
+}
+
+/// A problem package, read and checked.
+#[derive(Debug)]
+struct Package {
+    cases: Vec<Case>,
+    validator: Validator,
+}
+
+/// The judgement of one test case.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Accepted,
+    WrongAnswer(String),
+    TimeLimit,
+    RuntimeError(String),
+    JudgeError(String),
+}
+
+impl Verdict {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Verdict::Accepted => "accepted",
+            Verdict::WrongAnswer(_) => "wrong_answer",
+            Verdict::TimeLimit => "time_limit",
+            Verdict::RuntimeError(_) => "runtime_error",
+            Verdict::JudgeError(_) => "judge_error",
+        }
+    }
+
+    /// The verdict in the shared taxonomy: a test case is one move, so
+    /// TIME LIMIT is a move timeout; a judge error is the referee's side
+    /// failing (`internal`), never blamed on the program.
+    pub fn status(&self, exit: Option<Ended>) -> outcome::Verdict {
+        match self {
+            Verdict::Accepted => outcome::Verdict::OK,
+            Verdict::WrongAnswer(_) => outcome::Verdict::of(outcome::Status::Incorrect),
+            Verdict::TimeLimit => outcome::Verdict::timeout(outcome::Phase::Move),
+            Verdict::RuntimeError(_) => exit.map_or(
+                outcome::Verdict::of(outcome::Status::Crashed),
+                outcome::Verdict::ended,
+            ),
+            Verdict::JudgeError(_) => outcome::Verdict::of(outcome::Status::Internal),
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Verdict::Accepted => write!(f, "ACCEPTED"),
+            Verdict::WrongAnswer(why) => write!(f, "WRONG ANSWER: {why}"),
+            Verdict::TimeLimit => write!(f, "TIME LIMIT"),
+            Verdict::RuntimeError(why) => write!(f, "RUNTIME ERROR: the program {why}"),
+            Verdict::JudgeError(why) => write!(f, "JUDGE ERROR: {why}"),
+        }
+    }
+}
+
+/// Which side of a test case ended first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    Program,
+    Validator,
+}
+
+/// Everything known about one test case once it is judged.
+#[derive(Debug)]
+pub struct Judged {
+    pub verdict: Verdict,
+    /// The program's time, from its start to its exit (or to the end).
+    pub time: Duration,
+    pub exit: Option<Ended>,
+    pub validator_exit: Option<Ended>,
+    pub first_ended: Option<Side>,
+    /// The program wrote after the validator had ended and was killed, as
+    /// a direct pipe's SIGPIPE would have killed it.
+    pub pipe_closed: bool,
+    pub judge_message: String,
+    pub team_message: String,
+    pub stderr: String,
+    pub validator_stderr: String,
+}
+
+#[derive(Serialize)]
+struct CaseRecord<'a> {
+    game: &'static str,
+    index: u64,
+    case: &'a str,
+    input: String,
+    verdict: &'static str,
+    #[serde(flatten)]
+    status: outcome::Verdict,
+    message: String,
+    micros: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exit: Option<Ended>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    validator_exit: Option<Ended>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    first_ended: Option<Side>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pipe_closed: bool,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    judge_message: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    team_message: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    stderr: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    validator_stderr: &'a str,
+    program: Vec<String>,
+    time: String,
+    referee: &'static str,
+}
+
+/// A directory of the run's own, removed when dropped.
+struct WorkDir(PathBuf);
+
+impl WorkDir {
+    fn new() -> std::io::Result<WorkDir> {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "referee-interactive-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&path)?;
+        Ok(WorkDir(path))
+    }
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The test cases of one group (`sample`, `secret`): its `*.in` files,
+/// sorted by name, each with the `.ans` beside it. A missing group is empty.
+fn cases_of(problem: &Path, group: &str) -> Result<Vec<Case>, String> {
+    let dir = problem.join("data").join(group);
+    if !dir.exists() {
+        return Ok(vec![]);
+    }
+    let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut inputs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "in") && p.is_file())
+        .collect();
+    inputs.sort();
+    inputs
+        .into_iter()
+        .map(|input| {
+            let answer = input.with_extension("ans");
+            if !answer.is_file() {
+                return Err(format!(
+                    "{}: no answer file {} beside it",
+                    input.display(),
+                    answer.display()
+                ));
+            }
+            let stem = input.file_stem().unwrap_or_default().to_string_lossy();
+            Ok(Case {
+                name: format!("{group}/{stem}"),
+                input,
+                answer,
+            })
+        })
+        .collect()
+}
+
+/// Reads problem.yaml, if any: it must not name another kind of validation
+/// than interactive; its `validator_flags` are passed to the validator. A
+/// few lines are read by hand (no YAML library): `validation:`, `type:` and
+/// `validator_flags:` at the top level, each on one line.
+fn read_problem_yaml(problem: &Path) -> Result<Vec<OsString>, String> {
+    let path = problem.join("problem.yaml");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    let mut flags = vec![];
+    let mut interactive = false;
+    let mut validation = None;
+    for (i, line) in text.lines().enumerate() {
+        let value = |key: &str| {
+            line.strip_prefix(key).map(|v| {
+                v.split('#')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .trim_matches(['"', '\''])
+            })
+        };
+        // `validation: custom interactive` (the legacy format), or `type:
+        // ... interactive` (the 2023 format, where legacy `type` is
+        // pass-fail or scoring).
+        for key in ["validation:", "type:"] {
+            if let Some(v) = value(key) {
+                interactive |= v.split_whitespace().any(|w| w == "interactive");
+                if key == "validation:" {
+                    validation = Some((i + 1, v.to_string()));
+                }
+            }
+        }
+        if let Some(v) = value("validator_flags:") {
+            flags = v.split_whitespace().map(OsString::from).collect();
+        }
+    }
+    if let Some((line, v)) = validation
+        && !interactive
+    {
+        return Err(format!(
+            "{} line {line}: `validation: {v}` is not an interactive problem \
+             (expected `validation: custom interactive`)",
+            path.display(),
+        ));
+    }
+    Ok(flags)
+}
+
+/// Finds the validator's directory: the one directory in
+/// `output_validators/`, or `output_validator/` (the newer format's name).
+fn validator_dir(problem: &Path) -> Result<PathBuf, String> {
+    let newer = problem.join("output_validator");
+    if newer.is_dir() {
+        return Ok(newer);
+    }
+    let dir = problem.join("output_validators");
+    let entries = std::fs::read_dir(&dir).map_err(|e| {
+        format!(
+            "{}: {e} (an interactive problem needs its validator there)",
+            dir.display()
+        )
+    })?;
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    match dirs.len() {
+        1 => Ok(dirs.remove(0)),
+        0 => Err(format!("{}: no validator directory in it", dir.display())),
+        _ => Err(format!(
+            "{}: more than one validator directory ({}); keep one",
+            dir.display(),
+            names(&dirs)
+        )),
+    }
+}
+
+fn names(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| p.file_name().unwrap_or_default().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Runs a build command (a `build` script, or a compiler) in `dir`, with
+/// [`BUILD_TIMEOUT`], through the bot layer (its own process group, killed
+/// at the end). Its output is returned in the error when it fails.
+async fn build(program: &str, args: Vec<OsString>, dir: &Path) -> Result<(), String> {
+    let spec = BotSpec {
+        program: program.into(),
+        args,
+        dir: Some(dir.to_owned()),
+    };
+    let limits = BotLimits {
+        max_line: MAX_LINE,
+        resources: Resources::NONE,
+        ..BotLimits::default()
+    };
+    let mut bot = Bot::spawn(&spec, limits).map_err(|e| format!("cannot start {program}: {e}"))?;
+    bot.close_input();
+    let deadline = crate::bot::deadline_after(BUILD_TIMEOUT);
+    let output = bot.read_to_end(deadline, MAX_OUTPUT).await;
+    let ended = match &output {
+        Ok(_) => Some(bot.wait_exit(deadline).await),
+        Err(_) => None,
+    };
+    let _ = bot.kill().await;
+    let mut tail = bot.stderr(|t| t.last_lines(10));
+    if let Ok(lines) = &output {
+        tail.extend(lines.iter().rev().take(10).rev().cloned());
+    }
+    let tail = tail
+        .iter()
+        .map(|l| format!("\n  | {l}"))
+        .collect::<String>();
+    match (output, ended) {
+        (Ok(_), Some(Ok(ended))) if ended.success() => Ok(()),
+        (Ok(_), Some(Ok(ended))) => Err(format!("{program} {ended}{tail}")),
+        (Err(e), _) | (_, Some(Err(e))) => Err(format!("{program}: {e}{tail}")),
+        (Ok(_), None) => unreachable!("waited for"),
+    }
+}
+
+/// How to run the validator in `dir`, building it first when needed
+/// (a compiled source goes into `work`).
+async fn prepare_validator(dir: &Path, work: &Path) -> Result<Validator, String> {
+    let at = |what: String| format!("{}: {what}", dir.display());
+    let validator = |program: PathBuf, before: Vec<OsString>| Validator {
+        program: program.into_os_string(),
+        before,
+        flags: vec![],
+        dir: dir.to_owned(),
+    };
+    let run = dir.join("run");
+    let build_script = dir.join("build");
+    if run.exists() || build_script.exists() {
+        if build_script.exists() {
+            if !is_executable(&build_script) {
+                return Err(at("`build` is not executable; try `chmod +x`".into()));
+            }
+            build(&build_script.to_string_lossy(), vec![], dir)
+                .await
+                .map_err(|e| at(format!("build failed: {e}")))?;
+        }
+        if !run.exists() {
+            return Err(at("`build` left no `run` program".into()));
+        }
+        if !is_executable(&run) {
+            return Err(at("`run` is not executable; try `chmod +x`".into()));
+        }
+        return Ok(validator(run, vec![]));
+    }
+    let entries = std::fs::read_dir(dir).map_err(|e| at(e.to_string()))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_file()
+                && !p
+                    .file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .starts_with('.')
+                && !p.extension().is_some_and(|x| x == "h" || x == "hpp")
+        })
+        .collect();
+    files.sort();
+    let [file] = files.as_slice() else {
+        return Err(at(format!(
+            "expected an executable `run` (with an optional `build`), or a single executable \
+             file or Python, C or C++ source; found {}",
+            if files.is_empty() {
+                "no file".to_string()
+            } else {
+                names(&files)
+            }
+        )));
+    };
+    let extension = file
+        .extension()
+        .map(|x| x.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    let compiled = work.join("validator");
+    let compile = |compiler: &'static str, extra: &[&str]| {
+        let mut args: Vec<OsString> = vec!["-O2".into(), "-o".into(), compiled.clone().into()];
+        args.extend(extra.iter().map(OsString::from));
+        args.push("-I".into());
+        args.push(dir.into());
+        args.push(file.into());
+        args.push("-lm".into());
+        (compiler, args)
+    };
+    let (compiler, args) = match extension.as_str() {
+        "py" => return Ok(validator("python3".into(), vec![file.into()])),
+        "c" => compile("cc", &[]),
+        "cc" | "cpp" | "cxx" | "c++" => compile("c++", &["-std=gnu++17"]),
+        _ if is_executable(file) => return Ok(validator(file.clone(), vec![])),
+        _ => {
+            return Err(at(format!(
+                "{}: neither executable nor a Python, C or C++ source",
+                names(std::slice::from_ref(file))
+            )));
+        }
+    };
+    build(compiler, args, dir)
+        .await
+        .map_err(|e| at(format!("compiling {} failed: {e}", names(&files))))?;
+    Ok(validator(compiled, vec![]))
+}
+
+/// Reads and checks the package, and gets its validator ready.
+async fn load(problem: &Path, work: &Path) -> Result<Package, String> {
+    if !problem.is_dir() {
+        return Err(format!("{}: not a directory", problem.display()));
+    }
+    let problem =
+        std::path::absolute(problem).map_err(|e| format!("{}: {e}", problem.display()))?;
+    let flags = read_problem_yaml(&problem)?;
+    let mut cases = cases_of(&problem, "sample")?;
+    cases.extend(cases_of(&problem, "secret")?);
+    if cases.is_empty() {
+        return Err(format!(
+            "{}: no test cases (data/sample/*.in, data/secret/*.in)",
+            problem.display()
+        ));
+    }
+    let dir = validator_dir(&problem)?;
+    let mut validator = prepare_validator(&dir, work).await?;
+    validator.flags = flags;
+    Ok(Package { cases, validator })
+}
+
+/// Reads a feedback file (empty when missing), trimmed, at most
+/// [`MAX_FEEDBACK`] bytes of it.
+fn feedback(dir: &Path, name: &str) -> String {
+    let bytes = std::fs::read(dir.join(name)).unwrap_or_default();
+    let bytes = &bytes[..bytes.len().min(MAX_FEEDBACK)];
+    String::from_utf8_lossy(bytes).trim().to_string()
+}
+
+/// One line of a feedback message for the verdict line: its lines joined.
+fn one_line(text: &str) -> String {
+    let joined = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    if joined.chars().count() > 300 {
+        joined.chars().take(300).collect::<String>() + "..."
+    } else {
+        joined
+    }
+}
+
+/// What happened next on one side.
+enum Event {
+    Line(Vec<u8>),
+    Failed(BotError),
+    Exited(Result<Ended, BotError>),
+}
+
+/// The next line of `bot`'s output while it is open; once it is closed,
+/// the bot's exit.
+async fn next_event(bot: &mut Bot, output_open: bool, deadline: Instant) -> Event {
+    if output_open {
+        match bot.recv_line(deadline, None).await {
+            Ok(reply) => {
+                let mut line = Vec::with_capacity(reply.text.len() + 1);
+                line.extend_from_slice(reply.text.as_bytes());
+                line.push(b'\n');
+                Event::Line(line)
+            }
+            Err(e) => Event::Failed(e),
+        }
+    } else {
+        Event::Exited(bot.wait_exit(deadline).await)
+    }
+}
+
+/// One side's state in the relay.
+#[derive(Default)]
+struct State {
+    output_closed: bool,
+    input_closed: bool,
+    ended: Option<Ended>,
+    ended_at: Option<Instant>,
+}
+
+impl State {
+    fn done(&self) -> bool {
+        self.output_closed && self.ended.is_some()
+    }
+
+    fn end(&mut self, ended: Ended, first: &mut Option<Side>, side: Side, other_ended: bool) {
+        if self.ended.is_none() {
+            self.ended = Some(ended);
+            self.ended_at = Some(Instant::now());
+            if !other_ended {
+                first.get_or_insert(side);
+            }
+        }
+    }
+}
+
+/// Why a relay stopped before both sides had ended.
+enum Stop {
+    /// The program ran out of time (or, with its time out, nothing moved).
+    TimeLimit,
+    /// The program's output could not be relayed: too long a line, not
+    /// UTF-8, too much of it.
+    BadOutput(String),
+    /// The validator failed (or the referee did, relaying).
+    Judge(String),
+}
+
+/// Judges one test case: starts the validator and the program, relays
+/// between them, and rules. An `Err` is a program or validator that cannot
+/// be started, which ends the run.
+pub async fn judge(
+    config: &InteractiveConfig,
+    validator: &ValidatorSpec,
+    case: &Case,
+    feedback_dir: &Path,
+) -> Result<Judged, String> {
+    std::fs::create_dir_all(feedback_dir)
+        .map_err(|e| format!("feedback directory {}: {e}", feedback_dir.display()))?;
+    let start = Instant::now();
+    let v_deadline = later(start, config.validator_timeout.max(config.timeout));
+    let mut args = validator.0.before.clone();
+    args.extend([
+        case.input.clone().into_os_string(),
+        case.answer.clone().into_os_string(),
+        feedback_dir.to_owned().into_os_string(),
+    ]);
+    args.extend(validator.0.flags.iter().cloned());
+    let v_spec = BotSpec {
+        program: validator.0.program.clone(),
+        args,
+        dir: Some(validator.0.dir.clone()),
+    };
+    // The validator is the judge's own program: no sandbox (it writes its
+    // feedback directory), no resource limits, but its own process group
+    // and the same shutdown as any bot.
+    let v_limits = BotLimits {
+        max_line: MAX_LINE,
+        echo_stderr: config.limits.echo_stderr,
+        resources: Resources::NONE,
+        sandbox: false,
+        ..BotLimits::default()
+    };
+    let mut v_bot =
+        Bot::spawn(&v_spec, v_limits).map_err(|e| format!("cannot start the validator: {e}"))?;
+    let mut p_bot = match Bot::spawn(&config.program, config.limits) {
+        Ok(bot) => bot,
+        Err(e) => {
+            let _ = v_bot.kill().await;
+            return Err(format!("cannot start the program: {e}"));
+        }
+    };
+    let p_start = Instant::now();
+    let p_deadline = later(p_start, config.timeout);
+    let mut p = State::default();
+    let mut v = State::default();
+    let mut first = None;
+    let mut pipe_closed = false;
+    let mut relayed = 0usize;
+    let mut stop = None;
+    while stop.is_none() && !(p.done() && v.done()) {
+        // A program that floods its output is never waited for, so its
+        // reads never time out: its time is checked here too.
+        if !p.done() && Instant::now() >= p_deadline {
+            stop = Some(Stop::TimeLimit);
+            break;
+        }
+        tokio::select! {
+            event = next_event(&mut p_bot, !p.output_closed, p_deadline), if !p.done() => match event {
+                Event::Line(line) if v.ended.is_some() || v.input_closed => {
+                    // Through a direct pipe this write would have raised
+                    // SIGPIPE: the program ends here, the validator rules.
+                    let _ = line;
+                    pipe_closed = true;
+                    p.output_closed = true;
+                    if let Ok(finished) = p_bot.kill().await {
+                        p.end(finished.ended, &mut first, Side::Program, v.ended.is_some());
+                    }
+                    v_bot.close_input();
+                }
+                Event::Line(line) => {
+                    relayed += line.len();
+                    if relayed > MAX_OUTPUT {
+                        stop = Some(Stop::BadOutput(format!(
+                            "the program wrote more than {MAX_OUTPUT} bytes"
+                        )));
+                        continue;
+                    }
+                    match v_bot.send(&line, p_deadline).await {
+                        Ok(()) => {}
+                        Err(BotError::ClosedInput) => v.input_closed = true,
+                        Err(BotError::Exited { ended, .. }) => {
+                            v.input_closed = true;
+                            v.end(ended, &mut first, Side::Validator, p.ended.is_some());
+                        }
+                        Err(BotError::WriteTimeout { .. }) => stop = Some(Stop::TimeLimit),
+                        Err(e) => stop = Some(Stop::Judge(format!("relaying to the validator: {e}"))),
+                    }
+                }
+                Event::Failed(BotError::Exited { ended, unterminated }) => {
+                    // Its last bytes, without a newline, still go through.
+                    if let Some(text) = unterminated
+                        && v.ended.is_none()
+                        && !v.input_closed
+                    {
+                        let _ = v_bot.send(text.as_bytes(), p_deadline).await;
+                    }
+                    p.output_closed = true;
+                    p.end(ended, &mut first, Side::Program, v.ended.is_some());
+                    v_bot.close_input();
+                }
+                Event::Failed(BotError::ClosedOutput) => {
+                    p.output_closed = true;
+                    v_bot.close_input();
+                }
+                Event::Failed(BotError::Timeout { .. }) | Event::Exited(Err(BotError::Timeout { .. })) => {
+                    stop = Some(Stop::TimeLimit);
+                }
+                Event::Failed(
+                    e @ (BotError::LineTooLong { .. }
+                    | BotError::InvalidUtf8 { .. }
+                    | BotError::OutputTooLong { .. }),
+                ) => stop = Some(Stop::BadOutput(format!("the program {e}"))),
+                Event::Failed(e) | Event::Exited(Err(e)) => {
+                    stop = Some(Stop::Judge(format!("relaying the program's output: {e}")));
+                }
+                Event::Exited(Ok(ended)) => {
+                    p.end(ended, &mut first, Side::Program, v.ended.is_some());
+                }
+            },
+            event = next_event(&mut v_bot, !v.output_closed, v_deadline), if !v.done() => match event {
+                Event::Line(line) => {
+                    // Lines for a program that has gone are dropped: the
+                    // validator sees its input end and rules.
+                    if p.ended.is_none() && !p.input_closed {
+                        match p_bot.send(&line, p_deadline).await {
+                            Ok(()) => {}
+                            Err(BotError::ClosedInput) => p.input_closed = true,
+                            Err(BotError::Exited { ended, .. }) => {
+                                p.input_closed = true;
+                                p.end(ended, &mut first, Side::Program, v.ended.is_some());
+                            }
+                            Err(BotError::WriteTimeout { .. }) => stop = Some(Stop::TimeLimit),
+                            Err(e) => stop = Some(Stop::Judge(format!("relaying to the program: {e}"))),
+                        }
+                    }
+                }
+                Event::Failed(BotError::Exited { ended, unterminated }) => {
+                    if let Some(text) = unterminated
+                        && p.ended.is_none()
+                        && !p.input_closed
+                    {
+                        let _ = p_bot.send(text.as_bytes(), p_deadline).await;
+                    }
+                    v.output_closed = true;
+                    v.end(ended, &mut first, Side::Validator, p.ended.is_some());
+                    p_bot.close_input();
+                }
+                Event::Failed(BotError::ClosedOutput) => {
+                    v.output_closed = true;
+                    p_bot.close_input();
+                }
+                Event::Failed(BotError::Timeout { .. }) | Event::Exited(Err(BotError::Timeout { .. })) => {
+                    stop = Some(if p.done() {
+                        Stop::Judge(format!(
+                            "the validator did not finish within {} (--validator-timeout)",
+                            humantime::format_duration(config.validator_timeout.max(config.timeout))
+                        ))
+                    } else {
+                        Stop::TimeLimit
+                    });
+                }
+                Event::Failed(e) | Event::Exited(Err(e)) => {
+                    stop = Some(Stop::Judge(format!("the validator's output: {e}")));
+                }
+                Event::Exited(Ok(ended)) => {
+                    v.end(ended, &mut first, Side::Validator, p.ended.is_some());
+                }
+            },
+        }
+    }
+    let time = p.ended_at.unwrap_or_else(Instant::now) - p_start;
+    // Both are reaped by now, or are killed here (a time limit, a judge
+    // error); either way nothing of theirs is left running. The validator
+    // goes first, so that it does not see the program's end and rule on it.
+    if let Ok(finished) = v_bot.kill().await
+        && v.ended.is_none()
+    {
+        v.ended = Some(finished.ended);
+    }
+    if let Ok(finished) = p_bot.kill().await
+        && p.ended.is_none()
+    {
+        p.ended = Some(finished.ended);
+    }
+    let judge_message = feedback(feedback_dir, "judgemessage.txt");
+    let team_message = feedback(feedback_dir, "teammessage.txt");
+    let stderr = p_bot.stderr(|t| t.last_lines(20).join("\n"));
+    let validator_stderr = v_bot.stderr(|t| t.last_lines(20).join("\n"));
+    let program_exit = p.ended;
+    let validator_exit = v.ended;
+    let ends = Ends {
+        program: program_exit,
+        validator: validator_exit,
+        first,
+        pipe_closed,
+    };
+    let verdict = rule(stop, &ends, &judge_message);
+    Ok(Judged {
+        verdict,
+        time,
+        exit: program_exit,
+        validator_exit,
+        first_ended: first,
+        pipe_closed,
+        judge_message,
+        team_message,
+        stderr,
+        validator_stderr,
+    })
+}
+
+/// How the two sides of a test case ended.
+#[derive(Clone, Copy, Debug, Default)]
+struct Ends {
+    program: Option<Ended>,
+    validator: Option<Ended>,
+    first: Option<Side>,
+    pipe_closed: bool,
+}
+
+/// The rulings of `docs/interactive.md`, in their order.
+fn rule(stop: Option<Stop>, ends: &Ends, judge_message: &str) -> Verdict {
+    let judge_note = || match judge_message {
+        "" => String::new(),
+        text => format!("; judge message: {}", one_line(text)),
+    };
+    // A program that ended because the validator had ended first is judged
+    // by the validator's verdict: killed writing to it (a direct pipe's
+    // SIGPIPE), killed by SIGPIPE, or failing in any way once a validator
+    // that rejected it had gone (its input ended under it).
+    let validator_decides = |ended: Ended| {
+        ends.pipe_closed
+            || (ends.first == Some(Side::Validator)
+                && (ended == Ended::Signaled(Signal::SIGPIPE as i32)
+                    || ends.validator == Some(Ended::Exited(REJECT))))
+    };
+    match stop {
+        Some(Stop::TimeLimit) => Verdict::TimeLimit,
+        Some(Stop::BadOutput(why)) => Verdict::WrongAnswer(why),
+        Some(Stop::Judge(why)) => Verdict::JudgeError(format!("{why}{}", judge_note())),
+        None => match (ends.program, ends.validator) {
+            (_, Some(ended))
+                if ended != Ended::Exited(ACCEPT) && ended != Ended::Exited(REJECT) =>
+            {
+                Verdict::JudgeError(format!(
+                    "the validator {ended} (42 accepts, 43 rejects){}",
+                    judge_note()
+                ))
+            }
+            (_, None) => Verdict::JudgeError("the validator's end is unknown".into()),
+            (Some(ended), _) if !(ended.success() || validator_decides(ended)) => {
+                Verdict::RuntimeError(ended.to_string())
+            }
+            (_, Some(Ended::Exited(ACCEPT))) => Verdict::Accepted,
+            _ if judge_message.is_empty() => Verdict::WrongAnswer(
+                "the validator rejected the interaction (exit status 43)".into(),
+            ),
+            _ => Verdict::WrongAnswer(one_line(judge_message)),
+        },
+    }
+}
+
+/// A validator ready to run (see [`judge`]).
+pub struct ValidatorSpec(Validator);
+
+/// Runs `referee interactive`.
+pub async fn run(config: &InteractiveConfig) -> Status {
+    let work = match WorkDir::new() {
+        Ok(work) => work,
+        Err(e) => {
+            eprintln!("referee interactive: cannot create a work directory: {e}");
+            return Status::Internal;
+        }
+    };
+    let package = match load(&config.problem, &work.0).await {
+        Ok(package) => package,
+        Err(e) => {
+            eprintln!("referee interactive: {e}");
+            return Status::Usage;
+        }
+    };
+    let mut records = match config.results.as_deref().map(Records::open).transpose() {
+        Ok(records) => records,
+        Err(e) => {
+            eprintln!("referee interactive: {e}");
+            return Status::Usage;
+        }
+    };
+    let validator = ValidatorSpec(package.validator);
+    let count = package.cases.len();
+    let mut out = std::io::stdout();
+    let _ = writeln!(
+        out,
+        "interactive: {} ({count} test case{}), {} per case",
+        config.problem.display(),
+        if count == 1 { "" } else { "s" },
+        humantime::format_duration(config.timeout)
+    );
+    let mut accepted = 0usize;
+    let mut judge_errors = 0usize;
+    for (i, case) in package.cases.iter().enumerate() {
+        let feedback_dir = work.0.join(format!("feedback-{}", i + 1));
+        let judged = match judge(config, &validator, case, &feedback_dir).await {
+            Ok(judged) => judged,
+            Err(e) => {
+                eprintln!("referee interactive: {}: {e}", case.name);
+                return Status::Usage;
+            }
+        };
+        let _ = std::fs::remove_dir_all(&feedback_dir);
+        let verdict = &judged.verdict;
+        accepted += usize::from(*verdict == Verdict::Accepted);
+        judge_errors += usize::from(matches!(verdict, Verdict::JudgeError(_)));
+        let timing = match verdict {
+            Verdict::TimeLimit => {
+                format!(" ({} limit)", humantime::format_duration(config.timeout))
+            }
+            _ => format!(" ({:.1}ms)", judged.time.as_secs_f64() * 1e3),
+        };
+        let _ = writeln!(out, "{}: {verdict}{timing}", case.name);
+        let tail = match verdict {
+            Verdict::RuntimeError(_) => judged.stderr.as_str(),
+            Verdict::JudgeError(_) => judged.validator_stderr.as_str(),
+            _ => "",
+        };
+        let lines: Vec<&str> = tail.lines().collect();
+        for line in &lines[lines.len().saturating_sub(5)..] {
+            let _ = writeln!(out, "  | {line}");
+        }
+        if let Some(records) = records.as_mut() {
+            let record = CaseRecord {
+                game: "interactive",
+                index: i as u64 + 1,
+                case: &case.name,
+                input: case.input.display().to_string(),
+                verdict: verdict.name(),
+                status: verdict.status(judged.exit),
+                message: verdict.to_string(),
+                micros: u64::try_from(judged.time.as_micros()).unwrap_or(u64::MAX),
+                exit: judged.exit,
+                validator_exit: judged.validator_exit,
+                first_ended: judged.first_ended,
+                pipe_closed: judged.pipe_closed,
+                judge_message: &judged.judge_message,
+                team_message: &judged.team_message,
+                stderr: &judged.stderr,
+                validator_stderr: &judged.validator_stderr,
+                program: std::iter::once(&config.program.program)
+                    .chain(&config.program.args)
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect(),
+                time: record::timestamp(),
+                referee: record::REFEREE_VERSION,
+            };
+            if let Err(e) = records.append(&record) {
+                eprintln!("referee interactive: {e}");
+                return Status::Io;
+            }
+        }
+    }
+    if let Some(Err(e)) = records.map(Records::finish) {
+        eprintln!("referee interactive: {e}");
+        return Status::Io;
+    }
+    let _ = writeln!(
+        out,
+        "interactive: {accepted} of {count} test cases accepted{}",
+        match judge_errors {
+            0 => String::new(),
+            n => format!(", {n} judge error{}", if n == 1 { "" } else { "s" }),
+        }
+    );
+    if judge_errors > 0 {
+        Status::Internal
+    } else if accepted == count {
+        Status::Pass
+    } else {
+        Status::Fail
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_map_to_the_taxonomy() {
+        assert_eq!(Verdict::Accepted.status(None), outcome::Verdict::OK);
+        assert_eq!(
+            Verdict::TimeLimit.status(None),
+            outcome::Verdict::timeout(outcome::Phase::Move)
+        );
+        assert_eq!(
+            Verdict::JudgeError("x".into()).status(None).status,
+            outcome::Status::Internal
+        );
+        assert_eq!(
+            Verdict::RuntimeError("x".into())
+                .status(Some(Ended::Signaled(Signal::SIGXCPU as i32)))
+                .status,
+            outcome::Status::Limit
+        );
+        assert_eq!(one_line("a\n\n b \nc"), "a; b; c");
+    }
+
+    #[test]
+    fn rulings() {
+        let exited = |code| Some(Ended::Exited(code));
+        let signaled = |signal: Signal| Some(Ended::Signaled(signal as i32));
+        let ends = |program, validator, first| Ends {
+            program,
+            validator,
+            first: Some(first),
+            pipe_closed: false,
+        };
+        let rule = |ends: Ends, message: &str| rule(None, &ends, message);
+        assert_eq!(
+            rule(ends(exited(0), exited(42), Side::Program), ""),
+            Verdict::Accepted
+        );
+        assert_eq!(
+            rule(ends(exited(0), exited(43), Side::Validator), "too many"),
+            Verdict::WrongAnswer("too many".into())
+        );
+        // A crash is a crash, even when accepted.
+        assert_eq!(
+            rule(ends(exited(3), exited(42), Side::Program), ""),
+            Verdict::RuntimeError("exited with status 3".into())
+        );
+        assert!(matches!(
+            rule(
+                ends(signaled(Signal::SIGSEGV), exited(42), Side::Validator),
+                ""
+            ),
+            Verdict::RuntimeError(_)
+        ));
+        // Unless the validator ended first and rejected, or the program
+        // died of the closed pipe.
+        assert_eq!(
+            rule(ends(exited(1), exited(43), Side::Validator), ""),
+            Verdict::WrongAnswer("the validator rejected the interaction (exit status 43)".into())
+        );
+        assert_eq!(
+            rule(
+                ends(signaled(Signal::SIGPIPE), exited(42), Side::Validator),
+                ""
+            ),
+            Verdict::Accepted
+        );
+        let killed = Ends {
+            pipe_closed: true,
+            ..ends(signaled(Signal::SIGKILL), exited(43), Side::Validator)
+        };
+        assert!(matches!(rule(killed, "x"), Verdict::WrongAnswer(_)));
+        // The judge failing is never the program's fault, crash or not.
+        assert!(matches!(
+            rule(ends(exited(3), exited(1), Side::Program), ""),
+            Verdict::JudgeError(_)
+        ));
+        // A time limit beats everything.
+        assert_eq!(
+            super::rule(
+                Some(Stop::TimeLimit),
+                &ends(signaled(Signal::SIGKILL), exited(42), Side::Validator),
+                ""
+            ),
+            Verdict::TimeLimit
+        );
+    }
+}

@@ -1,0 +1,341 @@
+//! `referee interactive`: ICPC interactive problems, the validator and the
+//! program relayed through the referee, judged through the real binary.
+//! Every run checks that no process (program or validator) is left behind.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{Run, fixture, referee};
+
+fn guess() -> String {
+    format!("{}/games/guess", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn submission(path: &str) -> String {
+    format!("{}/submissions/{path}", guess())
+}
+
+fn run(args: &[&str]) -> Run {
+    let run = referee(args.iter().copied(), b"");
+    // Whatever happened, the referee explains itself and does not panic.
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    run
+}
+
+/// The verdict line of test case `name`.
+fn line<'a>(run: &'a Run, name: &str) -> &'a str {
+    run.stdout
+        .lines()
+        .find(|l| l.starts_with(&format!("{name}: ")))
+        .unwrap_or_else(|| panic!("no line for {name} in:\n{}", run.stdout))
+}
+
+fn records(path: &PathBuf) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+const CASES: [&str; 6] = [
+    "sample/1", "sample/2", "secret/1", "secret/2", "secret/3", "secret/4",
+];
+
+#[test]
+fn the_binary_search_is_accepted_on_every_case() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let run = run(&[
+        "interactive",
+        "--results",
+        results.to_str().unwrap(),
+        &guess(),
+        &submission("accepted/binary.py"),
+    ]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    for case in CASES {
+        assert!(line(&run, case).contains("ACCEPTED"), "{}", run.stdout);
+    }
+    assert!(run.stdout.contains("6 of 6 test cases accepted"));
+    let records = records(&results);
+    assert_eq!(records.len(), 6);
+    for (i, r) in records.iter().enumerate() {
+        assert_eq!(r["game"], "interactive");
+        assert_eq!(r["index"], i as u64 + 1);
+        assert_eq!(r["case"], CASES[i]);
+        assert_eq!(r["status"], "ok");
+        assert_eq!(r["verdict"], "accepted");
+        assert_eq!(r["validator_exit"]["exited"], 42);
+        assert_eq!(r["exit"]["exited"], 0);
+        assert!(
+            r["judge_message"].as_str().unwrap().starts_with("found "),
+            "{r}"
+        );
+    }
+}
+
+#[test]
+fn too_many_guesses_is_a_wrong_answer_with_the_judge_message() {
+    let run = run(&[
+        "interactive",
+        &guess(),
+        &submission("wrong_answer/linear.py"),
+    ]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        line(&run, "sample/1")
+            .starts_with("sample/1: WRONG ANSWER: no correct guess within 5 guesses"),
+        "{}",
+        run.stdout
+    );
+    // A secret of 1 is found at once.
+    assert!(line(&run, "sample/2").contains("ACCEPTED"));
+    assert!(run.stdout.contains("2 of 6 test cases accepted"));
+}
+
+#[test]
+fn a_program_that_hangs_gets_time_limit_and_is_killed() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let run = run(&[
+        "interactive",
+        "--timeout",
+        "300ms",
+        "--results",
+        results.to_str().unwrap(),
+        &guess(),
+        &fixture("interactive/hang.sh"),
+    ]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    for case in CASES {
+        assert_eq!(
+            line(&run, case),
+            format!("{case}: TIME LIMIT (300ms limit)"),
+            "{}",
+            run.stdout
+        );
+    }
+    for r in records(&results) {
+        assert_eq!(r["status"], "timeout", "{r}");
+        assert_eq!(r["phase"], "move", "{r}");
+        assert_eq!(r["verdict"], "time_limit", "{r}");
+        assert!(r["micros"].as_u64().unwrap() >= 300_000, "{r}");
+    }
+}
+
+#[test]
+fn a_crash_is_a_runtime_error_even_when_the_validator_accepts() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let run = run(&[
+        "interactive",
+        "--results",
+        results.to_str().unwrap(),
+        &guess(),
+        &fixture("interactive/crash-after-guess.sh"),
+    ]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    for case in CASES {
+        assert!(
+            line(&run, case).contains("RUNTIME ERROR: the program exited with status 3"),
+            "{}",
+            run.stdout
+        );
+    }
+    let records = records(&results);
+    // sample/2 (N = 1): the one guess is right, the validator accepts.
+    assert_eq!(records[1]["validator_exit"]["exited"], 42);
+    assert_eq!(records[1]["status"], "crashed");
+    assert_eq!(records[1]["first_ended"], "program");
+}
+
+#[test]
+fn writing_after_the_validator_has_ended_lets_the_validator_decide() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let run = run(&[
+        "interactive",
+        "--timeout",
+        // Room for the validator's start on a loaded machine.
+        "1500ms",
+        "--results",
+        results.to_str().unwrap(),
+        &guess(),
+        &fixture("interactive/spam.sh"),
+    ]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        line(&run, "sample/1").contains("WRONG ANSWER: no correct guess within 5 guesses"),
+        "{}",
+        run.stdout
+    );
+    let first = &records(&results)[0];
+    assert_eq!(first["first_ended"], "validator", "{first}");
+    assert_eq!(first["pipe_closed"], true, "{first}");
+    assert_eq!(first["status"], "incorrect", "{first}");
+    // After the right guess (N = 1) the validator waits for the end of the
+    // output, which never comes: the program's time runs out.
+    assert!(
+        line(&run, "sample/2").contains("TIME LIMIT"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_validator_with_an_odd_exit_status_is_a_judge_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let run = run(&[
+        "interactive",
+        "--results",
+        results.to_str().unwrap(),
+        &fixture("interactive/oddjudge"),
+        "cat",
+    ]);
+    assert_eq!(run.code, Some(70), "{run:?}");
+    let verdict = line(&run, "sample/1");
+    assert!(
+        verdict.contains("JUDGE ERROR: the validator exited with status 7")
+            && verdict.contains("judge message: confused"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("| the odd judge gives up"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("1 judge error"));
+    let record = &records(&results)[0];
+    assert_eq!(record["status"], "internal", "{record}");
+    assert_eq!(record["verdict"], "judge_error", "{record}");
+}
+
+#[test]
+fn a_c_validator_is_compiled_and_gets_the_validator_flags() {
+    let package = fixture("interactive/cjudge");
+    let run_with = |answer: &str| {
+        run(&[
+            "interactive",
+            &package,
+            "sh",
+            "-c",
+            &format!("read x; echo {answer}"),
+        ])
+    };
+    let good = run_with("pong");
+    assert_eq!(good.code, Some(0), "{good:?}");
+    assert!(line(&good, "secret/only").contains("ACCEPTED"));
+    let bad = run_with("pang");
+    assert_eq!(bad.code, Some(1), "{bad:?}");
+    assert!(
+        line(&bad, "secret/only").contains("WRONG ANSWER: expected pong"),
+        "{}",
+        bad.stdout
+    );
+}
+
+#[test]
+fn bad_packages_and_programs_are_usage_errors_that_say_why() {
+    let missing = run(&["interactive", "/nonexistent/problem", "cat"]);
+    assert_eq!(missing.code, Some(64), "{missing:?}");
+    assert!(
+        missing
+            .stderr
+            .contains("/nonexistent/problem: not a directory")
+    );
+
+    // A package without a validator.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("data/sample")).unwrap();
+    std::fs::write(dir.path().join("data/sample/1.in"), "1 1\n").unwrap();
+    let no_answer = run(&["interactive", dir.path().to_str().unwrap(), "cat"]);
+    assert_eq!(no_answer.code, Some(64), "{no_answer:?}");
+    assert!(
+        no_answer.stderr.contains("no answer file"),
+        "{}",
+        no_answer.stderr
+    );
+    std::fs::write(dir.path().join("data/sample/1.ans"), "1\n").unwrap();
+    let no_validator = run(&["interactive", dir.path().to_str().unwrap(), "cat"]);
+    assert_eq!(no_validator.code, Some(64), "{no_validator:?}");
+    assert!(
+        no_validator.stderr.contains("output_validators"),
+        "{}",
+        no_validator.stderr
+    );
+
+    // Not an interactive problem.
+    std::fs::write(dir.path().join("problem.yaml"), "validation: default\n").unwrap();
+    let batch = run(&["interactive", dir.path().to_str().unwrap(), "cat"]);
+    assert_eq!(batch.code, Some(64), "{batch:?}");
+    assert!(
+        batch.stderr.contains("problem.yaml line 1") && batch.stderr.contains("not an interactive"),
+        "{}",
+        batch.stderr
+    );
+
+    let no_program = run(&["interactive", &guess(), "/nonexistent/solution"]);
+    assert_eq!(no_program.code, Some(64), "{no_program:?}");
+    assert!(
+        no_program.stderr.contains("cannot start the program"),
+        "{}",
+        no_program.stderr
+    );
+}
+
+/// Writes `text` to `path`, executable.
+fn script(path: &std::path::Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn a_build_script_makes_the_run_program_and_a_last_line_needs_no_newline() {
+    let dir = tempfile::tempdir().unwrap();
+    let problem = dir.path();
+    std::fs::create_dir_all(problem.join("data/secret")).unwrap();
+    std::fs::write(problem.join("data/secret/a.in"), "41\n").unwrap();
+    std::fs::write(problem.join("data/secret/a.ans"), "42\n").unwrap();
+    let validator = problem.join("output_validators/sum");
+    std::fs::create_dir_all(&validator).unwrap();
+    // `build` writes `run`: it sends the input's number and accepts the
+    // answer's, which the program sends without a newline before exiting.
+    script(
+        &validator.join("build"),
+        "#!/bin/sh\n\
+         printf '#!/bin/sh\\ncat \"$1\"\\nread got\\n[ \"$got\" = \"$(cat \"$2\")\" ] && exit 42\\n\
+         echo \"got $got\" > \"$3/judgemessage.txt\"\\nexit 43\\n' > run\n\
+         chmod +x run\n",
+    );
+    let good = run(&[
+        "interactive",
+        problem.to_str().unwrap(),
+        "sh",
+        "-c",
+        "read n; printf %s $((n + 1))",
+    ]);
+    assert_eq!(good.code, Some(0), "{good:?}");
+    assert!(
+        line(&good, "secret/a").contains("ACCEPTED"),
+        "{}",
+        good.stdout
+    );
+    let bad = run(&[
+        "interactive",
+        problem.to_str().unwrap(),
+        "sh",
+        "-c",
+        "read n; echo $n",
+    ]);
+    assert_eq!(bad.code, Some(1), "{bad:?}");
+    assert!(
+        line(&bad, "secret/a").contains("WRONG ANSWER: got 41"),
+        "{}",
+        bad.stdout
+    );
+}
