@@ -23,6 +23,10 @@ pub enum Status {
     Io = 74,
     /// Interrupted by SIGINT or SIGTERM.
     Interrupted = 130,
+    /// The referee's own standard output or error was closed (`| head`):
+    /// the run ended early, quietly, as a program killed by SIGPIPE does.
+    /// Not 0: a run cut short has not passed.
+    OutputClosed = 141,
 }
 
 impl Status {
@@ -51,4 +55,6 @@ Exit status:
   64   usage or input error: bad arguments, bad input file or line
   70   internal error of the referee
   74   I/O error on the referee's own files (results, standings): the run stopped
-  130  interrupted (SIGINT, SIGTERM or SIGHUP); every bot is killed";
+  130  interrupted (SIGINT, SIGTERM or SIGHUP); every bot is killed
+  141  its own output was closed (| head): the run ended early, quietly,
+       every bot killed";

@@ -167,11 +167,13 @@ fn start_pipe_watch() {
     }
 }
 
-/// Our output's reader has gone: end the run as `head`'s writers do.
+/// Our output's reader has gone: end the run as `head`'s writers do,
+/// quietly, with the status of a program killed by SIGPIPE (a run cut
+/// short has not passed, which `set -o pipefail` must see).
 fn quit_quietly() -> ! {
     ENDING.store(true, Ordering::SeqCst);
     groups::kill_all();
-    std::process::exit(Status::Pass.code());
+    std::process::exit(Status::OutputClosed.code());
 }
 
 /// The message of a `println!` or `eprintln!` that failed on a closed pipe.

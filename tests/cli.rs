@@ -197,7 +197,7 @@ fn wait(child: &mut Child) -> ExitStatus {
 }
 
 /// Starts `referee ARGS` with standard output to a pipe, reads one line
-/// and closes the pipe: the run must end quietly, with status 0 and every
+/// and closes the pipe: the run must end quietly, with status 141 and every
 /// bot gone.
 fn close_stdout_after_one_line(args: &[&str]) {
     let marker = Marker::new();
@@ -222,7 +222,7 @@ fn close_stdout_after_one_line(args: &[&str]) {
     let status = wait(&mut child);
     assert_eq!(
         status.code(),
-        Some(0),
+        Some(141),
         "{args:?}: {status:?}, stderr {stderr:?}"
     );
     assert_eq!(stderr, "", "{args:?}");
@@ -300,7 +300,7 @@ fn closed_stdout_and_stderr_on_one_pipe_end_the_dealer_quietly() {
     assert_eq!(line, "Game 1\n");
     drop(reader);
     let status = wait(&mut child);
-    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert_eq!(status.code(), Some(141), "{status:?}");
     marker.assert_none_left();
 }
 
@@ -331,7 +331,7 @@ fn close_socket_stdout_after_one_line(args: &[&str]) {
     let status = wait(&mut child);
     assert_eq!(
         status.code(),
-        Some(0),
+        Some(141),
         "{args:?}: {status:?}, stderr {stderr:?}"
     );
     assert_eq!(stderr, "", "{args:?}");

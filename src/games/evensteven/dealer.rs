@@ -246,7 +246,7 @@ pub async fn run(config: &DealerConfig) -> Status {
     };
     match out.flush() {
         Ok(()) => status,
-        Err(e) if closed(&e) => Status::Pass,
+        Err(e) if closed(&e) => Status::OutputClosed,
         Err(_) => Status::Internal,
     }
 }
@@ -321,7 +321,7 @@ impl<'c> Dealer<'c> {
             Ok(status) => status,
             Err(e) if closed(&e) => {
                 let _ = self.bot.kill().await;
-                return Status::Pass;
+                return Status::OutputClosed;
             }
             Err(e) => {
                 eprintln!("referee dealer: cannot write output: {e}");
@@ -778,7 +778,7 @@ async fn finish_player(
 ) -> Status {
     let finished: Finished = match bot.shutdown(Some(out)).await {
         Ok(finished) => finished,
-        Err(e) if closed(&e) => return Status::Pass,
+        Err(e) if closed(&e) => return Status::OutputClosed,
         Err(e) => {
             eprintln!("referee dealer: ending the player: {e}");
             return status.max(Status::Internal);
