@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
-"""A light cycle that claims territory: for each safe move it counts the
-cells it would reach strictly before every other cycle (a Voronoi split by
-breadth-first distances) and takes the move with the most, avoiding cells an
-opponent could also enter this turn (a head-on kills both). Once walled off
-alone, that count is its whole region, and ties go to the move that hugs
-walls and trails, which fills a region with less waste. See ../README.md."""
+"""A light cycle that claims territory (a Voronoi split by breadth-first
+distances: the cells it reaches strictly before any other cycle).
+
+Against a single opponent it can still reach, it looks one turn ahead: for
+each of its safe moves and each answer of the opponent (moving at the same
+time; a head-on counts as nearly a loss), the cells each reaches first, and takes
+the move whose worst case is best. With more opponents it takes the safe
+move that claims the most cells, avoiding cells an opponent could also enter
+this turn. Once walled off alone, that count is its whole region, and ties
+go to the move that hugs walls and trails, which wastes fewer cells. See
+../README.md."""
 
 import sys
 from collections import deque
@@ -37,9 +42,45 @@ def free(cell, blocked, w, h):
     return 0 <= x < w and 0 <= y < h and cell not in blocked
 
 
+def split(mine, theirs, blocked, w, h):
+    """Cells I reach strictly first minus cells the opponent does, both
+    heads having moved."""
+    walls = blocked | {mine, theirs}
+    a = distances([mine], walls, w, h)
+    b = distances([theirs], walls, w, h)
+    far = 1 << 30
+    cells = set(a) | set(b)
+    return sum((a.get(c, far) < b.get(c, far)) - (b.get(c, far) < a.get(c, far)) for c in cells)
+
+
+def duel(me, him, blocked, w, h):
+    """Against one opponent still in touch: the move whose worst case over
+    its answers (moving at the same time) leaves the best split."""
+    def moves(head):
+        return [(m, (head[0] + dx, head[1] + dy)) for m, (dx, dy) in STEPS.items()
+                if free((head[0] + dx, head[1] + dy), blocked, w, h)]
+
+    mine, his = moves(me), moves(him)
+    best, best_value = "N", None
+    for move, cell in mine:
+        if not his:
+            return move
+        worst = None
+        for _, other in his:
+            # A head-on is a draw at best: worth risking only to escape a loss.
+            value = -(w * h) // 2 if other == cell else split(cell, other, blocked, w, h)
+            if worst is None or value < worst:
+                worst = value
+        if best_value is None or worst > best_value:
+            best, best_value = move, worst
+    return best
+
+
 def choose(me, heads, alive, blocked, w, h):
     x, y = heads[me]
     others = [heads[s] for s in range(len(heads)) if s != me and alive[s]]
+    if len(others) == 1 and others[0] in distances([heads[me]], blocked - {others[0]}, w, h):
+        return duel(heads[me], others[0], blocked, w, h)
     # Cells an opponent may enter this turn.
     reach = {(ox + dx, oy + dy) for ox, oy in others for dx, dy in STEPS.values()}
     best, best_key = "N", None
