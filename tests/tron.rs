@@ -248,3 +248,28 @@ fn an_option_the_judge_does_not_know_is_a_judge_error() {
         run.stderr
     );
 }
+
+#[test]
+fn the_sample_tron_tournament_runs_and_ranks_the_voronoi_bot_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let file = format!("{}/tournaments/tron.toml", env!("CARGO_MANIFEST_DIR"));
+    let run = common::referee(
+        [
+            "tournament",
+            &file,
+            "--games",
+            "6",
+            "--no-progress",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let standings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("standings.json")).unwrap())
+            .unwrap();
+    assert_eq!(standings[0]["entrant"], "voronoi", "{standings}");
+    assert_eq!(standings[0]["games"], 6, "{standings}");
+}

@@ -307,7 +307,7 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
             "mean score",
             "95% CI",
             "wins",
-            "timeouts (starved)",
+            "timeouts",
             "crashed",
             "disqualified",
             "slowest",
