@@ -6,11 +6,12 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::bot::build::BuildOptions;
 use crate::bot::clock::{MoveLimits, TimeControl};
 use crate::bot::{BotLimits, BotSpec, DEFAULT_MAX_LINE, DEFAULT_STDERR_KEEP, Resources};
 use crate::exit::{EXIT_STATUS_HELP, Status};
 use crate::games::acesup::{self, Decks, JudgeConfig};
-use crate::games::chomp::{self, ChompConfig, Coord, build::BuildOptions};
+use crate::games::chomp::{self, ChompConfig, Coord};
 use crate::games::evensteven::dealer::{self, DealerConfig};
 use crate::games::septica::{self, SepticaConfig};
 use crate::tournament::{self, TournamentConfig};
@@ -415,7 +416,7 @@ pub struct ChompArgs {
     pub seed: Option<u64>,
 
     /// Build command, run with `sh -c` in each directory.
-    #[arg(long, value_name = "COMMAND", default_value = chomp::build::DEFAULT_MAKE)]
+    #[arg(long, value_name = "COMMAND", default_value = crate::bot::build::DEFAULT_MAKE)]
     pub make: String,
 
     /// Time limit for each build.

@@ -13,6 +13,7 @@
 //!
 //! Games never touch `tokio::process`; they use this module.
 
+pub mod build;
 pub mod cgroup;
 pub mod clock;
 pub mod command;

@@ -14,9 +14,9 @@ use serde_json::Value;
 
 use super::TournamentConfig;
 use super::spec::Spec;
+use crate::bot::build::{self, BuildOptions};
 use crate::bot::{BotLimits, BotSpec, spawn};
 use crate::game::{self, Game, Seat, Seating};
-use crate::games::chomp::build::{self, BuildOptions};
 use crate::outcome::Disqualified;
 use crate::parallel;
 use crate::record;
@@ -68,7 +68,7 @@ impl Plan {
         }
         let build = BuildOptions {
             make: l.make.clone().unwrap_or_else(|| build::DEFAULT_MAKE.into()),
-            timeout: duration(&l.build_timeout, crate::games::chomp::DEFAULT_BUILD_TIMEOUT),
+            timeout: duration(&l.build_timeout, build::DEFAULT_BUILD_TIMEOUT),
             logs: config.out.as_ref().map(|o| o.join("build")),
         };
         let dirs: Vec<Option<PathBuf>> = spec

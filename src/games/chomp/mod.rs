@@ -4,7 +4,7 @@
 //! rules and rulings: `docs/chomp.md`.
 
 pub mod array;
-pub mod build;
+pub use crate::bot::build;
 pub mod distance;
 pub mod game;
 pub mod grid;
@@ -16,8 +16,6 @@ pub mod view;
 pub const DEFAULT_PREP: Duration = Duration::from_secs(60);
 /// The statement's starvation budget.
 pub const DEFAULT_STARVE: Duration = Duration::from_secs(45);
-/// Time limit of each build.
-pub const DEFAULT_BUILD_TIMEOUT: Duration = Duration::from_secs(300);
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

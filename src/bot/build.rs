@@ -19,8 +19,8 @@ use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 use nix::unistd::{AccessFlags, access};
 
-use crate::bot::BotSpec;
-use crate::bot::command::{Completed, run_to_end};
+use super::BotSpec;
+use super::command::{Completed, run_to_end};
 
 /// The program every entrant must provide.
 pub const PROGRAM: &str = "pc2";
@@ -40,6 +40,9 @@ pub struct BuildOptions {
     /// Where to write each build's log, if anywhere.
     pub logs: Option<PathBuf>,
 }
+
+/// Time limit of each build.
+pub const DEFAULT_BUILD_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The default build command. With it, a directory without a makefile is
 /// not built (its `pc2` is used as it is), as the statement allows.
