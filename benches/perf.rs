@@ -6,7 +6,7 @@
 //! ```
 //!
 //! Sections: `roundtrip`, `deadline`, `scale`, `tournament`, `engines`,
-//! `results`.
+//! `results`, `judge`.
 //! Each figure is repeated and reported as min / median / max. Nothing here
 //! is a test: the numbers depend on the machine and on what else it runs,
 //! so run it on an otherwise idle machine.
@@ -50,6 +50,7 @@ fn main() {
             "tournament",
             "engines",
             "results",
+            "judge",
         ]
         .map(String::from)
         .to_vec();
@@ -64,6 +65,7 @@ fn main() {
             "tournament" => tournament(3),
             "engines" => engines(200),
             "results" => results(7),
+            "judge" => judge(5),
             other => {
                 eprintln!("perf: unknown section {other:?}");
                 std::process::exit(2);
@@ -336,6 +338,121 @@ fn results(reps: usize) {
             mmm(&ratios, 2)
         );
     }
+}
+
+/// Benchmark 7: the same Even Steven games through `referee dealer` and
+/// through `referee play` with the compiled judge
+/// (`games/evensteven/game-compiled.toml`, one judge process for the run),
+/// in alternation; for comparison, the Python judge, and the cost of a
+/// fresh player process per game on its own (what `referee play` does and
+/// the dealer does not).
+fn judge(reps: usize) {
+    const GAMES: usize = 3_000;
+    const SEED: &str = "2026";
+    println!(
+        "## External judge (Even Steven, {GAMES} games, reference player, moves per second, \
+         min / median / max of {reps} runs)"
+    );
+    let compiled = Path::new(ROOT).join("games/evensteven/game-compiled.toml");
+    let python = Path::new(ROOT).join("games/evensteven/game.toml");
+    let judge_bin = Path::new(ROOT).join("target/release/evensteven-judge");
+    assert!(
+        judge_bin.is_file(),
+        "{} is missing: cargo build --release --bin evensteven-judge",
+        judge_bin.display()
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    // One run with records gives the games' (N, seed) pairs for the dealer,
+    // and the moves: each game's first reply is its `startup_micros`.
+    let records = tmp.path().join("r.jsonl");
+    let games = GAMES.to_string();
+    let play = |game: &Path, results: Option<&Path>| {
+        let mut args = vec!["--no-fsync", "play", "--games", &games, "--seed", SEED];
+        if let Some(r) = results {
+            args.extend(["--results", r.to_str().unwrap()]);
+        }
+        args.extend([game.to_str().unwrap(), EVENSTEVEN]);
+        let (t, out) = run(REFEREE, &args, None, false);
+        assert!(out.status.success(), "{}", stderr(&out));
+        t
+    };
+    play(&compiled, Some(&records));
+    let mut deals = String::new();
+    let mut moves = 0usize;
+    for line in std::fs::read_to_string(&records).unwrap().lines() {
+        let r: serde_json::Value = serde_json::from_str(line).unwrap();
+        deals.push_str(&format!("{} {}\n", r["summary"]["n"], r["summary"]["seed"]));
+        let player = &r["players"][0];
+        moves += player["micros"].as_array().map_or(0, Vec::len)
+            + usize::from(player["startup_micros"].is_u64());
+    }
+    // The dealer plays them 10 times over in one run: a run of 3,000 games
+    // takes it a tenth of a second, too short to time on a shared machine.
+    const DEALER_ROUNDS: usize = 10;
+    let deals_file = tmp.path().join("deals.txt");
+    std::fs::write(&deals_file, deals.repeat(DEALER_ROUNDS)).unwrap();
+    let (mut dealer, mut external, mut interpreted, mut spawn) = (vec![], vec![], vec![], vec![]);
+    for _ in 0..reps {
+        let (t, out) = run(
+            REFEREE,
+            &["--no-fsync", "dealer", EVENSTEVEN],
+            Some(&deals_file),
+            false,
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        dealer.push((DEALER_ROUNDS * moves) as f64 / t.as_secs_f64());
+        external.push(moves as f64 / play(&compiled, None).as_secs_f64());
+        interpreted.push(moves as f64 / play(&python, None).as_secs_f64());
+        spawn.push(fresh_players(GAMES).as_secs_f64() * 1e6 / GAMES as f64);
+    }
+    let ratios = |xs: &[f64]| -> Vec<f64> { xs.iter().zip(&dealer).map(|(x, d)| x / d).collect() };
+    println!("- {GAMES} games (N from 1 to 13, seed {SEED}), {moves} moves");
+    println!(
+        "- (a) referee dealer (the games {DEALER_ROUNDS} times over): {}",
+        mmm(&dealer, 0)
+    );
+    println!(
+        "- (b) referee play, compiled judge:   {}; ratio to (a): {}",
+        mmm(&external, 0),
+        mmm(&ratios(&external), 3)
+    );
+    println!(
+        "- (c) referee play, Python judge:     {}; ratio to (a): {}",
+        mmm(&interpreted, 0),
+        mmm(&ratios(&interpreted), 3)
+    );
+    let per_game: Vec<f64> = external
+        .iter()
+        .map(|r| moves as f64 / r * 1e6 / GAMES as f64)
+        .collect();
+    println!(
+        "- (b) per game: {} us; a fresh player process per game on its own \
+         (spawn, one move, wait for its exit): {} us",
+        mmm(&per_game, 0),
+        mmm(&spawn, 0)
+    );
+}
+
+/// Starts the reference player `games` times, one after the other, plays
+/// one move with each and waits for its exit: the floor of a referee that
+/// starts a fresh player for every game.
+fn fresh_players(games: usize) -> Duration {
+    let started = Instant::now();
+    for _ in 0..games {
+        let mut child = Command::new(EVENSTEVEN)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut to = child.stdin.take().unwrap();
+        let mut from = std::io::BufReader::new(child.stdout.take().unwrap());
+        to.write_all(b"1 As\n2c\n").unwrap();
+        let mut line = String::new();
+        from.read_line(&mut line).unwrap();
+        drop(to);
+        child.wait().unwrap();
+    }
+    started.elapsed()
 }
 
 /// The baseline: this program and a child of itself exchange `moves`
