@@ -153,6 +153,15 @@ pub trait Game: Send + Sync {
         false
     }
 
+    /// The `[limits]` keys of its own that it takes (besides those every
+    /// game takes: `grace`, `max_line`, `make`, `build_timeout`).
+    fn limit_keys(&self) -> &'static [&'static str];
+
+    /// What is wrong with its setup for `entrants` entrants, all of it.
+    fn problems(&self, _entrants: usize) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Plays game `index` of a run with `seed`. Solo games get one seat,
     /// whose program is ready (disqualified entrants are recorded by the
     /// caller); table games get every seat, disqualified ones included.
@@ -213,6 +222,10 @@ impl Game for EvenSteven {
         Seating::Solo
     }
 
+    fn limit_keys(&self) -> &'static [&'static str] {
+        &["timeout", "startup", "time_control"]
+    }
+
     fn supports(&self, expectation: &str) -> bool {
         expectation == "no_unnecessary_loss"
     }
@@ -267,6 +280,10 @@ impl Game for Septica {
         Seating::Solo
     }
 
+    fn limit_keys(&self) -> &'static [&'static str] {
+        &["timeout", "startup", "time_control"]
+    }
+
     fn play<'a>(
         &'a self,
         index: u64,
@@ -318,6 +335,10 @@ impl Game for Acesup {
 
     fn seating(&self) -> Seating {
         Seating::Solo
+    }
+
+    fn limit_keys(&self) -> &'static [&'static str] {
+        &["timeout"]
     }
 
     fn play<'a>(
@@ -376,8 +397,29 @@ impl Game for Chomp {
         Seating::Table { seats: self.seats }
     }
 
+    fn limit_keys(&self) -> &'static [&'static str] {
+        &["prep", "starve", "max_rounds", "start", "arrays", "seats"]
+    }
+
     fn fingerprint(&self) -> Vec<String> {
         self.arrays.iter().map(ArrayFile::letters).collect()
+    }
+
+    fn problems(&self, entrants: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        if entrants > 0 && (self.seats == 0 || self.seats > entrants) {
+            out.push(format!(
+                "limits.seats must be from 1 to the number of entrants ({entrants})"
+            ));
+        }
+        // A fixed start cell outside an array would be a game that never
+        // ends.
+        for array in &self.arrays {
+            if let Err(e) = chomp::check_start(self.start, array) {
+                out.push(format!("limits.start: {e}"));
+            }
+        }
+        out
     }
 
     fn supports(&self, expectation: &str) -> bool {
@@ -457,6 +499,10 @@ impl Game for External {
 
     fn seating(&self) -> Seating {
         Seating::Table { seats: self.seats }
+    }
+
+    fn limit_keys(&self) -> &'static [&'static str] {
+        &["timeout", "startup", "time_control", "seats"]
     }
 
     fn fingerprint(&self) -> Vec<String> {

@@ -433,7 +433,7 @@ fn a_chomp_start_outside_an_array_is_refused_in_tournament_and_ci_files() {
     // Every problem at once: a key that does not apply to the game too.
     assert!(
         run.stderr
-            .contains("limits.timeout does not apply to Chomp"),
+            .contains("limits.timeout does not apply to chomp"),
         "{}",
         run.stderr
     );

@@ -25,7 +25,6 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::bot::clock::TimeControl;
-use crate::games::chomp::{Coord, check_start, load_arrays};
 use crate::units::TomlDuration;
 
 pub use crate::game::{GameKind, GameRef};
@@ -151,27 +150,68 @@ pub fn problems(spec: &Spec, base: &Path) -> Vec<String> {
             _ => {}
         }
     }
-    out.extend(limit_problems(
-        &spec.game,
-        &spec.limits,
-        spec.entrants.len(),
-        base,
-    ));
-    // What only loading the game can tell (an external game's file, its
-    // number of players).
-    if out.is_empty()
-        && let Err(e) = crate::game::load(&spec.game, &spec.limits, spec.entrants.len(), base)
-    {
-        out.push(e);
+    out.extend(limit_problems(&spec.limits));
+    // The rest only the game can tell: which keys it takes, and whether
+    // its setup makes sense (an external game's file, Chomp's arrays).
+    match crate::game::load(&spec.game, &spec.limits, spec.entrants.len(), base) {
+        Err(e) => out.push(e),
+        Ok(game) => {
+            for key in spec.limits.given() {
+                if !GENERIC_LIMITS.contains(&key) && !game.limit_keys().contains(&key) {
+                    out.push(format!(
+                        "limits.{key} does not apply to {}: it takes {}",
+                        game.name(),
+                        GENERIC_LIMITS
+                            .iter()
+                            .chain(game.limit_keys())
+                            .copied()
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                }
+            }
+            out.extend(game.problems(spec.entrants.len()));
+        }
     }
     out
 }
 
-/// Problems of a `[limits]` table for `game` with `entrants` entrants.
-pub fn limit_problems(game: &GameRef, l: &Limits, entrants: usize, base: &Path) -> Vec<String> {
+/// The `[limits]` keys every game takes: how bots end, how long their
+/// lines may be, and how entrants' directories are built.
+pub const GENERIC_LIMITS: [&str; 4] = ["grace", "max_line", "make", "build_timeout"];
+
+impl Limits {
+    /// The keys the file gives.
+    pub fn given(&self) -> Vec<&'static str> {
+        [
+            ("timeout", self.timeout.is_some()),
+            ("startup", self.startup.is_some()),
+            ("time_control", self.time_control.is_some()),
+            ("grace", self.grace.is_some()),
+            ("prep", self.prep.is_some()),
+            ("starve", self.starve.is_some()),
+            ("max_rounds", self.max_rounds.is_some()),
+            ("start", self.start.is_some()),
+            ("arrays", self.arrays.is_some()),
+            ("seats", self.seats.is_some()),
+            ("make", self.make.is_some()),
+            ("build_timeout", self.build_timeout.is_some()),
+            ("max_line", self.max_line.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(key, given)| given.then_some(key))
+        .collect()
+    }
+}
+
+/// Problems of a `[limits]` table that hold for any game.
+pub fn limit_problems(l: &Limits) -> Vec<String> {
     let mut out = Vec::new();
     if l.max_line == Some(0) {
         out.push("limits.max_line must be at least 1".to_owned());
+    }
+    if l.max_rounds == Some(0) {
+        out.push("limits.max_rounds must be at least 1".to_owned());
     }
     for (name, value) in [
         ("timeout", l.timeout),
@@ -181,95 +221,6 @@ pub fn limit_problems(game: &GameRef, l: &Limits, entrants: usize, base: &Path) 
         if value.is_some_and(|d| d.0.is_zero()) {
             out.push(format!("limits.{name} must be longer than zero"));
         }
-    }
-    let chomp_only = [
-        ("prep", l.prep.is_some()),
-        ("starve", l.starve.is_some()),
-        ("max_rounds", l.max_rounds.is_some()),
-        ("start", l.start.is_some()),
-        ("arrays", l.arrays.is_some()),
-        ("seats", l.seats.is_some()),
-    ];
-    // An Aces Up run is one reply: its `timeout` covers the start as well.
-    if game.is(GameKind::Acesup) {
-        for (name, given) in [
-            ("startup", l.startup.is_some()),
-            ("time_control", l.time_control.is_some()),
-        ] {
-            if given {
-                out.push(format!(
-                    "limits.{name} does not apply to Aces Up, whose timeout covers a whole run on a deck, start-up included"
-                ));
-            }
-        }
-    }
-    if let GameRef::External(path) = game {
-        // Seats apply to every table game; the rest is Chomp's.
-        for (name, given) in chomp_only {
-            if given && name != "seats" {
-                out.push(format!(
-                    "limits.{name} applies to Chomp only, not {}",
-                    path.display()
-                ));
-            }
-        }
-        return out;
-    }
-    if !game.is(GameKind::Chomp) {
-        for (name, given) in chomp_only {
-            if given {
-                out.push(format!(
-                    "limits.{name} applies to Chomp only, not {}",
-                    game.name()
-                ));
-            }
-        }
-        return out;
-    }
-    for (name, given) in [
-        ("time_control", l.time_control.is_some()),
-        ("timeout", l.timeout.is_some()),
-        ("startup", l.startup.is_some()),
-    ] {
-        if given {
-            out.push(format!(
-                "limits.{name} does not apply to Chomp, which has its preparation time (limits.prep) and starvation clock (limits.starve)"
-            ));
-        }
-    }
-    if l.max_rounds == Some(0) {
-        out.push("limits.max_rounds must be at least 1".to_owned());
-    }
-    let seats = l.seats.unwrap_or(entrants);
-    if entrants > 0 && (seats == 0 || seats > entrants) {
-        out.push(format!(
-            "limits.seats must be from 1 to the number of entrants ({entrants})"
-        ));
-    }
-    let start = match &l.start {
-        None => Some((Coord::Random, Coord::Random)),
-        Some([x, y]) => match (x.parse::<Coord>(), y.parse::<Coord>()) {
-            (Ok(x), Ok(y)) => Some((x, y)),
-            (Err(e), _) | (_, Err(e)) => {
-                out.push(format!("limits.start: {e}"));
-                None
-            }
-        },
-    };
-    match &l.arrays {
-        None => out.push("a Chomp game needs limits.arrays (an array file or directory)".into()),
-        Some(path) => match load_arrays(&base.join(path)) {
-            Err(e) => out.push(format!("limits.arrays: {e}")),
-            Ok(arrays) => {
-                for array in &arrays {
-                    if let Some(start) = start
-                        && let Err(e) = check_start(start, array)
-                    {
-                        out.push(format!("limits.start: {e}"));
-                    }
-                }
-            }
-        },
     }
     out
 }
