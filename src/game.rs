@@ -162,6 +162,12 @@ pub trait Game: Send + Sync {
         Vec::new()
     }
 
+    /// Its own start-up allowance, when it has one (an external game's
+    /// file); a tournament or ci file's `startup` goes over it.
+    fn startup(&self) -> Option<Duration> {
+        None
+    }
+
     /// Plays game `index` of a run with `seed`. Solo games get one seat,
     /// whose program is ready (disqualified entrants are recorded by the
     /// caller); table games get every seat, disqualified ones included.
@@ -497,8 +503,29 @@ impl Game for External {
         self.game.name.clone()
     }
 
+    /// A game for one player is played alone: every entrant on the same
+    /// seed and index, compared game by game.
     fn seating(&self) -> Seating {
-        Seating::Table { seats: self.seats }
+        if self.game.max_players == 1 {
+            Seating::Solo
+        } else {
+            Seating::Table { seats: self.seats }
+        }
+    }
+
+    fn problems(&self, entrants: usize) -> Vec<String> {
+        if self.seating() != Seating::Solo && self.seats > entrants {
+            vec![format!(
+                "{} seats {} players a game, more than the {entrants} entrants",
+                self.game.name, self.seats
+            )]
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn startup(&self) -> Option<Duration> {
+        self.game.startup
     }
 
     fn limit_keys(&self) -> &'static [&'static str] {
@@ -507,9 +534,20 @@ impl Game for External {
 
     fn fingerprint(&self) -> Vec<String> {
         // The judge's own files decide the games too: a changed judge is
-        // another tournament.
+        // another tournament. Its command's words that name files in the
+        // game's directory (the script, the binary) are read whole.
         let mut parts = vec![format!("{:?}", self.game.judge)];
         parts.push(std::fs::read_to_string(&self.game.file).unwrap_or_default());
+        for word in &self.game.judge {
+            let path = self.game.dir.join(word);
+            if path.is_file()
+                && let Ok(bytes) = std::fs::read(&path)
+            {
+                parts.push(crate::record::fingerprint(&[&String::from_utf8_lossy(
+                    &bytes,
+                )]));
+            }
+        }
         parts
     }
 
@@ -540,6 +578,7 @@ impl Game for External {
                 })
                 .collect();
             let result = external::play_game(&self.game, &bots, limits, seed, index).await;
+            let solo = self.seating() == Seating::Solo;
             let results = result
                 .players
                 .iter()
@@ -548,6 +587,10 @@ impl Game for External {
                     let mut value = serde_json::to_value(p).unwrap_or(Value::Null);
                     if let Some(fields) = value.as_object_mut() {
                         fields.remove("player");
+                        // Played alone, a game is won with a positive score.
+                        if solo {
+                            fields.insert("won".into(), p.score.is_some_and(|s| s > 0.0).into());
+                        }
                         if !p.micros.is_empty() {
                             fields.insert("slowest_micros".into(), slowest(&p.micros).into());
                         }
@@ -627,6 +670,8 @@ pub fn load(
         }
         GameRef::External(path) => {
             let mut game = ExternalGame::load(&base.join(path))?;
+            // Tournaments and ci do not record frames.
+            game.keep_frames = false;
             if l.timeout.is_some() || l.time_control.is_some() {
                 game.time = MoveLimits {
                     timeout: duration(l.timeout, game.time.timeout),

@@ -654,6 +654,19 @@ pub async fn judge(
             stop = Some(Stop::TimeLimit);
             break;
         }
+        // The same for a validator that floods its output once the
+        // program has ended.
+        if !v.done() && Instant::now() >= v_deadline {
+            stop = Some(if p.done() {
+                Stop::Judge(format!(
+                    "the validator did not finish within {} (--validator-timeout)",
+                    humantime::format_duration(config.validator_timeout.max(config.timeout))
+                ))
+            } else {
+                Stop::TimeLimit
+            });
+            break;
+        }
         tokio::select! {
             event = next_event(&mut p_bot, !p.output_closed, p_deadline), if !p.done() => match event {
                 Event::Line(line) if v.ended.is_some() || v.input_closed => {

@@ -339,3 +339,37 @@ fn a_build_script_makes_the_run_program_and_a_last_line_needs_no_newline() {
         bad.stdout
     );
 }
+
+#[test]
+fn a_validator_that_floods_its_output_after_the_program_ended_is_a_judge_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let package = dir.path().join("flood");
+    std::fs::create_dir_all(package.join("data/sample")).unwrap();
+    std::fs::create_dir_all(package.join("output_validators/flood")).unwrap();
+    std::fs::write(
+        package.join("problem.yaml"),
+        "validation: custom interactive\n",
+    )
+    .unwrap();
+    std::fs::write(package.join("data/sample/1.in"), "1\n").unwrap();
+    std::fs::write(package.join("data/sample/1.ans"), "1\n").unwrap();
+    script(
+        &package.join("output_validators/flood/run"),
+        "#!/bin/sh\nwhile :; do echo x; done\n",
+    );
+    let run = run(&[
+        "interactive",
+        "--timeout",
+        "300ms",
+        "--validator-timeout",
+        "1s",
+        package.to_str().unwrap(),
+        "true",
+    ]);
+    assert_eq!(run.code, Some(70), "{run:?}");
+    assert!(
+        line(&run, "sample/1").contains("JUDGE ERROR"),
+        "{}",
+        run.stdout
+    );
+}

@@ -834,8 +834,8 @@ fn tournaments_and_ci_run_an_external_game_by_its_file() {
     assert_eq!(run.code, Some(0), "{run:?}");
     let records = read_records(&out.join("records.jsonl"));
     assert_eq!(records.len(), 6);
-    // Seats rotate: each entrant plays every other game.
-    assert_eq!(results_of(&records, "reference").len(), 3);
+    // A game for one player is played alone: every entrant on every game.
+    assert_eq!(results_of(&records, "reference").len(), 6);
     assert!(
         records
             .iter()
@@ -846,7 +846,8 @@ fn tournaments_and_ci_run_an_external_game_by_its_file() {
     let standings: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("standings.json")).unwrap())
             .unwrap();
-    assert!(standings[0]["rating"].is_number(), "{standings}");
+    assert!(standings[0]["win_rate"].is_number(), "{standings}");
+    assert_eq!(standings[0]["entrant"], "reference", "{standings}");
 
     // A ci case over the same game: a score expectation applies to it.
     let suite = write(
@@ -864,5 +865,41 @@ fn tournaments_and_ci_run_an_external_game_by_its_file() {
         run.stdout.starts_with("PASS reference: 4 games"),
         "{}",
         run.stdout
+    );
+}
+
+#[test]
+fn a_judge_error_stops_a_tournament_and_counts_for_nobody() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "t.toml",
+        &format!(
+            "game = \"{}\"\ngames = 3\nseed = 1\n[[entrant]]\nname = \"bot\"\ncommand = [\"{}\"]\n",
+            fixture("judges/crash.toml"),
+            evensteven()
+        ),
+    );
+    let out = dir.path().join("out");
+    let run = referee(
+        [
+            "tournament",
+            &file,
+            "--jobs",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(70), "{run:?}");
+    assert!(run.stderr.contains("judge error"), "{}", run.stderr);
+    let records = read_records(&out.join("records.jsonl"));
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert!(records[0]["judge_error"].is_object(), "{}", records[0]);
+    assert!(
+        results_of(&records, "bot")
+            .iter()
+            .all(|x| x["status"] == "internal")
     );
 }

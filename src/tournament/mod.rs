@@ -239,6 +239,26 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
                 return Ok(io_failure(&e.to_string()));
             }
         }
+        // A judge that failed is the organiser's fault: its game says
+        // nothing about the entrants, and neither would the next ones.
+        if let Some(e) = record.get("judge_error") {
+            if let Some(file) = records_file.take()
+                && let Err(e) = file.finish()
+            {
+                return Ok(io_failure(&e.to_string()));
+            }
+            eprintln!(
+                "referee tournament: game {}: judge error: {}; the tournament stops",
+                record["index"],
+                e["message"].as_str().unwrap_or("")
+            );
+            if let Some(stderr) = e["stderr"].as_str() {
+                for line in stderr.lines() {
+                    eprintln!("  | {line}");
+                }
+            }
+            return Ok(Status::Internal);
+        }
         if let Ok(mut finished) = finished.lock() {
             finished.push(record.clone());
         }

@@ -113,7 +113,11 @@ impl Row {
 
 /// The standings of `entrants` from `records` (of one tournament run).
 pub fn compute(solo: bool, entrants: &[String], records: &[Value]) -> Vec<Row> {
-    let mut records: Vec<&Value> = records.iter().collect();
+    // A game whose judge failed is void: it counts for nobody.
+    let mut records: Vec<&Value> = records
+        .iter()
+        .filter(|r| r.get("judge_error").is_none())
+        .collect();
     records.sort_by_key(|r| r["index"].as_u64());
     let mut rows: Vec<Row> = entrants.iter().map(|e| Row::new(e)).collect();
     let at = |name: &str| entrants.iter().position(|e| e == name);

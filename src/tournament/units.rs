@@ -62,7 +62,11 @@ impl Plan {
         let game = game::load(&spec.game, l, spec.entrants.len(), base)?;
         let mut limits = config.limits;
         limits.grace = duration(&l.grace, limits.grace);
-        limits.startup = duration(&l.startup, limits.startup);
+        limits.startup = l
+            .startup
+            .map(|d| d.0)
+            .or(game.startup())
+            .unwrap_or(limits.startup);
         if let Some(max_line) = l.max_line {
             limits.max_line = max_line;
         }

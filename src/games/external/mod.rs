@@ -33,6 +33,13 @@ pub const JUDGE_STARTUP: Duration = Duration::from_secs(10);
 pub const JUDGE_MAX_LINE: usize = 4 << 20;
 /// Most judge `log` lines kept per game.
 const MAX_LOG_LINES: usize = 1000;
+/// Most messages a judge may write in one game: far more than any real
+/// game needs (a 100 x 100 light-cycles game takes about 40,000), so that
+/// a judge that loops for ever ends as a judge error rather than a hung
+/// run.
+pub const MAX_JUDGE_MESSAGES: u64 = 1_000_000;
+/// Most bytes of frames and log lines kept from one game.
+pub const MAX_KEPT_BYTES: usize = 64 << 20;
 
 /// One game's result.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -278,6 +285,7 @@ impl<'g> Session<'g> {
         };
         tell(judge, &start).await?;
         let mut line_no = 0u64;
+        let mut kept = 0usize;
         loop {
             let deadline = later(Instant::now(), JUDGE_LIMIT + judge.startup_allowance());
             let text = match judge.recv_line(deadline, None).await {
@@ -285,6 +293,11 @@ impl<'g> Session<'g> {
                 Err(e) => return Err(format!("the judge {}", judge_failure(&e))),
             };
             line_no += 1;
+            if line_no > MAX_JUDGE_MESSAGES {
+                return Err(format!(
+                    "the judge wrote more than {MAX_JUDGE_MESSAGES} messages in one game without ending it"
+                ));
+            }
             let message: FromJudge = serde_json::from_str(&text).map_err(|e| {
                 format!(
                     "the judge broke the protocol: its message {line_no} of this game is not a valid message ({e}): {:?}",
@@ -333,10 +346,28 @@ impl<'g> Session<'g> {
                         seat.out(Failure { verdict, message }).await;
                     }
                 }
-                FromJudge::Frame { data } => game.result.frames.push(data),
-                FromJudge::Log { text } => {
+                FromJudge::Frame { data } => {
+                    if self.game.keep_frames {
+                        kept += text.len();
+                        if kept > MAX_KEPT_BYTES {
+                            return Err(format!(
+                                "the judge's frames and log lines of one game exceed {} MiB",
+                                MAX_KEPT_BYTES >> 20
+                            ));
+                        }
+                        game.result.frames.push(data);
+                    }
+                }
+                FromJudge::Log { text: line } => {
                     if game.result.log.len() < MAX_LOG_LINES {
-                        game.result.log.push(text);
+                        kept += line.len();
+                        if kept > MAX_KEPT_BYTES {
+                            return Err(format!(
+                                "the judge's frames and log lines of one game exceed {} MiB",
+                                MAX_KEPT_BYTES >> 20
+                            ));
+                        }
+                        game.result.log.push(line);
                     }
                 }
                 FromJudge::End {

@@ -73,6 +73,9 @@ pub struct ExternalGame {
     pub read: ReadUnit,
     /// One judge process plays successive games.
     pub reuse: bool,
+    /// Keep the judge's replay frames in the result (tournaments, which do
+    /// not record them, turn this off and save the memory).
+    pub keep_frames: bool,
     /// Time per move and time control, unless the command line says
     /// otherwise.
     pub time: MoveLimits,
@@ -141,6 +144,7 @@ impl ExternalGame {
             max_players: file.players.max,
             read: file.read,
             reuse: file.reuse,
+            keep_frames: true,
             time: MoveLimits {
                 timeout: file.limits.timeout.map_or(DEFAULT_TIMEOUT, |t| t.0),
                 control: file.limits.time_control,
