@@ -148,7 +148,7 @@ fn a_slow_start_is_allowed_recorded_apart_and_named_when_it_is_too_slow() {
     let mut args = vec![
         "dealer".to_owned(),
         "--timeout".into(),
-        "150ms".into(),
+        "300ms".into(),
         "--results".into(),
         results.to_str().unwrap().into(),
     ];
@@ -165,16 +165,16 @@ fn a_slow_start_is_allowed_recorded_apart_and_named_when_it_is_too_slow() {
     let mut args = vec![
         "dealer".to_owned(),
         "--timeout".into(),
-        "150ms".into(),
+        "300ms".into(),
         "--startup".into(),
-        "100ms".into(),
+        "0s".into(),
     ];
     args.extend(slow_start.iter().cloned());
     let run = referee(&args, b"13 5\n");
     assert_eq!(run.code, Some(3), "{run:?}");
     assert!(
         run.stdout
-            .contains("game 1, move 1 (dealt Qd): timeout: the player did not answer within 250ms (its first reply: the move limit plus the start-up allowance"),
+            .contains("game 1, move 1 (dealt Qd): timeout: the player did not answer within 300ms (its first reply: the move limit plus the start-up allowance"),
         "{}",
         run.stdout
     );
