@@ -658,10 +658,7 @@ pub async fn judge(
         // program has ended.
         if !v.done() && Instant::now() >= v_deadline {
             stop = Some(if p.done() {
-                Stop::Judge(format!(
-                    "the validator did not finish within {} (--validator-timeout)",
-                    humantime::format_duration(config.validator_timeout.max(config.timeout))
-                ))
+                validator_late(config)
             } else {
                 Stop::TimeLimit
             });
@@ -764,10 +761,7 @@ pub async fn judge(
                 }
                 Event::Failed(BotError::Timeout { .. }) | Event::Exited(Err(BotError::Timeout { .. })) => {
                     stop = Some(if p.done() {
-                        Stop::Judge(format!(
-                            "the validator did not finish within {} (--validator-timeout)",
-                            humantime::format_duration(config.validator_timeout.max(config.timeout))
-                        ))
+                        validator_late(config)
                     } else {
                         Stop::TimeLimit
                     });
@@ -829,6 +823,14 @@ struct Ends {
     validator: Option<Ended>,
     first: Option<Side>,
     pipe_closed: bool,
+}
+
+/// The stop of a validator that outstays its time after the program ended.
+fn validator_late(config: &InteractiveConfig) -> Stop {
+    Stop::Judge(format!(
+        "the validator did not finish within {} (--validator-timeout)",
+        humantime::format_duration(config.validator_timeout.max(config.timeout))
+    ))
 }
 
 /// The rulings of `docs/interactive.md`, in their order.

@@ -45,58 +45,12 @@ fn tournament_file(dir: &Path) -> String {
     path.to_str().unwrap().to_owned()
 }
 
-/// Records without what differs from run to run (times).
 fn records(out: &Path) -> Vec<Value> {
-    let mut records = referee::record::read_records(&out.join("records.jsonl")).unwrap();
-    for r in &mut records {
-        r.as_object_mut().unwrap().remove("time");
-        for result in r["results"].as_array_mut().unwrap() {
-            let fields = result.as_object_mut().unwrap();
-            fields.remove("micros");
-            fields.remove("slowest_micros");
-        }
-    }
-    records.sort_by_key(|r| r["index"].as_u64());
-    records
+    common::timeless_records(out)
 }
 
-/// Standings without the timing column.
 fn standings(out: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(out.join("standings.json")).unwrap();
-    let mut rows: Vec<Value> = serde_json::from_str(&text).unwrap();
-    for row in &mut rows {
-        row.as_object_mut().unwrap().remove("slowest_micros");
-    }
-    rows
-}
-
-/// Processes still alive (not zombies) whose environment holds `var`.
-fn survivors(var: &str) -> Vec<String> {
-    let mut found = vec![];
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let pid = entry.file_name();
-        let Some(pid) = pid
-            .to_str()
-            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        else {
-            continue;
-        };
-        let status = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        if status
-            .rsplit(')')
-            .next()
-            .is_some_and(|s| s.trim_start().starts_with('Z'))
-        {
-            continue;
-        }
-        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
-            continue;
-        };
-        if environ.split(|&b| b == 0).any(|v| v == var.as_bytes()) {
-            found.push(pid.to_owned());
-        }
-    }
-    found
+    common::timeless_standings(out)
 }
 
 #[test]
@@ -137,8 +91,10 @@ fn shards_built_from_the_same_directories_merge_to_one_run() {
     // The README's example, on one machine: four shards at once, each
     // building the same directories and running what they built.
     let shards = dir.path().join("s");
-    let marker = format!("REFEREE_SHARDS_TEST={}", std::process::id());
-    let child = Command::new("parallel")
+    let marker = common::Marker::new();
+    let mut parallel = Command::new("parallel");
+    marker.apply(&mut parallel);
+    let child = parallel
         .args([
             "--will-cite",
             referee_bin(),
@@ -156,7 +112,6 @@ fn shards_built_from_the_same_directories_merge_to_one_run() {
             "4",
         ])
         .env("TMPDIR", &tmp)
-        .env("REFEREE_SHARDS_TEST", std::process::id().to_string())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -176,7 +131,7 @@ fn shards_built_from_the_same_directories_merge_to_one_run() {
     assert!(output.status.success(), "{output:?}");
     assert!(!stderr.contains("disqualified"), "{stderr}");
     assert!(!stderr.contains("Text file busy"), "{stderr}");
-    assert_eq!(survivors(&marker), Vec::<String>::new());
+    marker.assert_none_left();
     assert_eq!(snapshots_left(&tmp), Vec::<PathBuf>::new());
 
     let outs: Vec<String> = (1..=4)

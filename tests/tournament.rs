@@ -44,30 +44,12 @@ fn chomp_file(dir: &Path, games: u64) -> String {
     path.to_str().unwrap().to_owned()
 }
 
-/// Records without what differs from run to run (times).
 fn records(out: &Path) -> Vec<Value> {
-    let mut records = referee::record::read_records(&out.join("records.jsonl")).unwrap();
-    for r in &mut records {
-        r.as_object_mut().unwrap().remove("time");
-        for result in r["results"].as_array_mut().unwrap() {
-            let fields = result.as_object_mut().unwrap();
-            fields.remove("micros");
-            fields.remove("slowest_micros");
-            fields.remove("startup_micros");
-        }
-    }
-    records.sort_by_key(|r| r["index"].as_u64());
-    records
+    common::timeless_records(out)
 }
 
-/// Standings without the timing column.
 fn standings(out: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(out.join("standings.json")).unwrap();
-    let mut rows: Vec<Value> = serde_json::from_str(&text).unwrap();
-    for row in &mut rows {
-        row.as_object_mut().unwrap().remove("slowest_micros");
-    }
-    rows
+    common::timeless_standings(out)
 }
 
 fn tournament(args: &[&str]) -> common::Run {

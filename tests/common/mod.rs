@@ -39,7 +39,9 @@ impl Marker {
         ))
     }
 
-    fn apply(&self, cmd: &mut Command) {
+    /// Puts the marker in the environment of `cmd` (and so of every
+    /// process it starts).
+    pub fn apply(&self, cmd: &mut Command) {
         let (key, value) = self.0.split_once('=').unwrap();
         cmd.env(key, value);
     }
@@ -312,4 +314,31 @@ impl TestRng {
         self.0 ^= self.0 >> 27;
         (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) % n
     }
+}
+
+/// A tournament output directory's records, in game order, without what
+/// differs from run to run (times).
+pub fn timeless_records(out: &std::path::Path) -> Vec<serde_json::Value> {
+    let mut records = referee::record::read_records(&out.join("records.jsonl")).unwrap();
+    for r in &mut records {
+        r.as_object_mut().unwrap().remove("time");
+        for result in r["results"].as_array_mut().unwrap() {
+            let fields = result.as_object_mut().unwrap();
+            fields.remove("micros");
+            fields.remove("slowest_micros");
+            fields.remove("startup_micros");
+        }
+    }
+    records.sort_by_key(|r| r["index"].as_u64());
+    records
+}
+
+/// A tournament output directory's standings, without the timing column.
+pub fn timeless_standings(out: &std::path::Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(out.join("standings.json")).unwrap();
+    let mut rows: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    for row in &mut rows {
+        row.as_object_mut().unwrap().remove("slowest_micros");
+    }
+    rows
 }
