@@ -11,11 +11,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
-use serde_json::Value;
 
 use crate::bot::BotLimits;
 use crate::exit::Status;
-use crate::game::{GameRef, Seating};
+use crate::game::{GameRecord, GameRef, SeatResult, Seating};
 use crate::stats::wilson95;
 use crate::tournament::TournamentConfig;
 use crate::tournament::spec::{self, EntrantSpec, Limits, Spec, toml_error};
@@ -426,21 +425,18 @@ async fn run_case(case: &Case, plan: Result<Arc<Plan>, String>) -> Result<Outcom
 
 /// The case's bot's win in one game (a shared Chomp win split), and its
 /// result; `None` when it did not play.
-fn game_win<'r>(solo: bool, record: &'r Value, bot: &str) -> Option<(f64, &'r Value)> {
-    let results = record["results"].as_array()?;
-    let mine = results.iter().find(|x| x["entrant"] == bot)?;
+fn game_win<'r>(solo: bool, record: &'r GameRecord, bot: &str) -> Option<(f64, &'r SeatResult)> {
+    let results = &record.results;
+    let mine = record.result_of(bot)?;
     if solo {
-        return Some((f64::from(u8::from(mine["won"] == true)), mine));
+        return Some((f64::from(u8::from(mine.won == Some(true))), mine));
     }
     let best = results
         .iter()
-        .filter_map(|x| x["score"].as_f64())
+        .filter_map(SeatResult::points)
         .fold(f64::MIN, f64::max);
-    let winners = results
-        .iter()
-        .filter(|x| x["score"].as_f64() == Some(best))
-        .count() as f64;
-    let won = if mine["score"].as_f64() == Some(best) {
+    let winners = results.iter().filter(|x| x.points() == Some(best)).count() as f64;
+    let won = if mine.points() == Some(best) {
         1.0 / winners
     } else {
         0.0
@@ -503,27 +499,22 @@ fn micros_text(micros: u64) -> String {
 fn judge(
     case: &Case,
     plan: &Plan,
-    records: &[Value],
+    records: &[GameRecord],
     decided: Option<bool>,
     time: Duration,
 ) -> Outcome {
     let solo = plan.game.seating() == Seating::Solo;
     let e = &case.expect;
     let mut reasons = Vec::new();
-    let mine: Vec<&Value> = records
+    let mine: Vec<&SeatResult> = records
         .iter()
-        .flat_map(|r| r["results"].as_array().into_iter().flatten())
-        .filter(|x| x["entrant"] == case.name.as_str())
+        .filter_map(|r| r.result_of(&case.name))
         .collect();
-    let status = |x: &Value| crate::outcome::Status::deserialize(&x["status"]).ok();
     let class = |keep: fn(crate::outcome::Status) -> bool| {
-        let hits: Vec<&&Value> = mine
-            .iter()
-            .filter(|x| status(x).is_some_and(keep))
-            .collect();
+        let hits: Vec<&&SeatResult> = mine.iter().filter(|x| keep(x.status())).collect();
         let first = hits
             .first()
-            .and_then(|x| x["error"].as_str())
+            .and_then(|x| x.error.as_deref())
             .map_or(String::new(), |e| format!(" (first: {e})"));
         (hits.len(), first)
     };
@@ -558,7 +549,7 @@ fn judge(
     }
     let unnecessary = mine
         .iter()
-        .filter(|x| x["outcome"] == "lose_unnecessarily")
+        .filter(|x| x.outcome.as_deref() == Some("lose_unnecessarily"))
         .count();
     if e.no_unnecessary_loss && unnecessary > 0 {
         reasons.push(format!("{unnecessary} winnable hand(s) lost"));
@@ -601,7 +592,7 @@ fn judge(
         }
     }
     if plan.game.supports("mean_score") {
-        let scores: Vec<f64> = mine.iter().filter_map(|x| x["score"].as_f64()).collect();
+        let scores: Vec<f64> = mine.iter().filter_map(|x| x.points()).collect();
         let (mean, half) = crate::stats::mean_ci95(&scores);
         figures.push(format!("mean score {mean:.1} ± {:.1}", half.unwrap_or(0.0)));
         if let Some(want) = e.mean_score
@@ -613,13 +604,7 @@ fn judge(
     // Move times: every move where the records list them (a timed-out
     // move as the time waited), else each game's slowest move (Chomp, Aces
     // Up). First replies, which include the start-up, are not moves.
-    let mut moves: Vec<u64> = mine
-        .iter()
-        .flat_map(|x| match x["micros"].as_array() {
-            Some(all) => all.iter().filter_map(Value::as_u64).collect::<Vec<_>>(),
-            None => x["slowest_micros"].as_u64().into_iter().collect(),
-        })
-        .collect();
+    let mut moves: Vec<u64> = mine.iter().flat_map(|x| x.move_times()).collect();
     moves.sort_unstable();
     let slowest = moves.last().copied().unwrap_or(0);
     let p99 = moves
@@ -631,11 +616,7 @@ fn judge(
         micros_text(slowest),
         micros_text(p99)
     ));
-    if let Some(startup) = mine
-        .iter()
-        .filter_map(|x| x["startup_micros"].as_u64())
-        .max()
-    {
+    if let Some(startup) = mine.iter().filter_map(|x| x.startup_micros).max() {
         figures.push(format!("slowest start-up {}", micros_text(startup)));
     }
     for (limit, measured, what) in [
@@ -652,7 +633,7 @@ fn judge(
     let stderr = mine
         .iter()
         .rev()
-        .find_map(|x| x["stderr"].as_str().filter(|s| !s.is_empty()))
+        .find_map(|x| x.stderr.as_deref().filter(|s| !s.is_empty()))
         .map(|text| {
             let lines: Vec<&str> = text.lines().collect();
             lines[lines.len().saturating_sub(20)..].join("\n")

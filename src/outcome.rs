@@ -82,6 +82,12 @@ pub struct Verdict {
     pub limit: Option<LimitKind>,
 }
 
+impl Default for Verdict {
+    fn default() -> Verdict {
+        Verdict::OK
+    }
+}
+
 impl Verdict {
     pub const OK: Verdict = Verdict::of(Status::Ok);
 

@@ -263,10 +263,11 @@ pub fn write_file(path: &Path, contents: &[u8]) -> Result<(), String> {
     written.map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Reads every complete record of a results file. Lines that are not JSON
-/// objects (a torn line from an interrupted run) are skipped with a warning
-/// naming the line. A missing file has no records.
-pub fn read_records(path: &Path) -> Result<Vec<serde_json::Value>, RecordError> {
+/// Reads every complete record of a results file. Lines that are not
+/// records of the kind asked for (a torn line from an interrupted run, a
+/// line from another tool) are skipped with a warning naming the line and
+/// what is wrong with it. A missing file has no records.
+pub fn read_records<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, RecordError> {
     let text = match std::fs::read(path) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(vec![]),
@@ -282,16 +283,30 @@ pub fn read_records(path: &Path) -> Result<Vec<serde_json::Value>, RecordError> 
         if line.trim().is_empty() {
             continue;
         }
-        match serde_json::from_str::<serde_json::Value>(line) {
-            Ok(value) if value.is_object() => records.push(value),
-            _ => eprintln!(
-                "referee: warning: {}, line {}: not a complete record; skipped",
-                path.display(),
-                i + 1
-            ),
-        }
+        let why = match serde_json::from_str::<serde_json::Value>(line) {
+            Ok(value) if value.is_object() => match T::deserialize(value) {
+                Ok(record) => {
+                    records.push(record);
+                    continue;
+                }
+                Err(e) => e.to_string(),
+            },
+            _ => "not a complete record".to_owned(),
+        };
+        eprintln!(
+            "referee: warning: {}, line {}: {why}; skipped",
+            path.display(),
+            i + 1
+        );
     }
     Ok(records)
+}
+
+/// One record as one line of a results file, `\n` included.
+pub fn to_line<T: serde::Serialize>(record: &T) -> String {
+    let mut line = serde_json::to_string(record).unwrap_or_default();
+    line.push('\n');
+    line
 }
 
 /// A short, stable fingerprint of the parameters that decide a run's games
@@ -331,7 +346,7 @@ mod tests {
             std::fs::read_to_string(&path).unwrap(),
             "{\"a\":1}\n{\"b\":\n{\"c\":3}\n"
         );
-        let read = read_records(&path).unwrap();
+        let read = read_records::<serde_json::Value>(&path).unwrap();
         assert_eq!(
             read,
             vec![serde_json::json!({"a": 1}), serde_json::json!({"c": 3})]
@@ -346,11 +361,11 @@ mod tests {
         for i in 0..50 {
             records.append(&serde_json::json!({ "i": i })).unwrap();
             // Written, not only buffered: another reader sees it now.
-            assert_eq!(read_records(&path).unwrap().len(), i + 1);
+            assert_eq!(read_records::<serde_json::Value>(&path).unwrap().len(), i + 1);
         }
         records.sync().unwrap();
         records.finish().unwrap();
-        assert_eq!(read_records(&path).unwrap().len(), 50);
+        assert_eq!(read_records::<serde_json::Value>(&path).unwrap().len(), 50);
     }
 
     #[test]

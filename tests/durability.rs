@@ -49,7 +49,7 @@ fn standings(stdout: &str) -> Vec<String> {
 }
 
 fn indices(results: &std::path::Path) -> Vec<u64> {
-    referee::record::read_records(results)
+    referee::record::read_records::<serde_json::Value>(results)
         .unwrap()
         .iter()
         .map(|r| r["index"].as_u64().unwrap())

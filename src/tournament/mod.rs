@@ -13,11 +13,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::bot::BotLimits;
 use crate::exit::Status;
-use crate::game::Seating;
+use crate::game::{GameRecord, Seating};
 use crate::record::{self, Records};
 use crate::rng::fresh_seed;
 use spec::{GameRef, Spec};
@@ -126,7 +125,7 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
     }
 
     let mut done: BTreeSet<u64> = BTreeSet::new();
-    let mut earlier: Vec<Value> = Vec::new();
+    let mut earlier: Vec<GameRecord> = Vec::new();
     let mut records_file = None;
     if let Some(out) = &config.out {
         if !config.resume && std::fs::metadata(records_path(out)).is_ok_and(|m| m.len() > 0) {
@@ -139,14 +138,13 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
             return Ok(io_failure(&format!("{}: {e}", out.display())));
         }
         if config.resume {
-            let stored = match record::read_records(&records_path(out)) {
+            let stored = match record::read_records::<GameRecord>(&records_path(out)) {
                 Ok(stored) => stored,
                 Err(e) => return Ok(io_failure(&e.to_string())),
             };
             for r in stored {
-                if r["tournament"] == info.fingerprint.as_str() && r["seed"].as_u64() == Some(seed)
-                {
-                    done.extend(r["index"].as_u64());
+                if of_run(&r, &info.fingerprint, seed) {
+                    done.insert(r.index);
                     earlier.push(r);
                 }
             }
@@ -220,7 +218,7 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
             )
         });
     }
-    let mut new_records: Vec<Value> = Vec::new();
+    let mut new_records: Vec<GameRecord> = Vec::new();
     let mut games = plan.play_all(todo, seed, jobs, config.pin || spec.pin);
     while let Some(record) = games.next().await {
         let record = match record {
@@ -234,14 +232,14 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
             units::save_stderr(out, &record);
             let mut record = record.clone();
             units::strip_stderr(&mut record);
-            record["tournament"] = Value::from(info.fingerprint.as_str());
+            record.tournament = Some(info.fingerprint.clone());
             if let Err(e) = file.append(&record) {
                 return Ok(io_failure(&e.to_string()));
             }
         }
         // A judge that failed is the organiser's fault: its game says
         // nothing about the entrants, and neither would the next ones.
-        if let Some(e) = record.get("judge_error") {
+        if let Some(e) = &record.judge_error {
             if let Some(file) = records_file.take()
                 && let Err(e) = file.finish()
             {
@@ -249,10 +247,9 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
             }
             eprintln!(
                 "referee tournament: game {}: judge error: {}; the tournament stops",
-                record["index"],
-                e["message"].as_str().unwrap_or("")
+                record.index, e.message
             );
-            if let Some(stderr) = e["stderr"].as_str() {
+            if let Some(stderr) = &e.stderr {
                 for line in stderr.lines() {
                     eprintln!("  | {line}");
                 }
@@ -271,14 +268,12 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
     }
 
     let all = match &config.out {
-        Some(out) => match record::read_records(&records_path(out)) {
+        Some(out) => match record::read_records::<GameRecord>(&records_path(out)) {
             Ok(all) => all,
             Err(e) => return Ok(io_failure(&e.to_string())),
         }
         .into_iter()
-        .filter(|r| {
-            r["tournament"] == info.fingerprint.as_str() && r["seed"].as_u64() == Some(seed)
-        })
+        .filter(|r| of_run(r, &info.fingerprint, seed))
         .collect(),
         None => new_records,
     };
@@ -344,15 +339,20 @@ fn differences(previous: &RunInfo, now: &RunInfo, seed: Option<u64>) -> Vec<Stri
     out
 }
 
+/// Whether `record` is a game of the run with `fingerprint` and `seed`.
+fn of_run(record: &GameRecord, fingerprint: &str, seed: u64) -> bool {
+    record.tournament.as_deref() == Some(fingerprint) && record.seed == seed
+}
+
 /// One record per game index (a shard run twice, or merged twice, may
 /// hold one twice).
-fn dedupe(records: Vec<Value>) -> Vec<Value> {
+fn dedupe(records: Vec<GameRecord>) -> Vec<GameRecord> {
     let mut seen = BTreeSet::new();
-    let mut out: Vec<Value> = records
+    let mut out: Vec<GameRecord> = records
         .into_iter()
-        .filter(|r| r["index"].as_u64().is_some_and(|i| seen.insert(i)))
+        .filter(|r| seen.insert(r.index))
         .collect();
-    out.sort_by_key(|r| r["index"].as_u64());
+    out.sort_by_key(|r| r.index);
     out
 }
 
@@ -361,7 +361,7 @@ fn dedupe(records: Vec<Value>) -> Vec<Value> {
 fn report(
     solo: bool,
     entrants: &[String],
-    records: &[Value],
+    records: &[GameRecord],
     out: Option<&Path>,
 ) -> Result<(), String> {
     let rows = standings::compute(solo, entrants, records);
@@ -419,11 +419,12 @@ pub fn merge(outs: &[PathBuf], into: Option<&Path>) -> Status {
     }
     let mut all = Vec::new();
     for out in outs {
-        match record::read_records(&records_path(out)) {
-            Ok(records) => all.extend(records.into_iter().filter(|r| {
-                r["tournament"] == first.fingerprint.as_str()
-                    && r["seed"].as_u64() == Some(first.seed)
-            })),
+        match record::read_records::<GameRecord>(&records_path(out)) {
+            Ok(records) => all.extend(
+                records
+                    .into_iter()
+                    .filter(|r| of_run(r, &first.fingerprint, first.seed)),
+            ),
             Err(e) => {
                 eprintln!("referee merge: {e}");
                 return Status::Usage;
@@ -432,7 +433,7 @@ pub fn merge(outs: &[PathBuf], into: Option<&Path>) -> Status {
     }
     let all = dedupe(all);
     let missing: Vec<u64> = (1..=first.games)
-        .filter(|i| !all.iter().any(|r| r["index"].as_u64() == Some(*i)))
+        .filter(|i| !all.iter().any(|r| r.index == *i))
         .collect();
     println!(
         "merge: {} shard output(s), {} of {} games",
@@ -457,8 +458,7 @@ pub fn merge(outs: &[PathBuf], into: Option<&Path>) -> Status {
         let written = write_json(&into.join("run.json"), &merged).and_then(|()| {
             let mut text = String::new();
             for r in &all {
-                text.push_str(&r.to_string());
-                text.push('\n');
+                text.push_str(&record::to_line(r));
             }
             record::write_file(&records_path(into), text.as_bytes())
         });
@@ -510,7 +510,7 @@ impl Progress {
         }
     }
 
-    fn tick(&mut self, solo: bool, entrants: &[String], records: &[Value]) {
+    fn tick(&mut self, solo: bool, entrants: &[String], records: &[GameRecord]) {
         self.done += 1;
         let leader = || {
             standings::compute(solo, entrants, records)

@@ -12,14 +12,13 @@
 
 use comfy_table::{CellAlignment, Table, presets};
 use serde::Serialize;
-use serde_json::Value;
 use skillratings::MultiTeamOutcome;
 use skillratings::weng_lin::{WengLinConfig, WengLinRating, weng_lin_multi_team};
 
+use crate::game::{GameRecord, SeatResult};
 use crate::games::chomp::standings::short_micros;
 use crate::outcome::Status;
 use crate::stats::{mean_ci95, wilson95};
-use serde::Deserialize;
 
 /// One entrant's line.
 #[derive(Clone, Debug, Serialize)]
@@ -95,30 +94,26 @@ impl Row {
         }
     }
 
-    fn count(&mut self, result: &Value) {
-        match Status::deserialize(&result["status"]) {
-            Ok(s) if s.is_timeout() => self.timeouts += 1,
-            Ok(s) if s.is_disqualification() => self.disqualified += 1,
-            Ok(s) if s.is_crash() => self.crashed += 1,
-            Ok(s) if s.is_incorrect() => self.incorrect += 1,
-            Ok(Status::Internal) => self.internal += 1,
+    fn count(&mut self, result: &SeatResult) {
+        match result.status() {
+            s if s.is_timeout() => self.timeouts += 1,
+            s if s.is_disqualification() => self.disqualified += 1,
+            s if s.is_crash() => self.crashed += 1,
+            s if s.is_incorrect() => self.incorrect += 1,
+            Status::Internal => self.internal += 1,
             _ => {}
         }
-        self.unnecessary += u64::from(result["outcome"] == "lose_unnecessarily");
-        self.slowest_micros = self
-            .slowest_micros
-            .max(result["slowest_micros"].as_u64().unwrap_or(0));
+        self.unnecessary += u64::from(result.outcome.as_deref() == Some("lose_unnecessarily"));
+        self.slowest_micros = self.slowest_micros.max(result.slowest_micros.unwrap_or(0));
     }
 }
 
 /// The standings of `entrants` from `records` (of one tournament run).
-pub fn compute(solo: bool, entrants: &[String], records: &[Value]) -> Vec<Row> {
+pub fn compute(solo: bool, entrants: &[String], records: &[GameRecord]) -> Vec<Row> {
     // A game whose judge failed is void: it counts for nobody.
-    let mut records: Vec<&Value> = records
-        .iter()
-        .filter(|r| r.get("judge_error").is_none())
-        .collect();
-    records.sort_by_key(|r| r["index"].as_u64());
+    let mut records: Vec<&GameRecord> =
+        records.iter().filter(|r| r.judge_error.is_none()).collect();
+    records.sort_by_key(|r| r.index);
     let mut rows: Vec<Row> = entrants.iter().map(|e| Row::new(e)).collect();
     let at = |name: &str| entrants.iter().position(|e| e == name);
     if solo {
@@ -129,16 +124,16 @@ pub fn compute(solo: bool, entrants: &[String], records: &[Value]) -> Vec<Row> {
     rows
 }
 
-fn solo_rows(rows: &mut [Row], records: &[&Value], at: impl Fn(&str) -> Option<usize>) {
+fn solo_rows(rows: &mut [Row], records: &[&GameRecord], at: impl Fn(&str) -> Option<usize>) {
     // Per game, who won: for the paired differences.
     let mut won: Vec<Vec<Option<f64>>> = vec![Vec::new(); rows.len()];
     for record in records {
         let mut this_game = vec![None; rows.len()];
-        for result in record["results"].as_array().into_iter().flatten() {
-            let Some(i) = result["entrant"].as_str().and_then(&at) else {
+        for result in &record.results {
+            let Some(i) = result.entrant.as_deref().and_then(&at) else {
                 continue;
             };
-            let w = f64::from(u8::from(result["won"] == true));
+            let w = f64::from(u8::from(result.won == Some(true)));
             let row = &mut rows[i];
             row.games += 1;
             row.wins += w;
@@ -178,22 +173,15 @@ fn solo_rows(rows: &mut [Row], records: &[&Value], at: impl Fn(&str) -> Option<u
     rank_by(rows, |r| r.win_rate.unwrap_or(0.0));
 }
 
-fn table_rows(rows: &mut [Row], records: &[&Value], at: impl Fn(&str) -> Option<usize>) {
+fn table_rows(rows: &mut [Row], records: &[&GameRecord], at: impl Fn(&str) -> Option<usize>) {
     let config = WengLinConfig::new();
     let mut ratings = vec![WengLinRating::new(); rows.len()];
     let mut scores: Vec<Vec<f64>> = vec![Vec::new(); rows.len()];
     for record in records {
-        let seats: Vec<(usize, f64, &Value)> = record["results"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|r| {
-                Some((
-                    at(r["entrant"].as_str()?)?,
-                    r["score"].as_f64().unwrap_or(0.0),
-                    r,
-                ))
-            })
+        let seats: Vec<(usize, f64, &SeatResult)> = record
+            .results
+            .iter()
+            .filter_map(|r| Some((at(r.entrant.as_deref()?)?, r.points().unwrap_or(0.0), r)))
             .collect();
         if seats.is_empty() {
             continue;
@@ -385,12 +373,23 @@ pub fn csv(rows: &[Row]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
+
+    fn records(values: Vec<Value>) -> Vec<GameRecord> {
+        values
+            .into_iter()
+            .map(|mut v| {
+                v["game"] = json!("g");
+                v["seed"] = json!(1);
+                serde_json::from_value(v).unwrap()
+            })
+            .collect()
+    }
 
     #[test]
     fn paired_one_player_standings() {
         let names = vec!["a".to_string(), "b".to_string()];
-        let records: Vec<Value> = (1..=4)
+        let values: Vec<Value> = (1..=4)
             .map(|i| {
                 json!({"index": i, "results": [
                     {"entrant": "a", "won": true, "status": "ok"},
@@ -398,7 +397,7 @@ mod tests {
                 ]})
             })
             .collect();
-        let rows = compute(true, &names, &records);
+        let rows = compute(true, &names, &records(values));
         assert_eq!(rows[0].entrant, "a");
         assert_eq!(rows[0].win_rate, Some(1.0));
         assert_eq!(rows[1].win_rate, Some(0.5));
@@ -410,7 +409,7 @@ mod tests {
     #[test]
     fn chomp_ratings_favour_the_higher_scorer() {
         let names = vec!["x".to_string(), "y".to_string(), "z".to_string()];
-        let records: Vec<Value> = (1..=10)
+        let values: Vec<Value> = (1..=10)
             .map(|i| {
                 json!({"index": i, "results": [
                     {"entrant": "x", "score": 100, "status": "ok"},
@@ -419,7 +418,7 @@ mod tests {
                 ]})
             })
             .collect();
-        let rows = compute(false, &names, &records);
+        let rows = compute(false, &names, &records(values));
         assert_eq!(rows[0].entrant, "x");
         assert_eq!(rows[0].wins, 10.0);
         assert!(rows[0].rating > rows[1].rating);

@@ -10,14 +10,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
-
 use super::TournamentConfig;
 use super::spec::Spec;
 use crate::bot::build::{self, BuildOptions};
 use crate::bot::{BotLimits, BotSpec, spawn};
-use crate::game::{self, Game, Seat, Seating};
-use crate::outcome::Disqualified;
+use crate::game::{Game, GameRecord, Seat, SeatResult, Seating};
+use crate::outcome::{self, Disqualified, Verdict};
 use crate::parallel;
 use crate::record;
 use crate::units::TomlDuration;
@@ -59,7 +57,7 @@ impl Plan {
         config: &TournamentConfig,
     ) -> Result<Plan, String> {
         let l = &spec.limits;
-        let game = game::load(&spec.game, l, spec.entrants.len(), base)?;
+        let game = crate::game::load(&spec.game, l, spec.entrants.len(), base)?;
         let mut limits = config.limits;
         limits.grace = duration(&l.grace, limits.grace);
         limits.startup = l
@@ -177,7 +175,7 @@ impl Plan {
         seed: u64,
         jobs: usize,
         pin: bool,
-    ) -> parallel::Games<Value> {
+    ) -> parallel::Games<GameRecord> {
         let plan = Arc::clone(self);
         // A pinned worker's bots inherit its CPU binding.
         parallel::run(indices, jobs, pin, move |index, _cpu| {
@@ -187,27 +185,34 @@ impl Plan {
     }
 
     /// Plays game `index` of the tournament with `seed`: one record.
-    pub async fn play(&self, index: u64, seed: u64) -> Value {
+    pub async fn play(&self, index: u64, seed: u64) -> GameRecord {
         let seat = |entrant: usize| Seat {
             entrant,
             name: self.entrants[entrant].name.clone(),
             program: self.entrants[entrant].program.clone(),
         };
-        let mut fields = Value::Object(Default::default());
+        let mut setup = Default::default();
+        let mut judge_error = None;
         let mut results = Vec::new();
         match self.game.seating() {
             // Every entrant on the same setup, one after the other.
             Seating::Solo => {
                 for (i, e) in self.entrants.iter().enumerate() {
                     let result = match &e.program {
-                        Err(why) => game::disqualified_result(why),
+                        Err(why) => SeatResult::disqualified(why),
                         Ok(_) => {
                             let played = self.game.play(index, seed, &[seat(i)], self.limits).await;
-                            fields = played.fields;
-                            played.results.into_iter().next().unwrap_or(Value::Null)
+                            setup = played.setup;
+                            judge_error = judge_error.or(played.judge_error);
+                            played.results.into_iter().next().unwrap_or_else(|| {
+                                SeatResult::of(Verdict::of(outcome::Status::Internal))
+                            })
                         }
                     };
-                    results.push(named(result, &e.name));
+                    results.push(SeatResult {
+                        entrant: Some(e.name.clone()),
+                        ..result
+                    });
                 }
             }
             // Seats rotate: in game i, seat s holds entrant (i - 1 + s) mod E.
@@ -217,32 +222,31 @@ impl Plan {
                     .map(|s| seat(((index - 1) % e + s) as usize % e as usize))
                     .collect();
                 let played = self.game.play(index, seed, &seats, self.limits).await;
-                fields = played.fields;
+                setup = played.setup;
+                judge_error = played.judge_error;
                 results = played
                     .results
                     .into_iter()
                     .zip(&seats)
-                    .map(|(result, seat)| named(result, &seat.name))
+                    .map(|(result, seat)| SeatResult {
+                        entrant: Some(seat.name.clone()),
+                        ..result
+                    })
                     .collect();
             }
         }
-        let mut record = fields;
-        record["results"] = Value::from(results);
-        record["game"] = Value::from(self.game.name());
-        record["index"] = Value::from(index);
-        record["seed"] = Value::from(seed);
-        record["time"] = Value::from(record::timestamp());
-        record["referee"] = Value::from(record::REFEREE_VERSION);
-        record
+        GameRecord {
+            game: self.game.name(),
+            index,
+            seed,
+            tournament: None,
+            results,
+            judge_error,
+            time: record::timestamp(),
+            referee: record::REFEREE_VERSION.to_owned(),
+            setup,
+        }
     }
-}
-
-/// `result` with the entrant's name first among its fields' meaning.
-fn named(mut result: Value, name: &str) -> Value {
-    if result.is_object() {
-        result["entrant"] = Value::from(name);
-    }
-    result
 }
 
 /// A name usable as a file name.
@@ -259,11 +263,10 @@ fn file_name(name: &str) -> String {
 }
 
 /// Appends each entrant's stderr of this game to `OUT/stderr/NAME.log`.
-pub fn save_stderr(out: &Path, record: &Value) {
+pub fn save_stderr(out: &Path, record: &GameRecord) {
     use std::io::Write;
-    for result in record["results"].as_array().into_iter().flatten() {
-        let (Some(name), Some(text)) = (result["entrant"].as_str(), result["stderr"].as_str())
-        else {
+    for result in &record.results {
+        let (Some(name), Some(text)) = (&result.entrant, &result.stderr) else {
             continue;
         };
         if text.is_empty() {
@@ -274,7 +277,7 @@ pub fn save_stderr(out: &Path, record: &Value) {
             .create(true)
             .append(true)
             .open(&path)
-            .and_then(|mut f| write!(f, "--- game {} ---\n{text}\n", record["index"]));
+            .and_then(|mut f| write!(f, "--- game {} ---\n{text}\n", record.index));
         if let Err(e) = written {
             eprintln!("referee tournament: {}: {e}", path.display());
         }
@@ -283,11 +286,9 @@ pub fn save_stderr(out: &Path, record: &Value) {
 
 /// Records keep stderr out (it is in the stderr files), and leave out
 /// empty fields.
-pub fn strip_stderr(record: &mut Value) {
-    for result in record["results"].as_array_mut().into_iter().flatten() {
-        if let Some(fields) = result.as_object_mut() {
-            fields.remove("stderr");
-            fields.retain(|_, v| !v.is_null());
-        }
+pub fn strip_stderr(record: &mut GameRecord) {
+    for result in &mut record.results {
+        result.stderr = None;
+        result.detail.retain(|_, v| !v.is_null());
     }
 }

@@ -346,7 +346,7 @@ fn resume(
         .results
         .as_deref()
         .ok_or("--resume needs --results FILE (where the earlier games were written)")?;
-    let stored: Vec<StoredGame> = record::read_records(path)
+    let stored: Vec<StoredGame> = record::read_records::<serde_json::Value>(path)
         .map_err(|e| e.to_string())?
         .into_iter()
         .filter(|r| r["game"] == "chomp" && r["run"] == fingerprint)

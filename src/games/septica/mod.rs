@@ -226,7 +226,7 @@ fn resume(config: &SepticaConfig, fingerprint: &str) -> Result<(u64, HashMap<u64
         .results
         .as_deref()
         .ok_or("--resume needs --results FILE (where the earlier matches were written)")?;
-    let stored: Vec<serde_json::Value> = record::read_records(path)
+    let stored: Vec<serde_json::Value> = record::read_records::<serde_json::Value>(path)
         .map_err(|e| e.to_string())?
         .into_iter()
         .filter(|r| r["game"] == "septica" && r["run"] == fingerprint)

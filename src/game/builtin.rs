@@ -1,24 +1,16 @@
-//! The one interface between a game and everything that runs many games:
-//! tournaments, ci runs, merge and standings use [`Game`] and never name a
-//! game. [`load`] is the only place that turns a game's name (or an
-//! external game's file) into one.
-//!
-//! Why the interface is this small: game `i` of a run with seed `s` must be
-//! fully decided by `s` and `i` (its deal, deck, start cell), so that games
-//! can run in any order, on any machine, be resumed and be merged; and a
-//! one-player game is played by every entrant on the same setup, so that
-//! entrants can be compared game by game. Everything else (how to talk to
-//! the bots, what a move is) stays inside the game.
+//! The games behind the [`Game`] interface: the four built-in games and
+//! external judges, and [`load`], the one place that names them.
 
-use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
+use super::GameKind;
+use super::GameRef;
+use super::record::{Score, SeatResult};
+use super::{Game, PlayFuture, Played, Seat, Seating};
 use crate::bot::clock::MoveLimits;
 use crate::bot::{BotLimits, BotSpec};
 use crate::games::acesup::{self, Decks, JudgeConfig};
@@ -27,180 +19,20 @@ use crate::games::chomp::{self, ArrayFile, Coord, load_arrays, start_cell};
 use crate::games::evensteven::{deal, dealer};
 use crate::games::external::{self, ExternalGame};
 use crate::games::septica;
-use crate::outcome::{self, Disqualified, Status};
 use crate::rng::SplitMix64;
 use crate::tournament::spec::Limits;
 
-/// The built-in games.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum GameKind {
-    Evensteven,
-    Chomp,
-    Septica,
-    Acesup,
-}
-
-impl GameKind {
-    pub const ALL: [GameKind; 4] = [
-        GameKind::Evensteven,
-        GameKind::Chomp,
-        GameKind::Septica,
-        GameKind::Acesup,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            GameKind::Evensteven => "evensteven",
-            GameKind::Chomp => "chomp",
-            GameKind::Septica => "septica",
-            GameKind::Acesup => "acesup",
-        }
+/// `value`'s fields, for a record's setup (`json!` objects only).
+fn fields(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
     }
 }
 
-/// A game as tournament and ci files name it: a built-in game's name, or
-/// the path of an external game's `game.toml` (relative to the file).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub enum GameRef {
-    Builtin(GameKind),
-    External(PathBuf),
-}
-
-impl TryFrom<String> for GameRef {
-    type Error = String;
-
-    fn try_from(text: String) -> Result<GameRef, String> {
-        if let Some(kind) = GameKind::ALL.into_iter().find(|k| k.name() == text) {
-            return Ok(GameRef::Builtin(kind));
-        }
-        if text.ends_with(".toml") {
-            return Ok(GameRef::External(PathBuf::from(text)));
-        }
-        Err(format!(
-            "unknown game {text:?}: expected evensteven, chomp, septica, acesup, or the path of an external game's .toml file"
-        ))
-    }
-}
-
-impl From<GameRef> for String {
-    fn from(game: GameRef) -> String {
-        game.name()
-    }
-}
-
-impl GameRef {
-    pub fn name(&self) -> String {
-        match self {
-            GameRef::Builtin(kind) => kind.name().to_owned(),
-            GameRef::External(path) => path.display().to_string(),
-        }
-    }
-
-    pub fn is(&self, kind: GameKind) -> bool {
-        *self == GameRef::Builtin(kind)
-    }
-}
-
-/// Who plays a game.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Seating {
-    /// One player against the game: every entrant plays every game, on the
-    /// same setup, and entrants are compared game by game (win rates).
-    Solo,
-    /// `seats` entrants play each other; seats rotate from game to game,
-    /// and the scores rank them (ratings).
-    Table { seats: usize },
-}
-
-/// An entrant in a seat.
-#[derive(Clone, Debug)]
-pub struct Seat {
-    /// Which entrant (its position in the file, from 0).
-    pub entrant: usize,
-    pub name: String,
-    pub program: Result<BotSpec, Disqualified>,
-}
-
-/// One game's outcome: the game's own fields (its setup and how it went)
-/// and one result per seat, in seat order. Each result holds `status`
-/// (the shared taxonomy), `error`, move times, and `won` (solo games) or
-/// `score` (table games).
-pub struct Played {
-    pub fields: Value,
-    pub results: Vec<Value>,
-}
-
-pub type PlayFuture<'a> = Pin<Box<dyn Future<Output = Played> + 'a>>;
-
-/// A game the harness can run many of.
-pub trait Game: Send + Sync {
-    /// The name records carry in `game`.
-    fn name(&self) -> String;
-
-    fn seating(&self) -> Seating;
-
-    /// What decides the games besides the seed and the entrants (the
-    /// arrays, the judge's file), for run fingerprints.
-    fn fingerprint(&self) -> Vec<String> {
-        Vec::new()
-    }
-
-    /// Whether a game-specific ci expectation applies (`mean_score`,
-    /// `no_unnecessary_loss`).
-    fn supports(&self, _expectation: &str) -> bool {
-        false
-    }
-
-    /// The `[limits]` keys of its own that it takes (besides those every
-    /// game takes: `grace`, `max_line`, `make`, `build_timeout`).
-    fn limit_keys(&self) -> &'static [&'static str];
-
-    /// What is wrong with its setup for `entrants` entrants, all of it.
-    fn problems(&self, _entrants: usize) -> Vec<String> {
-        Vec::new()
-    }
-
-    /// Its own start-up allowance, when it has one (an external game's
-    /// file); a tournament or ci file's `startup` goes over it.
-    fn startup(&self) -> Option<Duration> {
-        None
-    }
-
-    /// Plays game `index` of a run with `seed`. Solo games get one seat,
-    /// whose program is ready (disqualified entrants are recorded by the
-    /// caller); table games get every seat, disqualified ones included.
-    fn play<'a>(
-        &'a self,
-        index: u64,
-        seed: u64,
-        seats: &'a [Seat],
-        limits: BotLimits,
-    ) -> PlayFuture<'a>;
-}
-
-/// `result` with the verdict's fields (`status`, and `phase` or `limit`
-/// when there is one) added.
-pub fn with_verdict(mut result: Value, verdict: outcome::Verdict) -> Value {
-    if let (Some(fields), Ok(Value::Object(more))) =
-        (result.as_object_mut(), serde_json::to_value(verdict))
-    {
-        fields.extend(more);
-    }
-    result
-}
-
-/// The result of a seat whose entrant cannot play.
-pub fn disqualified_result(why: &Disqualified) -> Value {
-    with_verdict(json!({"won": false, "error": why.why}), why.verdict())
-}
-
-fn cannot_start(e: &dyn std::fmt::Display) -> Value {
-    with_verdict(
-        json!({"won": false, "error": format!("cannot start: {e}")}),
-        outcome::Verdict::of(Status::CannotStart),
-    )
+/// Standard error kept in a record: none when the bot wrote none.
+fn kept(stderr: String) -> Option<String> {
+    (!stderr.is_empty()).then_some(stderr)
 }
 
 fn slowest(micros: &[u64]) -> u64 {
@@ -250,24 +82,23 @@ impl Game for EvenSteven {
             let deal_seed = 1 + rng.below(u64::from(deal::MAX_SEED)) as u32;
             let result =
                 match dealer::play_single(ready(seats), limits, self.time, n, deal_seed).await {
-                    Ok(single) => with_verdict(
-                        json!({
-                            "won": single.outcome == "win",
-                            "outcome": single.outcome,
-                            "error": single.error,
-                            "moves": single.micros.len(),
-                            "slowest_micros": slowest(&single.micros),
-                            "micros": single.micros,
-                            "startup_micros": single.startup_micros,
-                            "stderr": single.stderr,
-                        }),
-                        single.verdict,
-                    ),
-                    Err(e) => cannot_start(&e),
+                    Ok(single) => SeatResult {
+                        won: Some(single.outcome == "win"),
+                        outcome: Some(single.outcome.to_owned()),
+                        error: single.error,
+                        moves: Some(single.micros.len() as u64),
+                        slowest_micros: Some(slowest(&single.micros)),
+                        micros: Some(single.micros),
+                        startup_micros: single.startup_micros,
+                        stderr: kept(single.stderr),
+                        ..SeatResult::of(single.verdict)
+                    },
+                    Err(e) => SeatResult::cannot_start(&e),
                 };
             Played {
-                fields: json!({"n": n, "deal_seed": deal_seed}),
+                setup: fields(json!({"n": n, "deal_seed": deal_seed})),
                 results: vec![result],
+                judge_error: None,
             }
         })
     }
@@ -307,24 +138,28 @@ impl Game for Septica {
             )
             .await
             {
-                Ok(m) => with_verdict(
-                    json!({
-                        "won": m.outcome == "player",
-                        "outcome": m.outcome,
-                        "score": {"computer": m.score[0], "player": m.score[1]},
-                        "error": m.error,
-                        "moves": m.micros.len(),
-                        "slowest_micros": slowest(&m.micros),
-                        "micros": m.micros,
-                        "startup_micros": m.startup_micros,
-                    }),
-                    m.verdict,
-                ),
-                Err(e) => cannot_start(&e),
+                Ok(m) => SeatResult {
+                    won: Some(m.outcome == "player"),
+                    outcome: Some(m.outcome.to_owned()),
+                    score: Some(Score::Tally(
+                        [("computer", m.score[0]), ("player", m.score[1])]
+                            .into_iter()
+                            .map(|(side, points)| (side.to_owned(), points.into()))
+                            .collect(),
+                    )),
+                    error: m.error,
+                    moves: Some(m.micros.len() as u64),
+                    slowest_micros: Some(slowest(&m.micros)),
+                    micros: Some(m.micros),
+                    startup_micros: m.startup_micros,
+                    ..SeatResult::of(m.verdict)
+                },
+                Err(e) => SeatResult::cannot_start(&e),
             };
             Played {
-                fields: json!({"deck": septica::shuffled_deck(seed, index - 1)}),
+                setup: fields(json!({"deck": septica::shuffled_deck(seed, index - 1)})),
                 results: vec![result],
+                judge_error: None,
             }
         })
     }
@@ -367,21 +202,20 @@ impl Game for Acesup {
                 results: None,
             };
             let result = match acesup::judge(&config, &deck).await {
-                Ok((verdict, elapsed, ended, stderr)) => with_verdict(
-                    json!({
-                        "won": verdict == acesup::Verdict::Accepted,
-                        "error": (verdict != acesup::Verdict::Accepted).then(|| verdict.to_string()),
-                        "slowest_micros": elapsed.as_micros() as u64,
-                        "stderr": stderr,
-                    }),
-                    verdict.status(ended),
-                ),
-                Err(e) => cannot_start(&e),
+                Ok((verdict, elapsed, ended, stderr)) => SeatResult {
+                    won: Some(verdict == acesup::Verdict::Accepted),
+                    error: (verdict != acesup::Verdict::Accepted).then(|| verdict.to_string()),
+                    slowest_micros: Some(elapsed.as_micros() as u64),
+                    stderr: kept(stderr),
+                    ..SeatResult::of(verdict.status(ended))
+                },
+                Err(e) => SeatResult::cannot_start(&e),
             };
             let cards: Vec<String> = deck.iter().map(|c| c.to_string()).collect();
             Played {
-                fields: json!({"deck": cards.join(" ")}),
+                setup: fields(json!({"deck": cards.join(" ")})),
                 results: vec![result],
+                judge_error: None,
             }
         })
     }
@@ -463,30 +297,29 @@ impl Game for Chomp {
             players.sort_by_key(|p| p.player);
             let results = players
                 .iter()
-                .map(|p| {
-                    with_verdict(
-                        json!({
-                            "seat": p.player,
-                            "score": p.score,
-                            "fate": p.fate,
-                            "eaten": p.eaten,
-                            "rounds": p.rounds,
-                            "slowest_micros": p.slowest_micros,
-                            "error": p.error,
-                            "stderr": p.stderr,
-                        }),
-                        p.verdict,
-                    )
+                .map(|p| SeatResult {
+                    seat: Some(p.player),
+                    score: Some(Score::Points(p.score.into())),
+                    slowest_micros: Some(p.slowest_micros),
+                    error: p.error.clone(),
+                    stderr: p.stderr.clone(),
+                    detail: fields(json!({
+                        "fate": p.fate,
+                        "eaten": p.eaten,
+                        "rounds": p.rounds,
+                    })),
+                    ..SeatResult::of(p.verdict)
                 })
                 .collect();
             Played {
-                fields: json!({
+                setup: fields(json!({
                     "array": array.path.display().to_string(),
                     "start": [start.col, start.row],
                     "rounds": result.rounds,
                     "end": result.end,
-                }),
+                })),
                 results,
+                judge_error: None,
             }
         })
     }
@@ -581,38 +414,39 @@ impl Game for External {
             let solo = self.seating() == Seating::Solo;
             let results = result
                 .players
-                .iter()
+                .into_iter()
                 .zip(seats)
                 .map(|(p, seat)| {
-                    let mut value = serde_json::to_value(p).unwrap_or(Value::Null);
-                    if let Some(fields) = value.as_object_mut() {
-                        fields.remove("player");
+                    let mut r = SeatResult {
+                        seat: Some(p.seat),
                         // Played alone, a game is won with a positive score.
-                        if solo {
-                            fields.insert("won".into(), p.score.is_some_and(|s| s > 0.0).into());
-                        }
-                        if !p.micros.is_empty() {
-                            fields.insert("slowest_micros".into(), slowest(&p.micros).into());
-                        }
+                        won: solo.then(|| p.score.is_some_and(|s| s > 0.0)),
+                        score: p.score.and_then(Score::of),
+                        rank: p.rank,
+                        error: p.error,
+                        slowest_micros: (!p.micros.is_empty()).then(|| slowest(&p.micros)),
+                        micros: Some(p.micros),
+                        startup_micros: p.startup_micros,
+                        stderr: p.stderr,
+                        stderr_truncated: p.stderr_truncated,
+                        ..SeatResult::of(p.verdict)
+                    };
+                    if let Err(why) = &seat.program {
+                        r.verdict = why.verdict();
+                        r.error = Some(why.why.clone());
                     }
-                    match &seat.program {
-                        Err(why) => {
-                            let mut value = with_verdict(value, why.verdict());
-                            value["error"] = Value::from(why.why.as_str());
-                            value
-                        }
-                        Ok(_) => value,
-                    }
+                    r
                 })
                 .collect();
-            let mut fields = json!({});
+            let mut setup = Map::new();
             if let Some(summary) = result.summary {
-                fields["summary"] = summary;
+                setup.insert("summary".into(), summary);
             }
-            if let Some(e) = result.judge_error {
-                fields["judge_error"] = serde_json::to_value(e).unwrap_or(Value::Null);
+            Played {
+                setup,
+                results,
+                judge_error: result.judge_error,
             }
-            Played { fields, results }
         })
     }
 }

@@ -1,0 +1,178 @@
+//! The one interface between a game and everything that runs many games:
+//! tournaments, ci runs, merge and standings use [`Game`] and never name a
+//! game. [`load`] is the only place that turns a game's name (or an
+//! external game's file) into one.
+//!
+//! Why the interface is this small: game `i` of a run with seed `s` must be
+//! fully decided by `s` and `i` (its deal, deck, start cell), so that games
+//! can run in any order, on any machine, be resumed and be merged; and a
+//! one-player game is played by every entrant on the same setup, so that
+//! entrants can be compared game by game. Everything else (how to talk to
+//! the bots, what a move is) stays inside the game.
+
+mod builtin;
+pub mod record;
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::bot::{BotLimits, BotSpec};
+use crate::games::external::JudgeError;
+use crate::outcome::Disqualified;
+pub use builtin::load;
+pub use record::{GameRecord, Score, SeatResult};
+
+/// The built-in games.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GameKind {
+    Evensteven,
+    Chomp,
+    Septica,
+    Acesup,
+}
+
+impl GameKind {
+    pub const ALL: [GameKind; 4] = [
+        GameKind::Evensteven,
+        GameKind::Chomp,
+        GameKind::Septica,
+        GameKind::Acesup,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            GameKind::Evensteven => "evensteven",
+            GameKind::Chomp => "chomp",
+            GameKind::Septica => "septica",
+            GameKind::Acesup => "acesup",
+        }
+    }
+}
+
+/// A game as tournament and ci files name it: a built-in game's name, or
+/// the path of an external game's `game.toml` (relative to the file).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum GameRef {
+    Builtin(GameKind),
+    External(PathBuf),
+}
+
+impl TryFrom<String> for GameRef {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<GameRef, String> {
+        if let Some(kind) = GameKind::ALL.into_iter().find(|k| k.name() == text) {
+            return Ok(GameRef::Builtin(kind));
+        }
+        if text.ends_with(".toml") {
+            return Ok(GameRef::External(PathBuf::from(text)));
+        }
+        Err(format!(
+            "unknown game {text:?}: expected evensteven, chomp, septica, acesup, or the path of an external game's .toml file"
+        ))
+    }
+}
+
+impl From<GameRef> for String {
+    fn from(game: GameRef) -> String {
+        game.name()
+    }
+}
+
+impl GameRef {
+    pub fn name(&self) -> String {
+        match self {
+            GameRef::Builtin(kind) => kind.name().to_owned(),
+            GameRef::External(path) => path.display().to_string(),
+        }
+    }
+
+    pub fn is(&self, kind: GameKind) -> bool {
+        *self == GameRef::Builtin(kind)
+    }
+}
+
+/// Who plays a game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seating {
+    /// One player against the game: every entrant plays every game, on the
+    /// same setup, and entrants are compared game by game (win rates).
+    Solo,
+    /// `seats` entrants play each other; seats rotate from game to game,
+    /// and the scores rank them (ratings).
+    Table { seats: usize },
+}
+
+/// An entrant in a seat.
+#[derive(Clone, Debug)]
+pub struct Seat {
+    /// Which entrant (its position in the file, from 0).
+    pub entrant: usize,
+    pub name: String,
+    pub program: Result<BotSpec, Disqualified>,
+}
+
+/// One game's outcome: the game's own fields (its setup and how it
+/// went), one result per seat in seat order, and an external judge's
+/// failure. Each result holds its verdict, `error`, move times, and `won`
+/// (solo games) or `score` (table games).
+pub struct Played {
+    pub setup: Map<String, Value>,
+    pub results: Vec<SeatResult>,
+    pub judge_error: Option<JudgeError>,
+}
+
+pub type PlayFuture<'a> = Pin<Box<dyn Future<Output = Played> + 'a>>;
+
+/// A game the harness can run many of.
+pub trait Game: Send + Sync {
+    /// The name records carry in `game`.
+    fn name(&self) -> String;
+
+    fn seating(&self) -> Seating;
+
+    /// What decides the games besides the seed and the entrants (the
+    /// arrays, the judge's file), for run fingerprints.
+    fn fingerprint(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Whether a game-specific ci expectation applies (`mean_score`,
+    /// `no_unnecessary_loss`).
+    fn supports(&self, _expectation: &str) -> bool {
+        false
+    }
+
+    /// The `[limits]` keys of its own that it takes (besides those every
+    /// game takes: `grace`, `max_line`, `make`, `build_timeout`).
+    fn limit_keys(&self) -> &'static [&'static str];
+
+    /// What is wrong with its setup for `entrants` entrants, all of it.
+    fn problems(&self, _entrants: usize) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Its own start-up allowance, when it has one (an external game's
+    /// file); a tournament or ci file's `startup` goes over it.
+    fn startup(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Plays game `index` of a run with `seed`. Solo games get one seat,
+    /// whose program is ready (disqualified entrants are recorded by the
+    /// caller); table games get every seat, disqualified ones included.
+    fn play<'a>(
+        &'a self,
+        index: u64,
+        seed: u64,
+        seats: &'a [Seat],
+        limits: BotLimits,
+    ) -> PlayFuture<'a>;
+}

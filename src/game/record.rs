@@ -1,0 +1,212 @@
+//! The typed form of a game's record in a tournament or ci run: what
+//! records, standings, ci expectations and viewers read. Every game fills
+//! the same [`SeatResult`]; what only one game has (Chomp's `fate`, a
+//! game's setup) rides along in a flattened map, so that a record reads
+//! back exactly as it was written.
+//!
+//! The records' JSON is documented in `docs/results.md`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::games::external::JudgeError;
+use crate::outcome::{Disqualified, Status, Verdict};
+
+/// One game of a run, as its line in `records.jsonl` holds it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GameRecord {
+    /// The game's name (`evensteven`, `chomp`, an external game's name).
+    pub game: String,
+    /// The game's number in the run, from 1.
+    pub index: u64,
+    /// The run's seed: with `index`, it decides the game's setup.
+    pub seed: u64,
+    /// The game's own fields: its setup (`n` and `deal_seed`, a `deck`,
+    /// Chomp's `array` and `start`) and how it went (`rounds`, `end`, an
+    /// external judge's `summary`).
+    #[serde(flatten)]
+    pub setup: Map<String, Value>,
+    /// Present when an external judge failed: the game is void.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_error: Option<JudgeError>,
+    /// One per seat (table games) or per entrant (solo games).
+    pub results: Vec<SeatResult>,
+    /// When the game ended (RFC 3339, UTC).
+    #[serde(default)]
+    pub time: String,
+    /// The referee's version.
+    #[serde(default)]
+    pub referee: String,
+    /// The run's fingerprint (records in an output directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tournament: Option<String>,
+}
+
+impl GameRecord {
+    /// The result of the entrant named `name`, if it played.
+    pub fn result_of(&self, name: &str) -> Option<&SeatResult> {
+        self.results
+            .iter()
+            .find(|r| r.entrant.as_deref() == Some(name))
+    }
+}
+
+/// A score: a number (higher is better) for games that rank their seats,
+/// or a tally of points by side, as Septica counts a match (`{"computer":
+/// 3, "player": 5}`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Score {
+    Points(serde_json::Number),
+    Tally(std::collections::BTreeMap<String, serde_json::Number>),
+}
+
+impl Score {
+    /// A score of `points`; `None` for a number JSON cannot hold (NaN).
+    pub fn of(points: f64) -> Option<Score> {
+        serde_json::Number::from_f64(points).map(Score::Points)
+    }
+
+    /// The number that ranks the seats, for games that have one.
+    pub fn points(&self) -> Option<f64> {
+        match self {
+            Score::Points(p) => p.as_f64(),
+            Score::Tally(_) => None,
+        }
+    }
+}
+
+/// One entrant's part in one game.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SeatResult {
+    /// The entrant's name (set by the run, not by the game).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entrant: Option<String>,
+    /// Its seat, from 0, in a game of several players.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seat: Option<usize>,
+    /// A game played alone: whether it was won.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub won: Option<bool>,
+    /// A game of several players: its score, which ranks it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<Score>,
+    /// Its rank when the game gives one (1 is first; equal ranks tie).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
+    /// The game's word for how it ended (Even Steven: `win`,
+    /// `lose_necessarily`, `lose_unnecessarily`; Septica: who won).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    /// How its part ended, in the shared taxonomy.
+    #[serde(flatten)]
+    pub verdict: Verdict,
+    /// Why it failed, for people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// How many moves it made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moves: Option<u64>,
+    /// Its slowest move (a timed-out move counts as the time waited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slowest_micros: Option<u64>,
+    /// Every move's time, where the game keeps them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub micros: Option<Vec<u64>>,
+    /// Its process's first reply, start-up included, kept out of `micros`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_micros: Option<u64>,
+    /// The tail of its standard error (tournaments move it to
+    /// `stderr/NAME.log`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stderr_truncated: bool,
+    /// What only this game records (Chomp: `fate`, `eaten`, `rounds`).
+    #[serde(flatten)]
+    pub detail: Map<String, Value>,
+}
+
+impl SeatResult {
+    /// A result with nothing but a verdict.
+    pub fn of(verdict: Verdict) -> SeatResult {
+        SeatResult {
+            verdict,
+            ..SeatResult::default()
+        }
+    }
+
+    /// The result of an entrant that cannot play (solo games).
+    pub fn disqualified(why: &Disqualified) -> SeatResult {
+        SeatResult {
+            won: Some(false),
+            error: Some(why.why.clone()),
+            ..SeatResult::of(why.verdict())
+        }
+    }
+
+    /// The result of a program that could not be started.
+    pub fn cannot_start(e: &dyn std::fmt::Display) -> SeatResult {
+        SeatResult {
+            won: Some(false),
+            error: Some(format!("cannot start: {e}")),
+            ..SeatResult::of(Verdict::of(Status::CannotStart))
+        }
+    }
+
+    pub fn status(&self) -> Status {
+        self.verdict.status
+    }
+
+    /// Its score as a number, for games that rank seats by one.
+    pub fn points(&self) -> Option<f64> {
+        self.score.as_ref().and_then(Score::points)
+    }
+
+    /// Its move times: every move where the game keeps them, else its
+    /// slowest.
+    pub fn move_times(&self) -> Vec<u64> {
+        match &self.micros {
+            Some(all) => all.clone(),
+            None => self.slowest_micros.into_iter().collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(line: &str) {
+        let record: GameRecord = serde_json::from_str(line).unwrap();
+        let back = serde_json::to_value(&record).unwrap();
+        let original: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(back, original, "{line}");
+    }
+
+    #[test]
+    fn every_games_records_read_back_as_written() {
+        // One record of each game, as the games write them.
+        round_trip(
+            r#"{"game":"evensteven","index":3,"seed":9,"n":4,"deal_seed":77,"time":"t","referee":"r","results":[{"entrant":"a","won":true,"outcome":"win","status":"ok","moves":4,"slowest_micros":80,"micros":[1,2,80,3],"startup_micros":900}]}"#,
+        );
+        round_trip(
+            r#"{"game":"septica","index":1,"seed":2,"deck":"x","time":"t","referee":"r","results":[{"entrant":"a","won":false,"outcome":"computer","score":{"computer":5,"player":3},"status":"timeout","phase":"move","error":"slow","moves":2,"slowest_micros":150000,"micros":[1,150000]}]}"#,
+        );
+        round_trip(
+            r#"{"game":"chomp","index":1,"seed":2,"array":"a.txt","start":[1,2],"rounds":40,"end":"all_dead","time":"t","referee":"r","tournament":"abc","results":[{"entrant":"a","seat":0,"score":3.5,"fate":"starved","eaten":4,"rounds":30,"slowest_micros":5,"status":"limit","limit":"cpu"}]}"#,
+        );
+        round_trip(
+            r#"{"game":"tron","index":1,"seed":2,"summary":{"turns":3},"judge_error":{"message":"m","stderr":"e"},"time":"t","referee":"r","results":[{"entrant":"a","seat":0,"status":"internal","micros":[],"rank":2}]}"#,
+        );
+    }
+
+    #[test]
+    fn points_are_numbers_only() {
+        let r: SeatResult = serde_json::from_str(r#"{"score":2,"status":"ok"}"#).unwrap();
+        assert_eq!(r.points(), Some(2.0));
+        let r: SeatResult =
+            serde_json::from_str(r#"{"score":{"computer":1,"player":2},"status":"ok"}"#).unwrap();
+        assert_eq!(r.points(), None);
+    }
+}
