@@ -361,7 +361,10 @@ mod tests {
         for i in 0..50 {
             records.append(&serde_json::json!({ "i": i })).unwrap();
             // Written, not only buffered: another reader sees it now.
-            assert_eq!(read_records::<serde_json::Value>(&path).unwrap().len(), i + 1);
+            assert_eq!(
+                read_records::<serde_json::Value>(&path).unwrap().len(),
+                i + 1
+            );
         }
         records.sync().unwrap();
         records.finish().unwrap();

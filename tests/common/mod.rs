@@ -319,7 +319,8 @@ impl TestRng {
 /// A tournament output directory's records, in game order, without what
 /// differs from run to run (times).
 pub fn timeless_records(out: &std::path::Path) -> Vec<serde_json::Value> {
-    let mut records = referee::record::read_records::<serde_json::Value>(&out.join("records.jsonl")).unwrap();
+    let mut records =
+        referee::record::read_records::<serde_json::Value>(&out.join("records.jsonl")).unwrap();
     for r in &mut records {
         r.as_object_mut().unwrap().remove("time");
         for result in r["results"].as_array_mut().unwrap() {
