@@ -137,7 +137,7 @@ impl Verdict {
             Verdict::TimeLimit => outcome::Verdict::timeout(outcome::Phase::Move),
             Verdict::RuntimeError(_) => exit.map_or(
                 outcome::Verdict::of(outcome::Status::Crashed),
-                outcome::Verdict::ended,
+                outcome::Verdict::from,
             ),
             Verdict::JudgeError(_) => outcome::Verdict::of(outcome::Status::Internal),
         }

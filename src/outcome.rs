@@ -2,7 +2,7 @@
 //!
 //! Every record, every standings table, `ci` expectations and JUnit use
 //! these names, so a verdict means the same thing everywhere. The runtime
-//! error of the bot layer ([`BotError`]) holds an `io::Error` and is not
+//! error of the bot layer (`BotError`) holds an `io::Error` and is not
 //! serializable; a [`Verdict`] is its recorded form, joined by `From`. The
 //! explanation for people stays a separate string (`error` in records).
 //!
@@ -12,8 +12,6 @@ use std::fmt;
 
 use nix::sys::signal::Signal;
 use serde::{Deserialize, Serialize};
-
-use crate::bot::{BotError, Ended};
 
 /// How an entrant's game ended, for machines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -107,16 +105,14 @@ impl Verdict {
         }
     }
 
-    /// How a process that ended by itself during a game is judged: a crash,
-    /// or a resource limit when its signal tells which.
-    pub fn ended(ended: Ended) -> Verdict {
-        let limit = match ended {
-            Ended::Signaled(n) => match Signal::try_from(n) {
-                Ok(Signal::SIGXCPU) => Some(LimitKind::Cpu),
-                Ok(Signal::SIGXFSZ) => Some(LimitKind::FileSize),
-                _ => None,
-            },
-            Ended::Exited(_) => None,
+    /// How a process that ended by itself during a game is judged, by the
+    /// signal that killed it if one did: a crash, or a resource limit when
+    /// the signal tells which.
+    pub fn ended(signal: Option<i32>) -> Verdict {
+        let limit = match signal.map(Signal::try_from) {
+            Some(Ok(Signal::SIGXCPU)) => Some(LimitKind::Cpu),
+            Some(Ok(Signal::SIGXFSZ)) => Some(LimitKind::FileSize),
+            _ => None,
         };
         match limit {
             Some(kind) => Verdict {
@@ -280,22 +276,6 @@ impl fmt::Display for Verdict {
     }
 }
 
-impl From<&BotError> for Verdict {
-    fn from(error: &BotError) -> Verdict {
-        match error {
-            BotError::Timeout { phase, .. } => Verdict::timeout(*phase),
-            BotError::WriteTimeout { .. } => Verdict::timeout(Phase::Write),
-            BotError::Exited { ended, .. } => Verdict::ended(*ended),
-            BotError::ClosedOutput => Verdict::of(Status::ClosedOutput),
-            BotError::ClosedInput => Verdict::of(Status::Crashed),
-            BotError::LineTooLong { .. }
-            | BotError::OutputTooLong { .. }
-            | BotError::InvalidUtf8 { .. } => Verdict::of(Status::Incorrect),
-            BotError::Relay(_) | BotError::Io(_) => Verdict::of(Status::Internal),
-        }
-    }
-}
-
 impl From<Status> for crate::exit::Status {
     /// The exit status of a referee that stops at a bot's failure.
     fn from(status: Status) -> crate::exit::Status {
@@ -330,13 +310,13 @@ mod tests {
 
     #[test]
     fn signals_that_enforce_limits_are_limits() {
-        let cpu = Verdict::ended(Ended::Signaled(Signal::SIGXCPU as i32));
+        let cpu = Verdict::ended(Some(Signal::SIGXCPU as i32));
         assert_eq!(
             (cpu.status, cpu.limit),
             (Status::Limit, Some(LimitKind::Cpu))
         );
         assert_eq!(
-            Verdict::ended(Ended::Signaled(Signal::SIGSEGV as i32)).status,
+            Verdict::ended(Some(Signal::SIGSEGV as i32)).status,
             Status::Crashed
         );
         assert!(Status::Limit.is_crash() && !Status::Timeout.is_crash());

@@ -114,3 +114,22 @@ impl std::fmt::Display for TomlDuration {
         write!(f, "{}", humantime::format_duration(self.0))
     }
 }
+
+/// A TOML error on one line: `line L, column C: what`.
+pub fn toml_error(e: &toml::de::Error) -> String {
+    let text = e.to_string();
+    // The crate's message is several lines (the source line quoted, a
+    // caret); the first says where and the last says what.
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let first = lines.next().unwrap_or("").trim();
+    let what = e.message().trim();
+    let place = first
+        .strip_prefix("TOML parse error at ")
+        .unwrap_or(first)
+        .to_owned();
+    if place.is_empty() || place == what {
+        what.to_owned()
+    } else {
+        format!("{place}: {what}")
+    }
+}

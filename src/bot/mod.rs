@@ -42,7 +42,7 @@ pub use lines::{LineReader, Next};
 pub use spawn::SpawnError;
 pub use status::Ended;
 
-use crate::outcome::Phase;
+use crate::outcome::{Phase, Status, Verdict};
 
 /// Default cap on one line from a bot.
 pub const DEFAULT_MAX_LINE: usize = 64 * 1024;
@@ -875,5 +875,22 @@ fn poll_once<F: std::future::Future>(future: F) -> Option<F::Output> {
     match future.as_mut().poll(&mut context) {
         std::task::Poll::Ready(output) => Some(output),
         std::task::Poll::Pending => None,
+    }
+}
+
+/// The recorded form of a bot's failure.
+impl From<&BotError> for Verdict {
+    fn from(error: &BotError) -> Verdict {
+        match error {
+            BotError::Timeout { phase, .. } => Verdict::timeout(*phase),
+            BotError::WriteTimeout { .. } => Verdict::timeout(Phase::Write),
+            BotError::Exited { ended, .. } => Verdict::from(*ended),
+            BotError::ClosedOutput => Verdict::of(Status::ClosedOutput),
+            BotError::ClosedInput => Verdict::of(Status::Crashed),
+            BotError::LineTooLong { .. }
+            | BotError::OutputTooLong { .. }
+            | BotError::InvalidUtf8 { .. } => Verdict::of(Status::Incorrect),
+            BotError::Relay(_) | BotError::Io(_) => Verdict::of(Status::Internal),
+        }
     }
 }

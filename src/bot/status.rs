@@ -16,6 +16,15 @@ pub enum Ended {
     Signaled(i32),
 }
 
+impl From<Ended> for crate::outcome::Verdict {
+    fn from(ended: Ended) -> crate::outcome::Verdict {
+        crate::outcome::Verdict::ended(match ended {
+            Ended::Signaled(n) => Some(n),
+            Ended::Exited(_) => None,
+        })
+    }
+}
+
 impl Ended {
     pub fn success(self) -> bool {
         self == Ended::Exited(0)

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::GameKind;
 use super::GameRef;
 use super::record::{Score, SeatResult};
-use super::{Game, PlayFuture, Played, Seat, Seating};
+use super::{Game, Limits, PlayFuture, Played, Seat, Seating};
 use crate::bot::clock::MoveLimits;
 use crate::bot::{BotLimits, BotSpec};
 use crate::games::acesup::{self, Decks, JudgeConfig};
@@ -20,7 +20,6 @@ use crate::games::evensteven::{deal, dealer};
 use crate::games::external::{self, ExternalGame};
 use crate::games::septica;
 use crate::rng::SplitMix64;
-use crate::tournament::spec::Limits;
 
 /// `value`'s fields, for a record's setup (`json!` objects only).
 fn fields(value: Value) -> Map<String, Value> {

@@ -21,11 +21,34 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::bot::clock::TimeControl;
 use crate::bot::{BotLimits, BotSpec};
 use crate::games::external::JudgeError;
 use crate::outcome::Disqualified;
+use crate::units::TomlDuration;
 pub use builtin::load;
 pub use record::{GameRecord, Score, SeatResult};
+
+/// A tournament or ci file's `[limits]`: the options of the game's
+/// subcommand, by the same names. Each game takes its own keys
+/// ([`Game::limit_keys`]).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    pub timeout: Option<TomlDuration>,
+    pub startup: Option<TomlDuration>,
+    pub time_control: Option<TimeControl>,
+    pub grace: Option<TomlDuration>,
+    pub prep: Option<TomlDuration>,
+    pub starve: Option<TomlDuration>,
+    pub max_rounds: Option<u64>,
+    pub start: Option<[String; 2]>,
+    pub arrays: Option<PathBuf>,
+    pub seats: Option<usize>,
+    pub make: Option<String>,
+    pub build_timeout: Option<TomlDuration>,
+    pub max_line: Option<usize>,
+}
 
 /// The built-in games.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]

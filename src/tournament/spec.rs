@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::bot::clock::TimeControl;
-use crate::units::TomlDuration;
+pub use crate::game::Limits;
+pub use crate::units::toml_error;
 
 pub use crate::game::{GameKind, GameRef};
 
@@ -47,25 +47,6 @@ pub struct Spec {
     pub limits: Limits,
     #[serde(rename = "entrant")]
     pub entrants: Vec<EntrantSpec>,
-}
-
-/// The options of the game's subcommand, by the same names.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Limits {
-    pub timeout: Option<TomlDuration>,
-    pub startup: Option<TomlDuration>,
-    pub time_control: Option<TimeControl>,
-    pub grace: Option<TomlDuration>,
-    pub prep: Option<TomlDuration>,
-    pub starve: Option<TomlDuration>,
-    pub max_rounds: Option<u64>,
-    pub start: Option<[String; 2]>,
-    pub arrays: Option<PathBuf>,
-    pub seats: Option<usize>,
-    pub make: Option<String>,
-    pub build_timeout: Option<TomlDuration>,
-    pub max_line: Option<usize>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -97,25 +78,6 @@ pub fn parse(text: &str, base: &Path) -> Result<Spec, String> {
         Ok(spec)
     } else {
         Err(problems.join("\n  "))
-    }
-}
-
-/// A TOML error on one line: `line L, column C: what`.
-pub fn toml_error(e: &toml::de::Error) -> String {
-    let text = e.to_string();
-    // The crate's message is several lines (the source line quoted, a
-    // caret); the first says where and the last says what.
-    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-    let first = lines.next().unwrap_or("").trim();
-    let what = e.message().trim();
-    let place = first
-        .strip_prefix("TOML parse error at ")
-        .unwrap_or(first)
-        .to_owned();
-    if place.is_empty() || place == what {
-        what.to_owned()
-    } else {
-        format!("{place}: {what}")
     }
 }
 

@@ -80,7 +80,7 @@ impl Verdict {
             Verdict::TimeLimit => outcome::Verdict::timeout(outcome::Phase::Move),
             Verdict::RuntimeError { .. } => exit.map_or(
                 outcome::Verdict::of(outcome::Status::Crashed),
-                outcome::Verdict::ended,
+                outcome::Verdict::from,
             ),
         }
     }
