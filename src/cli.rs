@@ -106,6 +106,10 @@ pub enum Command {
     #[command(after_help = MERGE_HELP, after_long_help = MERGE_HELP)]
     Merge(MergeArgs),
 
+    /// Writes a tournament's report.html again from its output directory.
+    #[command(after_help = REPORT_HELP, after_long_help = REPORT_HELP)]
+    Report(ReportArgs),
+
     /// Aces Up: judge a program's output against the rules engine, deck by deck.
     #[command(
         override_usage = "referee acesup [OPTIONS] (--decks FILE | --random N) PROGRAM [ARGS]...",
@@ -194,6 +198,19 @@ prints the standings one run of all the games would give.
 
 Example:
   referee merge runs/s1 runs/s2 runs/s3 runs/s4 --out runs/all";
+
+const REPORT_HELP: &str = "\
+Reads DIR/run.json and DIR/records.jsonl (a tournament's --out directory, or
+merged shards') and writes DIR/report.html: the standings, each entrant's
+rating or win rate over the games with its interval, score distributions
+(per array for Chomp), failures by kind, the slowest moves and every game.
+One file with nothing to load: open it from anywhere. `referee tournament
+--out DIR` writes it after its run; this makes it again (after a resume, a
+merge, or a new version of referee). See docs/tournaments.md.
+
+Examples:
+  referee report runs/chomp
+  referee report runs/chomp -o chomp-report.html";
 
 const ACESUP_HELP: &str = "\
 Each deck is fed to a fresh run of PROGRAM as 52 lines; its whole output is
@@ -706,6 +723,17 @@ pub struct MergeArgs {
     pub out: Option<PathBuf>,
 }
 
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A tournament's output directory.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// Where to write the report (default: DIR/report.html).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
 fn parse_shard(text: &str) -> Result<(u64, u64), String> {
     let (k, n) = text.split_once('/').ok_or("expected K/N, e.g. 2/4")?;
     match (k.parse::<u64>(), n.parse::<u64>()) {
@@ -832,6 +860,18 @@ pub async fn run(cli: Cli) -> Status {
             tournament::run(&config).await
         }
         Command::Merge(args) => tournament::merge(&args.outs, args.out.as_deref()),
+        Command::Report(args) => {
+            match tournament::report::regenerate(&args.dir, args.output.as_deref()) {
+                Ok(path) => {
+                    println!("report: {}", path.display());
+                    Status::Pass
+                }
+                Err(e) => {
+                    eprintln!("referee report: {e}");
+                    Status::Usage
+                }
+            }
+        }
         Command::Ci(args) => {
             crate::ci::run(
                 &args.suite,

@@ -2,6 +2,7 @@
 //! several at once, resumable, shardable over machines; and `referee
 //! merge`, which puts shards back together. See `docs/tournaments.md`.
 
+pub mod report;
 pub mod spec;
 pub mod standings;
 pub mod units;
@@ -282,6 +283,12 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
     if let Err(e) = report(info.solo, &info.entrants, &all, config.out.as_deref()) {
         return Ok(io_failure(&e));
     }
+    if let Some(out) = &config.out {
+        match report::regenerate(out, None) {
+            Ok(path) => println!("report: {}", path.display()),
+            Err(e) => return Ok(io_failure(&e)),
+        }
+    }
     Ok(Status::Pass)
 }
 
@@ -467,7 +474,13 @@ pub fn merge(outs: &[PathBuf], into: Option<&Path>) -> Status {
             return Status::Io;
         }
     }
-    match report(first.solo, &first.entrants, &all, into) {
+    let reported = report(first.solo, &first.entrants, &all, into).and_then(|()| match into {
+        Some(into) => report::regenerate(into, None).map(|path| {
+            println!("report: {}", path.display());
+        }),
+        None => Ok(()),
+    });
+    match reported {
         Ok(()) => Status::Pass,
         Err(e) => {
             eprintln!("referee merge: {e}");

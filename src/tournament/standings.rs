@@ -108,8 +108,36 @@ impl Row {
     }
 }
 
+/// One entrant's standing after one of its games, for plots: its win rate
+/// with Wilson's 95% interval (one-player games), or its rating with
+/// rating ± 2 × uncertainty (games of several players).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Point {
+    /// The game's index.
+    pub index: u64,
+    pub value: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
 /// The standings of `entrants` from `records` (of one tournament run).
 pub fn compute(solo: bool, entrants: &[String], records: &[GameRecord]) -> Vec<Row> {
+    compute_with_history(solo, entrants, records, None)
+}
+
+/// Each entrant's standing after each game it played, in game order.
+pub fn history(solo: bool, entrants: &[String], records: &[GameRecord]) -> Vec<Vec<Point>> {
+    let mut history = vec![Vec::new(); entrants.len()];
+    compute_with_history(solo, entrants, records, Some(&mut history));
+    history
+}
+
+fn compute_with_history(
+    solo: bool,
+    entrants: &[String],
+    records: &[GameRecord],
+    history: Option<&mut Vec<Vec<Point>>>,
+) -> Vec<Row> {
     // A game whose judge failed is void: it counts for nobody.
     let mut records: Vec<&GameRecord> =
         records.iter().filter(|r| r.judge_error.is_none()).collect();
@@ -117,14 +145,19 @@ pub fn compute(solo: bool, entrants: &[String], records: &[GameRecord]) -> Vec<R
     let mut rows: Vec<Row> = entrants.iter().map(|e| Row::new(e)).collect();
     let at = |name: &str| entrants.iter().position(|e| e == name);
     if solo {
-        solo_rows(&mut rows, &records, at);
+        solo_rows(&mut rows, &records, at, history);
     } else {
-        table_rows(&mut rows, &records, at);
+        table_rows(&mut rows, &records, at, history);
     }
     rows
 }
 
-fn solo_rows(rows: &mut [Row], records: &[&GameRecord], at: impl Fn(&str) -> Option<usize>) {
+fn solo_rows(
+    rows: &mut [Row],
+    records: &[&GameRecord],
+    at: impl Fn(&str) -> Option<usize>,
+    mut history: Option<&mut Vec<Vec<Point>>>,
+) {
     // Per game, who won: for the paired differences.
     let mut won: Vec<Vec<Option<f64>>> = vec![Vec::new(); rows.len()];
     for record in records {
@@ -139,6 +172,15 @@ fn solo_rows(rows: &mut [Row], records: &[&GameRecord], at: impl Fn(&str) -> Opt
             row.wins += w;
             row.count(result);
             this_game[i] = Some(w);
+            if let Some(history) = history.as_deref_mut() {
+                let (low, high) = wilson95(row.wins as u64, row.games);
+                history[i].push(Point {
+                    index: record.index,
+                    value: row.wins / row.games as f64,
+                    low,
+                    high,
+                });
+            }
         }
         for (i, w) in this_game.into_iter().enumerate() {
             won[i].push(w);
@@ -173,7 +215,12 @@ fn solo_rows(rows: &mut [Row], records: &[&GameRecord], at: impl Fn(&str) -> Opt
     rank_by(rows, |r| r.win_rate.unwrap_or(0.0));
 }
 
-fn table_rows(rows: &mut [Row], records: &[&GameRecord], at: impl Fn(&str) -> Option<usize>) {
+fn table_rows(
+    rows: &mut [Row],
+    records: &[&GameRecord],
+    at: impl Fn(&str) -> Option<usize>,
+    mut history: Option<&mut Vec<Vec<Point>>>,
+) {
     let config = WengLinConfig::new();
     let mut ratings = vec![WengLinRating::new(); rows.len()];
     let mut scores: Vec<Vec<f64>> = vec![Vec::new(); rows.len()];
@@ -209,6 +256,15 @@ fn table_rows(rows: &mut [Row], records: &[&GameRecord], at: impl Fn(&str) -> Op
             .collect();
         for (s, new) in seats.iter().zip(weng_lin_multi_team(&ranked, &config)) {
             ratings[s.0] = new[0];
+            if let Some(history) = history.as_deref_mut() {
+                let r = new[0];
+                history[s.0].push(Point {
+                    index: record.index,
+                    value: r.rating,
+                    low: r.rating - 2.0 * r.uncertainty,
+                    high: r.rating + 2.0 * r.uncertainty,
+                });
+            }
         }
     }
     for (i, row) in rows.iter_mut().enumerate() {

@@ -1,0 +1,655 @@
+//! `report.html`: a tournament's results as one self-contained page —
+//! standings, each entrant's rating or win rate over the games with its
+//! interval, score distributions, failures by kind, the slowest moves and
+//! every game — made from the output directory's records alone, so that a
+//! resumed run and merged shards get the same page (`referee report DIR`).
+//!
+//! The page has no script and loads nothing: tables, and plots drawn here
+//! as inline SVG (a polyline and a band per entrant need no library), so
+//! it opens from a laptop, a CI artifact or an e-mail, and a 200-game
+//! report weighs tens of kilobytes.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::standings::{self, Point, Row};
+use super::{RunInfo, read_run_info, records_path};
+use crate::game::{GameRecord, SeatResult};
+use crate::games::chomp::standings::short_micros;
+use crate::outcome::Status;
+use crate::record;
+
+/// The report's file in an output directory.
+pub fn report_path(out: &Path) -> PathBuf {
+    out.join("report.html")
+}
+
+/// Writes `OUT/report.html` (or `to`) from `OUT`'s `run.json` and records.
+pub fn regenerate(out: &Path, to: Option<&Path>) -> Result<PathBuf, String> {
+    let info = read_run_info(out)?;
+    let records: Vec<GameRecord> =
+        record::read_records(&records_path(out)).map_err(|e| e.to_string())?;
+    let records: Vec<GameRecord> = records
+        .into_iter()
+        .filter(|r| r.tournament.as_deref() == Some(info.fingerprint.as_str()))
+        .collect();
+    let records = super::dedupe(records);
+    let path = to.map_or_else(|| report_path(out), Path::to_owned);
+    record::write_file(&path, render(&info, &records).as_bytes())?;
+    Ok(path)
+}
+
+/// The page for `records` (deduplicated, of the run `info`).
+pub fn render(info: &RunInfo, records: &[GameRecord]) -> String {
+    let entrants = &info.entrants;
+    let rows = standings::compute(info.solo, entrants, records);
+    let history = standings::history(info.solo, entrants, records);
+    let game = records
+        .first()
+        .map_or_else(|| info.game.name(), |r| r.game.clone());
+    let mut page = String::with_capacity(64 << 10);
+    let _ = write!(
+        page,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{title}</title><style>{STYLE}</style></head><body>\n\
+         <h1>{title}</h1>\n<p class=\"meta\">{played} of {games} game{s}, seed {seed}, \
+         {n} entrant{ns}{shard}. Made by referee {version} from the run's records; \
+         <code>referee report DIR</code> makes it again.</p>\n",
+        title = esc(&format!("Tournament: {game}")),
+        played = records.len(),
+        games = info.games,
+        s = plural(info.games),
+        seed = info.seed,
+        n = entrants.len(),
+        ns = plural(entrants.len() as u64),
+        shard = info
+            .shard
+            .map_or(String::new(), |(k, n)| format!(" (shard {k} of {n})")),
+        version = record::REFEREE_VERSION,
+    );
+    section_standings(&mut page, info.solo, &rows);
+    section_plot(&mut page, info.solo, entrants, &history);
+    section_distribution(&mut page, info.solo, entrants, records);
+    section_failures(&mut page, entrants, records);
+    section_slowest(&mut page, records);
+    section_games(&mut page, info.solo, records);
+    page.push_str("</body></html>\n");
+    page
+}
+
+const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:70em;\
+padding:0 1em;color:#222}h1{font-size:1.5em}h2{font-size:1.15em;margin-top:2em;\
+border-bottom:1px solid #ccc}table{border-collapse:collapse;margin:.5em 0}\
+td,th{padding:.2em .6em;border-bottom:1px solid #eee;text-align:right}\
+td:first-child,th:first-child,td.l,th.l{text-align:left}th{background:#f4f4f4}\
+.meta{color:#555}.bad{color:#b00020}.ok{color:#0a7d32}.key span{display:inline-block;\
+margin-right:1em}.key i{display:inline-block;width:1em;height:.6em;margin-right:.3em}\
+svg text{font:11px system-ui,sans-serif;fill:#444}code{background:#f4f4f4;padding:0 .2em}\
+details{margin:.3em 0}";
+
+/// Colours for entrants, in order (repeating after ten).
+const COLOURS: [&str; 10] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
+    "#7f7f7f", "#bcbd22",
+];
+
+fn colour(i: usize) -> &'static str {
+    COLOURS[i % COLOURS.len()]
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// Text for HTML, attribute values included.
+fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn section_standings(page: &mut String, solo: bool, rows: &[Row]) {
+    page.push_str("<h2 id=\"standings\">Standings</h2>\n<table><tr><th>rank</th><th class=\"l\">entrant</th><th>games</th>");
+    if solo {
+        page.push_str("<th>win rate</th><th>95% interval</th><th>vs best</th>");
+    } else {
+        page.push_str("<th>rating</th><th>± σ</th><th>wins</th><th>mean score</th>");
+    }
+    page.push_str("<th>timeouts</th><th>crashed</th><th>incorrect</th><th>disqualified</th><th>slowest move</th></tr>\n");
+    for row in rows {
+        let _ = write!(
+            page,
+            "<tr><td>{}</td><td class=\"l\">{}</td><td>{}</td>",
+            row.rank,
+            esc(&row.entrant),
+            row.games
+        );
+        if solo {
+            let _ = write!(
+                page,
+                "<td>{:.1}%</td><td>{:.1}–{:.1}%</td><td>{:+.3} ± {:.3}</td>",
+                100.0 * row.win_rate.unwrap_or(0.0),
+                100.0 * row.win_rate_low.unwrap_or(0.0),
+                100.0 * row.win_rate_high.unwrap_or(0.0),
+                row.paired_diff.unwrap_or(0.0),
+                row.paired_diff_ci.unwrap_or(0.0)
+            );
+        } else {
+            let _ = write!(
+                page,
+                "<td>{:.2}</td><td>{:.2}</td><td>{}</td><td>{:.1} ± {:.1}</td>",
+                row.rating.unwrap_or(0.0),
+                row.uncertainty.unwrap_or(0.0),
+                trim_float(row.wins),
+                row.mean_score.unwrap_or(0.0),
+                row.mean_score_ci.unwrap_or(0.0)
+            );
+        }
+        for count in [row.timeouts, row.crashed, row.incorrect, row.disqualified] {
+            let class = if count > 0 { " class=\"bad\"" } else { "" };
+            let _ = write!(page, "<td{class}>{count}</td>");
+        }
+        let _ = writeln!(page, "<td>{}</td></tr>", short_micros(row.slowest_micros));
+    }
+    page.push_str("</table>\n");
+    if !solo {
+        page.push_str(
+            "<p class=\"meta\">Ratings are Weng-Lin (OpenSkill), updated game by game from the \
+             ranking of the scores; the ranking uses rating − 3σ. A win shared by k players \
+             counts 1/k.</p>\n",
+        );
+    }
+}
+
+/// A number without a trailing `.0` (wins can be fractions).
+fn trim_float(x: f64) -> String {
+    if x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// At most `most` points, evenly spread, the last one kept: a plot of a
+/// long run stays small.
+fn thin(points: &[Point], most: usize) -> Vec<Point> {
+    if points.len() <= most {
+        return points.to_vec();
+    }
+    let step = points.len() as f64 / most as f64;
+    let mut out: Vec<Point> = (0..most)
+        .map(|k| points[(k as f64 * step) as usize])
+        .collect();
+    if let Some(last) = points.last() {
+        out.push(*last);
+    }
+    out
+}
+
+fn section_plot(page: &mut String, solo: bool, entrants: &[String], history: &[Vec<Point>]) {
+    let (title, what) = if solo {
+        (
+            "Win rate over the games",
+            "each entrant's win rate so far, with Wilson's 95% interval shaded",
+        )
+    } else {
+        (
+            "Rating over the games",
+            "each entrant's rating after each of its games, rating ± 2σ shaded",
+        )
+    };
+    let _ = writeln!(
+        page,
+        "<h2 id=\"plot\">{title}</h2>\n<p class=\"meta\">{what}.</p>"
+    );
+    let series: Vec<Vec<Point>> = history.iter().map(|h| thin(h, 400)).collect();
+    let all = series.iter().flatten();
+    let (mut x_max, mut y_min, mut y_max) = (1u64, f64::MAX, f64::MIN);
+    for p in all {
+        x_max = x_max.max(p.index);
+        y_min = y_min.min(p.low);
+        y_max = y_max.max(p.high);
+    }
+    if solo {
+        (y_min, y_max) = (0.0, 1.0);
+    }
+    if y_min > y_max {
+        (y_min, y_max) = (0.0, 1.0);
+    }
+    if y_max - y_min < 1e-9 {
+        y_max = y_min + 1.0;
+    }
+    let (w, h, left, bottom, top, right) = (800.0, 300.0, 50.0, 25.0, 10.0, 10.0);
+    let x = |i: u64| left + (w - left - right) * i as f64 / x_max as f64;
+    let y = |v: f64| top + (h - top - bottom) * (1.0 - (v - y_min) / (y_max - y_min));
+    let _ = write!(
+        page,
+        "<svg id=\"plot-svg\" viewBox=\"0 0 {w} {h}\" width=\"100%\" role=\"img\" \
+         aria-label=\"{title}\"><rect x=\"{left}\" y=\"{top}\" width=\"{}\" height=\"{}\" \
+         fill=\"none\" stroke=\"#ccc\"/>",
+        w - left - right,
+        h - top - bottom
+    );
+    for k in 0..=4 {
+        let v = y_min + (y_max - y_min) * k as f64 / 4.0;
+        let label = if solo {
+            format!("{:.0}%", 100.0 * v)
+        } else {
+            format!("{v:.1}")
+        };
+        let _ = write!(
+            page,
+            "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{label}</text>",
+            left - 4.0,
+            y(v) + 4.0
+        );
+    }
+    let _ = write!(
+        page,
+        "<text x=\"{left}\" y=\"{}\">game 1</text><text x=\"{}\" y=\"{}\" \
+         text-anchor=\"end\">game {x_max}</text>",
+        h - 8.0,
+        w - right,
+        h - 8.0
+    );
+    for (i, points) in series.iter().enumerate() {
+        if points.is_empty() {
+            continue;
+        }
+        let band: Vec<String> = points
+            .iter()
+            .map(|p| format!("{:.1},{:.1}", x(p.index), y(p.high)))
+            .chain(
+                points
+                    .iter()
+                    .rev()
+                    .map(|p| format!("{:.1},{:.1}", x(p.index), y(p.low))),
+            )
+            .collect();
+        let line: Vec<String> = points
+            .iter()
+            .map(|p| format!("{:.1},{:.1}", x(p.index), y(p.value)))
+            .collect();
+        let _ = write!(
+            page,
+            "<polygon points=\"{}\" fill=\"{c}\" fill-opacity=\"0.12\"/>\
+             <polyline class=\"series\" data-entrant=\"{name}\" points=\"{}\" fill=\"none\" \
+             stroke=\"{c}\" stroke-width=\"1.5\"/>",
+            band.join(" "),
+            line.join(" "),
+            c = colour(i),
+            name = esc(&entrants[i]),
+        );
+    }
+    page.push_str("</svg>\n<p class=\"key\">");
+    for (i, name) in entrants.iter().enumerate() {
+        let _ = write!(
+            page,
+            "<span><i style=\"background:{}\"></i>{}</span>",
+            colour(i),
+            esc(name)
+        );
+    }
+    page.push_str("</p>\n");
+}
+
+/// A row of bars: how many values fall in each of `bins` equal ranges.
+fn histogram(values: &[f64], lo: f64, hi: f64, colour: &str) -> String {
+    const BINS: usize = 20;
+    let mut counts = [0u32; BINS];
+    for v in values {
+        let at = if hi > lo {
+            (((v - lo) / (hi - lo)) * BINS as f64) as usize
+        } else {
+            0
+        };
+        counts[at.min(BINS - 1)] += 1;
+    }
+    let most = counts.iter().copied().max().unwrap_or(0).max(1);
+    let mut svg = String::from("<svg viewBox=\"0 0 200 40\" width=\"200\" height=\"40\">");
+    for (k, &n) in counts.iter().enumerate() {
+        let height = 38.0 * f64::from(n) / f64::from(most);
+        let _ = write!(
+            svg,
+            "<rect x=\"{}\" y=\"{:.1}\" width=\"9\" height=\"{height:.1}\" fill=\"{colour}\"><title>{n}</title></rect>",
+            k * 10,
+            39.0 - height
+        );
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+fn section_distribution(
+    page: &mut String,
+    solo: bool,
+    entrants: &[String],
+    records: &[GameRecord],
+) {
+    let played: Vec<&GameRecord> = records.iter().filter(|r| r.judge_error.is_none()).collect();
+    if solo {
+        // Outcomes: the game's own words where it has them.
+        page.push_str("<h2 id=\"distribution\">Outcomes</h2>\n<table><tr><th class=\"l\">entrant</th><th class=\"l\">outcome</th><th>games</th></tr>\n");
+        for name in entrants {
+            let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+            for r in played.iter().filter_map(|r| r.result_of(name)) {
+                *counts.entry(outcome_word(r)).or_default() += 1;
+            }
+            for (word, n) in counts {
+                let _ = writeln!(
+                    page,
+                    "<tr><td>{}</td><td class=\"l\">{}</td><td>{n}</td></tr>",
+                    esc(name),
+                    esc(&word)
+                );
+            }
+        }
+        page.push_str("</table>\n");
+        return;
+    }
+    // Scores per setup group (Chomp: per array), then per entrant.
+    let mut groups: BTreeMap<String, Vec<&GameRecord>> = BTreeMap::new();
+    for r in &played {
+        let key = r
+            .setup
+            .get("array")
+            .and_then(|a| a.as_str())
+            .unwrap_or("all games")
+            .to_owned();
+        groups.entry(key).or_default().push(r);
+    }
+    page.push_str(
+        "<h2 id=\"distribution\">Score distributions</h2>\n<table><tr><th class=\"l\">games</th>\
+         <th class=\"l\">entrant</th><th>games</th><th>min</th><th>median</th><th>mean</th>\
+         <th>max</th><th class=\"l\">distribution (min to max of the group)</th></tr>\n",
+    );
+    for (group, games) in &groups {
+        let all: Vec<f64> = games
+            .iter()
+            .flat_map(|r| r.results.iter().filter_map(SeatResult::points))
+            .collect();
+        let lo = all.iter().copied().fold(f64::MAX, f64::min);
+        let hi = all.iter().copied().fold(f64::MIN, f64::max);
+        for (i, name) in entrants.iter().enumerate() {
+            let mut scores: Vec<f64> = games
+                .iter()
+                .filter_map(|r| r.result_of(name)?.points())
+                .collect();
+            if scores.is_empty() {
+                continue;
+            }
+            scores.sort_by(f64::total_cmp);
+            let mean = scores.iter().sum::<f64>() / scores.len() as f64;
+            let _ = writeln!(
+                page,
+                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td>\
+                 <td>{}</td><td>{mean:.1}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+                esc(group),
+                esc(name),
+                scores.len(),
+                trim_float(scores[0]),
+                trim_float(scores[scores.len() / 2]),
+                trim_float(scores[scores.len() - 1]),
+                histogram(&scores, lo, hi, colour(i))
+            );
+        }
+    }
+    page.push_str("</table>\n");
+}
+
+/// How a result reads in one word or two.
+fn outcome_word(r: &SeatResult) -> String {
+    if r.status() != Status::Ok {
+        return r.verdict.to_string();
+    }
+    match (&r.outcome, r.won) {
+        (Some(word), _) => word.clone(),
+        (None, Some(true)) => "won".into(),
+        (None, Some(false)) => "lost".into(),
+        (None, None) => "played".into(),
+    }
+}
+
+fn section_failures(page: &mut String, entrants: &[String], records: &[GameRecord]) {
+    page.push_str("<h2 id=\"failures\">Failures by kind</h2>\n");
+    let mut counts: BTreeMap<(usize, String), u64> = BTreeMap::new();
+    let mut examples: Vec<(u64, &str, String, &str)> = Vec::new();
+    for r in records {
+        for result in &r.results {
+            if result.status() == Status::Ok {
+                continue;
+            }
+            let Some(name) = result.entrant.as_deref() else {
+                continue;
+            };
+            let who = entrants
+                .iter()
+                .position(|e| e == name)
+                .unwrap_or(usize::MAX);
+            *counts.entry((who, result.verdict.to_string())).or_default() += 1;
+            if examples.len() < 50 {
+                examples.push((
+                    r.index,
+                    name,
+                    result.verdict.to_string(),
+                    result.error.as_deref().unwrap_or(""),
+                ));
+            }
+        }
+        if let Some(e) = &r.judge_error
+            && examples.len() < 50
+        {
+            examples.push((r.index, "(judge)", "judge error".into(), &e.message));
+        }
+    }
+    if counts.is_empty() && examples.is_empty() {
+        page.push_str("<p class=\"ok\">None: every entrant played every game to its end.</p>\n");
+        return;
+    }
+    page.push_str(
+        "<table><tr><th class=\"l\">entrant</th><th class=\"l\">kind</th><th>games</th></tr>\n",
+    );
+    for ((who, kind), n) in &counts {
+        let name = entrants.get(*who).map_or("?", String::as_str);
+        let _ = writeln!(
+            page,
+            "<tr><td>{}</td><td class=\"l bad\">{}</td><td>{n}</td></tr>",
+            esc(name),
+            esc(kind)
+        );
+    }
+    page.push_str("</table>\n<details><summary>The first failures, with their messages</summary><table><tr><th>game</th><th class=\"l\">entrant</th><th class=\"l\">kind</th><th class=\"l\">message</th></tr>\n");
+    for (index, name, kind, message) in examples {
+        let _ = writeln!(
+            page,
+            "<tr><td><a href=\"#game-{index}\">{index}</a></td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
+            esc(name),
+            esc(&kind),
+            esc(message)
+        );
+    }
+    page.push_str("</table></details>\n");
+}
+
+fn section_slowest(page: &mut String, records: &[GameRecord]) {
+    let mut moves: Vec<(u64, u64, &str)> = records
+        .iter()
+        .flat_map(|r| {
+            r.results.iter().filter_map(move |x| {
+                Some((
+                    x.slowest_micros?,
+                    r.index,
+                    x.entrant.as_deref().unwrap_or("?"),
+                ))
+            })
+        })
+        .collect();
+    moves.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    moves.truncate(10);
+    page.push_str("<h2 id=\"slowest\">Slowest moves</h2>\n<table><tr><th>time</th><th class=\"l\">entrant</th><th>game</th></tr>\n");
+    for (micros, index, name) in moves {
+        let _ = writeln!(
+            page,
+            "<tr><td>{}</td><td class=\"l\">{}</td><td><a href=\"#game-{index}\">{index}</a></td></tr>",
+            short_micros(micros),
+            esc(name)
+        );
+    }
+    page.push_str("</table>\n");
+}
+
+/// A game's setup in a few words.
+fn setup_text(r: &GameRecord) -> String {
+    let mut parts = Vec::new();
+    for (key, value) in &r.setup {
+        let text = match value {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let text = if text.chars().count() > 40 {
+            format!("{}…", text.chars().take(40).collect::<String>())
+        } else {
+            text
+        };
+        parts.push(format!("{key} {text}"));
+    }
+    parts.join(", ")
+}
+
+fn section_games(page: &mut String, solo: bool, records: &[GameRecord]) {
+    let _ = writeln!(
+        page,
+        "<h2 id=\"games\">Games</h2>\n<details{}><summary>{} game{}, each with its setup and every \
+         entrant's result</summary><table><tr><th>game</th><th class=\"l\">setup</th>\
+         <th class=\"l\">results</th></tr>",
+        if records.len() <= 50 { " open" } else { "" },
+        records.len(),
+        plural(records.len() as u64)
+    );
+    for r in records {
+        let results: Vec<String> = r
+            .results
+            .iter()
+            .map(|x| {
+                let what = if solo {
+                    outcome_word(x)
+                } else {
+                    let score = x.points().map_or("-".to_owned(), trim_float);
+                    if x.status() == Status::Ok {
+                        score
+                    } else {
+                        format!("{score} ({})", x.verdict)
+                    }
+                };
+                let class = if x.status() == Status::Ok {
+                    ""
+                } else {
+                    " class=\"bad\""
+                };
+                format!(
+                    "<span{class}>{}: {}</span>",
+                    esc(x.entrant.as_deref().unwrap_or("?")),
+                    esc(&what)
+                )
+            })
+            .collect();
+        let judge = r.judge_error.as_ref().map_or(String::new(), |e| {
+            format!(
+                " <span class=\"bad\">judge error: {}</span>",
+                esc(&e.message)
+            )
+        });
+        let _ = writeln!(
+            page,
+            "<tr id=\"game-{i}\"><td>{i}</td><td class=\"l\">{}</td><td class=\"l\">{}{judge}</td></tr>",
+            esc(&setup_text(r)),
+            results.join(" · "),
+            i = r.index
+        );
+    }
+    page.push_str("</table></details>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::GameRef;
+    use serde_json::json;
+
+    fn info(solo: bool, entrants: &[&str]) -> RunInfo {
+        RunInfo {
+            game: GameRef::try_from("chomp".to_owned()).unwrap(),
+            solo,
+            fingerprint: "f".into(),
+            seed: 1,
+            games: 3,
+            entrants: entrants.iter().map(|s| s.to_string()).collect(),
+            shard: None,
+        }
+    }
+
+    fn record(value: serde_json::Value) -> GameRecord {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn names_and_messages_are_escaped() {
+        let records = vec![record(json!({
+            "game": "evensteven", "index": 1, "seed": 1, "n": 3,
+            "results": [{"entrant": "</table><script>x</script>", "won": false,
+                         "status": "crashed", "error": "<b>boom</b> & \"more\""}]
+        }))];
+        let page = render(&info(true, &["</table><script>x</script>"]), &records);
+        assert!(!page.contains("<script>"));
+        assert!(!page.contains("<b>boom"));
+        assert!(page.contains("&lt;b&gt;boom&lt;/b&gt; &amp; &quot;more&quot;"));
+    }
+
+    #[test]
+    fn a_table_game_has_a_rating_plot_and_distributions_per_array() {
+        let records: Vec<GameRecord> = (1..=3)
+            .map(|i| {
+                record(json!({
+                    "game": "chomp", "index": i, "seed": 1,
+                    "array": if i == 2 { "b.txt" } else { "a.txt" },
+                    "results": [
+                        {"entrant": "x", "seat": 0, "score": 10 * i, "status": "ok"},
+                        {"entrant": "y", "seat": 1, "score": 5, "status": "timeout", "phase": "clock", "error": "slow"}
+                    ]
+                }))
+            })
+            .collect();
+        let page = render(&info(false, &["x", "y"]), &records);
+        assert_eq!(page.matches("class=\"series\"").count(), 2);
+        assert!(page.contains("<td class=\"l\">a.txt</td>"));
+        assert!(page.contains("<td class=\"l\">b.txt</td>"));
+        assert!(page.contains("timeout (clock)"));
+        assert!(page.contains("id=\"game-3\""));
+    }
+
+    #[test]
+    fn long_runs_are_thinned() {
+        let points: Vec<Point> = (1..=10_000)
+            .map(|i| Point {
+                index: i,
+                value: 0.0,
+                low: 0.0,
+                high: 0.0,
+            })
+            .collect();
+        let thinned = thin(&points, 400);
+        assert_eq!(thinned.len(), 401);
+        assert_eq!(thinned.last().unwrap().index, 10_000);
+    }
+}
