@@ -114,7 +114,7 @@ pub async fn play_game(
 ) -> ExternalResult {
     let mut session = Session::new(game);
     let result = session.play(bots, limits, seed, index).await;
-    session.close().await;
+    let _ = session.close().await;
     result
 }
 
@@ -122,11 +122,41 @@ pub async fn play_game(
 /// game file): the process is kept between games, which saves an
 /// interpreter's start per game. Without `reuse` each game gets a fresh
 /// judge anyway.
+///
+/// With [`Session::keep_players`] the players' processes are kept too, seat
+/// by seat, from one game to the next (`keep_players = true`, for
+/// `referee play`, whose seats are fixed for the run).
 pub struct Session<'g> {
     game: &'g ExternalGame,
     judge: Option<Bot>,
     /// Move limits of the bots: the game file's unless overridden.
     pub time: MoveLimits,
+    /// Keep each seat's player process for the next game, unless it failed
+    /// or was eliminated. Off unless the caller turns it on: the seats of
+    /// successive games must hold the same programs.
+    pub keep_players: bool,
+    /// The kept players, by seat, between games.
+    kept: Vec<Option<Kept>>,
+}
+
+/// A player process kept for the next game.
+struct Kept {
+    bot: Bot,
+    /// How much of its stderr earlier games' records have shown.
+    stderr_mark: u64,
+    /// Its time to exit once its input is closed (`--grace`).
+    grace: Duration,
+}
+
+/// Something to report about a kept player's end, after the last game.
+#[derive(Debug)]
+pub struct Farewell {
+    pub seat: usize,
+    /// What it makes of the run's exit status: `Crashed` when the player
+    /// did not exit within the grace period, `Internal` when it could not
+    /// be reaped; `None` for a warning.
+    pub fault: Option<crate::exit::Status>,
+    pub message: String,
 }
 
 impl<'g> Session<'g> {
@@ -135,14 +165,31 @@ impl<'g> Session<'g> {
             game,
             judge: None,
             time: game.time,
+            keep_players: false,
+            kept: Vec::new(),
         }
     }
 
-    /// Ends the judge process, if one is kept.
-    pub async fn close(&mut self) {
-        if let Some(mut judge) = self.judge.take() {
-            let _ = judge.shutdown(None).await;
-        }
+    /// Ends the judge process, if one is kept, and the kept players: their
+    /// input is closed and they have `--grace` to exit, all at once.
+    pub async fn close(&mut self) -> Vec<Farewell> {
+        let judge = async {
+            if let Some(mut judge) = self.judge.take() {
+                let _ = judge.shutdown(None).await;
+            }
+        };
+        let kept = std::mem::take(&mut self.kept);
+        let players =
+            join_all(
+                kept.into_iter()
+                    .enumerate()
+                    .filter_map(|(seat, kept)| Some((seat, kept?)))
+                    .map(|(seat, mut kept)| async move {
+                        farewell(seat, &mut kept.bot, kept.grace).await
+                    }),
+            );
+        let ((), farewells) = tokio::join!(judge, players);
+        farewells.into_iter().flatten().collect()
     }
 
     fn judge_limits(&self, limits: &BotLimits) -> BotLimits {
@@ -163,10 +210,13 @@ impl<'g> Session<'g> {
         seed: u64,
         index: u64,
     ) -> ExternalResult {
+        if self.kept.len() != bots.len() {
+            self.kept.resize_with(bots.len(), || None);
+        }
         let mut seats: Vec<Seat> = bots
             .iter()
             .enumerate()
-            .map(|(i, spec)| Seat::start(i, spec, limits, self.time))
+            .map(|(i, spec)| Seat::start(i, spec, limits, self.time, self.kept[i].take()))
             .collect();
         let mut game = Game {
             result: ExternalResult {
@@ -212,16 +262,26 @@ impl<'g> Session<'g> {
         };
         for (i, mut seat) in seats.into_iter().enumerate() {
             let failed = seat.failure.is_some() || ended.is_none();
-            if let Some(bot) = seat.bot.as_mut() {
-                if let Some((verdict, message)) = super::end_single(bot, failed).await
+            if let Some(mut bot) = seat.bot.take() {
+                // A kept player's input stays open: the next game goes on
+                // where this one ended.
+                let keep = self.keep_players && !failed;
+                if !keep
+                    && let Some((verdict, message)) = super::end_single(&mut bot, failed).await
                     && seat.failure.is_none()
                 {
                     seat.failure = Some(Failure { verdict, message });
                 }
-                let mut mark = 0;
-                let (text, truncated) = bot.stderr_since(&mut mark);
+                let (text, truncated) = bot.stderr_since(&mut seat.stderr_mark);
                 seat.stderr = text;
                 seat.stderr_truncated = truncated;
+                if keep {
+                    self.kept[i] = Some(Kept {
+                        bot,
+                        stderr_mark: seat.stderr_mark,
+                        grace: limits.grace,
+                    });
+                }
             }
             let (verdict, error) = match (&game.result.judge_error, seat.failure) {
                 (Some(_), _) => (
@@ -414,6 +474,9 @@ struct Seat {
     seat: usize,
     name: Vec<String>,
     bot: Option<Bot>,
+    /// How much of its stderr earlier games' records have shown (a kept
+    /// process's).
+    stderr_mark: u64,
     timer: Timer,
     /// Why it is out of the game, once it is.
     failure: Option<Failure>,
@@ -424,25 +487,38 @@ struct Seat {
 }
 
 impl Seat {
-    fn start(seat: usize, spec: &BotSpec, limits: BotLimits, time: MoveLimits) -> Seat {
+    /// The seat's player: `kept`, the process of the previous game, or a
+    /// fresh one.
+    fn start(
+        seat: usize,
+        spec: &BotSpec,
+        limits: BotLimits,
+        time: MoveLimits,
+        kept: Option<Kept>,
+    ) -> Seat {
         let name = std::iter::once(&spec.program)
             .chain(&spec.args)
             .map(|s: &OsString| s.to_string_lossy().into_owned())
             .collect();
-        let (bot, failure) = match Bot::spawn(spec, limits) {
-            Ok(bot) => (Some(bot), None),
-            Err(e) => (
-                None,
-                Some(Failure {
-                    verdict: Verdict::of(Status::CannotStart),
-                    message: format!("cannot start: {e}"),
-                }),
-            ),
+        let (bot, stderr_mark, failure) = match kept {
+            Some(kept) => (Some(kept.bot), kept.stderr_mark, None),
+            None => match Bot::spawn(spec, limits) {
+                Ok(bot) => (Some(bot), 0, None),
+                Err(e) => (
+                    None,
+                    0,
+                    Some(Failure {
+                        verdict: Verdict::of(Status::CannotStart),
+                        message: format!("cannot start: {e}"),
+                    }),
+                ),
+            },
         };
         Seat {
             seat,
             name,
             bot,
+            stderr_mark,
             timer: Timer::new(time),
             failure,
             startup_micros: None,
@@ -456,8 +532,7 @@ impl Seat {
     async fn out(&mut self, failure: Failure) {
         if let Some(bot) = self.bot.as_mut() {
             let _ = bot.kill().await;
-            let mut mark = 0;
-            let (text, truncated) = bot.stderr_since(&mut mark);
+            let (text, truncated) = bot.stderr_since(&mut self.stderr_mark);
             self.stderr = text;
             self.stderr_truncated = truncated;
         }
@@ -542,6 +617,57 @@ impl Seat {
             }
         }
     }
+}
+
+/// Ends a kept player after the last game: its input closed, `--grace` to
+/// exit (as the dealer ends its player). Something to say, if anything.
+async fn farewell(seat: usize, bot: &mut Bot, grace: Duration) -> Option<Farewell> {
+    let say = |fault, message| {
+        Some(Farewell {
+            seat,
+            fault,
+            message,
+        })
+    };
+    let finished = match bot.shutdown(None).await {
+        Ok(finished) => finished,
+        Err(e) => {
+            return say(
+                Some(crate::exit::Status::Internal),
+                format!("ending the player: {e}"),
+            );
+        }
+    };
+    if !finished.exited_in_grace {
+        let signal = finished.forced.map_or("a signal", |s| s.as_str());
+        return say(
+            Some(crate::exit::Status::Crashed),
+            format!(
+                "timeout: the player did not exit within {} after its input was closed at the end of the run; killed with {signal}",
+                humantime::format_duration(grace)
+            ),
+        );
+    }
+    if finished.stray_lines > 0 {
+        return say(
+            None,
+            format!(
+                "warning: the player wrote {} line(s) after the last game, first {:?}; ignored",
+                finished.stray_lines,
+                finished.first_stray.unwrap_or_default()
+            ),
+        );
+    }
+    if !finished.ended.success() {
+        return say(
+            None,
+            format!(
+                "warning: the player {} after its input was closed",
+                finished.ended
+            ),
+        );
+    }
+    None
 }
 
 /// Writes one message to the judge, as one line.

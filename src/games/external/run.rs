@@ -77,6 +77,8 @@ pub async fn run(config: &PlayConfig) -> Status {
         limits.startup = startup;
     }
     let mut session = Session::new(&game);
+    // The seats hold the same programs in every game of the run.
+    session.keep_players = game.keep_players;
     if let Some(timeout) = config.timeout {
         session.time.timeout = timeout;
     }
@@ -106,8 +108,7 @@ pub async fn run(config: &PlayConfig) -> Status {
             };
             if let Err(e) = records.append(&record) {
                 eprintln!("referee play: {e}");
-                session.close().await;
-                return Status::Io;
+                return close(&mut session, &config.bots, Status::Io).await;
             }
         }
         if let Some(error) = &result.judge_error {
@@ -122,7 +123,7 @@ pub async fn run(config: &PlayConfig) -> Status {
             break;
         }
     }
-    session.close().await;
+    let status = close(&mut session, &config.bots, status).await;
     if let Some(records) = records
         && let Err(e) = records.finish()
     {
@@ -131,6 +132,24 @@ pub async fn run(config: &PlayConfig) -> Status {
     }
     let _ = write!(out, "{}", tally.summary(&config.bots));
     let _ = out.flush();
+    status
+}
+
+/// Ends the judge and the kept players; a kept player that does not exit
+/// within the grace period makes the status 3 at least, as it does the
+/// dealer's (there is no game left to record it in).
+async fn close(session: &mut Session<'_>, bots: &[BotSpec], mut status: Status) -> Status {
+    for farewell in session.close().await {
+        eprintln!(
+            "referee play: [{}] {}: {}",
+            farewell.seat,
+            bots[farewell.seat].program.to_string_lossy(),
+            farewell.message
+        );
+        if let Some(fault) = farewell.fault {
+            status = status.max(fault);
+        }
+    }
     status
 }
 
