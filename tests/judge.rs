@@ -360,6 +360,10 @@ fn a_kept_player_plays_the_whole_run_in_one_process() {
         assert_eq!(player["startup_micros"].is_u64(), i == 0, "{record}");
         assert_eq!(player["stderr"], format!("hand {}\n", i + 1), "{record}");
     }
+    // Every game's verdict reached it, the last one before its input was
+    // closed.
+    let end = std::fs::read_to_string(dir.path().join("pids.log.end")).unwrap();
+    assert_eq!(end, "verdicts 12\n");
 }
 
 #[test]

@@ -14,6 +14,7 @@ pub mod spec;
 use std::ffi::OsString;
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
@@ -38,6 +39,10 @@ const MAX_LOG_LINES: usize = 1000;
 /// a judge that loops for ever ends as a judge error rather than a hung
 /// run.
 pub const MAX_JUDGE_MESSAGES: u64 = 1_000_000;
+/// Most bytes queued for a player before they are written (a pipe's
+/// capacity): a judge that sends and sends without waiting does not pile
+/// them up.
+const MAX_PENDING: usize = 64 << 10;
 /// Most bytes of frames and log lines kept from one game.
 pub const MAX_KEPT_BYTES: usize = 64 << 20;
 
@@ -146,6 +151,10 @@ struct Kept {
     stderr_mark: u64,
     /// Its time to exit once its input is closed (`--grace`).
     grace: Duration,
+    /// What the judge sent it after its last reply of the game (`YOU
+    /// WIN`): it goes out with the next game's first message to it, in
+    /// one write, as the dealer sends its verdicts.
+    pending: Vec<u8>,
 }
 
 /// Something to report about a kept player's end, after the last game.
@@ -179,15 +188,20 @@ impl<'g> Session<'g> {
             }
         };
         let kept = std::mem::take(&mut self.kept);
-        let players =
-            join_all(
-                kept.into_iter()
-                    .enumerate()
-                    .filter_map(|(seat, kept)| Some((seat, kept?)))
-                    .map(|(seat, mut kept)| async move {
-                        farewell(seat, &mut kept.bot, kept.grace).await
-                    }),
-            );
+        let players = join_all(
+            kept.into_iter()
+                .enumerate()
+                .filter_map(|(seat, kept)| Some((seat, kept?)))
+                .map(|(seat, mut kept)| async move {
+                    // The last game's last words first; a player that
+                    // has gone already is judged by the shutdown.
+                    if !kept.pending.is_empty() {
+                        let deadline = deadline_after(kept.grace);
+                        let _ = kept.bot.send(&kept.pending, deadline).await;
+                    }
+                    farewell(seat, &mut kept.bot, kept.grace).await
+                }),
+        );
         let ((), farewells) = tokio::join!(judge, players);
         farewells.into_iter().flatten().collect()
     }
@@ -261,11 +275,16 @@ impl<'g> Session<'g> {
             None => (None, None),
         };
         for (i, mut seat) in seats.into_iter().enumerate() {
+            // A kept player's input stays open: the next game goes on where
+            // this one ended, and the game's last words go with its first
+            // message. Any other player gets them now, before its input is
+            // closed.
+            let keep = self.keep_players && seat.failure.is_none() && ended.is_some();
+            if !keep && seat.failure.is_none() && ended.is_some() {
+                seat.deliver().await;
+            }
             let failed = seat.failure.is_some() || ended.is_none();
             if let Some(mut bot) = seat.bot.take() {
-                // A kept player's input stays open: the next game goes on
-                // where this one ended.
-                let keep = self.keep_players && !failed;
                 if !keep
                     && let Some((verdict, message)) = super::end_single(&mut bot, failed).await
                     && seat.failure.is_none()
@@ -280,6 +299,7 @@ impl<'g> Session<'g> {
                         bot,
                         stderr_mark: seat.stderr_mark,
                         grace: limits.grace,
+                        pending: std::mem::take(&mut seat.pending),
                     });
                 }
             }
@@ -347,11 +367,32 @@ impl<'g> Session<'g> {
         let mut line_no = 0u64;
         let mut kept = 0usize;
         loop {
-            let deadline = later(Instant::now(), JUDGE_LIMIT + judge.startup_allowance());
-            let text = match judge.recv_line(deadline, None).await {
-                Ok(reply) => reply.text.to_owned(),
-                Err(e) => return Err(format!("the judge {}", judge_failure(&e))),
+            let limit = JUDGE_LIMIT + judge.startup_allowance();
+            // The judge's next message is often here already (a judge
+            // writes `send` and `ask` together); the players' sends wait
+            // for it. If the harness has to wait for the judge, they go
+            // out first.
+            let ready = if seats.iter().any(|s| s.urgent) {
+                judge
+                    .recv_line(later(Instant::now(), limit), None)
+                    .now_or_never()
+                    .map(|got| got.map(|reply| reply.text.to_owned()))
+            } else {
+                None
             };
+            let got = match ready {
+                Some(got) => got,
+                None => {
+                    for seat in seats.iter_mut().filter(|s| s.urgent) {
+                        seat.deliver().await;
+                    }
+                    judge
+                        .recv_line(later(Instant::now(), limit), None)
+                        .await
+                        .map(|reply| reply.text.to_owned())
+                }
+            };
+            let text = got.map_err(|e| format!("the judge {}", judge_failure(&e)))?;
             line_no += 1;
             if line_no > MAX_JUDGE_MESSAGES {
                 return Err(format!(
@@ -382,6 +423,14 @@ impl<'g> Session<'g> {
                     if players.is_empty() {
                         return Err(bad("an ask for no player".to_owned()));
                     }
+                    // Players not asked get their messages now, while the
+                    // others think.
+                    for seat in seats
+                        .iter_mut()
+                        .filter(|s| s.urgent && !players.contains(&s.seat))
+                    {
+                        seat.deliver().await;
+                    }
                     let read = game.read;
                     let asked = seats
                         .iter_mut()
@@ -398,6 +447,7 @@ impl<'g> Session<'g> {
                 } => {
                     check_seats(&[player], seats.len()).map_err(bad)?;
                     let seat = &mut seats[player];
+                    seat.deliver().await;
                     if seat.failure.is_none() {
                         let verdict = match status {
                             Eliminated::Incorrect => Verdict::of(Status::Incorrect),
@@ -477,6 +527,14 @@ struct Seat {
     /// How much of its stderr earlier games' records have shown (a kept
     /// process's).
     stderr_mark: u64,
+    /// What the judge sent it that is not written yet: sends are written
+    /// when it is asked, when the harness waits for the judge, or at the
+    /// end of the game, so that a burst of the judge's messages (`send`,
+    /// `send`, `ask`) reaches it in one write.
+    pending: Vec<u8>,
+    /// Whether `pending` holds this game's sends (not only the last words
+    /// of a kept process's previous game, which wait for its next message).
+    urgent: bool,
     timer: Timer,
     /// Why it is out of the game, once it is.
     failure: Option<Failure>,
@@ -500,13 +558,14 @@ impl Seat {
             .chain(&spec.args)
             .map(|s: &OsString| s.to_string_lossy().into_owned())
             .collect();
-        let (bot, stderr_mark, failure) = match kept {
-            Some(kept) => (Some(kept.bot), kept.stderr_mark, None),
+        let (bot, stderr_mark, pending, failure) = match kept {
+            Some(kept) => (Some(kept.bot), kept.stderr_mark, kept.pending, None),
             None => match Bot::spawn(spec, limits) {
-                Ok(bot) => (Some(bot), 0, None),
+                Ok(bot) => (Some(bot), 0, Vec::new(), None),
                 Err(e) => (
                     None,
                     0,
+                    Vec::new(),
                     Some(Failure {
                         verdict: Verdict::of(Status::CannotStart),
                         message: format!("cannot start: {e}"),
@@ -519,6 +578,8 @@ impl Seat {
             name,
             bot,
             stderr_mark,
+            pending,
+            urgent: false,
             timer: Timer::new(time),
             failure,
             startup_micros: None,
@@ -548,19 +609,42 @@ impl Seat {
         .await;
     }
 
-    /// Writes to the player; a failure takes it out (the judge hears of it
-    /// at its next ask). Nothing is written to a player that is out.
+    /// Queues a message to the player (see [`Seat::deliver`]); past
+    /// [`MAX_PENDING`] bytes, writes at once. Nothing is written to a
+    /// player that is out.
     async fn send(&mut self, text: &[u8]) {
+        if self.bot.is_some() {
+            self.pending.extend_from_slice(text);
+            self.urgent = true;
+            if self.pending.len() > MAX_PENDING {
+                self.deliver().await;
+            }
+        }
+    }
+
+    /// Writes what is queued for the player, in one write; a failure takes
+    /// it out (the judge hears of it at its next ask).
+    async fn deliver(&mut self) {
+        self.urgent = false;
+        if self.pending.is_empty() {
+            return;
+        }
         let Some(bot) = self.bot.as_mut() else {
+            self.pending.clear();
             return;
         };
-        if let Err(e) = bot.send(text, deadline_after(self.timer.limit())).await {
+        let sent = bot
+            .send(&self.pending, deadline_after(self.timer.limit()))
+            .await;
+        self.pending.clear();
+        if let Err(e) = sent {
             self.fail(&e).await;
         }
     }
 
     /// Reads one move under the player's own limits.
     async fn ask(&mut self, read: ReadUnit) -> Answer {
+        self.deliver().await;
         let player = self.seat;
         let Some(bot) = self.bot.as_mut() else {
             return Answer {
