@@ -142,6 +142,8 @@ pub struct Session<'g> {
     pub keep_players: bool,
     /// The kept players, by seat, between games.
     kept: Vec<Option<Kept>>,
+    /// The message being written to the judge (its buffer, reused).
+    line: Vec<u8>,
 }
 
 /// A player process kept for the next game.
@@ -176,6 +178,7 @@ impl<'g> Session<'g> {
             time: game.time,
             keep_players: false,
             kept: Vec::new(),
+            line: Vec::new(),
         }
     }
 
@@ -363,7 +366,8 @@ impl<'g> Session<'g> {
                 .collect(),
             options: &self.game.options,
         };
-        tell(judge, &start).await?;
+        let line = &mut self.line;
+        tell(judge, line, &start).await?;
         let mut line_no = 0u64;
         let mut kept = 0usize;
         loop {
@@ -438,7 +442,7 @@ impl<'g> Session<'g> {
                         .map(|s| s.ask(read));
                     let mut answers = join_all(asked).await;
                     answers.sort_by_key(|a| players.iter().position(|p| *p == a.player));
-                    tell(judge, &ToJudge::Replies { replies: answers }).await?;
+                    tell(judge, line, &ToJudge::Replies { replies: answers }).await?;
                 }
                 FromJudge::Eliminate {
                     player,
@@ -755,11 +759,12 @@ async fn farewell(seat: usize, bot: &mut Bot, grace: Duration) -> Option<Farewel
 }
 
 /// Writes one message to the judge, as one line.
-async fn tell(judge: &mut Bot, message: &ToJudge<'_>) -> Result<(), String> {
-    let mut line = serde_json::to_vec(message).map_err(|e| format!("internal: {e}"))?;
+async fn tell(judge: &mut Bot, line: &mut Vec<u8>, message: &ToJudge<'_>) -> Result<(), String> {
+    line.clear();
+    serde_json::to_writer(&mut *line, message).map_err(|e| format!("internal: {e}"))?;
     line.push(b'\n');
     judge
-        .send(&line, deadline_after(JUDGE_LIMIT))
+        .send(line, deadline_after(JUDGE_LIMIT))
         .await
         .map_err(|e| format!("the judge {}", judge_failure(&e)))
 }

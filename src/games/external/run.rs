@@ -39,7 +39,7 @@ struct Record<'a> {
 
 /// Plays the games; the exit status.
 pub async fn run(config: &PlayConfig) -> Status {
-    let game = match ExternalGame::load(&config.game) {
+    let mut game = match ExternalGame::load(&config.game) {
         Ok(game) => game,
         Err(e) => {
             eprintln!("referee play: {e}");
@@ -76,6 +76,8 @@ pub async fn run(config: &PlayConfig) -> Status {
     {
         limits.startup = startup;
     }
+    // Frames are kept for the records only.
+    game.keep_frames = config.record_moves;
     let mut session = Session::new(&game);
     // The seats hold the same programs in every game of the run.
     session.keep_players = game.keep_players;
