@@ -342,12 +342,14 @@ fn results(reps: usize) {
 
 /// Benchmark 7: the same Even Steven games through `referee dealer` and
 /// through `referee play` with the compiled judge
-/// (`games/evensteven/game-compiled.toml`, one judge process for the run),
-/// in alternation; for comparison, the Python judge, and the cost of a
-/// fresh player process per game on its own (what `referee play` does and
-/// the dealer does not).
+/// (`games/evensteven/game-compiled.toml`: one judge process and one kept
+/// player process for the run), in alternation; for comparison, the Python
+/// judge, and the compiled judge with a fresh player process per game (the
+/// game file without `keep_players`, as before it existed).
 fn judge(reps: usize) {
-    const GAMES: usize = 3_000;
+    const GAMES: usize = 10_000;
+    /// Fewer games for the fresh-player way, which starts a process each.
+    const FRESH_GAMES: usize = 1_000;
     const SEED: &str = "2026";
     println!(
         "## External judge (Even Steven, {GAMES} games, reference player, moves per second, \
@@ -362,11 +364,21 @@ fn judge(reps: usize) {
         judge_bin.display()
     );
     let tmp = tempfile::tempdir().unwrap();
+    // The compiled judge's game file without `keep_players`, naming the
+    // judge by its absolute path.
+    let fresh = tmp.path().join("fresh.toml");
+    let text = std::fs::read_to_string(&compiled).unwrap();
+    let text = text.replace("keep_players = true\n", "").replace(
+        "\"../../target/release/evensteven-judge\"",
+        &format!("{judge_bin:?}"),
+    );
+    assert!(!text.contains("keep_players") && !text.contains("../../"));
+    std::fs::write(&fresh, text).unwrap();
     // One run with records gives the games' (N, seed) pairs for the dealer,
     // and the moves: each game's first reply is its `startup_micros`.
     let records = tmp.path().join("r.jsonl");
-    let games = GAMES.to_string();
-    let play = |game: &Path, results: Option<&Path>| {
+    let play = |game: &Path, games: usize, results: Option<&Path>| {
+        let games = games.to_string();
         let mut args = vec!["--no-fsync", "play", "--games", &games, "--seed", SEED];
         if let Some(r) = results {
             args.extend(["--results", r.to_str().unwrap()]);
@@ -376,22 +388,28 @@ fn judge(reps: usize) {
         assert!(out.status.success(), "{}", stderr(&out));
         t
     };
-    play(&compiled, Some(&records));
+    play(&compiled, GAMES, Some(&records));
     let mut deals = String::new();
-    let mut moves = 0usize;
-    for line in std::fs::read_to_string(&records).unwrap().lines() {
+    let (mut moves, mut fresh_moves) = (0usize, 0usize);
+    for (i, line) in std::fs::read_to_string(&records)
+        .unwrap()
+        .lines()
+        .enumerate()
+    {
         let r: serde_json::Value = serde_json::from_str(line).unwrap();
         deals.push_str(&format!("{} {}\n", r["summary"]["n"], r["summary"]["seed"]));
         let player = &r["players"][0];
-        moves += player["micros"].as_array().map_or(0, Vec::len)
+        let m = player["micros"].as_array().map_or(0, Vec::len)
             + usize::from(player["startup_micros"].is_u64());
+        moves += m;
+        if i < FRESH_GAMES {
+            fresh_moves += m;
+        }
     }
-    // The dealer plays them 10 times over in one run: a run of 3,000 games
-    // takes it a tenth of a second, too short to time on a shared machine.
-    const DEALER_ROUNDS: usize = 10;
     let deals_file = tmp.path().join("deals.txt");
-    std::fs::write(&deals_file, deals.repeat(DEALER_ROUNDS)).unwrap();
-    let (mut dealer, mut external, mut interpreted, mut spawn) = (vec![], vec![], vec![], vec![]);
+    std::fs::write(&deals_file, deals).unwrap();
+    let (mut dealer, mut external, mut interpreted, mut spawning) =
+        (vec![], vec![], vec![], vec![]);
     for _ in 0..reps {
         let (t, out) = run(
             REFEREE,
@@ -400,59 +418,33 @@ fn judge(reps: usize) {
             false,
         );
         assert!(out.status.success(), "{}", stderr(&out));
-        dealer.push((DEALER_ROUNDS * moves) as f64 / t.as_secs_f64());
-        external.push(moves as f64 / play(&compiled, None).as_secs_f64());
-        interpreted.push(moves as f64 / play(&python, None).as_secs_f64());
-        spawn.push(fresh_players(GAMES).as_secs_f64() * 1e6 / GAMES as f64);
+        dealer.push(moves as f64 / t.as_secs_f64());
+        external.push(moves as f64 / play(&compiled, GAMES, None).as_secs_f64());
+        interpreted.push(moves as f64 / play(&python, GAMES, None).as_secs_f64());
+        spawning.push(fresh_moves as f64 / play(&fresh, FRESH_GAMES, None).as_secs_f64());
     }
     let ratios = |xs: &[f64]| -> Vec<f64> { xs.iter().zip(&dealer).map(|(x, d)| x / d).collect() };
     println!("- {GAMES} games (N from 1 to 13, seed {SEED}), {moves} moves");
     println!(
-        "- (a) referee dealer (the games {DEALER_ROUNDS} times over): {}",
+        "- (a) referee dealer, the same games:        {}",
         mmm(&dealer, 0)
     );
     println!(
-        "- (b) referee play, compiled judge:   {}; ratio to (a): {}",
+        "- (b) referee play, compiled judge:           {}; ratio to (a): {}",
         mmm(&external, 0),
         mmm(&ratios(&external), 3)
     );
     println!(
-        "- (c) referee play, Python judge:     {}; ratio to (a): {}",
+        "- (c) referee play, Python judge:             {}; ratio to (a): {}",
         mmm(&interpreted, 0),
         mmm(&ratios(&interpreted), 3)
     );
-    let per_game: Vec<f64> = external
-        .iter()
-        .map(|r| moves as f64 / r * 1e6 / GAMES as f64)
-        .collect();
     println!(
-        "- (b) per game: {} us; a fresh player process per game on its own \
-         (spawn, one move, wait for its exit): {} us",
-        mmm(&per_game, 0),
-        mmm(&spawn, 0)
+        "- (d) (b) with a fresh player per game (the first {FRESH_GAMES} games, {fresh_moves} moves): \
+         {}; ratio to (a): {}",
+        mmm(&spawning, 0),
+        mmm(&ratios(&spawning), 3)
     );
-}
-
-/// Starts the reference player `games` times, one after the other, plays
-/// one move with each and waits for its exit: the floor of a referee that
-/// starts a fresh player for every game.
-fn fresh_players(games: usize) -> Duration {
-    let started = Instant::now();
-    for _ in 0..games {
-        let mut child = Command::new(EVENSTEVEN)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut to = child.stdin.take().unwrap();
-        let mut from = std::io::BufReader::new(child.stdout.take().unwrap());
-        to.write_all(b"1 As\n2c\n").unwrap();
-        let mut line = String::new();
-        from.read_line(&mut line).unwrap();
-        drop(to);
-        child.wait().unwrap();
-    }
-    started.elapsed()
 }
 
 /// The baseline: this program and a child of itself exchange `moves`

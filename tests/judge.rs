@@ -7,7 +7,7 @@ mod common;
 use std::collections::HashMap;
 use std::path::Path;
 
-use common::{evensteven_bin, fixture, referee};
+use common::{evensteven_bin, fixture, referee, referee_with};
 use serde_json::Value;
 
 fn game_file() -> String {
@@ -303,4 +303,154 @@ fn players_asked_at_once_are_answered_each_with_its_own_verdict() {
     assert_eq!(record["players"][1]["status"], "timeout");
     assert_eq!(record["log"].as_array().unwrap().len(), 2, "{record}");
     assert!(run.stderr.contains("judge: {"), "{}", run.stderr);
+}
+
+/// `referee play --results R ARGS... GAME persist.sh`, with the player's
+/// log in `dir`: the records and the run.
+fn play_persist(
+    dir: &Path,
+    game: &str,
+    games: u32,
+    crash: Option<u32>,
+    args: &[&str],
+) -> (common::Run, Vec<Value>) {
+    let results = dir.join("r.jsonl");
+    let _ = std::fs::remove_file(&results);
+    let log = dir.join("pids.log");
+    let _ = std::fs::remove_file(&log);
+    let games = games.to_string();
+    let crash = crash.map(|g| g.to_string());
+    let mut env = vec![("PERSIST_LOG", log.to_str().unwrap())];
+    if let Some(crash) = &crash {
+        env.push(("PERSIST_CRASH", crash));
+    }
+    let mut all = vec!["--no-fsync", "play", "--games", &games, "--seed", "3"];
+    all.extend(["--results", results.to_str().unwrap()]);
+    all.extend(args);
+    let player = judges("persist.sh");
+    all.extend([game, &player]);
+    let run = referee_with(all, b"", &env, None);
+    let records = records(&results);
+    (run, records)
+}
+
+/// The process ids the player logged, one per hand.
+fn pids(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("pids.log"))
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_kept_player_plays_the_whole_run_in_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run, records) = play_persist(dir.path(), &game_file(), 12, None, &[]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(records.len(), 12);
+    let pids = pids(dir.path());
+    assert_eq!(pids.len(), 12, "one hand per game: {pids:?}");
+    assert!(pids.iter().all(|p| *p == pids[0]), "one process: {pids:?}");
+    for (i, record) in records.iter().enumerate() {
+        let player = &record["players"][0];
+        assert_eq!(player["status"], "ok", "{record}");
+        // The start-up is the first game's; each record has its own game's
+        // stderr.
+        assert_eq!(player["startup_micros"].is_u64(), i == 0, "{record}");
+        assert_eq!(player["stderr"], format!("hand {}\n", i + 1), "{record}");
+    }
+    // Every game's verdict reached it, the last one before its input was
+    // closed.
+    let end = std::fs::read_to_string(dir.path().join("pids.log.end")).unwrap();
+    assert_eq!(end, "verdicts 12\n");
+}
+
+#[test]
+fn a_kept_player_that_crashes_is_started_afresh_for_the_next_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run, records) = play_persist(dir.path(), &game_file(), 4, Some(2), &[]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let status: Vec<&Value> = records.iter().map(|r| &r["players"][0]["status"]).collect();
+    assert_eq!(status, ["ok", "crashed", "ok", "ok"], "{records:?}");
+    assert!(
+        records[1]["players"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("status 3"),
+        "{records:?}"
+    );
+    let pids = pids(dir.path());
+    assert_eq!(pids.len(), 4, "{pids:?}");
+    assert_eq!(pids[0], pids[1], "game 2 is the first process's: {pids:?}");
+    assert_ne!(pids[1], pids[2], "game 3 has a fresh process: {pids:?}");
+    assert_eq!(pids[2], pids[3], "which is kept: {pids:?}");
+    // The fresh process's start-up is in the game where it first replied.
+    let startup: Vec<bool> = records
+        .iter()
+        .map(|r| r["players"][0]["startup_micros"].is_u64())
+        .collect();
+    assert_eq!(startup, [true, false, true, false], "{records:?}");
+    assert_eq!(records[2]["players"][0]["stderr"], "hand 1\n");
+}
+
+#[test]
+fn without_keep_players_every_game_has_a_fresh_player() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = dir.path().join("game.toml");
+    let text = std::fs::read_to_string(game_file()).unwrap();
+    let judge = format!("{}/games/evensteven/judge.py", env!("CARGO_MANIFEST_DIR"));
+    let text = text
+        .replace("keep_players = true\n", "")
+        .replace("\"judge.py\"", &format!("{judge:?}"));
+    assert!(!text.contains("keep_players") && text.contains(&judge));
+    std::fs::write(&game, text).unwrap();
+    let (run, records) = play_persist(dir.path(), game.to_str().unwrap(), 4, None, &[]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let mut pids = pids(dir.path());
+    pids.dedup();
+    assert_eq!(pids.len(), 4, "a process per game: {pids:?}");
+    for record in &records {
+        assert!(record["players"][0]["startup_micros"].is_u64(), "{record}");
+    }
+}
+
+#[test]
+fn a_kept_player_that_outstays_its_grace_at_the_end_fails_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let player = dir.path().join("linger");
+    std::fs::write(
+        &player,
+        format!("#!/bin/sh\nexec {} linger 0\n", fixture("misbehave.sh")),
+    )
+    .unwrap();
+    std::fs::set_permissions(&player, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let results = dir.path().join("r.jsonl");
+    let run = referee(
+        [
+            "--no-fsync",
+            "play",
+            "--games",
+            "3",
+            "--grace",
+            "200ms",
+            "--results",
+            results.to_str().unwrap(),
+            &game_file(),
+            player.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(3), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("[0]") && run.stderr.contains("did not exit within 200ms"),
+        "{}",
+        run.stderr
+    );
+    let records = records(&results);
+    assert_eq!(records.len(), 3);
+    for record in &records {
+        assert_eq!(record["players"][0]["status"], "ok", "{record}");
+    }
+    assert!(run.stdout.contains("3 games played"), "{}", run.stdout);
 }

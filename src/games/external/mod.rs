@@ -14,6 +14,7 @@ pub mod spec;
 use std::ffi::OsString;
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
@@ -38,6 +39,10 @@ const MAX_LOG_LINES: usize = 1000;
 /// a judge that loops for ever ends as a judge error rather than a hung
 /// run.
 pub const MAX_JUDGE_MESSAGES: u64 = 1_000_000;
+/// Most bytes queued for a player before they are written (a pipe's
+/// capacity): a judge that sends and sends without waiting does not pile
+/// them up.
+const MAX_PENDING: usize = 64 << 10;
 /// Most bytes of frames and log lines kept from one game.
 pub const MAX_KEPT_BYTES: usize = 64 << 20;
 
@@ -114,7 +119,7 @@ pub async fn play_game(
 ) -> ExternalResult {
     let mut session = Session::new(game);
     let result = session.play(bots, limits, seed, index).await;
-    session.close().await;
+    let _ = session.close().await;
     result
 }
 
@@ -122,11 +127,47 @@ pub async fn play_game(
 /// game file): the process is kept between games, which saves an
 /// interpreter's start per game. Without `reuse` each game gets a fresh
 /// judge anyway.
+///
+/// With [`Session::keep_players`] the players' processes are kept too, seat
+/// by seat, from one game to the next (`keep_players = true`, for
+/// `referee play`, whose seats are fixed for the run).
 pub struct Session<'g> {
     game: &'g ExternalGame,
     judge: Option<Bot>,
     /// Move limits of the bots: the game file's unless overridden.
     pub time: MoveLimits,
+    /// Keep each seat's player process for the next game, unless it failed
+    /// or was eliminated. Off unless the caller turns it on: the seats of
+    /// successive games must hold the same programs.
+    pub keep_players: bool,
+    /// The kept players, by seat, between games.
+    kept: Vec<Option<Kept>>,
+    /// The message being written to the judge (its buffer, reused).
+    line: Vec<u8>,
+}
+
+/// A player process kept for the next game.
+struct Kept {
+    bot: Bot,
+    /// How much of its stderr earlier games' records have shown.
+    stderr_mark: u64,
+    /// Its time to exit once its input is closed (`--grace`).
+    grace: Duration,
+    /// What the judge sent it after its last reply of the game (`YOU
+    /// WIN`): it goes out with the next game's first message to it, in
+    /// one write, as the dealer sends its verdicts.
+    pending: Vec<u8>,
+}
+
+/// Something to report about a kept player's end, after the last game.
+#[derive(Debug)]
+pub struct Farewell {
+    pub seat: usize,
+    /// What it makes of the run's exit status: `Crashed` when the player
+    /// did not exit within the grace period, `Internal` when it could not
+    /// be reaped; `None` for a warning.
+    pub fault: Option<crate::exit::Status>,
+    pub message: String,
 }
 
 impl<'g> Session<'g> {
@@ -135,14 +176,37 @@ impl<'g> Session<'g> {
             game,
             judge: None,
             time: game.time,
+            keep_players: false,
+            kept: Vec::new(),
+            line: Vec::new(),
         }
     }
 
-    /// Ends the judge process, if one is kept.
-    pub async fn close(&mut self) {
-        if let Some(mut judge) = self.judge.take() {
-            let _ = judge.shutdown(None).await;
-        }
+    /// Ends the judge process, if one is kept, and the kept players: their
+    /// input is closed and they have `--grace` to exit, all at once.
+    pub async fn close(&mut self) -> Vec<Farewell> {
+        let judge = async {
+            if let Some(mut judge) = self.judge.take() {
+                let _ = judge.shutdown(None).await;
+            }
+        };
+        let kept = std::mem::take(&mut self.kept);
+        let players = join_all(
+            kept.into_iter()
+                .enumerate()
+                .filter_map(|(seat, kept)| Some((seat, kept?)))
+                .map(|(seat, mut kept)| async move {
+                    // The last game's last words first; a player that
+                    // has gone already is judged by the shutdown.
+                    if !kept.pending.is_empty() {
+                        let deadline = deadline_after(kept.grace);
+                        let _ = kept.bot.send(&kept.pending, deadline).await;
+                    }
+                    farewell(seat, &mut kept.bot, kept.grace).await
+                }),
+        );
+        let ((), farewells) = tokio::join!(judge, players);
+        farewells.into_iter().flatten().collect()
     }
 
     fn judge_limits(&self, limits: &BotLimits) -> BotLimits {
@@ -163,10 +227,13 @@ impl<'g> Session<'g> {
         seed: u64,
         index: u64,
     ) -> ExternalResult {
+        if self.kept.len() != bots.len() {
+            self.kept.resize_with(bots.len(), || None);
+        }
         let mut seats: Vec<Seat> = bots
             .iter()
             .enumerate()
-            .map(|(i, spec)| Seat::start(i, spec, limits, self.time))
+            .map(|(i, spec)| Seat::start(i, spec, limits, self.time, self.kept[i].take()))
             .collect();
         let mut game = Game {
             result: ExternalResult {
@@ -211,17 +278,33 @@ impl<'g> Session<'g> {
             None => (None, None),
         };
         for (i, mut seat) in seats.into_iter().enumerate() {
+            // A kept player's input stays open: the next game goes on where
+            // this one ended, and the game's last words go with its first
+            // message. Any other player gets them now, before its input is
+            // closed.
+            let keep = self.keep_players && seat.failure.is_none() && ended.is_some();
+            if !keep && seat.failure.is_none() && ended.is_some() {
+                seat.deliver().await;
+            }
             let failed = seat.failure.is_some() || ended.is_none();
-            if let Some(bot) = seat.bot.as_mut() {
-                if let Some((verdict, message)) = super::end_single(bot, failed).await
+            if let Some(mut bot) = seat.bot.take() {
+                if !keep
+                    && let Some((verdict, message)) = super::end_single(&mut bot, failed).await
                     && seat.failure.is_none()
                 {
                     seat.failure = Some(Failure { verdict, message });
                 }
-                let mut mark = 0;
-                let (text, truncated) = bot.stderr_since(&mut mark);
+                let (text, truncated) = bot.stderr_since(&mut seat.stderr_mark);
                 seat.stderr = text;
                 seat.stderr_truncated = truncated;
+                if keep {
+                    self.kept[i] = Some(Kept {
+                        bot,
+                        stderr_mark: seat.stderr_mark,
+                        grace: limits.grace,
+                        pending: std::mem::take(&mut seat.pending),
+                    });
+                }
             }
             let (verdict, error) = match (&game.result.judge_error, seat.failure) {
                 (Some(_), _) => (
@@ -283,15 +366,37 @@ impl<'g> Session<'g> {
                 .collect(),
             options: &self.game.options,
         };
-        tell(judge, &start).await?;
+        let line = &mut self.line;
+        tell(judge, line, &start).await?;
         let mut line_no = 0u64;
         let mut kept = 0usize;
         loop {
-            let deadline = later(Instant::now(), JUDGE_LIMIT + judge.startup_allowance());
-            let text = match judge.recv_line(deadline, None).await {
-                Ok(reply) => reply.text.to_owned(),
-                Err(e) => return Err(format!("the judge {}", judge_failure(&e))),
+            let limit = JUDGE_LIMIT + judge.startup_allowance();
+            // The judge's next message is often here already (a judge
+            // writes `send` and `ask` together); the players' sends wait
+            // for it. If the harness has to wait for the judge, they go
+            // out first.
+            let ready = if seats.iter().any(|s| s.urgent) {
+                judge
+                    .recv_line(later(Instant::now(), limit), None)
+                    .now_or_never()
+                    .map(|got| got.map(|reply| reply.text.to_owned()))
+            } else {
+                None
             };
+            let got = match ready {
+                Some(got) => got,
+                None => {
+                    for seat in seats.iter_mut().filter(|s| s.urgent) {
+                        seat.deliver().await;
+                    }
+                    judge
+                        .recv_line(later(Instant::now(), limit), None)
+                        .await
+                        .map(|reply| reply.text.to_owned())
+                }
+            };
+            let text = got.map_err(|e| format!("the judge {}", judge_failure(&e)))?;
             line_no += 1;
             if line_no > MAX_JUDGE_MESSAGES {
                 return Err(format!(
@@ -322,6 +427,14 @@ impl<'g> Session<'g> {
                     if players.is_empty() {
                         return Err(bad("an ask for no player".to_owned()));
                     }
+                    // Players not asked get their messages now, while the
+                    // others think.
+                    for seat in seats
+                        .iter_mut()
+                        .filter(|s| s.urgent && !players.contains(&s.seat))
+                    {
+                        seat.deliver().await;
+                    }
                     let read = game.read;
                     let asked = seats
                         .iter_mut()
@@ -329,7 +442,7 @@ impl<'g> Session<'g> {
                         .map(|s| s.ask(read));
                     let mut answers = join_all(asked).await;
                     answers.sort_by_key(|a| players.iter().position(|p| *p == a.player));
-                    tell(judge, &ToJudge::Replies { replies: answers }).await?;
+                    tell(judge, line, &ToJudge::Replies { replies: answers }).await?;
                 }
                 FromJudge::Eliminate {
                     player,
@@ -338,6 +451,7 @@ impl<'g> Session<'g> {
                 } => {
                     check_seats(&[player], seats.len()).map_err(bad)?;
                     let seat = &mut seats[player];
+                    seat.deliver().await;
                     if seat.failure.is_none() {
                         let verdict = match status {
                             Eliminated::Incorrect => Verdict::of(Status::Incorrect),
@@ -414,6 +528,17 @@ struct Seat {
     seat: usize,
     name: Vec<String>,
     bot: Option<Bot>,
+    /// How much of its stderr earlier games' records have shown (a kept
+    /// process's).
+    stderr_mark: u64,
+    /// What the judge sent it that is not written yet: sends are written
+    /// when it is asked, when the harness waits for the judge, or at the
+    /// end of the game, so that a burst of the judge's messages (`send`,
+    /// `send`, `ask`) reaches it in one write.
+    pending: Vec<u8>,
+    /// Whether `pending` holds this game's sends (not only the last words
+    /// of a kept process's previous game, which wait for its next message).
+    urgent: bool,
     timer: Timer,
     /// Why it is out of the game, once it is.
     failure: Option<Failure>,
@@ -424,25 +549,41 @@ struct Seat {
 }
 
 impl Seat {
-    fn start(seat: usize, spec: &BotSpec, limits: BotLimits, time: MoveLimits) -> Seat {
+    /// The seat's player: `kept`, the process of the previous game, or a
+    /// fresh one.
+    fn start(
+        seat: usize,
+        spec: &BotSpec,
+        limits: BotLimits,
+        time: MoveLimits,
+        kept: Option<Kept>,
+    ) -> Seat {
         let name = std::iter::once(&spec.program)
             .chain(&spec.args)
             .map(|s: &OsString| s.to_string_lossy().into_owned())
             .collect();
-        let (bot, failure) = match Bot::spawn(spec, limits) {
-            Ok(bot) => (Some(bot), None),
-            Err(e) => (
-                None,
-                Some(Failure {
-                    verdict: Verdict::of(Status::CannotStart),
-                    message: format!("cannot start: {e}"),
-                }),
-            ),
+        let (bot, stderr_mark, pending, failure) = match kept {
+            Some(kept) => (Some(kept.bot), kept.stderr_mark, kept.pending, None),
+            None => match Bot::spawn(spec, limits) {
+                Ok(bot) => (Some(bot), 0, Vec::new(), None),
+                Err(e) => (
+                    None,
+                    0,
+                    Vec::new(),
+                    Some(Failure {
+                        verdict: Verdict::of(Status::CannotStart),
+                        message: format!("cannot start: {e}"),
+                    }),
+                ),
+            },
         };
         Seat {
             seat,
             name,
             bot,
+            stderr_mark,
+            pending,
+            urgent: false,
             timer: Timer::new(time),
             failure,
             startup_micros: None,
@@ -456,8 +597,7 @@ impl Seat {
     async fn out(&mut self, failure: Failure) {
         if let Some(bot) = self.bot.as_mut() {
             let _ = bot.kill().await;
-            let mut mark = 0;
-            let (text, truncated) = bot.stderr_since(&mut mark);
+            let (text, truncated) = bot.stderr_since(&mut self.stderr_mark);
             self.stderr = text;
             self.stderr_truncated = truncated;
         }
@@ -473,19 +613,42 @@ impl Seat {
         .await;
     }
 
-    /// Writes to the player; a failure takes it out (the judge hears of it
-    /// at its next ask). Nothing is written to a player that is out.
+    /// Queues a message to the player (see [`Seat::deliver`]); past
+    /// [`MAX_PENDING`] bytes, writes at once. Nothing is written to a
+    /// player that is out.
     async fn send(&mut self, text: &[u8]) {
+        if self.bot.is_some() {
+            self.pending.extend_from_slice(text);
+            self.urgent = true;
+            if self.pending.len() > MAX_PENDING {
+                self.deliver().await;
+            }
+        }
+    }
+
+    /// Writes what is queued for the player, in one write; a failure takes
+    /// it out (the judge hears of it at its next ask).
+    async fn deliver(&mut self) {
+        self.urgent = false;
+        if self.pending.is_empty() {
+            return;
+        }
         let Some(bot) = self.bot.as_mut() else {
+            self.pending.clear();
             return;
         };
-        if let Err(e) = bot.send(text, deadline_after(self.timer.limit())).await {
+        let sent = bot
+            .send(&self.pending, deadline_after(self.timer.limit()))
+            .await;
+        self.pending.clear();
+        if let Err(e) = sent {
             self.fail(&e).await;
         }
     }
 
     /// Reads one move under the player's own limits.
     async fn ask(&mut self, read: ReadUnit) -> Answer {
+        self.deliver().await;
         let player = self.seat;
         let Some(bot) = self.bot.as_mut() else {
             return Answer {
@@ -544,12 +707,64 @@ impl Seat {
     }
 }
 
+/// Ends a kept player after the last game: its input closed, `--grace` to
+/// exit (as the dealer ends its player). Something to say, if anything.
+async fn farewell(seat: usize, bot: &mut Bot, grace: Duration) -> Option<Farewell> {
+    let say = |fault, message| {
+        Some(Farewell {
+            seat,
+            fault,
+            message,
+        })
+    };
+    let finished = match bot.shutdown(None).await {
+        Ok(finished) => finished,
+        Err(e) => {
+            return say(
+                Some(crate::exit::Status::Internal),
+                format!("ending the player: {e}"),
+            );
+        }
+    };
+    if !finished.exited_in_grace {
+        let signal = finished.forced.map_or("a signal", |s| s.as_str());
+        return say(
+            Some(crate::exit::Status::Crashed),
+            format!(
+                "timeout: the player did not exit within {} after its input was closed at the end of the run; killed with {signal}",
+                humantime::format_duration(grace)
+            ),
+        );
+    }
+    if finished.stray_lines > 0 {
+        return say(
+            None,
+            format!(
+                "warning: the player wrote {} line(s) after the last game, first {:?}; ignored",
+                finished.stray_lines,
+                finished.first_stray.unwrap_or_default()
+            ),
+        );
+    }
+    if !finished.ended.success() {
+        return say(
+            None,
+            format!(
+                "warning: the player {} after its input was closed",
+                finished.ended
+            ),
+        );
+    }
+    None
+}
+
 /// Writes one message to the judge, as one line.
-async fn tell(judge: &mut Bot, message: &ToJudge<'_>) -> Result<(), String> {
-    let mut line = serde_json::to_vec(message).map_err(|e| format!("internal: {e}"))?;
+async fn tell(judge: &mut Bot, line: &mut Vec<u8>, message: &ToJudge<'_>) -> Result<(), String> {
+    line.clear();
+    serde_json::to_writer(&mut *line, message).map_err(|e| format!("internal: {e}"))?;
     line.push(b'\n');
     judge
-        .send(&line, deadline_after(JUDGE_LIMIT))
+        .send(line, deadline_after(JUDGE_LIMIT))
         .await
         .map_err(|e| format!("the judge {}", judge_failure(&e)))
 }

@@ -39,7 +39,7 @@ struct Record<'a> {
 
 /// Plays the games; the exit status.
 pub async fn run(config: &PlayConfig) -> Status {
-    let game = match ExternalGame::load(&config.game) {
+    let mut game = match ExternalGame::load(&config.game) {
         Ok(game) => game,
         Err(e) => {
             eprintln!("referee play: {e}");
@@ -76,7 +76,11 @@ pub async fn run(config: &PlayConfig) -> Status {
     {
         limits.startup = startup;
     }
+    // Frames are kept for the records only.
+    game.keep_frames = config.record_moves;
     let mut session = Session::new(&game);
+    // The seats hold the same programs in every game of the run.
+    session.keep_players = game.keep_players;
     if let Some(timeout) = config.timeout {
         session.time.timeout = timeout;
     }
@@ -106,8 +110,7 @@ pub async fn run(config: &PlayConfig) -> Status {
             };
             if let Err(e) = records.append(&record) {
                 eprintln!("referee play: {e}");
-                session.close().await;
-                return Status::Io;
+                return close(&mut session, &config.bots, Status::Io).await;
             }
         }
         if let Some(error) = &result.judge_error {
@@ -122,7 +125,7 @@ pub async fn run(config: &PlayConfig) -> Status {
             break;
         }
     }
-    session.close().await;
+    let status = close(&mut session, &config.bots, status).await;
     if let Some(records) = records
         && let Err(e) = records.finish()
     {
@@ -131,6 +134,24 @@ pub async fn run(config: &PlayConfig) -> Status {
     }
     let _ = write!(out, "{}", tally.summary(&config.bots));
     let _ = out.flush();
+    status
+}
+
+/// Ends the judge and the kept players; a kept player that does not exit
+/// within the grace period makes the status 3 at least, as it does the
+/// dealer's (there is no game left to record it in).
+async fn close(session: &mut Session<'_>, bots: &[BotSpec], mut status: Status) -> Status {
+    for farewell in session.close().await {
+        eprintln!(
+            "referee play: [{}] {}: {}",
+            farewell.seat,
+            bots[farewell.seat].program.to_string_lossy(),
+            farewell.message
+        );
+        if let Some(fault) = farewell.fault {
+            status = status.max(fault);
+        }
+    }
     status
 }
 

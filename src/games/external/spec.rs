@@ -33,6 +33,8 @@ struct File {
     #[serde(default)]
     reuse: bool,
     #[serde(default)]
+    keep_players: bool,
+    #[serde(default)]
     limits: Limits,
     #[serde(default)]
     options: Option<toml::Table>,
@@ -73,6 +75,11 @@ pub struct ExternalGame {
     pub read: ReadUnit,
     /// One judge process plays successive games.
     pub reuse: bool,
+    /// In `referee play`, where the seats are fixed for the run, each
+    /// seat's player process is kept from game to game (the game's player
+    /// protocol separates games in-band). Tournaments and ci runs, whose
+    /// seats change from game to game, start fresh players regardless.
+    pub keep_players: bool,
     /// Keep the judge's replay frames in the result (tournaments, which do
     /// not record them, turn this off and save the memory).
     pub keep_frames: bool,
@@ -144,6 +151,7 @@ impl ExternalGame {
             max_players: file.players.max,
             read: file.read,
             reuse: file.reuse,
+            keep_players: file.keep_players,
             keep_frames: true,
             time: MoveLimits {
                 timeout: file.limits.timeout.map_or(DEFAULT_TIMEOUT, |t| t.0),
@@ -179,7 +187,7 @@ mod tests {
     fn a_full_file_parses() {
         let game = parse(
             "name = \"x\"\njudge = [\"sh\", \"judge.sh\"]\nplayers = { min = 1, max = 4 }\n\
-             read = \"byte\"\nreuse = true\n[limits]\ntimeout = \"250ms\"\n\
+             read = \"byte\"\nreuse = true\nkeep_players = true\n[limits]\ntimeout = \"250ms\"\n\
              time_control = \"2s+10ms\"\n[options]\nsize = 3\n",
         )
         .unwrap();
@@ -187,6 +195,10 @@ mod tests {
         assert_eq!(game.time.timeout, Duration::from_millis(250));
         assert_eq!(game.options["size"], 3);
         assert!(game.reuse && game.judge[0].to_string_lossy().ends_with("/sh"));
+        assert!(game.keep_players);
+        let plain =
+            parse("name = \"x\"\njudge = [\"sh\"]\nplayers = { min = 1, max = 1 }\n").unwrap();
+        assert!(!plain.keep_players && !plain.reuse);
     }
 
     #[test]
