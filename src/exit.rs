@@ -58,3 +58,20 @@ Exit status:
   130  interrupted (SIGINT, SIGTERM or SIGHUP); every bot is killed
   141  its own output was closed (| head): the run ended early, quietly,
        every bot killed";
+
+impl From<crate::outcome::Status> for Status {
+    /// The exit status of a referee that stops at a bot's failure.
+    fn from(status: crate::outcome::Status) -> Status {
+        use crate::outcome::Status as Verdict;
+        use Status as Exit;
+        match status {
+            Verdict::Ok => Exit::Pass,
+            Verdict::Incorrect => Exit::IncorrectOutput,
+            Verdict::Timeout | Verdict::Crashed | Verdict::ClosedOutput | Verdict::Limit => {
+                Exit::Crashed
+            }
+            Verdict::CannotStart | Verdict::BuildFailed => Exit::Usage,
+            Verdict::Internal => Exit::Internal,
+        }
+    }
+}

@@ -276,22 +276,6 @@ impl fmt::Display for Verdict {
     }
 }
 
-impl From<Status> for crate::exit::Status {
-    /// The exit status of a referee that stops at a bot's failure.
-    fn from(status: Status) -> crate::exit::Status {
-        use crate::exit::Status as Exit;
-        match status {
-            Status::Ok => Exit::Pass,
-            Status::Incorrect => Exit::IncorrectOutput,
-            Status::Timeout | Status::Crashed | Status::ClosedOutput | Status::Limit => {
-                Exit::Crashed
-            }
-            Status::CannotStart | Status::BuildFailed => Exit::Usage,
-            Status::Internal => Exit::Internal,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,8 +8,8 @@ use serde::Deserialize;
 
 use crate::bot::clock::{MoveLimits, TimeControl};
 use crate::bot::spawn;
-use crate::tournament::spec::toml_error;
 use crate::units::TomlDuration;
+use crate::units::toml_error;
 
 /// How a player's move is read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
