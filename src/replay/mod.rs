@@ -630,10 +630,12 @@ pub fn default_output(records: &Path) -> PathBuf {
     records.with_extension("html")
 }
 
-/// Builds the page of `config` and writes it; the message says where (or
-/// what was wrong).
-pub fn build(config: &ReplayConfig) -> Result<(PathBuf, usize), String> {
-    let records = read_records(&config.records)?;
+/// Builds the page of `config` and writes it: where, and how many games;
+/// or the exit status and what was wrong (64 for the records, 74 for the
+/// page).
+pub fn build(config: &ReplayConfig) -> Result<(PathBuf, usize), (Status, String)> {
+    let usage = |e: String| (Status::Usage, e);
+    let records = read_records(&config.records).map_err(usage)?;
     let base = config
         .records
         .parent()
@@ -647,15 +649,20 @@ pub fn build(config: &ReplayConfig) -> Result<(PathBuf, usize), String> {
             .collect(),
     };
     if chosen.is_empty() {
-        return Err(match config.game {
+        return Err(usage(match config.game {
             Some(n) => format!("{}: no game {n}", config.records.display()),
             None => format!("{}: no game records", config.records.display()),
-        });
+        }));
     }
     let mut views = Vec::with_capacity(chosen.len());
     for r in &chosen {
-        let v = view(&r.record, &base)
-            .map_err(|e| format!("{}, line {}: {e}", config.records.display(), r.line))?;
+        let v = view(&r.record, &base).map_err(|e| {
+            usage(format!(
+                "{}, line {}: {e}",
+                config.records.display(),
+                r.line
+            ))
+        })?;
         views.push(v);
     }
     let title = format!(
@@ -670,7 +677,8 @@ pub fn build(config: &ReplayConfig) -> Result<(PathBuf, usize), String> {
         .out
         .clone()
         .unwrap_or_else(|| default_output(&config.records));
-    crate::record::write_file(&out, page(&title, &views).as_bytes())?;
+    crate::record::write_file(&out, page(&title, &views).as_bytes())
+        .map_err(|e| (Status::Io, e))?;
     Ok((out, views.len()))
 }
 
@@ -685,9 +693,9 @@ pub fn run(config: &ReplayConfig) -> Status {
             );
             Status::Pass
         }
-        Err(e) => {
+        Err((status, e)) => {
             eprintln!("referee replay: {e}");
-            Status::Usage
+            status
         }
     }
 }

@@ -523,14 +523,27 @@ window.addEventListener("error", function (e) {
             if (bg) c.style.background = bg;
           }
         });
-        if (f.legend && typeof f.legend === "object") {
+        // A legend (and colours) hold until a later frame gives others.
+        var legend = null, colours = f.colors;
+        for (var j = i - 1; j >= 0 && !legend; j--) {
+          var fj = g.frames[j];
+          if (fj && typeof fj === "object" && fj.legend && typeof fj.legend === "object") legend = fj.legend;
+        }
+        for (var j2 = i - 1; j2 >= 0 && !colours; j2--) {
+          if (g.frames[j2] && g.frames[j2].colors) colours = g.frames[j2].colors;
+        }
+        gr.querySelectorAll(".cell").forEach(function (c) {
+          var bg = colour(c.getAttribute("data-ch"), colours);
+          c.style.background = bg || "";
+        });
+        if (legend) {
           var lg = add(top, "div", "legend");
-          Object.keys(f.legend).forEach(function (ch) {
+          Object.keys(legend).forEach(function (ch) {
             var item = add(lg, "span", "item");
             var sw = add(item, "span", "cell", ch);
-            var bg = colour(ch, f.colors);
+            var bg = colour(ch, colours);
             if (bg) sw.style.background = bg;
-            add(item, "span", null, " " + f.legend[ch]);
+            add(item, "span", null, " " + legend[ch]);
           });
         }
         var rest = {};
