@@ -38,9 +38,9 @@ window.addEventListener("error", function (e) {
     c.setAttribute("data-card", t);
     return c;
   }
-  var SEPTICA = { 11: "J", 12: "Q", 13: "K", 14: "A" };
+  // Septica's cards are the protocol's values, 7 to 14.
   function scard(v, extra) {
-    var c = el("span", "card" + (extra ? " " + extra : ""), SEPTICA[v] || v);
+    var c = el("span", "card" + (extra ? " " + extra : ""), v);
     if (v === 10 || v === 14) c.classList.add("points");
     c.setAttribute("data-card", v);
     return c;
@@ -104,14 +104,16 @@ window.addEventListener("error", function (e) {
     if (!seats || !seats.length) return;
     var t = add(seatsBox, "table");
     var head = add(t, "tr");
-    ["seat", "score", "status", "error"].forEach(function (h) {
+    ["seat", "result", "status", "error"].forEach(function (h) {
       add(head, "th", null, h);
     });
     seats.forEach(function (s) {
       var r = add(t, "tr");
       add(r, "td", null, s.name);
       var score = s.score;
-      if (score && typeof score === "object") score = JSON.stringify(score);
+      if (score && typeof score === "object") {
+        score = Object.keys(score).map(function (key) { return key + " " + score[key]; }).join(", ");
+      }
       if (score === undefined || score === null) score = s.outcome || s.verdict || (s.won === undefined ? "" : s.won ? "won" : "lost");
       add(r, "td", null, score);
       add(r, "td", "status " + (s.status || ""), (s.status || "") + (s.fate ? " (" + s.fate + ")" : ""));
@@ -338,6 +340,7 @@ window.addEventListener("error", function (e) {
     var pts = add(info, "div", "points");
     pts.id = "points";
     var n = note("");
+    add(info, "div", "legend-text", "dashed: the computer's card; red outline: a cut; shaded: 10 and 14, the points");
     var list = add(info, "ol", "tricks");
     list.id = "tricks";
     if (!g.recorded) n.textContent = "The plays were not recorded: only the deal is shown.";
