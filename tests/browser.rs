@@ -511,6 +511,9 @@ fn tron(s: &Session, dir: &Path) {
     s.screenshot("tron");
 }
 
+/// One kind of replay, checked in the shared session.
+type Case = fn(&Session, &Path);
+
 #[test]
 fn replays_in_headless_chromium() {
     let started = Instant::now();
@@ -520,7 +523,7 @@ fn replays_in_headless_chromium() {
     {
         let driver = Driver::start(&marker);
         let session = Session::new(&driver);
-        let cases: [(&str, fn(&Session, &Path)); 6] = [
+        let cases: [(&str, Case); 6] = [
             ("chomp (crafted)", chomp_crafted),
             ("chomp", chomp_real),
             ("septica", septica),
