@@ -304,7 +304,7 @@ impl Session<'_> {
                 Path::new(env!("CARGO_MANIFEST_DIR")).join("target/replay-screenshots")
             });
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+        std::fs::write(dir.join(format!("replay-{name}.png")), png).unwrap();
     }
 
     fn end(self) {
