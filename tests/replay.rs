@@ -232,3 +232,79 @@ fn an_unwritable_page_is_an_io_error() {
         run.stderr
     );
 }
+
+/// A real `referee chomp --record-moves` game of scripted players: the
+/// record keeps the letters, the budget and the turn times, and its replay
+/// shows the shared chomp, the wrap and the starvation.
+#[test]
+fn a_recorded_chomp_game_replays_its_wrap_share_and_starvation() {
+    let dir = tempfile::tempdir().unwrap();
+    let player = |name: &str, moves: &str| {
+        let d = dir.path().join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::copy(fixture("chomp-script.sh"), d.join("pc2")).unwrap();
+        std::fs::write(d.join("moves"), moves).unwrap();
+        d.to_str().unwrap().to_owned()
+    };
+    let one = player("one", "C\nE\nC\nD\n");
+    let two = player("two", "C\nsleep 0.05 W\nhang\n");
+    let array = dir.path().join("board.txt");
+    std::fs::write(&array, "ABC\nDEF\n").unwrap();
+    let results = dir.path().join("r.jsonl");
+    let run = referee(
+        [
+            "chomp",
+            "--prep",
+            "0s",
+            "--starve",
+            "300ms",
+            "--record-moves",
+            "--results",
+            results.to_str().unwrap(),
+            "-start",
+            "3",
+            "1",
+            array.to_str().unwrap(),
+            &one,
+            &two,
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let record: Value =
+        serde_json::from_str(std::fs::read_to_string(&results).unwrap().trim()).unwrap();
+    assert_eq!(record["letters"], "ABCDEF");
+    assert_eq!(record["starve_ms"], 300);
+    let times = record["times"].as_array().unwrap();
+    assert_eq!(times.len(), record["moves"].as_array().unwrap().len());
+    assert!(times[1][1].as_u64().unwrap() >= 50, "{record}");
+    // It starved when its clock, 300 ms since its meal in round 1, ran out.
+    let used = times[1][1].as_u64().unwrap() + times[2][1].as_u64().unwrap();
+    assert!((298..=300).contains(&used), "{record}");
+
+    // The array file is gone: the record is enough.
+    std::fs::remove_file(&array).unwrap();
+    let out = dir.path().join("r.html");
+    let run = referee(
+        [
+            "replay",
+            results.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let g = &data(&std::fs::read_to_string(&out).unwrap())["games"][0];
+    // Round 1: both chomp C (3 points): 2 each. Round 2: one wraps off the
+    // right edge, (3,1) to (1,2); two steps West. Round 3: one eats D; two
+    // starves.
+    assert_eq!(g["rounds"][0][2], serde_json::json!([[2, 2, 0, 1]]));
+    assert_eq!(g["rounds"][1][1], serde_json::json!([3, 1]));
+    assert_eq!(g["rounds"][1][3], serde_json::json!([0]));
+    assert_eq!(g["rounds"][2][0], "CD");
+    assert_eq!(g["rounds"][2][2], serde_json::json!([[3, 4, 0]]));
+    assert_eq!(g["players"][1]["fate"], "starved");
+    assert_eq!(g["players"][1]["died_round"], 3);
+    assert_eq!(g["clock"]["budget"], 300);
+}

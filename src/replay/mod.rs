@@ -730,6 +730,17 @@ mod tests {
     }
 
     #[test]
+    fn the_aces_up_trace_is_the_engine_s_play() {
+        for i in 0..200 {
+            let deck = crate::games::acesup::deck::random_deck(9, i);
+            let trace = engine::trace(&deck);
+            assert_eq!(trace.iter().filter(|s| s.is_none()).count(), 52);
+            let moves = trace.iter().filter(|s| s.is_some()).count() as u32;
+            assert_eq!(moves, engine::play(&deck).moves);
+        }
+    }
+
+    #[test]
     fn the_winning_assignment_covers_every_card() {
         let record = json!({"game": "evensteven", "index": 2, "hand": ["Kd","8c","As","5s"],
             "deal": ["3s","6h","Kh","5c"], "plays": []});
