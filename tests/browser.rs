@@ -212,7 +212,15 @@ impl Session<'_> {
     }
 
     fn open(&self, file: &Path) {
-        let url = format!("file://{}", file.canonicalize().unwrap().display());
+        self.open_at(file, "");
+    }
+
+    /// Opens `file` with a `#...` fragment (a link to a game and step).
+    fn open_at(&self, file: &Path, fragment: &str) {
+        let url = format!(
+            "file://{}{fragment}",
+            file.canonicalize().unwrap().display()
+        );
         self.call("POST", "/url", Some(json!({ "url": url })));
     }
 
@@ -386,6 +394,10 @@ fn chomp_crafted(s: &Session, dir: &Path) {
     // Back one round: the cell eaten in round 3 is full again.
     s.click("#prev");
     assert!(!s.has_class("#c-4-2", "empty"));
+    // A link straight to round 2.
+    s.open_at(&dir.join("chomp-crafted.html"), "#game=1&step=2");
+    assert_eq!(s.text("#step"), "round 2 / 3");
+    assert!(s.has_class("#c-1-3", "empty"));
 }
 
 fn chomp_real(s: &Session, dir: &Path) {

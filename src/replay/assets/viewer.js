@@ -79,7 +79,7 @@ window.addEventListener("error", function (e) {
   scrub.min = 0;
   var speed = add(controls, "select");
   speed.id = "speed";
-  [0.5, 1, 2, 4, 8, 16, 32].forEach(function (s) {
+  [0.5, 1, 2, 4, 8, 16, 32, 128].forEach(function (s) {
     var o = add(speed, "option", null, s + "\u00d7");
     o.value = s;
     if (s === 2) o.selected = true;
@@ -573,6 +573,24 @@ window.addEventListener("error", function (e) {
     step: function () { return current ? current.step : 0; },
     count: function () { return current ? current.count : 0; },
   };
-  if (games.length) show(0);
+  // A link can open a game at a step: PAGE.html#game=INDEX&step=S, where
+  // INDEX is the record's `index` (the first such game).
+  function fromHash() {
+    var want = {};
+    location.hash.replace(/^#/, "").split("&").forEach(function (kv) {
+      var p = kv.split("=");
+      if (p.length === 2) want[p[0]] = decodeURIComponent(p[1]);
+    });
+    var at = 0;
+    if (want.game !== undefined) {
+      for (var i = 0; i < games.length; i++) {
+        if (String(games[i].index) === want.game) { at = i; break; }
+      }
+    }
+    show(at);
+    if (want.step !== undefined) go(Number(want.step));
+  }
+  window.addEventListener("hashchange", fromHash);
+  if (games.length) fromHash();
   else add(root, "p", null, "no games");
 })();
