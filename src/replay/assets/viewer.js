@@ -192,16 +192,29 @@ window.addEventListener("error", function (e) {
   }
 
   // ---- Chomp --------------------------------------------------------------
+  // A full cell's shade: from pale (A) to amber (Z).
+  function shade(value) {
+    return "hsl(42, 90%, " + (97 - value * 1.6).toFixed(1) + "%)";
+  }
+
   function chomp(g) {
     var m = g.cols, n = g.rows, k = g.players.length;
     var TRAIL = 8;
     var wrap = add(board, "div", "chomp");
     add(wrap, "div", "plane", "projective plane: leaving an edge enters the diametrically opposite cell");
     var grid = add(wrap, "div", "grid");
-    grid.style.gridTemplateColumns = "repeat(" + m + ", 2.1em)";
+    // Cells shrink to keep a large board on the screen; under 14 pixels the
+    // letters give way to their shade (darker is worth more).
+    var size = Math.max(5, Math.min(30, Math.floor(Math.min(1000 / m, 700 / n))));
+    var small = size < 14;
+    if (small) grid.classList.add("small");
+    grid.style.gridTemplateColumns = "repeat(" + m + ", " + size + "px)";
+    grid.style.gridAutoRows = size + "px";
+    grid.style.fontSize = Math.max(8, Math.round(size * 0.5)) + "px";
     var cells = [];
     for (var i = 0; i < m * n; i++) {
-      var c = add(grid, "div", "cell", g.board[i]);
+      var c = add(grid, "div", "cell", small ? "" : g.board[i]);
+      c.style.background = shade(g.board.charCodeAt(i) - 64);
       c.id = "c-" + ((i % m) + 1) + "-" + (Math.floor(i / m) + 1);
       cells.push(c);
     }
@@ -262,7 +275,7 @@ window.addEventListener("error", function (e) {
       for (var i = 0; i < cells.length; i++) {
         var c = cells[i];
         c.className = "cell" + (st.eaten[i] ? " empty" : "");
-        c.textContent = st.eaten[i] ? "" : letters[i];
+        c.textContent = st.eaten[i] || small ? "" : letters[i];
       }
       // Trails, oldest first, so the newest colour wins.
       for (var t = 0; t < st.trail.length - 1; t++) {
