@@ -110,6 +110,10 @@ pub enum Command {
     #[command(after_help = REPORT_HELP, after_long_help = REPORT_HELP)]
     Report(ReportArgs),
 
+    /// Writes one self-contained HTML page that replays recorded games.
+    #[command(after_help = REPLAY_HELP, after_long_help = REPLAY_HELP)]
+    Replay(ReplayArgs),
+
     /// Aces Up: judge a program's output against the rules engine, deck by deck.
     #[command(
         override_usage = "referee acesup [OPTIONS] (--decks FILE | --random N) PROGRAM [ARGS]...",
@@ -211,6 +215,21 @@ merge, or a new version of referee). See docs/tournaments.md.
 Examples:
   referee report runs/chomp
   referee report runs/chomp -o chomp-report.html";
+const REPLAY_HELP: &str = "\
+Reads a results file (JSON Lines) of `referee dealer`, `chomp`, `septica`,
+`acesup`, `play`, or a tournament's OUT/records.jsonl, and writes one HTML
+file that replays its games in a browser: scripts, styles and data inline,
+nothing fetched. Chomp needs `--record-moves` to be replayed round by round;
+external games need it for their frames (docs/replay.md).
+
+Examples:
+  referee replay results.jsonl                   writes results.html
+  referee replay --game 3 -o game3.html out/records.jsonl
+
+Exit status:
+  0    the page was written
+  64   the records could not be read (the message names the file and line)
+  74   the page could not be written";
 
 const ACESUP_HELP: &str = "\
 Each deck is fed to a fresh run of PROGRAM as 52 lines; its whole output is
@@ -713,6 +732,22 @@ pub struct CiArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The results file (JSON Lines).
+    #[arg(value_name = "RECORDS.jsonl")]
+    pub records: PathBuf,
+
+    /// Only the game with this index (the records' `index`); all games
+    /// otherwise, with a game picker.
+    #[arg(long, value_name = "N")]
+    pub game: Option<u64>,
+
+    /// Where to write the page [default: RECORDS.html, next to the records].
+    #[arg(short = 'o', long = "out", value_name = "FILE.html")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
 pub struct MergeArgs {
     /// The shards' output directories.
     #[arg(value_name = "OUT", required = true)]
@@ -872,6 +907,11 @@ pub async fn run(cli: Cli) -> Status {
                 }
             }
         }
+        Command::Replay(args) => crate::replay::run(&crate::replay::ReplayConfig {
+            records: args.records,
+            game: args.game,
+            out: args.out,
+        }),
         Command::Ci(args) => {
             crate::ci::run(
                 &args.suite,

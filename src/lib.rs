@@ -17,6 +17,7 @@ pub mod interrupt;
 pub mod outcome;
 pub mod parallel;
 pub mod record;
+pub mod replay;
 pub mod rng;
 pub mod stats;
 pub mod tournament;

@@ -115,13 +115,28 @@ def play(start):
         if "status" in player:
             kill(seat, 0, player["status"])
 
+    # The legend of the referee's generic frame format (docs/judge-protocol.md).
+    legend = {"#": "obstacle", "X": "head-on"}
+    for s in range(k):
+        legend["ABCD"[s]] = "seat %d" % s
+        legend["abcd"[s]] = "seat %d's trail" % s
+
     def frame(turn, moves):
-        say({"type": "frame", "data": {
+        out = [s for s in range(k) if not alive[s]]
+        text = "turn %d" % turn
+        if out:
+            text += "; out: " + ", ".join("seat %d" % s for s in out)
+        data = {
             "turn": turn,
             "grid": ["".join(row) for row in grid],
             "heads": [[x, y, int(alive[s])] for s, (x, y) in enumerate(heads)],
             "moves": moves,
-        }})
+            "text": text,
+        }
+        # The legend holds until a frame gives another: the first is enough.
+        if turn == 0:
+            data["legend"] = legend
+        say({"type": "frame", "data": data})
 
     frame(0, [None] * k)
     living = [s for s in range(k) if alive[s]]

@@ -116,7 +116,7 @@ pub fn play(deck: &[Card; 52]) -> Game {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Operation {
+pub enum Operation {
     /// Discard the exposed card of this pile.
     Discard(usize),
     /// Move the exposed card of pile `from` to the empty pile `to`.
@@ -139,6 +139,33 @@ fn next_operation(piles: &[[Card; 13]; 4], len: &[usize; 4]) -> Option<Operation
     let to = (0..4).find(|&p| len[p] == 0)?;
     let from = (0..4).find(|&p| len[p] >= 2)?;
     Some(Operation::Fill { from, to })
+}
+
+/// What [`play`] does with `deck`, step by step, for replays: each card
+/// dealt (`None`, the card going to pile `i % 4`) followed by the moving
+/// operations it allowed.
+pub fn trace(deck: &[Card; 52]) -> Vec<Option<Operation>> {
+    let mut piles = [[Card { rank: 0, suit: 0 }; 13]; 4];
+    let mut len = [0usize; 4];
+    let mut steps = Vec::with_capacity(160);
+    for (i, &card) in deck.iter().enumerate() {
+        let p = i % 4;
+        piles[p][len[p]] = card;
+        len[p] += 1;
+        steps.push(None);
+        while let Some(op) = next_operation(&piles, &len) {
+            steps.push(Some(op));
+            match op {
+                Operation::Discard(p) => len[p] -= 1,
+                Operation::Fill { from, to } => {
+                    len[from] -= 1;
+                    piles[to][0] = piles[from][len[from]];
+                    len[to] = 1;
+                }
+            }
+        }
+    }
+    steps
 }
 
 /// Plays the deck, rotating it after each lost game, until a win or 52

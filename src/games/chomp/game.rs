@@ -139,6 +139,10 @@ pub struct GameResult {
     /// With `record_moves`: per round, one letter per player (`-` when the
     /// player was no longer playing).
     pub moves: Option<Vec<String>>,
+    /// With `record_moves`: per round, each player's turn time in whole
+    /// milliseconds (0 for a player no longer playing), for replays'
+    /// starvation clocks.
+    pub times: Option<Vec<Vec<u32>>>,
 }
 
 struct Seat {
@@ -205,6 +209,7 @@ pub async fn play(seats: &[SeatSpec], rows: &[Vec<u8>], start: Cell, rules: Rule
     let mut update = Vec::with_capacity(16 * k);
     let mut chomps: Vec<(usize, usize)> = Vec::with_capacity(k);
     let mut moves_log = rules.record_moves.then(Vec::new);
+    let mut times_log = rules.record_moves.then(Vec::new);
     let end = loop {
         if grid.full_cells() == 0 {
             break End::BoardEmpty;
@@ -249,11 +254,15 @@ pub async fn play(seats: &[SeatSpec], rows: &[Vec<u8>], start: Cell, rules: Rule
         let replies = join_all(turns).await;
 
         let mut letters = moves_log.as_ref().map(|_| vec![b'-'; k]);
+        let mut times = times_log.as_ref().map(|_| vec![0u32; k]);
         chomps.clear();
         for (i, reply) in replies {
             let seat = &mut seats[i];
             let mv = match reply {
                 Ok((byte, elapsed)) => {
+                    if let Some(times) = times.as_mut() {
+                        times[i] = u32::try_from(elapsed.as_millis()).unwrap_or(u32::MAX);
+                    }
                     seat.bank += elapsed;
                     seat.slowest = seat.slowest.max(elapsed);
                     seat.result.moves += 1;
@@ -264,6 +273,9 @@ pub async fn play(seats: &[SeatSpec], rows: &[Vec<u8>], start: Cell, rules: Rule
                     // A starving turn counts as the time waited.
                     if let BotError::Timeout { limit, .. } = &e {
                         seat.slowest = seat.slowest.max(*limit);
+                        if let Some(times) = times.as_mut() {
+                            times[i] = u32::try_from(limit.as_millis()).unwrap_or(u32::MAX);
+                        }
                     }
                     seat.die(fate_of(&e), round, Some(format!("round {round}: {e}")));
                     Move::Decompose
@@ -300,6 +312,9 @@ pub async fn play(seats: &[SeatSpec], rows: &[Vec<u8>], start: Cell, rules: Rule
         }
         if let (Some(log), Some(letters)) = (moves_log.as_mut(), letters) {
             log.push(String::from_utf8(letters).expect("move letters are ASCII"));
+        }
+        if let (Some(log), Some(times)) = (times_log.as_mut(), times) {
+            log.push(times);
         }
     };
 
@@ -344,6 +359,7 @@ pub async fn play(seats: &[SeatSpec], rows: &[Vec<u8>], start: Cell, rules: Rule
             })
             .collect(),
         moves: moves_log,
+        times: times_log,
     }
 }
 

@@ -145,6 +145,15 @@ struct GameRecord<'a> {
     players: &'a [PlayerResult],
     #[serde(skip_serializing_if = "Option::is_none")]
     moves: Option<&'a [String]>,
+    /// With `--record-moves`: the array's letters, row after row, so that
+    /// a replay needs no array file; the starvation budget and each
+    /// round's turn times (see `docs/replay.md`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    letters: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    starve_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    times: Option<&'a [Vec<u32>]>,
     time: String,
     referee: &'static str,
 }
@@ -253,6 +262,17 @@ async fn prepare_and_play(config: &ChompConfig) -> Result<Status, String> {
                 end: result.end,
                 players: &result.players,
                 moves: result.moves.as_deref(),
+                letters: config.record_moves.then(|| {
+                    array
+                        .rows
+                        .iter()
+                        .map(|r| String::from_utf8_lossy(r))
+                        .collect()
+                }),
+                starve_ms: config
+                    .record_moves
+                    .then(|| u64::try_from(config.starve.as_millis()).unwrap_or(u64::MAX)),
+                times: result.times.as_deref(),
                 time: record::timestamp(),
                 referee: record::REFEREE_VERSION,
             };
@@ -375,6 +395,7 @@ fn resume(
                 end: game.end,
                 players: game.players,
                 moves: game.moves,
+                times: None,
             },
         );
     }

@@ -1,0 +1,751 @@
+//! Self-contained HTML replays of recorded games (`referee replay`).
+//!
+//! The rules stay in Rust: each record is turned into a *view*, a small
+//! JSON value holding what the viewer draws, computed here with the games'
+//! own rules code (Chomp's grid, Septica's table, the Aces Up engine, Even
+//! Steven's deal). The viewer (`assets/viewer.js`, `assets/viewer.css`,
+//! embedded) only applies the computed steps and draws them, so a replay
+//! shows exactly what the referee did.
+//!
+//! Reusable pieces: [`view`] (one record), [`read_records`] (a results
+//! file, strictly), [`page`] (a whole page), and [`STYLE`], [`SCRIPT`] and
+//! [`data_script`] to embed replays in another page (the viewer draws the
+//! games of the `<script type="application/json" id="replay-data">` element
+//! into the element with id `replay`).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::exit::Status;
+use crate::games::acesup::engine::{self, Operation};
+use crate::games::chomp::{Dir, Grid};
+use crate::games::evensteven::{Card as EsCard, Deal, deal};
+use crate::games::septica::rules::{Action, Phase, Side, Table};
+
+/// The viewer's style sheet.
+pub const STYLE: &str = include_str!("assets/viewer.css");
+/// The viewer's script: draws the games of `#replay-data` into `#replay`.
+pub const SCRIPT: &str = include_str!("assets/viewer.js");
+
+/// A game record with where it came from, for error messages.
+pub struct Numbered {
+    pub line: usize,
+    pub record: Value,
+}
+
+/// Reads every line of a results file as a record. Unlike the harness's
+/// reader, a line that is not a JSON object is an error naming the file
+/// and the line.
+pub fn read_records(path: &Path) -> Result<Vec<Numbered>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| format!("{}: not a results file (not UTF-8 text)", path.display()))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Value>(line) {
+            Ok(record) if record.is_object() => out.push(Numbered {
+                line: i + 1,
+                record,
+            }),
+            Ok(_) => {
+                return Err(format!(
+                    "{}, line {}: not a game record (expected a JSON object)",
+                    path.display(),
+                    i + 1
+                ));
+            }
+            Err(e) => {
+                return Err(format!(
+                    "{}, line {}: not a game record (not JSON: {e})",
+                    path.display(),
+                    i + 1
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The viewer's data for one record. `base` is where relative paths in
+/// the record (a Chomp array file) are looked up besides the current
+/// directory. The error says what is missing or wrong.
+pub fn view(record: &Value, base: &Path) -> Result<Value, String> {
+    let game = record["game"]
+        .as_str()
+        .ok_or("no \"game\" field: not a record of the referee")?;
+    let index = record["index"].as_u64().unwrap_or(0);
+    let mut v = match game {
+        "evensteven" => evensteven(record),
+        "chomp" => chomp(record, base),
+        "septica" => septica(record),
+        "acesup" => acesup(record),
+        _ => external(record),
+    }?;
+    v["game"] = json!(game);
+    v["index"] = json!(index);
+    v["title"] = json!(format!("{game} #{index}"));
+    Ok(v)
+}
+
+fn field<'a>(record: &'a Value, name: &str) -> Result<&'a Value, String> {
+    match &record[name] {
+        Value::Null => Err(format!("no \"{name}\" field")),
+        v => Ok(v),
+    }
+}
+
+fn u64_field(record: &Value, name: &str) -> Result<u64, String> {
+    field(record, name)?
+        .as_u64()
+        .ok_or_else(|| format!("\"{name}\" is not a whole number"))
+}
+
+/// A tournament's per-seat results, or a referee's own players.
+fn seats(record: &Value) -> Vec<Value> {
+    record["results"]
+        .as_array()
+        .or(record["players"].as_array())
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// What is shown of each seat: its name, status and what it wrote on
+/// standard error.
+fn seat_summary(seat: &Value, fallback: &str) -> Value {
+    let name = seat["entrant"]
+        .as_str()
+        .map(str::to_owned)
+        .or_else(|| seat["dir"].as_str().map(str::to_owned))
+        .or_else(|| {
+            seat["player"].as_array().map(|words| {
+                words
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+        })
+        .unwrap_or_else(|| fallback.to_owned());
+    let mut out = json!({"name": name, "status": seat["status"]});
+    for key in [
+        "score",
+        "rank",
+        "won",
+        "outcome",
+        "fate",
+        "error",
+        "stderr",
+        "died_round",
+    ] {
+        if !seat[key].is_null() {
+            out[key] = seat[key].clone();
+        }
+    }
+    out
+}
+
+fn es_card(value: &Value, what: &str) -> Result<EsCard, String> {
+    let text = value
+        .as_str()
+        .ok_or_else(|| format!("{what}: not a card"))?;
+    EsCard::parse(text).map_err(|e| format!("{what}: {text:?}: {e}"))
+}
+
+fn es_cards(value: &Value, what: &str) -> Result<Vec<EsCard>, String> {
+    value
+        .as_array()
+        .ok_or_else(|| format!("\"{what}\" is not a list of cards"))?
+        .iter()
+        .map(|c| es_card(c, what))
+        .collect()
+}
+
+/// Even Steven: the hand, the cards to cover, each dealt card and the one
+/// that covered it, and the winning assignment when there was one.
+fn evensteven(record: &Value) -> Result<Value, String> {
+    let (hand, to_cover) = if record["hand"].is_array() {
+        (
+            es_cards(&record["hand"], "hand")?,
+            es_cards(field(record, "deal")?, "deal")?,
+        )
+    } else {
+        // A tournament's record: the deal from its size and seed.
+        let n = u64_field(record, "n")?;
+        let seed = u64_field(record, "deal_seed")?;
+        if !(1..=deal::MAX_HAND as u64).contains(&n)
+            || !(1..=u64::from(deal::MAX_SEED)).contains(&seed)
+        {
+            return Err(format!("n {n} or deal_seed {seed} is out of range"));
+        }
+        let d = Deal::new(n as usize, seed as u32);
+        (d.hand, d.to_cover)
+    };
+    let winnable = deal::winnable(&hand, &to_cover);
+    // The winning assignment: the k-th lowest hand card covers the k-th
+    // lowest dealt card.
+    let assignment: Option<Vec<String>> = winnable.then(|| {
+        let mut h: Vec<EsCard> = hand.clone();
+        h.sort_by_key(|c| c.value());
+        let mut order: Vec<usize> = (0..to_cover.len()).collect();
+        order.sort_by_key(|&i| to_cover[i].value());
+        let mut out = vec![String::new(); to_cover.len()];
+        for (k, &i) in order.iter().enumerate() {
+            out[i] = h[k].to_string();
+        }
+        out
+    });
+    let mut plays = Vec::new();
+    for (i, p) in record["plays"].as_array().into_iter().flatten().enumerate() {
+        let dealt = es_card(&p["dealt"], &format!("plays[{i}].dealt"))?;
+        let played = es_card(&p["played"], &format!("plays[{i}].played"))?;
+        plays.push(json!([
+            dealt.to_string(),
+            played.to_string(),
+            played.covers(dealt)
+        ]));
+    }
+    let seats: Vec<Value> = seats(record)
+        .iter()
+        .map(|s| seat_summary(s, "player"))
+        .collect();
+    let player = record["player"].as_array().map(|w| {
+        w.iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join(" ")
+    });
+    let seats = if seats.is_empty() {
+        vec![json!({
+            "name": player.unwrap_or_else(|| "player".into()),
+            "status": record["status"],
+            "outcome": record["outcome"],
+            "error": record["error"],
+            "stderr": record["stderr"],
+        })]
+    } else {
+        seats
+    };
+    Ok(json!({
+        "kind": "evensteven",
+        "hand": hand.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "deal": to_cover.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "winnable": winnable,
+        "assignment": assignment,
+        "plays": plays,
+        "recorded": record["plays"].is_array(),
+        "outcome": record["outcome"],
+        "seats": seats,
+    }))
+}
+
+/// Chomp: the board, then per round the moves, every player's cell, the
+/// cells eaten (cell, points each, the players sharing it) and who
+/// wrapped; with turn times, the starvation clocks.
+fn chomp(record: &Value, base: &Path) -> Result<Value, String> {
+    let rows = chomp_rows(record, base)?;
+    let grid0 = Grid::from_rows(&rows);
+    let (m, n) = (grid0.cols(), grid0.rows());
+    let start = field(record, "start")?;
+    let (col, row) = match (start[0].as_u64(), start[1].as_u64()) {
+        (Some(c), Some(r))
+            if (1..=u64::from(m)).contains(&c) && (1..=u64::from(n)).contains(&r) =>
+        {
+            (c as u32, r as u32)
+        }
+        _ => {
+            return Err(format!(
+                "\"start\" {start} is not a cell of the {m}x{n} array"
+            ));
+        }
+    };
+    let seats = seats(record);
+    let k = seats.len();
+    if k == 0 {
+        return Err("no players".into());
+    }
+    let players: Vec<Value> = seats
+        .iter()
+        .enumerate()
+        .map(|(i, s)| seat_summary(s, &format!("player {}", i + 1)))
+        .collect();
+    let mut grid = grid0.clone();
+    let start_cell = crate::games::chomp::Cell { col, row };
+    let mut pos = vec![start_cell; k];
+    let mut rounds = Vec::new();
+    let moves = record["moves"].as_array();
+    let times = record["times"].as_array();
+    for (r, letters) in moves.into_iter().flatten().enumerate() {
+        let letters = letters
+            .as_str()
+            .filter(|l| l.len() == k && l.bytes().all(|b| b"NSEWCD-".contains(&b)))
+            .ok_or_else(|| format!("moves[{r}] is not {k} move letters"))?;
+        let mut wrapped = Vec::new();
+        let mut chomps: Vec<(usize, usize)> = Vec::new();
+        for (i, b) in letters.bytes().enumerate() {
+            let dir = match b {
+                b'N' => Dir::North,
+                b'S' => Dir::South,
+                b'E' => Dir::East,
+                b'W' => Dir::West,
+                b'C' => {
+                    chomps.push((grid.index(pos[i]), i));
+                    continue;
+                }
+                _ => continue,
+            };
+            let to = grid.step(pos[i], dir);
+            let straight = match dir {
+                Dir::North => pos[i].row > 1,
+                Dir::South => pos[i].row < n,
+                Dir::East => pos[i].col < m,
+                Dir::West => pos[i].col > 1,
+            };
+            if !straight {
+                wrapped.push(i);
+            }
+            pos[i] = to;
+        }
+        chomps.sort_unstable();
+        let mut eaten = Vec::new();
+        for group in chomps.chunk_by(|a, b| a.0 == b.0) {
+            let value = grid.eat_at(group[0].0);
+            if value == 0 {
+                continue;
+            }
+            let each = crate::games::chomp::grid::share(u32::from(value), group.len() as u32);
+            let mut e = vec![json!(group[0].0), json!(each)];
+            e.extend(group.iter().map(|&(_, i)| json!(i)));
+            eaten.push(Value::Array(e));
+        }
+        let cells: Vec<usize> = pos.iter().map(|&c| grid.index(c)).collect();
+        let mut round = vec![json!(letters), json!(cells), Value::Array(eaten)];
+        if !wrapped.is_empty() {
+            round.push(json!(wrapped));
+        }
+        rounds.push(Value::Array(round));
+    }
+    let clock = match (times, record["starve_ms"].as_u64()) {
+        (Some(t), Some(budget)) if t.len() == rounds.len() => json!({"budget": budget, "times": t}),
+        _ => Value::Null,
+    };
+    let letters: String = rows.iter().map(|r| String::from_utf8_lossy(r)).collect();
+    Ok(json!({
+        "kind": "chomp",
+        "cols": m,
+        "rows": n,
+        "board": letters,
+        "start": grid0.index(start_cell),
+        "players": players,
+        "rounds": rounds,
+        "recorded": moves.is_some(),
+        "total_rounds": record["rounds"],
+        "end": record["end"],
+        "clock": clock,
+    }))
+}
+
+/// The array: kept in the record (`letters`, with `--record-moves`), or
+/// read from the array file it names.
+fn chomp_rows(record: &Value, base: &Path) -> Result<Vec<Vec<u8>>, String> {
+    if let Some(letters) = record["letters"].as_str() {
+        let m = u64_field(record, "cols")? as usize;
+        let ok = m > 0
+            && letters.len().is_multiple_of(m)
+            && !letters.is_empty()
+            && letters.bytes().all(|b| b.is_ascii_uppercase());
+        if !ok {
+            return Err(format!("\"letters\" is not rows of {m} capital letters"));
+        }
+        return Ok(letters.as_bytes().chunks(m).map(<[u8]>::to_vec).collect());
+    }
+    let array = field(record, "array")?
+        .as_str()
+        .ok_or("\"array\" is not a path")?;
+    let candidates: Vec<PathBuf> = vec![PathBuf::from(array), base.join(array)];
+    let path = candidates.iter().find(|p| p.is_file()).ok_or_else(|| {
+        format!("the array file {array} is not there (record with --record-moves to keep the array in the record)")
+    })?;
+    let files = crate::games::chomp::load_arrays(path)?;
+    let file = files
+        .into_iter()
+        .next()
+        .ok_or_else(|| format!("{array}: no array"))?;
+    Ok(file.rows)
+}
+
+/// Septica: the table after every card played and every trick taken.
+fn septica(record: &Value) -> Result<Value, String> {
+    let deck: Vec<u8> = field(record, "deck")?
+        .as_array()
+        .ok_or("\"deck\" is not a list of cards")?
+        .iter()
+        .map(|c| c.as_u64().filter(|v| (7..=14).contains(v)).map(|v| v as u8))
+        .collect::<Option<_>>()
+        .ok_or("\"deck\" holds something that is not a card (7 to 14)")?;
+    let mut counts = [0u8; 15];
+    for &c in &deck {
+        counts[usize::from(c)] += 1;
+    }
+    if deck.len() != 32 || (7..=14).any(|v| counts[v] != 4) {
+        return Err("\"deck\" is not the 32 cards of Septica".into());
+    }
+    let mut table = Table::deal(&deck);
+    let side_name = |s: Side| match s {
+        Side::Computer => "computer",
+        Side::Player => "player",
+    };
+    let snapshot = |t: &Table, trick: &[Value], note: String| {
+        json!({
+            "hands": [t.hands[Side::Computer as usize].cards(), t.hands[Side::Player as usize].cards()],
+            "table": trick,
+            "stock": deck.len() - usize::from(t.drawn),
+            "points": t.points,
+            "note": note,
+        })
+    };
+    let mut steps = vec![snapshot(&table, &[], "dealt: the computer leads".into())];
+    let mut trick: Vec<Value> = Vec::new();
+    let mut tricks = Vec::new();
+    let mut current = 1u64;
+    let plays = record["plays"].as_array();
+    let mut end_trick = |table: &mut Table, trick: &mut Vec<Value>, steps: &mut Vec<Value>| {
+        let end = table.apply(table.leader, Action::End, &deck);
+        if let Some(end) = end {
+            let note = format!(
+                "trick {} to the {} ({} point{}); {}",
+                tricks.len() + 1,
+                side_name(end.winner),
+                end.points,
+                if end.points == 1 { "" } else { "s" },
+                if end.drawn[0].is_empty() && end.drawn[1].is_empty() {
+                    "nothing to draw".to_owned()
+                } else {
+                    format!(
+                        "the computer draws {:?}, the player {:?}",
+                        end.drawn[0], end.drawn[1]
+                    )
+                }
+            );
+            tricks.push(json!({"winner": side_name(end.winner), "points": end.points, "cards": trick.clone()}));
+            let mut step = snapshot(table, trick, note);
+            step["end"] = json!(true);
+            steps.push(step);
+            trick.clear();
+        }
+    };
+    for (i, p) in plays.into_iter().flatten().enumerate() {
+        let bad = |why: &str| format!("plays[{i}]: {why}");
+        let t = p["trick"].as_u64().ok_or_else(|| bad("no trick number"))?;
+        let card = p["card"]
+            .as_u64()
+            .filter(|v| (7..=14).contains(v))
+            .ok_or_else(|| bad("not a card"))? as u8;
+        let by = match p["by"].as_str() {
+            Some("computer") => Side::Computer,
+            Some("player") => Side::Player,
+            _ => return Err(bad("\"by\" is neither computer nor player")),
+        };
+        if t != current {
+            if !matches!(table.phase, Phase::Decide(_)) {
+                return Err(bad("a new trick before the last one could end"));
+            }
+            end_trick(&mut table, &mut trick, &mut steps);
+            current = t;
+        }
+        table
+            .check(by, Action::Card(card))
+            .map_err(|e| bad(&format!("{} plays {card}: {e}", side_name(by))))?;
+        let value = if trick.is_empty() { card } else { table.value };
+        let cut = !trick.is_empty() && crate::games::septica::rules::cuts(card, value);
+        table.apply(by, Action::Card(card), &deck);
+        trick.push(json!([side_name(by), card, cut]));
+        let note = format!(
+            "trick {t}: the {} {} {card}{}",
+            side_name(by),
+            if trick.len() == 1 { "leads" } else { "plays" },
+            if cut { ", cutting" } else { "" }
+        );
+        steps.push(snapshot(&table, &trick, note));
+    }
+    if matches!(table.phase, Phase::Decide(_)) && plays.is_some() {
+        end_trick(&mut table, &mut trick, &mut steps);
+    }
+    let seats: Vec<Value> = seats(record)
+        .iter()
+        .map(|s| seat_summary(s, "player"))
+        .collect();
+    let seats = if seats.is_empty() {
+        vec![
+            json!({"name": "player", "status": record["status"], "outcome": record["outcome"],
+            "score": record["score"], "error": record["error"], "stderr": record["stderr"]}),
+        ]
+    } else {
+        seats
+    };
+    Ok(json!({
+        "kind": "septica",
+        "steps": steps,
+        "tricks": tricks,
+        "recorded": plays.is_some(),
+        "seats": seats,
+    }))
+}
+
+/// Aces Up: the rules engine's play of the deck as dealt, as operations
+/// the viewer applies (`d`: the next card dealt onto pile `i % 4`; `x p`:
+/// pile p's card discarded; `f a b`: pile a's card moved to empty pile b).
+fn acesup(record: &Value) -> Result<Value, String> {
+    let text = field(record, "deck")?
+        .as_str()
+        .ok_or("\"deck\" is not a string of cards")?;
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.len() != 52 {
+        return Err(format!("\"deck\" has {} cards, not 52", words.len()));
+    }
+    let mut deck = [engine::Card { rank: 0, suit: 0 }; 52];
+    for (i, w) in words.iter().enumerate() {
+        deck[i] = match w.as_bytes() {
+            [r, s] => engine::Card::from_chars(*r, *s),
+            _ => None,
+        }
+        .ok_or_else(|| format!("\"deck\": card {} ({w:?}) is not a card", i + 1))?;
+    }
+    let ops: Vec<Value> = engine::trace(&deck)
+        .into_iter()
+        .map(|op| match op {
+            None => json!("d"),
+            Some(Operation::Discard(p)) => json!(["x", p]),
+            Some(Operation::Fill { from, to }) => json!(["f", from, to]),
+        })
+        .collect();
+    let games = engine::play_rotations(&deck);
+    let first = games[0];
+    let seats: Vec<Value> = seats(record)
+        .iter()
+        .map(|s| seat_summary(s, "program"))
+        .collect();
+    let seats = if seats.is_empty() {
+        vec![
+            json!({"name": "program", "status": record["status"], "verdict": record["verdict"],
+            "error": record["message"], "stderr": record["stderr"]}),
+        ]
+    } else {
+        seats
+    };
+    Ok(json!({
+        "kind": "acesup",
+        "deck": words,
+        "ops": ops,
+        "result": {"piles": first.piles, "moves": first.moves, "won": first.won, "perfect": first.perfect},
+        "games": games.len(),
+        "won": games.last().is_some_and(|g| g.won),
+        "seats": seats,
+    }))
+}
+
+/// A game of an external judge: its frames, drawn by the generic renderer.
+fn external(record: &Value) -> Result<Value, String> {
+    if record["players"].is_null() && record["results"].is_null() {
+        return Err("neither \"players\" nor \"results\": not a game record".into());
+    }
+    let seats: Vec<Value> = seats(record)
+        .iter()
+        .enumerate()
+        .map(|(i, s)| seat_summary(s, &format!("seat {i}")))
+        .collect();
+    Ok(json!({
+        "kind": "frames",
+        "frames": record["frames"].as_array().cloned().unwrap_or_default(),
+        "recorded": record["frames"].is_array(),
+        "summary": record["summary"],
+        "judge_error": record["judge_error"],
+        "seats": seats,
+    }))
+}
+
+/// `text` safe inside HTML text and attribute values.
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `data` as a `<script type="application/json">` element with `id`. `<`,
+/// `>` and `&` are written as JSON escapes, so no text in the data (a
+/// `</script>` in a bot's stderr) can end the element early.
+pub fn data_script(id: &str, data: &Value) -> String {
+    let json = data.to_string();
+    let mut safe = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        match c {
+            '<' => safe.push_str("\\u003c"),
+            '>' => safe.push_str("\\u003e"),
+            '&' => safe.push_str("\\u0026"),
+            '\u{2028}' => safe.push_str("\\u2028"),
+            '\u{2029}' => safe.push_str("\\u2029"),
+            c => safe.push(c),
+        }
+    }
+    format!(
+        "<script type=\"application/json\" id=\"{}\">{safe}</script>",
+        escape_html(id)
+    )
+}
+
+/// A whole page replaying `views` (from [`view`]): style, data and script
+/// inline, nothing fetched.
+pub fn page(title: &str, views: &[Value]) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n\
+         <div id=\"replay\"></div>\n{}\n<script>\n{SCRIPT}</script>\n</body>\n</html>\n",
+        escape_html(title),
+        data_script("replay-data", &json!({ "games": views })),
+    )
+}
+
+/// What `referee replay` was asked.
+pub struct ReplayConfig {
+    pub records: PathBuf,
+    pub game: Option<u64>,
+    pub out: Option<PathBuf>,
+}
+
+/// The default output: the records' path with `.html` for its extension.
+pub fn default_output(records: &Path) -> PathBuf {
+    records.with_extension("html")
+}
+
+/// Builds the page of `config` and writes it: where, and how many games;
+/// or the exit status and what was wrong (64 for the records, 74 for the
+/// page).
+pub fn build(config: &ReplayConfig) -> Result<(PathBuf, usize), (Status, String)> {
+    let usage = |e: String| (Status::Usage, e);
+    let records = read_records(&config.records).map_err(usage)?;
+    let base = config
+        .records
+        .parent()
+        .map(Path::to_owned)
+        .unwrap_or_default();
+    let chosen: Vec<&Numbered> = match config.game {
+        None => records.iter().collect(),
+        Some(n) => records
+            .iter()
+            .filter(|r| r.record["index"].as_u64() == Some(n))
+            .collect(),
+    };
+    if chosen.is_empty() {
+        return Err(usage(match config.game {
+            Some(n) => format!("{}: no game {n}", config.records.display()),
+            None => format!("{}: no game records", config.records.display()),
+        }));
+    }
+    let mut views = Vec::with_capacity(chosen.len());
+    for r in &chosen {
+        let v = view(&r.record, &base).map_err(|e| {
+            usage(format!(
+                "{}, line {}: {e}",
+                config.records.display(),
+                r.line
+            ))
+        })?;
+        views.push(v);
+    }
+    let title = format!(
+        "Replay: {}",
+        config
+            .records
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    );
+    let out = config
+        .out
+        .clone()
+        .unwrap_or_else(|| default_output(&config.records));
+    crate::record::write_file(&out, page(&title, &views).as_bytes())
+        .map_err(|e| (Status::Io, e))?;
+    Ok((out, views.len()))
+}
+
+/// Runs `referee replay`.
+pub fn run(config: &ReplayConfig) -> Status {
+    match build(config) {
+        Ok((out, games)) => {
+            println!(
+                "replay: {} ({games} game{})",
+                out.display(),
+                if games == 1 { "" } else { "s" }
+            );
+            Status::Pass
+        }
+        Err((status, e)) => {
+            eprintln!("referee replay: {e}");
+            status
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_cannot_end_its_script_element() {
+        let s = data_script(
+            "d",
+            &json!({"stderr": "</script><script>alert(1)</script>&"}),
+        );
+        assert_eq!(s.matches("</script>").count(), 1, "{s}");
+        assert!(s.ends_with("</script>"));
+        let inner = &s[s.find('>').unwrap() + 1..s.len() - "</script>".len()];
+        let back: Value = serde_json::from_str(inner).unwrap();
+        assert_eq!(back["stderr"], "</script><script>alert(1)</script>&");
+    }
+
+    #[test]
+    fn a_chomp_wrap_is_marked() {
+        // 3x2 board, one player from (3,1) going East wraps to (1,2).
+        let record = json!({"game": "chomp", "index": 1, "cols": 3, "rows": 2,
+            "letters": "ABCDEF", "start": [3, 1], "players": [{"player": 1, "dir": "a"}],
+            "moves": ["E", "C"]});
+        let v = view(&record, Path::new(".")).unwrap();
+        assert_eq!(v["rounds"][0][1], json!([3]));
+        assert_eq!(v["rounds"][0][3], json!([0]));
+        assert_eq!(v["rounds"][1][2], json!([[3, 4, 0]]));
+    }
+
+    #[test]
+    fn the_aces_up_trace_is_the_engine_s_play() {
+        for i in 0..200 {
+            let deck = crate::games::acesup::deck::random_deck(9, i);
+            let trace = engine::trace(&deck);
+            assert_eq!(trace.iter().filter(|s| s.is_none()).count(), 52);
+            let moves = trace.iter().filter(|s| s.is_some()).count() as u32;
+            assert_eq!(moves, engine::play(&deck).moves);
+        }
+    }
+
+    #[test]
+    fn the_winning_assignment_covers_every_card() {
+        let record = json!({"game": "evensteven", "index": 2, "hand": ["Kd","8c","As","5s"],
+            "deal": ["3s","6h","Kh","5c"], "plays": []});
+        let v = view(&record, Path::new(".")).unwrap();
+        assert_eq!(v["winnable"], true);
+        assert_eq!(v["assignment"], json!(["5s", "Kd", "As", "8c"]));
+    }
+}

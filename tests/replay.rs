@@ -1,0 +1,310 @@
+//! `referee replay`: the HTML pages made from fixed records
+//! (tests/fixtures/replay/), their structure, their escaping, and the
+//! errors for bad input. tests/browser.rs opens them in a real browser.
+
+mod common;
+
+use common::{fixture, referee};
+use serde_json::Value;
+
+/// Runs `referee replay FILE -o OUT` and returns the run and the page.
+fn replay(name: &str, extra: &[&str]) -> (common::Run, Option<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.html");
+    let mut args = vec![
+        "replay".to_owned(),
+        fixture(&format!("replay/{name}")),
+        "-o".into(),
+        out.display().to_string(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let run = referee(&args, b"");
+    let page = std::fs::read_to_string(&out).ok();
+    (run, page)
+}
+
+/// The page's data, parsed back from its JSON element.
+fn data(page: &str) -> Value {
+    let start = page
+        .find("<script type=\"application/json\" id=\"replay-data\">")
+        .expect("data element");
+    let body = &page[start..];
+    let open = body.find('>').unwrap() + 1;
+    let close = body.find("</script>").unwrap();
+    serde_json::from_str(&body[open..close]).expect("data is JSON")
+}
+
+fn ok_page(name: &str) -> String {
+    let (run, page) = replay(name, &[]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    page.expect("page written")
+}
+
+#[test]
+fn every_kind_of_record_makes_a_self_contained_page() {
+    for (name, kind, games) in [
+        ("dealer.jsonl", "evensteven", 3),
+        ("septica.jsonl", "septica", 1),
+        ("acesup.jsonl", "acesup", 2),
+        ("chomp.jsonl", "chomp", 1),
+        ("tron.jsonl", "frames", 1),
+        ("tournament-chomp.jsonl", "chomp", 2),
+        ("tournament-septica.jsonl", "septica", 2),
+    ] {
+        let page = ok_page(name);
+        assert!(page.starts_with("<!DOCTYPE html>"), "{name}");
+        // Nothing from the network: no external scripts, styles or links.
+        for needle in ["src=", "href=", "http://", "https://", "@import"] {
+            assert!(!page.contains(needle), "{name}: {needle}");
+        }
+        let d = data(&page);
+        let list = d["games"].as_array().unwrap();
+        assert_eq!(list.len(), games, "{name}");
+        assert!(list.iter().all(|g| g["kind"] == kind), "{name}: {d}");
+        assert!(page.len() < 200_000, "{name}: {} bytes", page.len());
+    }
+}
+
+#[test]
+fn the_default_output_is_next_to_the_records_and_game_picks_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let records = dir.path().join("games.jsonl");
+    std::fs::copy(fixture("replay/dealer.jsonl"), &records).unwrap();
+    let run = referee(["replay", "--game", "2", records.to_str().unwrap()], b"");
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let page = std::fs::read_to_string(dir.path().join("games.html")).unwrap();
+    let d = data(&page);
+    assert_eq!(d["games"].as_array().unwrap().len(), 1);
+    assert_eq!(d["games"][0]["index"], 2);
+    assert_eq!(d["games"][0]["winnable"], true);
+    assert_eq!(d["games"][0]["assignment"].as_array().unwrap().len(), 4);
+
+    let run = referee(["replay", "--game", "9", records.to_str().unwrap()], b"");
+    assert_eq!(run.code, Some(64));
+    assert!(run.stderr.contains("no game 9"), "{}", run.stderr);
+}
+
+#[test]
+fn a_script_end_in_the_data_does_not_end_the_script() {
+    let page = ok_page("escaping.jsonl");
+    // The viewer's own script and the data element: nothing else closes.
+    assert_eq!(page.matches("</script>").count(), 2, "{page}");
+    assert!(!page.contains("<script>window.pwned"));
+    let d = data(&page);
+    let seat = &d["games"][0]["seats"][0];
+    assert!(seat["name"].as_str().unwrap().contains("</script>"));
+    assert!(
+        seat["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("</script><script>window.pwned=2</script> & \u{2028} done")
+    );
+}
+
+#[test]
+fn chomp_rounds_are_computed_by_the_rules() {
+    let page = ok_page("chomp-crafted.jsonl");
+    let g = &data(&page)["games"][0];
+    // 4x3 from (4,1): P1 and P2 share D (2 each) while P3 wraps East from
+    // (4,1) to (1,3); then P3 eats I; then P3 wraps West back to (4,1).
+    assert_eq!(g["start"], 3);
+    assert_eq!(
+        g["rounds"][0],
+        serde_json::json!(["CCE", [3, 3, 8], [[3, 2, 0, 1]], [2]])
+    );
+    assert_eq!(
+        g["rounds"][1],
+        serde_json::json!(["SDC", [7, 3, 8], [[8, 9, 2]]])
+    );
+    assert_eq!(
+        g["rounds"][2],
+        serde_json::json!(["C-W", [7, 3, 3], [[7, 8, 0]], [2]])
+    );
+    assert_eq!(g["clock"]["budget"], 1000);
+
+    // A real game: the replay's scores add up to the record's.
+    let page = ok_page("chomp.jsonl");
+    let g = &data(&page)["games"][0];
+    let mut scores = [0u64; 2];
+    for round in g["rounds"].as_array().unwrap() {
+        for e in round[2].as_array().unwrap() {
+            for seat in &e.as_array().unwrap()[2..] {
+                scores[seat.as_u64().unwrap() as usize] += e[1].as_u64().unwrap();
+            }
+        }
+    }
+    let record: Value = serde_json::from_str(
+        std::fs::read_to_string(fixture("replay/chomp.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(scores[0], record["players"][0]["score"].as_u64().unwrap());
+    assert_eq!(scores[1], record["players"][1]["score"].as_u64().unwrap());
+}
+
+#[test]
+fn septica_is_replayed_with_both_hands_and_the_score() {
+    let page = ok_page("septica.jsonl");
+    let g = &data(&page)["games"][0];
+    let record: Value = serde_json::from_str(
+        std::fs::read_to_string(fixture("replay/septica.jsonl"))
+            .unwrap()
+            .trim(),
+    )
+    .unwrap();
+    let steps = g["steps"].as_array().unwrap();
+    // The deal: the player holds the deck's first four, the computer the next.
+    let mut player: Vec<u64> = record["deck"].as_array().unwrap()[..4]
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    player.sort();
+    assert_eq!(steps[0]["hands"][1], serde_json::json!(player));
+    assert_eq!(steps[0]["stock"], 24);
+    let last = steps.last().unwrap();
+    assert_eq!(last["points"][0], record["score"]["computer"]);
+    assert_eq!(last["points"][1], record["score"]["player"]);
+    assert_eq!(
+        g["tricks"].as_array().unwrap().len(),
+        record["tricks"].as_array().unwrap().len()
+    );
+}
+
+#[test]
+fn aces_up_ends_as_the_engine_says() {
+    let page = ok_page("acesup.jsonl");
+    let g = &data(&page)["games"][0];
+    let ops = g["ops"].as_array().unwrap();
+    assert_eq!(ops.iter().filter(|o| *o == "d").count(), 52);
+    let moves = ops.iter().filter(|o| *o != "d").count() as u64;
+    assert_eq!(g["result"]["moves"].as_u64().unwrap(), moves);
+}
+
+#[test]
+fn bad_input_is_an_error_naming_the_file_and_line() {
+    for (name, line, what) in [
+        ("bad-line.jsonl", 2, "not JSON"),
+        ("other-tool.jsonl", 1, "not a record of the referee"),
+        ("bad-chomp.jsonl", 2, "moves[1]"),
+    ] {
+        let (run, page) = replay(name, &[]);
+        assert_eq!(run.code, Some(64), "{name}: {}", run.stderr);
+        assert!(page.is_none(), "{name}: no page on error");
+        let wanted = format!("{name}, line {line}: ");
+        assert!(run.stderr.contains(&wanted), "{name}: {}", run.stderr);
+        assert!(run.stderr.contains(what), "{name}: {}", run.stderr);
+        assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    }
+    let run = referee(["replay", "/nonexistent/records.jsonl"], b"");
+    assert_eq!(run.code, Some(64));
+    assert!(
+        run.stderr.contains("/nonexistent/records.jsonl"),
+        "{}",
+        run.stderr
+    );
+    // Binary garbage.
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.jsonl");
+    std::fs::write(&junk, [0xff, 0xfe, b'\n', 0]).unwrap();
+    let run = referee(["replay", junk.to_str().unwrap()], b"");
+    assert_eq!(run.code, Some(64));
+    assert!(run.stderr.contains("junk.jsonl"), "{}", run.stderr);
+}
+
+#[test]
+fn an_unwritable_page_is_an_io_error() {
+    let run = referee(
+        [
+            "replay",
+            &fixture("replay/dealer.jsonl"),
+            "-o",
+            "/nonexistent/dir/out.html",
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(74), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("/nonexistent/dir/out.html"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A real `referee chomp --record-moves` game of scripted players: the
+/// record keeps the letters, the budget and the turn times, and its replay
+/// shows the shared chomp, the wrap and the starvation.
+#[test]
+fn a_recorded_chomp_game_replays_its_wrap_share_and_starvation() {
+    let dir = tempfile::tempdir().unwrap();
+    let player = |name: &str, moves: &str| {
+        let d = dir.path().join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::copy(fixture("chomp-script.sh"), d.join("pc2")).unwrap();
+        std::fs::write(d.join("moves"), moves).unwrap();
+        d.to_str().unwrap().to_owned()
+    };
+    let one = player("one", "C\nE\nC\nD\n");
+    let two = player("two", "C\nsleep 0.05 W\nhang\n");
+    let array = dir.path().join("board.txt");
+    std::fs::write(&array, "ABC\nDEF\n").unwrap();
+    let results = dir.path().join("r.jsonl");
+    let run = referee(
+        [
+            "chomp",
+            "--prep",
+            "0s",
+            "--starve",
+            "300ms",
+            "--record-moves",
+            "--results",
+            results.to_str().unwrap(),
+            "-start",
+            "3",
+            "1",
+            array.to_str().unwrap(),
+            &one,
+            &two,
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let record: Value =
+        serde_json::from_str(std::fs::read_to_string(&results).unwrap().trim()).unwrap();
+    assert_eq!(record["letters"], "ABCDEF");
+    assert_eq!(record["starve_ms"], 300);
+    let times = record["times"].as_array().unwrap();
+    assert_eq!(times.len(), record["moves"].as_array().unwrap().len());
+    assert!(times[1][1].as_u64().unwrap() >= 50, "{record}");
+    // It starved when its clock, 300 ms since its meal in round 1, ran out.
+    let used = times[1][1].as_u64().unwrap() + times[2][1].as_u64().unwrap();
+    assert!((298..=300).contains(&used), "{record}");
+
+    // The array file is gone: the record is enough.
+    std::fs::remove_file(&array).unwrap();
+    let out = dir.path().join("r.html");
+    let run = referee(
+        [
+            "replay",
+            results.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let g = &data(&std::fs::read_to_string(&out).unwrap())["games"][0];
+    // Round 1: both chomp C (3 points): 2 each. Round 2: one wraps off the
+    // right edge, (3,1) to (1,2); two steps West. Round 3: one eats D; two
+    // starves.
+    assert_eq!(g["rounds"][0][2], serde_json::json!([[2, 2, 0, 1]]));
+    assert_eq!(g["rounds"][1][1], serde_json::json!([3, 1]));
+    assert_eq!(g["rounds"][1][3], serde_json::json!([0]));
+    assert_eq!(g["rounds"][2][0], "CD");
+    assert_eq!(g["rounds"][2][2], serde_json::json!([[3, 4, 0]]));
+    assert_eq!(g["players"][1]["fate"], "starved");
+    assert_eq!(g["players"][1]["died_round"], 3);
+    assert_eq!(g["clock"]["budget"], 300);
+}
