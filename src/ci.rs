@@ -249,7 +249,8 @@ fn case_problems(case: &Case, base: &Path) -> Vec<String> {
     out.extend(spec::problems(&spec, base));
     let e = &case.expect;
     // What applies depends on the game: ask it.
-    if let Ok(game) = crate::game::load(&case.game, &case.limits, spec.entrants.len(), base) {
+    if let Ok(game) = crate::game::load(&case.game, &case.limits, spec.entrants.len(), base, false)
+    {
         if game.seating() == Seating::Solo && !case.opponents.is_empty() {
             out.push(format!(
                 "opponents apply to games between players; {} is played alone",
@@ -346,6 +347,7 @@ async fn prepare(case: &Case, base: &Path, limits: BotLimits) -> Result<Arc<Plan
         resume: false,
         shard: None,
         progress: false,
+        record_moves: false,
         limits,
     };
     let plan = Plan::prepare(&spec, base, &config).await?;

@@ -713,6 +713,12 @@ pub struct TournamentArgs {
     #[arg(long)]
     pub no_progress: bool,
 
+    /// Keep every game's moves in the records (Chomp's moves per round,
+    /// Even Steven's and Septica's plays, an external judge's frames), so
+    /// that report.html and `referee replay` can replay them move by move.
+    #[arg(long)]
+    pub record_moves: bool,
+
     #[command(flatten)]
     pub bot: BotOptions,
 }
@@ -890,6 +896,7 @@ pub async fn run(cli: Cli) -> Status {
                 resume: args.resume,
                 shard: args.shard,
                 progress: !args.no_progress,
+                record_moves: args.record_moves,
                 limits: args.bot.limits(DEFAULT_MAX_LINE),
             };
             tournament::run(&config).await

@@ -523,6 +523,53 @@ fn tron(s: &Session, dir: &Path) {
     s.screenshot("tron");
 }
 
+/// A tournament's report.html: Even Steven, the reference player against
+/// the in-order one, with the moves kept; its standings, plot, game list
+/// and embedded replays.
+fn report(s: &Session, dir: &Path) {
+    let out = dir.join("report-run");
+    let run = common::referee(
+        [
+            "tournament",
+            "tournaments/evensteven.toml",
+            "--games",
+            "6",
+            "--record-moves",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let records = common::timeless_records(&out);
+    s.open(&out.join("report.html"));
+    assert_eq!(
+        s.js("return document.querySelectorAll('#standings + table tr').length;"),
+        3,
+        "a header and one row per entrant"
+    );
+    assert_eq!(
+        s.js("return document.querySelectorAll('#plot-svg polyline.series').length;"),
+        2
+    );
+    assert_eq!(
+        s.js("return document.querySelectorAll('tr[id^=game-]').length;"),
+        6
+    );
+    // Game 3's replay link opens the reference player's game 3.
+    s.click("#game-3 a[href='#game=3']");
+    assert_eq!(s.text("#title"), "evensteven #3 — reference");
+    let plays = records[2]["results"][0]["plays"].as_array().unwrap().len();
+    s.click("#last");
+    assert_eq!(
+        s.js("return document.querySelectorAll('#pairs .pair').length;"),
+        plays as u64
+    );
+    let outcome = records[2]["results"][0]["outcome"].as_str().unwrap();
+    assert!(s.text("#note").contains(outcome), "{}", s.text("#note"));
+    s.screenshot("report");
+}
+
 /// One kind of replay, checked in the shared session.
 type Case = fn(&Session, &Path);
 
@@ -535,13 +582,14 @@ fn replays_in_headless_chromium() {
     {
         let driver = Driver::start(&marker);
         let session = Session::new(&driver);
-        let cases: [(&str, Case); 6] = [
+        let cases: [(&str, Case); 7] = [
             ("chomp (crafted)", chomp_crafted),
             ("chomp", chomp_real),
             ("septica", septica),
             ("evensteven", evensteven),
             ("acesup", acesup),
             ("tron", tron),
+            ("report", report),
         ];
         for (name, case) in cases {
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -34,6 +34,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["bot", "games", "outcome", "record", "rng", "units"],
     ),
     (
+        "replay",
+        &["bot", "game", "games", "outcome", "record", "units", "exit"],
+    ),
+    (
         "tournament",
         &[
             "bot",
@@ -43,6 +47,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "interrupt",
             "outcome",
             "parallel",
+            "replay",
             "record",
             "rng",
             "stats",
@@ -61,10 +66,6 @@ const LAYERS: &[(&str, &[&str])] = &[
             "tournament",
             "units",
         ],
-    ),
-    (
-        "replay",
-        &["bot", "game", "games", "outcome", "record", "units", "exit"],
     ),
 ];
 

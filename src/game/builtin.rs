@@ -29,6 +29,15 @@ fn fields(value: Value) -> Map<String, Value> {
     }
 }
 
+/// A solo game's moves in its result (`plays`), when they are recorded.
+fn plays(record_moves: bool, plays: Vec<Value>) -> Map<String, Value> {
+    let mut detail = Map::new();
+    if record_moves {
+        detail.insert("plays".into(), Value::Array(plays));
+    }
+    detail
+}
+
 /// Standard error kept in a record: none when the bot wrote none.
 fn kept(stderr: String) -> Option<String> {
     (!stderr.is_empty()).then_some(stderr)
@@ -48,6 +57,7 @@ fn ready(seats: &[Seat]) -> &BotSpec {
 
 struct EvenSteven {
     time: MoveLimits,
+    record_moves: bool,
 }
 
 impl Game for EvenSteven {
@@ -90,6 +100,7 @@ impl Game for EvenSteven {
                         micros: Some(single.micros),
                         startup_micros: single.startup_micros,
                         stderr: kept(single.stderr),
+                        detail: plays(self.record_moves, single.plays),
                         ..SeatResult::of(single.verdict)
                     },
                     Err(e) => SeatResult::cannot_start(&e),
@@ -105,6 +116,7 @@ impl Game for EvenSteven {
 
 struct Septica {
     time: MoveLimits,
+    record_moves: bool,
 }
 
 impl Game for Septica {
@@ -151,6 +163,7 @@ impl Game for Septica {
                     slowest_micros: Some(slowest(&m.micros)),
                     micros: Some(m.micros),
                     startup_micros: m.startup_micros,
+                    detail: plays(self.record_moves, m.plays),
                     ..SeatResult::of(m.verdict)
                 },
                 Err(e) => SeatResult::cannot_start(&e),
@@ -310,13 +323,25 @@ impl Game for Chomp {
                     ..SeatResult::of(p.verdict)
                 })
                 .collect();
+            let mut setup = fields(json!({
+                "array": array.path.display().to_string(),
+                "start": [start.col, start.row],
+                "rounds": result.rounds,
+                "end": result.end,
+            }));
+            if self.rules.record_moves {
+                // What a replay needs, without the array file.
+                setup.extend(fields(json!({
+                    "cols": array.cols(),
+                    "rows": array.rows(),
+                    "letters": array.rows.iter().map(|r| String::from_utf8_lossy(r)).collect::<String>(),
+                    "starve_ms": u64::try_from(self.rules.starve.as_millis()).unwrap_or(u64::MAX),
+                    "moves": result.moves,
+                    "times": result.times,
+                })));
+            }
             Played {
-                setup: fields(json!({
-                    "array": array.path.display().to_string(),
-                    "start": [start.col, start.row],
-                    "rounds": result.rounds,
-                    "end": result.end,
-                })),
+                setup,
                 results,
                 judge_error: None,
             }
@@ -441,6 +466,9 @@ impl Game for External {
             if let Some(summary) = result.summary {
                 setup.insert("summary".into(), summary);
             }
+            if !result.frames.is_empty() {
+                setup.insert("frames".into(), Value::Array(result.frames));
+            }
             Played {
                 setup,
                 results,
@@ -455,21 +483,29 @@ fn duration(value: Option<crate::units::TomlDuration>, default: Duration) -> Dur
 }
 
 /// The game a tournament or ci file names, with its `[limits]`, for
-/// `entrants` entrants; relative paths are taken from `base`. The only
-/// place that names the built-in games.
+/// `entrants` entrants; relative paths are taken from `base`. With
+/// `record_moves`, its records keep what a replay needs (moves, plays,
+/// frames). The only place that names the built-in games.
 pub fn load(
     game: &GameRef,
     l: &Limits,
     entrants: usize,
     base: &Path,
+    record_moves: bool,
 ) -> Result<Arc<dyn Game>, String> {
     let time = |default: u64| MoveLimits {
         timeout: duration(l.timeout, Duration::from_secs(default)),
         control: l.time_control,
     };
     Ok(match game {
-        GameRef::Builtin(GameKind::Evensteven) => Arc::new(EvenSteven { time: time(10) }),
-        GameRef::Builtin(GameKind::Septica) => Arc::new(Septica { time: time(10) }),
+        GameRef::Builtin(GameKind::Evensteven) => Arc::new(EvenSteven {
+            time: time(10),
+            record_moves,
+        }),
+        GameRef::Builtin(GameKind::Septica) => Arc::new(Septica {
+            time: time(10),
+            record_moves,
+        }),
         GameRef::Builtin(GameKind::Acesup) => Arc::new(Acesup {
             timeout: time(5).timeout,
         }),
@@ -495,7 +531,7 @@ pub fn load(
                     starve: duration(l.starve, chomp::DEFAULT_STARVE),
                     limits: BotLimits::default(),
                     max_rounds: l.max_rounds,
-                    record_moves: false,
+                    record_moves,
                 },
                 start,
                 seats: l.seats.unwrap_or(entrants),
@@ -503,8 +539,8 @@ pub fn load(
         }
         GameRef::External(path) => {
             let mut game = ExternalGame::load(&base.join(path))?;
-            // Tournaments and ci do not record frames.
-            game.keep_frames = false;
+            // Frames are kept when moves are recorded.
+            game.keep_frames = record_moves;
             if l.timeout.is_some() || l.time_control.is_some() {
                 game.time = MoveLimits {
                     timeout: duration(l.timeout, game.time.timeout),

@@ -91,6 +91,31 @@ pub fn view(record: &Value, base: &Path) -> Result<Value, String> {
     Ok(v)
 }
 
+/// The views of one record: one per entrant for a one-player game of a
+/// tournament whose entrants each kept their plays (`--record-moves`),
+/// else one.
+pub fn views(record: &Value, base: &Path) -> Result<Vec<Value>, String> {
+    let results = record["results"].as_array();
+    let per_entrant = record["plays"].is_null()
+        && results.is_some_and(|r| r.iter().any(|x| x["plays"].is_array()));
+    if !per_entrant {
+        return Ok(vec![view(record, base)?]);
+    }
+    let mut out = Vec::new();
+    for result in results.into_iter().flatten() {
+        let mut one = record.clone();
+        one["plays"] = result["plays"].clone();
+        one["outcome"] = result["outcome"].clone();
+        one["results"] = json!([result]);
+        let mut v = view(&one, base)?;
+        if let Some(name) = result["entrant"].as_str() {
+            v["title"] = json!(format!("{} — {name}", v["title"].as_str().unwrap_or("")));
+        }
+        out.push(v);
+    }
+    Ok(out)
+}
+
 fn field<'a>(record: &'a Value, name: &str) -> Result<&'a Value, String> {
     match &record[name] {
         Value::Null => Err(format!("no \"{name}\" field")),
@@ -654,16 +679,16 @@ pub fn build(config: &ReplayConfig) -> Result<(PathBuf, usize), (Status, String)
             None => format!("{}: no game records", config.records.display()),
         }));
     }
-    let mut views = Vec::with_capacity(chosen.len());
+    let mut shown = Vec::with_capacity(chosen.len());
     for r in &chosen {
-        let v = view(&r.record, &base).map_err(|e| {
+        let v = views(&r.record, &base).map_err(|e| {
             usage(format!(
                 "{}, line {}: {e}",
                 config.records.display(),
                 r.line
             ))
         })?;
-        views.push(v);
+        shown.extend(v);
     }
     let title = format!(
         "Replay: {}",
@@ -677,9 +702,9 @@ pub fn build(config: &ReplayConfig) -> Result<(PathBuf, usize), (Status, String)
         .out
         .clone()
         .unwrap_or_else(|| default_output(&config.records));
-    crate::record::write_file(&out, page(&title, &views).as_bytes())
+    crate::record::write_file(&out, page(&title, &shown).as_bytes())
         .map_err(|e| (Status::Io, e))?;
-    Ok((out, views.len()))
+    Ok((out, shown.len()))
 }
 
 /// Runs `referee replay`.

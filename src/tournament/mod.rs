@@ -37,6 +37,8 @@ pub struct TournamentConfig {
     /// `(k, n)`: run only games `i` with `(i - 1) mod n == k - 1`.
     pub shard: Option<(u64, u64)>,
     pub progress: bool,
+    /// Records keep every game's moves, for replays.
+    pub record_moves: bool,
     pub limits: BotLimits,
 }
 

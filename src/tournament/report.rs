@@ -4,10 +4,12 @@
 //! every game — made from the output directory's records alone, so that a
 //! resumed run and merged shards get the same page (`referee report DIR`).
 //!
-//! The page has no script and loads nothing: tables, and plots drawn here
-//! as inline SVG (a polyline and a band per entrant need no library), so
-//! it opens from a laptop, a CI artifact or an e-mail, and a 200-game
-//! report weighs tens of kilobytes.
+//! The page loads nothing: tables, plots drawn here as inline SVG (a
+//! polyline and a band per entrant need no library), and the replay viewer
+//! of `referee replay` with every game's data inline (up to
+//! [`MOST_REPLAYS`]), so it opens from a laptop, a CI artifact or an
+//! e-mail. The replays go move by move when the run kept the moves
+//! (`--record-moves`); otherwise they show each game's setup and result.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -19,6 +21,10 @@ use crate::game::{GameRecord, SeatResult};
 use crate::games::chomp::standings::short_micros;
 use crate::outcome::Status;
 use crate::record;
+
+/// The most games whose replays a report embeds; a longer run's games are
+/// replayed with `referee replay DIR/records.jsonl --game N`.
+pub const MOST_REPLAYS: usize = 500;
 
 /// The report's file in an output directory.
 pub fn report_path(out: &Path) -> PathBuf {
@@ -36,12 +42,13 @@ pub fn regenerate(out: &Path, to: Option<&Path>) -> Result<PathBuf, String> {
         .collect();
     let records = super::dedupe(records);
     let path = to.map_or_else(|| report_path(out), Path::to_owned);
-    record::write_file(&path, render(&info, &records).as_bytes())?;
+    record::write_file(&path, render(&info, &records, out).as_bytes())?;
     Ok(path)
 }
 
-/// The page for `records` (deduplicated, of the run `info`).
-pub fn render(info: &RunInfo, records: &[GameRecord]) -> String {
+/// The page for `records` (deduplicated, of the run `info`); `base` is
+/// where the replays look for files the records name (Chomp's arrays).
+pub fn render(info: &RunInfo, records: &[GameRecord], base: &Path) -> String {
     let entrants = &info.entrants;
     let rows = standings::compute(info.solo, entrants, records);
     let history = standings::history(info.solo, entrants, records);
@@ -53,7 +60,7 @@ pub fn render(info: &RunInfo, records: &[GameRecord]) -> String {
         page,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{title}</title><style>{STYLE}</style></head><body>\n\
+         <title>{title}</title><style>{REPLAY_STYLE}{STYLE}</style></head><body>\n\
          <h1>{title}</h1>\n<p class=\"meta\">{played} of {games} game{s}, seed {seed}, \
          {n} entrant{ns}{shard}. Made by referee {version} from the run's records; \
          <code>referee report DIR</code> makes it again.</p>\n",
@@ -68,15 +75,69 @@ pub fn render(info: &RunInfo, records: &[GameRecord]) -> String {
             .shard
             .map_or(String::new(), |(k, n)| format!(" (shard {k} of {n})")),
         version = record::REFEREE_VERSION,
+        REPLAY_STYLE = crate::replay::STYLE,
     );
+    let replayed = replays(records, base);
     section_standings(&mut page, info.solo, &rows);
     section_plot(&mut page, info.solo, entrants, &history);
     section_distribution(&mut page, info.solo, entrants, records);
     section_failures(&mut page, entrants, records);
     section_slowest(&mut page, records);
-    section_games(&mut page, info.solo, records);
+    section_games(&mut page, info.solo, records, &replayed);
+    section_replays(&mut page, &replayed);
     page.push_str("</body></html>\n");
     page
+}
+
+/// The replay viewer's data for the games (the first [`MOST_REPLAYS`]),
+/// and why a game has none.
+struct Replays {
+    views: Vec<serde_json::Value>,
+    missing: BTreeMap<u64, String>,
+}
+
+fn replays(records: &[GameRecord], base: &Path) -> Replays {
+    let mut out = Replays {
+        views: Vec::new(),
+        missing: BTreeMap::new(),
+    };
+    for r in records.iter().take(MOST_REPLAYS) {
+        let value = serde_json::to_value(r).unwrap_or_default();
+        match crate::replay::views(&value, base) {
+            Ok(views) => out.views.extend(views),
+            Err(e) => {
+                out.missing.insert(r.index, e);
+            }
+        }
+    }
+    out
+}
+
+fn section_replays(page: &mut String, replays: &Replays) {
+    page.push_str("<h2 id=\"replays\">Replays</h2>\n");
+    if replays.views.is_empty() {
+        page.push_str("<p class=\"meta\">No game can be replayed from these records.</p>\n");
+        return;
+    }
+    if replays.views.iter().all(|v| v["recorded"] == false) {
+        page.push_str(
+            "<p class=\"meta\">The run did not keep its moves: each replay shows the game's \
+             setup and result. Run the tournament with <code>--record-moves</code> to replay \
+             every move.</p>\n",
+        );
+    }
+    page.push_str("<div id=\"replay\"></div>\n");
+    page.push_str(&crate::replay::data_script(
+        "replay-data",
+        &serde_json::json!({ "games": replays.views }),
+    ));
+    let _ = write!(
+        page,
+        "\n<script>\n{}</script>\n<script>\
+         window.addEventListener('hashchange',function(){{if(/^#game=/.test(location.hash))\
+         document.getElementById('replay').scrollIntoView();}});</script>\n",
+        crate::replay::SCRIPT
+    );
 }
 
 const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:70em;\
@@ -511,8 +572,21 @@ fn section_slowest(page: &mut String, records: &[GameRecord]) {
 
 /// A game's setup in a few words.
 fn setup_text(r: &GameRecord) -> String {
+    // What replays read (moves, letters, frames) is not a setup to show.
+    const KEPT_FOR_REPLAYS: [&str; 7] = [
+        "moves",
+        "letters",
+        "times",
+        "frames",
+        "cols",
+        "rows",
+        "starve_ms",
+    ];
     let mut parts = Vec::new();
     for (key, value) in &r.setup {
+        if KEPT_FOR_REPLAYS.contains(&key.as_str()) {
+            continue;
+        }
         let text = match value {
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
@@ -527,12 +601,12 @@ fn setup_text(r: &GameRecord) -> String {
     parts.join(", ")
 }
 
-fn section_games(page: &mut String, solo: bool, records: &[GameRecord]) {
+fn section_games(page: &mut String, solo: bool, records: &[GameRecord], replays: &Replays) {
     let _ = writeln!(
         page,
         "<h2 id=\"games\">Games</h2>\n<details{}><summary>{} game{}, each with its setup and every \
          entrant's result</summary><table><tr><th>game</th><th class=\"l\">setup</th>\
-         <th class=\"l\">results</th></tr>",
+         <th class=\"l\">results</th><th class=\"l\">replay</th></tr>",
         if records.len() <= 50 { " open" } else { "" },
         records.len(),
         plural(records.len() as u64)
@@ -570,9 +644,16 @@ fn section_games(page: &mut String, solo: bool, records: &[GameRecord]) {
                 esc(&e.message)
             )
         });
+        let replay = match replays.missing.get(&r.index) {
+            Some(why) => format!("<span class=\"meta\" title=\"{}\">none</span>", esc(why)),
+            None if replays.views.iter().any(|v| v["index"] == r.index) => {
+                format!("<a href=\"#game={}\">replay</a>", r.index)
+            }
+            None => "<span class=\"meta\">referee replay --game</span>".to_owned(),
+        };
         let _ = writeln!(
             page,
-            "<tr id=\"game-{i}\"><td>{i}</td><td class=\"l\">{}</td><td class=\"l\">{}{judge}</td></tr>",
+            "<tr id=\"game-{i}\"><td>{i}</td><td class=\"l\">{}</td><td class=\"l\">{}{judge}</td><td class=\"l\">{replay}</td></tr>",
             esc(&setup_text(r)),
             results.join(" · "),
             i = r.index
@@ -610,8 +691,12 @@ mod tests {
             "results": [{"entrant": "</table><script>x</script>", "won": false,
                          "status": "crashed", "error": "<b>boom</b> & \"more\""}]
         }))];
-        let page = render(&info(true, &["</table><script>x</script>"]), &records);
-        assert!(!page.contains("<script>"));
+        let page = render(
+            &info(true, &["</table><script>x</script>"]),
+            &records,
+            Path::new("."),
+        );
+        assert!(!page.contains("<script>x"));
         assert!(!page.contains("<b>boom"));
         assert!(page.contains("&lt;b&gt;boom&lt;/b&gt; &amp; &quot;more&quot;"));
     }
@@ -630,7 +715,7 @@ mod tests {
                 }))
             })
             .collect();
-        let page = render(&info(false, &["x", "y"]), &records);
+        let page = render(&info(false, &["x", "y"]), &records, Path::new("."));
         assert_eq!(page.matches("class=\"series\"").count(), 2);
         assert!(page.contains("<td class=\"l\">a.txt</td>"));
         assert!(page.contains("<td class=\"l\">b.txt</td>"));

@@ -115,7 +115,7 @@ pub fn problems(spec: &Spec, base: &Path) -> Vec<String> {
     out.extend(limit_problems(&spec.limits));
     // The rest only the game can tell: which keys it takes, and whether
     // its setup makes sense (an external game's file, Chomp's arrays).
-    match crate::game::load(&spec.game, &spec.limits, spec.entrants.len(), base) {
+    match crate::game::load(&spec.game, &spec.limits, spec.entrants.len(), base, false) {
         Err(e) => out.push(e),
         Ok(game) => {
             for key in spec.limits.given() {

@@ -57,7 +57,13 @@ impl Plan {
         config: &TournamentConfig,
     ) -> Result<Plan, String> {
         let l = &spec.limits;
-        let game = crate::game::load(&spec.game, l, spec.entrants.len(), base)?;
+        let game = crate::game::load(
+            &spec.game,
+            l,
+            spec.entrants.len(),
+            base,
+            config.record_moves,
+        )?;
         let mut limits = config.limits;
         limits.grace = duration(&l.grace, limits.grace);
         limits.startup = l

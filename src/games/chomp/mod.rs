@@ -80,11 +80,11 @@ pub struct ArrayFile {
 }
 
 impl ArrayFile {
-    fn cols(&self) -> u32 {
+    pub fn cols(&self) -> u32 {
         self.rows[0].len() as u32
     }
 
-    fn rows(&self) -> u32 {
+    pub fn rows(&self) -> u32 {
         self.rows.len() as u32
     }
 

@@ -650,6 +650,9 @@ pub struct Single {
     /// The first reply's time.
     pub startup_micros: Option<u64>,
     pub stderr: String,
+    /// Each card dealt and the card that covered it, as records keep them
+    /// with `--record-moves`.
+    pub plays: Vec<serde_json::Value>,
 }
 
 /// Plays deal (`n`, `seed`) with a fresh `player`.
@@ -683,6 +686,10 @@ pub async fn play_single(
         };
     }
     let micros = move_micros(&plays, &outcome);
+    let kept_plays = plays
+        .iter()
+        .map(|p| serde_json::to_value(p).unwrap_or_default())
+        .collect();
     let (name, verdict, error) = match outcome {
         Outcome::Win => ("win", Verdict::OK, None),
         Outcome::Lose { necessarily: true } => ("lose_necessarily", Verdict::OK, None),
@@ -707,6 +714,7 @@ pub async fn play_single(
         micros,
         startup_micros: startup_micros(&plays),
         stderr: bot.stderr(|t| t.since(0).0),
+        plays: kept_plays,
     })
 }
 

@@ -410,6 +410,8 @@ pub struct SingleMatch {
     /// reply, which includes the start-up, left out).
     pub micros: Vec<u64>,
     pub startup_micros: Option<u64>,
+    /// Every card played, as records keep them with `--record-moves`.
+    pub plays: Vec<serde_json::Value>,
 }
 
 /// Plays match `index` of a run with `seed` against a fresh `player`.
@@ -437,6 +439,11 @@ pub async fn play_single(
         transcript: None,
     };
     let result = game.play().await;
+    let plays = game
+        .plays
+        .iter()
+        .map(|p| serde_json::to_value(p).unwrap_or_default())
+        .collect();
     let (table, trick, mut micros, startup_micros) =
         (game.table, game.trick, game.micros, game.startup_micros);
     let (outcome, verdict, error) = match result {
@@ -466,6 +473,7 @@ pub async fn play_single(
         error,
         micros,
         startup_micros,
+        plays,
     })
 }
 
