@@ -7,9 +7,11 @@ use std::path::Path;
 
 use common::{fixture, referee};
 
-/// A suite in `dir` with one head-to-head case per `(name, game, bot,
-/// baseline, extra)`.
-fn suite(dir: &Path, cases: &[(&str, &str, Vec<String>, Vec<String>, &str)]) -> String {
+/// A head-to-head case: name, game, bot, baseline, extra lines.
+type Case<'a> = (&'a str, &'a str, Vec<String>, Vec<String>, &'a str);
+
+/// A suite in `dir` with these cases.
+fn suite(dir: &Path, cases: &[Case]) -> String {
     let mut text = String::new();
     for (name, game, bot, baseline, extra) in cases {
         text.push_str(&format!(
