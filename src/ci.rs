@@ -15,7 +15,7 @@ use serde::Deserialize;
 use crate::bot::BotLimits;
 use crate::exit::Status;
 use crate::game::{GameRecord, GameRef, SeatResult, Seating};
-use crate::stats::wilson95;
+use crate::stats::{self, SprtState, wilson95};
 use crate::tournament::TournamentConfig;
 use crate::tournament::spec::{self, EntrantSpec, Limits, Spec, toml_error};
 use crate::tournament::units::Plan;
@@ -39,6 +39,9 @@ struct Case {
     command: Option<Vec<String>>,
     #[serde(default)]
     opponents: Vec<EntrantSpec>,
+    /// Head to head: the version the bot is tested against.
+    #[serde(default)]
+    baseline: Option<Baseline>,
     games: u64,
     #[serde(default)]
     seed: Option<u64>,
@@ -48,6 +51,50 @@ struct Case {
     limits: Limits,
     #[serde(default)]
     expect: Expect,
+}
+
+/// A head-to-head case's baseline: a command, or a table like an
+/// entrant's (`command` and/or `dir`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+enum Baseline {
+    Command(Vec<String>),
+    Entrant {
+        #[serde(default)]
+        dir: Option<PathBuf>,
+        #[serde(default)]
+        command: Option<Vec<String>>,
+    },
+}
+
+/// The baseline's entrant name in the case's records.
+const BASELINE: &str = "baseline";
+
+/// `expect.sprt`: a head-to-head sequential test in logistic Elo.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SprtSpec {
+    elo0: f64,
+    elo1: f64,
+    #[serde(default = "five_percent")]
+    alpha: f64,
+    #[serde(default = "five_percent")]
+    beta: f64,
+}
+
+fn five_percent() -> f64 {
+    0.05
+}
+
+impl SprtSpec {
+    fn test(&self) -> stats::Sprt {
+        stats::Sprt {
+            elo0: self.elo0,
+            elo1: self.elo1,
+            alpha: self.alpha,
+            beta: self.beta,
+        }
+    }
 }
 
 /// What must hold. Every field is optional.
@@ -80,6 +127,9 @@ struct Expect {
     max_move: Option<TomlDuration>,
     /// The 99th percentile of move times at most this.
     p99_move: Option<TomlDuration>,
+    /// Head to head: the bot is better than its baseline, by a
+    /// pentanomial SPRT.
+    sprt: Option<toml::Spanned<SprtSpec>>,
 }
 
 /// Error rates of the sequential test, each way.
@@ -105,6 +155,8 @@ struct Outcome {
     /// The bot's last lines on standard error.
     stderr: String,
     time: Duration,
+    /// Figures for JUnit's properties (the head-to-head test's).
+    properties: Vec<(String, String)>,
 }
 
 /// Runs a suite; with `junit`, writes the JUnit XML report there.
@@ -136,6 +188,7 @@ pub async fn run(file: &Path, junit: Option<&Path>, limits: BotLimits) -> Status
                         .collect(),
                     stderr: String::new(),
                     time: Duration::ZERO,
+                    properties: vec![],
                 };
                 if let Err(e) = write_junit(path, file, &[outcome]) {
                     eprintln!("referee ci: {}: {e}", path.display());
@@ -164,6 +217,7 @@ pub async fn run(file: &Path, junit: Option<&Path>, limits: BotLimits) -> Status
                 reasons: vec![e],
                 stderr: String::new(),
                 time: Duration::ZERO,
+                properties: vec![],
             },
         };
         if outcome.pass {
@@ -209,7 +263,7 @@ fn load(file: &Path, base: &Path) -> Result<Suite, Vec<String>> {
     }
     for case in &suite.cases {
         problems.extend(
-            case_problems(case, base)
+            case_problems(case, base, &text)
                 .into_iter()
                 .map(|p| format!("case {:?}: {p}", case.name)),
         );
@@ -228,6 +282,17 @@ fn case_spec(case: &Case) -> Spec {
         dir: case.dir.clone(),
         command: case.command.clone(),
     }];
+    if let Some(baseline) = &case.baseline {
+        let (dir, command) = match baseline.clone() {
+            Baseline::Command(command) => (None, Some(command)),
+            Baseline::Entrant { dir, command } => (dir, command),
+        };
+        entrants.push(EntrantSpec {
+            name: BASELINE.to_owned(),
+            dir,
+            command,
+        });
+    }
     entrants.extend(case.opponents.iter().cloned());
     Spec {
         game: case.game.clone(),
@@ -237,10 +302,12 @@ fn case_spec(case: &Case) -> Spec {
         pin: false,
         limits: case.limits.clone(),
         entrants,
+        format: spec::Format::RoundRobin,
+        gauntlet: None,
     }
 }
 
-fn case_problems(case: &Case, base: &Path) -> Vec<String> {
+fn case_problems(case: &Case, base: &Path, text: &str) -> Vec<String> {
     let mut out = Vec::new();
     if case.name.trim().is_empty() {
         out.push("the name is empty".to_owned());
@@ -276,6 +343,32 @@ fn case_problems(case: &Case, base: &Path) -> Vec<String> {
     for (name, value) in [("max_move", e.max_move), ("p99_move", e.p99_move)] {
         if value.is_some_and(|d| d.0.is_zero()) {
             out.push(format!("expect.{name} must be longer than zero"));
+        }
+    }
+    match (&case.baseline, &e.sprt) {
+        (None, None) => {}
+        (Some(_), None) => {
+            out.push("a baseline needs expect.sprt = { elo0 = ..., elo1 = ... }".to_owned())
+        }
+        (None, Some(_)) => out.push("expect.sprt needs a baseline to test against".to_owned()),
+        (Some(_), Some(sprt)) => {
+            let line = text[..sprt.span().start.min(text.len())]
+                .matches('\n')
+                .count()
+                + 1;
+            for p in sprt.get_ref().test().problems() {
+                out.push(format!("line {line}: expect.sprt: {p}"));
+            }
+            if e.sequential {
+                out.push(format!(
+                    "line {line}: expect.sprt and sequential = true are two sequential tests; keep one"
+                ));
+            }
+            if case.games < 2 {
+                out.push(format!(
+                    "line {line}: expect.sprt plays games in pairs: games must be at least 2"
+                ));
+            }
         }
     }
     if e.margin.is_some() && !e.sequential {
@@ -350,7 +443,10 @@ async fn prepare(case: &Case, base: &Path, limits: BotLimits) -> Result<Arc<Plan
         record_moves: false,
         limits,
     };
-    let plan = Plan::prepare(&spec, base, &config).await?;
+    let mut plan = Plan::prepare(&spec, base, &config).await?;
+    if case.baseline.is_some() {
+        plan = plan.paired();
+    }
     for (name, why) in plan.disqualified() {
         eprintln!(
             "referee ci: case {:?}: {}: {why}",
@@ -390,6 +486,7 @@ async fn run_case(case: &Case, plan: Result<Arc<Plan>, String>) -> Result<Outcom
             reasons,
             stderr: String::new(),
             time: started.elapsed(),
+            properties: vec![],
         });
     }
     let seed = case.seed.unwrap_or(1);
@@ -401,16 +498,34 @@ async fn run_case(case: &Case, plan: Result<Arc<Plan>, String>) -> Result<Outcom
         _ => None,
     };
 
+    let h2h = case.expect.sprt.as_ref().map(|s| s.get_ref().test());
+
     let mut records = Vec::new();
     let mut decided = None;
     let (mut wins, mut played) = (0.0, 0u64);
     let solo = plan.game.seating() == Seating::Solo;
-    let mut games = plan.play_all(1..=case.games, seed, jobs, false);
+    // Head to head, games come in pairs: an odd last game is not played.
+    let last = if h2h.is_some() {
+        case.games / 2 * 2
+    } else {
+        case.games
+    };
+    let mut pairs = Pairs::default();
+    let mut games = plan.play_all(1..=last, seed, jobs, false);
     while let Some(record) = games.next().await {
         let record = record?;
         if let Some((w, _)) = game_win(solo, &record, &case.name) {
             wins += w;
             played += 1;
+        }
+        if let Some(test) = &h2h {
+            if let Some(score) = head_to_head(solo, &record, &case.name) {
+                pairs.add(record.index, score);
+            }
+            if test.state(pairs.counts).decision.is_some() {
+                records.push(record);
+                break;
+            }
         }
         records.push(record);
         if let Some(sprt) = &sprt {
@@ -422,7 +537,57 @@ async fn run_case(case: &Case, plan: Result<Arc<Plan>, String>) -> Result<Outcom
     }
     // Games still in flight after a decision are abandoned.
     drop(games);
-    Ok(judge(case, &plan, &records, decided, started.elapsed()))
+    let h2h = h2h.map(|test| (test, pairs.counts));
+    Ok(judge(
+        case,
+        &plan,
+        &records,
+        decided,
+        h2h,
+        started.elapsed(),
+    ))
+}
+
+/// Head-to-head games gathered into pairs (games `2k − 1` and `2k`) as
+/// they finish, in any order.
+#[derive(Default)]
+struct Pairs {
+    /// Pairs scoring 0, ¼, ½, ¾, 1 for the bot.
+    counts: [u64; 5],
+    /// The first game of each pair still waiting for its second.
+    waiting: std::collections::HashMap<u64, f64>,
+}
+
+impl Pairs {
+    fn add(&mut self, index: u64, score: f64) {
+        let pair = index.div_ceil(2);
+        match self.waiting.remove(&pair) {
+            Some(other) => self.counts[((score + other) * 2.0).round() as usize] += 1,
+            None => {
+                self.waiting.insert(pair, score);
+            }
+        }
+    }
+}
+
+/// The bot's score against its baseline in one game: 1 when it did
+/// better, ½ as well, 0 worse. Solo games: it won and the baseline lost
+/// (on the same deal), both won or both lost, the baseline won. Table
+/// games: its score above, equal to or below the baseline's (no score, as
+/// after a failure, is below any). `None` when either did not play.
+fn head_to_head(solo: bool, record: &GameRecord, bot: &str) -> Option<f64> {
+    let (mine, theirs) = (record.result_of(bot)?, record.result_of(BASELINE)?);
+    let order = if solo {
+        (mine.won == Some(true)).cmp(&(theirs.won == Some(true)))
+    } else {
+        let key = |r: &SeatResult| r.points().unwrap_or(f64::NEG_INFINITY);
+        key(mine).total_cmp(&key(theirs))
+    };
+    Some(match order {
+        std::cmp::Ordering::Greater => 1.0,
+        std::cmp::Ordering::Equal => 0.5,
+        std::cmp::Ordering::Less => 0.0,
+    })
 }
 
 /// The case's bot's win in one game (a shared Chomp win split), and its
@@ -503,6 +668,7 @@ fn judge(
     plan: &Plan,
     records: &[GameRecord],
     decided: Option<bool>,
+    h2h: Option<(stats::Sprt, [u64; 5])>,
     time: Duration,
 ) -> Outcome {
     let solo = plan.game.seating() == Seating::Solo;
@@ -593,6 +759,29 @@ fn judge(
             None => {}
         }
     }
+    let mut properties = Vec::new();
+    if let Some((test, counts)) = h2h {
+        let state = test.state(counts);
+        let pairs: u64 = counts.iter().sum();
+        let (text, props) = sprt_figures(&test, &state, counts);
+        figures.push(text);
+        properties = props;
+        match state.decision {
+            Some(true) => {}
+            Some(false) => reasons.push(format!(
+                "not better than the baseline: the SPRT accepted H0 (Elo <= {}) after {} games",
+                test.elo0,
+                2 * pairs
+            )),
+            None => reasons.push(format!(
+                "the SPRT did not decide in {} games (LLR {:.2}, between {:.2} and {:.2}); allow more games",
+                2 * pairs,
+                state.llr,
+                state.lower,
+                state.upper
+            )),
+        }
+    }
     if plan.game.supports("mean_score") {
         let scores: Vec<f64> = mine.iter().filter_map(|x| x.points()).collect();
         let (mean, half) = crate::stats::mean_ci95(&scores);
@@ -650,7 +839,52 @@ fn judge(
         reasons,
         stderr,
         time,
+        properties,
     }
+}
+
+/// The head-to-head test in words, and as JUnit properties.
+fn sprt_figures(
+    test: &stats::Sprt,
+    state: &SprtState,
+    counts: [u64; 5],
+) -> (String, Vec<(String, String)>) {
+    let pairs: u64 = counts.iter().sum();
+    let verdict = match state.decision {
+        Some(true) => "H1 accepted",
+        Some(false) => "H0 accepted",
+        None => "undecided",
+    };
+    let elo = stats::pair_elo(counts);
+    let elo_text = elo.map_or("no pairs".to_owned(), |(e, low, high)| {
+        format!("Elo {e:+.1} (95% CI {low:+.1} to {high:+.1})")
+    });
+    let penta = counts.map(|c| c.to_string()).join(", ");
+    let text = format!(
+        "SPRT [{}, {}] vs baseline: LLR {:.2} ({:.2}, {:.2}), {verdict}, {elo_text}, {} games ({pairs} pairs, pentanomial [{penta}])",
+        test.elo0,
+        test.elo1,
+        state.llr,
+        state.lower,
+        state.upper,
+        2 * pairs
+    );
+    let mut props = vec![
+        ("sprt.llr".to_owned(), format!("{:.3}", state.llr)),
+        ("sprt.lower".to_owned(), format!("{:.3}", state.lower)),
+        ("sprt.upper".to_owned(), format!("{:.3}", state.upper)),
+        ("sprt.elo0".to_owned(), test.elo0.to_string()),
+        ("sprt.elo1".to_owned(), test.elo1.to_string()),
+        ("sprt.result".to_owned(), verdict.to_owned()),
+        ("sprt.games".to_owned(), (2 * pairs).to_string()),
+        ("sprt.pentanomial".to_owned(), penta),
+    ];
+    if let Some((e, low, high)) = elo {
+        props.push(("sprt.elo".to_owned(), format!("{e:.1}")));
+        props.push(("sprt.elo_low".to_owned(), format!("{low:.1}")));
+        props.push(("sprt.elo_high".to_owned(), format!("{high:.1}")));
+    }
+    (text, props)
 }
 
 fn write_junit(path: &Path, suite: &Path, outcomes: &[Outcome]) -> Result<(), String> {
@@ -687,6 +921,9 @@ fn write_junit(path: &Path, suite: &Path, outcomes: &[Outcome]) -> Result<(), St
         case.set_system_out(o.figures.clone());
         if !o.stderr.is_empty() {
             case.set_system_err(o.stderr.clone());
+        }
+        for (name, value) in &o.properties {
+            case.add_property((name.as_str(), value.as_str()));
         }
         test_suite.add_test_case(case);
     }

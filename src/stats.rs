@@ -52,6 +52,183 @@ pub fn t975(df: usize) -> f64 {
     }
 }
 
+/// A head-to-head sequential test (GSPRT) on game pairs, as fishtest and
+/// fastchess run one: H0 "the new version's logistic Elo is `elo0`"
+/// against H1 "it is `elo1`", with error rates `alpha` (passing a version
+/// that is no better than `elo0`) and `beta` (failing one that is `elo1`
+/// better).
+///
+/// The model is pentanomial: each pair of games scores 0, ¼, ½, ¾ or 1
+/// (the mean of its two games' scores, each 0, ½ or 1), and the five
+/// frequencies are free. The log-likelihood ratio is the generalized one:
+/// under each hypothesis, the pentanomial distribution nearest the
+/// observed one (maximum likelihood) whose mean is the hypothesis's
+/// expected score, `1 / (1 + 10^(-elo/400))`; the LLR is the number of
+/// pairs times the observed frequencies' log ratio of the two.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sprt {
+    pub elo0: f64,
+    pub elo1: f64,
+    pub alpha: f64,
+    pub beta: f64,
+}
+
+/// The score of each pentanomial outcome, from a pair of two losses to
+/// a pair of two wins.
+pub const PAIR_SCORES: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
+
+/// What a pentanomial SPRT says after some pairs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SprtState {
+    pub llr: f64,
+    /// `ln(beta / (1 - alpha))`: at or below it, H0 is accepted (fail).
+    pub lower: f64,
+    /// `ln((1 - beta) / alpha)`: at or above it, H1 is accepted (pass).
+    pub upper: f64,
+    /// `Some(true)` H1 accepted, `Some(false)` H0 accepted, `None` go on.
+    pub decision: Option<bool>,
+}
+
+impl Sprt {
+    /// What is wrong with the parameters (none when the test is valid).
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (name, v) in [("alpha", self.alpha), ("beta", self.beta)] {
+            if !(v.is_finite() && v > 0.0 && v < 1.0) {
+                out.push(format!("{name} must be above 0 and below 1, not {v}"));
+            }
+        }
+        if !(self.elo0.is_finite() && self.elo1.is_finite() && self.elo0 < self.elo1) {
+            out.push(format!(
+                "elo0 must be below elo1, both finite (here elo0 = {}, elo1 = {})",
+                self.elo0, self.elo1
+            ));
+        }
+        if out.is_empty() && self.alpha + self.beta >= 1.0 {
+            out.push(format!(
+                "alpha + beta must be below 1 (here {} + {})",
+                self.alpha, self.beta
+            ));
+        }
+        out
+    }
+
+    pub fn lower(&self) -> f64 {
+        (self.beta / (1.0 - self.alpha)).ln()
+    }
+
+    pub fn upper(&self) -> f64 {
+        ((1.0 - self.beta) / self.alpha).ln()
+    }
+
+    /// The log-likelihood ratio of pentanomial counts `pairs` (pairs
+    /// scoring 0, ¼, ½, ¾, 1). An empty outcome counts as a thousandth of
+    /// a pair, as fastchess does, so that one-sided results (every pair
+    /// won) still have a finite ratio.
+    pub fn llr(&self, pairs: [u64; 5]) -> f64 {
+        let n: u64 = pairs.iter().sum();
+        if n == 0 {
+            return 0.0;
+        }
+        let counts = pairs.map(|c| if c == 0 { 1e-3 } else { c as f64 });
+        let total: f64 = counts.iter().sum();
+        let p = counts.map(|c| c / total);
+        let q0 = nearest_with_mean(&p, elo_to_score(self.elo0));
+        let q1 = nearest_with_mean(&p, elo_to_score(self.elo1));
+        total
+            * p.iter()
+                .zip(q0.iter().zip(&q1))
+                .map(|(p, (q0, q1))| p * (q1 / q0).ln())
+                .sum::<f64>()
+    }
+
+    pub fn state(&self, pairs: [u64; 5]) -> SprtState {
+        let (llr, lower, upper) = (self.llr(pairs), self.lower(), self.upper());
+        let decision = if llr >= upper {
+            Some(true)
+        } else if llr <= lower {
+            Some(false)
+        } else {
+            None
+        };
+        SprtState {
+            llr,
+            lower,
+            upper,
+            decision,
+        }
+    }
+}
+
+/// Logistic Elo to expected score.
+pub fn elo_to_score(elo: f64) -> f64 {
+    1.0 / (1.0 + 10f64.powf(-elo / 400.0))
+}
+
+/// Expected score to logistic Elo (infinite at 0 and 1).
+pub fn score_to_elo(score: f64) -> f64 {
+    -400.0 * (1.0 / score - 1.0).log10()
+}
+
+/// The distribution `q` over [`PAIR_SCORES`] of mean `s` that maximizes
+/// `Σ p ln q` (the most likely under the observed frequencies `p`, all
+/// positive): `q_i = p_i / (1 + λ (a_i − s))`, with λ found by bisection
+/// so that the `q_i` sum to 1.
+fn nearest_with_mean(p: &[f64; 5], s: f64) -> [f64; 5] {
+    let a = PAIR_SCORES;
+    // Σ p_i (a_i − s) / (1 + λ (a_i − s)) is zero at the λ sought, and
+    // decreases in λ over the range where every denominator is positive.
+    let g = |lambda: f64| -> f64 {
+        a.iter()
+            .zip(p)
+            .map(|(a, p)| p * (a - s) / (1.0 + lambda * (a - s)))
+            .sum()
+    };
+    let (mut lo, mut hi) = (-1.0 / (1.0 - s), 1.0 / s);
+    // Just inside the range's ends.
+    let shrink = 1e-12;
+    lo += shrink * (hi - lo);
+    hi -= shrink * (hi - lo);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if g(mid) > 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let lambda = 0.5 * (lo + hi);
+    let q = std::array::from_fn(|i| p[i] / (1.0 + lambda * (a[i] - s)));
+    let sum: f64 = q.iter().sum();
+    q.map(|x| x / sum)
+}
+
+/// The Elo estimate from pentanomial counts, with its 95% interval: the
+/// mean pair score, its standard error from the pairs' spread, each
+/// turned into logistic Elo. `None` when there are no pairs.
+pub fn pair_elo(pairs: [u64; 5]) -> Option<(f64, f64, f64)> {
+    let n: u64 = pairs.iter().sum();
+    if n == 0 {
+        return None;
+    }
+    let n = n as f64;
+    let mean = pairs
+        .iter()
+        .zip(PAIR_SCORES)
+        .map(|(c, a)| *c as f64 * a)
+        .sum::<f64>()
+        / n;
+    let var = pairs
+        .iter()
+        .zip(PAIR_SCORES)
+        .map(|(c, a)| *c as f64 * (a - mean).powi(2))
+        .sum::<f64>()
+        / n;
+    let half = 1.959_964 * (var / n).sqrt();
+    let elo = |s: f64| score_to_elo(s.clamp(0.0, 1.0));
+    Some((elo(mean), elo(mean - half), elo(mean + half)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,5 +263,100 @@ mod tests {
         assert_eq!(mean, 2.5);
         // sd = 1.2910, se = 0.6455, t(3) = 3.182
         assert!((half.unwrap() - 2.054).abs() < 1e-3);
+    }
+    #[test]
+    fn logistic_elo_and_score() {
+        assert!((elo_to_score(0.0) - 0.5).abs() < 1e-12);
+        // 400 Elo: ten to one.
+        assert!((elo_to_score(400.0) - 10.0 / 11.0).abs() < 1e-12);
+        assert!((score_to_elo(10.0 / 11.0) - 400.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_pentanomial_llr_of_only_won_and_lost_pairs_is_the_binomial_one() {
+        // With pairs only 0 or 1, the most likely distribution of mean s
+        // is (1 − s, 0, 0, 0, s): the LLR is the binomial one, by hand:
+        // 30 won, 10 lost, elo0 = 0 (s0 = 0.5), elo1 = 400 (s1 = 10/11):
+        // 30 ln(s1/s0) + 10 ln((1 − s1)/(1 − s0)) = 17.935 − 17.047 = 0.8876.
+        let sprt = Sprt {
+            elo0: 0.0,
+            elo1: 400.0,
+            alpha: 0.05,
+            beta: 0.05,
+        };
+        let by_hand = 30.0 * (20.0f64 / 11.0).ln() + 10.0 * (2.0f64 / 11.0).ln();
+        assert!((by_hand - 0.8876).abs() < 1e-3, "{by_hand}");
+        // The thousandth of a pair put in each empty outcome moves it a
+        // little.
+        let llr = sprt.llr([10, 0, 0, 0, 30]);
+        assert!((llr - by_hand).abs() < 0.01, "{llr} vs {by_hand}");
+    }
+
+    #[test]
+    fn the_pentanomial_llr_is_near_its_normal_approximation() {
+        // Results near the hypotheses: the GSPRT's LLR is close to the
+        // normal approximation (s1 − s0)(2 m − s0 − s1) / (2 σ²/N) over
+        // pairs (far from them, as with a 60% score, the two part).
+        let sprt = Sprt {
+            elo0: 0.0,
+            elo1: 10.0,
+            alpha: 0.05,
+            beta: 0.05,
+        };
+        let pairs = [30, 200, 500, 220, 40];
+        let n = 990.0;
+        let mean = (200.0 * 0.25 + 500.0 * 0.5 + 220.0 * 0.75 + 40.0) / n;
+        let var = pairs
+            .iter()
+            .zip(PAIR_SCORES)
+            .map(|(c, a)| *c as f64 * (a - mean).powi(2))
+            .sum::<f64>()
+            / n;
+        let (s0, s1) = (elo_to_score(0.0), elo_to_score(10.0));
+        let normal = (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * var / n);
+        let llr = sprt.llr(pairs);
+        assert!(
+            (llr - normal).abs() < 0.005 * normal.abs(),
+            "{llr} vs {normal}"
+        );
+        // Bounds of α = β = 5%: ±ln(19) = ±2.944.
+        assert!((sprt.upper() - 2.944).abs() < 1e-3);
+        assert!((sprt.lower() + 2.944).abs() < 1e-3);
+        assert_eq!(sprt.state(pairs).decision, None);
+    }
+
+    #[test]
+    fn the_pentanomial_test_decides_clear_cases() {
+        let sprt = Sprt {
+            elo0: 0.0,
+            elo1: 5.0,
+            alpha: 0.05,
+            beta: 0.05,
+        };
+        assert_eq!(sprt.llr([0; 5]), 0.0);
+        assert_eq!(sprt.state([0, 0, 0, 0, 0]).decision, None);
+        assert_eq!(sprt.state([0, 16, 80, 160, 160]).decision, Some(true));
+        assert_eq!(sprt.state([160, 160, 80, 16, 0]).decision, Some(false));
+        // All pairs drawn: the new version is no better; H0 eventually.
+        assert_eq!(sprt.state([0, 0, 5000, 0, 0]).decision, Some(false));
+        assert!(sprt.problems().is_empty());
+        let bad = Sprt {
+            elo0: 5.0,
+            elo1: 5.0,
+            alpha: 0.0,
+            beta: 1.5,
+        };
+        assert_eq!(bad.problems().len(), 3, "{:?}", bad.problems());
+    }
+
+    #[test]
+    fn elo_from_pairs() {
+        assert_eq!(pair_elo([0; 5]), None);
+        let (elo, low, high) = pair_elo([0, 0, 10, 0, 0]).unwrap();
+        assert_eq!((elo, low, high), (0.0, 0.0, 0.0));
+        // Mean pair score 0.75: 190.8 Elo.
+        let (elo, low, high) = pair_elo([0, 0, 10, 0, 10]).unwrap();
+        assert!((elo - 190.85).abs() < 0.1, "{elo}");
+        assert!(low < elo && elo < high);
     }
 }

@@ -47,6 +47,25 @@ pub struct Spec {
     pub limits: Limits,
     #[serde(rename = "entrant")]
     pub entrants: Vec<EntrantSpec>,
+    /// Who meets whom: every entrant in turn (the default), or one
+    /// entrant against each of the others (`gauntlet`).
+    #[serde(default)]
+    pub format: Format,
+    /// The entrant a gauntlet is about, by name.
+    #[serde(default)]
+    pub gauntlet: Option<String>,
+}
+
+/// How a tournament seats its entrants (see `docs/tournaments.md`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// Seats rotate over every entrant.
+    #[default]
+    RoundRobin,
+    /// The `gauntlet` entrant sits at every table, the others rotating
+    /// through the other seats.
+    Gauntlet,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -112,6 +131,7 @@ pub fn problems(spec: &Spec, base: &Path) -> Vec<String> {
             _ => {}
         }
     }
+    out.extend(format_problems(spec));
     out.extend(limit_problems(&spec.limits));
     // The rest only the game can tell: which keys it takes, and whether
     // its setup makes sense (an external game's file, Chomp's arrays).
@@ -136,6 +156,29 @@ pub fn problems(spec: &Spec, base: &Path) -> Vec<String> {
         }
     }
     out
+}
+
+/// Problems of `format` and `gauntlet`.
+fn format_problems(spec: &Spec) -> Vec<String> {
+    match (spec.format, &spec.gauntlet) {
+        (Format::RoundRobin, None) => vec![],
+        (Format::RoundRobin, Some(_)) => {
+            vec!["gauntlet = \"NAME\" needs format = \"gauntlet\"".to_owned()]
+        }
+        (Format::Gauntlet, None) => {
+            vec!["format = \"gauntlet\" needs gauntlet = \"NAME\", the entrant who meets every other".to_owned()]
+        }
+        (Format::Gauntlet, Some(name)) => {
+            let mut out = vec![];
+            if !spec.entrants.iter().any(|e| &e.name == name) {
+                out.push(format!("gauntlet = {name:?} is not an entrant's name"));
+            }
+            if spec.entrants.len() < 2 {
+                out.push("a gauntlet needs at least two entrants".to_owned());
+            }
+            out
+        }
+    }
 }
 
 /// The `[limits]` keys every game takes: how bots end, how long their

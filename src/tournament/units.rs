@@ -34,6 +34,11 @@ pub struct Plan {
     /// What decides the games apart from the seed (see `record::fingerprint`).
     pub fingerprint: String,
     limits: BotLimits,
+    /// A gauntlet's entrant (its position), who sits at every table.
+    gauntlet: Option<usize>,
+    /// Head-to-head pairs: games `2k − 1` and `2k` are played on the same
+    /// setup (that of game `k`) with the first two entrants' seats swapped.
+    paired: bool,
 }
 
 fn duration(value: &Option<TomlDuration>, default: Duration) -> Duration {
@@ -147,13 +152,80 @@ impl Plan {
             parts.push(format!("{} {program}", e.name));
         }
         parts.extend(game.fingerprint());
+        let gauntlet = match (spec.format, &spec.gauntlet) {
+            (super::spec::Format::Gauntlet, Some(name)) => {
+                spec.entrants.iter().position(|e| &e.name == name)
+            }
+            _ => None,
+        };
+        if let Some(g) = gauntlet {
+            parts.push(format!("gauntlet {g}"));
+        }
         let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
         Ok(Plan {
             game,
             entrants,
             fingerprint: record::fingerprint(&refs),
             limits,
+            gauntlet,
+            paired: false,
         })
+    }
+
+    /// The plan of a head-to-head test between the first two entrants:
+    /// games come in pairs on one setup, the two entrants' seats swapped.
+    pub fn paired(mut self) -> Plan {
+        self.paired = true;
+        self.fingerprint = record::fingerprint(&[&self.fingerprint, "paired"]);
+        self
+    }
+
+    /// The index whose setup game `index` is played on.
+    fn setup_index(&self, index: u64) -> u64 {
+        if self.paired {
+            index.div_ceil(2)
+        } else {
+            index
+        }
+    }
+
+    /// Which entrant sits in each of `seats` seats in game `index`.
+    ///
+    /// - Round robin: seat `s` holds entrant `(i − 1 + s) mod E`.
+    /// - Gauntlet of entrant `g`: the others, in file order, are `O`;
+    ///   seat by seat from 0, `O[(i − 1 + t) mod (E − 1)]` for
+    ///   `t = 0, 1, ...`, with `g` put in seat `⌊(i − 1) / (E − 1)⌋ mod
+    ///   seats`: every `E − 1` games, `g` has met each other entrant once
+    ///   and moves to the next seat.
+    /// - Paired (head to head): pair `k` (games `2k − 1`, `2k`) seats as
+    ///   game `k` would, and its second game swaps entrants 0 and 1.
+    pub fn table_seats(&self, index: u64, seats: usize) -> Vec<usize> {
+        let e = self.entrants.len();
+        let i = self.setup_index(index) - 1;
+        let mut out: Vec<usize> = match self.gauntlet {
+            Some(g) if e > 1 => {
+                let others: Vec<usize> = (0..e).filter(|&x| x != g).collect();
+                let mut out: Vec<usize> = (0..seats.saturating_sub(1))
+                    .map(|t| others[((i + t as u64) % others.len() as u64) as usize])
+                    .collect();
+                let at = ((i / others.len() as u64) % seats as u64) as usize;
+                out.insert(at.min(out.len()), g);
+                out
+            }
+            _ => (0..seats as u64)
+                .map(|s| ((i % e as u64 + s) % e as u64) as usize)
+                .collect(),
+        };
+        if self.paired && index.is_multiple_of(2) {
+            for x in &mut out {
+                *x = match *x {
+                    0 => 1,
+                    1 => 0,
+                    other => other,
+                };
+            }
+        }
+        out
     }
 
     pub fn names(&self) -> Vec<String> {
@@ -207,7 +279,10 @@ impl Plan {
                     let result = match &e.program {
                         Err(why) => SeatResult::disqualified(why),
                         Ok(_) => {
-                            let played = self.game.play(index, seed, &[seat(i)], self.limits).await;
+                            let played = self
+                                .game
+                                .play(self.setup_index(index), seed, &[seat(i)], self.limits)
+                                .await;
                             setup = played.setup;
                             judge_error = judge_error.or(played.judge_error);
                             played.results.into_iter().next().unwrap_or_else(|| {
@@ -221,13 +296,17 @@ impl Plan {
                     });
                 }
             }
-            // Seats rotate: in game i, seat s holds entrant (i - 1 + s) mod E.
+            // Seats rotate (see `table_seats`).
             Seating::Table { seats } => {
-                let e = self.entrants.len() as u64;
-                let seats: Vec<Seat> = (0..seats as u64)
-                    .map(|s| seat(((index - 1) % e + s) as usize % e as usize))
+                let seats: Vec<Seat> = self
+                    .table_seats(index, seats)
+                    .into_iter()
+                    .map(seat)
                     .collect();
-                let played = self.game.play(index, seed, &seats, self.limits).await;
+                let played = self
+                    .game
+                    .play(self.setup_index(index), seed, &seats, self.limits)
+                    .await;
                 setup = played.setup;
                 judge_error = played.judge_error;
                 results = played

@@ -1,0 +1,137 @@
+//! `format = "gauntlet"` in tournament files: one entrant meets every
+//! other, seats checked in the records, through the real binary.
+
+mod common;
+
+use std::path::Path;
+
+use common::referee;
+
+/// A Chomp tournament in `dir` with `entrants` (all greedy bots but the
+/// first, the strong one), `seats` a table, and `extra` lines.
+fn chomp_file(dir: &Path, entrants: &[&str], seats: usize, games: u64, extra: &str) -> String {
+    std::fs::write(
+        dir.join("a.txt"),
+        "ABCDEFGHIJ\nKLMNOPQRST\nUVWXYZTHIS\nISNOTATEST\nITISASQUID\n",
+    )
+    .unwrap();
+    let mut text = format!(
+        "game = \"chomp\"\ngames = {games}\nseed = 5\n{extra}\n[limits]\nprep = \"0s\"\narrays = \"a.txt\"\nseats = {seats}\n"
+    );
+    for (i, name) in entrants.iter().enumerate() {
+        let bot = if i == 0 {
+            env!("CARGO_BIN_EXE_chomp")
+        } else {
+            env!("CARGO_BIN_EXE_chomp-greedy")
+        };
+        text.push_str(&format!(
+            "[[entrant]]\nname = \"{name}\"\ncommand = [\"{bot}\"]\n"
+        ));
+    }
+    let path = dir.join("g.toml");
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+/// Who sat where in each game, in game order.
+fn tables(file: &str, out: &Path) -> Vec<Vec<String>> {
+    let run = referee(
+        [
+            "tournament",
+            "--no-progress",
+            file,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    common::timeless_records(out)
+        .iter()
+        .map(|r| {
+            let results = r["results"].as_array().unwrap();
+            for (s, x) in results.iter().enumerate() {
+                assert_eq!(x["seat"].as_u64(), Some(s as u64 + 1), "{r}");
+            }
+            results
+                .iter()
+                .map(|x| x["entrant"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn the_gauntlet_entrant_meets_each_other_entrant_in_each_seat() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = chomp_file(
+        dir.path(),
+        &["strong", "greedy", "greedy-2"],
+        2,
+        6,
+        "format = \"gauntlet\"\ngauntlet = \"greedy\"",
+    );
+    let seen = tables(&file, &dir.path().join("out"));
+    let want: Vec<Vec<&str>> = vec![
+        vec!["greedy", "strong"],
+        vec!["greedy", "greedy-2"],
+        vec!["strong", "greedy"],
+        vec!["greedy-2", "greedy"],
+        vec!["greedy", "strong"],
+        vec!["greedy", "greedy-2"],
+    ];
+    assert_eq!(seen, want);
+}
+
+#[test]
+fn a_gauntlet_at_tables_of_three() {
+    // Four entrants, three seats: the gauntlet entrant sits at every
+    // table, the three others rotate through the two other seats, and
+    // every three games it moves one seat on.
+    let dir = tempfile::tempdir().unwrap();
+    let file = chomp_file(
+        dir.path(),
+        &["strong", "g1", "g2", "g3"],
+        3,
+        9,
+        "format = \"gauntlet\"\ngauntlet = \"strong\"",
+    );
+    let seen = tables(&file, &dir.path().join("out"));
+    let want: Vec<Vec<&str>> = vec![
+        vec!["strong", "g1", "g2"],
+        vec!["strong", "g2", "g3"],
+        vec!["strong", "g3", "g1"],
+        vec!["g1", "strong", "g2"],
+        vec!["g2", "strong", "g3"],
+        vec!["g3", "strong", "g1"],
+        vec!["g1", "g2", "strong"],
+        vec!["g2", "g3", "strong"],
+        vec!["g3", "g1", "strong"],
+    ];
+    assert_eq!(seen, want);
+}
+
+#[test]
+fn gauntlet_mistakes_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    for (extra, message) in [
+        (
+            "format = \"gauntlet\"\ngauntlet = \"nobody\"",
+            "gauntlet = \"nobody\" is not an entrant's name",
+        ),
+        (
+            "format = \"gauntlet\"",
+            "format = \"gauntlet\" needs gauntlet = \"NAME\"",
+        ),
+        (
+            "gauntlet = \"strong\"",
+            "gauntlet = \"NAME\" needs format = \"gauntlet\"",
+        ),
+        ("format = \"swiss\"", "swiss"),
+    ] {
+        let file = chomp_file(dir.path(), &["strong", "greedy"], 2, 2, extra);
+        let run = referee(["tournament", "--no-progress", &file], b"");
+        assert_eq!(run.code, Some(64), "{extra}: {run:?}");
+        assert!(run.stderr.contains(message), "{message} in {}", run.stderr);
+    }
+}
