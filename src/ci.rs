@@ -251,8 +251,11 @@ pub async fn run(file: &Path, junit: Option<&Path>, limits: BotLimits) -> Status
 /// (and, for what TOML can place, the line).
 fn load(file: &Path, base: &Path) -> Result<Suite, Vec<String>> {
     let text = std::fs::read_to_string(file).map_err(|e| vec![e.to_string()])?;
-    let suite: Suite = toml::from_str(&text).map_err(|e| vec![toml_error(&e)])?;
+    let mut suite: Suite = toml::from_str(&text).map_err(|e| vec![toml_error(&e)])?;
     let mut problems = Vec::new();
+    for case in &mut suite.cases {
+        problems.extend(spec::expand_globs(&mut case.opponents, &text, base));
+    }
     if suite.cases.is_empty() {
         problems.push("no [[case]]".to_owned());
     }
@@ -281,6 +284,7 @@ fn case_spec(case: &Case) -> Spec {
         name: case.name.clone(),
         dir: case.dir.clone(),
         command: case.command.clone(),
+        glob: None,
     }];
     if let Some(baseline) = &case.baseline {
         let (dir, command) = match baseline.clone() {
@@ -291,6 +295,7 @@ fn case_spec(case: &Case) -> Spec {
             name: BASELINE.to_owned(),
             dir,
             command,
+            glob: None,
         });
     }
     entrants.extend(case.opponents.iter().cloned());
@@ -298,6 +303,7 @@ fn case_spec(case: &Case) -> Spec {
         game: case.game.clone(),
         games: case.games,
         seed: case.seed,
+        standings_every: None,
         jobs: case.jobs,
         pin: false,
         limits: case.limits.clone(),
@@ -434,6 +440,7 @@ async fn prepare(case: &Case, base: &Path, limits: BotLimits) -> Result<Arc<Plan
         file: base.join("ci"),
         games: None,
         seed: None,
+        standings_every: None,
         jobs: case.jobs,
         pin: false,
         out: None,

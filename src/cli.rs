@@ -687,6 +687,11 @@ pub struct TournamentArgs {
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
+    /// Print the standings every N finished games (overrides the file's
+    /// standings_every).
+    #[arg(long, value_name = "N", value_parser = parse_at_least_one, allow_negative_numbers = true)]
+    pub standings_every: Option<u64>,
+
     /// Games at once (default: the number of CPUs).
     #[arg(long, value_name = "N", value_parser = parse_at_least_one, allow_negative_numbers = true)]
     pub jobs: Option<u64>,
@@ -890,6 +895,7 @@ pub async fn run(cli: Cli) -> Status {
                 file: args.file,
                 games: args.games,
                 seed: args.seed,
+                standings_every: args.standings_every,
                 jobs: args.jobs.map(|j| j as usize),
                 pin: args.pin,
                 out: args.out,

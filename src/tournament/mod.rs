@@ -2,6 +2,7 @@
 //! several at once, resumable, shardable over machines; and `referee
 //! merge`, which puts shards back together. See `docs/tournaments.md`.
 
+pub mod gamelog;
 pub mod report;
 pub mod spec;
 pub mod standings;
@@ -30,6 +31,8 @@ pub struct TournamentConfig {
     /// Overrides of the file's settings.
     pub games: Option<u64>,
     pub seed: Option<u64>,
+    /// Print the standings every this many finished games.
+    pub standings_every: Option<u64>,
     pub jobs: Option<usize>,
     pub pin: bool,
     pub out: Option<PathBuf>,
@@ -130,6 +133,7 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
     let mut done: BTreeSet<u64> = BTreeSet::new();
     let mut earlier: Vec<GameRecord> = Vec::new();
     let mut records_file = None;
+    let mut game_log = None;
     if let Some(out) = &config.out {
         if !config.resume && std::fs::metadata(records_path(out)).is_ok_and(|m| m.len() > 0) {
             return Err(format!(
@@ -171,6 +175,10 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
             Ok(file) => file,
             Err(e) => return Ok(io_failure(&e.to_string())),
         });
+        game_log = Some(match gamelog::GameLog::open(&out.join("games.log")) {
+            Ok(log) => log,
+            Err(e) => return Ok(io_failure(&e)),
+        });
     }
 
     // Shard k of n plays games k, k + n, k + 2n, ...
@@ -206,6 +214,7 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
         eprintln!("referee tournament: entrant {name} disqualified: {why}");
     }
 
+    let standings_every = config.standings_every.or(spec.standings_every);
     let mut progress = Progress::new(config.progress, shard_games, done.len() as u64);
     // The games finished so far, for the standings printed on an interrupt.
     let finished = Arc::new(std::sync::Mutex::new(earlier));
@@ -239,6 +248,14 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
             if let Err(e) = file.append(&record) {
                 return Ok(io_failure(&e.to_string()));
             }
+            if let Some(log) = game_log.as_mut()
+                && let Err(e) = log.append(&record)
+            {
+                return Ok(io_failure(&format!(
+                    "{}: {e}",
+                    out.join("games.log").display()
+                )));
+            }
         }
         // A judge that failed is the organiser's fault: its game says
         // nothing about the entrants, and neither would the next ones.
@@ -259,11 +276,28 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
             }
             return Ok(Status::Internal);
         }
-        if let Ok(mut finished) = finished.lock() {
+        // Every N finished games (this run's and a resumed run's earlier
+        // ones), the standings so far, as cutechess's -ratinginterval.
+        let so_far = finished.lock().ok().and_then(|mut finished| {
             finished.push(record.clone());
-        }
+            let count = finished.len() as u64;
+            standings_every
+                .is_some_and(|every| count.is_multiple_of(every) && count < shard_games)
+                .then(|| finished.clone())
+        });
         new_records.push(record);
         progress.tick(info.solo, &info.entrants, &new_records);
+        if let Some(so_far) = so_far {
+            let so_far = dedupe(so_far);
+            progress.print(&format!(
+                "standings after {} of {shard_games} games:\n{}",
+                so_far.len(),
+                standings::table(
+                    info.solo,
+                    &standings::compute(info.solo, &info.entrants, &so_far)
+                )
+            ));
+        }
     }
     progress.finish();
     if let Some(Err(e)) = records_file.map(Records::finish) {
@@ -383,6 +417,10 @@ fn report(
     if let Some(out) = out {
         write_json(&out.join("standings.json"), &rows)?;
         record::write_file(&out.join("standings.csv"), standings::csv(&rows).as_bytes())?;
+        record::write_file(
+            &out.join("grades.csv"),
+            standings::grades_csv(&rows, records).as_bytes(),
+        )?;
     }
     Ok(())
 }
@@ -469,7 +507,8 @@ pub fn merge(outs: &[PathBuf], into: Option<&Path>) -> Status {
             for r in &all {
                 text.push_str(&record::to_line(r));
             }
-            record::write_file(&records_path(into), text.as_bytes())
+            record::write_file(&records_path(into), text.as_bytes())?;
+            record::write_file(&into.join("games.log"), gamelog::text(&all).as_bytes())
         });
         if let Err(e) = written {
             eprintln!("referee merge: {e}");
@@ -549,6 +588,15 @@ impl Progress {
             let _ = std::io::stderr().flush();
             self.last_line = Instant::now();
         }
+    }
+
+    /// Prints `text` on standard output, above the bar if there is one.
+    fn print(&self, text: &str) {
+        match &self.bar {
+            Some(bar) => bar.suspend(|| println!("{text}")),
+            None => println!("{text}"),
+        }
+        let _ = std::io::stdout().flush();
     }
 
     fn finish(&self) {

@@ -39,6 +39,9 @@ pub struct Spec {
     pub games: u64,
     #[serde(default)]
     pub seed: Option<u64>,
+    /// Print the standings every this many finished games.
+    #[serde(default)]
+    pub standings_every: Option<u64>,
     #[serde(default)]
     pub jobs: Option<usize>,
     #[serde(default)]
@@ -71,6 +74,8 @@ pub enum Format {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EntrantSpec {
+    /// Unique; an entry with a `glob` names each entrant after its match.
+    #[serde(default)]
     pub name: String,
     /// Built with `make` (when it has a makefile); the command runs there.
     #[serde(default)]
@@ -78,6 +83,10 @@ pub struct EntrantSpec {
     /// Program and arguments; for Chomp the default is `./pc2` in `dir`.
     #[serde(default)]
     pub command: Option<Vec<String>>,
+    /// A folder of submissions (`"submissions/*"`): one entrant per match,
+    /// see [`expand_globs`]. Kept with its place in the file, for errors.
+    #[serde(default)]
+    pub glob: Option<toml::Spanned<String>>,
 }
 
 /// Reads and checks a tournament file; errors name the file (and, for
@@ -91,8 +100,11 @@ pub fn load(path: &Path) -> Result<Spec, String> {
 /// Parses and checks a tournament file's text; relative paths are taken
 /// from `base`. All problems are reported at once, one per line.
 pub fn parse(text: &str, base: &Path) -> Result<Spec, String> {
-    let spec: Spec = toml::from_str(text).map_err(|e| toml_error(&e))?;
-    let problems = problems(&spec, base);
+    let mut spec: Spec = toml::from_str(text).map_err(|e| toml_error(&e))?;
+    let mut problems = expand_globs(&mut spec.entrants, text, base);
+    if problems.is_empty() {
+        problems = self::problems(&spec, base);
+    }
     if problems.is_empty() {
         Ok(spec)
     } else {
@@ -114,6 +126,9 @@ pub fn problems(spec: &Spec, base: &Path) -> Vec<String> {
     if spec.jobs == Some(0) {
         out.push("jobs must be at least 1".to_owned());
     }
+    if spec.standings_every == Some(0) {
+        out.push("standings_every must be at least 1".to_owned());
+    }
     let mut names: Vec<&str> = spec.entrants.iter().map(|e| e.name.as_str()).collect();
     names.sort_unstable();
     if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
@@ -123,7 +138,14 @@ pub fn problems(spec: &Spec, base: &Path) -> Vec<String> {
         if e.name.trim().is_empty() {
             out.push("an entrant has an empty name".to_owned());
         }
+        if let Some(glob) = &e.glob {
+            out.push(format!(
+                "entrant glob {:?}: globs are taken in tournament files and ci opponents only",
+                glob.get_ref()
+            ));
+        }
         match (&e.dir, &e.command) {
+            (None, None) if e.glob.is_some() => {}
             (None, None) => out.push(format!("entrant {:?} needs a dir or a command", e.name)),
             (_, Some(c)) if c.first().is_none_or(|p| p.trim().is_empty()) => {
                 out.push(format!("entrant {:?} has an empty command", e.name));
@@ -179,6 +201,159 @@ fn format_problems(spec: &Spec) -> Vec<String> {
             out
         }
     }
+}
+
+/// Replaces each `[[entrant]]` with a `glob` by one entrant per match, in
+/// the order of their names, so that a run is the same wherever it runs.
+///
+/// The glob is a path relative to `base` whose last part may hold `*`
+/// (any characters) and `?` (one character); a trailing `/` takes
+/// directories only. Names starting with `.` match only a pattern that
+/// starts with `.`. A directory becomes an entrant with that `dir` (built
+/// with make when it has a makefile) and the entry's `command`; a file
+/// becomes an entrant whose program is that file. Each is named after its
+/// match's file name. A glob that matches nothing, or a name an explicit
+/// entrant already has, is a problem named with the glob's line in `text`.
+pub fn expand_globs(entrants: &mut Vec<EntrantSpec>, text: &str, base: &Path) -> Vec<String> {
+    let mut problems = Vec::new();
+    let explicit: Vec<String> = entrants
+        .iter()
+        .filter(|e| e.glob.is_none())
+        .map(|e| e.name.clone())
+        .collect();
+    let mut out = Vec::new();
+    for e in std::mem::take(entrants) {
+        let Some(glob) = &e.glob else {
+            out.push(e);
+            continue;
+        };
+        let line = text
+            .get(..glob.span().start)
+            .map_or(0, |t| t.matches('\n').count() + 1);
+        let pattern = glob.get_ref();
+        let at = format!("line {line}: glob {pattern:?}");
+        if !e.name.is_empty() || e.dir.is_some() {
+            problems.push(format!(
+                "{at}: names its entrants after its matches and builds each in its own directory; drop name and dir"
+            ));
+            continue;
+        }
+        match glob_matches(pattern, base) {
+            Err(why) => problems.push(format!("{at}: {why}")),
+            Ok(matches) if matches.is_empty() => problems.push(format!(
+                "{at} matches nothing in {}",
+                under(base, Path::new(pattern))
+                    .parent()
+                    .unwrap_or(base)
+                    .display()
+            )),
+            Ok(matches) => {
+                for (name, path, is_dir) in matches {
+                    if explicit.contains(&name) {
+                        problems.push(format!(
+                            "{at} matches {name:?}, which is also an explicit entrant's name"
+                        ));
+                        continue;
+                    }
+                    out.push(if is_dir {
+                        EntrantSpec {
+                            name,
+                            dir: Some(path),
+                            command: e.command.clone(),
+                            glob: None,
+                        }
+                    } else {
+                        // `./name` so that a match beside the file is not
+                        // looked up on the PATH.
+                        let program = Path::new(".").join(&path);
+                        EntrantSpec {
+                            name,
+                            dir: None,
+                            command: Some(vec![program.to_string_lossy().into_owned()]),
+                            glob: None,
+                        }
+                    });
+                }
+            }
+        }
+    }
+    *entrants = out;
+    problems
+}
+
+fn under(base: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_owned()
+    } else {
+        base.join(path)
+    }
+}
+
+/// The matches of `pattern` (relative to `base`): each one's name, its
+/// path (relative when the pattern is), and whether it is a directory;
+/// sorted by name.
+fn glob_matches(pattern: &str, base: &Path) -> Result<Vec<(String, PathBuf, bool)>, String> {
+    let dirs_only = pattern.ends_with('/');
+    let trimmed = pattern.trim_end_matches('/');
+    let (parent, last) = match trimmed.rsplit_once('/') {
+        Some((parent, last)) => (parent, last),
+        None => ("", trimmed),
+    };
+    if last.is_empty() {
+        return Err("has no name to match after its last /".to_owned());
+    }
+    if parent.contains(['*', '?', '[']) {
+        return Err("may hold * and ? in its last part only".to_owned());
+    }
+    let parent = if parent.is_empty() && trimmed.starts_with('/') {
+        PathBuf::from("/")
+    } else {
+        PathBuf::from(parent)
+    };
+    let dir = under(base, &parent);
+    let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+            continue;
+        };
+        if (name.starts_with('.') && !last.starts_with('.')) || !wildcard(last, &name) {
+            continue;
+        }
+        // A link to a directory counts as a directory.
+        let is_dir = std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir());
+        if dirs_only && !is_dir {
+            continue;
+        }
+        out.push((name.clone(), parent.join(&name), is_dir));
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Whether `name` matches `pattern`: `*` any characters, `?` one.
+fn wildcard(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    // Greedy with backtracking to the last star: linear enough for names.
+    let (mut i, mut j, mut star, mut mark) = (0, 0, None, 0);
+    while j < n.len() {
+        if i < p.len() && (p[i] == '?' || p[i] == n[j]) {
+            i += 1;
+            j += 1;
+        } else if i < p.len() && p[i] == '*' {
+            star = Some(i);
+            mark = j;
+            i += 1;
+        } else if let Some(s) = star {
+            i = s + 1;
+            mark += 1;
+            j = mark;
+        } else {
+            return false;
+        }
+    }
+    p[i..].iter().all(|&c| c == '*')
 }
 
 /// The `[limits]` keys every game takes: how bots end, how long their

@@ -426,6 +426,67 @@ pub fn csv(rows: &[Row]) -> String {
     out
 }
 
+/// A CSV field, quoted when it must be.
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_owned()
+    }
+}
+
+/// The standings for a gradebook: one line per entrant, sorted by name,
+/// with the failures by kind and, for an entrant that could not play, why
+/// (its error, lines joined with ` / `: a failed build, a program that cannot
+/// start). Columns: `entrant,games,wins,win_rate,failures,timeouts,
+/// crashed,incorrect,disqualified,internal,rank,note`.
+pub fn grades_csv(rows: &[Row], records: &[GameRecord]) -> String {
+    let mut out = String::from(
+        "entrant,games,wins,win_rate,failures,timeouts,crashed,incorrect,disqualified,internal,rank,note\n",
+    );
+    let mut rows: Vec<&Row> = rows.iter().collect();
+    rows.sort_by(|a, b| a.entrant.cmp(&b.entrant));
+    for r in rows {
+        let note = records
+            .iter()
+            .filter_map(|g| g.result_of(&r.entrant))
+            .find(|s| s.status().is_disqualification())
+            .and_then(|s| s.error.as_deref())
+            .map(|e| {
+                // Its lines (a build log's quoted tail: `  | ...`) joined.
+                e.lines()
+                    .map(|l| l.trim().trim_start_matches('|').trim())
+                    .filter(|l| !l.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(" / ")
+                    .chars()
+                    .take(300)
+                    .collect::<String>()
+            })
+            .unwrap_or_default();
+        let win_rate = if r.games == 0 {
+            String::new()
+        } else {
+            format!("{:.4}", r.wins / r.games as f64)
+        };
+        out.push_str(&format!(
+            "{},{},{},{win_rate},{},{},{},{},{},{},{},{}\n",
+            csv_field(&r.entrant),
+            r.games,
+            r.wins,
+            r.timeouts + r.crashed + r.incorrect + r.disqualified + r.internal,
+            r.timeouts,
+            r.crashed,
+            r.incorrect,
+            r.disqualified,
+            r.internal,
+            r.rank,
+            csv_field(&note),
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

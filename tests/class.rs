@@ -1,0 +1,319 @@
+//! A teacher's tournament, end to end: a folder of submissions taken with a
+//! glob, each built with make; one row per student, the CSVs a gradebook
+//! imports, the readable game log, periodic standings, and the standings
+//! printed on an interrupt.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use common::{Marker, finish, fixture, referee_with, signal, wait_for_lines};
+use serde_json::Value;
+
+/// A copy of `tests/fixtures/class` in a fresh directory: each submission
+/// is built there, not in the source tree.
+fn class() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let to = dir.path().join("class");
+    let copied = std::process::Command::new("cp")
+        .args(["-r", &fixture("class"), to.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    (dir, to)
+}
+
+const ENV: [(&str, &str); 1] = [("EVENSTEVEN", env!("CARGO_BIN_EXE_evensteven"))];
+
+fn tournament(args: &[&str]) -> common::Run {
+    let mut all = vec!["tournament", "--no-progress"];
+    all.extend_from_slice(args);
+    referee_with(all, b"", &ENV, None)
+}
+
+/// A CSV file's lines, split at commas (the fixture's fields hold none
+/// but the last).
+fn csv(path: &Path) -> Vec<Vec<String>> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| l.split(',').map(str::to_owned).collect())
+        .collect()
+}
+
+#[test]
+fn a_class_from_a_glob_gets_one_row_per_student() {
+    let (_dir, class) = class();
+    let out = class.join("out");
+    let file = class.join("class.toml");
+    let run = tournament(&[
+        file.to_str().unwrap(),
+        "--jobs",
+        "2",
+        "--standings-every",
+        "5",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+
+    // Standings every 5 of the 12 games, then the final ones.
+    assert_eq!(
+        run.stdout.matches("standings after").count(),
+        3,
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("standings after 5 of 12 games:"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("standings after 10 of 12 games:"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("standings after 12 games:"),
+        "{}",
+        run.stdout
+    );
+    // Carol's build failed: she alone is disqualified, and named.
+    assert!(
+        run.stderr
+            .contains("entrant carol disqualified: build failed"),
+        "{}",
+        run.stderr
+    );
+
+    let standings: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(out.join("standings.json")).unwrap())
+            .unwrap();
+    let mut names: Vec<&str> = standings
+        .iter()
+        .map(|r| r["entrant"].as_str().unwrap())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["alice", "bob", "carol"]);
+    for row in &standings {
+        assert_eq!(row["games"], 12);
+        let disqualified = if row["entrant"] == "carol" { 12 } else { 0 };
+        assert_eq!(row["disqualified"], disqualified, "{row}");
+    }
+    // The reference player wins at least as often as the in-order one.
+    let wins = |name: &str| {
+        standings.iter().find(|r| r["entrant"] == name).unwrap()["wins"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(wins("alice") >= wins("bob"));
+
+    // standings.csv: a header and one line per entrant, every line as
+    // wide as the header.
+    let rows = csv(&out.join("standings.csv"));
+    assert_eq!(rows.len(), 4);
+    assert_eq!(rows[0][..4], ["rank", "entrant", "games", "wins"]);
+    assert!(rows.iter().all(|r| r.len() == rows[0].len()), "{rows:?}");
+
+    // grades.csv: by name, with the failures and why carol could not play.
+    let text = std::fs::read_to_string(out.join("grades.csv")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "entrant,games,wins,win_rate,failures,timeouts,crashed,incorrect,disqualified,internal,rank,note"
+    );
+    assert_eq!(lines.len(), 4, "{text}");
+    let rows = csv(&out.join("grades.csv"));
+    let first: Vec<&str> = rows[1..].iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(first, ["alice", "bob", "carol"]);
+    for r in &rows[1..] {
+        assert_eq!(r[1], "12");
+        assert_eq!(r[2].parse::<f64>().unwrap(), wins(&r[0]));
+        let rate: f64 = r[3].parse().unwrap();
+        assert!((rate - wins(&r[0]) / 12.0).abs() < 1e-3, "{r:?}");
+    }
+    assert_eq!(rows[3][4], "12");
+    assert_eq!(rows[3][8], "12");
+    assert!(lines[3].contains("build failed"), "{}", lines[3]);
+    assert!(lines[3].contains("expected ; before }"), "{}", lines[3]);
+    assert_eq!(rows[1][11], "");
+
+    // games.log: one block per game, its tags in order, agreeing with the
+    // records.
+    let log = std::fs::read_to_string(out.join("games.log")).unwrap();
+    let blocks: Vec<&str> = log.split("\n\n").filter(|b| !b.trim().is_empty()).collect();
+    assert_eq!(blocks.len(), 12, "{log}");
+    let records = common::timeless_records(&out);
+    let mut indices = Vec::new();
+    for block in blocks {
+        let lines: Vec<&str> = block.lines().collect();
+        let keys: Vec<&str> = lines[..7]
+            .iter()
+            .map(|l| l[1..].split_once(' ').unwrap().0)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "Game", "Index", "Seed", "Date", "Entrants", "Result", "Status"
+            ],
+            "{block}"
+        );
+        let tag = |i: usize| {
+            lines[i]
+                .split_once(" \"")
+                .unwrap()
+                .1
+                .strip_suffix("\"]")
+                .unwrap()
+        };
+        assert_eq!(tag(0), "evensteven");
+        assert_eq!(tag(2), "5");
+        assert_eq!(tag(4), "alice, bob, carol");
+        let index: u64 = tag(1).parse().unwrap();
+        indices.push(index);
+        let record = records.iter().find(|r| r["index"] == index).unwrap();
+        let won: Vec<&str> = record["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| if r["won"] == true { "1" } else { "0" })
+            .collect();
+        assert_eq!(tag(5), won.join(", "), "{block}");
+        assert!(tag(6).ends_with(", build_failed"), "{block}");
+        assert!(lines[7].starts_with("setup: deal_seed "), "{block}");
+        assert!(lines[8].starts_with("alice: "), "{block}");
+        assert!(lines[10].starts_with("carol: build_failed: "), "{block}");
+    }
+    indices.sort_unstable();
+    assert_eq!(indices, (1..=12).collect::<Vec<u64>>());
+}
+
+#[test]
+fn files_matched_by_a_glob_run_as_programs() {
+    let dir = tempfile::tempdir().unwrap();
+    let bots = dir.path().join("bots");
+    std::fs::create_dir(&bots).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_evensteven"), bots.join("ref")).unwrap();
+    std::fs::copy(
+        fixture("class/submissions/bob/bob.sh"),
+        bots.join("in-order"),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        bots.join("in-order"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::write(bots.join(".hidden"), "not a player").unwrap();
+    let file = dir.path().join("t.toml");
+    std::fs::write(
+        &file,
+        "game = \"evensteven\"\ngames = 4\nseed = 2\n[[entrant]]\nglob = \"bots/*\"\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let run = tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let run_json: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run_json["entrants"], serde_json::json!(["in-order", "ref"]));
+    let standings = common::timeless_standings(&out);
+    assert!(
+        standings
+            .iter()
+            .all(|r| r["disqualified"] == 0 && r["crashed"] == 0),
+        "{standings:?}"
+    );
+}
+
+#[test]
+fn glob_mistakes_are_named_with_the_line() {
+    let (_dir, class) = class();
+    let cases = [
+        (
+            "[[entrant]]\nglob = \"nobody/*\"\n",
+            "line 7: glob \"nobody/*\"",
+        ),
+        (
+            "[[entrant]]\nglob = \"submissions/z*\"\n",
+            "line 7: glob \"submissions/z*\" matches nothing",
+        ),
+        (
+            "[[entrant]]\nname = \"bob\"\ncommand = [\"x\"]\n[[entrant]]\nglob = \"submissions/*\"\n",
+            "line 10: glob \"submissions/*\" matches \"bob\", which is also an explicit entrant's name",
+        ),
+        (
+            "[[entrant]]\nglob = \"sub*/*\"\n",
+            "* and ? in its last part only",
+        ),
+    ];
+    for (entrants, expected) in cases {
+        let file = class.join("bad.toml");
+        std::fs::write(
+            &file,
+            format!("game = \"evensteven\"\ngames = 2\n\n[limits]\ntimeout = \"2s\"\n{entrants}"),
+        )
+        .unwrap();
+        let run = tournament(&[file.to_str().unwrap()]);
+        assert_eq!(run.code, Some(64), "{run:?}");
+        assert!(
+            run.stderr.contains(file.to_str().unwrap()),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains(expected), "{expected}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn an_interrupted_class_run_prints_the_standings_so_far() {
+    let (_dir, class) = class();
+    let out = class.join("out");
+    let file = class.join("class.toml");
+    let marker = Marker::new();
+    let mut cmd = common::command(
+        [
+            "tournament",
+            "--no-progress",
+            "--jobs",
+            "1",
+            "--games",
+            "100000",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &marker,
+    );
+    cmd.envs(ENV)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    wait_for_lines(&out.join("records.jsonl"), 3);
+    signal(&child, nix::sys::signal::Signal::SIGINT);
+    let run = finish(child, b"");
+    marker.assert_none_left();
+    assert_eq!(run.code, Some(130), "{run:?}");
+    assert!(
+        run.stdout.contains("interrupted: standings after"),
+        "{}",
+        run.stdout
+    );
+    for name in ["alice", "bob", "carol"] {
+        assert!(
+            run.stdout
+                .lines()
+                .any(|l| l.contains(&format!("| {name} "))),
+            "{name}: {}",
+            run.stdout
+        );
+    }
+    // The game log holds every finished game: at least those recorded.
+    let log = std::fs::read_to_string(out.join("games.log")).unwrap();
+    let records = std::fs::read_to_string(out.join("records.jsonl")).unwrap();
+    assert!(log.matches("[Game ").count() >= records.lines().count() - 1);
+}
