@@ -10,7 +10,7 @@ use crate::bot::build::BuildOptions;
 use crate::bot::clock::{MoveLimits, TimeControl};
 use crate::bot::{BotLimits, BotSpec, DEFAULT_MAX_LINE, DEFAULT_STDERR_KEEP, Resources};
 use crate::exit::{EXIT_STATUS_HELP, Status};
-use crate::games::acesup::{self, Decks, JudgeConfig};
+use crate::games::acesup::{self, Decks, JudgeConfig, RunOptions};
 use crate::games::chomp::{self, ChompConfig, Coord};
 use crate::games::evensteven::dealer::{self, DealerConfig};
 use crate::games::septica::{self, SepticaConfig};
@@ -589,6 +589,33 @@ pub struct AcesupArgs {
     #[arg(long, value_name = "FILE")]
     pub results: Option<PathBuf>,
 
+    /// strict: every line must be the expected one; figures: only the
+    /// figures (cards, piles, total, moves, result) count, wherever they
+    /// are, other lines are ignored (docs/acesup.md).
+    #[arg(long, value_name = "MODE", default_value = "strict", value_parser = ["strict", "figures"])]
+    pub mode: String,
+
+    /// Drop the output lines matching REGEX before judging (repeatable).
+    #[arg(long, value_name = "REGEX", value_parser = acesup::figures::parse_pattern)]
+    pub ignore: Vec<regex::Regex>,
+
+    /// Decks judged at once (default: the number of CPUs); verdicts and
+    /// records stay in deck order.
+    #[arg(long, value_name = "N", value_parser = parse_at_least_one, allow_negative_numbers = true)]
+    pub jobs: Option<u64>,
+
+    /// Stop at the first deck not accepted (same as --max-failures 1).
+    #[arg(long, conflicts_with = "max_failures")]
+    pub fail_fast: bool,
+
+    /// Stop once N decks were not accepted.
+    #[arg(long, value_name = "N", value_parser = parse_at_least_one, allow_negative_numbers = true)]
+    pub max_failures: Option<u64>,
+
+    /// Stop after N TIME LIMITs in a row (0: never).
+    #[arg(long, value_name = "N", default_value_t = acesup::TIMEOUTS_IN_A_ROW)]
+    pub max_timeouts_in_a_row: u64,
+
     /// The program, then any arguments for it (options included). A
     /// PROGRAM whose name starts with `-` follows `--`.
     #[arg(
@@ -936,7 +963,26 @@ pub async fn run(cli: Cli) -> Status {
                 decks,
                 results: args.results,
             };
-            acesup::run(&config).await
+            let options = RunOptions {
+                judging: acesup::Judging {
+                    mode: match args.mode.as_str() {
+                        "figures" => acesup::Mode::Figures,
+                        _ => acesup::Mode::Strict,
+                    },
+                    ignore: args.ignore,
+                },
+                jobs: args.jobs.map_or_else(
+                    || std::thread::available_parallelism().map_or(1, |n| n.get()),
+                    |j| j as usize,
+                ),
+                max_failures: if args.fail_fast {
+                    Some(1)
+                } else {
+                    args.max_failures
+                },
+                max_timeouts_in_a_row: args.max_timeouts_in_a_row,
+            };
+            acesup::run(&config, &options).await
         }
         Command::Play(args) => {
             let config = crate::games::external::run::PlayConfig {
