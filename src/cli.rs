@@ -233,13 +233,18 @@ Exit status:
 
 const ACESUP_HELP: &str = "\
 Each deck is fed to a fresh run of PROGRAM as 52 lines; its whole output is
-compared line by line with the rules engine's (format: docs/acesup.md).
-Verdicts: ACCEPTED, WRONG ANSWER (with the first differing line, expected and
-got), TIME LIMIT, RUNTIME ERROR (with how it ended and its last stderr lines).
+compared line by line with the rules engine's (format: docs/acesup.md), or,
+with --mode figures, only its figures are, wherever they are among other
+lines. Verdicts: ACCEPTED, WRONG ANSWER (with the first differing line or
+figure, expected and got), TIME LIMIT, RUNTIME ERROR (with how it ended and
+its last stderr lines). Verdicts and records are in deck order whatever
+--jobs is. A run stops early with --fail-fast or --max-failures, and after
+10 TIME LIMITs in a row unless --max-timeouts-in-a-row says otherwise.
 
 Examples:
   make -C bots/acesup && referee acesup --decks tournaments/acesup/decks.txt bots/acesup/executeit
   referee acesup --random 1000 --seed 7 ./executeit
+  referee acesup --mode figures --ignore '^Done ' --random 200 --seed 1 --fail-fast ./executeit
 
 Exit status:
   0    every deck accepted

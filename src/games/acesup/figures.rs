@@ -226,6 +226,15 @@ fn classify(line: &str, cards: bool) -> Option<(Kind, Option<String>)> {
     None
 }
 
+/// A value as verdicts show it: results quoted (`"won, perfect"` has a
+/// comma of its own), the rest as they are.
+fn shown(kind: Kind, value: &str) -> String {
+    match kind {
+        Kind::Result => format!("{value:?}"),
+        _ => value.to_string(),
+    }
+}
+
 /// The figures mode: the figure lines among the kept lines must be the
 /// wanted figures, in order, and no more.
 fn compare_figures(kept: &[(usize, &str)], output_lines: usize, deck: &[Card; 52]) -> Verdict {
@@ -249,13 +258,13 @@ fn compare_figures(kept: &[(usize, &str)], output_lines: usize, deck: &[Card; 52
             continue;
         }
         let got = match value {
-            Some(v) if kind == want.kind => format!("{v} in {}", quoted(text)),
+            Some(v) if kind == want.kind => format!("{} in {}", shown(kind, &v), quoted(text)),
             _ => quoted(text),
         };
         return Verdict::WrongFigure {
             line,
             figure: Some(want.name.clone()),
-            expected: want.value.clone(),
+            expected: shown(want.kind, &want.value),
             got,
         };
     }
@@ -263,7 +272,7 @@ fn compare_figures(kept: &[(usize, &str)], output_lines: usize, deck: &[Card; 52
         Some(want) => Verdict::WrongFigure {
             line: output_lines + 1,
             figure: Some(want.name.clone()),
-            expected: want.value.clone(),
+            expected: shown(want.kind, &want.value),
             got: "the end of the output".into(),
         },
         None => Verdict::Accepted,
