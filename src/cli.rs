@@ -10,7 +10,7 @@ use crate::bot::build::BuildOptions;
 use crate::bot::clock::{MoveLimits, TimeControl};
 use crate::bot::{BotLimits, BotSpec, DEFAULT_MAX_LINE, DEFAULT_STDERR_KEEP, Resources};
 use crate::exit::{EXIT_STATUS_HELP, Status};
-use crate::games::acesup::{self, Decks, JudgeConfig};
+use crate::games::acesup::{self, Decks, JudgeConfig, RunOptions};
 use crate::games::chomp::{self, ChompConfig, Coord};
 use crate::games::evensteven::dealer::{self, DealerConfig};
 use crate::games::septica::{self, SepticaConfig};
@@ -233,13 +233,18 @@ Exit status:
 
 const ACESUP_HELP: &str = "\
 Each deck is fed to a fresh run of PROGRAM as 52 lines; its whole output is
-compared line by line with the rules engine's (format: docs/acesup.md).
-Verdicts: ACCEPTED, WRONG ANSWER (with the first differing line, expected and
-got), TIME LIMIT, RUNTIME ERROR (with how it ended and its last stderr lines).
+compared line by line with the rules engine's (format: docs/acesup.md), or,
+with --mode figures, only its figures are, wherever they are among other
+lines. Verdicts: ACCEPTED, WRONG ANSWER (with the first differing line or
+figure, expected and got), TIME LIMIT, RUNTIME ERROR (with how it ended and
+its last stderr lines). Verdicts and records are in deck order whatever
+--jobs is. A run stops early with --fail-fast or --max-failures, and after
+10 TIME LIMITs in a row unless --max-timeouts-in-a-row says otherwise.
 
 Examples:
   make -C bots/acesup && referee acesup --decks tournaments/acesup/decks.txt bots/acesup/executeit
   referee acesup --random 1000 --seed 7 ./executeit
+  referee acesup --mode figures --ignore '^Done ' --random 200 --seed 1 --fail-fast ./executeit
 
 Exit status:
   0    every deck accepted
@@ -588,6 +593,33 @@ pub struct AcesupArgs {
     /// Append one JSON object per deck to FILE (see docs/results.md).
     #[arg(long, value_name = "FILE")]
     pub results: Option<PathBuf>,
+
+    /// strict: every line must be the expected one; figures: only the
+    /// figures (cards, piles, total, moves, result) count, wherever they
+    /// are, other lines are ignored (docs/acesup.md).
+    #[arg(long, value_name = "MODE", default_value = "strict", value_parser = ["strict", "figures"])]
+    pub mode: String,
+
+    /// Drop the output lines matching REGEX before judging (repeatable).
+    #[arg(long, value_name = "REGEX", value_parser = acesup::figures::parse_pattern)]
+    pub ignore: Vec<regex::Regex>,
+
+    /// Decks judged at once (default: the number of CPUs); verdicts and
+    /// records stay in deck order.
+    #[arg(long, value_name = "N", value_parser = parse_at_least_one, allow_negative_numbers = true)]
+    pub jobs: Option<u64>,
+
+    /// Stop at the first deck not accepted (same as --max-failures 1).
+    #[arg(long, conflicts_with = "max_failures")]
+    pub fail_fast: bool,
+
+    /// Stop once N decks were not accepted.
+    #[arg(long, value_name = "N", value_parser = parse_at_least_one, allow_negative_numbers = true)]
+    pub max_failures: Option<u64>,
+
+    /// Stop after N TIME LIMITs in a row (0: never).
+    #[arg(long, value_name = "N", default_value_t = acesup::TIMEOUTS_IN_A_ROW)]
+    pub max_timeouts_in_a_row: u64,
 
     /// The program, then any arguments for it (options included). A
     /// PROGRAM whose name starts with `-` follows `--`.
@@ -949,7 +981,26 @@ pub async fn run(cli: Cli) -> Status {
                 decks,
                 results: args.results,
             };
-            acesup::run(&config).await
+            let options = RunOptions {
+                judging: acesup::Judging {
+                    mode: match args.mode.as_str() {
+                        "figures" => acesup::Mode::Figures,
+                        _ => acesup::Mode::Strict,
+                    },
+                    ignore: args.ignore,
+                },
+                jobs: args.jobs.map_or_else(
+                    || std::thread::available_parallelism().map_or(1, |n| n.get()),
+                    |j| j as usize,
+                ),
+                max_failures: if args.fail_fast {
+                    Some(1)
+                } else {
+                    args.max_failures
+                },
+                max_timeouts_in_a_row: args.max_timeouts_in_a_row,
+            };
+            acesup::run(&config, &options).await
         }
         Command::Play(args) => {
             let config = crate::games::external::run::PlayConfig {

@@ -324,3 +324,249 @@ fn results_and_bad_deck_files() {
         run.stderr
     );
 }
+
+fn skeleton() -> String {
+    fixture("acesup/skeleton.sh")
+}
+
+#[test]
+fn the_skeleton_fails_strict_mode_at_line_1_and_passes_figures_mode() {
+    let decks = tournament("decks.txt");
+    let run = judge(&["--decks", &decks, &skeleton(), acesup_bin()]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let first = run.stdout.lines().nth(1).unwrap();
+    assert!(
+        first.starts_with("deck 1: WRONG ANSWER at line 1: expected \"")
+            && first.contains(", got \"Just read "),
+        "{}",
+        run.stdout
+    );
+
+    let run = judge(&[
+        "--mode",
+        "figures",
+        "--decks",
+        &decks,
+        &skeleton(),
+        acesup_bin(),
+    ]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stdout.ends_with("acesup: 4 of 4 decks accepted\n"),
+        "{}",
+        run.stdout
+    );
+    let run = judge(&[
+        "--mode",
+        "figures",
+        "--random",
+        "30",
+        "--seed",
+        "11",
+        &skeleton(),
+        acesup_bin(),
+    ]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+}
+
+#[test]
+fn figures_mode_names_the_wrong_figure() {
+    let run = judge(&[
+        "--mode",
+        "figures",
+        "--decks",
+        &tournament("decks.txt"),
+        &skeleton(),
+        "--off-by-one",
+        acesup_bin(),
+    ]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    // 52 cards, "Done ClearPiles", "Done Deck2Pile", then the game's lines:
+    // its moves are line 58. Deck 1 takes 58 moves (docs/acesup.md).
+    let first = run.stdout.lines().nth(1).unwrap();
+    assert_eq!(
+        first.split(" (").next().unwrap(),
+        "deck 1: WRONG ANSWER at line 58: game 1 moves: expected 58, got 59 in \"Moves: 59\"",
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.ends_with("acesup: 0 of 4 decks accepted\n"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn ignored_lines_are_dropped_before_judging() {
+    let decks = tournament("decks.txt");
+    let chatty = [skeleton(), "--plain-echo".into(), acesup_bin().into()];
+    let mut args: Vec<&str> = vec!["--decks", &decks];
+    args.extend(chatty.iter().map(String::as_str));
+    let run = judge(&args);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        run.stdout.contains(
+            "deck 1: WRONG ANSWER at line 53: expected \"Game 1\", got \"Done ClearPiles\""
+        ),
+        "{}",
+        run.stdout
+    );
+    let mut ignoring = vec!["--ignore", "^Done ClearPiles$", "--ignore", "Deck2Pile"];
+    ignoring.extend(&args);
+    let run = judge(&ignoring);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    // Figures mode too; the line numbers are still the output's.
+    let mut wrong = vec![
+        "--mode",
+        "figures",
+        "--ignore",
+        "^Just read",
+        "--decks",
+        &decks,
+    ];
+    let off = [
+        skeleton(),
+        "--plain-echo".into(),
+        "--off-by-one".into(),
+        acesup_bin().into(),
+    ];
+    wrong.extend(off.iter().map(String::as_str));
+    let run = judge(&wrong);
+    assert!(
+        run.stdout
+            .contains("deck 1: WRONG ANSWER at line 58: game 1 moves: expected 58, got 59"),
+        "{}",
+        run.stdout
+    );
+    // A bad pattern is a usage error that shows it.
+    let run = judge(&["--ignore", "(", "--decks", &decks, acesup_bin()]);
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(run.stderr.contains("--ignore"), "{}", run.stderr);
+}
+
+#[test]
+fn fail_fast_stops_a_hanging_program_at_once() {
+    let run = judge(&[
+        "--random",
+        "50",
+        "--seed",
+        "1",
+        "--timeout",
+        "150ms",
+        "--jobs",
+        "2",
+        "--fail-fast",
+        &fixture("acesup-slow.sh"),
+    ]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(
+        lines[1..],
+        [
+            "deck 1: TIME LIMIT (150ms limit)",
+            "acesup: stopped after the first deck not accepted; 49 decks not judged",
+            "acesup: 0 of 50 decks accepted",
+        ],
+        "{}",
+        run.stdout
+    );
+    assert!(run.elapsed < Duration::from_secs(60));
+}
+
+#[test]
+fn time_limits_in_a_row_stop_the_run() {
+    let run = judge(&[
+        "--random",
+        "50",
+        "--seed",
+        "1",
+        "--timeout",
+        "150ms",
+        "--jobs",
+        "2",
+        "--max-timeouts-in-a-row",
+        "3",
+        &fixture("acesup-slow.sh"),
+    ]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        run.stdout.contains(
+            "deck 3: TIME LIMIT (150ms limit)\n\
+             acesup: stopped after 3 time limits in a row; 47 decks not judged\n\
+             acesup: 0 of 50 decks accepted\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("deck 4:"), "{}", run.stdout);
+}
+
+#[test]
+fn max_failures_counts_decks_not_accepted() {
+    let run = judge(&[
+        "--decks",
+        &tournament("decks.txt"),
+        "--max-failures",
+        "2",
+        &fixture("acesup-off-by-one.sh"),
+        acesup_bin(),
+    ]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("acesup: stopped after 2 decks not accepted; 2 decks not judged\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("deck 3:"), "{}", run.stdout);
+}
+
+/// The verdict lines and records without their times.
+fn verdicts(jobs: &str, program: &[&str], results: &std::path::Path) -> (Vec<String>, Vec<String>) {
+    let mut args = vec![
+        "--random",
+        "40",
+        "--seed",
+        "9",
+        "--jobs",
+        jobs,
+        "--results",
+        results.to_str().unwrap(),
+    ];
+    args.extend_from_slice(program);
+    let run = judge(&args);
+    let lines = run
+        .stdout
+        .lines()
+        .map(|l| l.split(" (").next().unwrap().to_string())
+        .collect();
+    let records = std::fs::read_to_string(results)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let r: serde_json::Value = serde_json::from_str(l).unwrap();
+            format!(
+                "{} {} {} {}",
+                r["index"], r["deck"], r["verdict"], r["message"]
+            )
+        })
+        .collect();
+    (lines, records)
+}
+
+#[test]
+fn several_jobs_give_the_same_verdicts_in_the_same_order() {
+    let dir = tempfile::tempdir().unwrap();
+    for program in [
+        vec![acesup_bin()],
+        vec![&*fixture("acesup-off-by-one.sh"), acesup_bin()],
+    ] {
+        let one = verdicts("1", &program, &dir.path().join("one.jsonl"));
+        let two = verdicts("2", &program, &dir.path().join("two.jsonl"));
+        assert_eq!(one, two);
+        assert_eq!(one.1.len(), 40);
+        std::fs::remove_file(dir.path().join("one.jsonl")).unwrap();
+        std::fs::remove_file(dir.path().join("two.jsonl")).unwrap();
+    }
+}

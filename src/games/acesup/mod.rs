@@ -5,12 +5,14 @@
 
 pub mod deck;
 pub mod engine;
+pub mod figures;
 
 use std::fmt;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use futures_util::StreamExt;
 use serde::Serialize;
 
 use crate::bot::{Bot, BotError, BotLimits, BotSpec, Ended, deadline_after};
@@ -19,6 +21,7 @@ use crate::outcome;
 use crate::record::{self, Records};
 use crate::rng::fresh_seed;
 use engine::Card;
+pub use figures::{Judging, Mode};
 
 /// Most output accepted from a program for one deck; the right output is
 /// under 10 KiB.
@@ -51,6 +54,14 @@ pub enum Verdict {
         expected: Option<String>,
         got: Option<String>,
     },
+    /// Figures mode: a figure (None: one past the last) was wrong; `got`
+    /// is said as the verdict shows it.
+    WrongFigure {
+        line: usize,
+        figure: Option<String>,
+        expected: String,
+        got: String,
+    },
     /// Output the judge could not take (too long, a huge line).
     BadOutput(String),
     TimeLimit,
@@ -63,7 +74,9 @@ impl Verdict {
     pub fn name(&self) -> &'static str {
         match self {
             Verdict::Accepted => "accepted",
-            Verdict::WrongAnswer { .. } | Verdict::BadOutput(_) => "wrong_answer",
+            Verdict::WrongAnswer { .. } | Verdict::WrongFigure { .. } | Verdict::BadOutput(_) => {
+                "wrong_answer"
+            }
             Verdict::TimeLimit => "time_limit",
             Verdict::RuntimeError { .. } => "runtime_error",
         }
@@ -74,7 +87,7 @@ impl Verdict {
     pub fn status(&self, exit: Option<Ended>) -> outcome::Verdict {
         match self {
             Verdict::Accepted => outcome::Verdict::OK,
-            Verdict::WrongAnswer { .. } | Verdict::BadOutput(_) => {
+            Verdict::WrongAnswer { .. } | Verdict::WrongFigure { .. } | Verdict::BadOutput(_) => {
                 outcome::Verdict::of(outcome::Status::Incorrect)
             }
             Verdict::TimeLimit => outcome::Verdict::timeout(outcome::Phase::Move),
@@ -104,6 +117,18 @@ impl fmt::Display for Verdict {
                 quoted(expected),
                 quoted(got)
             ),
+            Verdict::WrongFigure {
+                line,
+                figure,
+                expected,
+                got,
+            } => {
+                write!(f, "WRONG ANSWER at line {line}: ")?;
+                if let Some(figure) = figure {
+                    write!(f, "{figure}: ")?;
+                }
+                write!(f, "expected {expected}, got {got}")
+            }
             Verdict::BadOutput(why) => write!(f, "WRONG ANSWER: the program {why}"),
             Verdict::TimeLimit => write!(f, "TIME LIMIT"),
             Verdict::RuntimeError { ended } => write!(f, "RUNTIME ERROR: the program {ended}"),
@@ -114,25 +139,7 @@ impl fmt::Display for Verdict {
 /// Compares output lines with the expected text, line by line (trailing
 /// spaces and `\r` ignored, as are blank lines at the very end).
 pub fn compare(got: &[String], expected: &str) -> Verdict {
-    let mut got: Vec<&str> = got
-        .iter()
-        .map(|l| l.trim_end_matches([' ', '\r']))
-        .collect();
-    while got.last().is_some_and(|l| l.is_empty()) {
-        got.pop();
-    }
-    let expected: Vec<&str> = expected.lines().collect();
-    for i in 0..expected.len().max(got.len()) {
-        let (e, g) = (expected.get(i), got.get(i));
-        if e != g {
-            return Verdict::WrongAnswer {
-                line: i + 1,
-                expected: e.map(|s| s.to_string()),
-                got: g.map(|s| s.chars().take(200).collect()),
-            };
-        }
-    }
-    Verdict::Accepted
+    figures::compare_kept(&figures::kept(got, &[]), expected)
 }
 
 #[derive(Serialize)]
@@ -155,10 +162,19 @@ struct DeckRecord<'a> {
     referee: &'static str,
 }
 
-/// Runs the program on one deck and judges it: the verdict, the time, how
-/// it ended, its last stderr lines.
+/// Runs the program on one deck and judges it strictly: the verdict, the
+/// time, how it ended, its last stderr lines.
 pub async fn judge(
     config: &JudgeConfig,
+    deck: &[Card; 52],
+) -> Result<(Verdict, Duration, Option<Ended>, String), String> {
+    judge_with(config, &Judging::default(), deck).await
+}
+
+/// [`judge`], with the output judged as `judging` says.
+pub async fn judge_with(
+    config: &JudgeConfig,
+    judging: &Judging,
     deck: &[Card; 52],
 ) -> Result<(Verdict, Duration, Option<Ended>, String), String> {
     let mut bot = Bot::spawn(&config.program, config.limits)
@@ -198,13 +214,39 @@ pub async fn judge(
         (Ok(_), Some(Ok(ended))) if !ended.success() => Verdict::RuntimeError {
             ended: ended.to_string(),
         },
-        (Ok(lines), _) => compare(&lines, &engine::expected_output(deck)),
+        (Ok(lines), _) => figures::judge_output(judging, &lines, deck),
     };
     Ok((verdict, elapsed, exit, stderr))
 }
 
+/// How `referee acesup` judges and when it stops (docs/acesup.md).
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub judging: Judging,
+    /// Decks judged at once (at least 1).
+    pub jobs: usize,
+    /// Stop once this many decks were not accepted (`--fail-fast`: 1).
+    pub max_failures: Option<u64>,
+    /// Stop after this many TIME LIMITs in a row, in deck order (0: never).
+    pub max_timeouts_in_a_row: u64,
+}
+
+/// The default of `--max-timeouts-in-a-row`.
+pub const TIMEOUTS_IN_A_ROW: u64 = 10;
+
+impl Default for RunOptions {
+    fn default() -> RunOptions {
+        RunOptions {
+            judging: Judging::default(),
+            jobs: 1,
+            max_failures: None,
+            max_timeouts_in_a_row: TIMEOUTS_IN_A_ROW,
+        }
+    }
+}
+
 /// Runs `referee acesup`.
-pub async fn run(config: &JudgeConfig) -> Status {
+pub async fn run(config: &JudgeConfig, options: &RunOptions) -> Status {
     // Random decks are dealt one at a time: any count runs in little memory.
     type DeckIter = Box<dyn Iterator<Item = [Card; 52]>>;
     let (count, decks, seed, source): (u64, DeckIter, _, _) = match &config.decks {
@@ -248,13 +290,28 @@ pub async fn run(config: &JudgeConfig) -> Status {
         humantime::format_duration(config.timeout)
     );
     let mut accepted = 0u64;
-    for (i, deck) in decks.enumerate() {
-        let (verdict, elapsed, ended, stderr) = match judge(config, &deck).await {
+    let (mut judged, mut failures, mut timeouts_in_a_row) = (0u64, 0u64, 0u64);
+    let mut stopped = None;
+    // Up to `jobs` decks run at once; their verdicts come out in deck
+    // order. Dropping the stream kills the runs still in flight.
+    let judging = &options.judging;
+    let runs = futures_util::stream::iter(decks.enumerate())
+        .map(|(i, deck)| async move { (i, deck, judge_with(config, judging, &deck).await) })
+        .buffered(options.jobs.max(1));
+    let mut runs = Box::pin(runs);
+    while let Some((i, deck, judgement)) = runs.next().await {
+        let (verdict, elapsed, ended, stderr) = match judgement {
             Ok(judged) => judged,
             Err(e) => {
                 eprintln!("referee acesup: {e}");
                 return Status::Usage;
             }
+        };
+        judged += 1;
+        failures += u64::from(verdict != Verdict::Accepted);
+        timeouts_in_a_row = match verdict {
+            Verdict::TimeLimit => timeouts_in_a_row + 1,
+            _ => 0,
         };
         accepted += u64::from(verdict == Verdict::Accepted);
         let timing = match verdict {
@@ -300,6 +357,28 @@ pub async fn run(config: &JudgeConfig) -> Status {
                 return Status::Io;
             }
         }
+        if options.max_failures.is_some_and(|max| failures >= max) {
+            stopped = Some(match failures {
+                1 => "the first deck not accepted".to_string(),
+                n => format!("{n} decks not accepted"),
+            });
+        } else if options.max_timeouts_in_a_row > 0
+            && timeouts_in_a_row >= options.max_timeouts_in_a_row
+        {
+            stopped = Some(format!("{timeouts_in_a_row} time limits in a row"));
+        }
+        if stopped.is_some() {
+            break;
+        }
+    }
+    drop(runs);
+    if let Some(why) = stopped {
+        let _ = writeln!(
+            out,
+            "acesup: stopped after {why}; {} deck{} not judged",
+            count - judged,
+            if count - judged == 1 { "" } else { "s" }
+        );
     }
     if let Some(Err(e)) = records.map(Records::finish) {
         eprintln!("referee acesup: {e}");
