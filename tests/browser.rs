@@ -558,6 +558,14 @@ fn report(s: &Session, dir: &Path) {
     );
     // Game 3's replay link opens the reference player's game 3.
     s.click("#game-3 a[href='#game=3']");
+    // The viewer follows the link on the page's hashchange event, which
+    // comes after the click returns.
+    let asked = Instant::now();
+    while s.text("#title") != "evensteven #3 — reference"
+        && asked.elapsed() < Duration::from_secs(10)
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert_eq!(s.text("#title"), "evensteven #3 — reference");
     let plays = records[2]["results"][0]["plays"].as_array().unwrap().len();
     s.click("#last");
