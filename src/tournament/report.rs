@@ -166,18 +166,7 @@ fn plural(n: u64) -> &'static str {
 
 /// Text for HTML, attribute values included.
 fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    crate::replay::escape_html(text)
 }
 
 fn section_standings(page: &mut String, solo: bool, rows: &[Row]) {
