@@ -281,7 +281,9 @@ fn section_plot(page: &mut String, solo: bool, entrants: &[String], history: &[V
         y_max = y_min + 1.0;
     }
     let (w, h, left, bottom, top, right) = (800.0, 300.0, 50.0, 25.0, 10.0, 10.0);
-    let x = |i: u64| left + (w - left - right) * i as f64 / x_max as f64;
+    // Game 1 at the left edge, the last game at the right one.
+    let x =
+        |i: u64| left + (w - left - right) * i.saturating_sub(1) as f64 / (x_max - 1).max(1) as f64;
     let y = |v: f64| top + (h - top - bottom) * (1.0 - (v - y_min) / (y_max - y_min));
     let _ = write!(
         page,
