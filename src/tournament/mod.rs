@@ -414,7 +414,23 @@ fn report(
         if records.len() == 1 { "" } else { "s" }
     );
     println!("{}", standings::table(solo, &rows));
+    let per_array = if solo {
+        Vec::new()
+    } else {
+        standings::per_array(entrants, records)
+    };
+    if !per_array.is_empty() {
+        println!("standings per array:");
+        println!("{}", standings::array_table(&per_array));
+    }
     if let Some(out) = out {
+        if !per_array.is_empty() {
+            write_json(&out.join("standings-per-array.json"), &per_array)?;
+            record::write_file(
+                &out.join("standings-per-array.csv"),
+                standings::array_csv(&per_array).as_bytes(),
+            )?;
+        }
         write_json(&out.join("standings.json"), &rows)?;
         record::write_file(&out.join("standings.csv"), standings::csv(&rows).as_bytes())?;
         record::write_file(

@@ -384,7 +384,11 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
             c.set_cell_alignment(CellAlignment::Right);
         }
     }
-    t.to_string()
+    if solo {
+        t.to_string()
+    } else {
+        format!("{t}\n{SHARED_WINS}")
+    }
 }
 
 /// The standings as CSV (header, then one line per entrant).
@@ -421,6 +425,142 @@ pub fn csv(rows: &[Row]) -> String {
             r.internal,
             r.unnecessary,
             r.slowest_micros
+        ));
+    }
+    out
+}
+
+/// The line printed under every table that shows shared (fractional)
+/// wins: games between players.
+pub const SHARED_WINS: &str =
+    "wins: a game won alone counts 1; a win shared by k players (equal best score) counts 1/k";
+
+/// One entrant's line on one array (Chomp), or on one value of whatever
+/// `array` a game's records hold.
+#[derive(Clone, Debug, Serialize)]
+pub struct ArrayRow {
+    pub array: String,
+    pub entrant: String,
+    pub games: u64,
+    /// A win shared by `k` counts `1/k`.
+    pub wins: f64,
+    pub mean_score: f64,
+    /// The half-width of its 95% interval (0 with fewer than two games).
+    pub mean_score_ci: f64,
+}
+
+/// Games between players whose records hold more than one `array`: each
+/// entrant's games, wins and mean score on each array, arrays in the
+/// order they first appear, entrants in the given order. Empty when the
+/// records hold one array or none.
+pub fn per_array(entrants: &[String], records: &[GameRecord]) -> Vec<ArrayRow> {
+    let mut records: Vec<&GameRecord> =
+        records.iter().filter(|r| r.judge_error.is_none()).collect();
+    records.sort_by_key(|r| r.index);
+    let mut arrays: Vec<String> = Vec::new();
+    for r in &records {
+        if let Some(a) = array_of(r)
+            && !arrays.contains(&a)
+        {
+            arrays.push(a);
+        }
+    }
+    if arrays.len() < 2 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for array in &arrays {
+        for entrant in entrants {
+            let (mut games, mut wins, mut scores) = (0, 0.0, Vec::new());
+            for r in records
+                .iter()
+                .filter(|r| array_of(r).as_ref() == Some(array))
+            {
+                let Some(mine) = r.result_of(entrant) else {
+                    continue;
+                };
+                let score = mine.points().unwrap_or(0.0);
+                let points: Vec<f64> = r
+                    .results
+                    .iter()
+                    .filter(|x| x.entrant.is_some())
+                    .map(|x| x.points().unwrap_or(0.0))
+                    .collect();
+                let best = points.iter().copied().fold(f64::MIN, f64::max);
+                games += 1;
+                if score == best {
+                    wins += 1.0 / points.iter().filter(|&&p| p == best).count() as f64;
+                }
+                scores.push(score);
+            }
+            if games == 0 {
+                continue;
+            }
+            let (mean, half) = mean_ci95(&scores);
+            out.push(ArrayRow {
+                array: array.clone(),
+                entrant: entrant.clone(),
+                games,
+                wins,
+                mean_score: mean,
+                mean_score_ci: half.unwrap_or(0.0),
+            });
+        }
+    }
+    out
+}
+
+fn array_of(record: &GameRecord) -> Option<String> {
+    record.setup.get("array").map(|v| match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    })
+}
+
+/// The per-array standings as a table for the terminal, with the line
+/// on shared wins.
+pub fn array_table(rows: &[ArrayRow]) -> String {
+    let mut t = Table::new();
+    t.load_style(presets::ASCII_MARKDOWN);
+    t.set_header(vec![
+        "array",
+        "entrant",
+        "games",
+        "wins",
+        "mean score",
+        "95% CI",
+    ]);
+    for r in rows {
+        t.add_row(vec![
+            r.array.clone(),
+            r.entrant.clone(),
+            r.games.to_string(),
+            format!("{:.2}", r.wins),
+            format!("{:.1}", r.mean_score),
+            format!("±{:.1}", r.mean_score_ci),
+        ]);
+    }
+    for i in 2..t.column_count() {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    format!("{t}\n{SHARED_WINS}")
+}
+
+/// The per-array standings as CSV: `array,entrant,games,wins,mean_score,
+/// mean_score_ci`.
+pub fn array_csv(rows: &[ArrayRow]) -> String {
+    let mut out = String::from("array,entrant,games,wins,mean_score,mean_score_ci\n");
+    for r in rows {
+        out.push_str(&format!(
+            "{},{},{},{},{},{}\n",
+            csv_field(&r.array),
+            csv_field(&r.entrant),
+            r.games,
+            r.wins,
+            r.mean_score,
+            r.mean_score_ci
         ));
     }
     out
