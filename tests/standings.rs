@@ -5,7 +5,7 @@ mod common;
 
 use std::path::Path;
 
-use common::referee;
+use common::{fixture, referee};
 use serde_json::Value;
 
 fn tournament(args: &[&str]) -> common::Run {
@@ -87,4 +87,69 @@ fn chomp_standings_per_array_and_shared_wins_explained() {
     assert!(!run.stdout.contains("per array"), "{}", run.stdout);
     assert!(run.stdout.contains("counts 1/k"), "{}", run.stdout);
     assert!(!out.join("standings-per-array.json").exists());
+}
+
+/// Even Steven: the reference player and two in-order ones, as a gauntlet
+/// of `gauntlet` (or a round robin without).
+fn evensteven_gauntlet(dir: &Path, gauntlet: Option<&str>) -> String {
+    let format = gauntlet.map_or(String::new(), |g| {
+        format!("format = \"gauntlet\"\ngauntlet = \"{g}\"\n")
+    });
+    let text = format!(
+        "game = \"evensteven\"\ngames = 30\nseed = 3\n{format}[limits]\ntimeout = \"2s\"\n\
+         [[entrant]]\nname = \"reference\"\ncommand = [\"{}\"]\n\
+         [[entrant]]\nname = \"in-order\"\ncommand = [\"{}\", \"play\", \"0\"]\n\
+         [[entrant]]\nname = \"chatty\"\ncommand = [\"{}\", \"chatty\", \"0\"]\n",
+        env!("CARGO_BIN_EXE_evensteven"),
+        fixture("misbehave.sh"),
+        fixture("misbehave.sh"),
+    );
+    let path = dir.join("g.toml");
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn one_player_gauntlets_pair_against_the_gauntlet_entrant() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = evensteven_gauntlet(dir.path(), Some("in-order"));
+    let out = dir.path().join("out");
+    let run = tournament(&[&file, "--out", out.to_str().unwrap()]);
+    assert!(
+        run.stdout.contains("vs in-order (paired)"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("paired difference is to in-order, the gauntlet entrant"),
+        "{}",
+        run.stdout
+    );
+    let rows = common::timeless_standings(&out);
+    let row = |name: &str| rows.iter().find(|r| r["entrant"] == name).unwrap().clone();
+    assert_eq!(row("reference")["paired_vs"], "in-order");
+    // The reference player wins what the in-order one wins, and more.
+    assert!(row("reference")["paired_diff"].as_f64().unwrap() > 0.0);
+    assert_eq!(row("in-order")["paired_diff"], 0.0);
+    // Both in-order players play the same cards on the same deals.
+    assert_eq!(row("chatty")["paired_diff"], 0.0);
+    let info: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(info["gauntlet"], "in-order");
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(report.contains("<th>vs in-order</th>"));
+
+    // A round robin of the same entrants: against the best, as before, and
+    // its run.json has no gauntlet.
+    let file = evensteven_gauntlet(dir.path(), None);
+    let out = dir.path().join("rr");
+    let run = tournament(&[&file, "--out", out.to_str().unwrap()]);
+    assert!(run.stdout.contains("vs best (paired)"), "{}", run.stdout);
+    let rows = common::timeless_standings(&out);
+    assert!(rows.iter().all(|r| r.get("paired_vs").is_none()));
+    assert!(rows[1]["paired_diff"].as_f64().unwrap() < 0.0);
+    let info: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert!(info.get("gauntlet").is_none());
 }

@@ -57,6 +57,9 @@ pub struct RunInfo {
     pub games: u64,
     pub entrants: Vec<String>,
     pub shard: Option<(u64, u64)>,
+    /// A gauntlet's entrant: one-player standings are paired against it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gauntlet: Option<String>,
 }
 
 /// Records of one run in an output directory.
@@ -118,6 +121,10 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
         games,
         entrants: plan.names(),
         shard,
+        gauntlet: match spec.format {
+            spec::Format::Gauntlet => spec.gauntlet.clone(),
+            spec::Format::RoundRobin => None,
+        },
     };
     if let Some(previous) = &previous {
         let differences = differences(previous, &info, config.seed);
@@ -220,13 +227,22 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
     let finished = Arc::new(std::sync::Mutex::new(earlier));
     {
         let (finished, solo, entrants) = (Arc::clone(&finished), info.solo, info.entrants.clone());
+        let gauntlet = info.gauntlet.clone();
         crate::interrupt::set_report(move || {
             let records = finished.lock().map(|r| r.clone()).unwrap_or_default();
             format!(
                 "\ninterrupted: standings after {} finished game{}:\n{}\n",
                 records.len(),
                 if records.len() == 1 { "" } else { "s" },
-                standings::table(solo, &standings::compute(solo, &entrants, &dedupe(records)))
+                standings::table(
+                    solo,
+                    &standings::compute_against(
+                        solo,
+                        &entrants,
+                        &dedupe(records),
+                        gauntlet.as_deref()
+                    )
+                )
             )
         });
     }
@@ -294,7 +310,12 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
                 so_far.len(),
                 standings::table(
                     info.solo,
-                    &standings::compute(info.solo, &info.entrants, &so_far)
+                    &standings::compute_against(
+                        info.solo,
+                        &info.entrants,
+                        &so_far,
+                        info.gauntlet.as_deref()
+                    )
                 )
             ));
         }
@@ -316,7 +337,7 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
     };
     let all = dedupe(all);
     crate::interrupt::clear_report();
-    if let Err(e) = report(info.solo, &info.entrants, &all, config.out.as_deref()) {
+    if let Err(e) = report(&info, &all, config.out.as_deref()) {
         return Ok(io_failure(&e));
     }
     if let Some(out) = &config.out {
@@ -401,13 +422,9 @@ fn dedupe(records: Vec<GameRecord>) -> Vec<GameRecord> {
 
 /// Prints the standings and, with an output directory, writes them as
 /// JSON and CSV.
-fn report(
-    solo: bool,
-    entrants: &[String],
-    records: &[GameRecord],
-    out: Option<&Path>,
-) -> Result<(), String> {
-    let rows = standings::compute(solo, entrants, records);
+fn report(info: &RunInfo, records: &[GameRecord], out: Option<&Path>) -> Result<(), String> {
+    let (solo, entrants) = (info.solo, &info.entrants);
+    let rows = standings::compute_against(solo, entrants, records, info.gauntlet.as_deref());
     println!(
         "standings after {} game{}:",
         records.len(),
@@ -531,7 +548,7 @@ pub fn merge(outs: &[PathBuf], into: Option<&Path>) -> Status {
             return Status::Io;
         }
     }
-    let reported = report(first.solo, &first.entrants, &all, into).and_then(|()| match into {
+    let reported = report(first, &all, into).and_then(|()| match into {
         Some(into) => report::regenerate(into, None).map(|path| {
             println!("report: {}", path.display());
         }),

@@ -53,6 +53,10 @@ pub struct Row {
     pub paired_diff: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paired_diff_ci: Option<f64>,
+    /// One-player gauntlets: the entrant the paired difference is taken
+    /// against (the gauntlet entrant) instead of the best one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paired_vs: Option<String>,
     /// Games that did not end normally, by class of the shared taxonomy
     /// (`docs/results.md`): `timeout` (Chomp's starvations included);
     /// `crashed`, `closed_output` and `limit`; `incorrect`; `cannot_start`
@@ -84,6 +88,7 @@ impl Row {
             win_rate_high: None,
             paired_diff: None,
             paired_diff_ci: None,
+            paired_vs: None,
             timeouts: 0,
             crashed: 0,
             incorrect: 0,
@@ -122,13 +127,24 @@ pub struct Point {
 
 /// The standings of `entrants` from `records` (of one tournament run).
 pub fn compute(solo: bool, entrants: &[String], records: &[GameRecord]) -> Vec<Row> {
-    compute_with_history(solo, entrants, records, None)
+    compute_with_history(solo, entrants, records, None, None)
+}
+
+/// As [`compute`]; in a gauntlet (`against` its entrant), one-player
+/// games' paired differences are to that entrant rather than to the best.
+pub fn compute_against(
+    solo: bool,
+    entrants: &[String],
+    records: &[GameRecord],
+    against: Option<&str>,
+) -> Vec<Row> {
+    compute_with_history(solo, entrants, records, None, against)
 }
 
 /// Each entrant's standing after each game it played, in game order.
 pub fn history(solo: bool, entrants: &[String], records: &[GameRecord]) -> Vec<Vec<Point>> {
     let mut history = vec![Vec::new(); entrants.len()];
-    compute_with_history(solo, entrants, records, Some(&mut history));
+    compute_with_history(solo, entrants, records, Some(&mut history), None);
     history
 }
 
@@ -137,6 +153,7 @@ fn compute_with_history(
     entrants: &[String],
     records: &[GameRecord],
     history: Option<&mut Vec<Vec<Point>>>,
+    against: Option<&str>,
 ) -> Vec<Row> {
     // A game whose judge failed is void: it counts for nobody.
     let mut records: Vec<&GameRecord> =
@@ -145,7 +162,8 @@ fn compute_with_history(
     let mut rows: Vec<Row> = entrants.iter().map(|e| Row::new(e)).collect();
     let at = |name: &str| entrants.iter().position(|e| e == name);
     if solo {
-        solo_rows(&mut rows, &records, at, history);
+        let against = against.and_then(|name| at(name).map(|i| (i, name)));
+        solo_rows(&mut rows, &records, at, history, against);
     } else {
         table_rows(&mut rows, &records, at, history);
     }
@@ -157,6 +175,7 @@ fn solo_rows(
     records: &[&GameRecord],
     at: impl Fn(&str) -> Option<usize>,
     mut history: Option<&mut Vec<Vec<Point>>>,
+    against: Option<(usize, &str)>,
 ) {
     // Per game, who won: for the paired differences.
     let mut won: Vec<Vec<Option<f64>>> = vec![Vec::new(); rows.len()];
@@ -196,12 +215,14 @@ fn solo_rows(
         row.win_rate_low = Some(low);
         row.win_rate_high = Some(high);
     }
-    let best = (0..rows.len())
-        .max_by(|&a, &b| {
-            let rate = |i: usize| rows[i].win_rate.unwrap_or(0.0);
-            rate(a).total_cmp(&rate(b)).then(b.cmp(&a))
-        })
-        .unwrap_or(0);
+    let best = against.map(|(i, _)| i).unwrap_or_else(|| {
+        (0..rows.len())
+            .max_by(|&a, &b| {
+                let rate = |i: usize| rows[i].win_rate.unwrap_or(0.0);
+                rate(a).total_cmp(&rate(b)).then(b.cmp(&a))
+            })
+            .unwrap_or(0)
+    });
     for i in 0..rows.len() {
         let diffs: Vec<f64> = won[i]
             .iter()
@@ -211,6 +232,7 @@ fn solo_rows(
         let (mean, half) = mean_ci95(&diffs);
         rows[i].paired_diff = Some(mean);
         rows[i].paired_diff_ci = Some(half.unwrap_or(0.0));
+        rows[i].paired_vs = against.map(|(_, name)| name.to_owned());
     }
     rank_by(rows, |r| r.win_rate.unwrap_or(0.0));
 }
@@ -305,6 +327,10 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
     let mut t = Table::new();
     t.load_style(presets::ASCII_MARKDOWN);
     if solo {
+        let vs = match rows.first().and_then(|r| r.paired_vs.as_deref()) {
+            Some(name) => format!("vs {name} (paired)"),
+            None => "vs best (paired)".to_owned(),
+        };
         t.set_header(vec![
             "rank",
             "entrant",
@@ -312,7 +338,7 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
             "wins",
             "win rate",
             "95% CI",
-            "vs best (paired)",
+            &vs,
             "crashed",
             "timeouts",
             "incorrect",
@@ -384,7 +410,11 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
             c.set_cell_alignment(CellAlignment::Right);
         }
     }
-    if solo {
+    if let Some(name) = rows.first().and_then(|r| r.paired_vs.as_deref()) {
+        format!(
+            "{t}\ngauntlet: each entrant's paired difference is to {name}, the gauntlet entrant"
+        )
+    } else if solo {
         t.to_string()
     } else {
         format!("{t}\n{SHARED_WINS}")
