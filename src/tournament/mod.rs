@@ -89,10 +89,44 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
     {
         return Err(format!("--shard {k}/{n}: K must be from 1 to N"));
     }
+    if spec.sprt.is_some() && config.shard.is_some() {
+        return Err(
+            "--shard: this tournament runs an SPRT, which stops as soon as it decides: \
+             it needs every game's result in one run, so it cannot be split over machines"
+                .into(),
+        );
+    }
+    if spec.sprt.is_some() && config.resume {
+        return Err(
+            "--resume: this tournament runs an SPRT, whose decision belongs to one run: \
+             start it again in a new --out DIR"
+                .into(),
+        );
+    }
     if config.resume && config.out.is_none() {
         return Err("--resume needs --out DIR (where the earlier games were written)".into());
     }
-    let plan = Arc::new(Plan::prepare(&spec, &base, config).await?);
+    let mut plan = Plan::prepare(&spec, &base, config).await?;
+    // A head-to-head SPRT: games in pairs on one setup, seats swapped,
+    // and both entrants able to play, or there is nothing to test.
+    let sprt = match (&spec.sprt, &spec.baseline) {
+        (Some(test), Some(baseline)) => {
+            plan = plan.paired();
+            if let Some((name, why)) = plan.disqualified().into_iter().next() {
+                return Err(format!(
+                    "entrant {name} cannot play ({why}): the SPRT needs both entrants"
+                ));
+            }
+            let new = plan
+                .names()
+                .into_iter()
+                .find(|n| n != baseline)
+                .unwrap_or_default();
+            Some((test.test(), new, baseline.clone()))
+        }
+        _ => None,
+    };
+    let plan = Arc::new(plan);
     let previous = match &config.out {
         Some(out) if config.resume => Some(
             read_run_info(out)
@@ -107,6 +141,17 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
         .games
         .or(previous.as_ref().map(|p| p.games))
         .unwrap_or(spec.games);
+    // Head to head, games come in pairs: an odd last game is not played.
+    let games = if sprt.is_some() {
+        if games < 2 {
+            return Err(format!(
+                "--games {games}: an SPRT plays games in pairs: at least 2"
+            ));
+        }
+        games / 2 * 2
+    } else {
+        games
+    };
     let shard = config.shard.or(previous.as_ref().and_then(|p| p.shard));
     let seed = match (&previous, config.seed) {
         (Some(p), _) => p.seed,
@@ -247,6 +292,7 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
         });
     }
     let mut new_records: Vec<GameRecord> = Vec::new();
+    let mut pairs = crate::stats::Pairs::default();
     let mut games = plan.play_all(todo, seed, jobs, config.pin || spec.pin);
     while let Some(record) = games.next().await {
         let record = match record {
@@ -301,6 +347,9 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
                 .is_some_and(|every| count.is_multiple_of(every) && count < shard_games)
                 .then(|| finished.clone())
         });
+        let score = sprt.as_ref().and_then(|(_, new, baseline)| {
+            crate::stats::head_to_head(info.solo, &record, new, baseline)
+        });
         new_records.push(record);
         progress.tick(info.solo, &info.entrants, &new_records);
         if let Some(so_far) = so_far {
@@ -319,7 +368,16 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
                 )
             ));
         }
+        // The SPRT decided: the games in flight are abandoned (their bots
+        // killed); the records written so far stay.
+        if let (Some((test, _, _)), Some(score)) = (&sprt, score) {
+            pairs.add(new_records.last().map_or(0, |r| r.index), score);
+            if test.state(pairs.counts).decision.is_some() {
+                break;
+            }
+        }
     }
+    drop(games);
     progress.finish();
     if let Some(Err(e)) = records_file.map(Records::finish) {
         return Ok(io_failure(&e.to_string()));
@@ -346,7 +404,64 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
             Err(e) => return Ok(io_failure(&e)),
         }
     }
-    Ok(Status::Pass)
+    match &sprt {
+        Some((test, new, baseline)) => {
+            sprt_verdict(test, new, baseline, pairs.counts, config.out.as_deref())
+        }
+        None => Ok(Status::Pass),
+    }
+}
+
+/// Prints the head-to-head SPRT's result (and writes `OUT/sprt.json`):
+/// status 0 when H1 is accepted (`new` is better), 1 when H0 is, 0 when
+/// the games ran out undecided.
+fn sprt_verdict(
+    test: &crate::stats::Sprt,
+    new: &str,
+    baseline: &str,
+    counts: [u64; 5],
+    out: Option<&Path>,
+) -> Result<Status, String> {
+    let state = test.state(counts);
+    let (text, props) = crate::stats::sprt_figures(test, &state, counts);
+    println!("sprt: {new} (new) against {baseline} (baseline)");
+    println!("{text}");
+    let (verdict, status) = match state.decision {
+        Some(true) => (
+            format!(
+                "H1 accepted: {new} is better than {baseline} (Elo >= {})",
+                test.elo1
+            ),
+            Status::Pass,
+        ),
+        Some(false) => (
+            format!(
+                "H0 accepted: {new} is not better than {baseline} (Elo <= {})",
+                test.elo0
+            ),
+            Status::Fail,
+        ),
+        None => (
+            format!(
+                "undecided: the games ran out with the LLR {:.2} between {:.2} and {:.2}; allow more games",
+                state.llr, state.lower, state.upper
+            ),
+            Status::Pass,
+        ),
+    };
+    println!("sprt: {verdict}");
+    if let Some(out) = out {
+        let mut map = serde_json::Map::new();
+        map.insert("new".into(), new.into());
+        map.insert("baseline".into(), baseline.into());
+        for (key, value) in props {
+            map.insert(key.trim_start_matches("sprt.").to_owned(), value.into());
+        }
+        if let Err(e) = write_json(&out.join("sprt.json"), &map) {
+            return Ok(io_failure(&e));
+        }
+    }
+    Ok(status)
 }
 
 /// A file of the run's own could not be written: the run stops (its games
