@@ -79,6 +79,8 @@ fn chomp_standings_per_array_and_shared_wins_explained() {
     let csv = std::fs::read_to_string(out.join("standings-per-array.csv")).unwrap();
     assert!(csv.starts_with("array,entrant,games,wins,mean_score,mean_score_ci\n"));
     assert_eq!(csv.lines().count(), 5);
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(report.contains("counts 1/k"));
     // One array: no table per array, but still the line on shared wins.
     let one = tempfile::tempdir().unwrap();
     let file = chomp_two_arrays(one.path(), &["3x7.txt"], 2);

@@ -230,6 +230,9 @@ fn section_standings(page: &mut String, solo: bool, rows: &[Row]) {
     }
     page.push_str("</table>\n");
     if !solo {
+        let _ = writeln!(page, "<p>{}</p>", esc(standings::SHARED_WINS));
+    }
+    if !solo {
         page.push_str(
             "<p class=\"meta\">Ratings are Weng-Lin (OpenSkill), updated game by game from the \
              ranking of the scores; the ranking uses rating − 3σ. A win shared by k players \
