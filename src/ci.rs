@@ -15,7 +15,7 @@ use serde::Deserialize;
 use crate::bot::BotLimits;
 use crate::exit::Status;
 use crate::game::{GameRecord, GameRef, SeatResult, Seating};
-use crate::stats::{self, SprtState, wilson95};
+use crate::stats::{self, Pairs, SprtSpec, head_to_head, sprt_figures, wilson95};
 use crate::tournament::TournamentConfig;
 use crate::tournament::spec::{self, EntrantSpec, Limits, Spec, toml_error};
 use crate::tournament::units::Plan;
@@ -69,33 +69,6 @@ enum Baseline {
 
 /// The baseline's entrant name in the case's records.
 const BASELINE: &str = "baseline";
-
-/// `expect.sprt`: a head-to-head sequential test in logistic Elo.
-#[derive(Clone, Copy, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SprtSpec {
-    elo0: f64,
-    elo1: f64,
-    #[serde(default = "five_percent")]
-    alpha: f64,
-    #[serde(default = "five_percent")]
-    beta: f64,
-}
-
-fn five_percent() -> f64 {
-    0.05
-}
-
-impl SprtSpec {
-    fn test(&self) -> stats::Sprt {
-        stats::Sprt {
-            elo0: self.elo0,
-            elo1: self.elo1,
-            alpha: self.alpha,
-            beta: self.beta,
-        }
-    }
-}
 
 /// What must hold. Every field is optional.
 #[derive(Debug, Default, Deserialize)]
@@ -310,6 +283,8 @@ fn case_spec(case: &Case) -> Spec {
         entrants,
         format: spec::Format::RoundRobin,
         gauntlet: None,
+        sprt: None,
+        baseline: None,
     }
 }
 
@@ -526,7 +501,7 @@ async fn run_case(case: &Case, plan: Result<Arc<Plan>, String>) -> Result<Outcom
             played += 1;
         }
         if let Some(test) = &h2h {
-            if let Some(score) = head_to_head(solo, &record, &case.name) {
+            if let Some(score) = head_to_head(solo, &record, &case.name, BASELINE) {
                 pairs.add(record.index, score);
             }
             if test.state(pairs.counts).decision.is_some() {
@@ -553,48 +528,6 @@ async fn run_case(case: &Case, plan: Result<Arc<Plan>, String>) -> Result<Outcom
         h2h,
         started.elapsed(),
     ))
-}
-
-/// Head-to-head games gathered into pairs (games `2k − 1` and `2k`) as
-/// they finish, in any order.
-#[derive(Default)]
-struct Pairs {
-    /// Pairs scoring 0, ¼, ½, ¾, 1 for the bot.
-    counts: [u64; 5],
-    /// The first game of each pair still waiting for its second.
-    waiting: std::collections::HashMap<u64, f64>,
-}
-
-impl Pairs {
-    fn add(&mut self, index: u64, score: f64) {
-        let pair = index.div_ceil(2);
-        match self.waiting.remove(&pair) {
-            Some(other) => self.counts[((score + other) * 2.0).round() as usize] += 1,
-            None => {
-                self.waiting.insert(pair, score);
-            }
-        }
-    }
-}
-
-/// The bot's score against its baseline in one game: 1 when it did
-/// better, ½ as well, 0 worse. Solo games: it won and the baseline lost
-/// (on the same deal), both won or both lost, the baseline won. Table
-/// games: its score above, equal to or below the baseline's (no score, as
-/// after a failure, is below any). `None` when either did not play.
-fn head_to_head(solo: bool, record: &GameRecord, bot: &str) -> Option<f64> {
-    let (mine, theirs) = (record.result_of(bot)?, record.result_of(BASELINE)?);
-    let order = if solo {
-        (mine.won == Some(true)).cmp(&(theirs.won == Some(true)))
-    } else {
-        let key = |r: &SeatResult| r.points().unwrap_or(f64::NEG_INFINITY);
-        key(mine).total_cmp(&key(theirs))
-    };
-    Some(match order {
-        std::cmp::Ordering::Greater => 1.0,
-        std::cmp::Ordering::Equal => 0.5,
-        std::cmp::Ordering::Less => 0.0,
-    })
 }
 
 /// The case's bot's win in one game (a shared Chomp win split), and its
@@ -848,50 +781,6 @@ fn judge(
         time,
         properties,
     }
-}
-
-/// The head-to-head test in words, and as JUnit properties.
-fn sprt_figures(
-    test: &stats::Sprt,
-    state: &SprtState,
-    counts: [u64; 5],
-) -> (String, Vec<(String, String)>) {
-    let pairs: u64 = counts.iter().sum();
-    let verdict = match state.decision {
-        Some(true) => "H1 accepted",
-        Some(false) => "H0 accepted",
-        None => "undecided",
-    };
-    let elo = stats::pair_elo(counts);
-    let elo_text = elo.map_or("no pairs".to_owned(), |(e, low, high)| {
-        format!("Elo {e:+.1} (95% CI {low:+.1} to {high:+.1})")
-    });
-    let penta = counts.map(|c| c.to_string()).join(", ");
-    let text = format!(
-        "SPRT [{}, {}] vs baseline: LLR {:.2} ({:.2}, {:.2}), {verdict}, {elo_text}, {} games ({pairs} pairs, pentanomial [{penta}])",
-        test.elo0,
-        test.elo1,
-        state.llr,
-        state.lower,
-        state.upper,
-        2 * pairs
-    );
-    let mut props = vec![
-        ("sprt.llr".to_owned(), format!("{:.3}", state.llr)),
-        ("sprt.lower".to_owned(), format!("{:.3}", state.lower)),
-        ("sprt.upper".to_owned(), format!("{:.3}", state.upper)),
-        ("sprt.elo0".to_owned(), test.elo0.to_string()),
-        ("sprt.elo1".to_owned(), test.elo1.to_string()),
-        ("sprt.result".to_owned(), verdict.to_owned()),
-        ("sprt.games".to_owned(), (2 * pairs).to_string()),
-        ("sprt.pentanomial".to_owned(), penta),
-    ];
-    if let Some((e, low, high)) = elo {
-        props.push(("sprt.elo".to_owned(), format!("{e:.1}")));
-        props.push(("sprt.elo_low".to_owned(), format!("{low:.1}")));
-        props.push(("sprt.elo_high".to_owned(), format!("{high:.1}")));
-    }
-    (text, props)
 }
 
 fn write_junit(path: &Path, suite: &Path, outcomes: &[Outcome]) -> Result<(), String> {

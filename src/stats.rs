@@ -1,4 +1,5 @@
-//! Small statistics for standings: means with confidence intervals.
+//! Small statistics for standings: means with confidence intervals; and
+//! the head-to-head SPRT shared by `referee ci` and `referee tournament`.
 
 /// Mean and the half-width of its two-sided 95% confidence interval
 /// (Student's t with n − 1 degrees of freedom); the half-width is `None`
@@ -227,6 +228,125 @@ pub fn pair_elo(pairs: [u64; 5]) -> Option<(f64, f64, f64)> {
     let half = 1.959_964 * (var / n).sqrt();
     let elo = |s: f64| score_to_elo(s.clamp(0.0, 1.0));
     Some((elo(mean), elo(mean - half), elo(mean + half)))
+}
+
+/// A head-to-head sequential test as written in a file (ci's
+/// `expect.sprt`, a tournament's `sprt`); `alpha` and `beta` default to 5%.
+#[derive(Clone, Copy, Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SprtSpec {
+    pub elo0: f64,
+    pub elo1: f64,
+    #[serde(default = "five_percent")]
+    pub alpha: f64,
+    #[serde(default = "five_percent")]
+    pub beta: f64,
+}
+
+fn five_percent() -> f64 {
+    0.05
+}
+
+impl SprtSpec {
+    pub fn test(&self) -> Sprt {
+        Sprt {
+            elo0: self.elo0,
+            elo1: self.elo1,
+            alpha: self.alpha,
+            beta: self.beta,
+        }
+    }
+}
+
+/// Head-to-head games gathered into pairs (games `2k − 1` and `2k`) as
+/// they finish, in any order.
+#[derive(Default)]
+pub struct Pairs {
+    /// Pairs scoring 0, ¼, ½, ¾, 1 for the bot.
+    pub counts: [u64; 5],
+    /// The first game of each pair still waiting for its second.
+    waiting: std::collections::HashMap<u64, f64>,
+}
+
+impl Pairs {
+    pub fn add(&mut self, index: u64, score: f64) {
+        let pair = index.div_ceil(2);
+        match self.waiting.remove(&pair) {
+            Some(other) => self.counts[((score + other) * 2.0).round() as usize] += 1,
+            None => {
+                self.waiting.insert(pair, score);
+            }
+        }
+    }
+}
+
+/// The bot's score against `baseline` (an entrant's name) in one game: 1 when it did
+/// better, ½ as well, 0 worse. Solo games: it won and the baseline lost
+/// (on the same deal), both won or both lost, the baseline won. Table
+/// games: its score above, equal to or below the baseline's (no score, as
+/// after a failure, is below any). `None` when either did not play.
+pub fn head_to_head(
+    solo: bool,
+    record: &crate::game::GameRecord,
+    bot: &str,
+    baseline: &str,
+) -> Option<f64> {
+    let (mine, theirs) = (record.result_of(bot)?, record.result_of(baseline)?);
+    let order = if solo {
+        (mine.won == Some(true)).cmp(&(theirs.won == Some(true)))
+    } else {
+        let key = |r: &crate::game::SeatResult| r.points().unwrap_or(f64::NEG_INFINITY);
+        key(mine).total_cmp(&key(theirs))
+    };
+    Some(match order {
+        std::cmp::Ordering::Greater => 1.0,
+        std::cmp::Ordering::Equal => 0.5,
+        std::cmp::Ordering::Less => 0.0,
+    })
+}
+
+/// The head-to-head test in words, and as JUnit properties.
+pub fn sprt_figures(
+    test: &Sprt,
+    state: &SprtState,
+    counts: [u64; 5],
+) -> (String, Vec<(String, String)>) {
+    let pairs: u64 = counts.iter().sum();
+    let verdict = match state.decision {
+        Some(true) => "H1 accepted",
+        Some(false) => "H0 accepted",
+        None => "undecided",
+    };
+    let elo = pair_elo(counts);
+    let elo_text = elo.map_or("no pairs".to_owned(), |(e, low, high)| {
+        format!("Elo {e:+.1} (95% CI {low:+.1} to {high:+.1})")
+    });
+    let penta = counts.map(|c| c.to_string()).join(", ");
+    let text = format!(
+        "SPRT [{}, {}] vs baseline: LLR {:.2} ({:.2}, {:.2}), {verdict}, {elo_text}, {} games ({pairs} pairs, pentanomial [{penta}])",
+        test.elo0,
+        test.elo1,
+        state.llr,
+        state.lower,
+        state.upper,
+        2 * pairs
+    );
+    let mut props = vec![
+        ("sprt.llr".to_owned(), format!("{:.3}", state.llr)),
+        ("sprt.lower".to_owned(), format!("{:.3}", state.lower)),
+        ("sprt.upper".to_owned(), format!("{:.3}", state.upper)),
+        ("sprt.elo0".to_owned(), test.elo0.to_string()),
+        ("sprt.elo1".to_owned(), test.elo1.to_string()),
+        ("sprt.result".to_owned(), verdict.to_owned()),
+        ("sprt.games".to_owned(), (2 * pairs).to_string()),
+        ("sprt.pentanomial".to_owned(), penta),
+    ];
+    if let Some((e, low, high)) = elo {
+        props.push(("sprt.elo".to_owned(), format!("{e:.1}")));
+        props.push(("sprt.elo_low".to_owned(), format!("{low:.1}")));
+        props.push(("sprt.elo_high".to_owned(), format!("{high:.1}")));
+    }
+    (text, props)
 }
 
 #[cfg(test)]

@@ -57,6 +57,9 @@ pub struct RunInfo {
     pub games: u64,
     pub entrants: Vec<String>,
     pub shard: Option<(u64, u64)>,
+    /// A gauntlet's entrant: one-player standings are paired against it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gauntlet: Option<String>,
 }
 
 /// Records of one run in an output directory.
@@ -86,10 +89,44 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
     {
         return Err(format!("--shard {k}/{n}: K must be from 1 to N"));
     }
+    if spec.sprt.is_some() && config.shard.is_some() {
+        return Err(
+            "--shard: this tournament runs an SPRT, which stops as soon as it decides: \
+             it needs every game's result in one run, so it cannot be split over machines"
+                .into(),
+        );
+    }
+    if spec.sprt.is_some() && config.resume {
+        return Err(
+            "--resume: this tournament runs an SPRT, whose decision belongs to one run: \
+             start it again in a new --out DIR"
+                .into(),
+        );
+    }
     if config.resume && config.out.is_none() {
         return Err("--resume needs --out DIR (where the earlier games were written)".into());
     }
-    let plan = Arc::new(Plan::prepare(&spec, &base, config).await?);
+    let mut plan = Plan::prepare(&spec, &base, config).await?;
+    // A head-to-head SPRT: games in pairs on one setup, seats swapped,
+    // and both entrants able to play, or there is nothing to test.
+    let sprt = match (&spec.sprt, &spec.baseline) {
+        (Some(test), Some(baseline)) => {
+            plan = plan.paired();
+            if let Some((name, why)) = plan.disqualified().into_iter().next() {
+                return Err(format!(
+                    "entrant {name} cannot play ({why}): the SPRT needs both entrants"
+                ));
+            }
+            let new = plan
+                .names()
+                .into_iter()
+                .find(|n| n != baseline)
+                .unwrap_or_default();
+            Some((test.test(), new, baseline.clone()))
+        }
+        _ => None,
+    };
+    let plan = Arc::new(plan);
     let previous = match &config.out {
         Some(out) if config.resume => Some(
             read_run_info(out)
@@ -104,6 +141,17 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
         .games
         .or(previous.as_ref().map(|p| p.games))
         .unwrap_or(spec.games);
+    // Head to head, games come in pairs: an odd last game is not played.
+    let games = if sprt.is_some() {
+        if games < 2 {
+            return Err(format!(
+                "--games {games}: an SPRT plays games in pairs: at least 2"
+            ));
+        }
+        games / 2 * 2
+    } else {
+        games
+    };
     let shard = config.shard.or(previous.as_ref().and_then(|p| p.shard));
     let seed = match (&previous, config.seed) {
         (Some(p), _) => p.seed,
@@ -118,6 +166,10 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
         games,
         entrants: plan.names(),
         shard,
+        gauntlet: match spec.format {
+            spec::Format::Gauntlet => spec.gauntlet.clone(),
+            spec::Format::RoundRobin => None,
+        },
     };
     if let Some(previous) = &previous {
         let differences = differences(previous, &info, config.seed);
@@ -220,17 +272,27 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
     let finished = Arc::new(std::sync::Mutex::new(earlier));
     {
         let (finished, solo, entrants) = (Arc::clone(&finished), info.solo, info.entrants.clone());
+        let gauntlet = info.gauntlet.clone();
         crate::interrupt::set_report(move || {
             let records = finished.lock().map(|r| r.clone()).unwrap_or_default();
             format!(
                 "\ninterrupted: standings after {} finished game{}:\n{}\n",
                 records.len(),
                 if records.len() == 1 { "" } else { "s" },
-                standings::table(solo, &standings::compute(solo, &entrants, &dedupe(records)))
+                standings::table(
+                    solo,
+                    &standings::compute_against(
+                        solo,
+                        &entrants,
+                        &dedupe(records),
+                        gauntlet.as_deref()
+                    )
+                )
             )
         });
     }
     let mut new_records: Vec<GameRecord> = Vec::new();
+    let mut pairs = crate::stats::Pairs::default();
     let mut games = plan.play_all(todo, seed, jobs, config.pin || spec.pin);
     while let Some(record) = games.next().await {
         let record = match record {
@@ -285,6 +347,9 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
                 .is_some_and(|every| count.is_multiple_of(every) && count < shard_games)
                 .then(|| finished.clone())
         });
+        let score = sprt.as_ref().and_then(|(_, new, baseline)| {
+            crate::stats::head_to_head(info.solo, &record, new, baseline)
+        });
         new_records.push(record);
         progress.tick(info.solo, &info.entrants, &new_records);
         if let Some(so_far) = so_far {
@@ -294,11 +359,25 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
                 so_far.len(),
                 standings::table(
                     info.solo,
-                    &standings::compute(info.solo, &info.entrants, &so_far)
+                    &standings::compute_against(
+                        info.solo,
+                        &info.entrants,
+                        &so_far,
+                        info.gauntlet.as_deref()
+                    )
                 )
             ));
         }
+        // The SPRT decided: the games in flight are abandoned (their bots
+        // killed); the records written so far stay.
+        if let (Some((test, _, _)), Some(score)) = (&sprt, score) {
+            pairs.add(new_records.last().map_or(0, |r| r.index), score);
+            if test.state(pairs.counts).decision.is_some() {
+                break;
+            }
+        }
     }
+    drop(games);
     progress.finish();
     if let Some(Err(e)) = records_file.map(Records::finish) {
         return Ok(io_failure(&e.to_string()));
@@ -316,7 +395,7 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
     };
     let all = dedupe(all);
     crate::interrupt::clear_report();
-    if let Err(e) = report(info.solo, &info.entrants, &all, config.out.as_deref()) {
+    if let Err(e) = report(&info, &all, config.out.as_deref()) {
         return Ok(io_failure(&e));
     }
     if let Some(out) = &config.out {
@@ -325,7 +404,64 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
             Err(e) => return Ok(io_failure(&e)),
         }
     }
-    Ok(Status::Pass)
+    match &sprt {
+        Some((test, new, baseline)) => {
+            sprt_verdict(test, new, baseline, pairs.counts, config.out.as_deref())
+        }
+        None => Ok(Status::Pass),
+    }
+}
+
+/// Prints the head-to-head SPRT's result (and writes `OUT/sprt.json`):
+/// status 0 when H1 is accepted (`new` is better), 1 when H0 is, 0 when
+/// the games ran out undecided.
+fn sprt_verdict(
+    test: &crate::stats::Sprt,
+    new: &str,
+    baseline: &str,
+    counts: [u64; 5],
+    out: Option<&Path>,
+) -> Result<Status, String> {
+    let state = test.state(counts);
+    let (text, props) = crate::stats::sprt_figures(test, &state, counts);
+    println!("sprt: {new} (new) against {baseline} (baseline)");
+    println!("{text}");
+    let (verdict, status) = match state.decision {
+        Some(true) => (
+            format!(
+                "H1 accepted: {new} is better than {baseline} (Elo >= {})",
+                test.elo1
+            ),
+            Status::Pass,
+        ),
+        Some(false) => (
+            format!(
+                "H0 accepted: {new} is not better than {baseline} (Elo <= {})",
+                test.elo0
+            ),
+            Status::Fail,
+        ),
+        None => (
+            format!(
+                "undecided: the games ran out with the LLR {:.2} between {:.2} and {:.2}; allow more games",
+                state.llr, state.lower, state.upper
+            ),
+            Status::Pass,
+        ),
+    };
+    println!("sprt: {verdict}");
+    if let Some(out) = out {
+        let mut map = serde_json::Map::new();
+        map.insert("new".into(), new.into());
+        map.insert("baseline".into(), baseline.into());
+        for (key, value) in props {
+            map.insert(key.trim_start_matches("sprt.").to_owned(), value.into());
+        }
+        if let Err(e) = write_json(&out.join("sprt.json"), &map) {
+            return Ok(io_failure(&e));
+        }
+    }
+    Ok(status)
 }
 
 /// A file of the run's own could not be written: the run stops (its games
@@ -401,20 +537,32 @@ fn dedupe(records: Vec<GameRecord>) -> Vec<GameRecord> {
 
 /// Prints the standings and, with an output directory, writes them as
 /// JSON and CSV.
-fn report(
-    solo: bool,
-    entrants: &[String],
-    records: &[GameRecord],
-    out: Option<&Path>,
-) -> Result<(), String> {
-    let rows = standings::compute(solo, entrants, records);
+fn report(info: &RunInfo, records: &[GameRecord], out: Option<&Path>) -> Result<(), String> {
+    let (solo, entrants) = (info.solo, &info.entrants);
+    let rows = standings::compute_against(solo, entrants, records, info.gauntlet.as_deref());
     println!(
         "standings after {} game{}:",
         records.len(),
         if records.len() == 1 { "" } else { "s" }
     );
     println!("{}", standings::table(solo, &rows));
+    let per_array = if solo {
+        Vec::new()
+    } else {
+        standings::per_array(entrants, records)
+    };
+    if !per_array.is_empty() {
+        println!("standings per array:");
+        println!("{}", standings::array_table(&per_array));
+    }
     if let Some(out) = out {
+        if !per_array.is_empty() {
+            write_json(&out.join("standings-per-array.json"), &per_array)?;
+            record::write_file(
+                &out.join("standings-per-array.csv"),
+                standings::array_csv(&per_array).as_bytes(),
+            )?;
+        }
         write_json(&out.join("standings.json"), &rows)?;
         record::write_file(&out.join("standings.csv"), standings::csv(&rows).as_bytes())?;
         record::write_file(
@@ -515,7 +663,7 @@ pub fn merge(outs: &[PathBuf], into: Option<&Path>) -> Status {
             return Status::Io;
         }
     }
-    let reported = report(first.solo, &first.entrants, &all, into).and_then(|()| match into {
+    let reported = report(first, &all, into).and_then(|()| match into {
         Some(into) => report::regenerate(into, None).map(|path| {
             println!("report: {}", path.display());
         }),

@@ -50,7 +50,7 @@ pub fn regenerate(out: &Path, to: Option<&Path>) -> Result<PathBuf, String> {
 /// where the replays look for files the records name (Chomp's arrays).
 pub fn render(info: &RunInfo, records: &[GameRecord], base: &Path) -> String {
     let entrants = &info.entrants;
-    let rows = standings::compute(info.solo, entrants, records);
+    let rows = standings::compute_against(info.solo, entrants, records, info.gauntlet.as_deref());
     let history = standings::history(info.solo, entrants, records);
     let game = records
         .first()
@@ -172,7 +172,12 @@ fn esc(text: &str) -> String {
 fn section_standings(page: &mut String, solo: bool, rows: &[Row]) {
     page.push_str("<h2 id=\"standings\">Standings</h2>\n<table><tr><th>rank</th><th class=\"l\">entrant</th><th>games</th>");
     if solo {
-        page.push_str("<th>win rate</th><th>95% interval</th><th>vs best</th>");
+        let vs = rows.first().and_then(|r| r.paired_vs.as_deref());
+        let _ = write!(
+            page,
+            "<th>win rate</th><th>95% interval</th><th>vs {}</th>",
+            vs.map_or("best".to_owned(), esc)
+        );
     } else {
         page.push_str("<th>rating</th><th>± σ</th><th>wins</th><th>mean score</th>");
     }
@@ -213,6 +218,9 @@ fn section_standings(page: &mut String, solo: bool, rows: &[Row]) {
         let _ = writeln!(page, "<td>{}</td></tr>", short_micros(row.slowest_micros));
     }
     page.push_str("</table>\n");
+    if !solo {
+        let _ = writeln!(page, "<p>{}</p>", esc(standings::SHARED_WINS));
+    }
     if !solo {
         page.push_str(
             "<p class=\"meta\">Ratings are Weng-Lin (OpenSkill), updated game by game from the \
@@ -668,6 +676,7 @@ mod tests {
             games: 3,
             entrants: entrants.iter().map(|s| s.to_string()).collect(),
             shard: None,
+            gauntlet: None,
         }
     }
 

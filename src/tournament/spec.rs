@@ -57,6 +57,13 @@ pub struct Spec {
     /// The entrant a gauntlet is about, by name.
     #[serde(default)]
     pub gauntlet: Option<String>,
+    /// Head to head (two entrants): stop as soon as this SPRT decides
+    /// whether the new entrant is better than `baseline`.
+    #[serde(default)]
+    pub sprt: Option<crate::stats::SprtSpec>,
+    /// With `sprt`: the entrant that is the old version, by name.
+    #[serde(default)]
+    pub baseline: Option<String>,
 }
 
 /// How a tournament seats its entrants (see `docs/tournaments.md`).
@@ -154,6 +161,7 @@ pub fn problems(spec: &Spec, base: &Path) -> Vec<String> {
         }
     }
     out.extend(format_problems(spec));
+    out.extend(sprt_problems(spec));
     out.extend(limit_problems(&spec.limits));
     // The rest only the game can tell: which keys it takes, and whether
     // its setup makes sense (an external game's file, Chomp's arrays).
@@ -201,6 +209,42 @@ fn format_problems(spec: &Spec) -> Vec<String> {
             out
         }
     }
+}
+
+/// Problems of `sprt` and `baseline`.
+fn sprt_problems(spec: &Spec) -> Vec<String> {
+    let mut out = vec![];
+    match (&spec.sprt, &spec.baseline) {
+        (None, None) => {}
+        (None, Some(_)) => {
+            out.push("baseline = \"NAME\" needs sprt = { elo0 = ..., elo1 = ... }".to_owned())
+        }
+        (Some(_), None) => out
+            .push("sprt needs baseline = \"NAME\", the entrant that is the old version".to_owned()),
+        (Some(sprt), Some(name)) => {
+            for p in sprt.test().problems() {
+                out.push(format!("sprt: {p}"));
+            }
+            if spec.entrants.len() != 2 {
+                out.push(format!(
+                    "sprt is a head-to-head test: it needs exactly two entrants, not {}",
+                    spec.entrants.len()
+                ));
+            } else if !spec.entrants.iter().any(|e| &e.name == name) {
+                out.push(format!("baseline = {name:?} is not an entrant's name"));
+            }
+            if spec.format == Format::Gauntlet {
+                out.push(
+                    "sprt plays the two entrants head to head: drop format = \"gauntlet\""
+                        .to_owned(),
+                );
+            }
+            if spec.games < 2 {
+                out.push("sprt plays games in pairs: games must be at least 2".to_owned());
+            }
+        }
+    }
+    out
 }
 
 /// Replaces each `[[entrant]]` with a `glob` by one entrant per match, in

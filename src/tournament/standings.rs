@@ -53,6 +53,10 @@ pub struct Row {
     pub paired_diff: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paired_diff_ci: Option<f64>,
+    /// One-player gauntlets: the entrant the paired difference is taken
+    /// against (the gauntlet entrant) instead of the best one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paired_vs: Option<String>,
     /// Games that did not end normally, by class of the shared taxonomy
     /// (`docs/results.md`): `timeout` (Chomp's starvations included);
     /// `crashed`, `closed_output` and `limit`; `incorrect`; `cannot_start`
@@ -84,6 +88,7 @@ impl Row {
             win_rate_high: None,
             paired_diff: None,
             paired_diff_ci: None,
+            paired_vs: None,
             timeouts: 0,
             crashed: 0,
             incorrect: 0,
@@ -122,13 +127,24 @@ pub struct Point {
 
 /// The standings of `entrants` from `records` (of one tournament run).
 pub fn compute(solo: bool, entrants: &[String], records: &[GameRecord]) -> Vec<Row> {
-    compute_with_history(solo, entrants, records, None)
+    compute_with_history(solo, entrants, records, None, None)
+}
+
+/// As [`compute`]; in a gauntlet (`against` its entrant), one-player
+/// games' paired differences are to that entrant rather than to the best.
+pub fn compute_against(
+    solo: bool,
+    entrants: &[String],
+    records: &[GameRecord],
+    against: Option<&str>,
+) -> Vec<Row> {
+    compute_with_history(solo, entrants, records, None, against)
 }
 
 /// Each entrant's standing after each game it played, in game order.
 pub fn history(solo: bool, entrants: &[String], records: &[GameRecord]) -> Vec<Vec<Point>> {
     let mut history = vec![Vec::new(); entrants.len()];
-    compute_with_history(solo, entrants, records, Some(&mut history));
+    compute_with_history(solo, entrants, records, Some(&mut history), None);
     history
 }
 
@@ -137,6 +153,7 @@ fn compute_with_history(
     entrants: &[String],
     records: &[GameRecord],
     history: Option<&mut Vec<Vec<Point>>>,
+    against: Option<&str>,
 ) -> Vec<Row> {
     // A game whose judge failed is void: it counts for nobody.
     let mut records: Vec<&GameRecord> =
@@ -145,7 +162,8 @@ fn compute_with_history(
     let mut rows: Vec<Row> = entrants.iter().map(|e| Row::new(e)).collect();
     let at = |name: &str| entrants.iter().position(|e| e == name);
     if solo {
-        solo_rows(&mut rows, &records, at, history);
+        let against = against.and_then(|name| at(name).map(|i| (i, name)));
+        solo_rows(&mut rows, &records, at, history, against);
     } else {
         table_rows(&mut rows, &records, at, history);
     }
@@ -157,6 +175,7 @@ fn solo_rows(
     records: &[&GameRecord],
     at: impl Fn(&str) -> Option<usize>,
     mut history: Option<&mut Vec<Vec<Point>>>,
+    against: Option<(usize, &str)>,
 ) {
     // Per game, who won: for the paired differences.
     let mut won: Vec<Vec<Option<f64>>> = vec![Vec::new(); rows.len()];
@@ -196,12 +215,14 @@ fn solo_rows(
         row.win_rate_low = Some(low);
         row.win_rate_high = Some(high);
     }
-    let best = (0..rows.len())
-        .max_by(|&a, &b| {
-            let rate = |i: usize| rows[i].win_rate.unwrap_or(0.0);
-            rate(a).total_cmp(&rate(b)).then(b.cmp(&a))
-        })
-        .unwrap_or(0);
+    let best = against.map(|(i, _)| i).unwrap_or_else(|| {
+        (0..rows.len())
+            .max_by(|&a, &b| {
+                let rate = |i: usize| rows[i].win_rate.unwrap_or(0.0);
+                rate(a).total_cmp(&rate(b)).then(b.cmp(&a))
+            })
+            .unwrap_or(0)
+    });
     for i in 0..rows.len() {
         let diffs: Vec<f64> = won[i]
             .iter()
@@ -211,6 +232,7 @@ fn solo_rows(
         let (mean, half) = mean_ci95(&diffs);
         rows[i].paired_diff = Some(mean);
         rows[i].paired_diff_ci = Some(half.unwrap_or(0.0));
+        rows[i].paired_vs = against.map(|(_, name)| name.to_owned());
     }
     rank_by(rows, |r| r.win_rate.unwrap_or(0.0));
 }
@@ -305,6 +327,10 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
     let mut t = Table::new();
     t.load_style(presets::ASCII_MARKDOWN);
     if solo {
+        let vs = match rows.first().and_then(|r| r.paired_vs.as_deref()) {
+            Some(name) => format!("vs {name} (paired)"),
+            None => "vs best (paired)".to_owned(),
+        };
         t.set_header(vec![
             "rank",
             "entrant",
@@ -312,7 +338,7 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
             "wins",
             "win rate",
             "95% CI",
-            "vs best (paired)",
+            &vs,
             "crashed",
             "timeouts",
             "incorrect",
@@ -384,7 +410,15 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
             c.set_cell_alignment(CellAlignment::Right);
         }
     }
-    t.to_string()
+    if let Some(name) = rows.first().and_then(|r| r.paired_vs.as_deref()) {
+        format!(
+            "{t}\ngauntlet: each entrant's paired difference is to {name}, the gauntlet entrant"
+        )
+    } else if solo {
+        t.to_string()
+    } else {
+        format!("{t}\n{SHARED_WINS}")
+    }
 }
 
 /// The standings as CSV (header, then one line per entrant).
@@ -421,6 +455,142 @@ pub fn csv(rows: &[Row]) -> String {
             r.internal,
             r.unnecessary,
             r.slowest_micros
+        ));
+    }
+    out
+}
+
+/// The line printed under every table that shows shared (fractional)
+/// wins: games between players.
+pub const SHARED_WINS: &str =
+    "wins: a game won alone counts 1; a win shared by k players (equal best score) counts 1/k";
+
+/// One entrant's line on one array (Chomp), or on one value of whatever
+/// `array` a game's records hold.
+#[derive(Clone, Debug, Serialize)]
+pub struct ArrayRow {
+    pub array: String,
+    pub entrant: String,
+    pub games: u64,
+    /// A win shared by `k` counts `1/k`.
+    pub wins: f64,
+    pub mean_score: f64,
+    /// The half-width of its 95% interval (0 with fewer than two games).
+    pub mean_score_ci: f64,
+}
+
+/// Games between players whose records hold more than one `array`: each
+/// entrant's games, wins and mean score on each array, arrays in the
+/// order they first appear, entrants in the given order. Empty when the
+/// records hold one array or none.
+pub fn per_array(entrants: &[String], records: &[GameRecord]) -> Vec<ArrayRow> {
+    let mut records: Vec<&GameRecord> =
+        records.iter().filter(|r| r.judge_error.is_none()).collect();
+    records.sort_by_key(|r| r.index);
+    let mut arrays: Vec<String> = Vec::new();
+    for r in &records {
+        if let Some(a) = array_of(r)
+            && !arrays.contains(&a)
+        {
+            arrays.push(a);
+        }
+    }
+    if arrays.len() < 2 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for array in &arrays {
+        for entrant in entrants {
+            let (mut games, mut wins, mut scores) = (0, 0.0, Vec::new());
+            for r in records
+                .iter()
+                .filter(|r| array_of(r).as_ref() == Some(array))
+            {
+                let Some(mine) = r.result_of(entrant) else {
+                    continue;
+                };
+                let score = mine.points().unwrap_or(0.0);
+                let points: Vec<f64> = r
+                    .results
+                    .iter()
+                    .filter(|x| x.entrant.is_some())
+                    .map(|x| x.points().unwrap_or(0.0))
+                    .collect();
+                let best = points.iter().copied().fold(f64::MIN, f64::max);
+                games += 1;
+                if score == best {
+                    wins += 1.0 / points.iter().filter(|&&p| p == best).count() as f64;
+                }
+                scores.push(score);
+            }
+            if games == 0 {
+                continue;
+            }
+            let (mean, half) = mean_ci95(&scores);
+            out.push(ArrayRow {
+                array: array.clone(),
+                entrant: entrant.clone(),
+                games,
+                wins,
+                mean_score: mean,
+                mean_score_ci: half.unwrap_or(0.0),
+            });
+        }
+    }
+    out
+}
+
+fn array_of(record: &GameRecord) -> Option<String> {
+    record.setup.get("array").map(|v| match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    })
+}
+
+/// The per-array standings as a table for the terminal, with the line
+/// on shared wins.
+pub fn array_table(rows: &[ArrayRow]) -> String {
+    let mut t = Table::new();
+    t.load_style(presets::ASCII_MARKDOWN);
+    t.set_header(vec![
+        "array",
+        "entrant",
+        "games",
+        "wins",
+        "mean score",
+        "95% CI",
+    ]);
+    for r in rows {
+        t.add_row(vec![
+            r.array.clone(),
+            r.entrant.clone(),
+            r.games.to_string(),
+            format!("{:.2}", r.wins),
+            format!("{:.1}", r.mean_score),
+            format!("±{:.1}", r.mean_score_ci),
+        ]);
+    }
+    for i in 2..t.column_count() {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    format!("{t}\n{SHARED_WINS}")
+}
+
+/// The per-array standings as CSV: `array,entrant,games,wins,mean_score,
+/// mean_score_ci`.
+pub fn array_csv(rows: &[ArrayRow]) -> String {
+    let mut out = String::from("array,entrant,games,wins,mean_score,mean_score_ci\n");
+    for r in rows {
+        out.push_str(&format!(
+            "{},{},{},{},{},{}\n",
+            csv_field(&r.array),
+            csv_field(&r.entrant),
+            r.games,
+            r.wins,
+            r.mean_score,
+            r.mean_score_ci
         ));
     }
     out

@@ -1,0 +1,157 @@
+//! Standings through the real binary: Chomp per array, shared wins
+//! explained, and one-player gauntlets against the gauntlet entrant.
+
+mod common;
+
+use std::path::Path;
+
+use common::{fixture, referee};
+use serde_json::Value;
+
+fn tournament(args: &[&str]) -> common::Run {
+    let mut all = vec!["tournament", "--no-progress"];
+    all.extend_from_slice(args);
+    let run = referee(all, b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    run
+}
+
+/// A Chomp tournament over two of the small arrays of `tournaments/chomp`.
+fn chomp_two_arrays(dir: &Path, arrays: &[&str], games: u64) -> String {
+    let arrays_dir = dir.join("arrays");
+    std::fs::create_dir_all(&arrays_dir).unwrap();
+    for a in arrays {
+        std::fs::copy(
+            format!("{}/tournaments/chomp/{a}", env!("CARGO_MANIFEST_DIR")),
+            arrays_dir.join(a),
+        )
+        .unwrap();
+    }
+    let text = format!(
+        "game = \"chomp\"\ngames = {games}\nseed = 5\n[limits]\nprep = \"0s\"\narrays = \"arrays\"\nseats = 2\n\
+         [[entrant]]\nname = \"strong\"\ncommand = [\"{}\"]\n\
+         [[entrant]]\nname = \"greedy\"\ncommand = [\"{}\"]\n",
+        env!("CARGO_BIN_EXE_chomp"),
+        env!("CARGO_BIN_EXE_chomp-greedy"),
+    );
+    let path = dir.join("c.toml");
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn chomp_standings_per_array_and_shared_wins_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = chomp_two_arrays(dir.path(), &["3x7.txt", "1x30.txt"], 8);
+    let out = dir.path().join("out");
+    let run = tournament(&[&file, "--out", out.to_str().unwrap()]);
+    assert!(
+        run.stdout.contains("standings per array:"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("a win shared by k players (equal best score) counts 1/k"),
+        "{}",
+        run.stdout
+    );
+    let text = std::fs::read_to_string(out.join("standings-per-array.json")).unwrap();
+    let rows: Vec<Value> = serde_json::from_str(&text).unwrap();
+    // Two arrays, two entrants, each at every game.
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    let arrays: std::collections::BTreeSet<&str> =
+        rows.iter().map(|r| r["array"].as_str().unwrap()).collect();
+    assert_eq!(arrays.len(), 2);
+    for r in &rows {
+        assert_eq!(r["games"], 4, "{r}");
+        assert!(r["mean_score_ci"].is_number());
+    }
+    // Per array, the wins add up to the games there (shared ones split).
+    for a in &arrays {
+        let wins: f64 = rows
+            .iter()
+            .filter(|r| r["array"] == *a)
+            .map(|r| r["wins"].as_f64().unwrap())
+            .sum();
+        assert!((wins - 4.0).abs() < 1e-9, "{a}: {wins}");
+    }
+    let csv = std::fs::read_to_string(out.join("standings-per-array.csv")).unwrap();
+    assert!(csv.starts_with("array,entrant,games,wins,mean_score,mean_score_ci\n"));
+    assert_eq!(csv.lines().count(), 5);
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(report.contains("counts 1/k"));
+    // One array: no table per array, but still the line on shared wins.
+    let one = tempfile::tempdir().unwrap();
+    let file = chomp_two_arrays(one.path(), &["3x7.txt"], 2);
+    let out = one.path().join("out");
+    let run = tournament(&[&file, "--out", out.to_str().unwrap()]);
+    assert!(!run.stdout.contains("per array"), "{}", run.stdout);
+    assert!(run.stdout.contains("counts 1/k"), "{}", run.stdout);
+    assert!(!out.join("standings-per-array.json").exists());
+}
+
+/// Even Steven: the reference player and two in-order ones, as a gauntlet
+/// of `gauntlet` (or a round robin without).
+fn evensteven_gauntlet(dir: &Path, gauntlet: Option<&str>) -> String {
+    let format = gauntlet.map_or(String::new(), |g| {
+        format!("format = \"gauntlet\"\ngauntlet = \"{g}\"\n")
+    });
+    let text = format!(
+        "game = \"evensteven\"\ngames = 30\nseed = 3\n{format}[limits]\ntimeout = \"2s\"\n\
+         [[entrant]]\nname = \"reference\"\ncommand = [\"{}\"]\n\
+         [[entrant]]\nname = \"in-order\"\ncommand = [\"{}\", \"play\", \"0\"]\n\
+         [[entrant]]\nname = \"chatty\"\ncommand = [\"{}\", \"chatty\", \"0\"]\n",
+        env!("CARGO_BIN_EXE_evensteven"),
+        fixture("misbehave.sh"),
+        fixture("misbehave.sh"),
+    );
+    let path = dir.join("g.toml");
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn one_player_gauntlets_pair_against_the_gauntlet_entrant() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = evensteven_gauntlet(dir.path(), Some("in-order"));
+    let out = dir.path().join("out");
+    let run = tournament(&[&file, "--out", out.to_str().unwrap()]);
+    assert!(
+        run.stdout.contains("vs in-order (paired)"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("paired difference is to in-order, the gauntlet entrant"),
+        "{}",
+        run.stdout
+    );
+    let rows = common::timeless_standings(&out);
+    let row = |name: &str| rows.iter().find(|r| r["entrant"] == name).unwrap().clone();
+    assert_eq!(row("reference")["paired_vs"], "in-order");
+    // The reference player wins what the in-order one wins, and more.
+    assert!(row("reference")["paired_diff"].as_f64().unwrap() > 0.0);
+    assert_eq!(row("in-order")["paired_diff"], 0.0);
+    // Both in-order players play the same cards on the same deals.
+    assert_eq!(row("chatty")["paired_diff"], 0.0);
+    let info: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(info["gauntlet"], "in-order");
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(report.contains("<th>vs in-order</th>"));
+
+    // A round robin of the same entrants: against the best, as before, and
+    // its run.json has no gauntlet.
+    let file = evensteven_gauntlet(dir.path(), None);
+    let out = dir.path().join("rr");
+    let run = tournament(&[&file, "--out", out.to_str().unwrap()]);
+    assert!(run.stdout.contains("vs best (paired)"), "{}", run.stdout);
+    let rows = common::timeless_standings(&out);
+    assert!(rows.iter().all(|r| r.get("paired_vs").is_none()));
+    assert!(rows[1]["paired_diff"].as_f64().unwrap() < 0.0);
+    let info: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert!(info.get("gauntlet").is_none());
+}

@@ -1,0 +1,129 @@
+//! `referee tournament` with a head-to-head SPRT, through the real binary.
+
+mod common;
+
+use std::path::Path;
+
+use common::{fixture, referee};
+use serde_json::Value;
+
+/// Even Steven, the reference player against the in-order one, tested by
+/// an SPRT with `baseline` as the old version.
+fn sprt_file(dir: &Path, baseline: &str, extra: &str) -> String {
+    let text = format!(
+        "game = \"evensteven\"\ngames = 400\nseed = 3\nbaseline = \"{baseline}\"\n\
+         sprt = {{ elo0 = 0, elo1 = 20, alpha = 0.05, beta = 0.05 }}\n{extra}\
+         [limits]\ntimeout = \"2s\"\n\
+         [[entrant]]\nname = \"reference\"\ncommand = [\"{}\"]\n\
+         [[entrant]]\nname = \"in-order\"\ncommand = [\"{}\", \"play\", \"0\"]\n",
+        env!("CARGO_BIN_EXE_evensteven"),
+        fixture("misbehave.sh")
+    );
+    let path = dir.join(format!("{baseline}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+fn sprt_json(out: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join("sprt.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn the_sprt_accepts_a_better_version_and_stops_early() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = sprt_file(dir.path(), "in-order", "");
+    let out = dir.path().join("out");
+    let run = referee(
+        [
+            "tournament",
+            "--no-progress",
+            "--jobs",
+            "2",
+            &file,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("sprt: H1 accepted: reference is better than in-order"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("LLR"), "{}", run.stdout);
+    assert!(run.stdout.contains("pentanomial ["), "{}", run.stdout);
+    assert!(run.stdout.contains("Elo +"), "{}", run.stdout);
+    let s = sprt_json(&out);
+    assert_eq!(s["result"], "H1 accepted");
+    assert_eq!(s["new"], "reference");
+    let games: u64 = s["games"].as_str().unwrap().parse().unwrap();
+    assert!(games < 400, "{games}");
+    // The records of the games played stay: at least the decided pairs.
+    let records = common::timeless_records(&out);
+    assert!(records.len() as u64 >= games, "{} < {games}", records.len());
+}
+
+#[test]
+fn the_sprt_rejects_a_worse_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = sprt_file(dir.path(), "reference", "");
+    let out = dir.path().join("out");
+    let run = referee(
+        [
+            "tournament",
+            "--no-progress",
+            "--jobs",
+            "2",
+            &file,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("sprt: H0 accepted: in-order is not better than reference"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(sprt_json(&out)["result"], "H0 accepted");
+}
+
+#[test]
+fn undecided_when_the_games_run_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = sprt_file(dir.path(), "in-order", "");
+    let run = referee(["tournament", "--no-progress", "--games", "4", &file], b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.contains("sprt: undecided"), "{}", run.stdout);
+}
+
+#[test]
+fn sprt_mistakes_are_refused_before_play() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = sprt_file(dir.path(), "in-order", "");
+    let run = referee(["tournament", "--shard", "1/2", &file], b"");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(run.stderr.contains("cannot be split"), "{}", run.stderr);
+    let run = referee(["tournament", "--resume", "--out", "x", &file], b"");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    let file = sprt_file(dir.path(), "nobody", "");
+    let run = referee(["tournament", &file], b"");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        run.stderr.contains("baseline = \"nobody\""),
+        "{}",
+        run.stderr
+    );
+    let file = sprt_file(
+        dir.path(),
+        "reference",
+        "format = \"gauntlet\"\ngauntlet = \"reference\"\n",
+    );
+    let run = referee(["tournament", &file], b"");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(run.stderr.contains("drop format"), "{}", run.stderr);
+}
