@@ -15,7 +15,7 @@ use serde::Deserialize;
 use crate::bot::BotLimits;
 use crate::exit::Status;
 use crate::game::{GameRecord, GameRef, SeatResult, Seating};
-use crate::stats::{self, Pairs, SprtSpec, head_to_head, sprt_figures, wilson95};
+use crate::stats::{self, Pairs, SprtSpec, sprt_figures, wilson95};
 use crate::tournament::TournamentConfig;
 use crate::tournament::spec::{self, EntrantSpec, Limits, Spec, toml_error};
 use crate::tournament::units::Plan;
@@ -39,6 +39,11 @@ struct Case {
     command: Option<Vec<String>>,
     #[serde(default)]
     opponents: Vec<EntrantSpec>,
+    /// `gauntlet`: the case's bot sits at every table, its opponents
+    /// rotating through the other seats (default `round-robin`: every
+    /// entrant rotates, as in a tournament).
+    #[serde(default)]
+    format: spec::Format,
     /// Head to head: the version the bot is tested against.
     #[serde(default)]
     baseline: Option<Baseline>,
@@ -281,8 +286,8 @@ fn case_spec(case: &Case) -> Spec {
         pin: false,
         limits: case.limits.clone(),
         entrants,
-        format: spec::Format::RoundRobin,
-        gauntlet: None,
+        format: case.format,
+        gauntlet: (case.format == spec::Format::Gauntlet).then(|| case.name.clone()),
         sprt: None,
         baseline: None,
     }
@@ -501,7 +506,7 @@ async fn run_case(case: &Case, plan: Result<Arc<Plan>, String>) -> Result<Outcom
             played += 1;
         }
         if let Some(test) = &h2h {
-            if let Some(score) = head_to_head(solo, &record, &case.name, BASELINE) {
+            if let Some(score) = record.head_to_head(solo, &case.name, BASELINE) {
                 pairs.add(record.index, score);
             }
             if test.state(pairs.counts).decision.is_some() {

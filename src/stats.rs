@@ -280,31 +280,6 @@ impl Pairs {
     }
 }
 
-/// The bot's score against `baseline` (an entrant's name) in one game: 1 when it did
-/// better, ½ as well, 0 worse. Solo games: it won and the baseline lost
-/// (on the same deal), both won or both lost, the baseline won. Table
-/// games: its score above, equal to or below the baseline's (no score, as
-/// after a failure, is below any). `None` when either did not play.
-pub fn head_to_head(
-    solo: bool,
-    record: &crate::game::GameRecord,
-    bot: &str,
-    baseline: &str,
-) -> Option<f64> {
-    let (mine, theirs) = (record.result_of(bot)?, record.result_of(baseline)?);
-    let order = if solo {
-        (mine.won == Some(true)).cmp(&(theirs.won == Some(true)))
-    } else {
-        let key = |r: &crate::game::SeatResult| r.points().unwrap_or(f64::NEG_INFINITY);
-        key(mine).total_cmp(&key(theirs))
-    };
-    Some(match order {
-        std::cmp::Ordering::Greater => 1.0,
-        std::cmp::Ordering::Equal => 0.5,
-        std::cmp::Ordering::Less => 0.0,
-    })
-}
-
 /// The head-to-head test in words, and as JUnit properties.
 pub fn sprt_figures(
     test: &Sprt,

@@ -135,3 +135,34 @@ fn gauntlet_mistakes_are_named() {
         assert!(run.stderr.contains(message), "{message} in {}", run.stderr);
     }
 }
+
+/// A ci case with `format = "gauntlet"`: the case's bot plays every game
+/// of a Chomp case whose tables seat fewer than all the entrants; without
+/// it, seats rotate and the bot sits out some games.
+#[test]
+fn a_ci_gauntlet_seats_the_case_bot_in_every_game() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("a.txt"),
+        "ABCDEFGHIJ\nKLMNOPQRST\nUVWXYZTHIS\nISNOTATEST\nITISASQUID\n",
+    )
+    .unwrap();
+    let suite = |format: &str| {
+        let greedy = env!("CARGO_BIN_EXE_chomp-greedy");
+        let text = format!(
+            "[[case]]\nname = \"strong\"\ngame = \"chomp\"\ncommand = [\"{}\"]\ngames = 8\nseed = 3\n{format}\n\
+             opponents = [{{ name = \"g1\", command = [\"{greedy}\"] }}, {{ name = \"g2\", command = [\"{greedy}\"] }}, {{ name = \"g3\", command = [\"{greedy}\"] }}]\n\
+             [case.limits]\nprep = \"0s\"\narrays = \"a.txt\"\nseats = 2\n[case.expect]\nno_crash = true\n",
+            env!("CARGO_BIN_EXE_chomp")
+        );
+        let path = dir.path().join("suite.toml");
+        std::fs::write(&path, text).unwrap();
+        let run = referee(["ci", path.to_str().unwrap()], b"");
+        assert_eq!(run.code, Some(0), "{run:?}");
+        run.stdout
+    };
+    let gauntlet = suite("format = \"gauntlet\"");
+    assert!(gauntlet.contains("8 games"), "{gauntlet}");
+    let round_robin = suite("");
+    assert!(round_robin.contains("4 games"), "{round_robin}");
+}

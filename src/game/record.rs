@@ -43,6 +43,27 @@ pub struct GameRecord {
 }
 
 impl GameRecord {
+    /// The bot's score against `baseline` (both entrants' names) in this
+    /// game, for head-to-head tests: 1 when it did better, ½ as well, 0
+    /// worse. Solo games: it won and the baseline lost (on the same deal),
+    /// both won or both lost, the baseline won. Table games: its score
+    /// above, equal to or below the baseline's (no score, as after a
+    /// failure, is below any). `None` when either did not play.
+    pub fn head_to_head(&self, solo: bool, bot: &str, baseline: &str) -> Option<f64> {
+        let (mine, theirs) = (self.result_of(bot)?, self.result_of(baseline)?);
+        let order = if solo {
+            (mine.won == Some(true)).cmp(&(theirs.won == Some(true)))
+        } else {
+            let key = |r: &SeatResult| r.points().unwrap_or(f64::NEG_INFINITY);
+            key(mine).total_cmp(&key(theirs))
+        };
+        Some(match order {
+            std::cmp::Ordering::Greater => 1.0,
+            std::cmp::Ordering::Equal => 0.5,
+            std::cmp::Ordering::Less => 0.0,
+        })
+    }
+
     /// The result of the entrant named `name`, if it played.
     pub fn result_of(&self, name: &str) -> Option<&SeatResult> {
         self.results

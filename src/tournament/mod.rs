@@ -347,9 +347,9 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
                 .is_some_and(|every| count.is_multiple_of(every) && count < shard_games)
                 .then(|| finished.clone())
         });
-        let score = sprt.as_ref().and_then(|(_, new, baseline)| {
-            crate::stats::head_to_head(info.solo, &record, new, baseline)
-        });
+        let score = sprt
+            .as_ref()
+            .and_then(|(_, new, baseline)| record.head_to_head(info.solo, new, baseline));
         new_records.push(record);
         progress.tick(info.solo, &info.entrants, &new_records);
         if let Some(so_far) = so_far {
