@@ -24,15 +24,11 @@ fn sprt_file(dir: &Path, baseline: &str, extra: &str) -> String {
     path.to_str().unwrap().to_owned()
 }
 
-fn sprt_json(out: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(out.join("sprt.json")).unwrap()).unwrap()
-}
-
-#[test]
-fn the_sprt_accepts_a_better_version_and_stops_early() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = sprt_file(dir.path(), "in-order", "");
-    let out = dir.path().join("out");
+/// Runs the test with `baseline` as the old version, two games at once,
+/// into `DIR/out`.
+fn play(dir: &Path, baseline: &str) -> (common::Run, std::path::PathBuf) {
+    let file = sprt_file(dir, baseline, "");
+    let out = dir.join("out");
     let run = referee(
         [
             "tournament",
@@ -45,6 +41,17 @@ fn the_sprt_accepts_a_better_version_and_stops_early() {
         ],
         b"",
     );
+    (run, out)
+}
+
+fn sprt_json(out: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join("sprt.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn the_sprt_accepts_a_better_version_and_stops_early() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run, out) = play(dir.path(), "in-order");
     assert_eq!(run.code, Some(0), "{run:?}");
     assert!(
         run.stdout
@@ -68,20 +75,7 @@ fn the_sprt_accepts_a_better_version_and_stops_early() {
 #[test]
 fn the_sprt_rejects_a_worse_version() {
     let dir = tempfile::tempdir().unwrap();
-    let file = sprt_file(dir.path(), "reference", "");
-    let out = dir.path().join("out");
-    let run = referee(
-        [
-            "tournament",
-            "--no-progress",
-            "--jobs",
-            "2",
-            &file,
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
+    let (run, out) = play(dir.path(), "reference");
     assert_eq!(run.code, Some(1), "{run:?}");
     assert!(
         run.stdout
