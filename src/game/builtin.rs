@@ -30,10 +30,10 @@ fn fields(value: Value) -> Map<String, Value> {
 }
 
 /// A solo game's moves in its result (`plays`), when they are recorded.
-fn plays(record_moves: bool, plays: Vec<Value>) -> Map<String, Value> {
+fn plays<P: serde::Serialize>(record_moves: bool, plays: &[P]) -> Map<String, Value> {
     let mut detail = Map::new();
-    if record_moves {
-        detail.insert("plays".into(), Value::Array(plays));
+    if record_moves && let Ok(plays) = serde_json::to_value(plays) {
+        detail.insert("plays".into(), plays);
     }
     detail
 }
@@ -100,7 +100,7 @@ impl Game for EvenSteven {
                         micros: Some(single.micros),
                         startup_micros: single.startup_micros,
                         stderr: kept(single.stderr),
-                        detail: plays(self.record_moves, single.plays),
+                        detail: plays(self.record_moves, &single.plays),
                         ..SeatResult::of(single.verdict)
                     },
                     Err(e) => SeatResult::cannot_start(&e),
@@ -163,7 +163,7 @@ impl Game for Septica {
                     slowest_micros: Some(slowest(&m.micros)),
                     micros: Some(m.micros),
                     startup_micros: m.startup_micros,
-                    detail: plays(self.record_moves, m.plays),
+                    detail: plays(self.record_moves, &m.plays),
                     ..SeatResult::of(m.verdict)
                 },
                 Err(e) => SeatResult::cannot_start(&e),

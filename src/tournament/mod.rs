@@ -399,7 +399,7 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
         return Ok(io_failure(&e));
     }
     if let Some(out) = &config.out {
-        match report::regenerate(out, None) {
+        match report::write(out, &info, &all) {
             Ok(path) => println!("report: {}", path.display()),
             Err(e) => return Ok(io_failure(&e)),
         }
@@ -643,13 +643,15 @@ pub fn merge(outs: &[PathBuf], into: Option<&Path>) -> Status {
             missing[0]
         );
     }
+    let merged = RunInfo {
+        shard: None,
+        ..first.clone()
+    };
     if let Some(into) = into {
         if let Err(e) = std::fs::create_dir_all(into) {
             eprintln!("referee merge: {}: {e}", into.display());
             return Status::Usage;
         }
-        let mut merged = first.clone();
-        merged.shard = None;
         let written = write_json(&into.join("run.json"), &merged).and_then(|()| {
             let mut text = String::new();
             for r in &all {
@@ -664,7 +666,7 @@ pub fn merge(outs: &[PathBuf], into: Option<&Path>) -> Status {
         }
     }
     let reported = report(first, &all, into).and_then(|()| match into {
-        Some(into) => report::regenerate(into, None).map(|path| {
+        Some(into) => report::write(into, &merged, &all).map(|path| {
             println!("report: {}", path.display());
         }),
         None => Ok(()),

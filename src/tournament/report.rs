@@ -42,8 +42,23 @@ pub fn regenerate(out: &Path, to: Option<&Path>) -> Result<PathBuf, String> {
         .collect();
     let records = super::dedupe(records);
     let path = to.map_or_else(|| report_path(out), Path::to_owned);
-    record::write_file(&path, render(&info, &records, out).as_bytes())?;
-    Ok(path)
+    write_to(&path, out, &info, &records)
+}
+
+/// Writes `OUT/report.html` for the records a run or a merge has in hand
+/// (deduplicated, of the run `info`).
+pub fn write(out: &Path, info: &RunInfo, records: &[GameRecord]) -> Result<PathBuf, String> {
+    write_to(&report_path(out), out, info, records)
+}
+
+fn write_to(
+    path: &Path,
+    out: &Path,
+    info: &RunInfo,
+    records: &[GameRecord],
+) -> Result<PathBuf, String> {
+    record::write_file(path, render(info, records, out).as_bytes())?;
+    Ok(path.to_owned())
 }
 
 /// The page for `records` (deduplicated, of the run `info`); `base` is

@@ -10,13 +10,12 @@
 //!   difference to the best entrant (per game, won minus the best's won,
 //!   averaged, with a 95% interval), since all entrants play the same games.
 
-use comfy_table::{CellAlignment, Table, presets};
 use serde::Serialize;
 use skillratings::MultiTeamOutcome;
 use skillratings::weng_lin::{WengLinConfig, WengLinRating, weng_lin_multi_team};
 
 use crate::game::{GameRecord, SeatResult};
-use crate::games::chomp::standings::short_micros;
+use crate::games::chomp::standings::{markdown_table, short_micros};
 use crate::outcome::Status;
 use crate::stats::{mean_ci95, wilson95};
 
@@ -324,14 +323,15 @@ fn percent(x: f64) -> String {
 
 /// The standings as a table for the terminal.
 pub fn table(solo: bool, rows: &[Row]) -> String {
-    let mut t = Table::new();
-    t.load_style(presets::ASCII_MARKDOWN);
+    // Every column but the entrant's name holds numbers.
+    let numbers = |header: &[&str]| (0..header.len()).filter(|&i| i != 1).collect::<Vec<_>>();
+    let mut t;
     if solo {
         let vs = match rows.first().and_then(|r| r.paired_vs.as_deref()) {
             Some(name) => format!("vs {name} (paired)"),
             None => "vs best (paired)".to_owned(),
         };
-        t.set_header(vec![
+        let header = [
             "rank",
             "entrant",
             "games",
@@ -345,7 +345,8 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
             "disqualified",
             "unnecessary",
             "slowest",
-        ]);
+        ];
+        t = markdown_table(&header, &numbers(&header));
         for r in rows {
             t.add_row(vec![
                 r.rank.to_string(),
@@ -372,7 +373,7 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
             ]);
         }
     } else {
-        t.set_header(vec![
+        let header = [
             "rank",
             "entrant",
             "games",
@@ -385,7 +386,8 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
             "crashed",
             "disqualified",
             "slowest",
-        ]);
+        ];
+        t = markdown_table(&header, &numbers(&header));
         for r in rows {
             t.add_row(vec![
                 r.rank.to_string(),
@@ -401,13 +403,6 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
                 r.disqualified.to_string(),
                 short_micros(r.slowest_micros),
             ]);
-        }
-    }
-    for i in 0..t.column_count() {
-        if i != 1
-            && let Some(c) = t.column_mut(i)
-        {
-            c.set_cell_alignment(CellAlignment::Right);
         }
     }
     if let Some(name) = rows.first().and_then(|r| r.paired_vs.as_deref()) {
@@ -550,16 +545,10 @@ fn array_of(record: &GameRecord) -> Option<String> {
 /// The per-array standings as a table for the terminal, with the line
 /// on shared wins.
 pub fn array_table(rows: &[ArrayRow]) -> String {
-    let mut t = Table::new();
-    t.load_style(presets::ASCII_MARKDOWN);
-    t.set_header(vec![
-        "array",
-        "entrant",
-        "games",
-        "wins",
-        "mean score",
-        "95% CI",
-    ]);
+    let mut t = markdown_table(
+        &["array", "entrant", "games", "wins", "mean score", "95% CI"],
+        &[2, 3, 4, 5],
+    );
     for r in rows {
         t.add_row(vec![
             r.array.clone(),
@@ -569,11 +558,6 @@ pub fn array_table(rows: &[ArrayRow]) -> String {
             format!("{:.1}", r.mean_score),
             format!("±{:.1}", r.mean_score_ci),
         ]);
-    }
-    for i in 2..t.column_count() {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
     }
     format!("{t}\n{SHARED_WINS}")
 }

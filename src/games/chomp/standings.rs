@@ -14,7 +14,9 @@ pub fn short_micros(micros: u64) -> String {
     }
 }
 
-fn table(header: &[&str], right_aligned: &[usize]) -> Table {
+/// A Markdown-style table for the terminal with `header`, the columns
+/// `right_aligned` (numbers) aligned right.
+pub fn markdown_table(header: &[&str], right_aligned: &[usize]) -> Table {
     let mut table = Table::new();
     table
         .load_style(presets::ASCII_MARKDOWN)
@@ -46,7 +48,7 @@ fn ranked(scores: &[f64]) -> Vec<(usize, usize)> {
 /// One game's standings.
 pub fn game_table(result: &GameResult) -> String {
     let scores: Vec<f64> = result.players.iter().map(|p| p.score as f64).collect();
-    let mut t = table(
+    let mut t = markdown_table(
         &[
             "rank",
             "player",
@@ -148,7 +150,7 @@ impl Aggregate {
 
     pub fn table(&self) -> String {
         let means: Vec<f64> = (0..self.entrants.len()).map(|i| self.mean(i)).collect();
-        let mut t = table(
+        let mut t = markdown_table(
             &[
                 "rank",
                 "entrant",

@@ -135,8 +135,8 @@ impl fmt::Display for Failure {
 }
 
 /// One move as recorded.
-#[derive(Debug, Serialize)]
-struct Play {
+#[derive(Clone, Debug, Serialize)]
+pub struct Play {
     dealt: Card,
     played: Card,
     micros: u64,
@@ -652,7 +652,7 @@ pub struct Single {
     pub stderr: String,
     /// Each card dealt and the card that covered it, as records keep them
     /// with `--record-moves`.
-    pub plays: Vec<serde_json::Value>,
+    pub plays: Vec<Play>,
 }
 
 /// Plays deal (`n`, `seed`) with a fresh `player`.
@@ -686,10 +686,6 @@ pub async fn play_single(
         };
     }
     let micros = move_micros(&plays, &outcome);
-    let kept_plays = plays
-        .iter()
-        .map(|p| serde_json::to_value(p).unwrap_or_default())
-        .collect();
     let (name, verdict, error) = match outcome {
         Outcome::Win => ("win", Verdict::OK, None),
         Outcome::Lose { necessarily: true } => ("lose_necessarily", Verdict::OK, None),
@@ -714,7 +710,7 @@ pub async fn play_single(
         micros,
         startup_micros: startup_micros(&plays),
         stderr: bot.stderr(|t| t.since(0).0),
-        plays: kept_plays,
+        plays,
     })
 }
 

@@ -84,7 +84,7 @@ pub fn read_deal_file(path: &std::path::Path) -> Result<Vec<Vec<u8>>, String> {
 
 /// A card played, for the record.
 #[derive(Clone, Debug, Serialize)]
-struct Play {
+pub struct Play {
     trick: u32,
     by: Side,
     card: u8,
@@ -411,7 +411,7 @@ pub struct SingleMatch {
     pub micros: Vec<u64>,
     pub startup_micros: Option<u64>,
     /// Every card played, as records keep them with `--record-moves`.
-    pub plays: Vec<serde_json::Value>,
+    pub plays: Vec<Play>,
 }
 
 /// Plays match `index` of a run with `seed` against a fresh `player`.
@@ -439,13 +439,13 @@ pub async fn play_single(
         transcript: None,
     };
     let result = game.play().await;
-    let plays = game
-        .plays
-        .iter()
-        .map(|p| serde_json::to_value(p).unwrap_or_default())
-        .collect();
-    let (table, trick, mut micros, startup_micros) =
-        (game.table, game.trick, game.micros, game.startup_micros);
+    let (table, trick, mut micros, startup_micros, plays) = (
+        game.table,
+        game.trick,
+        game.micros,
+        game.startup_micros,
+        game.plays,
+    );
     let (outcome, verdict, error) = match result {
         Ok(()) if table.player_wins() => ("player", Verdict::OK, None),
         Ok(()) => ("computer", Verdict::OK, None),
