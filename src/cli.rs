@@ -338,9 +338,18 @@ pub struct BotOptions {
     #[arg(long)]
     pub show_stderr: bool,
 
-    /// Address space of each bot process (e.g. 2GiB, 512MiB, or `none`).
+    /// Memory a bot may hold: the resident memory of all its processes
+    /// together (with --sandbox, its private /tmp and /dev/shm too),
+    /// sampled every 10ms; over it, the bot is killed and its status is
+    /// `limit` (memory). E.g. 2GiB, 512MiB, or `none` to measure only.
     #[arg(long, value_name = "SIZE", default_value = "2GiB", value_parser = parse_size)]
     pub limit_memory: Limit,
+
+    /// Address space of each bot process (RLIMIT_AS), e.g. 4GiB. Off by
+    /// default: a JVM reserves far more address space than it uses, and a
+    /// failed allocation shows as the bot's own crash.
+    #[arg(long, value_name = "SIZE", default_value = "none", value_parser = parse_size)]
+    pub limit_address_space: Limit,
 
     /// Largest file a bot may write (`none` for no limit).
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_size)]
@@ -375,8 +384,9 @@ impl BotOptions {
             startup: self.startup,
             echo_stderr: self.show_stderr,
             sandbox: self.sandbox,
+            memory: self.limit_memory.0,
             resources: Resources {
-                memory: self.limit_memory.0,
+                address_space: self.limit_address_space.0,
                 processes: self.limit_procs.0,
                 file_size: self.limit_file_size.0,
                 open_files: self.limit_open_files.0,

@@ -65,7 +65,7 @@ pub enum LimitKind {
     Cpu,
     /// RLIMIT_FSIZE (SIGXFSZ).
     FileSize,
-    /// Memory (address space).
+    /// Memory: the resident memory of all its processes (`--limit-memory`).
     Memory,
 }
 
@@ -102,6 +102,15 @@ impl Verdict {
             status: Status::Timeout,
             phase: Some(phase),
             limit: None,
+        }
+    }
+
+    /// Stopped by the resource limit `kind`.
+    pub const fn limit(kind: LimitKind) -> Verdict {
+        Verdict {
+            status: Status::Limit,
+            phase: None,
+            limit: Some(kind),
         }
     }
 

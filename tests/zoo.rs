@@ -423,22 +423,19 @@ fn z11_a_fork_bomb() {
 #[test]
 fn z12_memory_without_end() {
     // A small limit, so that hitting it is quick; still, filling even that
-    // takes longer than the other tests' 300ms move limit.
+    // takes longer than the other tests' 300ms move limit. The limit is
+    // on resident memory, so the bot is stopped by the referee (status
+    // `limit`, memory), not by a failed allocation of its own.
     let a = animal("memory-hog.sh");
     let limit = ["--limit-memory", "256MiB"];
-    expect(
-        &dealer_within(&a, "5s", &limit),
-        3,
-        "the player exited with status 1",
-    );
-    expect(&septica_with(&a, &limit), 3, "exited with status 1");
-    expect(
-        &acesup_with(&a, &limit),
-        1,
-        "RUNTIME ERROR: the program exited with status 1",
-    );
+    let over = "of memory, over its limit of 256 MiB (--limit-memory): killed";
+    expect(&dealer_within(&a, "5s", &limit), 3, over);
+    expect(&septica_with(&a, &limit), 3, over);
+    expect(&acesup_with(&a, &limit), 1, over);
     let (_, player) = chomp_with(&a, &limit);
     assert_eq!(player["fate"], "crashed", "{player}");
+    assert_eq!(player["status"], "limit", "{player}");
+    assert_eq!(player["limit"], "memory", "{player}");
 }
 
 #[test]

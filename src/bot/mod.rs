@@ -24,6 +24,7 @@ pub mod lines;
 pub mod spawn;
 pub mod status;
 pub mod stderr;
+pub mod usage;
 
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -41,8 +42,9 @@ use groups::GroupGuard;
 pub use lines::{LineReader, Next};
 pub use spawn::SpawnError;
 pub use status::Ended;
+pub use usage::{MemoryOverrun, Usage, UsageMark};
 
-use crate::outcome::{Phase, Status, Verdict};
+use crate::outcome::{LimitKind, Phase, Status, Verdict};
 
 /// Default cap on one line from a bot.
 pub const DEFAULT_MAX_LINE: usize = 64 * 1024;
@@ -84,6 +86,9 @@ pub struct BotLimits {
     pub startup: Duration,
     /// Copy the bot's stderr to the referee's stderr as well as capturing it.
     pub echo_stderr: bool,
+    /// Resident memory of all the bot's processes together, bytes: past
+    /// it the bot is killed (see [`usage`]). `None` measures without a limit.
+    pub memory: Option<u64>,
     /// Kernel resource limits set on each bot process.
     pub resources: Resources,
     /// Run each bot under bubblewrap (see [`spawn::sandboxed`]).
@@ -94,8 +99,9 @@ pub struct BotLimits {
 /// `None` leaves a limit as the referee has it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Resources {
-    /// Address space, bytes (RLIMIT_AS).
-    pub memory: Option<u64>,
+    /// Address space of each process, bytes (RLIMIT_AS): opt-in, since a
+    /// JVM reserves far more than it uses (see [`usage`]).
+    pub address_space: Option<u64>,
     /// Processes of the user (RLIMIT_NPROC; the kernel does not apply it to
     /// root).
     pub processes: Option<u64>,
@@ -110,7 +116,7 @@ pub struct Resources {
 impl Default for Resources {
     fn default() -> Resources {
         Resources {
-            memory: Some(DEFAULT_MEMORY),
+            address_space: None,
             processes: None,
             file_size: Some(DEFAULT_FILE_SIZE),
             open_files: Some(DEFAULT_OPEN_FILES),
@@ -122,7 +128,7 @@ impl Default for Resources {
 impl Resources {
     /// No limits at all (for builds, which may need a lot).
     pub const NONE: Resources = Resources {
-        memory: None,
+        address_space: None,
         processes: None,
         file_size: None,
         open_files: None,
@@ -130,7 +136,8 @@ impl Resources {
     };
 }
 
-/// Default address-space limit of a bot: 2 GiB.
+/// Default limit of a bot's resident memory, all its processes together:
+/// 2 GiB.
 pub const DEFAULT_MEMORY: u64 = 2 << 30;
 /// Default largest file a bot may write: 1 GiB.
 pub const DEFAULT_FILE_SIZE: u64 = 1 << 30;
@@ -145,6 +152,7 @@ impl Default for BotLimits {
             grace: DEFAULT_GRACE,
             startup: DEFAULT_STARTUP,
             echo_stderr: false,
+            memory: Some(DEFAULT_MEMORY),
             resources: Resources::default(),
             sandbox: false,
         }
@@ -192,6 +200,12 @@ pub enum BotError {
     InvalidUtf8 { lossy: String },
     #[error("cannot relay its debug line: {0}")]
     Relay(io::Error),
+    #[error(
+        "used {} of memory, over its limit of {} (--limit-memory): killed",
+        usage::human_bytes(.0.used),
+        usage::human_bytes(.0.limit)
+    )]
+    MemoryLimit(MemoryOverrun),
     #[error("communication failed: {0}")]
     Io(io::Error),
 }
@@ -263,7 +277,8 @@ impl BotError {
             | BotError::WriteTimeout { .. }
             | BotError::Exited { .. }
             | BotError::ClosedOutput
-            | BotError::ClosedInput => Fault::Crash,
+            | BotError::ClosedInput
+            | BotError::MemoryLimit(_) => Fault::Crash,
             BotError::Relay(_) | BotError::Io(_) => Fault::Referee,
         }
     }
@@ -279,6 +294,7 @@ impl BotError {
             BotError::LineTooLong { .. } => "line_too_long",
             BotError::OutputTooLong { .. } => "output_too_long",
             BotError::InvalidUtf8 { .. } => "invalid_utf8",
+            BotError::MemoryLimit(_) => "memory_limit",
             BotError::Relay(_) => "relay_failed",
             BotError::Io(_) => "io",
         }
@@ -297,6 +313,9 @@ pub struct Reply<'a> {
     /// The process's first reply: its time includes the start-up, so it is
     /// kept out of move statistics.
     pub first: bool,
+    /// CPU time its main process used since its previous reply (or its
+    /// start), where the platform can tell.
+    pub cpu: Option<Duration>,
 }
 
 /// How a bot's run ended, once it is reaped.
@@ -312,6 +331,8 @@ pub struct Finished {
     /// listening: how many, and the first of them.
     pub stray_lines: usize,
     pub first_stray: Option<String>,
+    /// Set when it was killed for its memory.
+    pub memory_overrun: Option<MemoryOverrun>,
 }
 
 /// A running bot. Dropping it kills its process group.
@@ -323,7 +344,13 @@ pub struct Bot {
     stdout: LineReader<EagerRead<ChildStdout>>,
     stderr: stderr::Capture,
     limits: BotLimits,
-    /// When the last byte of the latest message was written.
+    /// Its memory and CPU time, and its memory limit.
+    meter: usage::Meter,
+    /// Its main process's CPU time at its previous reply: each reply's CPU
+    /// time is counted from there.
+    cpu_mark: Option<Duration>,
+    /// When the latest message started to be written: the start of the
+    /// bot's time for its reply.
     sent_at: Instant,
     /// Set once the group leader has been reaped (after its group was
     /// killed: see [`Bot::reap`]).
@@ -368,6 +395,8 @@ impl Bot {
         Ok(Bot {
             child,
             exit: ExitWatch::new(pid),
+            meter: usage::Meter::start(pid, limits.memory, limits.sandbox),
+            cpu_mark: None,
             group,
             stdin,
             stdout: LineReader::new(EagerRead::new(stdout), limits.max_line),
@@ -405,11 +434,19 @@ impl Bot {
     }
 
     /// Writes `message` (and flushes it). A bot that does not read its input
-    /// blocks the pipe; that is detected at `deadline`. The bot's clock
-    /// starts when the write returns (RULINGS: "from the moment the last
-    /// byte of its message to a bot has been written").
+    /// blocks the pipe; that is detected at `deadline`.
+    ///
+    /// The bot's clock starts just before the write. Taken after it, the
+    /// time between the bot reading the message and the referee getting
+    /// the CPU back would be free time for the bot: on a loaded machine
+    /// (more bots than CPUs) that was several milliseconds a move. Only a
+    /// write the bot makes wait (a full pipe) restarts the clock when it
+    /// completes, since until then the bot had not read the message.
     pub async fn send(&mut self, message: &[u8], deadline: Instant) -> Result<(), BotError> {
         let started = Instant::now();
+        if self.cpu_mark.is_none() {
+            self.cpu_mark = self.meter.main_cpu();
+        }
         let Some(stdin) = self.stdin.as_mut() else {
             return Err(BotError::ClosedInput);
         };
@@ -417,13 +454,15 @@ impl Bot {
         // trip through the event loop; only a bot that does not read its
         // input costs those.
         let written = match eager::write_now(&*stdin, message) {
-            Ok(n) if n == message.len() => Ok(Ok(())),
-            Ok(n) => timeout_at(deadline, stdin.write_all(&message[n..])).await,
+            Ok(n) if n == message.len() => Ok(Ok(started)),
+            Ok(n) => timeout_at(deadline, stdin.write_all(&message[n..]))
+                .await
+                .map(|done| done.map(|()| Instant::now())),
             Err(e) => Ok(Err(e)),
         };
         match written {
-            Ok(Ok(())) => {
-                self.sent_at = Instant::now();
+            Ok(Ok(clock_start)) => {
+                self.sent_at = clock_start;
                 Ok(())
             }
             Ok(Err(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
@@ -474,16 +513,41 @@ impl Bot {
         if first {
             self.startup_time = Some(elapsed);
         }
+        let cpu = self.reply_cpu();
         let bytes = lines::trim_line_end(self.stdout.get(line));
         match std::str::from_utf8(bytes) {
             Ok(text) => Ok(Reply {
                 text,
                 elapsed,
                 first,
+                cpu,
             }),
             Err(_) => Err(BotError::InvalidUtf8 {
                 lossy: String::from_utf8_lossy(bytes).chars().take(200).collect(),
             }),
+        }
+    }
+
+    /// The CPU time of the main process since the previous reply; moves
+    /// the mark.
+    fn reply_cpu(&mut self) -> Option<Duration> {
+        let now = self.meter.main_cpu()?;
+        let since = self.cpu_mark.map(|mark| now.saturating_sub(mark));
+        self.cpu_mark = Some(now);
+        since
+    }
+
+    /// What the bot used since `mark` (its peak memory and its CPU time),
+    /// measured now; moves `mark` here, for the next game's record.
+    pub fn usage_since(&self, mark: &mut UsageMark) -> Usage {
+        self.meter.usage_since(mark)
+    }
+
+    /// `error`, unless the bot was killed for its memory: then that is why.
+    fn or_memory(&self, error: BotError) -> BotError {
+        match self.meter.overrun() {
+            Some(overrun) => BotError::MemoryLimit(overrun),
+            None => error,
         }
     }
 
@@ -626,11 +690,15 @@ impl Bot {
         if self.ended.is_none() && timeout_at(deadline, self.exit.exited()).await.is_err() {
             return Err(self.timed_out(deadline));
         }
-        self.reap().await.map_err(BotError::Io)
+        let ended = self.reap().await.map_err(BotError::Io)?;
+        match self.meter.overrun() {
+            Some(overrun) => Err(BotError::MemoryLimit(overrun)),
+            None => Ok(ended),
+        }
     }
 
     fn timed_out(&self, deadline: Instant) -> BotError {
-        BotError::Timeout {
+        self.or_memory(BotError::Timeout {
             limit: deadline.saturating_duration_since(self.sent_at),
             phase: if self.startup_time.is_none() {
                 Phase::Startup
@@ -638,7 +706,7 @@ impl Bot {
                 Phase::Move
             },
             silent: self.stdout.bytes_read() == 0,
-        }
+        })
     }
 
     /// The deadline of a reply that may take `limit` from the last message:
@@ -662,8 +730,8 @@ impl Bot {
         self.startup_time
     }
 
-    /// When the last byte of the latest message was written: the start of
-    /// the bot's time for its reply.
+    /// When the latest message started to be written: the start of the
+    /// bot's time for its reply (see [`Bot::send`]).
     pub fn sent_at(&self) -> Instant {
         self.sent_at
     }
@@ -689,15 +757,16 @@ impl Bot {
         unterminated: Option<String>,
     ) -> BotError {
         if timeout(EXIT_PROBE, self.exit.exited()).await.is_err() {
-            return still_running;
+            return self.or_memory(still_running);
         }
-        match self.reap().await {
+        let error = match self.reap().await {
             Ok(ended) => BotError::Exited {
                 ended,
                 unterminated,
             },
             Err(e) => BotError::Io(e),
-        }
+        };
+        self.or_memory(error)
     }
 
     /// Once the leader has exited: kills the rest of its group (while the
@@ -717,6 +786,8 @@ impl Bot {
                 humantime::format_duration(KILL_WAIT)
             )));
         }
+        // The last measurement, while the leader's pid is still its own.
+        self.meter.stop();
         let status = self.child.wait().await;
         self.group.forget();
         let mut ended = Ended::from(status?);
@@ -819,6 +890,7 @@ impl Bot {
             forced,
             stray_lines,
             first_stray,
+            memory_overrun: self.meter.overrun(),
         })
     }
 
@@ -840,6 +912,7 @@ impl Bot {
             forced,
             stray_lines: 0,
             first_stray: None,
+            memory_overrun: self.meter.overrun(),
         })
     }
 }
@@ -887,6 +960,7 @@ impl From<&BotError> for Verdict {
             BotError::Exited { ended, .. } => Verdict::from(*ended),
             BotError::ClosedOutput => Verdict::of(Status::ClosedOutput),
             BotError::ClosedInput => Verdict::of(Status::Crashed),
+            BotError::MemoryLimit(_) => Verdict::limit(LimitKind::Memory),
             BotError::LineTooLong { .. }
             | BotError::OutputTooLong { .. }
             | BotError::InvalidUtf8 { .. } => Verdict::of(Status::Incorrect),

@@ -205,7 +205,7 @@ pub(crate) fn command(
             }
             use nix::sys::resource::{Resource, setrlimit};
             for (resource, limit) in [
-                (Resource::RLIMIT_AS, resources.memory),
+                (Resource::RLIMIT_AS, resources.address_space),
                 (Resource::RLIMIT_NPROC, resources.processes),
                 (Resource::RLIMIT_FSIZE, resources.file_size),
                 (Resource::RLIMIT_NOFILE, resources.open_files),

@@ -1,0 +1,445 @@
+//! What a bot uses — resident memory and CPU time, all its processes
+//! together — and the memory limit, enforced on that sum.
+//!
+//! Why resident memory, not address space: a JVM, a Go runtime or
+//! AddressSanitizer reserve far more address space than they ever touch,
+//! so an address-space limit (RLIMIT_AS) stops them at start, while a
+//! forked child gets a fresh allowance of its own. Judges that run such
+//! programs (DOMjudge, isolate, judge0) limit what a run holds in memory,
+//! summed over all its processes. `--limit-address-space` still sets
+//! RLIMIT_AS for whoever wants it.
+//!
+//! How: where no cgroup is available to this process (the usual case for a
+//! referee started from a shell), a sampler thread looks at every live bot
+//! every [`SAMPLE_INTERVAL`]. A bot's processes are its leader and every
+//! descendant (`/proc/PID/task/TID/children`); its memory is the sum of
+//! their resident sets (`/proc/PID/stat`), plus, under `--sandbox`, what
+//! its private `/tmp` and `/dev/shm` hold (tmpfs is memory). A bot over its
+//! limit is killed at once, its whole group and tree, and its exchange
+//! with the referee ends in a [`super::BotError::MemoryLimit`].
+//!
+//! The sum counts a page shared by several of the bot's processes (a
+//! library, a forked copy) once per process: a bot is never under-charged.
+//! A process that leaves the tree (`setsid` and a double fork) is no
+//! longer counted, but it is killed as a stray within a tenth of a second
+//! (`groups::kill_strays`). Between samples a bot may overshoot by what it
+//! can touch in [`SAMPLE_INTERVAL`] (tens of megabytes).
+//!
+//! CPU time is user plus system time: each process's own (its CPU clock)
+//! plus that of the children it has waited for. A process that is gone
+//! without being waited for inside the tree keeps what was last seen of
+//! it; the total never goes down.
+
+use std::io::Read;
+use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
+
+/// How often every live bot's memory is looked at.
+pub const SAMPLE_INTERVAL: Duration = Duration::from_millis(10);
+
+/// A process tree deeper or wider than this is not followed further (and
+/// is over any sensible limit anyway).
+const MAX_PROCESSES: usize = 4096;
+
+/// What a bot used over a stretch of its life (a game, or all of it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// The largest resident memory seen, all processes together, bytes.
+    pub peak_memory: u64,
+    /// User plus system CPU time.
+    pub cpu: Duration,
+}
+
+/// Where [`Meter::usage_since`] starts counting: the CPU time at the mark.
+/// A fresh mark counts from the bot's start.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UsageMark {
+    cpu: Duration,
+}
+
+/// A bot that went over its memory limit, as the sampler saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryOverrun {
+    /// What it held when it was killed, bytes.
+    pub used: u64,
+    pub limit: u64,
+}
+
+/// Measures one bot and enforces its memory limit. Dropping it stops both.
+#[derive(Debug)]
+pub struct Meter {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    leader: i32,
+    limit: Option<u64>,
+    /// Count the sandbox's private tmpfs mounts too.
+    sandboxed: bool,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Largest sum seen since the last mark.
+    window_peak: u64,
+    /// Largest sum seen since the start.
+    peak: u64,
+    /// Total CPU time so far (never decreases).
+    cpu: Duration,
+    /// The innermost process of a sandboxed bot (the program bubblewrap
+    /// started), whose CPU clock times its moves; the leader otherwise.
+    main: i32,
+    overrun: Option<MemoryOverrun>,
+    /// The leader is about to be reaped: its pid may not be used again.
+    stopped: bool,
+}
+
+impl Meter {
+    /// Starts measuring the bot led by `leader` (its process group's id).
+    pub fn start(leader: i32, limit: Option<u64>, sandboxed: bool) -> Meter {
+        let shared = Arc::new(Shared {
+            leader,
+            limit,
+            sandboxed,
+            state: Mutex::new(State {
+                main: leader,
+                ..State::default()
+            }),
+        });
+        sampler().add(Arc::downgrade(&shared));
+        Meter { shared }
+    }
+
+    /// Whether the bot was killed for its memory, and with how much.
+    pub fn overrun(&self) -> Option<MemoryOverrun> {
+        self.shared.lock().overrun
+    }
+
+    /// Measures at once (the sampler may not have seen the latest), then
+    /// returns the usage since `mark` and moves the mark here.
+    pub fn usage_since(&self, mark: &mut UsageMark) -> Usage {
+        let mut state = self.shared.lock();
+        if !state.stopped {
+            self.shared.sample(&mut state);
+        }
+        let usage = Usage {
+            peak_memory: state.window_peak,
+            cpu: state.cpu.saturating_sub(mark.cpu),
+        };
+        mark.cpu = state.cpu;
+        // The next window starts from what the bot holds now.
+        state.window_peak = 0;
+        usage
+    }
+
+    /// The CPU time of the bot's main process (all its threads), read from
+    /// its CPU clock: cheap enough to time each move. `None` where the
+    /// clock cannot be read.
+    pub fn main_cpu(&self) -> Option<Duration> {
+        let main = self.shared.lock().main;
+        process_cpu_clock(main)
+    }
+
+    /// Takes a last measurement and stops: to be called once the leader
+    /// has exited and before it is reaped, while its pid is still its own.
+    pub fn stop(&self) {
+        let mut state = self.shared.lock();
+        if !state.stopped {
+            self.shared.sample(&mut state);
+            state.stopped = true;
+        }
+    }
+}
+
+impl Drop for Meter {
+    fn drop(&mut self) {
+        self.shared.lock().stopped = true;
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Measures the bot's tree, and kills it if it holds more than its
+    /// limit. Holding the state's lock keeps [`Meter::stop`] (and so the
+    /// reaping of the leader) from running meanwhile: the pids used here
+    /// stay the bot's.
+    fn sample(&self, state: &mut State) {
+        let tree = process_tree(self.leader);
+        let mut memory = 0u64;
+        let mut cpu = Duration::ZERO;
+        for &pid in &tree {
+            if let Some(stat) = read_stat(pid) {
+                memory += stat.resident;
+                let own = process_cpu_clock(pid)
+                    .unwrap_or(stat.own_cpu)
+                    .max(stat.own_cpu);
+                cpu += own + stat.children_cpu;
+            }
+        }
+        if self.sandboxed {
+            // The innermost process sees the sandbox's mounts.
+            if let Some(&inner) = tree.last() {
+                state.main = inner;
+                memory += private_tmpfs_bytes(inner);
+            }
+        }
+        state.window_peak = state.window_peak.max(memory);
+        state.peak = state.peak.max(memory);
+        state.cpu = state.cpu.max(cpu);
+        if let Some(limit) = self.limit
+            && memory > limit
+            && state.overrun.is_none()
+        {
+            state.overrun = Some(MemoryOverrun {
+                used: memory,
+                limit,
+            });
+            tracing::debug!(
+                pid = self.leader,
+                memory,
+                limit,
+                "bot over its memory limit: killed"
+            );
+            let _ = killpg(Pid::from_raw(self.leader), Signal::SIGKILL);
+            for &pid in &tree {
+                let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+            }
+        }
+    }
+}
+
+/// The sampler thread and the meters it looks at.
+struct Sampler {
+    meters: Mutex<Vec<Weak<Shared>>>,
+    wake: Condvar,
+}
+
+fn sampler() -> &'static Sampler {
+    static SAMPLER: std::sync::OnceLock<&'static Sampler> = std::sync::OnceLock::new();
+    SAMPLER.get_or_init(|| {
+        let sampler: &'static Sampler = Box::leak(Box::new(Sampler {
+            meters: Mutex::new(Vec::new()),
+            wake: Condvar::new(),
+        }));
+        let started = std::thread::Builder::new()
+            .name("memory-watch".into())
+            .spawn(move || sampler.run());
+        if let Err(e) = started {
+            tracing::warn!("cannot start the memory watch: {e}; memory is not limited");
+        }
+        sampler
+    })
+}
+
+impl Sampler {
+    fn add(&self, meter: Weak<Shared>) {
+        self.meters
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(meter);
+        self.wake.notify_one();
+    }
+
+    fn run(&self) {
+        loop {
+            let live: Vec<Arc<Shared>> = {
+                let mut meters = self.meters.lock().unwrap_or_else(PoisonError::into_inner);
+                // Sleeps while no bot runs: an idle referee costs nothing.
+                while meters.is_empty() {
+                    meters = self
+                        .wake
+                        .wait(meters)
+                        .unwrap_or_else(PoisonError::into_inner);
+                }
+                meters.retain(|m| m.upgrade().is_some_and(|m| !m.lock().stopped));
+                meters.iter().filter_map(Weak::upgrade).collect()
+            };
+            for meter in live {
+                let mut state = meter.lock();
+                if !state.stopped {
+                    meter.sample(&mut state);
+                }
+            }
+            std::thread::sleep(SAMPLE_INTERVAL);
+        }
+    }
+}
+
+/// `leader` and all its descendants, parents before children. Children are
+/// listed per thread, since any thread may fork.
+fn process_tree(leader: i32) -> Vec<i32> {
+    let mut tree = vec![leader];
+    let mut next = 0;
+    let mut text = String::new();
+    while next < tree.len() && tree.len() < MAX_PROCESSES {
+        let pid = tree[next];
+        next += 1;
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            text.clear();
+            let path = task.path().join("children");
+            if std::fs::File::open(&path)
+                .and_then(|mut f| f.read_to_string(&mut text))
+                .is_err()
+            {
+                continue;
+            }
+            tree.extend(
+                text.split_ascii_whitespace()
+                    .filter_map(|n| n.parse::<i32>().ok()),
+            );
+        }
+    }
+    tree
+}
+
+/// What `/proc/PID/stat` tells of a process's use.
+struct Stat {
+    resident: u64,
+    own_cpu: Duration,
+    /// CPU time of the children it has waited for.
+    children_cpu: Duration,
+}
+
+fn read_stat(pid: i32) -> Option<Stat> {
+    let mut text = String::with_capacity(512);
+    std::fs::File::open(format!("/proc/{pid}/stat"))
+        .and_then(|mut f| f.read_to_string(&mut text))
+        .ok()?;
+    parse_stat(&text)
+}
+
+/// Parses `/proc/PID/stat`. The command name is in parentheses and may hold
+/// anything: fields are counted after the last `)`, from field 3 (state).
+fn parse_stat(text: &str) -> Option<Stat> {
+    let rest = &text[text.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_ascii_whitespace().collect();
+    let number = |field: usize| -> Option<u64> { fields.get(field - 3)?.parse().ok() };
+    let tick =
+        |ticks: u64| Duration::from_nanos(ticks.saturating_mul(1_000_000_000 / clock_ticks()));
+    Some(Stat {
+        own_cpu: tick(number(14)? + number(15)?),
+        children_cpu: tick(number(16)? + number(17)?),
+        resident: number(24)?.saturating_mul(page_size()),
+    })
+}
+
+fn clock_ticks() -> u64 {
+    static TICKS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *TICKS.get_or_init(|| {
+        nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+            .ok()
+            .flatten()
+            .map_or(100, |t| t.max(1) as u64)
+    })
+}
+
+fn page_size() -> u64 {
+    static PAGE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *PAGE.get_or_init(|| {
+        nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE)
+            .ok()
+            .flatten()
+            .map_or(4096, |p| p.max(1) as u64)
+    })
+}
+
+/// A process's CPU time (user + system, all threads) from its CPU clock.
+fn process_cpu_clock(pid: i32) -> Option<Duration> {
+    let clock = nix::time::clock_getcpuclockid(Pid::from_raw(pid)).ok()?;
+    let time = nix::time::clock_gettime(clock).ok()?;
+    Some(Duration::new(
+        time.tv_sec().try_into().ok()?,
+        time.tv_nsec().try_into().ok()?,
+    ))
+}
+
+/// What a sandboxed bot keeps in its private `/tmp` and `/dev/shm`, seen
+/// through the magic link to its root.
+fn private_tmpfs_bytes(pid: i32) -> u64 {
+    ["tmp", "dev/shm"]
+        .iter()
+        .filter_map(|dir| {
+            let path = Path::new("/proc")
+                .join(pid.to_string())
+                .join("root")
+                .join(dir);
+            let fs = nix::sys::statvfs::statvfs(&path).ok()?;
+            let used = fs.blocks().saturating_sub(fs.blocks_free());
+            Some(used.saturating_mul(fs.fragment_size()))
+        })
+        .sum()
+}
+
+/// A size for people: `1.5 GiB`, `312 MiB`, `900 KiB`.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if value < 10.0 && value.fract() != 0.0 {
+        format!("{value:.1} {}", UNITS[unit])
+    } else {
+        format!("{value:.0} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_stat_after_the_last_parenthesis() {
+        let text = "42 (a ) b) (c) S 1 42 42 0 -1 4194560 100 0 0 0 \
+                    250 50 7 3 20 0 1 0 100 10000000 300 18446744073709551615";
+        let stat = parse_stat(text).unwrap();
+        let tick = Duration::from_nanos(1_000_000_000 / clock_ticks());
+        assert_eq!(stat.own_cpu, tick * 300);
+        assert_eq!(stat.children_cpu, tick * 10);
+        assert_eq!(stat.resident, 300 * page_size());
+        assert!(parse_stat("garbage").is_none());
+        assert!(parse_stat("1 (x) S 1").is_none());
+    }
+
+    #[test]
+    fn sizes_read_as_people_write_them() {
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(2 << 30), "2 GiB");
+        assert_eq!(human_bytes(1536 << 20), "1.5 GiB");
+        assert_eq!(human_bytes(300 << 20), "300 MiB");
+    }
+
+    #[test]
+    fn measures_this_process() {
+        let me = std::process::id() as i32;
+        let tree = process_tree(me);
+        assert_eq!(tree[0], me);
+        let stat = read_stat(me).unwrap();
+        assert!(stat.resident > 0);
+        assert!(process_cpu_clock(me).is_some());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn stat_parsing_never_panics(text in "\\PC{0,300}") {
+            let _ = parse_stat(&text);
+        }
+    }
+}
