@@ -6,9 +6,10 @@
 # Needed besides Rust: bubblewrap (the --sandbox tests), GNU parallel (the
 # sharding test), Debian's chromium and chromium-driver (for browser
 # tests), and a JDK and Node.js (tests/languages.rs: bots in Java and
-# JavaScript; Debian's default-jdk-headless and nodejs). They are installed with apt-get, without questions, only when
-# missing, and only as root or with sudo; otherwise the script says what
-# to install and runs the tests anyway.
+# JavaScript; Debian's default-jdk-headless and nodejs). They are
+# installed with apt-get, without questions, only when missing, and only
+# as root or with sudo; otherwise the script says what to install and runs
+# the tests anyway.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
