@@ -4,10 +4,12 @@
 # arguments are passed on to it, e.g. `scripts/test.sh --test dealer`).
 #
 # Needed besides Rust: bubblewrap (the --sandbox tests), GNU parallel (the
-# sharding test), and Debian's chromium and chromium-driver (for browser
-# tests). They are installed with apt-get, without questions, only when
-# missing, and only as root or with sudo; otherwise the script says what
-# to install and runs the tests anyway.
+# sharding test), Debian's chromium and chromium-driver (for browser
+# tests), and a JDK and Node.js (tests/languages.rs: bots in Java and
+# JavaScript; Debian's default-jdk-headless and nodejs). They are
+# installed with apt-get, without questions, only when missing, and only
+# as root or with sudo; otherwise the script says what to install and runs
+# the tests anyway.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,8 +26,12 @@ if ! parallel --version 2>/dev/null | grep -q 'GNU parallel'; then
 fi
 need chromium chromium
 need chromedriver chromium-driver
+need javac default-jdk-headless
+need java default-jdk-headless
+need node nodejs
 
 if ((${#missing[@]} > 0)); then
+  mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
   if ! command -v apt-get >/dev/null 2>&1; then
     as_root=()
     can_install=false
