@@ -22,7 +22,7 @@ use nix::sys::signal::Signal;
 use serde::Serialize;
 use tokio::time::Instant;
 
-use crate::bot::{Bot, BotError, BotLimits, BotSpec, Ended, Resources, later};
+use crate::bot::{Bot, BotError, BotLimits, BotSpec, Ended, Resources, Usage, UsageMark, later};
 use crate::exit::Status;
 use crate::outcome;
 use crate::record::{self, Records};
@@ -113,6 +113,8 @@ pub enum Verdict {
     WrongAnswer(String),
     TimeLimit,
     RuntimeError(String),
+    /// Killed for holding more than its memory limit; says how much.
+    MemoryLimit(String),
     JudgeError(String),
 }
 
@@ -123,6 +125,7 @@ impl Verdict {
             Verdict::WrongAnswer(_) => "wrong_answer",
             Verdict::TimeLimit => "time_limit",
             Verdict::RuntimeError(_) => "runtime_error",
+            Verdict::MemoryLimit(_) => "memory_limit",
             Verdict::JudgeError(_) => "judge_error",
         }
     }
@@ -139,6 +142,7 @@ impl Verdict {
                 outcome::Verdict::of(outcome::Status::Crashed),
                 outcome::Verdict::from,
             ),
+            Verdict::MemoryLimit(_) => outcome::Verdict::limit(outcome::LimitKind::Memory),
             Verdict::JudgeError(_) => outcome::Verdict::of(outcome::Status::Internal),
         }
     }
@@ -151,6 +155,7 @@ impl fmt::Display for Verdict {
             Verdict::WrongAnswer(why) => write!(f, "WRONG ANSWER: {why}"),
             Verdict::TimeLimit => write!(f, "TIME LIMIT"),
             Verdict::RuntimeError(why) => write!(f, "RUNTIME ERROR: the program {why}"),
+            Verdict::MemoryLimit(why) => write!(f, "MEMORY LIMIT: the program {why}"),
             Verdict::JudgeError(why) => write!(f, "JUDGE ERROR: {why}"),
         }
     }
@@ -180,6 +185,8 @@ pub struct Judged {
     pub team_message: String,
     pub stderr: String,
     pub validator_stderr: String,
+    /// What the program's processes used.
+    pub usage: Usage,
 }
 
 #[derive(Serialize)]
@@ -193,6 +200,9 @@ struct CaseRecord<'a> {
     status: outcome::Verdict,
     message: String,
     micros: u64,
+    /// What the program's processes used on this case.
+    #[serde(flatten)]
+    usage: Usage,
     #[serde(skip_serializing_if = "Option::is_none")]
     exit: Option<Ended>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -784,10 +794,10 @@ pub async fn judge(
     {
         v.ended = Some(finished.ended);
     }
-    if let Ok(finished) = p_bot.kill().await
-        && p.ended.is_none()
-    {
-        p.ended = Some(finished.ended);
+    let mut overrun = None;
+    if let Ok(finished) = p_bot.kill().await {
+        p.ended.get_or_insert(finished.ended);
+        overrun = finished.memory_overrun;
     }
     let judge_message = feedback(feedback_dir, "judgemessage.txt");
     let team_message = feedback(feedback_dir, "teammessage.txt");
@@ -801,7 +811,14 @@ pub async fn judge(
         first,
         pipe_closed,
     };
-    let verdict = rule(stop, &ends, &judge_message);
+    let verdict = match (overrun, rule(stop, &ends, &judge_message)) {
+        // Killed for its memory, the program could not finish: that is
+        // why, whatever the validator made of its end.
+        (Some(overrun), verdict) if !matches!(verdict, Verdict::JudgeError(_)) => {
+            Verdict::MemoryLimit(BotError::MemoryLimit(overrun).to_string())
+        }
+        (_, verdict) => verdict,
+    };
     Ok(Judged {
         verdict,
         time,
@@ -813,6 +830,7 @@ pub async fn judge(
         team_message,
         stderr,
         validator_stderr,
+        usage: p_bot.usage_since(&mut UsageMark::default()),
     })
 }
 
@@ -952,6 +970,7 @@ pub async fn run(config: &InteractiveConfig) -> Status {
                 status: verdict.status(judged.exit),
                 message: verdict.to_string(),
                 micros: u64::try_from(judged.time.as_micros()).unwrap_or(u64::MAX),
+                usage: judged.usage,
                 exit: judged.exit,
                 validator_exit: judged.validator_exit,
                 first_ended: judged.first_ended,

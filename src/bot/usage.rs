@@ -46,12 +46,29 @@ pub const SAMPLE_INTERVAL: Duration = Duration::from_millis(10);
 const MAX_PROCESSES: usize = 4096;
 
 /// What a bot used over a stretch of its life (a game, or all of it).
+/// Records hold it as `peak_memory_bytes` and `cpu_micros`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Usage {
     /// The largest resident memory seen, all processes together, bytes.
     pub peak_memory: u64,
     /// User plus system CPU time.
     pub cpu: Duration,
+}
+
+impl Usage {
+    pub fn cpu_micros(&self) -> u64 {
+        u64::try_from(self.cpu.as_micros()).unwrap_or(u64::MAX)
+    }
+}
+
+impl serde::Serialize for Usage {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut fields = serializer.serialize_struct("Usage", 2)?;
+        fields.serialize_field("peak_memory_bytes", &self.peak_memory)?;
+        fields.serialize_field("cpu_micros", &self.cpu_micros())?;
+        fields.end()
+    }
 }
 
 /// Where [`Meter::usage_since`] starts counting: the CPU time at the mark.

@@ -102,7 +102,8 @@ impl Game for EvenSteven {
                         stderr: kept(single.stderr),
                         detail: plays(self.record_moves, &single.plays),
                         ..SeatResult::of(single.verdict)
-                    },
+                    }
+                    .measured(single.usage),
                     Err(e) => SeatResult::cannot_start(&e),
                 };
             Played {
@@ -165,7 +166,8 @@ impl Game for Septica {
                     startup_micros: m.startup_micros,
                     detail: plays(self.record_moves, &m.plays),
                     ..SeatResult::of(m.verdict)
-                },
+                }
+                .measured(m.usage),
                 Err(e) => SeatResult::cannot_start(&e),
             };
             Played {
@@ -214,13 +216,15 @@ impl Game for Acesup {
                 results: None,
             };
             let result = match acesup::judge(&config, &deck).await {
-                Ok((verdict, elapsed, ended, stderr)) => SeatResult {
-                    won: Some(verdict == acesup::Verdict::Accepted),
-                    error: (verdict != acesup::Verdict::Accepted).then(|| verdict.to_string()),
-                    slowest_micros: Some(elapsed.as_micros() as u64),
-                    stderr: kept(stderr),
-                    ..SeatResult::of(verdict.status(ended))
-                },
+                Ok(run) => SeatResult {
+                    won: Some(run.verdict == acesup::Verdict::Accepted),
+                    error: (run.verdict != acesup::Verdict::Accepted)
+                        .then(|| run.verdict.to_string()),
+                    slowest_micros: Some(run.elapsed.as_micros() as u64),
+                    stderr: kept(run.stderr),
+                    ..SeatResult::of(run.verdict.status(run.exit))
+                }
+                .measured(run.usage),
                 Err(e) => SeatResult::cannot_start(&e),
             };
             let cards: Vec<String> = deck.iter().map(|c| c.to_string()).collect();
@@ -313,6 +317,8 @@ impl Game for Chomp {
                     seat: Some(p.player),
                     score: Some(Score::Points(p.score.into())),
                     slowest_micros: Some(p.slowest_micros),
+                    peak_memory_bytes: p.peak_memory_bytes,
+                    cpu_micros: p.cpu_micros,
                     error: p.error.clone(),
                     stderr: p.stderr.clone(),
                     detail: fields(json!({
@@ -451,6 +457,8 @@ impl Game for External {
                         slowest_micros: (!p.micros.is_empty()).then(|| slowest(&p.micros)),
                         micros: Some(p.micros),
                         startup_micros: p.startup_micros,
+                        peak_memory_bytes: p.peak_memory_bytes,
+                        cpu_micros: p.cpu_micros,
                         stderr: p.stderr,
                         stderr_truncated: p.stderr_truncated,
                         ..SeatResult::of(p.verdict)

@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::bot::Usage;
 use crate::games::external::JudgeError;
 use crate::outcome::{Disqualified, Status, Verdict};
 
@@ -137,6 +138,13 @@ pub struct SeatResult {
     /// Its process's first reply, start-up included, kept out of `micros`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startup_micros: Option<u64>,
+    /// The largest resident memory of its processes together during the
+    /// game, bytes (see `bot::usage`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_memory_bytes: Option<u64>,
+    /// The CPU time (user + system) its processes used during the game.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_micros: Option<u64>,
     /// The tail of its standard error (tournaments move it to
     /// `stderr/NAME.log`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -175,6 +183,15 @@ impl SeatResult {
         }
     }
 
+    /// The same result with what its bot used during the game.
+    pub fn measured(self, usage: Usage) -> SeatResult {
+        SeatResult {
+            peak_memory_bytes: Some(usage.peak_memory),
+            cpu_micros: Some(usage.cpu_micros()),
+            ..self
+        }
+    }
+
     pub fn status(&self) -> Status {
         self.verdict.status
     }
@@ -209,7 +226,7 @@ mod tests {
     fn every_games_records_read_back_as_written() {
         // One record of each game, as the games write them.
         round_trip(
-            r#"{"game":"evensteven","index":3,"seed":9,"n":4,"deal_seed":77,"time":"t","referee":"r","results":[{"entrant":"a","won":true,"outcome":"win","status":"ok","moves":4,"slowest_micros":80,"micros":[1,2,80,3],"startup_micros":900}]}"#,
+            r#"{"game":"evensteven","index":3,"seed":9,"n":4,"deal_seed":77,"time":"t","referee":"r","results":[{"entrant":"a","won":true,"outcome":"win","status":"ok","moves":4,"slowest_micros":80,"micros":[1,2,80,3],"startup_micros":900,"peak_memory_bytes":3000000,"cpu_micros":1200}]}"#,
         );
         round_trip(
             r#"{"game":"septica","index":1,"seed":2,"deck":"x","time":"t","referee":"r","results":[{"entrant":"a","won":false,"outcome":"computer","score":{"computer":5,"player":3},"status":"timeout","phase":"move","error":"slow","moves":2,"slowest_micros":150000,"micros":[1,150000]}]}"#,

@@ -49,6 +49,12 @@ pub(crate) async fn end_single(bot: &mut Bot, failed: bool) -> Option<(Verdict, 
         return None;
     }
     match bot.shutdown(None).await {
+        // Killed for its memory after its last move: the limit decides.
+        Ok(finished) if finished.memory_overrun.is_some() => {
+            let overrun = finished.memory_overrun?;
+            let error = crate::bot::BotError::MemoryLimit(overrun);
+            Some((Verdict::from(&error), format!("limit: the player {error}")))
+        }
         Ok(finished) if !finished.exited_in_grace => Some((
             Verdict::timeout(Phase::ExitGrace),
             "timeout: the player did not exit within the grace period after its input was closed"

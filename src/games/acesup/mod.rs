@@ -15,7 +15,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use serde::Serialize;
 
-use crate::bot::{Bot, BotError, BotLimits, BotSpec, Ended, deadline_after};
+use crate::bot::{Bot, BotError, BotLimits, BotSpec, Ended, Usage, UsageMark, deadline_after};
 use crate::exit::Status;
 use crate::outcome;
 use crate::record::{self, Records};
@@ -68,6 +68,9 @@ pub enum Verdict {
     RuntimeError {
         ended: String,
     },
+    /// Killed for holding more than `--limit-memory`; the message says how
+    /// much.
+    MemoryLimit(String),
 }
 
 impl Verdict {
@@ -79,6 +82,7 @@ impl Verdict {
             }
             Verdict::TimeLimit => "time_limit",
             Verdict::RuntimeError { .. } => "runtime_error",
+            Verdict::MemoryLimit(_) => "memory_limit",
         }
     }
 
@@ -95,6 +99,7 @@ impl Verdict {
                 outcome::Verdict::of(outcome::Status::Crashed),
                 outcome::Verdict::from,
             ),
+            Verdict::MemoryLimit(_) => outcome::Verdict::limit(outcome::LimitKind::Memory),
         }
     }
 }
@@ -132,6 +137,7 @@ impl fmt::Display for Verdict {
             Verdict::BadOutput(why) => write!(f, "WRONG ANSWER: the program {why}"),
             Verdict::TimeLimit => write!(f, "TIME LIMIT"),
             Verdict::RuntimeError { ended } => write!(f, "RUNTIME ERROR: the program {ended}"),
+            Verdict::MemoryLimit(why) => write!(f, "MEMORY LIMIT: the program {why}"),
         }
     }
 }
@@ -154,6 +160,9 @@ struct DeckRecord<'a> {
     status: outcome::Verdict,
     message: String,
     micros: u64,
+    /// What the program's processes used on this deck.
+    #[serde(flatten)]
+    usage: Usage,
     #[serde(skip_serializing_if = "Option::is_none")]
     exit: Option<Ended>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -162,12 +171,22 @@ struct DeckRecord<'a> {
     referee: &'static str,
 }
 
-/// Runs the program on one deck and judges it strictly: the verdict, the
-/// time, how it ended, its last stderr lines.
-pub async fn judge(
-    config: &JudgeConfig,
-    deck: &[Card; 52],
-) -> Result<(Verdict, Duration, Option<Ended>, String), String> {
+/// One run of the program on one deck, judged.
+#[derive(Debug)]
+pub struct DeckRun {
+    pub verdict: Verdict,
+    /// From the start of the program to the end of its output.
+    pub elapsed: Duration,
+    /// How it ended, when it finished its output.
+    pub exit: Option<Ended>,
+    /// Its last lines on standard error.
+    pub stderr: String,
+    /// What its processes used.
+    pub usage: Usage,
+}
+
+/// Runs the program on one deck and judges it strictly.
+pub async fn judge(config: &JudgeConfig, deck: &[Card; 52]) -> Result<DeckRun, String> {
     judge_with(config, &Judging::default(), deck).await
 }
 
@@ -176,7 +195,7 @@ pub async fn judge_with(
     config: &JudgeConfig,
     judging: &Judging,
     deck: &[Card; 52],
-) -> Result<(Verdict, Duration, Option<Ended>, String), String> {
+) -> Result<DeckRun, String> {
     let mut bot = Bot::spawn(&config.program, config.limits)
         .map_err(|e| format!("cannot start the program: {e}"))?;
     let started = tokio::time::Instant::now();
@@ -200,10 +219,16 @@ pub async fn judge_with(
         Err(_) => None,
     };
     let elapsed = started.elapsed();
-    let _ = bot.kill().await;
+    let finished = bot.kill().await;
     let stderr = bot.stderr(|t| t.last_lines(20).join("\n"));
     let exit = ended.as_ref().and_then(|e| e.as_ref().ok().copied());
+    let overrun = finished.ok().and_then(|f| f.memory_overrun);
     let verdict = match (output, ended) {
+        _ if overrun.is_some() => Verdict::MemoryLimit(
+            overrun
+                .map(|o| BotError::MemoryLimit(o).to_string())
+                .unwrap_or_default(),
+        ),
         (Err(BotError::Timeout { .. }), _) | (_, Some(Err(BotError::Timeout { .. }))) => {
             Verdict::TimeLimit
         }
@@ -216,7 +241,13 @@ pub async fn judge_with(
         },
         (Ok(lines), _) => figures::judge_output(judging, &lines, deck),
     };
-    Ok((verdict, elapsed, exit, stderr))
+    Ok(DeckRun {
+        verdict,
+        elapsed,
+        exit,
+        stderr,
+        usage: bot.usage_since(&mut UsageMark::default()),
+    })
 }
 
 /// How `referee acesup` judges and when it stops (docs/acesup.md).
@@ -300,7 +331,13 @@ pub async fn run(config: &JudgeConfig, options: &RunOptions) -> Status {
         .buffered(options.jobs.max(1));
     let mut runs = Box::pin(runs);
     while let Some((i, deck, judgement)) = runs.next().await {
-        let (verdict, elapsed, ended, stderr) = match judgement {
+        let DeckRun {
+            verdict,
+            elapsed,
+            exit: ended,
+            stderr,
+            usage,
+        } = match judgement {
             Ok(judged) => judged,
             Err(e) => {
                 eprintln!("referee acesup: {e}");
@@ -321,7 +358,9 @@ pub async fn run(config: &JudgeConfig, options: &RunOptions) -> Status {
             _ => format!(" ({:.1}ms)", elapsed.as_secs_f64() * 1e3),
         };
         let _ = writeln!(out, "deck {}: {verdict}{timing}", i + 1);
-        if matches!(verdict, Verdict::RuntimeError { .. }) && !stderr.is_empty() {
+        if matches!(verdict, Verdict::RuntimeError { .. } | Verdict::MemoryLimit(_))
+            && !stderr.is_empty()
+        {
             for line in stderr
                 .lines()
                 .rev()
@@ -347,6 +386,7 @@ pub async fn run(config: &JudgeConfig, options: &RunOptions) -> Status {
                 status: verdict.status(ended),
                 message: verdict.to_string(),
                 micros: u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
+                usage,
                 exit: ended,
                 stderr: (!stderr.is_empty()).then_some(stderr.as_str()),
                 time: record::timestamp(),

@@ -15,7 +15,7 @@ use tokio::time::sleep_until;
 
 use super::grid::{Cell, Grid, share};
 use super::protocol::{self, Move, NO_MOVE_YET};
-use crate::bot::{Bot, BotError, BotLimits, BotSpec, Finished, deadline_after, later};
+use crate::bot::{Bot, BotError, BotLimits, BotSpec, Finished, UsageMark, deadline_after, later};
 use crate::outcome::{Disqualified, Phase, Status, Verdict};
 
 /// How a player's game ended.
@@ -123,6 +123,12 @@ pub struct PlayerResult {
     pub died_round: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The largest resident memory of its processes together, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_memory_bytes: Option<u64>,
+    /// The CPU time its processes used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_micros: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stderr: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -341,9 +347,12 @@ pub async fn play(seats: &[SeatSpec], rows: &[Vec<u8>], start: Cell, rules: Rule
             tracing::warn!(player = i + 1, "ending the player: {e}");
         }
         let (text, truncated) = bot.stderr(|t| t.since(0));
+        let usage = bot.usage_since(&mut UsageMark::default());
         let result = &mut seats[i].result;
         result.stderr = (!text.is_empty()).then_some(text);
         result.stderr_truncated = truncated;
+        result.peak_memory_bytes = Some(usage.peak_memory);
+        result.cpu_micros = Some(usage.cpu_micros());
     }
 
     GameResult {
@@ -401,6 +410,8 @@ fn seat(player: usize, spec: &SeatSpec, start: Cell, limits: BotLimits) -> Seat 
             slowest_micros: 0,
             died_round: (status == Fate::Disqualified).then_some(0),
             error,
+            peak_memory_bytes: None,
+            cpu_micros: None,
             stderr: None,
             stderr_truncated: false,
         },

@@ -18,7 +18,9 @@ use super::cards::{Card, CardError};
 use super::deal::Deal;
 use super::input::{self, GameSpec};
 use crate::bot::clock::{MoveLimits, Timer};
-use crate::bot::{Bot, BotError, BotLimits, BotSpec, Finished, LineReader, Next, deadline_after};
+use crate::bot::{
+    Bot, BotError, BotLimits, BotSpec, Finished, LineReader, Next, Usage, UsageMark, deadline_after,
+};
 use crate::exit::Status;
 use crate::outcome::{self, Phase, Verdict};
 use crate::record::{self, Records};
@@ -140,6 +142,10 @@ pub struct Play {
     dealt: Card,
     played: Card,
     micros: u64,
+    /// The CPU time the player's process used for this move, where the
+    /// platform tells.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_micros: Option<u64>,
     /// The process's first reply (start-up included): not a move time.
     #[serde(skip)]
     first: bool,
@@ -201,6 +207,9 @@ struct GameRecord<'a> {
     /// time includes the start-up and is kept out of move statistics.
     #[serde(skip_serializing_if = "Option::is_none")]
     startup_micros: Option<u64>,
+    /// What the player's processes used during the game.
+    #[serde(flatten)]
+    usage: Usage,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<ErrorRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -268,6 +277,8 @@ struct Dealer<'c> {
     /// that game is already known (see [`Dealer::deal_one`]).
     pending: Vec<u8>,
     stderr_mark: u64,
+    /// Where the player's usage for the next record starts.
+    usage_mark: UsageMark,
     tally: Tally,
 }
 
@@ -312,6 +323,7 @@ impl<'c> Dealer<'c> {
             bot,
             pending: Vec::with_capacity(64),
             stderr_mark: 0,
+            usage_mark: UsageMark::default(),
             tally: Tally::default(),
         })
     }
@@ -516,6 +528,7 @@ impl<'c> Dealer<'c> {
         }
         // Only a record needs the game's stderr: looking costs a read.
         let (stderr, stderr_truncated) = self.bot.stderr_since(&mut self.stderr_mark);
+        let usage = self.bot.usage_since(&mut self.usage_mark);
         let Some(records) = self.records.as_mut() else {
             return Ok(status);
         };
@@ -532,6 +545,7 @@ impl<'c> Dealer<'c> {
             outcome: outcome_name,
             verdict,
             startup_micros: startup_micros(&plays),
+            usage,
             error,
             stderr,
             stderr_truncated,
@@ -597,6 +611,7 @@ async fn play(
             }
         };
         let micros = micros_of(reply.elapsed);
+        let cpu_micros = reply.cpu.map(micros_of);
         let first = reply.first;
         let Some(slot) = deal.hand.iter().position(|&c| c == played) else {
             let holding = (deal.hand.iter().zip(&in_hand))
@@ -622,6 +637,7 @@ async fn play(
             dealt,
             played,
             micros,
+            cpu_micros,
             first,
         });
         if !played.covers(dealt) {
@@ -653,6 +669,8 @@ pub struct Single {
     /// Each card dealt and the card that covered it, as records keep them
     /// with `--record-moves`.
     pub plays: Vec<Play>,
+    /// What the player's processes used.
+    pub usage: Usage,
 }
 
 /// Plays deal (`n`, `seed`) with a fresh `player`.
@@ -711,6 +729,7 @@ pub async fn play_single(
         startup_micros: startup_micros(&plays),
         stderr: bot.stderr(|t| t.since(0).0),
         plays,
+        usage: bot.usage_since(&mut UsageMark::default()),
     })
 }
 

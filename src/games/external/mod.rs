@@ -20,7 +20,9 @@ use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
 use crate::bot::clock::{MoveLimits, Timer};
-use crate::bot::{Bot, BotError, BotLimits, BotSpec, Resources, deadline_after, later};
+use crate::bot::{
+    Bot, BotError, BotLimits, BotSpec, Resources, Usage, UsageMark, deadline_after, later,
+};
 use crate::outcome::{Status, Verdict};
 use protocol::{Answer, Eliminated, Failure, FromJudge, StartPlayer, ToJudge};
 pub use spec::{ExternalGame, ReadUnit};
@@ -102,6 +104,12 @@ pub struct PlayerResult {
     /// Its move times; a timed-out move as the time waited.
     #[serde(default)]
     pub micros: Vec<u64>,
+    /// The largest resident memory of its processes together, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_memory_bytes: Option<u64>,
+    /// The CPU time its processes used in this game.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_micros: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -151,6 +159,8 @@ struct Kept {
     bot: Bot,
     /// How much of its stderr earlier games' records have shown.
     stderr_mark: u64,
+    /// Where its usage in the next game's record starts.
+    usage_mark: UsageMark,
     /// Its time to exit once its input is closed (`--grace`).
     grace: Duration,
     /// What the judge sent it after its last reply of the game (`YOU
@@ -297,10 +307,12 @@ impl<'g> Session<'g> {
                 let (text, truncated) = bot.stderr_since(&mut seat.stderr_mark);
                 seat.stderr = text;
                 seat.stderr_truncated = truncated;
+                seat.usage = Some(bot.usage_since(&mut seat.usage_mark));
                 if keep {
                     self.kept[i] = Some(Kept {
                         bot,
                         stderr_mark: seat.stderr_mark,
+                        usage_mark: seat.usage_mark,
                         grace: limits.grace,
                         pending: std::mem::take(&mut seat.pending),
                     });
@@ -323,6 +335,8 @@ impl<'g> Session<'g> {
                 error,
                 startup_micros: seat.startup_micros,
                 micros: seat.micros,
+                peak_memory_bytes: seat.usage.map(|u| u.peak_memory),
+                cpu_micros: seat.usage.map(|u| u.cpu_micros()),
                 stderr: seat.stderr,
                 stderr_truncated: seat.stderr_truncated,
             });
@@ -531,6 +545,8 @@ struct Seat {
     /// How much of its stderr earlier games' records have shown (a kept
     /// process's).
     stderr_mark: u64,
+    /// Where this game's usage starts (a kept process's).
+    usage_mark: UsageMark,
     /// What the judge sent it that is not written yet: sends are written
     /// when it is asked, when the harness waits for the judge, or at the
     /// end of the game, so that a burst of the judge's messages (`send`,
@@ -544,6 +560,7 @@ struct Seat {
     failure: Option<Failure>,
     startup_micros: Option<u64>,
     micros: Vec<u64>,
+    usage: Option<Usage>,
     stderr: Option<String>,
     stderr_truncated: bool,
 }
@@ -562,13 +579,20 @@ impl Seat {
             .chain(&spec.args)
             .map(|s: &OsString| s.to_string_lossy().into_owned())
             .collect();
-        let (bot, stderr_mark, pending, failure) = match kept {
-            Some(kept) => (Some(kept.bot), kept.stderr_mark, kept.pending, None),
+        let (bot, stderr_mark, usage_mark, pending, failure) = match kept {
+            Some(kept) => (
+                Some(kept.bot),
+                kept.stderr_mark,
+                kept.usage_mark,
+                kept.pending,
+                None,
+            ),
             None => match Bot::spawn(spec, limits) {
-                Ok(bot) => (Some(bot), 0, Vec::new(), None),
+                Ok(bot) => (Some(bot), 0, UsageMark::default(), Vec::new(), None),
                 Err(e) => (
                     None,
                     0,
+                    UsageMark::default(),
                     Vec::new(),
                     Some(Failure {
                         verdict: Verdict::of(Status::CannotStart),
@@ -582,12 +606,14 @@ impl Seat {
             name,
             bot,
             stderr_mark,
+            usage_mark,
             pending,
             urgent: false,
             timer: Timer::new(time),
             failure,
             startup_micros: None,
             micros: Vec::new(),
+            usage: None,
             stderr: None,
             stderr_truncated: false,
         }
@@ -600,6 +626,7 @@ impl Seat {
             let (text, truncated) = bot.stderr_since(&mut self.stderr_mark);
             self.stderr = text;
             self.stderr_truncated = truncated;
+            self.usage = Some(bot.usage_since(&mut self.usage_mark));
         }
         self.bot = None;
         self.failure = Some(failure);

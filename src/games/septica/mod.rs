@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::bot::clock::{MoveLimits, Timer};
-use crate::bot::{Bot, BotError, BotLimits, BotSpec};
+use crate::bot::{Bot, BotError, BotLimits, BotSpec, Usage, UsageMark};
 use crate::exit::Status;
 use crate::outcome::{self, Verdict};
 use crate::record::{self, Records};
@@ -115,6 +115,9 @@ struct MatchRecord<'a> {
     micros: &'a [u64],
     #[serde(skip_serializing_if = "Option::is_none")]
     startup_micros: Option<u64>,
+    /// What the player's processes used during the match.
+    #[serde(flatten)]
+    usage: Usage,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<&'a ErrorRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -412,6 +415,8 @@ pub struct SingleMatch {
     pub startup_micros: Option<u64>,
     /// Every card played, as records keep them with `--record-moves`.
     pub plays: Vec<Play>,
+    /// What the player's processes used.
+    pub usage: Usage,
 }
 
 /// Plays match `index` of a run with `seed` against a fresh `player`.
@@ -474,6 +479,7 @@ pub async fn play_single(
         micros,
         startup_micros,
         plays,
+        usage: bot.usage_since(&mut UsageMark::default()),
     })
 }
 
@@ -536,6 +542,7 @@ pub async fn run(config: &SepticaConfig) -> Status {
 
     let mut wins = 0u64;
     let mut stderr_mark = 0u64;
+    let mut usage_mark = UsageMark::default();
     for index in 0..matches {
         if let Some(&won) = done.get(&(index + 1)) {
             wins += u64::from(won);
@@ -607,6 +614,7 @@ pub async fn run(config: &SepticaConfig) -> Status {
         };
         if let Some(records) = records.as_mut() {
             let (stderr, stderr_truncated) = bot.stderr_since(&mut stderr_mark);
+            let usage = bot.usage_since(&mut usage_mark);
             let record = MatchRecord {
                 game: "septica",
                 index: index + 1,
@@ -620,6 +628,7 @@ pub async fn run(config: &SepticaConfig) -> Status {
                 verdict,
                 micros: &micros,
                 startup_micros,
+                usage,
                 error: error.as_ref(),
                 stderr,
                 stderr_truncated,
