@@ -94,10 +94,11 @@ fn a_20ms_move_is_never_recorded_under_20ms() {
 
 /// A bot that spins 30 ms under a 25 ms limit is never accepted with a
 /// time under its own: each move is a timeout or, when the referee itself
-/// waited for a CPU past the deadline, a move recorded at 30 ms or more.
-/// (That second case is the bot layer accepting a reply it reads after the
-/// deadline; [`a_30ms_move_under_a_25ms_limit_is_a_timeout`] holds once it
-/// no longer does.)
+/// waited for a CPU past the deadline, a move recorded at 30 ms or more:
+/// a reply found in the pipe wins over a deadline that passed meanwhile
+/// (docs/bots.md, "The time model"), as the referee cannot tell when it
+/// arrived. [`a_30ms_move_under_a_25ms_limit_is_a_timeout`] is the strict
+/// form, for a bot layer that refuses such replies.
 #[test]
 fn a_30ms_move_under_a_25ms_limit_is_never_accepted_as_faster() {
     let (records, _) = play("busy30.toml", &["--games", "3", "--timeout", "25ms"]);
@@ -120,11 +121,12 @@ fn a_30ms_move_under_a_25ms_limit_is_never_accepted_as_faster() {
 /// Every 30 ms move under a 25 ms limit is a timeout, never accepted.
 /// Ignored: when the referee's thread gets the CPU back more than 5 ms
 /// after a deadline (five busy bots on two CPUs), the bot layer takes the
-/// reply already in the pipe and accepts it, recorded at over 30 ms; about
-/// one run in six on a two-CPU machine. Run it with `--ignored` once
-/// `Bot::recv_line` refuses a reply read after its deadline.
+/// reply already in the pipe and accepts it, recorded at over 30 ms; in
+/// about one run of three games in six on a two-CPU machine. It holds only
+/// if `Bot::recv_line` refuses every reply read after its deadline, which
+/// would time out some bots that answered in time.
 #[test]
-#[ignore = "the bot layer accepts a reply it reads after its deadline"]
+#[ignore = "a reply in the pipe wins over a deadline that passed while the referee waited for a CPU"]
 fn a_30ms_move_under_a_25ms_limit_is_a_timeout() {
     for _ in 0..3 {
         let (records, _) = play("busy30.toml", &["--games", "3", "--timeout", "25ms"]);
