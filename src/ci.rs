@@ -182,6 +182,15 @@ pub async fn run(file: &Path, junit: Option<&Path>, limits: BotLimits) -> Status
     for case in &suite.cases {
         plans.push(prepare(case, &base, limits).await);
     }
+    // One warning for the run, for its most crowded case.
+    let crowded = suite.cases.iter().zip(&plans).filter_map(|(case, plan)| {
+        let jobs = case.jobs.unwrap_or_else(crate::parallel::cpus);
+        let seats = plan.as_ref().ok()?.game.seating().bots_at_once();
+        Some((jobs.min(case.games as usize), seats))
+    });
+    if let Some((jobs, seats)) = crowded.max_by_key(|(jobs, seats)| jobs * seats) {
+        crate::parallel::warn_if_oversubscribed("ci", Some((jobs, "jobs =")), seats);
+    }
     let mut outcomes = Vec::new();
     for (case, plan) in suite.cases.iter().zip(plans) {
         let outcome = match run_case(case, plan).await {

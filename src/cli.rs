@@ -876,6 +876,7 @@ pub async fn run(cli: Cli) -> Status {
             dealer::run(&config).await
         }
         Command::Chomp(args) => {
+            crate::parallel::warn_if_oversubscribed("chomp", None, args.dirs.len());
             let start = args
                 .start
                 .as_deref()
@@ -1010,6 +1011,7 @@ pub async fn run(cli: Cli) -> Status {
                 },
                 max_timeouts_in_a_row: args.max_timeouts_in_a_row,
             };
+            crate::parallel::warn_if_oversubscribed("acesup", Some((options.jobs, "--jobs")), 1);
             acesup::run(&config, &options).await
         }
         Command::Play(args) => {

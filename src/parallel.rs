@@ -54,7 +54,7 @@ where
     // The items, and how many were taken (for messages).
     let items = Arc::new(Mutex::new((items.fuse(), 0usize)));
     let play = Arc::new(play);
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpus = cpus();
     let workers = (0..jobs.clamp(1, most.max(1)))
         .map(|w| {
             let (items, play) = (Arc::clone(&items), Arc::clone(&play));
@@ -147,6 +147,64 @@ impl<R> Drop for Games<R> {
             let _ = worker.join();
         }
     }
+}
+
+/// The CPUs this process may use (its affinity mask and CPU quota, as
+/// [`std::thread::available_parallelism`] reads them); 1 if unknown.
+pub fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Warns once, on standard error, when more bot processes may run at once
+/// than there are CPUs: `jobs` games at once (`None` for commands that play
+/// one game at a time; with the name of the setting, `--jobs`) times
+/// `seats` bots per game.
+///
+/// A move's clock is wall-clock time, started before the message to the
+/// bot is written (`docs/bots.md`, "The time model"). A bot that is ready
+/// to run but waits for a CPU is charged for the wait, so on an
+/// oversubscribed machine move times, timeouts and time controls depend on
+/// the other bots as well as on this one. The run goes on (a user may mean
+/// it, and bots that mostly wait for their input do not compete), but
+/// says so once, as fastchess does for a concurrency above the hardware's.
+pub fn warn_if_oversubscribed(command: &str, jobs: Option<(usize, &str)>, seats: usize) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    if let Some(warning) = oversubscribed(jobs, seats, cpus()) {
+        ONCE.call_once(|| eprintln!("referee {command}: warning: {warning}"));
+    }
+}
+
+/// The warning's text, if `jobs` × `seats` is more than `cpus`.
+fn oversubscribed(jobs: Option<(usize, &str)>, seats: usize, cpus: usize) -> Option<String> {
+    let at_once = jobs.map_or(1, |(n, _)| n.max(1));
+    let bots = at_once.saturating_mul(seats);
+    if bots <= cpus {
+        return None;
+    }
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let (why, fix) = match jobs {
+        Some((n, name)) if n > 1 && seats <= cpus => (
+            format!("{name} {n} × {}", plural(seats, "seat")),
+            format!(
+                "run at most {} at once ({name} {}) for fair clocks",
+                plural(cpus / seats, "game"),
+                cpus / seats
+            ),
+        ),
+        Some((n, name)) if n > 1 => (
+            format!("{name} {n} × {}", plural(seats, "seat")),
+            "run one game at a time with fewer seats, or use more CPUs, for fair clocks".into(),
+        ),
+        _ => (
+            plural(seats, "seat"),
+            "play with fewer seats, or use more CPUs, for fair clocks".into(),
+        ),
+    };
+    Some(format!(
+        "up to {bots} bot processes may run at once on {} ({why}): \
+         move times will include waiting for a CPU; {fix}",
+        plural(cpus, "CPU")
+    ))
 }
 
 /// Binds the calling thread (and the processes it starts later) to `cpu`.
@@ -244,5 +302,29 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(50));
         drop(games);
         assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    }
+
+    #[test]
+    fn more_bots_than_cpus_is_a_warning() {
+        assert_eq!(oversubscribed(Some((1, "--jobs")), 1, 1), None);
+        assert_eq!(oversubscribed(Some((2, "--jobs")), 1, 2), None);
+        assert_eq!(oversubscribed(None, 2, 2), None);
+        assert_eq!(
+            oversubscribed(Some((2, "--jobs")), 5, 2).unwrap(),
+            "up to 10 bot processes may run at once on 2 CPUs (--jobs 2 × 5 seats): move \
+             times will include waiting for a CPU; run one game at a time with fewer seats, \
+             or use more CPUs, for fair clocks"
+        );
+        assert_eq!(
+            oversubscribed(Some((4, "--jobs")), 2, 4).unwrap(),
+            "up to 8 bot processes may run at once on 4 CPUs (--jobs 4 × 2 seats): move \
+             times will include waiting for a CPU; run at most 2 games at once (--jobs 2) \
+             for fair clocks"
+        );
+        assert_eq!(
+            oversubscribed(None, 5, 2).unwrap(),
+            "up to 5 bot processes may run at once on 2 CPUs (5 seats): move times will \
+             include waiting for a CPU; play with fewer seats, or use more CPUs, for fair clocks"
+        );
     }
 }

@@ -133,6 +133,17 @@ pub enum Seating {
     Table { seats: usize },
 }
 
+impl Seating {
+    /// How many bots play a game at once (a solo game's entrants play one
+    /// after the other).
+    pub fn bots_at_once(self) -> usize {
+        match self {
+            Seating::Solo => 1,
+            Seating::Table { seats } => seats,
+        }
+    }
+}
+
 /// An entrant in a seat.
 #[derive(Clone, Debug)]
 pub struct Seat {

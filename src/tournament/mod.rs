@@ -262,6 +262,11 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
             " (shard {k}/{n} of {games})"
         )),
     );
+    crate::parallel::warn_if_oversubscribed(
+        "tournament",
+        Some((jobs.min(shard_games as usize), "--jobs")),
+        plan.game.seating().bots_at_once(),
+    );
     for (name, why) in plan.disqualified() {
         eprintln!("referee tournament: entrant {name} disqualified: {why}");
     }

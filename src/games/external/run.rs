@@ -61,6 +61,7 @@ pub async fn run(config: &PlayConfig) -> Status {
         );
         return Status::Usage;
     }
+    crate::parallel::warn_if_oversubscribed("play", None, count);
     let mut records = match config.results.as_deref().map(Records::open).transpose() {
         Ok(records) => records,
         Err(e) => {
