@@ -383,18 +383,25 @@ fn process_cpu_clock(pid: i32) -> Option<Duration> {
 }
 
 /// What a sandboxed bot keeps in its private `/tmp` and `/dev/shm`, seen
-/// through the magic link to its root.
+/// through the magic link to its root. Only a tmpfs of its own counts:
+/// until bubblewrap has set the sandbox up, the link shows the host's.
 fn private_tmpfs_bytes(pid: i32) -> u64 {
+    use std::os::unix::fs::MetadataExt;
     ["tmp", "dev/shm"]
         .iter()
         .filter_map(|dir| {
-            let path = Path::new("/proc")
-                .join(pid.to_string())
-                .join("root")
-                .join(dir);
-            let fs = nix::sys::statvfs::statvfs(&path).ok()?;
+            let path = Path::new("/proc").join(pid.to_string()).join("root").join(dir);
+            let fs = nix::sys::statfs::statfs(&path).ok()?;
+            if fs.filesystem_type() != nix::sys::statfs::TMPFS_MAGIC {
+                return None;
+            }
+            let theirs = std::fs::metadata(&path).ok()?.dev();
+            let ours = std::fs::metadata(Path::new("/").join(dir)).map(|m| m.dev());
+            if ours.is_ok_and(|ours| ours == theirs) {
+                return None;
+            }
             let used = fs.blocks().saturating_sub(fs.blocks_free());
-            Some(used.saturating_mul(fs.fragment_size()))
+            Some(used.saturating_mul(fs.block_size() as u64))
         })
         .sum()
 }

@@ -317,7 +317,7 @@ impl TestRng {
 }
 
 /// A tournament output directory's records, in game order, without what
-/// differs from run to run (times).
+/// differs from run to run (times, memory).
 pub fn timeless_records(out: &std::path::Path) -> Vec<serde_json::Value> {
     let mut records =
         referee::record::read_records::<serde_json::Value>(&out.join("records.jsonl")).unwrap();
@@ -328,18 +328,24 @@ pub fn timeless_records(out: &std::path::Path) -> Vec<serde_json::Value> {
             fields.remove("micros");
             fields.remove("slowest_micros");
             fields.remove("startup_micros");
+            fields.remove("peak_memory_bytes");
+            fields.remove("cpu_micros");
         }
     }
     records.sort_by_key(|r| r["index"].as_u64());
     records
 }
 
-/// A tournament output directory's standings, without the timing column.
+/// A tournament output directory's standings, without the columns of
+/// time and memory.
 pub fn timeless_standings(out: &std::path::Path) -> Vec<serde_json::Value> {
     let text = std::fs::read_to_string(out.join("standings.json")).unwrap();
     let mut rows: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
     for row in &mut rows {
-        row.as_object_mut().unwrap().remove("slowest_micros");
+        let fields = row.as_object_mut().unwrap();
+        fields.remove("slowest_micros");
+        fields.remove("max_memory_bytes");
+        fields.remove("max_cpu_micros");
     }
     rows
 }
