@@ -364,8 +364,10 @@ pub struct BotOptions {
     #[arg(long, value_name = "N", default_value = "none", value_parser = parse_count)]
     pub limit_procs: Limit,
 
-    /// Run every bot under bubblewrap: no network, the file system
-    /// read-only, a private /tmp (needs the `bwrap` program).
+    /// Run every bot, and every build, under bubblewrap (needs the `bwrap`
+    /// program): the system read-only, only its own folder (writable for a
+    /// build), no other entrant's folder, no test data, private /tmp and
+    /// /dev/shm, no network, no other process.
     #[arg(long)]
     pub sandbox: bool,
 
@@ -837,6 +839,7 @@ fn bot_spec(command: &[OsString]) -> BotSpec {
         program: program.clone(),
         args: args.to_vec(),
         dir: None,
+        hide: vec![],
     }
 }
 
@@ -893,6 +896,8 @@ pub async fn run(cli: Cli) -> Status {
                     make: args.make,
                     timeout: args.build_timeout,
                     logs: args.build_logs,
+                    sandbox: args.bot.sandbox,
+                    hide: vec![],
                 },
                 results: args.results,
                 record_moves: args.record_moves,

@@ -382,6 +382,7 @@ async fn build(program: &str, args: Vec<OsString>, dir: &Path) -> Result<(), Str
         program: program.into(),
         args,
         dir: Some(dir.to_owned()),
+        hide: vec![],
     };
     let limits = BotLimits {
         max_line: MAX_LINE,
@@ -629,6 +630,7 @@ pub async fn judge(
         program: validator.0.program.clone(),
         args,
         dir: Some(validator.0.dir.clone()),
+        hide: vec![],
     };
     // The validator is the judge's own program: no sandbox (it writes its
     // feedback directory), no resource limits, but its own process group
@@ -896,6 +898,42 @@ fn rule(stop: Option<Stop>, ends: &Ends, judge_message: &str) -> Verdict {
 /// A validator ready to run (see [`judge`]).
 pub struct ValidatorSpec(Validator);
 
+/// Under `--sandbox`, the program with the package hidden from it (its
+/// data, its validators) and the run's work directory (the feedback); an
+/// error, before anything runs, when that cannot be: `bwrap` is missing,
+/// or the program's own directory, which the sandbox shows, is in the
+/// package but not among its `submissions/`.
+fn hide_package(config: &InteractiveConfig, work: &Path) -> Result<BotSpec, String> {
+    let mut program = config.program.clone();
+    if !config.limits.sandbox {
+        return Ok(program);
+    }
+    crate::bot::spawn::check_sandbox().map_err(|e| e.to_string())?;
+    let package = std::fs::canonicalize(&config.problem)
+        .map_err(|e| format!("{}: {e}", config.problem.display()))?;
+    let path = crate::bot::spawn::resolve(&program.program).map_err(|e| e.to_string())?;
+    let working = match &program.dir {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().map_err(|e| e.to_string())?,
+    };
+    for own in [path.parent().map(Path::to_owned), Some(working)]
+        .into_iter()
+        .flatten()
+    {
+        let own = std::fs::canonicalize(&own).unwrap_or(own);
+        if own.starts_with(&package) && !own.starts_with(package.join("submissions")) {
+            return Err(format!(
+                "--sandbox hides the problem package {} from the program, but the \
+                 program's directory {} is in it (only its submissions/ may hold one)",
+                config.problem.display(),
+                own.display()
+            ));
+        }
+    }
+    program.hide = vec![package, work.to_owned()];
+    Ok(program)
+}
+
 /// Runs `referee interactive`.
 pub async fn run(config: &InteractiveConfig) -> Status {
     let work = match WorkDir::new() {
@@ -903,6 +941,16 @@ pub async fn run(config: &InteractiveConfig) -> Status {
         Err(e) => {
             eprintln!("referee interactive: cannot create a work directory: {e}");
             return Status::Internal;
+        }
+    };
+    let config = &match hide_package(config, &work.0) {
+        Ok(program) => InteractiveConfig {
+            program,
+            ..config.clone()
+        },
+        Err(e) => {
+            eprintln!("referee interactive: {e}");
+            return Status::Usage;
         }
     };
     let package = match load(&config.problem, &work.0).await {

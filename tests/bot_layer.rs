@@ -13,6 +13,7 @@ fn sh(script: &str) -> BotSpec {
         program: "sh".into(),
         args: vec![OsString::from("-c"), script.into()],
         dir: None,
+        hide: vec![],
     }
 }
 

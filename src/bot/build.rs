@@ -19,8 +19,9 @@ use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 use nix::unistd::{AccessFlags, access};
 
-use super::BotSpec;
 use super::command::{Completed, run_to_end};
+use super::spawn::{self, Access, SpawnError};
+use super::{BotSpec, Ended};
 
 /// The program every entrant must provide.
 pub const PROGRAM: &str = "pc2";
@@ -39,6 +40,11 @@ pub struct BuildOptions {
     pub timeout: Duration,
     /// Where to write each build's log, if anywhere.
     pub logs: Option<PathBuf>,
+    /// Build under bubblewrap (`--sandbox`): see [`spawn::sandboxed`].
+    pub sandbox: bool,
+    /// Directories a sandboxed build must not see, besides the other
+    /// entrants' (the tournament's own files, its output).
+    pub hide: Vec<PathBuf>,
 }
 
 /// Time limit of each build.
@@ -53,14 +59,19 @@ pub type Built = Result<BotSpec, String>;
 
 /// Builds every distinct directory once, in parallel, and returns one
 /// result per entrant (in the order of `dirs`): its `pc2`, ready to run.
+/// Each program is given the other entrants' directories to hide.
 pub async fn build_all(dirs: &[PathBuf], options: &BuildOptions) -> Vec<Built> {
-    build_dirs(dirs, options)
-        .await
+    let built = build_dirs(dirs, options).await;
+    let mut hide: Vec<PathBuf> = built.iter().flatten().cloned().collect();
+    hide.extend(options.hide.iter().cloned());
+    built
         .into_iter()
         .zip(dirs)
         .map(|(built, given)| {
             let dir = built?;
-            pc2_in(&dir).map_err(|why| format!("{}: {why}", given.display()))
+            let mut spec = pc2_in(&dir).map_err(|why| format!("{}: {why}", given.display()))?;
+            spec.hide.clone_from(&hide);
+            Ok(spec)
         })
         .collect()
 }
@@ -78,6 +89,7 @@ fn pc2_in(dir: &Path) -> Built {
         program: program.into_os_string(),
         args: vec![],
         dir: Some(dir.to_owned()),
+        hide: vec![],
     })
 }
 
@@ -107,7 +119,11 @@ pub async fn build_dirs(dirs: &[PathBuf], options: &BuildOptions) -> Vec<Result<
         let at = canonical.iter().position(|c| c.as_ref() == Ok(*dir));
         (*dir, at.map_or(dir.as_path(), |at| dirs[at].as_path()))
     });
-    let builds = join_all(named.map(|(dir, given)| build_one(dir, given, options))).await;
+    // A sandboxed build sees none of the others, nor the build logs.
+    let mut hide: Vec<PathBuf> = distinct.iter().map(|d| d.to_path_buf()).collect();
+    hide.extend(options.hide.iter().cloned());
+    hide.extend(options.logs.iter().cloned());
+    let builds = join_all(named.map(|(dir, given)| build_one(dir, given, options, &hide))).await;
     canonical
         .iter()
         .zip(dirs)
@@ -127,9 +143,14 @@ pub async fn build_dirs(dirs: &[PathBuf], options: &BuildOptions) -> Vec<Result<
 /// Builds `dir` (canonical; `given` is how to name it) under its build
 /// lock, and while still holding the lock takes this run's copy of its
 /// `pc2`, if there is one.
-async fn build_one(dir: &Path, given: &Path, options: &BuildOptions) -> Result<(), String> {
+async fn build_one(
+    dir: &Path,
+    given: &Path,
+    options: &BuildOptions,
+    hide: &[PathBuf],
+) -> Result<(), String> {
     let _lock = lock_dir(dir, given).await;
-    make(dir, given, options).await?;
+    make(dir, given, options, hide).await?;
     let built = dir.join(PROGRAM);
     if built.is_file()
         && let Err(e) = Snapshots::take(dir, &built)
@@ -142,27 +163,32 @@ async fn build_one(dir: &Path, given: &Path, options: &BuildOptions) -> Result<(
     Ok(())
 }
 
-/// Runs the build command in `dir`, saying so on stderr, with how long it
-/// took.
-async fn make(dir: &Path, given: &Path, options: &BuildOptions) -> Result<(), String> {
+/// Runs the build command in `dir` (sandboxed, hiding `hide`, when asked),
+/// saying so on stderr, with how long it took.
+async fn make(
+    dir: &Path,
+    given: &Path,
+    options: &BuildOptions,
+    hide: &[PathBuf],
+) -> Result<(), String> {
     let has_makefile = ["GNUmakefile", "makefile", "Makefile"]
         .iter()
         .any(|name| dir.join(name).is_file());
     if options.make != DEFAULT_MAKE || has_makefile {
-        let spec = BotSpec {
-            program: "sh".into(),
-            args: vec![OsString::from("-c"), OsString::from(&options.make)],
-            dir: Some(dir.to_owned()),
-        };
+        let cannot_run = |e: SpawnError| format!("cannot run `{}`: {e}", options.make);
+        let spec = build_command(dir, options, hide).map_err(cannot_run)?;
         eprintln!(
             "referee: building {} with {} ...",
             given.display(),
             options.make
         );
         let started = Instant::now();
-        let completed = run_to_end(&spec, options.timeout, LOG_KEEP)
+        let mut completed = run_to_end(&spec, options.timeout, LOG_KEEP)
             .await
-            .map_err(|e| format!("cannot run `{}`: {e}", options.make))?;
+            .map_err(cannot_run)?;
+        if options.sandbox {
+            completed.ended = completed.ended.map(Ended::through_bwrap);
+        }
         let took = started.elapsed().as_secs_f64();
         if completed.success() {
             eprintln!("referee: built {} in {took:.1}s", given.display());
@@ -176,6 +202,32 @@ async fn make(dir: &Path, given: &Path, options: &BuildOptions) -> Result<(), St
         check_build(&completed, options)?;
     }
     Ok(())
+}
+
+/// The build command of `dir`: `sh -c MAKE` there, under bubblewrap when
+/// sandboxed (`dir` writable, `hide` hidden, no network; when the build
+/// ends, its pid namespace ends with it, so nothing it started survives).
+fn build_command(
+    dir: &Path,
+    options: &BuildOptions,
+    hide: &[PathBuf],
+) -> Result<BotSpec, SpawnError> {
+    let spec = BotSpec {
+        program: "sh".into(),
+        args: vec![OsString::from("-c"), OsString::from(&options.make)],
+        dir: Some(dir.to_owned()),
+        hide: hide.to_vec(),
+    };
+    if !options.sandbox {
+        return Ok(spec);
+    }
+    let sh = spawn::resolve(&spec.program)?;
+    let (bwrap, args) = spawn::sandboxed(&sh, &spec, Access::Build, None)?;
+    Ok(BotSpec {
+        program: bwrap.into_os_string(),
+        args,
+        ..spec
+    })
 }
 
 /// Waits for, and takes, the exclusive build lock of `dir`; the lock is
@@ -246,6 +298,8 @@ pub fn program(dir: &Path) -> PathBuf {
 /// not depend on where a run keeps its copies.
 pub fn as_submitted(spec: &BotSpec) -> BotSpec {
     let mut spec = spec.clone();
+    // Nor on what its sandbox hides (where this run writes, say).
+    spec.hide.clear();
     if let Some(dir) = Snapshots::dir_of(Path::new(&spec.program)) {
         spec.program = dir.join(PROGRAM).into_os_string();
     }

@@ -73,6 +73,9 @@ pub struct BotSpec {
     pub args: Vec<OsString>,
     /// Working directory; the referee's own when `None`.
     pub dir: Option<PathBuf>,
+    /// Directories a sandboxed bot must not see (other entrants, test
+    /// data); its own directories are shown again (see [`spawn::sandboxed`]).
+    pub hide: Vec<PathBuf>,
 }
 
 /// Limits that apply to every bot of a run.
@@ -379,7 +382,7 @@ impl Bot {
     pub fn spawn(spec: &BotSpec, limits: BotLimits) -> Result<Bot, SpawnError> {
         let path = spawn::resolve(&spec.program)?;
         let (program, args) = if limits.sandbox {
-            spawn::sandboxed(&path, &spec.args, spec.dir.as_deref())?
+            spawn::sandboxed(&path, spec, spawn::Access::Bot, limits.resources.memory)?
         } else {
             (path.clone(), spec.args.clone())
         };

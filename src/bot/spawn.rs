@@ -6,9 +6,12 @@ use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::OnceLock;
 
 use nix::sys::signal::{SigHandler, SigSet, Signal};
 use nix::unistd::{AccessFlags, Pid, access};
+
+use super::BotSpec;
 
 /// Why a bot could not be started. Each case names the program.
 #[derive(Debug, thiserror::Error)]
@@ -75,28 +78,58 @@ pub fn resolve(program: &OsStr) -> Result<PathBuf, SpawnError> {
         .ok_or_else(|| SpawnError::NotOnPath(program.to_owned()))
 }
 
-/// The command line that runs `path` under bubblewrap: no network (a
-/// network namespace of its own), the whole file system read-only, a
-/// private writable `/tmp`, its own `/dev` and `/proc`, in its working
-/// directory. None of the games needs a bot to write anywhere else. It dies
-/// with its parent. bubblewrap must be on `PATH`.
+/// What a sandboxed process may do with its own directories.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// A bot: its working directory and its program's directory, read-only.
+    Bot,
+    /// A build: its working directory (the entrant's folder), writable.
+    Build,
+}
+
+/// `bwrap`, or why `--sandbox` cannot be had: checked before anything runs.
+pub fn check_sandbox() -> Result<PathBuf, SpawnError> {
+    resolve(OsStr::new("bwrap")).map_err(|_| SpawnError::NoSandbox)
+}
+
+/// The command line that runs `path` (resolved) with `spec`'s arguments,
+/// in `spec`'s working directory, under bubblewrap:
 ///
-/// The private `/tmp` would hide a bot that lives under `/tmp` (a checkout
-/// in a temporary directory, a CI workspace): its working directory and its
-/// program's directory are bound back in, read-only like the rest.
+/// - namespaces of its own: no network (not even the host's loopback), no
+///   other process (its own `/proc`), its own IPC; no capabilities (a root
+///   bot could otherwise unmount what hides a directory); a session of its
+///   own (no terminal to type into); killed with its parent;
+/// - the system read-only, with the host's services (`/run`: sockets of
+///   daemons, which a read-only file system does not stop) hidden;
+/// - a private `/tmp` and `/dev/shm` (and the temporary directory, where
+///   the referee keeps its own files), each at most `tmp_size` bytes when
+///   given (they are memory);
+/// - each directory of `spec.hide` covered by an empty read-only directory;
+/// - its own directories shown again on top: for a bot, its working
+///   directory and its program's directory, read-only; for a build, its
+///   working directory, writable.
+///
+/// bubblewrap mounts in order, a later mount on top of an earlier one, so
+/// the mounts go in path order: a directory shown inside a hidden one
+/// comes after it, and a hidden one inside a shown one after that.
 pub fn sandboxed(
     path: &Path,
-    args: &[OsString],
-    dir: Option<&Path>,
+    spec: &BotSpec,
+    access: Access,
+    tmp_size: Option<u64>,
 ) -> Result<(PathBuf, Vec<OsString>), SpawnError> {
-    let bwrap = resolve(OsStr::new("bwrap")).map_err(|_| SpawnError::NoSandbox)?;
-    let dir = match dir {
+    let bwrap = check_sandbox()?;
+    let dir = match &spec.dir {
         Some(dir) => std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned()),
         None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
     };
+    let mounts = mounts(path, &dir, &spec.hide, access);
     let mut wrapped: Vec<OsString> = [
         "--unshare-all",
         "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
         "--ro-bind",
         "/",
         "/",
@@ -104,36 +137,129 @@ pub fn sandboxed(
         "/dev",
         "--proc",
         "/proc",
-        "--tmpfs",
-        "/tmp",
     ]
     .iter()
     .map(OsString::from)
     .collect();
-    let program_dir = std::path::absolute(path)
-        .ok()
-        .and_then(|p| p.parent().map(Path::to_owned));
-    let mut under_tmp: Vec<PathBuf> = [Some(dir.clone()), program_dir]
-        .into_iter()
-        .flatten()
-        .filter(|d| d.starts_with("/tmp") && d != Path::new("/tmp"))
-        .collect();
-    // Parents first, so that a deeper bind is not hidden by a shallower one.
-    under_tmp.sort();
-    under_tmp.dedup();
-    for d in under_tmp {
-        wrapped.extend([
-            "--ro-bind".into(),
-            d.clone().into_os_string(),
-            d.into_os_string(),
-        ]);
-    }
+    let size = tmp_size.filter(|_| bwrap_has_size(&bwrap));
+    wrapped.extend(mount_arguments(&mounts, size));
     wrapped.push("--chdir".into());
     wrapped.push(dir.into_os_string());
     wrapped.push("--".into());
     wrapped.push(path.as_os_str().to_owned());
-    wrapped.extend(args.iter().cloned());
+    wrapped.extend(spec.args.iter().cloned());
     Ok((bwrap, wrapped))
+}
+
+/// One mount of the sandbox, over the read-only system.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Mount {
+    /// An empty directory, read-only once what is shown inside is there.
+    Cover,
+    /// A private writable directory (memory).
+    Private,
+    /// The host's directory, shown again.
+    Show { writable: bool },
+}
+
+/// The sandbox's mounts, in the order they are made: by path, parents
+/// first; on one path, a directory shown after it is covered, so that a
+/// process's own directory is never hidden from it.
+fn mounts(path: &Path, dir: &Path, hide: &[PathBuf], access: Access) -> Vec<(PathBuf, Mount)> {
+    let temp = std::env::temp_dir();
+    let mut mounts: Vec<(PathBuf, Mount)> = vec![
+        (PathBuf::from("/tmp"), Mount::Private),
+        (PathBuf::from("/dev/shm"), Mount::Private),
+    ];
+    if !temp.starts_with("/tmp") && temp.is_dir() {
+        mounts.push((temp, Mount::Private));
+    }
+    // Only directories that exist can be covered (the root is read-only,
+    // so no mount point can be made there); symbolic links are followed
+    // here, since bubblewrap would follow them inside the sandbox.
+    let covered = hide
+        .iter()
+        .map(PathBuf::as_path)
+        .chain([Path::new("/run")])
+        .filter_map(|h| std::fs::canonicalize(h).ok())
+        .filter(|h| h.is_dir() && h != Path::new("/"));
+    mounts.extend(covered.map(|h| (h, Mount::Cover)));
+    let own: Vec<PathBuf> = match access {
+        Access::Build => vec![dir.to_owned()],
+        Access::Bot => [Some(dir.to_owned()), path.parent().map(Path::to_owned)]
+            .into_iter()
+            .flatten()
+            .collect(),
+    };
+    let writable = access == Access::Build;
+    for d in own {
+        let d = std::fs::canonicalize(&d).unwrap_or(d);
+        // A read-only directory that nothing covers is seen as it is.
+        let hidden = mounts.iter().any(|(m, _)| d.starts_with(m));
+        if writable || hidden {
+            mounts.push((d, Mount::Show { writable }));
+        }
+    }
+    // A directory shown replaces its cover (whose later `--remount-ro`
+    // would otherwise hit what is shown there).
+    let shown: Vec<PathBuf> = mounts
+        .iter()
+        .filter(|(_, m)| matches!(m, Mount::Show { .. }))
+        .map(|(p, _)| p.clone())
+        .collect();
+    mounts.retain(|(p, m)| *m != Mount::Cover || !shown.contains(p));
+    mounts.sort();
+    mounts.dedup();
+    mounts
+}
+
+/// bubblewrap's arguments for `mounts` (in order), then the covers made
+/// read-only (only the covers themselves: what is shown inside them keeps
+/// its own access).
+fn mount_arguments(mounts: &[(PathBuf, Mount)], size: Option<u64>) -> Vec<OsString> {
+    let mut args: Vec<OsString> = Vec::new();
+    for (path, mount) in mounts {
+        let path = path.as_os_str().to_owned();
+        match mount {
+            Mount::Cover => args.extend(["--tmpfs".into(), path]),
+            Mount::Private => {
+                if let Some(size) = size {
+                    args.extend(["--size".into(), size.to_string().into()]);
+                }
+                args.extend(["--tmpfs".into(), path]);
+            }
+            Mount::Show { writable } => {
+                let how = if *writable { "--bind" } else { "--ro-bind" };
+                args.extend([how.into(), path.clone(), path]);
+            }
+        }
+    }
+    for (path, mount) in mounts {
+        if *mount == Mount::Cover {
+            args.extend(["--remount-ro".into(), path.as_os_str().to_owned()]);
+        }
+    }
+    args
+}
+
+/// Whether this bubblewrap takes `--size` (0.7.0 and later; Debian 12 has
+/// 0.8.0). Without it a private directory is as large as the kernel's
+/// default for tmpfs, half the memory; asked once per run.
+fn bwrap_has_size(bwrap: &Path) -> bool {
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(|| {
+        let has = std::process::Command::new(bwrap)
+            .arg("--help")
+            .stdin(Stdio::null())
+            .output()
+            .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).contains("--size"));
+        if !has {
+            tracing::warn!(
+                "this bubblewrap has no --size: a sandbox's private /tmp and /dev/shm are not bounded"
+            );
+        }
+        has
+    })
 }
 
 /// Checks what can be checked before `exec`, for precise messages.

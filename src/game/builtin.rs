@@ -437,6 +437,7 @@ impl Game for External {
                         program: "/nonexistent/disqualified".into(),
                         args: vec![],
                         dir: None,
+                        hide: vec![],
                     },
                 })
                 .collect();

@@ -79,10 +79,22 @@ impl Plan {
         if let Some(max_line) = l.max_line {
             limits.max_line = max_line;
         }
+        // Under --sandbox builds run in it too: bubblewrap must be there
+        // before anything is built.
+        if limits.sandbox {
+            spawn::check_sandbox().map_err(|e| e.to_string())?;
+        }
+        // What a sandboxed entrant never sees, building or playing: the
+        // tournament's own files (its deals, a judge) and its output.
+        let hidden: Vec<PathBuf> = std::iter::once(base.to_owned())
+            .chain(config.out.iter().cloned())
+            .collect();
         let build = BuildOptions {
             make: l.make.clone().unwrap_or_else(|| build::DEFAULT_MAKE.into()),
             timeout: duration(&l.build_timeout, build::DEFAULT_BUILD_TIMEOUT),
             logs: config.out.as_ref().map(|o| o.join("build")),
+            sandbox: limits.sandbox,
+            hide: hidden.clone(),
         };
         let dirs: Vec<Option<PathBuf>> = spec
             .entrants
@@ -102,6 +114,7 @@ impl Plan {
                     program: build::program(&dir).into_os_string(),
                     args: vec![],
                     dir: Some(dir),
+                    hide: vec![],
                 }),
                 (dir, Some(command)) => {
                     let dir = dir.and_then(Result::ok);
@@ -115,6 +128,7 @@ impl Plan {
                         program,
                         args: command[1..].iter().map(OsString::from).collect(),
                         dir,
+                        hide: vec![],
                     })
                 }
                 (None, None) => unreachable!("checked when the file was read"),
@@ -162,6 +176,15 @@ impl Plan {
             parts.push(format!("gauntlet {g}"));
         }
         let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+        // Every entrant's folder (built or not) is hidden from the others
+        // too; its own is shown again. Set after the fingerprint: what a
+        // sandbox hides depends on where a run writes.
+        let hidden: Vec<PathBuf> = hidden.into_iter().chain(to_build).collect();
+        for e in &mut entrants {
+            if let Ok(spec) = &mut e.program {
+                spec.hide.clone_from(&hidden);
+            }
+        }
         Ok(Plan {
             game,
             entrants,

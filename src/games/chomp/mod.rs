@@ -183,6 +183,11 @@ async fn prepare_and_play(config: &ChompConfig) -> Result<Status, String> {
     let fingerprint = run_fingerprint(config, &arrays);
     let (seed, mut done) = resume(config, &fingerprint)?;
     let k = config.dirs.len();
+    // Under --sandbox the builds run in it too: bubblewrap must be there
+    // before anything is built.
+    if config.limits.sandbox {
+        crate::bot::spawn::check_sandbox().map_err(|e| e.to_string())?;
+    }
 
     let programs: Vec<Result<BotSpec, Disqualified>> =
         build::build_all(&config.dirs, &config.build)

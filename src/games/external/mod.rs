@@ -359,6 +359,7 @@ impl<'g> Session<'g> {
                 program: self.game.judge[0].clone(),
                 args: self.game.judge[1..].to_vec(),
                 dir: Some(self.game.dir.clone()),
+                hide: vec![],
             };
             let judge = Bot::spawn(&spec, self.judge_limits(&limits))
                 .map_err(|e| format!("the judge cannot be started: {e}"))?;

@@ -1,0 +1,258 @@
+//! `--sandbox` as isolation: a submission (its build and its play) sees
+//! the system read-only and its own folder, and nothing of the other
+//! submissions, of the tournament or of the judge's data; it reaches no
+//! network and no other process; it keeps nothing after the run. Each test
+//! plays what a tester's submission did, through the real binary, and also
+//! runs it without the sandbox where that shows the attempt would work.
+//! Needs `bwrap` (`.ci/run` installs it).
+
+mod common;
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+
+use common::{fixture, referee, referee_with};
+
+fn need_bwrap() {
+    assert!(
+        std::process::Command::new("bwrap")
+            .arg("--version")
+            .output()
+            .is_ok(),
+        "this test needs bubblewrap: apt-get install bubblewrap"
+    );
+}
+
+/// A copy of `tests/fixtures/isolation/class` in a fresh directory (the
+/// submissions are built there), and the directory.
+fn class() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let to = dir.path().join("class");
+    let copied = std::process::Command::new("cp")
+        .args(["-r", &fixture("isolation/class"), to.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    (dir, to)
+}
+
+/// What became of mallory's attempts in one class tournament.
+struct Class {
+    run: common::Run,
+    /// Mallory's standard error at play time.
+    stderr: String,
+    /// Files her build or her player wrote outside her folder.
+    escaped: Vec<PathBuf>,
+    alice_changed: bool,
+    stole: bool,
+    connected: bool,
+}
+
+fn class_tournament(sandbox: bool) -> Class {
+    let (dir, class) = class();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let escape_to = dir.path().join("escaped-outside");
+    let out = dir.path().join("out");
+    let alice = class.join("submissions/alice/alice.sh");
+    let before = std::fs::read_to_string(&alice).unwrap();
+    let file = class.join("class.toml");
+    let mut args = vec![
+        "tournament",
+        "--no-progress",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    if sandbox {
+        args.push("--sandbox");
+    }
+    let env = [
+        ("EVENSTEVEN", env!("CARGO_BIN_EXE_evensteven")),
+        ("PORT", port.as_str()),
+        ("ESCAPE_TO", escape_to.to_str().unwrap()),
+    ];
+    // referee_with also checks that no process (the build's `setsid
+    // sleep` included) is left.
+    let run = referee_with(args, b"", &env, None);
+    let escaped = [
+        class.join("submissions/escaped-relative"),
+        class.join("escaped-absolute"),
+        escape_to,
+        class.join("submissions/escaped-at-play"),
+        class.join("submissions/mallory/here"),
+    ]
+    .into_iter()
+    .filter(|p| p.exists())
+    .collect();
+    Class {
+        stderr: std::fs::read_to_string(out.join("stderr/mallory.log")).unwrap_or_default(),
+        escaped,
+        alice_changed: std::fs::read_to_string(&alice).unwrap() != before,
+        stole: class.join("submissions/mallory/stolen.sh").exists(),
+        connected: listener.accept().is_ok(),
+        run,
+    }
+}
+
+#[test]
+fn without_the_sandbox_a_class_submission_reaches_everything() {
+    let c = class_tournament(false);
+    assert_eq!(c.run.code, Some(0), "{:?}", c.run);
+    assert_eq!(c.escaped.len(), 5, "{:?}", c.escaped);
+    assert!(c.alice_changed && c.stole && c.connected);
+    assert!(c.stderr.contains("read alice: yes"), "{}", c.stderr);
+}
+
+#[test]
+fn a_sandboxed_class_submission_stays_in_its_folder() {
+    need_bwrap();
+    let c = class_tournament(true);
+    assert_eq!(c.run.code, Some(0), "{:?}", c.run);
+    // Her build worked (what it tried outside failed quietly) and she
+    // played every game.
+    assert!(!c.run.stderr.contains("disqualified"), "{}", c.run.stderr);
+    assert!(c.escaped.is_empty(), "written outside: {:?}", c.escaped);
+    assert!(!c.alice_changed, "mallory's build changed alice's source");
+    assert!(!c.stole, "mallory's build copied alice's solution");
+    assert!(!c.connected, "mallory's build reached the network");
+    for line in [
+        "read alice: no",
+        "read class: no",
+        "write outside: no",
+        "write own: no",
+    ] {
+        assert!(c.stderr.contains(line), "{line:?} not in:\n{}", c.stderr);
+    }
+    assert!(!c.stderr.contains(": yes"), "{}", c.stderr);
+}
+
+#[test]
+fn a_missing_bubblewrap_stops_a_sandboxed_tournament_before_its_builds() {
+    let (_dir, class) = class();
+    let file = class.join("class.toml");
+    let mut cmd = std::process::Command::new(common::referee_bin());
+    cmd.args(["tournament", "--no-progress", "--sandbox"])
+        .arg(&file)
+        .env("PATH", "/nonexistent")
+        .stdin(std::process::Stdio::null());
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(64), "{stderr}");
+    assert!(stderr.contains("`bwrap` is not installed"), "{stderr}");
+    assert!(!stderr.contains("building"), "{stderr}");
+}
+
+fn guess() -> String {
+    format!("{}/games/guess", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// What `peek.sh` said in the first test case.
+fn peek(sandbox: bool) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let mut args = vec![
+        "interactive".to_owned(),
+        "--timeout".into(),
+        "5s".into(),
+        "--results".into(),
+        results.to_str().unwrap().into(),
+    ];
+    if sandbox {
+        args.push("--sandbox".into());
+    }
+    args.extend([guess(), fixture("isolation/peek.sh"), guess()]);
+    let run = referee(&args, b"");
+    assert!(!run.stderr.contains("panicked"), "{run:?}");
+    let text = std::fs::read_to_string(&results).unwrap_or_default();
+    let first: serde_json::Value =
+        serde_json::from_str(text.lines().next().unwrap_or("{}")).unwrap();
+    first["stderr"].as_str().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn without_the_sandbox_a_submission_finds_the_judges_data() {
+    let said = peek(false);
+    assert!(said.contains("answers: read"), "{said}");
+    assert!(said.contains("cmdline: yes"), "{said}");
+}
+
+#[test]
+fn a_sandboxed_submission_sees_neither_the_package_nor_the_validator() {
+    need_bwrap();
+    let said = peek(true);
+    assert!(said.contains("answers: hidden"), "{said}");
+    assert!(said.contains("cmdline: no"), "{said}");
+}
+
+#[test]
+fn a_sandboxed_submission_kept_in_the_package_is_still_judged() {
+    need_bwrap();
+    let program = format!("{}/submissions/accepted/binary.py", guess());
+    let run = referee(["interactive", "--sandbox", &guess(), &program], b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.contains("6 of 6 test cases accepted"), "{run:?}");
+}
+
+#[test]
+fn a_program_among_the_judges_files_is_refused_under_the_sandbox() {
+    need_bwrap();
+    // The sandbox hides the package but shows the program's directory:
+    // both cannot hold, so nothing runs.
+    let validator = format!("{}/output_validators/guess/validator.py", guess());
+    let run = referee(["interactive", "--sandbox", &guess(), &validator], b"");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(run.stderr.contains("--sandbox"), "{}", run.stderr);
+    assert!(run.stdout.is_empty(), "{run:?}");
+}
+
+/// Plays one game with `hoard.sh` under a 64 MiB memory limit; what it
+/// said, and whether its files reached the host's /dev/shm and /tmp.
+fn hoard(sandbox: bool) -> (String, bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let name = format!("referee-hoard-{}-{sandbox}", std::process::id());
+    let mut args = vec![
+        "dealer",
+        "--limit-memory",
+        "64MiB",
+        "--results",
+        results.to_str().unwrap(),
+    ];
+    if sandbox {
+        args.push("--sandbox");
+    }
+    let script = fixture("isolation/hoard.sh");
+    args.extend([script.as_str(), name.as_str()]);
+    let run = referee(args, b"4 876390176\n");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let files = [
+        Path::new("/dev/shm").join(format!("{name}-shm")),
+        Path::new("/tmp").join(format!("{name}-tmp")),
+    ];
+    let kept = files.iter().any(|f| f.exists());
+    for f in &files {
+        let _ = std::fs::remove_file(f);
+    }
+    let text = std::fs::read_to_string(&results).unwrap();
+    let record: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    (
+        record["stderr"].as_str().unwrap_or_default().to_owned(),
+        kept,
+    )
+}
+
+#[test]
+fn a_sandboxed_bot_has_a_private_bounded_tmp_and_dev_shm() {
+    need_bwrap();
+    let (said, kept) = hoard(true);
+    assert!(
+        said.contains("shm: full") && said.contains("tmp: full"),
+        "{said}"
+    );
+    assert!(!kept, "the bot's files outlived it on the host");
+    let (said, kept) = hoard(false);
+    assert!(said.contains("shm: wrote"), "{said}");
+    assert!(kept);
+}
