@@ -13,13 +13,14 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 
 use crate::bot::BotLimits;
+use crate::bot::usage::human_bytes;
 use crate::exit::Status;
 use crate::game::{GameRecord, GameRef, SeatResult, Seating};
 use crate::stats::{self, Pairs, SprtSpec, sprt_figures, wilson95};
 use crate::tournament::TournamentConfig;
 use crate::tournament::spec::{self, EntrantSpec, Limits, Spec, toml_error};
 use crate::tournament::units::Plan;
-use crate::units::TomlDuration;
+use crate::units::{TomlDuration, TomlSize};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -105,6 +106,9 @@ struct Expect {
     max_move: Option<TomlDuration>,
     /// The 99th percentile of move times at most this.
     p99_move: Option<TomlDuration>,
+    /// The bot's peak resident memory (all its processes) in any game at
+    /// most this, e.g. "256MiB".
+    max_memory: Option<TomlSize>,
     /// Head to head: the bot is better than its baseline, by a
     /// pentanomial SPRT.
     sprt: Option<toml::Spanned<SprtSpec>>,
@@ -772,6 +776,18 @@ fn judge(
             && u128::from(measured) > limit.0.as_micros()
         {
             reasons.push(format!("{what} {} > {limit}", micros_text(measured)));
+        }
+    }
+    if let Some(peak) = mine.iter().filter_map(|x| x.peak_memory_bytes).max() {
+        figures.push(format!("peak memory {}", human_bytes(peak)));
+        if let Some(limit) = e.max_memory
+            && peak > limit.0
+        {
+            reasons.push(format!(
+                "peak memory {} > {}",
+                human_bytes(peak),
+                human_bytes(limit.0)
+            ));
         }
     }
     // The bot's last words on standard error, for the JUnit report.

@@ -115,6 +115,23 @@ impl std::fmt::Display for TomlDuration {
     }
 }
 
+/// A size in a TOML file: `"256MiB"`, `"2GiB"`, as on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TomlSize(pub u64);
+
+impl<'de> serde::Deserialize<'de> for TomlSize {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<TomlSize, D::Error> {
+        let text = String::deserialize(d)?;
+        match parse_size(text.trim()) {
+            Ok(Limit(Some(bytes))) if bytes > 0 => Ok(TomlSize(bytes)),
+            Ok(_) => Err(serde::de::Error::custom(format!(
+                "{text:?}: expected a size above zero, such as 256MiB"
+            ))),
+            Err(e) => Err(serde::de::Error::custom(e)),
+        }
+    }
+}
+
 /// A TOML error on one line: `line L, column C: what`.
 pub fn toml_error(e: &toml::de::Error) -> String {
     let text = e.to_string();

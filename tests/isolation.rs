@@ -208,8 +208,9 @@ fn a_program_among_the_judges_files_is_refused_under_the_sandbox() {
 }
 
 /// Plays one game with `hoard.sh` under a 64 MiB memory limit; what it
-/// said, and whether its files reached the host's /dev/shm and /tmp.
-fn hoard(sandbox: bool) -> (String, bool) {
+/// said, its record, and whether its files reached the host's /dev/shm
+/// and /tmp.
+fn hoard(sandbox: bool) -> (String, serde_json::Value, bool) {
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("r.jsonl");
     let name = format!("referee-hoard-{}-{sandbox}", std::process::id());
@@ -226,7 +227,9 @@ fn hoard(sandbox: bool) -> (String, bool) {
     let script = fixture("isolation/hoard.sh");
     args.extend([script.as_str(), name.as_str()]);
     let run = referee(args, b"4 876390176\n");
-    assert_eq!(run.code, Some(0), "{run:?}");
+    // In the sandbox what it keeps in its private /tmp and /dev/shm is
+    // memory it holds: over the limit. On the host, files are not its.
+    assert_eq!(run.code, Some(if sandbox { 3 } else { 0 }), "{run:?}");
     let files = [
         Path::new("/dev/shm").join(format!("{name}-shm")),
         Path::new("/tmp").join(format!("{name}-tmp")),
@@ -239,20 +242,27 @@ fn hoard(sandbox: bool) -> (String, bool) {
     let record: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     (
         record["stderr"].as_str().unwrap_or_default().to_owned(),
+        record,
         kept,
     )
 }
 
 #[test]
-fn a_sandboxed_bot_has_a_private_bounded_tmp_and_dev_shm() {
+fn a_sandboxed_bots_tmp_and_dev_shm_are_private_and_count_as_its_memory() {
     need_bwrap();
-    let (said, kept) = hoard(true);
+    // What it writes to its private /dev/shm and /tmp is memory it holds:
+    // it is killed once that passes its limit (each is also bounded by
+    // that size, should the watch be slow).
+    let (_, record, kept) = hoard(true);
     assert!(
-        said.contains("shm: full") && said.contains("tmp: full"),
-        "{said}"
+        record["peak_memory_bytes"].as_u64().unwrap() > 64 << 20,
+        "{record}"
     );
+    assert_eq!(record["status"], "limit", "{record}");
+    assert_eq!(record["limit"], "memory", "{record}");
     assert!(!kept, "the bot's files outlived it on the host");
-    let (said, kept) = hoard(false);
+    let (said, record, kept) = hoard(false);
     assert!(said.contains("shm: wrote"), "{said}");
+    assert_eq!(record["status"], "ok", "{record}");
     assert!(kept);
 }

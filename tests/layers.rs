@@ -62,6 +62,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "game",
             "games",
             "outcome",
+            "parallel",
             "stats",
             "tournament",
             "units",

@@ -453,6 +453,15 @@ fn check_build(completed: &Completed, options: &BuildOptions) -> Result<(), Stri
         return Ok(());
     }
     let what = match completed.ended {
+        _ if completed.memory_overrun.is_some() => format!(
+            "build failed: `{}` {}",
+            options.make,
+            completed
+                .memory_overrun
+                .map(|o| super::BotError::MemoryLimit(o).to_string())
+                .unwrap_or_default()
+                .replace("--limit-memory", "a build's limit")
+        ),
         None => format!(
             "build timed out after {}",
             humantime::format_duration(options.timeout)

@@ -1,8 +1,11 @@
 //! What the machine offers for containing bots beyond process groups.
 //!
-//! cgroup v2 could account and cap a bot's memory and processes and prove
-//! its group empty at the end. The referee does not use it yet: it checks
-//! whether it is there and says, once, what contains the bots instead.
+//! cgroup v2 could account and cap a bot's memory and processes in the
+//! kernel, with no sampling gap. The referee does not use it yet (the
+//! machines it is developed and tested on have no v2 controllers): it
+//! checks whether it is there and says, once, what contains the bots: the
+//! memory watch of [`super::usage`], process groups, resource limits, a
+//! subreaper and a watchdog.
 
 use std::path::Path;
 
@@ -33,10 +36,12 @@ pub fn v2_missing(root: &Path) -> Option<String> {
 
 /// Logs, once per run, how bots are contained.
 pub fn log_containment() {
-    let reason = v2_missing(Path::new("/sys/fs/cgroup"))
+    let cgroup = v2_missing(Path::new("/sys/fs/cgroup"))
         .unwrap_or_else(|| "cgroup v2 is present, but the referee does not use it yet".into());
     tracing::info!(
-        "containment: {reason}; bots are contained by process groups, resource limits, a subreaper and a watchdog"
+        "containment: memory by use, all processes of each bot, sampled every {}ms ({cgroup}); \
+         process groups, resource limits, a subreaper and a watchdog",
+        super::usage::SAMPLE_INTERVAL.as_millis()
     );
 }
 

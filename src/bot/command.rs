@@ -21,7 +21,14 @@ pub struct Completed {
     /// Its standard output and error, interleaved, the last `keep` bytes.
     pub log: String,
     pub log_truncated: bool,
+    /// Set when it was killed for holding more than [`BUILD_MEMORY`].
+    pub memory_overrun: Option<super::MemoryOverrun>,
 }
+
+/// The memory a build may hold, all its processes together: more than a
+/// bot's default, since compilers (javac, rustc) are hungry, but a bound,
+/// so that one submission's build cannot take the machine.
+pub const BUILD_MEMORY: u64 = 4 << 30;
 
 impl Completed {
     pub fn success(&self) -> bool {
@@ -29,8 +36,8 @@ impl Completed {
     }
 }
 
-/// Runs `spec` with no input until it exits or `limit` passes; then kills
-/// its whole process group.
+/// Runs `spec` with no input until it exits or `limit` passes, or until it
+/// holds more than [`BUILD_MEMORY`]; then kills its whole process group.
 pub async fn run_to_end(
     spec: &BotSpec,
     limit: Duration,
@@ -46,13 +53,17 @@ pub async fn run_to_end(
     let mut out = Capture::start(child.stdout.take().expect("stdout is piped"), keep, false);
     let mut err = out.also(child.stderr.take().expect("stderr is piped"));
     let exit = ExitWatch::new(pid);
+    let meter = super::usage::Meter::start(pid, Some(BUILD_MEMORY), false);
     let finished_in_time = timeout(limit, exit.exited()).await.is_ok();
     let elapsed = started.elapsed();
     // Whatever it left running (a make job server, a daemon) goes too,
     // while the unreaped leader still holds the group's number.
     group.signal(Signal::SIGKILL);
     let reaped = match timeout(KILL_WAIT, exit.exited()).await {
-        Ok(()) => child.wait().await.ok(),
+        Ok(()) => {
+            meter.stop();
+            child.wait().await.ok()
+        }
         Err(_) => None,
     };
     group.forget();
@@ -67,5 +78,6 @@ pub async fn run_to_end(
         elapsed,
         log,
         log_truncated,
+        memory_overrun: meter.overrun(),
     })
 }

@@ -382,7 +382,7 @@ impl Bot {
     pub fn spawn(spec: &BotSpec, limits: BotLimits) -> Result<Bot, SpawnError> {
         let path = spawn::resolve(&spec.program)?;
         let (program, args) = if limits.sandbox {
-            spawn::sandboxed(&path, spec, spawn::Access::Bot, limits.resources.memory)?
+            spawn::sandboxed(&path, spec, spawn::Access::Bot, limits.memory)?
         } else {
             (path.clone(), spec.args.clone())
         };

@@ -390,7 +390,10 @@ fn private_tmpfs_bytes(pid: i32) -> u64 {
     ["tmp", "dev/shm"]
         .iter()
         .filter_map(|dir| {
-            let path = Path::new("/proc").join(pid.to_string()).join("root").join(dir);
+            let path = Path::new("/proc")
+                .join(pid.to_string())
+                .join("root")
+                .join(dir);
             let fs = nix::sys::statfs::statfs(&path).ok()?;
             if fs.filesystem_type() != nix::sys::statfs::TMPFS_MAGIC {
                 return None;

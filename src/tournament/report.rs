@@ -196,7 +196,7 @@ fn section_standings(page: &mut String, solo: bool, rows: &[Row]) {
     } else {
         page.push_str("<th>rating</th><th>± σ</th><th>wins</th><th>mean score</th>");
     }
-    page.push_str("<th>timeouts</th><th>crashed</th><th>incorrect</th><th>disqualified</th><th>slowest move</th></tr>\n");
+    page.push_str("<th>timeouts</th><th>crashed</th><th>incorrect</th><th>disqualified</th><th>slowest move</th><th>memory</th><th>CPU (most in a game)</th></tr>\n");
     for row in rows {
         let _ = write!(
             page,
@@ -230,7 +230,13 @@ fn section_standings(page: &mut String, solo: bool, rows: &[Row]) {
             let class = if count > 0 { " class=\"bad\"" } else { "" };
             let _ = write!(page, "<td{class}>{count}</td>");
         }
-        let _ = writeln!(page, "<td>{}</td></tr>", short_micros(row.slowest_micros));
+        let _ = writeln!(
+            page,
+            "<td>{}</td><td>{}</td><td>{}</td></tr>",
+            short_micros(row.slowest_micros),
+            standings::memory(row.max_memory_bytes),
+            short_micros(row.max_cpu_micros)
+        );
     }
     page.push_str("</table>\n");
     if !solo {

@@ -68,6 +68,10 @@ pub struct Row {
     /// Even Steven: winnable hands lost.
     pub unnecessary: u64,
     pub slowest_micros: u64,
+    /// The largest peak resident memory of its bot in any game, bytes.
+    pub max_memory_bytes: u64,
+    /// The most CPU time its bot used in any game.
+    pub max_cpu_micros: u64,
 }
 
 impl Row {
@@ -95,6 +99,8 @@ impl Row {
             internal: 0,
             unnecessary: 0,
             slowest_micros: 0,
+            max_memory_bytes: 0,
+            max_cpu_micros: 0,
         }
     }
 
@@ -109,6 +115,10 @@ impl Row {
         }
         self.unnecessary += u64::from(result.outcome.as_deref() == Some("lose_unnecessarily"));
         self.slowest_micros = self.slowest_micros.max(result.slowest_micros.unwrap_or(0));
+        self.max_memory_bytes = self
+            .max_memory_bytes
+            .max(result.peak_memory_bytes.unwrap_or(0));
+        self.max_cpu_micros = self.max_cpu_micros.max(result.cpu_micros.unwrap_or(0));
     }
 }
 
@@ -345,6 +355,7 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
             "disqualified",
             "unnecessary",
             "slowest",
+            "memory",
         ];
         t = markdown_table(&header, &numbers(&header));
         for r in rows {
@@ -370,6 +381,7 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
                 r.disqualified.to_string(),
                 r.unnecessary.to_string(),
                 short_micros(r.slowest_micros),
+                memory(r.max_memory_bytes),
             ]);
         }
     } else {
@@ -386,6 +398,7 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
             "crashed",
             "disqualified",
             "slowest",
+            "memory",
         ];
         t = markdown_table(&header, &numbers(&header));
         for r in rows {
@@ -402,6 +415,7 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
                 (r.crashed + r.incorrect).to_string(),
                 r.disqualified.to_string(),
                 short_micros(r.slowest_micros),
+                memory(r.max_memory_bytes),
             ]);
         }
     }
@@ -420,7 +434,7 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
 pub fn csv(rows: &[Row]) -> String {
     let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v}"));
     let mut out = String::from(
-        "rank,entrant,games,wins,win_rate,win_rate_low,win_rate_high,paired_diff,paired_diff_ci,rating,uncertainty,conservative,mean_score,mean_score_ci,timeouts,crashed,incorrect,disqualified,internal,unnecessary,slowest_micros\n",
+        "rank,entrant,games,wins,win_rate,win_rate_low,win_rate_high,paired_diff,paired_diff_ci,rating,uncertainty,conservative,mean_score,mean_score_ci,timeouts,crashed,incorrect,disqualified,internal,unnecessary,slowest_micros,max_memory_bytes,max_cpu_micros\n",
     );
     for r in rows {
         let name = if r.entrant.contains([',', '"', '\n']) {
@@ -429,7 +443,7 @@ pub fn csv(rows: &[Row]) -> String {
             r.entrant.clone()
         };
         out.push_str(&format!(
-            "{},{name},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            "{},{name},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             r.rank,
             r.games,
             r.wins,
@@ -449,10 +463,22 @@ pub fn csv(rows: &[Row]) -> String {
             r.disqualified,
             r.internal,
             r.unnecessary,
-            r.slowest_micros
+            r.slowest_micros,
+            r.max_memory_bytes,
+            r.max_cpu_micros
         ));
     }
     out
+}
+
+/// A bot's largest peak memory for the table: `-` when none was measured
+/// (records from before the referee measured it).
+pub fn memory(bytes: u64) -> String {
+    if bytes == 0 {
+        "-".into()
+    } else {
+        crate::bot::usage::human_bytes(bytes)
+    }
 }
 
 /// The line printed under every table that shows shared (fractional)

@@ -358,8 +358,10 @@ pub async fn run(config: &JudgeConfig, options: &RunOptions) -> Status {
             _ => format!(" ({:.1}ms)", elapsed.as_secs_f64() * 1e3),
         };
         let _ = writeln!(out, "deck {}: {verdict}{timing}", i + 1);
-        if matches!(verdict, Verdict::RuntimeError { .. } | Verdict::MemoryLimit(_))
-            && !stderr.is_empty()
+        if matches!(
+            verdict,
+            Verdict::RuntimeError { .. } | Verdict::MemoryLimit(_)
+        ) && !stderr.is_empty()
         {
             for line in stderr
                 .lines()
