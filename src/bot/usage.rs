@@ -105,8 +105,8 @@ struct Shared {
 struct State {
     /// Largest sum seen since the last mark.
     window_peak: u64,
-    /// Largest sum seen since the start.
-    peak: u64,
+    /// The sum at the latest look.
+    last: u64,
     /// Total CPU time so far (never decreases).
     cpu: Duration,
     /// The innermost process of a sandboxed bot (the program bubblewrap
@@ -151,7 +151,7 @@ impl Meter {
         };
         mark.cpu = state.cpu;
         // The next window starts from what the bot holds now.
-        state.window_peak = 0;
+        state.window_peak = state.last;
         usage
     }
 
@@ -209,8 +209,8 @@ impl Shared {
                 memory += private_tmpfs_bytes(inner);
             }
         }
+        state.last = memory;
         state.window_peak = state.window_peak.max(memory);
-        state.peak = state.peak.max(memory);
         state.cpu = state.cpu.max(cpu);
         if let Some(limit) = self.limit
             && memory > limit

@@ -1,0 +1,196 @@
+//! Memory is what a bot holds, all its processes together, and every
+//! record says what each bot used (issue 19). Each test replays a failure
+//! a tester found when `--limit-memory` was a per-process address-space
+//! limit.
+
+mod common;
+
+use serde_json::Value;
+
+use common::{fixture, referee};
+
+/// One game of the sample (a 4-card hand) with `holder.py ARGS`; the run
+/// and its record.
+fn hold(options: &[&str], args: &[&str]) -> (common::Run, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let mut all = vec!["dealer", "--results", results.to_str().unwrap()];
+    all.extend_from_slice(options);
+    let holder = fixture("memory/holder.py");
+    all.push(&holder);
+    all.extend_from_slice(args);
+    let run = referee(all, b"4 876390176\n");
+    let text = std::fs::read_to_string(&results).unwrap();
+    let record = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    (run, record)
+}
+
+const MIB: u64 = 1 << 20;
+
+#[test]
+fn children_count_together_against_the_limit() {
+    // Four children of 100 MiB: each far under 256 MiB, together over it.
+    // An address-space limit let each child have its own allowance.
+    let (run, record) = hold(&["--limit-memory", "256MiB"], &["100", "4"]);
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("of memory, over its limit of 256 MiB (--limit-memory): killed"),
+        "{run:?}"
+    );
+    assert_eq!(record["status"], "limit", "{record}");
+    assert_eq!(record["limit"], "memory", "{record}");
+    assert_eq!(record["error"]["kind"], "memory_limit", "{record}");
+    assert!(
+        record["peak_memory_bytes"].as_u64().unwrap() > 256 * MIB,
+        "{record}"
+    );
+}
+
+#[test]
+fn the_same_children_under_a_larger_limit_play() {
+    let (run, record) = hold(&["--limit-memory", "1GiB"], &["100", "4"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(record["status"], "ok", "{record}");
+    // The four children were seen together, not one at a time.
+    assert!(
+        record["peak_memory_bytes"].as_u64().unwrap() >= 400 * MIB,
+        "{record}"
+    );
+}
+
+#[test]
+fn records_say_what_the_bot_held_and_how_much_cpu_it_used() {
+    // 100 MiB held, 200 ms of CPU before the first move, under the
+    // defaults (2 GiB).
+    let (run, record) = hold(&[], &["100", "0", "200"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let peak = record["peak_memory_bytes"].as_u64().unwrap();
+    assert!((100 * MIB..1024 * MIB).contains(&peak), "{record}");
+    let cpu = record["cpu_micros"].as_u64().unwrap();
+    assert!(cpu >= 180_000, "{record}");
+    // The first move's CPU time is the busy loop's.
+    let first = record["plays"][0]["cpu_micros"].as_u64().unwrap();
+    assert!(first >= 150_000, "{record}");
+}
+
+#[test]
+fn an_address_space_limit_is_there_for_whoever_asks() {
+    // RLIMIT_AS, opt-in: the bot's own allocation fails (Python's
+    // MemoryError), a crash of its own, as before.
+    let (run, record) = hold(&["--limit-address-space", "200MiB"], &["300"]);
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert_eq!(record["status"], "crashed", "{record}");
+}
+
+#[test]
+fn a_size_the_referee_cannot_read_is_a_usage_error() {
+    for option in ["--limit-memory", "--limit-address-space"] {
+        let run = referee(["dealer", option, "2XB", "/bin/true"], b"4 1\n");
+        assert_eq!(run.code, Some(64), "{run:?}");
+        assert!(
+            run.stderr.contains(option) && run.stderr.contains("2XB"),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stdout.is_empty(), "{run:?}");
+    }
+}
+
+#[test]
+fn the_log_says_how_memory_is_watched() {
+    let run = referee(
+        ["--log", "info", "dealer", common::evensteven_bin()],
+        b"4 876390176\n",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("containment: memory by use, all processes of each bot, sampled every 10ms"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A tournament of two entrants, one holding 100 MiB: the standings and
+/// the terminal table show each one's largest peak; a ci case expects a
+/// maximum.
+#[test]
+fn standings_and_ci_read_the_peak() {
+    let dir = tempfile::tempdir().unwrap();
+    let holder = fixture("memory/holder.py");
+    let spec = dir.path().join("t.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "game = \"evensteven\"\ngames = 3\nseed = 1\n\
+             [[entrant]]\nname = \"lean\"\ncommand = [\"{}\"]\n\
+             [[entrant]]\nname = \"fat\"\ncommand = [\"{holder}\", \"100\"]\n",
+            common::evensteven_bin()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let run = referee(
+        [
+            "tournament",
+            spec.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.contains("memory"), "{}", run.stdout);
+    let rows: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(out.join("standings.json")).unwrap())
+            .unwrap();
+    let peak = |name: &str| {
+        rows.iter().find(|r| r["entrant"] == name).unwrap()["max_memory_bytes"]
+            .as_u64()
+            .unwrap()
+    };
+    assert!(peak("fat") >= 100 * MIB, "{rows:?}");
+    assert!(peak("lean") < 50 * MIB, "{rows:?}");
+    let csv = std::fs::read_to_string(out.join("standings.csv")).unwrap();
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .ends_with("max_memory_bytes,max_cpu_micros")
+    );
+
+    let suite = dir.path().join("ci.toml");
+    let case = |name: &str, limit: &str| {
+        format!(
+            "[[case]]\nname = \"{name}\"\ngame = \"evensteven\"\ncommand = [\"{holder}\", \"100\"]\n\
+             games = 2\nseed = 1\n[case.expect]\nmax_memory = \"{limit}\"\n"
+        )
+    };
+    std::fs::write(&suite, case("fits", "1GiB") + &case("too fat", "50MiB")).unwrap();
+    let run = referee(["ci", suite.to_str().unwrap()], b"");
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let line = |name: &str| {
+        run.stdout
+            .lines()
+            .find(|l| l.contains(name))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(line("fits").contains("PASS"), "{}", run.stdout);
+    assert!(line("too fat").contains("FAIL"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("peak memory") && run.stdout.contains("> 50 MiB"),
+        "{}",
+        run.stdout
+    );
+
+    std::fs::write(&suite, case("bad", "2XB")).unwrap();
+    let run = referee(["ci", suite.to_str().unwrap()], b"");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        run.stderr.contains("2XB") && run.stderr.contains("line"),
+        "{}",
+        run.stderr
+    );
+}
