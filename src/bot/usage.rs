@@ -105,8 +105,9 @@ struct Shared {
 struct State {
     /// Largest sum seen since the last mark.
     window_peak: u64,
-    /// The sum at the latest look.
+    /// The sum at the latest look, and when that was.
     last: u64,
+    sampled_at: Option<std::time::Instant>,
     /// Total CPU time so far (never decreases).
     cpu: Duration,
     /// The innermost process of a sandboxed bot (the program bubblewrap
@@ -138,11 +139,19 @@ impl Meter {
         self.shared.lock().overrun
     }
 
-    /// Measures at once (the sampler may not have seen the latest), then
-    /// returns the usage since `mark` and moves the mark here.
+    /// Returns the usage since `mark` and moves the mark here. Measures
+    /// first unless the last look is fresher than [`SAMPLE_INTERVAL`]: a
+    /// look costs tens of microseconds, as much as a short game's moves,
+    /// and one every interval is as often as memory is watched anyway. So
+    /// a game shorter than the interval may be charged CPU time of the
+    /// bot's game before it; over a run, nothing is lost or counted twice.
     pub fn usage_since(&self, mark: &mut UsageMark) -> Usage {
         let mut state = self.shared.lock();
-        if !state.stopped {
+        if !state.stopped
+            && state
+                .sampled_at
+                .is_none_or(|at| at.elapsed() >= SAMPLE_INTERVAL)
+        {
             self.shared.sample(&mut state);
         }
         let usage = Usage {
@@ -210,6 +219,7 @@ impl Shared {
             }
         }
         state.last = memory;
+        state.sampled_at = Some(std::time::Instant::now());
         state.window_peak = state.window_peak.max(memory);
         state.cpu = state.cpu.max(cpu);
         if let Some(limit) = self.limit
