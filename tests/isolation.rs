@@ -266,3 +266,40 @@ fn a_sandboxed_bots_tmp_and_dev_shm_are_private_and_count_as_its_memory() {
     assert_eq!(record["status"], "ok", "{record}");
     assert!(kept);
 }
+
+/// A sandboxed bot's process that left its group and session dies with a
+/// SIGKILLed referee: the sandbox's pid namespace ends with bubblewrap,
+/// which dies with its parent. (Without the sandbox such a process goes to
+/// init and survives: docs/containment.md, "Not covered".)
+#[test]
+fn a_sandboxed_escapee_dies_with_a_killed_referee() {
+    need_bwrap();
+    let marker = common::Marker::new();
+    let script = fixture("isolation/escapee.sh");
+    let mut child = common::start(
+        ["dealer", "--sandbox", "--timeout", "60s", &script],
+        &marker,
+    );
+    {
+        use std::io::Write;
+        let stdin = child.stdin.as_mut().unwrap();
+        stdin.write_all(b"4 876390176\n").unwrap();
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let both = || {
+        let survivors = marker.survivors();
+        survivors.iter().any(|p| p.contains("sleep 1000"))
+            && survivors.iter().any(|p| p.contains("sleep 1001"))
+    };
+    while !both() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the bot never started its escapee: {:?}",
+            marker.survivors()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    common::signal(&child, nix::sys::signal::Signal::SIGKILL);
+    common::finish(child, b"");
+    marker.assert_none_left();
+}
