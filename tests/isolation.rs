@@ -11,17 +11,7 @@ mod common;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 
-use common::{fixture, referee, referee_with};
-
-fn need_bwrap() {
-    assert!(
-        std::process::Command::new("bwrap")
-            .arg("--version")
-            .output()
-            .is_ok(),
-        "this test needs bubblewrap: apt-get install bubblewrap"
-    );
-}
+use common::{fixture, need_bwrap, referee, referee_with};
 
 /// A copy of `tests/fixtures/isolation/class` in a fresh directory (the
 /// submissions are built there), and the directory.

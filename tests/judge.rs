@@ -19,11 +19,7 @@ fn judges(name: &str) -> String {
 }
 
 fn records(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    common::jsonl(path)
 }
 
 /// Plays 1,000 games through the external judge, then the same (N, seed)

@@ -54,13 +54,7 @@ fn without_the_sandbox_a_bot_can_reach_out() {
 
 #[test]
 fn the_sandbox_cuts_the_network_and_writes_outside() {
-    assert!(
-        std::process::Command::new("bwrap")
-            .arg("--version")
-            .output()
-            .is_ok(),
-        "this test needs bubblewrap: apt-get install bubblewrap"
-    );
+    common::need_bwrap();
     let (stderr, connected, wrote) = attempt(true);
     assert!(
         stderr.contains("network: refused") && stderr.contains("write: refused"),

@@ -21,11 +21,7 @@ fn tron(name: &str) -> String {
 }
 
 fn records(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    common::jsonl(path)
 }
 
 /// Plays `referee play --seed 1 [EXTRA] GAME BOTS` and returns its records.

@@ -283,9 +283,6 @@ fn check_runnable(path: &Path) -> Result<(), SpawnError> {
     Ok(())
 }
 
-/// How much lower than the referee's a bot's scheduling priority is.
-pub const BOT_NICENESS: i32 = 10;
-
 /// Builds the command for a bot: its own process group, piped stdio, and a
 /// parent-death signal so that it dies with the referee even when the
 /// referee is killed with SIGKILL.
@@ -354,15 +351,6 @@ pub(crate) fn command(
                     setrlimit(resource, limit, hard)?;
                 }
             }
-            // Bots run at a lower priority than the referee (nice +10
-            // from its own): when more bots than CPUs are busy, the
-            // referee still gets a CPU at once when a deadline passes or
-            // a reply comes, so a move's time is read when it happens,
-            // not when the bots let the referee run. The referee uses
-            // little CPU, so this costs the bots next to nothing. Errors
-            // are ignored: a nice value cannot fail to be raised.
-            // SAFETY: nice is a plain system call.
-            let _ = nix::libc::nice(BOT_NICENESS);
             // PR_SET_PDEATHSIG is tied to the thread that forks. Bots are
             // spawned from the runtime's long-lived threads, never from a
             // blocking-pool thread that could exit early.

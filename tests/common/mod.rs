@@ -349,3 +349,20 @@ pub fn timeless_standings(out: &std::path::Path) -> Vec<serde_json::Value> {
     }
     rows
 }
+
+/// Every line of a JSON Lines file, parsed.
+pub fn jsonl(path: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Fails the test, saying what to install, where bubblewrap is missing.
+pub fn need_bwrap() {
+    assert!(
+        Command::new("bwrap").arg("--version").output().is_ok(),
+        "this test needs bubblewrap: apt-get install bubblewrap"
+    );
+}
