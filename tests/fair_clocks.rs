@@ -74,6 +74,11 @@ fn a_20ms_move_is_never_recorded_under_20ms() {
             assert_eq!(player["status"], "ok", "{record}");
             let micros = player["micros"].as_array().unwrap();
             assert_eq!(micros.len(), 20, "{record}");
+            // Each move's CPU time beside its wall time: a bot that spins
+            // uses some, however many share the CPUs.
+            let cpu = player["move_cpu_micros"].as_array().unwrap();
+            assert_eq!(cpu.len(), 20, "{record}");
+            assert!(cpu.iter().all(|c| c.as_u64().unwrap() >= 1_000), "{record}");
             short.extend(
                 micros
                     .iter()

@@ -352,6 +352,8 @@ pub struct Bot {
     /// Its main process's CPU time at its previous reply: each reply's CPU
     /// time is counted from there.
     cpu_mark: Option<Duration>,
+    /// The CPU time of its latest reply (line or byte).
+    last_reply_cpu: Option<Duration>,
     /// When the latest message started to be written: the start of the
     /// bot's time for its reply.
     sent_at: Instant,
@@ -400,6 +402,7 @@ impl Bot {
             exit: ExitWatch::new(pid),
             meter: usage::Meter::start(pid, limits.memory, limits.sandbox),
             cpu_mark: None,
+            last_reply_cpu: None,
             group,
             stdin,
             stdout: LineReader::new(EagerRead::new(stdout), limits.max_line),
@@ -534,10 +537,26 @@ impl Bot {
     /// The CPU time of the main process since the previous reply; moves
     /// the mark.
     fn reply_cpu(&mut self) -> Option<Duration> {
-        let now = self.meter.main_cpu()?;
-        let since = self.cpu_mark.map(|mark| now.saturating_sub(mark));
-        self.cpu_mark = Some(now);
+        let now = self.meter.main_cpu();
+        let since = now
+            .zip(self.cpu_mark)
+            .map(|(now, mark)| now.saturating_sub(mark));
+        self.cpu_mark = now;
+        self.last_reply_cpu = since;
         since
+    }
+
+    /// The CPU time its main process used for its latest reply, line or
+    /// byte, where the platform can tell.
+    pub fn last_reply_cpu(&self) -> Option<Duration> {
+        self.last_reply_cpu
+    }
+
+    /// The CPU time its main process used since its latest reply: what a
+    /// move that timed out has used so far.
+    pub fn cpu_since_reply(&self) -> Option<Duration> {
+        let now = self.meter.main_cpu()?;
+        Some(now.saturating_sub(self.cpu_mark?))
     }
 
     /// What the bot used since `mark` (its peak memory and its CPU time),
@@ -567,6 +586,7 @@ impl Bot {
                     Some(byte) => {
                         let elapsed = self.sent_at.elapsed();
                         self.startup_time.get_or_insert(elapsed);
+                        self.reply_cpu();
                         return Ok((byte, elapsed));
                     }
                     None => return Err(self.diagnose_closed(BotError::ClosedOutput, None).await),

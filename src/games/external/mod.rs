@@ -104,6 +104,10 @@ pub struct PlayerResult {
     /// Its move times; a timed-out move as the time waited.
     #[serde(default)]
     pub micros: Vec<u64>,
+    /// Each move's CPU time (its main process's, since its previous
+    /// reply), beside `micros`; absent where the platform cannot tell.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub move_cpu_micros: Vec<u64>,
     /// The largest resident memory of its processes together, bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_memory_bytes: Option<u64>,
@@ -335,6 +339,7 @@ impl<'g> Session<'g> {
                 error,
                 startup_micros: seat.startup_micros,
                 micros: seat.micros,
+                move_cpu_micros: seat.move_cpu.unwrap_or_default(),
                 peak_memory_bytes: seat.usage.map(|u| u.peak_memory),
                 cpu_micros: seat.usage.map(|u| u.cpu_micros()),
                 stderr: seat.stderr,
@@ -561,6 +566,9 @@ struct Seat {
     failure: Option<Failure>,
     startup_micros: Option<u64>,
     micros: Vec<u64>,
+    /// Each move's CPU time, while every one is known (`None` after one
+    /// is not).
+    move_cpu: Option<Vec<u64>>,
     usage: Option<Usage>,
     stderr: Option<String>,
     stderr_truncated: bool,
@@ -614,6 +622,7 @@ impl Seat {
             failure,
             startup_micros: None,
             micros: Vec::new(),
+            move_cpu: Some(Vec::new()),
             usage: None,
             stderr: None,
             stderr_truncated: false,
@@ -674,6 +683,15 @@ impl Seat {
         }
     }
 
+    /// Keeps a move's CPU time beside its wall time; one unknown drops
+    /// them all, so that the two lists stay aligned.
+    fn note_move_cpu(&mut self, cpu: Option<Duration>) {
+        match (self.move_cpu.as_mut(), cpu) {
+            (Some(all), Some(cpu)) => all.push(u64::try_from(cpu.as_micros()).unwrap_or(u64::MAX)),
+            _ => self.move_cpu = None,
+        }
+    }
+
     /// Reads one move under the player's own limits.
     async fn ask(&mut self, read: ReadUnit) -> Answer {
         self.deliver().await;
@@ -707,6 +725,8 @@ impl Seat {
                     self.startup_micros = Some(micros);
                 } else {
                     self.micros.push(micros);
+                    let cpu = bot.last_reply_cpu();
+                    self.note_move_cpu(cpu);
                 }
                 Answer {
                     player,
@@ -717,11 +737,13 @@ impl Seat {
             }
             Err(e) => {
                 let waited = bot.sent_at().elapsed().as_micros() as u64;
+                let used = bot.cpu_since_reply();
                 let e = self.timer.classify(e);
                 if first {
                     self.startup_micros = Some(waited);
                 } else {
                     self.micros.push(waited);
+                    self.note_move_cpu(used);
                 }
                 self.fail(&e).await;
                 Answer {
