@@ -75,10 +75,11 @@ fn a_20ms_move_is_never_recorded_under_20ms() {
             let micros = player["micros"].as_array().unwrap();
             assert_eq!(micros.len(), 20, "{record}");
             // Each move's CPU time beside its wall time: a bot that spins
-            // uses some, however many share the CPUs.
+            // uses some, however many share the CPUs (under a heavy load,
+            // under a millisecond of its 20).
             let cpu = player["move_cpu_micros"].as_array().unwrap();
             assert_eq!(cpu.len(), 20, "{record}");
-            assert!(cpu.iter().all(|c| c.as_u64().unwrap() >= 1_000), "{record}");
+            assert!(cpu.iter().all(|c| c.as_u64().unwrap() > 0), "{record}");
             short.extend(
                 micros
                     .iter()
