@@ -387,6 +387,7 @@ async fn build(program: &str, args: Vec<OsString>, dir: &Path) -> Result<(), Str
     let limits = BotLimits {
         max_line: MAX_LINE,
         resources: Resources::NONE,
+        memory: Some(crate::bot::command::BUILD_MEMORY),
         ..BotLimits::default()
     };
     let mut bot = Bot::spawn(&spec, limits).map_err(|e| format!("cannot start {program}: {e}"))?;
@@ -633,12 +634,13 @@ pub async fn judge(
         hide: vec![],
     };
     // The validator is the judge's own program: no sandbox (it writes its
-    // feedback directory), no resource limits, but its own process group
+    // feedback directory), no resource or memory limits, but its own process group
     // and the same shutdown as any bot.
     let v_limits = BotLimits {
         max_line: MAX_LINE,
         echo_stderr: config.limits.echo_stderr,
         resources: Resources::NONE,
+        memory: None,
         sandbox: false,
         ..BotLimits::default()
     };

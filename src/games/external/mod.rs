@@ -228,6 +228,9 @@ impl<'g> Session<'g> {
             max_line: JUDGE_MAX_LINE,
             startup: JUDGE_STARTUP,
             resources: Resources::NONE,
+            // The organiser's program: measured, never stopped for its
+            // memory.
+            memory: None,
             sandbox: false,
             ..*limits
         }
