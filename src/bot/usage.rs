@@ -431,8 +431,12 @@ pub fn human_bytes(bytes: u64) -> String {
         value /= 1024.0;
         unit += 1;
     }
-    if value < 10.0 && value.fract() != 0.0 {
-        format!("{value:.1} {}", UNITS[unit])
+    if value < 10.0 {
+        // Two decimals, so that a peak just over a limit does not read as
+        // the limit itself (`1.01 GiB` over `1 GiB`).
+        let text = format!("{value:.2}");
+        let text = text.trim_end_matches('0').trim_end_matches('.');
+        format!("{text} {}", UNITS[unit])
     } else {
         format!("{value:.0} {}", UNITS[unit])
     }
@@ -461,6 +465,8 @@ mod tests {
         assert_eq!(human_bytes(2 << 30), "2 GiB");
         assert_eq!(human_bytes(1536 << 20), "1.5 GiB");
         assert_eq!(human_bytes(300 << 20), "300 MiB");
+        assert_eq!(human_bytes((1 << 30) + (12 << 20)), "1.01 GiB");
+        assert_eq!(human_bytes(5 << 20), "5 MiB");
     }
 
     #[test]
