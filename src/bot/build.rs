@@ -452,21 +452,16 @@ fn check_build(completed: &Completed, options: &BuildOptions) -> Result<(), Stri
     if completed.success() {
         return Ok(());
     }
-    let what = match completed.ended {
-        _ if completed.memory_overrun.is_some() => format!(
-            "build failed: `{}` {}",
-            options.make,
-            completed
-                .memory_overrun
-                .map(|o| super::BotError::MemoryLimit(o).to_string())
-                .unwrap_or_default()
-                .replace("--limit-memory", "a build's limit")
+    let what = match (completed.memory_overrun, completed.ended) {
+        (Some(overrun), _) => format!(
+            "build failed: `{}` {overrun} (a build's limit): killed",
+            options.make
         ),
-        None => format!(
+        (None, None) => format!(
             "build timed out after {}",
             humantime::format_duration(options.timeout)
         ),
-        Some(ended) => format!("build failed: `{}` {ended}", options.make),
+        (None, Some(ended)) => format!("build failed: `{}` {ended}", options.make),
     };
     let tail: Vec<&str> = completed.log.lines().rev().take(10).collect();
     let mut message = what;

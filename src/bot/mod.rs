@@ -203,11 +203,7 @@ pub enum BotError {
     InvalidUtf8 { lossy: String },
     #[error("cannot relay its debug line: {0}")]
     Relay(io::Error),
-    #[error(
-        "used {} of memory, over its limit of {} (--limit-memory): killed",
-        usage::human_bytes(.0.used),
-        usage::human_bytes(.0.limit)
-    )]
+    #[error("{0} (--limit-memory): killed")]
     MemoryLimit(MemoryOverrun),
     #[error("communication failed: {0}")]
     Io(io::Error),

@@ -32,6 +32,7 @@
 
 use std::io::Read;
 use std::path::Path;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
@@ -86,6 +87,17 @@ pub struct MemoryOverrun {
     pub limit: u64,
 }
 
+impl std::fmt::Display for MemoryOverrun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "used {} of memory, over its limit of {}",
+            human_bytes(self.used),
+            human_bytes(self.limit)
+        )
+    }
+}
+
 /// Measures one bot and enforces its memory limit. Dropping it stops both.
 #[derive(Debug)]
 pub struct Meter {
@@ -98,6 +110,11 @@ struct Shared {
     limit: Option<u64>,
     /// Count the sandbox's private tmpfs mounts too.
     sandboxed: bool,
+    /// The innermost process of a sandboxed bot (the program bubblewrap
+    /// started), whose CPU clock times its moves; the leader otherwise.
+    /// Outside the lock: it is read on every reply, while a look holds
+    /// the lock for tens of microseconds.
+    main: AtomicI32,
     state: Mutex<State>,
 }
 
@@ -110,9 +127,6 @@ struct State {
     sampled_at: Option<std::time::Instant>,
     /// Total CPU time so far (never decreases).
     cpu: Duration,
-    /// The innermost process of a sandboxed bot (the program bubblewrap
-    /// started), whose CPU clock times its moves; the leader otherwise.
-    main: i32,
     overrun: Option<MemoryOverrun>,
     /// The leader is about to be reaped: its pid may not be used again.
     stopped: bool,
@@ -125,10 +139,8 @@ impl Meter {
             leader,
             limit,
             sandboxed,
-            state: Mutex::new(State {
-                main: leader,
-                ..State::default()
-            }),
+            main: AtomicI32::new(leader),
+            state: Mutex::new(State::default()),
         });
         sampler().add(Arc::downgrade(&shared));
         Meter { shared }
@@ -168,8 +180,7 @@ impl Meter {
     /// its CPU clock: cheap enough to time each move. `None` where the
     /// clock cannot be read.
     pub fn main_cpu(&self) -> Option<Duration> {
-        let main = self.shared.lock().main;
-        process_cpu_clock(main)
+        process_cpu_clock(self.shared.main.load(Ordering::Relaxed))
     }
 
     /// Takes a last measurement and stops: to be called once the leader
@@ -214,7 +225,7 @@ impl Shared {
         if self.sandboxed {
             // The innermost process sees the sandbox's mounts.
             if let Some(&inner) = tree.last() {
-                state.main = inner;
+                self.main.store(inner, Ordering::Relaxed);
                 memory += private_tmpfs_bytes(inner);
             }
         }
@@ -364,22 +375,22 @@ fn parse_stat(text: &str) -> Option<Stat> {
 
 fn clock_ticks() -> u64 {
     static TICKS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *TICKS.get_or_init(|| {
-        nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
-            .ok()
-            .flatten()
-            .map_or(100, |t| t.max(1) as u64)
-    })
+    *TICKS.get_or_init(|| system_value(nix::unistd::SysconfVar::CLK_TCK, 100))
 }
 
 fn page_size() -> u64 {
     static PAGE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *PAGE.get_or_init(|| {
-        nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE)
-            .ok()
-            .flatten()
-            .map_or(4096, |p| p.max(1) as u64)
-    })
+    *PAGE.get_or_init(|| system_value(nix::unistd::SysconfVar::PAGE_SIZE, 4096))
+}
+
+/// A positive `sysconf` value, or `fallback` where the system does not say.
+fn system_value(name: nix::unistd::SysconfVar, fallback: u64) -> u64 {
+    nix::unistd::sysconf(name)
+        .ok()
+        .flatten()
+        .and_then(|value| u64::try_from(value).ok())
+        .filter(|&value| value > 0)
+        .unwrap_or(fallback)
 }
 
 /// A process's CPU time (user + system, all threads) from its CPU clock.

@@ -10,7 +10,7 @@ pub mod septica;
 
 use std::io::{self, IsTerminal, Write};
 
-use crate::bot::Bot;
+use crate::bot::{Bot, Finished};
 use crate::outcome::{Phase, Verdict};
 
 /// Reports a player's fault the way every one-player referee does: on
@@ -50,8 +50,10 @@ pub(crate) async fn end_single(bot: &mut Bot, failed: bool) -> Option<(Verdict, 
     }
     match bot.shutdown(None).await {
         // Killed for its memory after its last move: the limit decides.
-        Ok(finished) if finished.memory_overrun.is_some() => {
-            let overrun = finished.memory_overrun?;
+        Ok(Finished {
+            memory_overrun: Some(overrun),
+            ..
+        }) => {
             let error = crate::bot::BotError::MemoryLimit(overrun);
             Some((Verdict::from(&error), format!("limit: the player {error}")))
         }

@@ -224,11 +224,10 @@ pub async fn judge_with(
     let exit = ended.as_ref().and_then(|e| e.as_ref().ok().copied());
     let overrun = finished.ok().and_then(|f| f.memory_overrun);
     let verdict = match (output, ended) {
-        _ if overrun.is_some() => Verdict::MemoryLimit(
-            overrun
-                .map(|o| BotError::MemoryLimit(o).to_string())
-                .unwrap_or_default(),
-        ),
+        // Killed for its memory: whatever it wrote was cut short.
+        _ if let Some(overrun) = overrun => {
+            Verdict::MemoryLimit(BotError::MemoryLimit(overrun).to_string())
+        }
         (Err(BotError::Timeout { .. }), _) | (_, Some(Err(BotError::Timeout { .. }))) => {
             Verdict::TimeLimit
         }
