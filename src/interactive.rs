@@ -620,32 +620,7 @@ pub async fn judge(
         .map_err(|e| format!("feedback directory {}: {e}", feedback_dir.display()))?;
     let start = Instant::now();
     let v_deadline = later(start, config.validator_timeout.max(config.timeout));
-    let mut args = validator.0.before.clone();
-    args.extend([
-        case.input.clone().into_os_string(),
-        case.answer.clone().into_os_string(),
-        feedback_dir.to_owned().into_os_string(),
-    ]);
-    args.extend(validator.0.flags.iter().cloned());
-    let v_spec = BotSpec {
-        program: validator.0.program.clone(),
-        args,
-        dir: Some(validator.0.dir.clone()),
-        hide: vec![],
-    };
-    // The validator is the judge's own program: no sandbox (it writes its
-    // feedback directory), no resource or memory limits, but its own process group
-    // and the same shutdown as any bot.
-    let v_limits = BotLimits {
-        max_line: MAX_LINE,
-        echo_stderr: config.limits.echo_stderr,
-        resources: Resources::NONE,
-        memory: None,
-        sandbox: false,
-        ..BotLimits::default()
-    };
-    let mut v_bot =
-        Bot::spawn(&v_spec, v_limits).map_err(|e| format!("cannot start the validator: {e}"))?;
+    let mut v_bot = start_validator(config, validator, case, feedback_dir)?;
     let mut p_bot = match Bot::spawn(&config.program, config.limits) {
         Ok(bot) => bot,
         Err(e) => {
@@ -790,31 +765,71 @@ pub async fn judge(
         }
     }
     let time = p.ended_at.unwrap_or_else(Instant::now) - p_start;
+    let ends = Ends {
+        program: p.ended,
+        validator: v.ended,
+        first,
+        pipe_closed,
+    };
+    Ok(finish_case(feedback_dir, v_bot, p_bot, ends, stop, time).await)
+}
+
+/// Starts the validator on `case`. It is the judge's own program: no
+/// sandbox (it writes its feedback directory), no resource or memory
+/// limits, but its own process group and the same shutdown as any bot.
+fn start_validator(
+    config: &InteractiveConfig,
+    validator: &ValidatorSpec,
+    case: &Case,
+    feedback_dir: &Path,
+) -> Result<Bot, String> {
+    let mut args = validator.0.before.clone();
+    args.extend([
+        case.input.clone().into_os_string(),
+        case.answer.clone().into_os_string(),
+        feedback_dir.to_owned().into_os_string(),
+    ]);
+    args.extend(validator.0.flags.iter().cloned());
+    let v_spec = BotSpec {
+        program: validator.0.program.clone(),
+        args,
+        dir: Some(validator.0.dir.clone()),
+        hide: vec![],
+    };
+    let v_limits = BotLimits {
+        max_line: MAX_LINE,
+        echo_stderr: config.limits.echo_stderr,
+        resources: Resources::NONE,
+        memory: None,
+        sandbox: false,
+        ..BotLimits::default()
+    };
+    Bot::spawn(&v_spec, v_limits).map_err(|e| format!("cannot start the validator: {e}"))
+}
+
+/// Ends a test case: kills what is left of both sides, reads the feedback
+/// files and stderr, and rules.
+async fn finish_case(
+    feedback_dir: &Path,
+    mut v_bot: Bot,
+    mut p_bot: Bot,
+    mut ends: Ends,
+    stop: Option<Stop>,
+    time: Duration,
+) -> Judged {
     // Both are reaped by now, or are killed here (a time limit, a judge
     // error); either way nothing of theirs is left running. The validator
     // goes first, so that it does not see the program's end and rule on it.
-    if let Ok(finished) = v_bot.kill().await
-        && v.ended.is_none()
-    {
-        v.ended = Some(finished.ended);
+    if let Ok(finished) = v_bot.kill().await {
+        ends.validator.get_or_insert(finished.ended);
     }
     let mut overrun = None;
     if let Ok(finished) = p_bot.kill().await {
-        p.ended.get_or_insert(finished.ended);
+        ends.program.get_or_insert(finished.ended);
         overrun = finished.memory_overrun;
     }
     let judge_message = feedback(feedback_dir, "judgemessage.txt");
     let team_message = feedback(feedback_dir, "teammessage.txt");
-    let stderr = p_bot.stderr(|t| t.last_lines(20).join("\n"));
-    let validator_stderr = v_bot.stderr(|t| t.last_lines(20).join("\n"));
-    let program_exit = p.ended;
-    let validator_exit = v.ended;
-    let ends = Ends {
-        program: program_exit,
-        validator: validator_exit,
-        first,
-        pipe_closed,
-    };
     let verdict = match (overrun, rule(stop, &ends, &judge_message)) {
         // Killed for its memory, the program could not finish: that is
         // why, whatever the validator made of its end.
@@ -823,19 +838,19 @@ pub async fn judge(
         }
         (_, verdict) => verdict,
     };
-    Ok(Judged {
+    Judged {
         verdict,
         time,
-        exit: program_exit,
-        validator_exit,
-        first_ended: first,
-        pipe_closed,
+        exit: ends.program,
+        validator_exit: ends.validator,
+        first_ended: ends.first,
+        pipe_closed: ends.pipe_closed,
         judge_message,
         team_message,
-        stderr,
-        validator_stderr,
+        stderr: p_bot.stderr(|t| t.last_lines(20).join("\n")),
+        validator_stderr: v_bot.stderr(|t| t.last_lines(20).join("\n")),
         usage: p_bot.usage_since(&mut UsageMark::default()),
-    })
+    }
 }
 
 /// How the two sides of a test case ended.
