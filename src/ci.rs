@@ -551,22 +551,12 @@ async fn run_case(case: &Case, plan: Result<Arc<Plan>, String>) -> Result<Outcom
 /// The case's bot's win in one game (a shared Chomp win split), and its
 /// result; `None` when it did not play.
 fn game_win<'r>(solo: bool, record: &'r GameRecord, bot: &str) -> Option<(f64, &'r SeatResult)> {
-    let results = &record.results;
-    let mine = record.result_of(bot)?;
+    let seat = record.seat_of(bot)?;
+    let mine = &record.results[seat];
     if solo {
         return Some((f64::from(u8::from(mine.won == Some(true))), mine));
     }
-    let best = results
-        .iter()
-        .filter_map(SeatResult::points)
-        .fold(f64::MIN, f64::max);
-    let winners = results.iter().filter(|x| x.points() == Some(best)).count() as f64;
-    let won = if mine.points() == Some(best) {
-        1.0 / winners
-    } else {
-        0.0
-    };
-    Some((won, mine))
+    Some((record.win_shares()[seat], mine))
 }
 
 /// Wald's sequential probability ratio test of H0: p = p0 (fail) against

@@ -1,12 +1,89 @@
-//! What to print when the run is interrupted (SIGINT, SIGTERM, SIGHUP).
+//! How a run ends early (SIGINT, SIGTERM, SIGHUP, or its output's reader
+//! gone): what it still prints, and that nothing after it is recorded.
 //!
 //! The signal thread (`main.rs`) kills every bot and exits at once, even
-//! when the main thread is stuck. A tournament registers here how to
-//! report the games finished so far, as cutechess does, and the signal
-//! thread prints that report before it exits.
+//! when the main thread is stuck. Killing the bots ends the games in
+//! flight, and their drivers would see crashed bots or a dead judge and
+//! record that: a game the run never finished, recorded as if it had been
+//! (and never played again by `--resume`). So the run is first marked as
+//! ending ([`end_publishing`]), and from then on no game is published: a
+//! record's append ([`publishing`]) waits for the exit instead. A game
+//! being published when the signal came is let finish first, so its
+//! record and its line are whole.
+//!
+//! A tournament also registers here how to report the games finished so
+//! far, as cutechess does, and the signal thread prints that report before
+//! it exits.
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+/// Set, once and for good, when the run is ending early.
+static ENDING: AtomicBool = AtomicBool::new(false);
+
+/// Held while a finished game is published (its record written, its line
+/// printed): the run is not marked as ending in the middle of one.
+static PUBLISHING: Mutex<()> = Mutex::new(());
+
+/// The longest the signal thread waits for a lock another thread holds:
+/// an interrupt must never hang.
+const LOCK_WAIT: Duration = Duration::from_millis(500);
+
+/// Marks the run as ending, after the game being published (if any) is
+/// done. Called before any bot is killed.
+pub fn end_publishing() {
+    let guard = try_lock_for(&PUBLISHING, LOCK_WAIT);
+    ENDING.store(true, Ordering::SeqCst);
+    drop(guard);
+}
+
+/// Whether the run is ending early.
+pub fn ending() -> bool {
+    ENDING.load(Ordering::SeqCst)
+}
+
+/// Leave to publish a finished game: hold it while its record is written
+/// and its line printed. Once the run is ending it never returns: the
+/// game ended because its bots were killed, and the process is about to
+/// exit.
+pub fn publishing() -> MutexGuard<'static, ()> {
+    let guard = PUBLISHING.lock().unwrap_or_else(|e| e.into_inner());
+    if ending() {
+        drop(guard);
+        wait_for_exit();
+    }
+    guard
+}
+
+/// Never returns once the run is ending: for a record about to be
+/// written, which would be of a game whose bots were killed.
+pub fn stop_if_ending() {
+    if ending() {
+        wait_for_exit();
+    }
+}
+
+/// The thread that ends the run exits the process.
+fn wait_for_exit() -> ! {
+    loop {
+        std::thread::park();
+    }
+}
+
+fn try_lock_for<T>(lock: &Mutex<T>, wait: Duration) -> Option<MutexGuard<'_, T>> {
+    let deadline = Instant::now() + wait;
+    loop {
+        match lock.try_lock() {
+            Ok(guard) => return Some(guard),
+            Err(std::sync::TryLockError::Poisoned(e)) => return Some(e.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        }
+    }
+}
 
 type Report = Box<dyn Fn() -> String + Send>;
 
@@ -29,15 +106,5 @@ pub fn clear_report() {
 /// The report, if one is set. Waits a moment at most for a lock another
 /// thread holds: an interrupt must never hang.
 pub fn report() -> Option<String> {
-    let deadline = Instant::now() + Duration::from_millis(500);
-    loop {
-        match REPORT.try_lock() {
-            Ok(slot) => return slot.as_ref().map(|f| f()),
-            Err(std::sync::TryLockError::Poisoned(_)) => return None,
-            Err(std::sync::TryLockError::WouldBlock) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            Err(std::sync::TryLockError::WouldBlock) => return None,
-        }
-    }
+    try_lock_for(&REPORT, LOCK_WAIT)?.as_ref().map(|f| f())
 }

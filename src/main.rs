@@ -91,20 +91,17 @@ fn start_signal_thread() {
         .name("signals".into())
         .spawn(move || {
             let signal = set.wait().unwrap_or(Signal::SIGTERM);
-            ENDING.store(true, Ordering::SeqCst);
-            groups::kill_all();
+            let (stdout, stderr) = end_run();
             // What the run had finished (a tournament's standings so far).
             if let Some(report) = referee::interrupt::report() {
-                write_if_room(1, report.as_bytes());
+                write_if_room(stdout, report.as_bytes());
             }
             let message = format!("referee: interrupted by {signal}; every bot was killed\n");
             // Straight to the file descriptors, without Rust's locks on
             // stdio, which the stuck main thread may hold.
-            // SAFETY: write and _exit take plain values.
-            unsafe {
-                nix::libc::write(2, message.as_ptr().cast(), message.len());
-                nix::libc::_exit(Status::Interrupted.code());
-            }
+            write_if_room(stderr, message.as_bytes());
+            // SAFETY: _exit takes a plain value.
+            unsafe { nix::libc::_exit(Status::Interrupted.code()) }
         });
     if let Err(e) = started {
         eprintln!("referee: cannot start the signal thread: {e}");
@@ -171,9 +168,38 @@ fn start_pipe_watch() {
 /// quietly, with the status of a program killed by SIGPIPE (a run cut
 /// short has not passed, which `set -o pipefail` must see).
 fn quit_quietly() -> ! {
-    ENDING.store(true, Ordering::SeqCst);
-    groups::kill_all();
+    end_run();
     std::process::exit(Status::OutputClosed.code());
+}
+
+/// The run ends early: no game is recorded or reported from here on (the
+/// one being published is let finish first), standard output and error
+/// are silenced for every other thread, and every bot is killed. The games
+/// in flight end with the kill, and their drivers would report them as
+/// crashed or their judge as failed: those reports go nowhere, and their
+/// records are never written (see `referee::interrupt`). Returns the
+/// original standard output and error, for the caller's last words.
+fn end_run() -> (i32, i32) {
+    referee::interrupt::end_publishing();
+    ENDING.store(true, Ordering::SeqCst);
+    let kept = (silence(1), silence(2));
+    groups::kill_all();
+    kept
+}
+
+/// Points `fd` at /dev/null; a duplicate of what it was, or `fd` itself
+/// when that fails.
+fn silence(fd: i32) -> i32 {
+    // SAFETY: dup, open and dup2 take plain values and a valid C string.
+    unsafe {
+        let kept = nix::libc::dup(fd);
+        let null = nix::libc::open(c"/dev/null".as_ptr(), nix::libc::O_WRONLY);
+        if kept < 0 || null < 0 || nix::libc::dup2(null, fd) < 0 {
+            return if kept < 0 { fd } else { kept };
+        }
+        nix::libc::close(null);
+        kept
+    }
 }
 
 /// The message of a `println!` or `eprintln!` that failed on a closed pipe.

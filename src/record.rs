@@ -151,6 +151,8 @@ impl Records {
         self.line.clear();
         serde_json::to_writer(&mut self.line, record).map_err(|e| error(e.into()))?;
         self.line.push(b'\n');
+        // A game that ends while the run is ending was ended by the kill.
+        crate::interrupt::stop_if_ending();
         (&self.shared.file).write_all(&self.line).map_err(error)?;
         if !fsync_on() {
             return Ok(());

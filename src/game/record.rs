@@ -47,16 +47,18 @@ impl GameRecord {
     /// The bot's score against `baseline` (both entrants' names) in this
     /// game, for head-to-head tests: 1 when it did better, ½ as well, 0
     /// worse. Solo games: it won and the baseline lost (on the same deal),
-    /// both won or both lost, the baseline won. Table games: its score
-    /// above, equal to or below the baseline's (no score, as after a
-    /// failure, is below any). `None` when either did not play.
+    /// both won or both lost, the baseline won. Table games: its place
+    /// ([`GameRecord::places`]: the game's ranking, else its scores) above,
+    /// equal to or below the baseline's. `None` when either did not play.
     pub fn head_to_head(&self, solo: bool, bot: &str, baseline: &str) -> Option<f64> {
-        let (mine, theirs) = (self.result_of(bot)?, self.result_of(baseline)?);
+        let (mine, theirs) = (self.seat_of(bot)?, self.seat_of(baseline)?);
         let order = if solo {
-            (mine.won == Some(true)).cmp(&(theirs.won == Some(true)))
+            let won = |i: usize| self.results[i].won == Some(true);
+            won(mine).cmp(&won(theirs))
         } else {
-            let key = |r: &SeatResult| r.points().unwrap_or(f64::NEG_INFINITY);
-            key(mine).total_cmp(&key(theirs))
+            // A lower place is better.
+            let places = self.places();
+            places[theirs].cmp(&places[mine])
         };
         Some(match order {
             std::cmp::Ordering::Greater => 1.0,
@@ -65,11 +67,77 @@ impl GameRecord {
         })
     }
 
-    /// The result of the entrant named `name`, if it played.
-    pub fn result_of(&self, name: &str) -> Option<&SeatResult> {
+    /// A game whose judge failed: it counts for nobody, and `--resume`
+    /// plays it again.
+    pub fn is_void(&self) -> bool {
+        self.judge_error.is_some()
+    }
+
+    /// Each seat's place in this game (in `results` order), 1 first, equal
+    /// places tied: the game's own ranks when it gives them (an external
+    /// judge's `ranking`, or its ranks from scores), else from scores,
+    /// higher first. A seat without a rank or score comes last.
+    pub fn places(&self) -> Vec<u32> {
+        if self.results.iter().any(|r| r.rank.is_some()) {
+            return self
+                .results
+                .iter()
+                .map(|r| r.rank.unwrap_or(u32::MAX))
+                .collect();
+        }
+        let key = |r: &SeatResult| r.points().unwrap_or(f64::NEG_INFINITY);
         self.results
             .iter()
-            .find(|r| r.entrant.as_deref() == Some(name))
+            .map(|r| 1 + self.results.iter().filter(|o| key(o) > key(r)).count() as u32)
+            .collect()
+    }
+
+    /// Each seat's share of the win (in `results` order): `1/k` for each
+    /// of the `k` seats in first place, 0 for the others.
+    pub fn win_shares(&self) -> Vec<f64> {
+        let places = self.places();
+        let best = places.iter().copied().min().unwrap_or(1);
+        let winners = places.iter().filter(|&&p| p == best).count() as f64;
+        places
+            .iter()
+            .map(|&p| if p == best { 1.0 / winners } else { 0.0 })
+            .collect()
+    }
+
+    /// Whether `other` (the same game, recorded elsewhere) says the same
+    /// about every seat: who played where, won, scored, placed, and how
+    /// its part ended. Times and memory differ from run to run and do not
+    /// count.
+    pub fn same_outcome(&self, other: &GameRecord) -> bool {
+        let outcome = |r: &GameRecord| -> Vec<_> {
+            r.results
+                .iter()
+                .map(|s| {
+                    (
+                        s.entrant.clone(),
+                        s.seat,
+                        s.won,
+                        s.score.clone(),
+                        s.rank,
+                        s.outcome.clone(),
+                        s.verdict,
+                    )
+                })
+                .collect()
+        };
+        self.is_void() == other.is_void() && outcome(self) == outcome(other)
+    }
+
+    /// The result of the entrant named `name`, if it played.
+    pub fn result_of(&self, name: &str) -> Option<&SeatResult> {
+        Some(&self.results[self.seat_of(name)?])
+    }
+
+    /// Where in `results` the entrant named `name` is, if it played.
+    pub fn seat_of(&self, name: &str) -> Option<usize> {
+        self.results
+            .iter()
+            .position(|r| r.entrant.as_deref() == Some(name))
     }
 }
 

@@ -8,7 +8,8 @@ pub mod spec;
 pub mod standings;
 pub mod units;
 
-use std::collections::BTreeSet;
+use std::collections::btree_map::Entry;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -201,16 +202,31 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
                 Ok(stored) => stored,
                 Err(e) => return Ok(io_failure(&e.to_string())),
             };
-            for r in stored {
-                if of_run(&r, &info.fingerprint, seed) {
+            let mut void = BTreeSet::new();
+            for r in stored
+                .into_iter()
+                .filter(|r| of_run(r, &info.fingerprint, seed))
+            {
+                // A game voided by its judge is played again.
+                if r.is_void() {
+                    void.insert(r.index);
+                } else {
                     done.insert(r.index);
                     earlier.push(r);
                 }
             }
+            void.retain(|i| !done.contains(i));
             eprintln!(
-                "referee tournament: resuming: {} game(s) already in {}",
+                "referee tournament: resuming: {} game(s) already in {}{}",
                 done.len(),
-                out.display()
+                out.display(),
+                match void.len() {
+                    0 => String::new(),
+                    n => format!(
+                        "; {n} void game{} (a judge error) played again",
+                        if n == 1 { "" } else { "s" }
+                    ),
+                }
             );
         }
         if let Err(e) = write_json(&out.join("run.json"), &info) {
@@ -307,6 +323,8 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
                 return Ok(Status::Internal);
             }
         };
+        // Recorded and counted whole, or (the run is ending) not at all.
+        let _publishing = crate::interrupt::publishing();
         if let (Some(out), Some(file)) = (&config.out, records_file.as_mut()) {
             units::save_stderr(out, &record);
             let mut record = record.clone();
@@ -528,16 +546,25 @@ fn of_run(record: &GameRecord, fingerprint: &str, seed: u64) -> bool {
     record.tournament.as_deref() == Some(fingerprint) && record.seed == seed
 }
 
-/// One record per game index (a shard run twice, or merged twice, may
-/// hold one twice).
+/// One record per game index, in index order: a game played to its end
+/// supersedes a void record of it (its judge failed, and `--resume`
+/// played it again); otherwise the first is kept (a shard run twice, or
+/// merged twice, may hold one twice).
 fn dedupe(records: Vec<GameRecord>) -> Vec<GameRecord> {
-    let mut seen = BTreeSet::new();
-    let mut out: Vec<GameRecord> = records
-        .into_iter()
-        .filter(|r| seen.insert(r.index))
-        .collect();
-    out.sort_by_key(|r| r.index);
-    out
+    let mut by_index: BTreeMap<u64, GameRecord> = BTreeMap::new();
+    for record in records {
+        match by_index.entry(record.index) {
+            Entry::Vacant(slot) => {
+                slot.insert(record);
+            }
+            Entry::Occupied(mut slot) => {
+                if slot.get().is_void() && !record.is_void() {
+                    slot.insert(record);
+                }
+            }
+        }
+    }
+    by_index.into_values().collect()
 }
 
 /// Prints the standings and, with an output directory, writes them as

@@ -104,6 +104,12 @@ impl Row {
         }
     }
 
+    /// The games it lost by its own fault: `internal` errors are the
+    /// referee's (or a judge's), never the entrant's.
+    pub fn failures(&self) -> u64 {
+        self.timeouts + self.crashed + self.incorrect + self.disqualified
+    }
+
     fn count(&mut self, result: &SeatResult) {
         match result.status() {
             s if s.is_timeout() => self.timeouts += 1,
@@ -164,12 +170,19 @@ fn compute_with_history(
     history: Option<&mut Vec<Vec<Point>>>,
     against: Option<&str>,
 ) -> Vec<Row> {
-    // A game whose judge failed is void: it counts for nobody.
-    let mut records: Vec<&GameRecord> =
-        records.iter().filter(|r| r.judge_error.is_none()).collect();
-    records.sort_by_key(|r| r.index);
     let mut rows: Vec<Row> = entrants.iter().map(|e| Row::new(e)).collect();
     let at = |name: &str| entrants.iter().position(|e| e == name);
+    // A game whose judge failed is void: it is no game of anyone's, only
+    // an `internal` error of each of its players, which is the truth of
+    // their records.
+    let (void, mut records): (Vec<&GameRecord>, Vec<&GameRecord>) =
+        records.iter().partition(|r| r.is_void());
+    for result in void.iter().flat_map(|r| &r.results) {
+        if let Some(i) = result.entrant.as_deref().and_then(at) {
+            rows[i].internal += 1;
+        }
+    }
+    records.sort_by_key(|r| r.index);
     if solo {
         let against = against.and_then(|name| at(name).map(|i| (i, name)));
         solo_rows(&mut rows, &records, at, history, against);
@@ -256,32 +269,43 @@ fn table_rows(
     let mut ratings = vec![WengLinRating::new(); rows.len()];
     let mut scores: Vec<Vec<f64>> = vec![Vec::new(); rows.len()];
     for record in records {
-        let seats: Vec<(usize, f64, &SeatResult)> = record
+        // The game's places decide wins and ratings: a judge's ranking
+        // where it gives one, else the scores.
+        let places = record.places();
+        let seats: Vec<(usize, f64, &SeatResult, u32)> = record
             .results
             .iter()
-            .filter_map(|r| Some((at(r.entrant.as_deref()?)?, r.points().unwrap_or(0.0), r)))
+            .zip(places)
+            .filter_map(|(r, place)| {
+                Some((
+                    at(r.entrant.as_deref()?)?,
+                    r.points().unwrap_or(0.0),
+                    r,
+                    place,
+                ))
+            })
             .collect();
         if seats.is_empty() {
             continue;
         }
-        let best = seats.iter().map(|s| s.1).fold(f64::MIN, f64::max);
-        let winners = seats.iter().filter(|s| s.1 == best).count() as f64;
-        for &(i, score, result) in &seats {
+        let best = seats.iter().map(|s| s.3).min().unwrap_or(1);
+        let winners = seats.iter().filter(|s| s.3 == best).count() as f64;
+        for &(i, score, result, place) in &seats {
             let row = &mut rows[i];
             row.games += 1;
-            if score == best {
+            if place == best {
                 row.wins += 1.0 / winners;
             }
             row.count(result);
             scores[i].push(score);
         }
-        // Rank 1 is the best score; equal scores share a rank.
+        // Rank 1 is the best place; equal places share a rank.
         let teams: Vec<[WengLinRating; 1]> = seats.iter().map(|s| [ratings[s.0]]).collect();
         let ranked: Vec<(&[WengLinRating], MultiTeamOutcome)> = seats
             .iter()
             .zip(&teams)
             .map(|(s, team)| {
-                let rank = 1 + seats.iter().filter(|o| o.1 > s.1).count();
+                let rank = 1 + seats.iter().filter(|o| o.3 < s.3).count();
                 (&team[..], MultiTeamOutcome::new(rank))
             })
             .collect();
@@ -505,8 +529,7 @@ pub struct ArrayRow {
 /// order they first appear, entrants in the given order. Empty when the
 /// records hold one array or none.
 pub fn per_array(entrants: &[String], records: &[GameRecord]) -> Vec<ArrayRow> {
-    let mut records: Vec<&GameRecord> =
-        records.iter().filter(|r| r.judge_error.is_none()).collect();
+    let mut records: Vec<&GameRecord> = records.iter().filter(|r| !r.is_void()).collect();
     records.sort_by_key(|r| r.index);
     let mut arrays: Vec<String> = Vec::new();
     for r in &records {
@@ -527,22 +550,12 @@ pub fn per_array(entrants: &[String], records: &[GameRecord]) -> Vec<ArrayRow> {
                 .iter()
                 .filter(|r| array_of(r).as_ref() == Some(array))
             {
-                let Some(mine) = r.result_of(entrant) else {
+                let Some(seat) = r.seat_of(entrant) else {
                     continue;
                 };
-                let score = mine.points().unwrap_or(0.0);
-                let points: Vec<f64> = r
-                    .results
-                    .iter()
-                    .filter(|x| x.entrant.is_some())
-                    .map(|x| x.points().unwrap_or(0.0))
-                    .collect();
-                let best = points.iter().copied().fold(f64::MIN, f64::max);
                 games += 1;
-                if score == best {
-                    wins += 1.0 / points.iter().filter(|&&p| p == best).count() as f64;
-                }
-                scores.push(score);
+                wins += r.win_shares()[seat];
+                scores.push(r.results[seat].points().unwrap_or(0.0));
             }
             if games == 0 {
                 continue;
@@ -654,7 +667,7 @@ pub fn grades_csv(rows: &[Row], records: &[GameRecord]) -> String {
             csv_field(&r.entrant),
             r.games,
             r.wins,
-            r.timeouts + r.crashed + r.incorrect + r.disqualified + r.internal,
+            r.failures(),
             r.timeouts,
             r.crashed,
             r.incorrect,

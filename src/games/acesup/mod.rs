@@ -356,23 +356,6 @@ pub async fn run(config: &JudgeConfig, options: &RunOptions) -> Status {
             }
             _ => format!(" ({:.1}ms)", elapsed.as_secs_f64() * 1e3),
         };
-        let _ = writeln!(out, "deck {}: {verdict}{timing}", i + 1);
-        if matches!(
-            verdict,
-            Verdict::RuntimeError { .. } | Verdict::MemoryLimit(_)
-        ) && !stderr.is_empty()
-        {
-            for line in stderr
-                .lines()
-                .rev()
-                .take(5)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-            {
-                let _ = writeln!(out, "  | {line}");
-            }
-        }
         if let Some(records) = records.as_mut() {
             let record = DeckRecord {
                 game: "acesup",
@@ -396,6 +379,25 @@ pub async fn run(config: &JudgeConfig, options: &RunOptions) -> Status {
             if let Err(e) = records.append(&record) {
                 eprintln!("referee acesup: {e}");
                 return Status::Io;
+            }
+        }
+        // Reported once recorded: a reader that stops at this line (`| head`)
+        // finds the deck in the file.
+        let _ = writeln!(out, "deck {}: {verdict}{timing}", i + 1);
+        if matches!(
+            verdict,
+            Verdict::RuntimeError { .. } | Verdict::MemoryLimit(_)
+        ) && !stderr.is_empty()
+        {
+            for line in stderr
+                .lines()
+                .rev()
+                .take(5)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+            {
+                let _ = writeln!(out, "  | {line}");
             }
         }
         if options.max_failures.is_some_and(|max| failures >= max) {

@@ -252,7 +252,6 @@ async fn prepare_and_play(config: &ChompConfig) -> Result<Status, String> {
             continue;
         }
         let result = game::play(&seats, &array.rows, start, rules).await;
-        report(&result, config.games, &dirs);
         if let Some(records) = records.as_mut() {
             let record = GameRecord {
                 game: "chomp",
@@ -286,6 +285,9 @@ async fn prepare_and_play(config: &ChompConfig) -> Result<Status, String> {
                 return Ok(Status::Io);
             }
         }
+        // Reported once recorded: a reader that stops at this report
+        // (`| head`) finds the game in the file.
+        report(&result, config.games, &dirs);
         aggregate.add(&result);
     }
     if config.games > 1 {

@@ -94,12 +94,9 @@ pub async fn run(config: &PlayConfig) -> Status {
     let mut status = Status::Pass;
     for index in 1..=config.games {
         let mut result = session.play(&config.bots, limits, seed, index).await;
-        for line in &result.log {
-            eprintln!("referee play: game {index}: judge: {line}");
-        }
-        let _ = writeln!(out, "{}", game_line(&result));
-        let _ = out.flush();
-        tally.add(&result);
+        // The record first, then the line that reports it: a reader that
+        // stops at the line (`| head`) finds the game in the file.
+        let publishing = crate::interrupt::publishing();
         if !config.record_moves {
             result.frames.clear();
         }
@@ -111,9 +108,16 @@ pub async fn run(config: &PlayConfig) -> Status {
             };
             if let Err(e) = records.append(&record) {
                 eprintln!("referee play: {e}");
+                drop(publishing);
                 return close(&mut session, &config.bots, Status::Io).await;
             }
         }
+        for line in &result.log {
+            eprintln!("referee play: game {index}: judge: {line}");
+        }
+        let _ = writeln!(out, "{}", game_line(&result));
+        let _ = out.flush();
+        tally.add(&result);
         if let Some(error) = &result.judge_error {
             eprintln!("referee play: game {index}: judge error: {}", error.message);
             if let Some(stderr) = &error.stderr {
@@ -125,6 +129,7 @@ pub async fn run(config: &PlayConfig) -> Status {
             status = Status::Internal;
             break;
         }
+        drop(publishing);
     }
     let status = close(&mut session, &config.bots, status).await;
     if let Some(records) = records

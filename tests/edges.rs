@@ -1,0 +1,280 @@
+//! The edges of a run: an interrupt, a reader that goes away, a judge that
+//! fails, shards that disagree. No record is lost, none is bent, and a game
+//! that did not finish is played again.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::{Marker, finish, fixture, referee, signal, start, wait_for_lines};
+use nix::sys::signal::Signal;
+use serde_json::Value;
+
+fn edges(name: &str) -> String {
+    fixture(&format!("edges/{name}"))
+}
+
+fn judge_errors(records: &[Value]) -> Vec<&Value> {
+    records
+        .iter()
+        .filter(|r| r.get("judge_error").is_some())
+        .collect()
+}
+
+/// Starts `referee ARGS`, waits until `results` holds `lines` records and
+/// a moment more (the next game is in flight), and interrupts it.
+fn interrupt_after(args: &[&str], results: &Path, lines: usize, wait: Duration) -> common::Run {
+    let marker = Marker::new();
+    let child = start(args, &marker);
+    wait_for_lines(results, lines);
+    std::thread::sleep(wait);
+    signal(&child, Signal::SIGINT);
+    let run = finish(child, b"");
+    marker.assert_none_left();
+    assert_eq!(run.code, Some(130), "{run:?}");
+    run
+}
+
+#[test]
+fn ctrl_c_during_a_game_of_play_records_nothing_of_it() {
+    for wait in [20, 90, 160] {
+        let dir = tempfile::tempdir().unwrap();
+        let results = dir.path().join("r.jsonl");
+        let (race, slow) = (edges("race.toml"), edges("slow.sh"));
+        let args = [
+            "--no-fsync",
+            "play",
+            "--seed",
+            "1",
+            "--games",
+            "5",
+            "--results",
+            results.to_str().unwrap(),
+            &race,
+            &slow,
+            &slow,
+        ];
+        let run = interrupt_after(&args, &results, 1, Duration::from_millis(wait));
+        let records = common::jsonl(&results);
+        assert!(judge_errors(&records).is_empty(), "{records:?}");
+        assert!(!run.stdout.contains("judge error"), "{run:?}");
+        assert!(!run.stderr.contains("judge error"), "{run:?}");
+        // Every game reported is in the file, and nothing else is.
+        let reported = run
+            .stdout
+            .lines()
+            .filter(|l| l.starts_with("game "))
+            .count();
+        assert_eq!(reported, records.len(), "{run:?}");
+        for record in &records {
+            for player in record["players"].as_array().unwrap() {
+                assert_eq!(player["status"], "ok", "{record}");
+            }
+        }
+    }
+}
+
+/// `referee tournament FILE --out OUT ARGS...`.
+fn tournament_args<'a>(out: &'a str, extra: &[&'a str]) -> Vec<String> {
+    let mut args = vec![
+        "--no-fsync".to_owned(),
+        "tournament".to_owned(),
+        edges("tournament.toml"),
+        "--no-progress".to_owned(),
+        "--out".to_owned(),
+        out.to_owned(),
+    ];
+    args.extend(extra.iter().map(|s| (*s).to_owned()));
+    args
+}
+
+#[test]
+fn ctrl_c_during_a_tournament_game_records_nothing_and_resume_plays_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let out_arg = out.to_str().unwrap();
+    let results = out.join("records.jsonl");
+    let args = tournament_args(out_arg, &[]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = interrupt_after(&args, &results, 2, Duration::from_millis(80));
+    let records = common::jsonl(&results);
+    assert!(judge_errors(&records).is_empty(), "{records:?}");
+    assert!(!run.stderr.contains("judge error"), "{run:?}");
+    // The standings printed count exactly the games in the file.
+    let said = format!(
+        "standings after {} finished game{}",
+        records.len(),
+        if records.len() == 1 { "" } else { "s" }
+    );
+    assert!(run.stdout.contains(&said), "{said}\n{run:?}");
+
+    let args = tournament_args(out_arg, &["--resume"]);
+    let run = referee(&args, b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let records = common::jsonl(&results);
+    let mut indices: Vec<u64> = records
+        .iter()
+        .map(|r| r["index"].as_u64().unwrap())
+        .collect();
+    indices.sort();
+    assert_eq!(indices, [1, 2, 3, 4, 5, 6], "{records:?}");
+    assert!(judge_errors(&records).is_empty(), "{records:?}");
+}
+
+#[test]
+fn a_reader_that_stops_at_a_game_line_finds_that_game_recorded() {
+    for _ in 0..3 {
+        let dir = tempfile::tempdir().unwrap();
+        let results = dir.path().join("r.jsonl");
+        let marker = Marker::new();
+        // The header, then game 1's line: `head` leaves after it.
+        let script = format!(
+            "{} --no-fsync play --seed 1 --games 4 --results {} {} {} {} | head -2",
+            common::referee_bin(),
+            results.display(),
+            edges("race.toml"),
+            edges("slow.sh"),
+            edges("slow.sh"),
+        );
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args(["-c", &script]);
+        marker.apply(&mut cmd);
+        let output = cmd.output().unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(stdout.contains("game 1:"), "{stdout}");
+        // The referee is gone at once, and with it its bots.
+        std::thread::sleep(Duration::from_millis(100));
+        marker.assert_none_left();
+        let records = common::jsonl(&results);
+        assert!(
+            records.iter().any(|r| r["index"] == 1),
+            "game 1 was reported but not recorded: {records:?}"
+        );
+        assert!(judge_errors(&records).is_empty(), "{records:?}");
+    }
+}
+
+/// A game file and a tournament file in `dir` for the edge judge with
+/// `judge_args`, between entrants `a` and `b` playing `bots`.
+fn edge_tournament(dir: &Path, judge_args: &[&str], bots: [&str; 2], games: u32) -> String {
+    let quoted: Vec<String> = judge_args.iter().map(|a| format!("{a:?}")).collect();
+    std::fs::write(
+        dir.join("game.toml"),
+        format!(
+            "name = \"edge\"\njudge = [\"python3\", {:?}, {}]\nplayers = {{ min = 2, max = 2 }}\n",
+            edges("judge.py"),
+            quoted.join(", ")
+        ),
+    )
+    .unwrap();
+    let file = dir.join("tournament.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"game.toml\"\ngames = {games}\nseed = 1\njobs = 1\n\n\
+             [limits]\ntimeout = \"150ms\"\n\n\
+             [[entrant]]\nname = \"a\"\ncommand = [{:?}]\n\n\
+             [[entrant]]\nname = \"b\"\ncommand = [{:?}]\n",
+            edges(bots[0]),
+            edges(bots[1])
+        ),
+    )
+    .unwrap();
+    file.to_str().unwrap().to_owned()
+}
+
+fn run_tournament(file: &str, out: &Path, extra: &[&str]) -> common::Run {
+    let mut args = vec![
+        "--no-fsync",
+        "tournament",
+        file,
+        "--no-progress",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    referee(args, b"")
+}
+
+fn standings_json(out: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(out.join("standings.json")).unwrap();
+    serde_json::from_str::<Value>(&text)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn a_game_voided_by_its_judge_is_played_again_on_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    // A folder: the judge's files that its command names are part of the
+    // run's fingerprint, which must not change between the two runs.
+    let flag = dir.path().join("crash");
+    std::fs::create_dir(&flag).unwrap();
+    let file = edge_tournament(
+        dir.path(),
+        &["--crash-once", flag.to_str().unwrap()],
+        ["answer.sh", "answer.sh"],
+        4,
+    );
+    let out = dir.path().join("out");
+    let run = run_tournament(&file, &out, &[]);
+    assert_eq!(run.code, Some(70), "{run:?}");
+    assert!(run.stderr.contains("lost my marbles"), "{run:?}");
+    let records = common::jsonl(&out.join("records.jsonl"));
+    assert_eq!(judge_errors(&records).len(), 1, "{records:?}");
+
+    let run = run_tournament(&file, &out, &["--resume"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.contains("standings after 4 games"), "{run:?}");
+    let standings = standings_json(&out);
+    for row in &standings {
+        assert_eq!(row["games"], 4, "{standings:?}");
+        assert_eq!(row["internal"], 0, "{standings:?}");
+    }
+    let grades = std::fs::read_to_string(out.join("grades.csv")).unwrap();
+    for line in grades.lines().skip(1) {
+        assert!(
+            line.starts_with("a,4,") || line.starts_with("b,4,"),
+            "{grades}"
+        );
+    }
+}
+
+#[test]
+fn the_judges_ranking_decides_the_standings_not_its_scores() {
+    let dir = tempfile::tempdir().unwrap();
+    // `b` never answers and is ranked last, with the highest score.
+    let file = edge_tournament(
+        dir.path(),
+        &["--rank-reversed"],
+        ["answer.sh", "silent.sh"],
+        2,
+    );
+    let out = dir.path().join("out");
+    let run = run_tournament(&file, &out, &[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let records = common::jsonl(&out.join("records.jsonl"));
+    for record in &records {
+        let b = record["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["entrant"] == "b")
+            .unwrap();
+        assert_eq!(
+            (b["score"].as_f64(), b["rank"].as_u64()),
+            (Some(10.0), Some(2))
+        );
+    }
+    let standings = standings_json(&out);
+    assert_eq!(standings[0]["entrant"], "a", "{standings:?}");
+    assert_eq!(standings[0]["wins"], 2.0, "{standings:?}");
+    assert_eq!(standings[1]["wins"], 0.0, "{standings:?}");
+    assert!(
+        standings[0]["rating"].as_f64() > standings[1]["rating"].as_f64(),
+        "{standings:?}"
+    );
+}
