@@ -845,7 +845,7 @@ fn write_junit(path: &Path, suite: &Path, outcomes: &[Outcome]) -> Result<(), St
     }
     report.add_test_suite(test_suite);
     let xml = report.to_string().map_err(|e| e.to_string())?;
-    std::fs::write(path, xml).map_err(|e| e.to_string())
+    crate::record::write_file(path, xml.as_bytes())
 }
 
 #[cfg(test)]

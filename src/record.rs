@@ -253,16 +253,53 @@ fn background_sync(shared: &Shared) {
 }
 
 /// Writes a whole file of the referee's own (run description, standings,
-/// a copy), fsynced unless `--no-fsync`. The error names the file.
+/// a copy, a report), fsynced unless `--no-fsync`. The contents go to a
+/// temporary file beside it, which is then renamed over it: a reader sees
+/// the old file or the new one, never a part, and a failed write (a full
+/// disk) leaves the old file as it was. A symbolic link is written
+/// through; what is not a regular file (`/dev/stdout`, a FIFO) is written
+/// to directly. The error names the file.
 pub fn write_file(path: &Path, contents: &[u8]) -> Result<(), String> {
-    let written = File::create(path).and_then(|mut file| {
-        file.write_all(contents)?;
-        if fsync_on() {
-            file.sync_all()?;
-        }
-        Ok(())
-    });
+    let written = match std::fs::canonicalize(path) {
+        Ok(target) if !target.is_file() => write_directly(&target, contents),
+        Ok(target) => replace(&target, contents),
+        Err(_) => replace(path, contents),
+    };
     written.map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn write_directly(path: &Path, contents: &[u8]) -> io::Result<()> {
+    let mut file = OpenOptions::new().write(true).open(path)?;
+    file.write_all(contents)?;
+    file.flush()
+}
+
+/// Writes `path` whole by way of a temporary file renamed over it.
+fn replace(path: &Path, contents: &[u8]) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        // Read as any file the referee writes (umask applies), not 0600.
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
+        .tempfile_in(dir)
+        .and_then(|mut temp| {
+            temp.write_all(contents)?;
+            if fsync_on() {
+                temp.as_file().sync_all()?;
+            }
+            // A failed rename drops, and so removes, the temporary file.
+            temp.persist(path).map_err(|e| e.error)?;
+            // The rename itself is durable once its directory is.
+            if fsync_on() {
+                File::open(dir)?.sync_all()?;
+            }
+            Ok(())
+        })
 }
 
 /// Reads every complete record of a results file. Lines that are not
@@ -270,8 +307,23 @@ pub fn write_file(path: &Path, contents: &[u8]) -> Result<(), String> {
 /// line from another tool) are skipped with a warning naming the line and
 /// what is wrong with it. A missing file has no records.
 pub fn read_records<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, RecordError> {
-    let text = match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+    let mut records = Vec::new();
+    for (line, value) in read_objects(path)? {
+        match T::deserialize(value) {
+            Ok(record) => records.push(record),
+            Err(e) => skipped(path, line, &e.to_string()),
+        }
+    }
+    Ok(records)
+}
+
+/// Every line of a results file that is a JSON object, with its line
+/// number (from 1). Other lines (a torn line from an interrupted run, a
+/// line cut in the middle of a character) are skipped with a warning
+/// naming the line. A missing file has none.
+pub fn read_objects(path: &Path) -> Result<Vec<(usize, serde_json::Value)>, RecordError> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(vec![]),
         Err(source) => {
             return Err(RecordError {
@@ -280,28 +332,24 @@ pub fn read_records<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T
             });
         }
     };
-    let mut records = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
+    let mut objects = Vec::new();
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        if line.trim_ascii().is_empty() {
             continue;
         }
-        let why = match serde_json::from_str::<serde_json::Value>(line) {
-            Ok(value) if value.is_object() => match T::deserialize(value) {
-                Ok(record) => {
-                    records.push(record);
-                    continue;
-                }
-                Err(e) => e.to_string(),
-            },
-            _ => "not a complete record".to_owned(),
-        };
-        eprintln!(
-            "referee: warning: {}, line {}: {why}; skipped",
-            path.display(),
-            i + 1
-        );
+        match serde_json::from_slice::<serde_json::Value>(line) {
+            Ok(value) if value.is_object() => objects.push((i + 1, value)),
+            _ => skipped(path, i + 1, "not a complete record"),
+        }
     }
-    Ok(records)
+    Ok(objects)
+}
+
+fn skipped(path: &Path, line: usize, why: &str) {
+    eprintln!(
+        "referee: warning: {}, line {line}: {why}; skipped",
+        path.display()
+    );
 }
 
 /// One record as one line of a results file, `\n` included.

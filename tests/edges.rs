@@ -278,3 +278,120 @@ fn the_judges_ranking_decides_the_standings_not_its_scores() {
         "{standings:?}"
     );
 }
+
+/// `referee ARGS` unable to make any file bigger (RLIMIT_FSIZE 0, SIGXFSZ
+/// ignored: a write fails with EFBIG, as on a full disk).
+fn referee_on_a_full_disk(args: &[&str]) -> common::Run {
+    use std::os::unix::process::CommandExt;
+    let marker = Marker::new();
+    let mut cmd = common::command(args, &marker);
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    // SAFETY: setrlimit and signal are async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_FSIZE, 0, 0)?;
+            nix::sys::signal::signal(Signal::SIGXFSZ, nix::sys::signal::SigHandler::SigIgn)?;
+            Ok(())
+        });
+    }
+    let run = finish(cmd.spawn().unwrap(), b"");
+    marker.assert_none_left();
+    run
+}
+
+#[test]
+fn a_file_that_cannot_be_rewritten_is_left_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = edge_tournament(dir.path(), &[], ["answer.sh", "answer.sh"], 2);
+    let out = dir.path().join("out");
+    let run = run_tournament(&file, &out, &[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let whole = [
+        "run.json",
+        "tournament.toml",
+        "standings.json",
+        "standings.csv",
+        "grades.csv",
+        "report.html",
+    ];
+    let before: Vec<Vec<u8>> = whole
+        .iter()
+        .map(|name| std::fs::read(out.join(name)).unwrap())
+        .collect();
+    for args in [
+        vec!["tournament", &file, "--no-progress", "--resume", "--out"],
+        vec!["merge", "--out"],
+    ] {
+        let mut args = args.clone();
+        let out_arg = out.to_str().unwrap();
+        args.push(out_arg);
+        if args[0] == "merge" {
+            args.push(out_arg);
+        }
+        let run = referee_on_a_full_disk(&args);
+        assert_eq!(run.code, Some(74), "{run:?}");
+        assert!(run.stderr.contains("File too large"), "{run:?}");
+        for (name, before) in whole.iter().zip(&before) {
+            let now = std::fs::read(out.join(name)).unwrap();
+            assert!(&now == before, "{name} changed: {run:?}");
+        }
+        // No temporary file is left behind either.
+        let names: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+    }
+}
+
+#[test]
+fn merge_refuses_shards_that_disagree_on_a_game_and_names_both_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = edge_tournament(dir.path(), &[], ["answer.sh", "answer.sh"], 2);
+    let one = dir.path().join("one");
+    let run = run_tournament(&file, &one, &[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    // The same run twice (its times differ): the same games.
+    let same = dir.path().join("same");
+    let run = run_tournament(&file, &same, &[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let merge =
+        |a: &Path, b: &Path| referee(["merge", a.to_str().unwrap(), b.to_str().unwrap()], b"");
+    let run = merge(&one, &same);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.contains("2 of 2 games"), "{run:?}");
+
+    // A copy whose game 1 says otherwise: b lost it.
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    for name in ["run.json", "tournament.toml"] {
+        std::fs::copy(one.join(name), other.join(name)).unwrap();
+    }
+    let text = std::fs::read_to_string(one.join("records.jsonl")).unwrap();
+    let bent: Vec<String> = text
+        .lines()
+        .map(|line| {
+            let mut record: Value = serde_json::from_str(line).unwrap();
+            if record["index"] == 1 {
+                record["results"][1]["score"] = Value::from(0);
+                record["results"][1]["rank"] = Value::from(2);
+            }
+            record.to_string()
+        })
+        .collect();
+    std::fs::write(other.join("records.jsonl"), bent.join("\n") + "\n").unwrap();
+    for (a, b) in [(&one, &other), (&other, &one)] {
+        let run = merge(a, b);
+        assert_eq!(run.code, Some(64), "{run:?}");
+        assert!(
+            run.stderr.contains("game 1 is recorded differently"),
+            "{run:?}"
+        );
+        for path in [a, b] {
+            let named = path.join("records.jsonl");
+            assert!(run.stderr.contains(named.to_str().unwrap()), "{run:?}");
+        }
+    }
+}

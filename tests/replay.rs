@@ -183,10 +183,45 @@ fn aces_up_ends_as_the_engine_says() {
     assert_eq!(g["result"]["moves"].as_u64().unwrap(), moves);
 }
 
+/// A torn line (an interrupted run's, closed off by the next run) is
+/// skipped with a warning naming it, as every reader of results does.
+#[test]
+fn a_torn_line_is_skipped_with_a_warning() {
+    let (run, page) = replay("bad-line.jsonl", &[]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("bad-line.jsonl, line 2: not a complete record; skipped"),
+        "{}",
+        run.stderr
+    );
+    let games = data(&page.unwrap())["games"].as_array().unwrap().len();
+    assert_eq!(games, 2);
+    // A torn last line, cut in the middle of a character.
+    let dir = tempfile::tempdir().unwrap();
+    let torn = dir.path().join("torn.jsonl");
+    let mut bytes = std::fs::read(fixture("replay/dealer.jsonl")).unwrap();
+    bytes.extend_from_slice("{\"game\":\"evensteven\",\"index\":9,\"x\":\"\u{e9}".as_bytes());
+    bytes.pop();
+    std::fs::write(&torn, bytes).unwrap();
+    let out = dir.path().join("out.html");
+    let run = referee(
+        [
+            "replay",
+            torn.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(run.stderr.contains("torn.jsonl, line "), "{}", run.stderr);
+    assert!(out.exists());
+}
+
 #[test]
 fn bad_input_is_an_error_naming_the_file_and_line() {
     for (name, line, what) in [
-        ("bad-line.jsonl", 2, "not JSON"),
         ("other-tool.jsonl", 1, "not a record of the referee"),
         ("bad-chomp.jsonl", 2, "moves[1]"),
     ] {

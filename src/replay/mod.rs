@@ -34,40 +34,25 @@ pub struct Numbered {
     pub record: Value,
 }
 
-/// Reads every line of a results file as a record. Unlike the harness's
-/// reader, a line that is not a JSON object is an error naming the file
-/// and the line.
+/// Reads every record of a results file, skipping with a warning what is
+/// not one (a torn last line of an interrupted run), as every reader of
+/// results does. A file with no record at all is an error naming it.
 pub fn read_records(path: &Path) -> Result<Vec<Numbered>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| format!("{}: not a results file (not UTF-8 text)", path.display()))?;
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<Value>(line) {
-            Ok(record) if record.is_object() => out.push(Numbered {
-                line: i + 1,
-                record,
-            }),
-            Ok(_) => {
-                return Err(format!(
-                    "{}, line {}: not a game record (expected a JSON object)",
-                    path.display(),
-                    i + 1
-                ));
-            }
-            Err(e) => {
-                return Err(format!(
-                    "{}, line {}: not a game record (not JSON: {e})",
-                    path.display(),
-                    i + 1
-                ));
-            }
-        }
+    if let Err(e) = std::fs::metadata(path) {
+        return Err(format!("{}: {e}", path.display()));
     }
-    Ok(out)
+    let records: Vec<Numbered> = crate::record::read_objects(path)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .map(|(line, record)| Numbered { line, record })
+        .collect();
+    if records.is_empty() {
+        return Err(format!(
+            "{}: no game records (one JSON object per line)",
+            path.display()
+        ));
+    }
+    Ok(records)
 }
 
 /// The viewer's data for one record. `base` is where relative paths in

@@ -546,6 +546,68 @@ fn of_run(record: &GameRecord, fingerprint: &str, seed: u64) -> bool {
     record.tournament.as_deref() == Some(fingerprint) && record.seed == seed
 }
 
+/// Checks that `record` (read from `path`) says what an earlier record of
+/// the same game said: shards run twice agree, and shards that disagree
+/// (different entrants' programs under one name, a nondeterministic game)
+/// must not be merged by argument order. A void game (its judge failed)
+/// disagrees with nothing.
+fn agrees(
+    first_seen: &mut BTreeMap<u64, (GameRecord, PathBuf)>,
+    record: &GameRecord,
+    path: &Path,
+) -> Result<(), String> {
+    if record.is_void() {
+        return Ok(());
+    }
+    match first_seen.entry(record.index) {
+        Entry::Vacant(slot) => {
+            slot.insert((record.clone(), path.to_owned()));
+            Ok(())
+        }
+        Entry::Occupied(slot) => {
+            let (earlier, earlier_path) = slot.get();
+            if earlier.same_outcome(record) {
+                return Ok(());
+            }
+            Err(format!(
+                "game {} is recorded differently in {} and {}:\n  {}\n  {}\n\
+                 the shards are not of one run; merge only shards whose records agree",
+                record.index,
+                earlier_path.display(),
+                path.display(),
+                outcome_words(earlier),
+                outcome_words(record),
+            ))
+        }
+    }
+}
+
+/// What a record says of each seat: `a: score 1, rank 1, ok; b: ...`.
+fn outcome_words(record: &GameRecord) -> String {
+    let seats: Vec<String> = record
+        .results
+        .iter()
+        .map(|s| {
+            let mut words = vec![s.verdict.status.name().to_owned()];
+            if let Some(won) = s.won {
+                words.insert(0, if won { "won" } else { "lost" }.to_owned());
+            }
+            if let Some(points) = s.points() {
+                words.insert(0, format!("score {points}"));
+            }
+            if let Some(rank) = s.rank {
+                words.push(format!("rank {rank}"));
+            }
+            format!(
+                "{}: {}",
+                s.entrant.as_deref().unwrap_or("?"),
+                words.join(", ")
+            )
+        })
+        .collect();
+    seats.join("; ")
+}
+
 /// One record per game index, in index order: a game played to its end
 /// supersedes a void record of it (its judge failed, and `--resume`
 /// played it again); otherwise the first is kept (a shard run twice, or
@@ -645,17 +707,25 @@ pub fn merge(outs: &[PathBuf], into: Option<&Path>) -> Status {
         }
     }
     let mut all = Vec::new();
+    let mut first_seen: BTreeMap<u64, (GameRecord, PathBuf)> = BTreeMap::new();
     for out in outs {
-        match record::read_records::<GameRecord>(&records_path(out)) {
-            Ok(records) => all.extend(
-                records
-                    .into_iter()
-                    .filter(|r| of_run(r, &first.fingerprint, first.seed)),
-            ),
+        let path = records_path(out);
+        let records = match record::read_records::<GameRecord>(&path) {
+            Ok(records) => records,
             Err(e) => {
                 eprintln!("referee merge: {e}");
                 return Status::Usage;
             }
+        };
+        for r in records
+            .into_iter()
+            .filter(|r| of_run(r, &first.fingerprint, first.seed))
+        {
+            if let Err(e) = agrees(&mut first_seen, &r, &path) {
+                eprintln!("referee merge: {e}");
+                return Status::Usage;
+            }
+            all.push(r);
         }
     }
     let all = dedupe(all);
