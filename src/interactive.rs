@@ -22,7 +22,9 @@ use nix::sys::signal::Signal;
 use serde::Serialize;
 use tokio::time::Instant;
 
-use crate::bot::{Bot, BotError, BotLimits, BotSpec, Ended, Resources, Usage, UsageMark, later};
+use crate::bot::{
+    Bot, BotError, BotLimits, BotSpec, Ended, MemoryOverrun, Resources, Usage, UsageMark, later,
+};
 use crate::exit::Status;
 use crate::outcome;
 use crate::record::{self, Records};
@@ -808,38 +810,21 @@ fn start_validator(
 }
 
 /// Ends a test case: kills what is left of both sides, reads the feedback
-/// files and stderr, and rules.
+/// files and stderr, and rules on the ends the relay saw (a side killed
+/// here ended because the referee ended it, not of itself).
 async fn finish_case(
     feedback_dir: &Path,
     mut v_bot: Bot,
     mut p_bot: Bot,
-    mut ends: Ends,
+    relayed: Ends,
     stop: Option<Stop>,
     time: Duration,
 ) -> Judged {
-    // Both are reaped by now, or are killed here (a time limit, a judge
-    // error); either way nothing of theirs is left running. The validator
-    // goes first, so that it does not see the program's end and rule on it.
-    if let Ok(finished) = v_bot.kill().await {
-        ends.validator.get_or_insert(finished.ended);
-    }
-    let mut overrun = None;
-    if let Ok(finished) = p_bot.kill().await {
-        ends.program.get_or_insert(finished.ended);
-        overrun = finished.memory_overrun;
-    }
+    let (ends, overrun) = kill_both(&mut v_bot, &mut p_bot, relayed).await;
     let judge_message = feedback(feedback_dir, "judgemessage.txt");
     let team_message = feedback(feedback_dir, "teammessage.txt");
-    let verdict = match (overrun, rule(stop, &ends, &judge_message)) {
-        // Killed for its memory, the program could not finish: that is
-        // why, whatever the validator made of its end.
-        (Some(overrun), verdict) if !matches!(verdict, Verdict::JudgeError(_)) => {
-            Verdict::MemoryLimit(BotError::MemoryLimit(overrun).to_string())
-        }
-        (_, verdict) => verdict,
-    };
     Judged {
-        verdict,
+        verdict: rule(stop, &relayed, overrun, &judge_message),
         time,
         exit: ends.program,
         validator_exit: ends.validator,
@@ -851,6 +836,26 @@ async fn finish_case(
         validator_stderr: v_bot.stderr(|t| t.last_lines(20).join("\n")),
         usage: p_bot.usage_since(&mut UsageMark::default()),
     }
+}
+
+/// Kills what is left of both sides, the validator first, so that it does
+/// not see the program's end and rule on it: both are reaped by now, or are
+/// killed here (a time limit, a judge error). Gives the ends with the kills
+/// added, and the program's memory overrun, if it was killed for that.
+async fn kill_both(
+    v_bot: &mut Bot,
+    p_bot: &mut Bot,
+    mut ends: Ends,
+) -> (Ends, Option<MemoryOverrun>) {
+    if let Ok(finished) = v_bot.kill().await {
+        ends.validator.get_or_insert(finished.ended);
+    }
+    let mut overrun = None;
+    if let Ok(finished) = p_bot.kill().await {
+        ends.program.get_or_insert(finished.ended);
+        overrun = finished.memory_overrun;
+    }
+    (ends, overrun)
 }
 
 /// How the two sides of a test case ended.
@@ -870,45 +875,75 @@ fn validator_late(config: &InteractiveConfig) -> Stop {
     ))
 }
 
-/// The rulings of `docs/interactive.md`, in their order.
-fn rule(stop: Option<Stop>, ends: &Ends, judge_message: &str) -> Verdict {
+/// The rulings of `docs/interactive.md`, in their order, as problemtools
+/// (`judge/execute.py`) and DOMjudge (`judgedaemon`) rule: the validator's
+/// failure first, then a validator that rejected before the program ended,
+/// then the program's limits, its crash, and last the validator's verdict.
+/// `ends` are those the relay saw, before the referee killed anything.
+fn rule(
+    stop: Option<Stop>,
+    ends: &Ends,
+    overrun: Option<MemoryOverrun>,
+    judge_message: &str,
+) -> Verdict {
     let judge_note = || match judge_message {
         "" => String::new(),
         text => format!("; judge message: {}", one_line(text)),
     };
+    if let Some(Stop::Judge(why)) = &stop {
+        return Verdict::JudgeError(format!("{why}{}", judge_note()));
+    }
+    match ends.validator {
+        Some(ended) if ended != Ended::Exited(ACCEPT) && ended != Ended::Exited(REJECT) => {
+            return Verdict::JudgeError(format!(
+                "the validator {ended} (42 accepts, 43 rejects){}",
+                judge_note()
+            ));
+        }
+        None if stop.is_none() => {
+            return Verdict::JudgeError("the validator's end is unknown".into());
+        }
+        _ => {}
+    }
+    let rejected = |then: &str| {
+        let why = match judge_message {
+            "" => "the validator rejected the interaction (exit status 43)".to_string(),
+            text => one_line(text),
+        };
+        Verdict::WrongAnswer(format!("{why}{then}"))
+    };
+    // Whatever the program did once a validator that rejected it had gone
+    // (its input ended under it), the validator's verdict stands.
+    if ends.first == Some(Side::Validator) && ends.validator == Some(Ended::Exited(REJECT)) {
+        return rejected(match stop {
+            Some(Stop::TimeLimit) => "; the program then ran out of time",
+            _ => "",
+        });
+    }
+    // Killed for its memory, the program could not finish: that is why,
+    // whatever the validator made of its end.
+    if let Some(overrun) = overrun {
+        return Verdict::MemoryLimit(BotError::MemoryLimit(overrun).to_string());
+    }
+    match stop {
+        Some(Stop::TimeLimit) => return Verdict::TimeLimit,
+        Some(Stop::BadOutput(why)) => return Verdict::WrongAnswer(why),
+        _ => {}
+    }
     // A program that ended because the validator had ended first is judged
     // by the validator's verdict: killed writing to it (a direct pipe's
-    // SIGPIPE), killed by SIGPIPE, or failing in any way once a validator
-    // that rejected it had gone (its input ended under it).
+    // SIGPIPE), or killed by SIGPIPE.
     let validator_decides = |ended: Ended| {
         ends.pipe_closed
             || (ends.first == Some(Side::Validator)
-                && (ended == Ended::Signaled(Signal::SIGPIPE as i32)
-                    || ends.validator == Some(Ended::Exited(REJECT))))
+                && ended == Ended::Signaled(Signal::SIGPIPE as i32))
     };
-    match stop {
-        Some(Stop::TimeLimit) => Verdict::TimeLimit,
-        Some(Stop::BadOutput(why)) => Verdict::WrongAnswer(why),
-        Some(Stop::Judge(why)) => Verdict::JudgeError(format!("{why}{}", judge_note())),
-        None => match (ends.program, ends.validator) {
-            (_, Some(ended))
-                if ended != Ended::Exited(ACCEPT) && ended != Ended::Exited(REJECT) =>
-            {
-                Verdict::JudgeError(format!(
-                    "the validator {ended} (42 accepts, 43 rejects){}",
-                    judge_note()
-                ))
-            }
-            (_, None) => Verdict::JudgeError("the validator's end is unknown".into()),
-            (Some(ended), _) if !(ended.success() || validator_decides(ended)) => {
-                Verdict::RuntimeError(ended.to_string())
-            }
-            (_, Some(Ended::Exited(ACCEPT))) => Verdict::Accepted,
-            _ if judge_message.is_empty() => Verdict::WrongAnswer(
-                "the validator rejected the interaction (exit status 43)".into(),
-            ),
-            _ => Verdict::WrongAnswer(one_line(judge_message)),
-        },
+    match (ends.program, ends.validator) {
+        (Some(ended), _) if !(ended.success() || validator_decides(ended)) => {
+            Verdict::RuntimeError(ended.to_string())
+        }
+        (_, Some(Ended::Exited(ACCEPT))) => Verdict::Accepted,
+        _ => rejected(""),
     }
 }
 
@@ -1112,7 +1147,7 @@ mod tests {
             first: Some(first),
             pipe_closed: false,
         };
-        let rule = |ends: Ends, message: &str| rule(None, &ends, message);
+        let rule = |ends: Ends, message: &str| rule(None, &ends, None, message);
         assert_eq!(
             rule(ends(exited(0), exited(42), Side::Program), ""),
             Verdict::Accepted
@@ -1156,14 +1191,26 @@ mod tests {
             rule(ends(exited(3), exited(1), Side::Program), ""),
             Verdict::JudgeError(_)
         ));
-        // A time limit beats everything.
+        // A time limit beats the program's crash and the validator's later
+        // verdict, but not the verdict of a validator that ended first:
+        // its rejection (problemtools and DOMjudge) or its failure.
+        let timed_out = |ends: Ends| super::rule(Some(Stop::TimeLimit), &ends, None, "no");
+        let unended = |validator| Ends {
+            first: None,
+            ..ends(None, validator, Side::Program)
+        };
+        assert_eq!(timed_out(unended(None)), Verdict::TimeLimit);
         assert_eq!(
-            super::rule(
-                Some(Stop::TimeLimit),
-                &ends(signaled(Signal::SIGKILL), exited(42), Side::Validator),
-                ""
-            ),
+            timed_out(ends(None, exited(42), Side::Validator)),
             Verdict::TimeLimit
         );
+        assert_eq!(
+            timed_out(ends(None, exited(43), Side::Validator)),
+            Verdict::WrongAnswer("no; the program then ran out of time".into())
+        );
+        assert!(matches!(
+            timed_out(ends(None, signaled(Signal::SIGSEGV), Side::Validator)),
+            Verdict::JudgeError(_)
+        ));
     }
 }

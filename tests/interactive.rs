@@ -343,18 +343,9 @@ fn a_build_script_makes_the_run_program_and_a_last_line_needs_no_newline() {
 #[test]
 fn a_validator_that_floods_its_output_after_the_program_ended_is_a_judge_error() {
     let dir = tempfile::tempdir().unwrap();
-    let package = dir.path().join("flood");
-    std::fs::create_dir_all(package.join("data/sample")).unwrap();
-    std::fs::create_dir_all(package.join("output_validators/flood")).unwrap();
-    std::fs::write(
-        package.join("problem.yaml"),
-        "validation: custom interactive\n",
-    )
-    .unwrap();
-    std::fs::write(package.join("data/sample/1.in"), "1\n").unwrap();
-    std::fs::write(package.join("data/sample/1.ans"), "1\n").unwrap();
-    script(
-        &package.join("output_validators/flood/run"),
+    let package = package(
+        dir.path(),
+        &["1\n"],
         "#!/bin/sh\nwhile :; do echo x; done\n",
     );
     let run = run(&[
@@ -369,6 +360,77 @@ fn a_validator_that_floods_its_output_after_the_program_ended_is_a_judge_error()
     assert_eq!(run.code, Some(70), "{run:?}");
     assert!(
         line(&run, "sample/1").contains("JUDGE ERROR"),
+        "{}",
+        run.stdout
+    );
+}
+
+/// A package in `dir` whose validator is the shell script `validator`, with
+/// one sample case for each input in `inputs` (`sample/1`, `sample/2`, ...).
+fn package(dir: &std::path::Path, inputs: &[&str], validator: &str) -> PathBuf {
+    let package = dir.join("package");
+    std::fs::create_dir_all(package.join("data/sample")).unwrap();
+    std::fs::create_dir_all(package.join("output_validators/v")).unwrap();
+    std::fs::write(
+        package.join("problem.yaml"),
+        "validation: custom interactive\n",
+    )
+    .unwrap();
+    for (i, input) in inputs.iter().enumerate() {
+        std::fs::write(package.join(format!("data/sample/{}.in", i + 1)), input).unwrap();
+        std::fs::write(package.join(format!("data/sample/{}.ans", i + 1)), "").unwrap();
+    }
+    script(&package.join("output_validators/v/run"), validator);
+    package
+}
+
+/// A program that reads until its input ends (the validator's end), then
+/// hangs: whatever the validator did, it did first.
+const HANG_AFTER_INPUT: [&str; 3] = ["sh", "-c", "cat >/dev/null; exec sleep 30"];
+
+#[test]
+fn a_validator_that_rejects_first_decides_though_the_program_then_runs_out_of_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let package = package(
+        dir.path(),
+        &["1\n"],
+        "#!/bin/sh\necho 'you said nothing' > \"$3/judgemessage.txt\"\nexit 43\n",
+    );
+    let results = dir.path().join("r.jsonl");
+    let mut args = vec![
+        "interactive",
+        "--timeout",
+        // Room for the validator's start on a loaded machine.
+        "1s",
+        "--results",
+        results.to_str().unwrap(),
+        package.to_str().unwrap(),
+    ];
+    args.extend(HANG_AFTER_INPUT);
+    let run = run(&args);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        line(&run, "sample/1").starts_with("sample/1: WRONG ANSWER: you said nothing"),
+        "{}",
+        run.stdout
+    );
+    let record = &records(&results)[0];
+    assert_eq!(record["verdict"], "wrong_answer", "{record}");
+    assert_eq!(record["status"], "incorrect", "{record}");
+    assert_eq!(record["first_ended"], "validator", "{record}");
+    assert_eq!(record["validator_exit"]["exited"], 43, "{record}");
+}
+
+#[test]
+fn a_validator_that_fails_first_is_a_judge_error_though_the_program_then_runs_out_of_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let package = package(dir.path(), &["1\n"], "#!/bin/sh\nexit 7\n");
+    let mut args = vec!["interactive", "--timeout", "1s", package.to_str().unwrap()];
+    args.extend(HANG_AFTER_INPUT);
+    let run = run(&args);
+    assert_eq!(run.code, Some(70), "{run:?}");
+    assert!(
+        line(&run, "sample/1").contains("JUDGE ERROR: the validator exited with status 7"),
         "{}",
         run.stdout
     );
