@@ -435,3 +435,124 @@ fn a_validator_that_fails_first_is_a_judge_error_though_the_program_then_runs_ou
         run.stdout
     );
 }
+
+/// Runs `package` on `cat` with a results file; gives the run and its
+/// records.
+fn run_package(package: &std::path::Path) -> (Run, Vec<serde_json::Value>) {
+    let results = package.with_file_name("r.jsonl");
+    let run = run(&[
+        "interactive",
+        "--results",
+        results.to_str().unwrap(),
+        package.to_str().unwrap(),
+        "cat",
+    ]);
+    let records = records(&results);
+    (run, records)
+}
+
+const REJECTED: &str = "WRONG ANSWER: the validator rejected the interaction (exit status 43)";
+
+#[test]
+fn a_feedback_file_that_is_a_fifo_is_not_read_and_the_case_is_judged() {
+    // Opened as a file, a FIFO with no writer blocks its reader for ever.
+    let dir = tempfile::tempdir().unwrap();
+    let package = package(
+        dir.path(),
+        &["1\n"],
+        "#!/bin/sh\nmkfifo \"$3/judgemessage.txt\" \"$3/teammessage.txt\"\nexit 43\n",
+    );
+    let (run, records) = run_package(&package);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(line(&run, "sample/1").contains(REJECTED), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("  note: judgemessage.txt is a FIFO, not a regular file: not read"),
+        "{}",
+        run.stdout
+    );
+    let notes = &records[0]["feedback_notes"];
+    assert_eq!(notes.as_array().map(Vec::len), Some(2), "{}", records[0]);
+    assert!(records[0].get("judge_message").is_none(), "{}", records[0]);
+}
+
+#[test]
+fn only_the_first_64_kib_of_a_big_feedback_file_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let package = package(
+        dir.path(),
+        &["1\n"],
+        "#!/bin/sh\nyes 'no, not that' | head -c 50000000 > \"$3/judgemessage.txt\"\nexit 43\n",
+    );
+    let (run, records) = run_package(&package);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        line(&run, "sample/1").contains("WRONG ANSWER: no, not that; no, not that"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("  note: judgemessage.txt holds 48 MiB: only its first 64 KiB are read"),
+        "{}",
+        run.stdout
+    );
+    let message = records[0]["judge_message"].as_str().unwrap();
+    assert!(
+        message.len() <= 64 * 1024 && message.len() > 60 * 1024,
+        "{}",
+        message.len()
+    );
+    assert_eq!(records[0]["feedback_notes"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn a_feedback_file_or_directory_that_is_a_symbolic_link_is_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    // sample/1: the files are links to a file of the host's; sample/2: the
+    // feedback directory is replaced by a link to a directory elsewhere.
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("judgemessage.txt"), "secret of the host\n").unwrap();
+    let package = package(
+        dir.path(),
+        &["file\n", "dir\n"],
+        &format!(
+            "#!/bin/sh\n\
+             if [ \"$(cat \"$1\")\" = file ]; then\n\
+               ln -s /etc/passwd \"$3/judgemessage.txt\"\n\
+               ln -s /etc/passwd \"$3/teammessage.txt\"\n\
+             else\n\
+               rm -r \"$3\" && ln -s {} \"${{3%/}}\"\n\
+             fi\n\
+             exit 43\n",
+            elsewhere.display()
+        ),
+    );
+    let (run, records) = run_package(&package);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    for case in ["sample/1", "sample/2"] {
+        assert!(line(&run, case).contains(REJECTED), "{}", run.stdout);
+    }
+    assert!(
+        run.stdout
+            .contains("  note: judgemessage.txt is a symbolic link: not followed"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("  note: the feedback directory is a symbolic link: not followed"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("root:"), "{}", run.stdout);
+    assert!(!run.stdout.contains("secret of the host"), "{}", run.stdout);
+    for record in &records {
+        assert!(record.get("judge_message").is_none(), "{record}");
+        assert!(record.get("team_message").is_none(), "{record}");
+    }
+    // The link was removed with the feedback directory; what it pointed to
+    // was left alone.
+    assert!(elsewhere.join("judgemessage.txt").exists());
+}
