@@ -14,15 +14,22 @@
 use std::ffi::OsString;
 use std::fmt;
 use std::io::Write;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use nix::errno::Errno;
+use nix::fcntl::OFlag;
 use nix::sys::signal::Signal;
+use nix::sys::stat::Mode;
 use serde::Serialize;
 use tokio::time::Instant;
 
-use crate::bot::{Bot, BotError, BotLimits, BotSpec, Ended, Resources, Usage, UsageMark, later};
+use crate::bot::usage::human_bytes;
+use crate::bot::{
+    Bot, BotError, BotLimits, BotSpec, Ended, MemoryOverrun, Resources, Usage, UsageMark, later,
+};
 use crate::exit::Status;
 use crate::outcome;
 use crate::record::{self, Records};
@@ -33,6 +40,8 @@ pub const MAX_LINE: usize = 1 << 20;
 const MAX_OUTPUT: usize = 64 << 20;
 /// Most of a feedback file read into a verdict.
 const MAX_FEEDBACK: usize = 64 * 1024;
+/// Time to read the feedback files of a test case.
+const FEEDBACK_TIMEOUT: Duration = Duration::from_secs(2);
 /// Time limit of a validator's `build` script or compilation.
 const BUILD_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -183,6 +192,8 @@ pub struct Judged {
     pub pipe_closed: bool,
     pub judge_message: String,
     pub team_message: String,
+    /// Each feedback file not read, or not read whole, and why.
+    pub feedback_notes: Vec<String>,
     pub stderr: String,
     pub validator_stderr: String,
     /// What the program's processes used.
@@ -215,6 +226,8 @@ struct CaseRecord<'a> {
     judge_message: &'a str,
     #[serde(skip_serializing_if = "str::is_empty")]
     team_message: &'a str,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    feedback_notes: &'a [String],
     #[serde(skip_serializing_if = "str::is_empty")]
     stderr: &'a str,
     #[serde(skip_serializing_if = "str::is_empty")]
@@ -523,12 +536,136 @@ async fn load(problem: &Path, work: &Path) -> Result<Package, String> {
     Ok(Package { cases, validator })
 }
 
-/// Reads a feedback file (empty when missing), trimmed, at most
-/// [`MAX_FEEDBACK`] bytes of it.
-fn feedback(dir: &Path, name: &str) -> String {
-    let bytes = std::fs::read(dir.join(name)).unwrap_or_default();
-    let bytes = &bytes[..bytes.len().min(MAX_FEEDBACK)];
-    String::from_utf8_lossy(bytes).trim().to_string()
+/// The feedback files of a test case, as read.
+#[derive(Debug, Default)]
+struct Feedback {
+    judge_message: String,
+    team_message: String,
+    /// Each file not read, or not read whole, and why.
+    notes: Vec<String>,
+}
+
+/// Reads the feedback files in `dir`, within [`FEEDBACK_TIMEOUT`]. The
+/// validator made them, and so may have made them anything: a regular
+/// file is read, [`MAX_FEEDBACK`] bytes of it at most; a FIFO, which would
+/// block its reader for ever, or a symbolic link, which may lead out of
+/// the directory, is not (nor is a directory that became a link). A read
+/// that hangs all the same (a stuck file system) is left to its thread.
+async fn read_feedback(dir: &Path) -> Feedback {
+    let owned = dir.to_owned();
+    let reading = tokio::task::spawn_blocking(move || read_feedback_now(&owned));
+    let failed = |note: String| Feedback {
+        notes: vec![note],
+        ..Feedback::default()
+    };
+    match tokio::time::timeout(FEEDBACK_TIMEOUT, reading).await {
+        Ok(Ok(feedback)) => feedback,
+        Ok(Err(e)) => failed(format!("the feedback files could not be read: {e}")),
+        Err(_) => failed(format!(
+            "the feedback files were not read within {}",
+            humantime::format_duration(FEEDBACK_TIMEOUT)
+        )),
+    }
+}
+
+/// [`read_feedback`]'s work, which may block.
+fn read_feedback_now(dir: &Path) -> Feedback {
+    let mut feedback = Feedback::default();
+    let dir_fd = match nix::fcntl::open(dir, FEEDBACK_OPEN | OFlag::O_DIRECTORY, Mode::empty()) {
+        Ok(fd) => fd,
+        // Removed by the validator: it left no feedback.
+        Err(Errno::ENOENT) => return feedback,
+        Err(e) => {
+            let what = match std::fs::symlink_metadata(dir) {
+                Ok(meta) if meta.is_symlink() => "is a symbolic link: not followed".to_string(),
+                Ok(meta) if !meta.is_dir() => "is not a directory: not read".to_string(),
+                _ => format!("could not be opened: {e}"),
+            };
+            feedback
+                .notes
+                .push(format!("the feedback directory {what}"));
+            return feedback;
+        }
+    };
+    let mut read = |name: &str| {
+        let (text, note) = match feedback_file(&dir_fd, name) {
+            Ok((bytes, None)) => (bytes, None),
+            Ok((bytes, Some(size))) => (
+                bytes,
+                Some(format!(
+                    "holds {}: only its first {} are read",
+                    human_bytes(size),
+                    human_bytes(MAX_FEEDBACK as u64)
+                )),
+            ),
+            Err(why) => (vec![], Some(why)),
+        };
+        feedback
+            .notes
+            .extend(note.map(|note| format!("{name} {note}")));
+        String::from_utf8_lossy(&text).trim().to_string()
+    };
+    let judge_message = read("judgemessage.txt");
+    let team_message = read("teammessage.txt");
+    Feedback {
+        judge_message,
+        team_message,
+        ..feedback
+    }
+}
+
+/// Opens without following a symbolic link, and without waiting for a
+/// FIFO's writer.
+const FEEDBACK_OPEN: OFlag = OFlag::O_RDONLY
+    .union(OFlag::O_NOFOLLOW)
+    .union(OFlag::O_NONBLOCK)
+    .union(OFlag::O_CLOEXEC);
+
+/// Feedback file `name` in `dir` (nothing when missing), at most
+/// [`MAX_FEEDBACK`] bytes of it, with the file's size when that was not
+/// all of it; an `Err` says why it was not read.
+fn feedback_file(dir: &OwnedFd, name: &str) -> Result<(Vec<u8>, Option<u64>), String> {
+    use std::io::Read;
+    let fd = match nix::fcntl::openat(dir, name, FEEDBACK_OPEN, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::ENOENT) => return Ok((vec![], None)),
+        Err(Errno::ELOOP) => return Err("is a symbolic link: not followed".into()),
+        Err(e) => return Err(format!("could not be opened: {e}")),
+    };
+    let file = std::fs::File::from(fd);
+    let unread = |e: std::io::Error| format!("could not be read: {e}");
+    let meta = file.metadata().map_err(unread)?;
+    if !meta.is_file() {
+        return Err(format!(
+            "is {}, not a regular file: not read",
+            file_kind(meta.file_type())
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_FEEDBACK as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(unread)?;
+    if bytes.len() > MAX_FEEDBACK {
+        bytes.truncate(MAX_FEEDBACK);
+        return Ok((bytes, Some(meta.len())));
+    }
+    Ok((bytes, None))
+}
+
+/// What a file that is not a regular one is, for a note.
+fn file_kind(kind: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else {
+        "of another kind"
+    }
 }
 
 /// One line of a feedback message for the verdict line: its lines joined.
@@ -808,18 +945,43 @@ fn start_validator(
 }
 
 /// Ends a test case: kills what is left of both sides, reads the feedback
-/// files and stderr, and rules.
+/// files and stderr, and rules on the ends the relay saw (a side killed
+/// here ended because the referee ended it, not of itself).
 async fn finish_case(
     feedback_dir: &Path,
     mut v_bot: Bot,
     mut p_bot: Bot,
-    mut ends: Ends,
+    relayed: Ends,
     stop: Option<Stop>,
     time: Duration,
 ) -> Judged {
-    // Both are reaped by now, or are killed here (a time limit, a judge
-    // error); either way nothing of theirs is left running. The validator
-    // goes first, so that it does not see the program's end and rule on it.
+    let (ends, overrun) = kill_both(&mut v_bot, &mut p_bot, relayed).await;
+    let feedback = read_feedback(feedback_dir).await;
+    Judged {
+        verdict: rule(stop, &relayed, overrun, &feedback.judge_message),
+        time,
+        exit: ends.program,
+        validator_exit: ends.validator,
+        first_ended: ends.first,
+        pipe_closed: ends.pipe_closed,
+        judge_message: feedback.judge_message,
+        team_message: feedback.team_message,
+        feedback_notes: feedback.notes,
+        stderr: p_bot.stderr(|t| t.last_lines(20).join("\n")),
+        validator_stderr: v_bot.stderr(|t| t.last_lines(20).join("\n")),
+        usage: p_bot.usage_since(&mut UsageMark::default()),
+    }
+}
+
+/// Kills what is left of both sides, the validator first, so that it does
+/// not see the program's end and rule on it: both are reaped by now, or are
+/// killed here (a time limit, a judge error). Gives the ends with the kills
+/// added, and the program's memory overrun, if it was killed for that.
+async fn kill_both(
+    v_bot: &mut Bot,
+    p_bot: &mut Bot,
+    mut ends: Ends,
+) -> (Ends, Option<MemoryOverrun>) {
     if let Ok(finished) = v_bot.kill().await {
         ends.validator.get_or_insert(finished.ended);
     }
@@ -828,29 +990,7 @@ async fn finish_case(
         ends.program.get_or_insert(finished.ended);
         overrun = finished.memory_overrun;
     }
-    let judge_message = feedback(feedback_dir, "judgemessage.txt");
-    let team_message = feedback(feedback_dir, "teammessage.txt");
-    let verdict = match (overrun, rule(stop, &ends, &judge_message)) {
-        // Killed for its memory, the program could not finish: that is
-        // why, whatever the validator made of its end.
-        (Some(overrun), verdict) if !matches!(verdict, Verdict::JudgeError(_)) => {
-            Verdict::MemoryLimit(BotError::MemoryLimit(overrun).to_string())
-        }
-        (_, verdict) => verdict,
-    };
-    Judged {
-        verdict,
-        time,
-        exit: ends.program,
-        validator_exit: ends.validator,
-        first_ended: ends.first,
-        pipe_closed: ends.pipe_closed,
-        judge_message,
-        team_message,
-        stderr: p_bot.stderr(|t| t.last_lines(20).join("\n")),
-        validator_stderr: v_bot.stderr(|t| t.last_lines(20).join("\n")),
-        usage: p_bot.usage_since(&mut UsageMark::default()),
-    }
+    (ends, overrun)
 }
 
 /// How the two sides of a test case ended.
@@ -870,45 +1010,75 @@ fn validator_late(config: &InteractiveConfig) -> Stop {
     ))
 }
 
-/// The rulings of `docs/interactive.md`, in their order.
-fn rule(stop: Option<Stop>, ends: &Ends, judge_message: &str) -> Verdict {
+/// The rulings of `docs/interactive.md`, in their order, as problemtools
+/// (`judge/execute.py`) and DOMjudge (`judgedaemon`) rule: the validator's
+/// failure first, then a validator that rejected before the program ended,
+/// then the program's limits, its crash, and last the validator's verdict.
+/// `ends` are those the relay saw, before the referee killed anything.
+fn rule(
+    stop: Option<Stop>,
+    ends: &Ends,
+    overrun: Option<MemoryOverrun>,
+    judge_message: &str,
+) -> Verdict {
     let judge_note = || match judge_message {
         "" => String::new(),
         text => format!("; judge message: {}", one_line(text)),
     };
+    if let Some(Stop::Judge(why)) = &stop {
+        return Verdict::JudgeError(format!("{why}{}", judge_note()));
+    }
+    match ends.validator {
+        Some(ended) if ended != Ended::Exited(ACCEPT) && ended != Ended::Exited(REJECT) => {
+            return Verdict::JudgeError(format!(
+                "the validator {ended} (42 accepts, 43 rejects){}",
+                judge_note()
+            ));
+        }
+        None if stop.is_none() => {
+            return Verdict::JudgeError("the validator's end is unknown".into());
+        }
+        _ => {}
+    }
+    let rejected = |then: &str| {
+        let why = match judge_message {
+            "" => "the validator rejected the interaction (exit status 43)".to_string(),
+            text => one_line(text),
+        };
+        Verdict::WrongAnswer(format!("{why}{then}"))
+    };
+    // Whatever the program did once a validator that rejected it had gone
+    // (its input ended under it), the validator's verdict stands.
+    if ends.first == Some(Side::Validator) && ends.validator == Some(Ended::Exited(REJECT)) {
+        return rejected(match stop {
+            Some(Stop::TimeLimit) => "; the program then ran out of time",
+            _ => "",
+        });
+    }
+    // Killed for its memory, the program could not finish: that is why,
+    // whatever the validator made of its end.
+    if let Some(overrun) = overrun {
+        return Verdict::MemoryLimit(BotError::MemoryLimit(overrun).to_string());
+    }
+    match stop {
+        Some(Stop::TimeLimit) => return Verdict::TimeLimit,
+        Some(Stop::BadOutput(why)) => return Verdict::WrongAnswer(why),
+        _ => {}
+    }
     // A program that ended because the validator had ended first is judged
     // by the validator's verdict: killed writing to it (a direct pipe's
-    // SIGPIPE), killed by SIGPIPE, or failing in any way once a validator
-    // that rejected it had gone (its input ended under it).
+    // SIGPIPE), or killed by SIGPIPE.
     let validator_decides = |ended: Ended| {
         ends.pipe_closed
             || (ends.first == Some(Side::Validator)
-                && (ended == Ended::Signaled(Signal::SIGPIPE as i32)
-                    || ends.validator == Some(Ended::Exited(REJECT))))
+                && ended == Ended::Signaled(Signal::SIGPIPE as i32))
     };
-    match stop {
-        Some(Stop::TimeLimit) => Verdict::TimeLimit,
-        Some(Stop::BadOutput(why)) => Verdict::WrongAnswer(why),
-        Some(Stop::Judge(why)) => Verdict::JudgeError(format!("{why}{}", judge_note())),
-        None => match (ends.program, ends.validator) {
-            (_, Some(ended))
-                if ended != Ended::Exited(ACCEPT) && ended != Ended::Exited(REJECT) =>
-            {
-                Verdict::JudgeError(format!(
-                    "the validator {ended} (42 accepts, 43 rejects){}",
-                    judge_note()
-                ))
-            }
-            (_, None) => Verdict::JudgeError("the validator's end is unknown".into()),
-            (Some(ended), _) if !(ended.success() || validator_decides(ended)) => {
-                Verdict::RuntimeError(ended.to_string())
-            }
-            (_, Some(Ended::Exited(ACCEPT))) => Verdict::Accepted,
-            _ if judge_message.is_empty() => Verdict::WrongAnswer(
-                "the validator rejected the interaction (exit status 43)".into(),
-            ),
-            _ => Verdict::WrongAnswer(one_line(judge_message)),
-        },
+    match (ends.program, ends.validator) {
+        (Some(ended), _) if !(ended.success() || validator_decides(ended)) => {
+            Verdict::RuntimeError(ended.to_string())
+        }
+        (_, Some(Ended::Exited(ACCEPT))) => Verdict::Accepted,
+        _ => rejected(""),
     }
 }
 
@@ -949,6 +1119,67 @@ fn hide_package(config: &InteractiveConfig, work: &Path) -> Result<BotSpec, Stri
     }
     program.hide = vec![package, work.to_owned()];
     Ok(program)
+}
+
+/// A test case's verdict line, the notes on its feedback files, and the
+/// last lines of the failing side's standard error.
+fn print_case(out: &mut impl Write, config: &InteractiveConfig, case: &Case, judged: &Judged) {
+    let verdict = &judged.verdict;
+    let timing = match verdict {
+        Verdict::TimeLimit => {
+            format!(" ({} limit)", humantime::format_duration(config.timeout))
+        }
+        _ => format!(" ({:.1}ms)", judged.time.as_secs_f64() * 1e3),
+    };
+    let _ = writeln!(out, "{}: {verdict}{timing}", case.name);
+    for note in &judged.feedback_notes {
+        let _ = writeln!(out, "  note: {note}");
+    }
+    let tail = match verdict {
+        Verdict::RuntimeError(_) => judged.stderr.as_str(),
+        Verdict::JudgeError(_) => judged.validator_stderr.as_str(),
+        _ => "",
+    };
+    let lines: Vec<&str> = tail.lines().collect();
+    for line in &lines[lines.len().saturating_sub(5)..] {
+        let _ = writeln!(out, "  | {line}");
+    }
+}
+
+/// The record of the `i`-th test case (from 0).
+fn case_record<'a>(
+    config: &InteractiveConfig,
+    i: usize,
+    case: &'a Case,
+    judged: &'a Judged,
+) -> CaseRecord<'a> {
+    let verdict = &judged.verdict;
+    CaseRecord {
+        game: "interactive",
+        index: i as u64 + 1,
+        case: &case.name,
+        input: case.input.display().to_string(),
+        verdict: verdict.name(),
+        status: verdict.status(judged.exit),
+        message: verdict.to_string(),
+        micros: u64::try_from(judged.time.as_micros()).unwrap_or(u64::MAX),
+        usage: judged.usage,
+        exit: judged.exit,
+        validator_exit: judged.validator_exit,
+        first_ended: judged.first_ended,
+        pipe_closed: judged.pipe_closed,
+        judge_message: &judged.judge_message,
+        team_message: &judged.team_message,
+        feedback_notes: &judged.feedback_notes,
+        stderr: &judged.stderr,
+        validator_stderr: &judged.validator_stderr,
+        program: std::iter::once(&config.program.program)
+            .chain(&config.program.args)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        time: record::timestamp(),
+        referee: record::REFEREE_VERSION,
+    }
 }
 
 /// Runs `referee interactive`.
@@ -1006,55 +1237,14 @@ pub async fn run(config: &InteractiveConfig) -> Status {
             }
         };
         let _ = std::fs::remove_dir_all(&feedback_dir);
-        let verdict = &judged.verdict;
-        accepted += usize::from(*verdict == Verdict::Accepted);
-        judge_errors += usize::from(matches!(verdict, Verdict::JudgeError(_)));
-        let timing = match verdict {
-            Verdict::TimeLimit => {
-                format!(" ({} limit)", humantime::format_duration(config.timeout))
-            }
-            _ => format!(" ({:.1}ms)", judged.time.as_secs_f64() * 1e3),
-        };
-        let _ = writeln!(out, "{}: {verdict}{timing}", case.name);
-        let tail = match verdict {
-            Verdict::RuntimeError(_) => judged.stderr.as_str(),
-            Verdict::JudgeError(_) => judged.validator_stderr.as_str(),
-            _ => "",
-        };
-        let lines: Vec<&str> = tail.lines().collect();
-        for line in &lines[lines.len().saturating_sub(5)..] {
-            let _ = writeln!(out, "  | {line}");
-        }
-        if let Some(records) = records.as_mut() {
-            let record = CaseRecord {
-                game: "interactive",
-                index: i as u64 + 1,
-                case: &case.name,
-                input: case.input.display().to_string(),
-                verdict: verdict.name(),
-                status: verdict.status(judged.exit),
-                message: verdict.to_string(),
-                micros: u64::try_from(judged.time.as_micros()).unwrap_or(u64::MAX),
-                usage: judged.usage,
-                exit: judged.exit,
-                validator_exit: judged.validator_exit,
-                first_ended: judged.first_ended,
-                pipe_closed: judged.pipe_closed,
-                judge_message: &judged.judge_message,
-                team_message: &judged.team_message,
-                stderr: &judged.stderr,
-                validator_stderr: &judged.validator_stderr,
-                program: std::iter::once(&config.program.program)
-                    .chain(&config.program.args)
-                    .map(|a| a.to_string_lossy().into_owned())
-                    .collect(),
-                time: record::timestamp(),
-                referee: record::REFEREE_VERSION,
-            };
-            if let Err(e) = records.append(&record) {
-                eprintln!("referee interactive: {e}");
-                return Status::Io;
-            }
+        accepted += usize::from(judged.verdict == Verdict::Accepted);
+        judge_errors += usize::from(matches!(judged.verdict, Verdict::JudgeError(_)));
+        print_case(&mut out, config, case, &judged);
+        if let Some(records) = records.as_mut()
+            && let Err(e) = records.append(&case_record(config, i, case, &judged))
+        {
+            eprintln!("referee interactive: {e}");
+            return Status::Io;
         }
     }
     if let Some(Err(e)) = records.map(Records::finish) {
@@ -1112,7 +1302,7 @@ mod tests {
             first: Some(first),
             pipe_closed: false,
         };
-        let rule = |ends: Ends, message: &str| rule(None, &ends, message);
+        let rule = |ends: Ends, message: &str| rule(None, &ends, None, message);
         assert_eq!(
             rule(ends(exited(0), exited(42), Side::Program), ""),
             Verdict::Accepted
@@ -1156,14 +1346,26 @@ mod tests {
             rule(ends(exited(3), exited(1), Side::Program), ""),
             Verdict::JudgeError(_)
         ));
-        // A time limit beats everything.
+        // A time limit beats the program's crash and the validator's later
+        // verdict, but not the verdict of a validator that ended first:
+        // its rejection (problemtools and DOMjudge) or its failure.
+        let timed_out = |ends: Ends| super::rule(Some(Stop::TimeLimit), &ends, None, "no");
+        let unended = |validator| Ends {
+            first: None,
+            ..ends(None, validator, Side::Program)
+        };
+        assert_eq!(timed_out(unended(None)), Verdict::TimeLimit);
         assert_eq!(
-            super::rule(
-                Some(Stop::TimeLimit),
-                &ends(signaled(Signal::SIGKILL), exited(42), Side::Validator),
-                ""
-            ),
+            timed_out(ends(None, exited(42), Side::Validator)),
             Verdict::TimeLimit
         );
+        assert_eq!(
+            timed_out(ends(None, exited(43), Side::Validator)),
+            Verdict::WrongAnswer("no; the program then ran out of time".into())
+        );
+        assert!(matches!(
+            timed_out(ends(None, signaled(Signal::SIGSEGV), Side::Validator)),
+            Verdict::JudgeError(_)
+        ));
     }
 }

@@ -343,18 +343,9 @@ fn a_build_script_makes_the_run_program_and_a_last_line_needs_no_newline() {
 #[test]
 fn a_validator_that_floods_its_output_after_the_program_ended_is_a_judge_error() {
     let dir = tempfile::tempdir().unwrap();
-    let package = dir.path().join("flood");
-    std::fs::create_dir_all(package.join("data/sample")).unwrap();
-    std::fs::create_dir_all(package.join("output_validators/flood")).unwrap();
-    std::fs::write(
-        package.join("problem.yaml"),
-        "validation: custom interactive\n",
-    )
-    .unwrap();
-    std::fs::write(package.join("data/sample/1.in"), "1\n").unwrap();
-    std::fs::write(package.join("data/sample/1.ans"), "1\n").unwrap();
-    script(
-        &package.join("output_validators/flood/run"),
+    let package = package(
+        dir.path(),
+        &["1\n"],
         "#!/bin/sh\nwhile :; do echo x; done\n",
     );
     let run = run(&[
@@ -372,4 +363,196 @@ fn a_validator_that_floods_its_output_after_the_program_ended_is_a_judge_error()
         "{}",
         run.stdout
     );
+}
+
+/// A package in `dir` whose validator is the shell script `validator`, with
+/// one sample case for each input in `inputs` (`sample/1`, `sample/2`, ...).
+fn package(dir: &std::path::Path, inputs: &[&str], validator: &str) -> PathBuf {
+    let package = dir.join("package");
+    std::fs::create_dir_all(package.join("data/sample")).unwrap();
+    std::fs::create_dir_all(package.join("output_validators/v")).unwrap();
+    std::fs::write(
+        package.join("problem.yaml"),
+        "validation: custom interactive\n",
+    )
+    .unwrap();
+    for (i, input) in inputs.iter().enumerate() {
+        std::fs::write(package.join(format!("data/sample/{}.in", i + 1)), input).unwrap();
+        std::fs::write(package.join(format!("data/sample/{}.ans", i + 1)), "").unwrap();
+    }
+    script(&package.join("output_validators/v/run"), validator);
+    package
+}
+
+/// A program that reads until its input ends (the validator's end), then
+/// hangs: whatever the validator did, it did first.
+const HANG_AFTER_INPUT: [&str; 3] = ["sh", "-c", "cat >/dev/null; exec sleep 30"];
+
+#[test]
+fn a_validator_that_rejects_first_decides_though_the_program_then_runs_out_of_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let package = package(
+        dir.path(),
+        &["1\n"],
+        "#!/bin/sh\necho 'you said nothing' > \"$3/judgemessage.txt\"\nexit 43\n",
+    );
+    let results = dir.path().join("r.jsonl");
+    let mut args = vec![
+        "interactive",
+        "--timeout",
+        // Room for the validator's start on a loaded machine.
+        "1s",
+        "--results",
+        results.to_str().unwrap(),
+        package.to_str().unwrap(),
+    ];
+    args.extend(HANG_AFTER_INPUT);
+    let run = run(&args);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        line(&run, "sample/1").starts_with("sample/1: WRONG ANSWER: you said nothing"),
+        "{}",
+        run.stdout
+    );
+    let record = &records(&results)[0];
+    assert_eq!(record["verdict"], "wrong_answer", "{record}");
+    assert_eq!(record["status"], "incorrect", "{record}");
+    assert_eq!(record["first_ended"], "validator", "{record}");
+    assert_eq!(record["validator_exit"]["exited"], 43, "{record}");
+}
+
+#[test]
+fn a_validator_that_fails_first_is_a_judge_error_though_the_program_then_runs_out_of_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let package = package(dir.path(), &["1\n"], "#!/bin/sh\nexit 7\n");
+    let mut args = vec!["interactive", "--timeout", "1s", package.to_str().unwrap()];
+    args.extend(HANG_AFTER_INPUT);
+    let run = run(&args);
+    assert_eq!(run.code, Some(70), "{run:?}");
+    assert!(
+        line(&run, "sample/1").contains("JUDGE ERROR: the validator exited with status 7"),
+        "{}",
+        run.stdout
+    );
+}
+
+/// Runs `package` on `cat` with a results file; gives the run and its
+/// records.
+fn run_package(package: &std::path::Path) -> (Run, Vec<serde_json::Value>) {
+    let results = package.with_file_name("r.jsonl");
+    let run = run(&[
+        "interactive",
+        "--results",
+        results.to_str().unwrap(),
+        package.to_str().unwrap(),
+        "cat",
+    ]);
+    let records = records(&results);
+    (run, records)
+}
+
+const REJECTED: &str = "WRONG ANSWER: the validator rejected the interaction (exit status 43)";
+
+#[test]
+fn a_feedback_file_that_is_a_fifo_is_not_read_and_the_case_is_judged() {
+    // Opened as a file, a FIFO with no writer blocks its reader for ever.
+    let dir = tempfile::tempdir().unwrap();
+    let package = package(
+        dir.path(),
+        &["1\n"],
+        "#!/bin/sh\nmkfifo \"$3/judgemessage.txt\" \"$3/teammessage.txt\"\nexit 43\n",
+    );
+    let (run, records) = run_package(&package);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(line(&run, "sample/1").contains(REJECTED), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("  note: judgemessage.txt is a FIFO, not a regular file: not read"),
+        "{}",
+        run.stdout
+    );
+    let notes = &records[0]["feedback_notes"];
+    assert_eq!(notes.as_array().map(Vec::len), Some(2), "{}", records[0]);
+    assert!(records[0].get("judge_message").is_none(), "{}", records[0]);
+}
+
+#[test]
+fn only_the_first_64_kib_of_a_big_feedback_file_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let package = package(
+        dir.path(),
+        &["1\n"],
+        "#!/bin/sh\nyes 'no, not that' | head -c 50000000 > \"$3/judgemessage.txt\"\nexit 43\n",
+    );
+    let (run, records) = run_package(&package);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        line(&run, "sample/1").contains("WRONG ANSWER: no, not that; no, not that"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("  note: judgemessage.txt holds 48 MiB: only its first 64 KiB are read"),
+        "{}",
+        run.stdout
+    );
+    let message = records[0]["judge_message"].as_str().unwrap();
+    assert!(
+        message.len() <= 64 * 1024 && message.len() > 60 * 1024,
+        "{}",
+        message.len()
+    );
+    assert_eq!(records[0]["feedback_notes"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn a_feedback_file_or_directory_that_is_a_symbolic_link_is_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    // sample/1: the files are links to a file of the host's; sample/2: the
+    // feedback directory is replaced by a link to a directory elsewhere.
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("judgemessage.txt"), "secret of the host\n").unwrap();
+    let package = package(
+        dir.path(),
+        &["file\n", "dir\n"],
+        &format!(
+            "#!/bin/sh\n\
+             if [ \"$(cat \"$1\")\" = file ]; then\n\
+               ln -s /etc/passwd \"$3/judgemessage.txt\"\n\
+               ln -s /etc/passwd \"$3/teammessage.txt\"\n\
+             else\n\
+               rm -r \"$3\" && ln -s {} \"${{3%/}}\"\n\
+             fi\n\
+             exit 43\n",
+            elsewhere.display()
+        ),
+    );
+    let (run, records) = run_package(&package);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    for case in ["sample/1", "sample/2"] {
+        assert!(line(&run, case).contains(REJECTED), "{}", run.stdout);
+    }
+    assert!(
+        run.stdout
+            .contains("  note: judgemessage.txt is a symbolic link: not followed"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("  note: the feedback directory is a symbolic link: not followed"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("root:"), "{}", run.stdout);
+    assert!(!run.stdout.contains("secret of the host"), "{}", run.stdout);
+    for record in &records {
+        assert!(record.get("judge_message").is_none(), "{record}");
+        assert!(record.get("team_message").is_none(), "{record}");
+    }
+    // The link was removed with the feedback directory; what it pointed to
+    // was left alone.
+    assert!(elsewhere.join("judgemessage.txt").exists());
 }

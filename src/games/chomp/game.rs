@@ -182,193 +182,292 @@ type Ending = JoinHandle<(Bot, std::io::Result<Finished>)>;
 
 /// Plays one game on `rows` from `start`.
 pub async fn play(seats: &[SeatSpec], rows: &[Vec<u8>], start: Cell, rules: Rules) -> GameResult {
-    let k = seats.len();
-    let mut grid = Grid::from_rows(rows);
-    let mut seats: Vec<Seat> = seats
-        .iter()
-        .enumerate()
-        .map(|(i, spec)| seat(i + 1, spec, start, rules.limits))
-        .collect();
-    let mut endings: Vec<(usize, Ending)> = Vec::new();
+    let mut game = Game::new(seats, rows, start, rules);
+    game.send_array(rows).await;
+    let end = game.play_rounds().await;
+    game.end_players().await;
+    game.result(end)
+}
 
-    // The array, then the preparation time. A bot that cannot take the
-    // array within the preparation time plus one starvation budget is dead
-    // before the first round.
-    let prep_over = deadline_after(rules.prep);
-    let headers = seats.iter_mut().enumerate().filter_map(|(i, seat)| {
-        let bot = seat.bot.as_mut()?;
-        let message = protocol::header(i + 1, k, rows);
-        Some(async move { (i, bot.send(&message, later(prep_over, rules.starve)).await) })
-    });
-    let (sent, ()) = futures_util::future::join(join_all(headers), sleep_until(prep_over)).await;
-    for (i, result) in sent {
-        if let Err(e) = result {
-            let fate = fate_of(&e);
-            seats[i].die(fate, 0, Some(format!("before the first round: {e}")));
+/// A game in play.
+struct Game {
+    rules: Rules,
+    grid: Grid,
+    start: Cell,
+    seats: Vec<Seat>,
+    /// Players being ended in the background, by seat.
+    endings: Vec<(usize, Ending)>,
+    round: u64,
+    /// The last round in which a cell was eaten.
+    last_meal: u64,
+    /// This round's update, the same for every player.
+    update: Vec<u8>,
+    /// This round's chomps: (cell, seat).
+    chomps: Vec<(usize, usize)>,
+    moves_log: Option<Vec<String>>,
+    times_log: Option<Vec<Vec<u32>>>,
+    show_progress: bool,
+}
+
+impl Game {
+    /// Starts every seat's bot (or disqualifies it).
+    fn new(specs: &[SeatSpec], rows: &[Vec<u8>], start: Cell, rules: Rules) -> Game {
+        let k = specs.len();
+        Game {
+            rules,
+            grid: Grid::from_rows(rows),
+            start,
+            seats: specs
+                .iter()
+                .enumerate()
+                .map(|(i, spec)| seat(i + 1, spec, start, rules.limits))
+                .collect(),
+            endings: Vec::new(),
+            round: 0,
+            last_meal: 0,
+            update: Vec::with_capacity(16 * k),
+            chomps: Vec::with_capacity(k),
+            moves_log: rules.record_moves.then(Vec::new),
+            times_log: rules.record_moves.then(Vec::new),
+            show_progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
         }
     }
 
-    let mut round = 0u64;
-    let mut last_meal = 0u64;
-    let idle = idle_limit(grid.full_cells());
-    let show_progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let mut update = Vec::with_capacity(16 * k);
-    let mut chomps: Vec<(usize, usize)> = Vec::with_capacity(k);
-    let mut moves_log = rules.record_moves.then(Vec::new);
-    let mut times_log = rules.record_moves.then(Vec::new);
-    let end = loop {
-        if grid.full_cells() == 0 {
-            break End::BoardEmpty;
+    /// The array, then the preparation time. A bot that cannot take the
+    /// array within the preparation time plus one starvation budget is dead
+    /// before the first round.
+    async fn send_array(&mut self, rows: &[Vec<u8>]) {
+        let (k, starve) = (self.seats.len(), self.rules.starve);
+        let prep_over = deadline_after(self.rules.prep);
+        let headers = self.seats.iter_mut().enumerate().filter_map(|(i, seat)| {
+            let bot = seat.bot.as_mut()?;
+            let message = protocol::header(i + 1, k, rows);
+            Some(async move { (i, bot.send(&message, later(prep_over, starve)).await) })
+        });
+        let (sent, ()) =
+            futures_util::future::join(join_all(headers), sleep_until(prep_over)).await;
+        for (i, result) in sent {
+            if let Err(e) = result {
+                let fate = fate_of(&e);
+                self.seats[i].die(fate, 0, Some(format!("before the first round: {e}")));
+            }
         }
-        if !seats.iter().any(Seat::alive) {
-            break End::AllDead;
+    }
+
+    /// Plays rounds until the game ends, and says why it ended.
+    async fn play_rounds(&mut self) -> End {
+        let idle = idle_limit(self.grid.full_cells());
+        let end = loop {
+            if let Some(end) = self.over(idle) {
+                break end;
+            }
+            self.round += 1;
+            self.progress();
+            self.build_update();
+            let replies = self.take_turns().await;
+            let mut letters = self
+                .moves_log
+                .as_ref()
+                .map(|_| vec![b'-'; self.seats.len()]);
+            let mut times = self
+                .times_log
+                .as_ref()
+                .map(|_| vec![0u32; self.seats.len()]);
+            for (i, reply) in replies {
+                let mv = self.apply_reply(i, reply, times.as_deref_mut());
+                if let Some(letters) = letters.as_mut() {
+                    letters[i] = mv.letter();
+                }
+            }
+            self.eat();
+            if let (Some(log), Some(letters)) = (self.moves_log.as_mut(), letters) {
+                log.push(String::from_utf8(letters).expect("move letters are ASCII"));
+            }
+            if let (Some(log), Some(times)) = (self.times_log.as_mut(), times) {
+                log.push(times);
+            }
+        };
+        if self.show_progress && self.round >= 100_000 {
+            eprint!("\r{:60}\r", "");
         }
-        if rules.max_rounds.is_some_and(|max| round >= max) {
-            break End::RoundLimit;
+        end
+    }
+
+    /// Why the game ends before the next round, if it does.
+    fn over(&self, idle: u64) -> Option<End> {
+        if self.grid.full_cells() == 0 {
+            Some(End::BoardEmpty)
+        } else if !self.seats.iter().any(Seat::alive) {
+            Some(End::AllDead)
+        } else if self.rules.max_rounds.is_some_and(|max| self.round >= max) {
+            Some(End::RoundLimit)
+        } else if self.round - self.last_meal >= idle {
+            Some(End::Idle)
+        } else {
+            None
         }
-        if round - last_meal >= idle {
-            break End::Idle;
-        }
-        round += 1;
-        if show_progress && round.is_multiple_of(100_000) {
-            let alive = seats.iter().filter(|s| s.alive()).count();
+    }
+
+    /// A progress line on a terminal, every 100,000 rounds.
+    fn progress(&self) {
+        let round = self.round;
+        if self.show_progress && round.is_multiple_of(100_000) {
+            let alive = self.seats.iter().filter(|s| s.alive()).count();
+            let k = self.seats.len();
             eprint!("\rchomp: round {round}, {alive} of {k} players alive   ");
         }
-        update.clear();
-        for seat in &seats {
-            protocol::push_update_line(&mut update, seat.pos, seat.last_move);
+    }
+
+    /// This round's update; players that decomposed last round get it,
+    /// then EOF, in the background.
+    fn build_update(&mut self) {
+        self.update.clear();
+        for seat in &self.seats {
+            protocol::push_update_line(&mut self.update, seat.pos, seat.last_move);
         }
-        // Players that decomposed last round get this update, then EOF.
-        for (i, seat) in seats.iter_mut().enumerate() {
+        for (i, seat) in self.seats.iter_mut().enumerate() {
             if std::mem::take(&mut seat.final_update_due)
                 && let Some(bot) = seat.bot.take()
             {
-                endings.push((i, last_update_then_end(bot, update.clone(), rules.limits)));
+                let ending = last_update_then_end(bot, self.update.clone(), self.rules.limits);
+                self.endings.push((i, ending));
             }
         }
-        let turns = seats
+    }
+
+    /// Sends the update to every living player at once and waits for each
+    /// one's byte, never longer than its remaining starvation budget.
+    async fn take_turns(&mut self) -> Vec<(usize, Result<(u8, Duration), BotError>)> {
+        let (update, starve) = (&self.update[..], self.rules.starve);
+        let turns = self
+            .seats
             .iter_mut()
             .enumerate()
             .filter(|(_, s)| s.alive())
             .map(|(i, seat)| {
                 seat.result.rounds += 1;
-                let remaining = rules.starve.saturating_sub(seat.bank);
+                let remaining = starve.saturating_sub(seat.bank);
                 let bot = seat.bot.as_mut().expect("a living player has a bot");
-                let update = &update[..];
                 async move { (i, take_turn(bot, update, remaining).await) }
             });
-        let replies = join_all(turns).await;
+        join_all(turns).await
+    }
 
-        let mut letters = moves_log.as_ref().map(|_| vec![b'-'; k]);
-        let mut times = times_log.as_ref().map(|_| vec![0u32; k]);
-        chomps.clear();
-        for (i, reply) in replies {
-            let seat = &mut seats[i];
-            let mv = match reply {
-                Ok((byte, elapsed)) => {
-                    if let Some(times) = times.as_mut() {
-                        times[i] = u32::try_from(elapsed.as_millis()).unwrap_or(u32::MAX);
-                    }
-                    seat.bank += elapsed;
-                    seat.slowest = seat.slowest.max(elapsed);
-                    seat.result.moves += 1;
-                    Move::from_byte(byte).expect("the bot layer skips whitespace")
+    /// Applies seat `i`'s reply (a failure decomposes it): its step, its
+    /// decision, or its chomp, queued for [`Game::eat`]. Its turn time goes
+    /// in `times`, when recorded.
+    fn apply_reply(
+        &mut self,
+        i: usize,
+        reply: Result<(u8, Duration), BotError>,
+        times: Option<&mut [u32]>,
+    ) -> Move {
+        let round = self.round;
+        let seat = &mut self.seats[i];
+        let millis = |time: Duration| u32::try_from(time.as_millis()).unwrap_or(u32::MAX);
+        let mv = match reply {
+            Ok((byte, elapsed)) => {
+                if let Some(times) = times {
+                    times[i] = millis(elapsed);
                 }
-                Err(e) => {
-                    let e = clock_timeout(e);
-                    // A starving turn counts as the time waited.
-                    if let BotError::Timeout { limit, .. } = &e {
-                        seat.slowest = seat.slowest.max(*limit);
-                        if let Some(times) = times.as_mut() {
-                            times[i] = u32::try_from(limit.as_millis()).unwrap_or(u32::MAX);
-                        }
-                    }
-                    seat.die(fate_of(&e), round, Some(format!("round {round}: {e}")));
-                    Move::Decompose
-                }
-            };
-            if let Some(letters) = letters.as_mut() {
-                letters[i] = mv.letter();
+                seat.bank += elapsed;
+                seat.slowest = seat.slowest.max(elapsed);
+                seat.result.moves += 1;
+                Move::from_byte(byte).expect("the bot layer skips whitespace")
             }
-            match mv {
-                Move::Step(dir) => seat.pos = grid.step(seat.pos, dir),
-                Move::Chomp => chomps.push((grid.index(seat.pos), i)),
-                Move::Decompose if seat.alive() => {
-                    seat.die((Fate::Decomposed, Verdict::OK), round, None);
+            Err(e) => {
+                let e = clock_timeout(e);
+                // A starving turn counts as the time waited.
+                if let BotError::Timeout { limit, .. } = &e {
+                    seat.slowest = seat.slowest.max(*limit);
+                    if let Some(times) = times {
+                        times[i] = millis(*limit);
+                    }
                 }
-                Move::Decompose => {}
+                seat.die(fate_of(&e), round, Some(format!("round {round}: {e}")));
+                Move::Decompose
             }
-            seat.last_move = mv.letter();
+        };
+        match mv {
+            Move::Step(dir) => seat.pos = self.grid.step(seat.pos, dir),
+            Move::Chomp => self.chomps.push((self.grid.index(seat.pos), i)),
+            Move::Decompose if seat.alive() => {
+                seat.die((Fate::Decomposed, Verdict::OK), round, None);
+            }
+            Move::Decompose => {}
         }
-        // Chomps are simultaneous: players on the same full cell share it.
-        chomps.sort_unstable();
-        for group in chomps.chunk_by(|a, b| a.0 == b.0) {
-            let value = grid.eat_at(group[0].0);
+        seat.last_move = mv.letter();
+        mv
+    }
+
+    /// Chomps are simultaneous: players on the same full cell share it.
+    fn eat(&mut self) {
+        self.chomps.sort_unstable();
+        for group in self.chomps.chunk_by(|a, b| a.0 == b.0) {
+            let value = self.grid.eat_at(group[0].0);
             if value == 0 {
                 continue;
             }
-            last_meal = round;
+            self.last_meal = self.round;
             let each = share(u32::from(value), group.len() as u32);
             for &(_, i) in group {
-                let seat = &mut seats[i];
+                let seat = &mut self.seats[i];
                 seat.result.score += u64::from(each);
                 seat.result.eaten += 1;
                 seat.bank = Duration::ZERO;
             }
         }
-        if let (Some(log), Some(letters)) = (moves_log.as_mut(), letters) {
-            log.push(String::from_utf8(letters).expect("move letters are ASCII"));
-        }
-        if let (Some(log), Some(times)) = (times_log.as_mut(), times) {
-            log.push(times);
-        }
-    };
-
-    if show_progress && round >= 100_000 {
-        eprint!("\r{:60}\r", "");
-    }
-    // The game is over: no more updates; everyone still running gets EOF.
-    for (i, seat) in seats.iter_mut().enumerate() {
-        if let Some(mut bot) = seat.bot.take() {
-            endings.push((
-                i,
-                tokio::spawn(async move {
-                    let finished = bot.shutdown(None).await;
-                    (bot, finished)
-                }),
-            ));
-        }
-    }
-    for (i, ending) in endings {
-        let Ok((bot, finished)) = ending.await else {
-            continue;
-        };
-        if let Err(e) = finished {
-            tracing::warn!(player = i + 1, "ending the player: {e}");
-        }
-        let (text, truncated) = bot.stderr(|t| t.since(0));
-        let usage = bot.usage_since(&mut UsageMark::default());
-        let result = &mut seats[i].result;
-        result.stderr = (!text.is_empty()).then_some(text);
-        result.stderr_truncated = truncated;
-        result.peak_memory_bytes = Some(usage.peak_memory);
-        result.cpu_micros = Some(usage.cpu_micros());
+        self.chomps.clear();
     }
 
-    GameResult {
-        start,
-        rounds: round,
-        end,
-        players: seats
-            .into_iter()
-            .map(|mut seat| {
-                seat.result.slowest_micros =
-                    u64::try_from(seat.slowest.as_micros()).unwrap_or(u64::MAX);
-                seat.result
-            })
-            .collect(),
-        moves: moves_log,
-        times: times_log,
+    /// The game is over: no more updates; everyone still running gets EOF.
+    /// Waits for every player's end and keeps its stderr and usage.
+    async fn end_players(&mut self) {
+        for (i, seat) in self.seats.iter_mut().enumerate() {
+            if let Some(mut bot) = seat.bot.take() {
+                self.endings.push((
+                    i,
+                    tokio::spawn(async move {
+                        let finished = bot.shutdown(None).await;
+                        (bot, finished)
+                    }),
+                ));
+            }
+        }
+        for (i, ending) in std::mem::take(&mut self.endings) {
+            let Ok((bot, finished)) = ending.await else {
+                continue;
+            };
+            if let Err(e) = finished {
+                tracing::warn!(player = i + 1, "ending the player: {e}");
+            }
+            let (text, truncated) = bot.stderr(|t| t.since(0));
+            let usage = bot.usage_since(&mut UsageMark::default());
+            let result = &mut self.seats[i].result;
+            result.stderr = (!text.is_empty()).then_some(text);
+            result.stderr_truncated = truncated;
+            result.peak_memory_bytes = Some(usage.peak_memory);
+            result.cpu_micros = Some(usage.cpu_micros());
+        }
+    }
+
+    fn result(self, end: End) -> GameResult {
+        GameResult {
+            start: self.start,
+            rounds: self.round,
+            end,
+            players: self
+                .seats
+                .into_iter()
+                .map(|mut seat| {
+                    seat.result.slowest_micros =
+                        u64::try_from(seat.slowest.as_micros()).unwrap_or(u64::MAX);
+                    seat.result
+                })
+                .collect(),
+            moves: self.moves_log,
+            times: self.times_log,
+        }
     }
 }
 

@@ -278,7 +278,32 @@ struct Match<'a> {
     transcript: Option<&'a mut io::BufWriter<io::Stdout>>,
 }
 
-impl Match<'_> {
+impl<'a> Match<'a> {
+    /// A match on `deck` against `bot`, the computer drawing from the
+    /// run's `seed` (see [`computer_rng`]).
+    fn new(
+        bot: &'a mut Bot,
+        deck: &'a [u8],
+        seed: u64,
+        time: MoveLimits,
+        transcript: Option<&'a mut io::BufWriter<io::Stdout>>,
+    ) -> Self {
+        Match {
+            bot,
+            table: Table::deal(deck),
+            deck,
+            rng: computer_rng(seed, deck),
+            timer: Timer::new(time),
+            outbox: String::new(),
+            trick: 0,
+            plays: Vec::new(),
+            tricks: Vec::new(),
+            micros: Vec::new(),
+            startup_micros: None,
+            transcript,
+        }
+    }
+
     /// Plays the match to the end; `Err` when the player fails.
     async fn play(&mut self) -> Result<(), Failure> {
         protocol::hand_line(&self.deck[..4], &mut self.outbox);
@@ -389,6 +414,25 @@ impl Match<'_> {
     }
 }
 
+/// How a match ended: `player` or `computer` won, or the player failed
+/// (its status's name). A command that timed out counts in `micros` as the
+/// time waited.
+fn settle(
+    result: &Result<(), Failure>,
+    table: &Table,
+    micros: &mut Vec<u64>,
+) -> (&'static str, Verdict) {
+    match result {
+        Ok(()) if table.player_wins() => ("player", Verdict::OK),
+        Ok(()) => ("computer", Verdict::OK),
+        Err(failure) => {
+            micros.extend(failure.waited_micros());
+            let verdict = failure.verdict();
+            (verdict.status.name(), verdict)
+        }
+    }
+}
+
 /// What the player is asked for in `phase`, for messages.
 fn awaited(phase: Phase) -> &'static str {
     match phase {
@@ -429,44 +473,20 @@ pub async fn play_single(
 ) -> Result<SingleMatch, crate::bot::SpawnError> {
     let mut bot = Bot::spawn(player, limits)?;
     let deck = shuffled_deck(seed, index);
-    let mut game = Match {
-        bot: &mut bot,
-        table: Table::deal(&deck),
-        deck: &deck,
-        rng: computer_rng(seed, &deck),
-        timer: Timer::new(time),
-        outbox: String::new(),
-        trick: 0,
-        plays: Vec::new(),
-        tricks: Vec::new(),
-        micros: Vec::new(),
-        startup_micros: None,
-        transcript: None,
-    };
+    let mut game = Match::new(&mut bot, &deck, seed, time, None);
     let result = game.play().await;
-    let (table, trick, mut micros, startup_micros, plays) = (
-        game.table,
-        game.trick,
-        game.micros,
-        game.startup_micros,
-        game.plays,
-    );
-    let (outcome, verdict, error) = match result {
-        Ok(()) if table.player_wins() => ("player", Verdict::OK, None),
-        Ok(()) => ("computer", Verdict::OK, None),
-        Err(failure) => {
-            let verdict = failure.verdict();
-            micros.extend(failure.waited_micros());
-            (
-                verdict.status.name(),
-                verdict,
-                Some(format!(
-                    "trick {trick}: {}: {failure}",
-                    verdict.status.words()
-                )),
-            )
-        }
-    };
+    let Match {
+        table,
+        trick,
+        mut micros,
+        startup_micros,
+        plays,
+        ..
+    } = game;
+    let (outcome, verdict) = settle(&result, &table, &mut micros);
+    let error = result
+        .err()
+        .map(|failure| format!("trick {trick}: {}: {failure}", verdict.status.words()));
     let (verdict, error) = match crate::games::end_single(&mut bot, error.is_some()).await {
         Some((late, message)) => (late, Some(message)),
         None => (verdict, error),
@@ -483,93 +503,107 @@ pub async fn play_single(
     })
 }
 
-/// Runs `referee septica`.
-pub async fn run(config: &SepticaConfig) -> Status {
-    let decks = match config.deal_file.as_deref().map(read_deal_file).transpose() {
-        Ok(decks) => decks,
-        Err(e) => {
-            eprintln!("referee septica: {e}");
-            return Status::Usage;
-        }
-    };
-    let mut records = match config.results.as_deref().map(Records::open).transpose() {
-        Ok(records) => records,
-        Err(e) => {
-            eprintln!("referee septica: {e}");
-            return Status::Usage;
-        }
-    };
-    let mut bot = match Bot::spawn(&config.player, config.limits) {
-        Ok(bot) => bot,
-        Err(e) => {
-            eprintln!("referee septica: cannot start the player: {e}");
-            return Status::Usage;
-        }
-    };
-    let fingerprint = {
-        let mut parts = vec!["septica".to_string()];
-        parts.push(config.player.program.to_string_lossy().into_owned());
-        parts.extend(
-            config
-                .player
-                .args
-                .iter()
-                .map(|a| a.to_string_lossy().into_owned()),
-        );
-        for deck in decks.iter().flatten() {
-            parts.push(format!("{deck:?}"));
-        }
-        let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
-        record::fingerprint(&refs)
-    };
-    let (seed, done) = match resume(config, &fingerprint) {
-        Ok(resumed) => resumed,
-        Err(e) => {
-            eprintln!("referee septica: {e}");
-            return Status::Usage;
-        }
-    };
-    let matches = decks.as_ref().map_or(config.matches, |d| d.len() as u64);
-    let mut out = io::BufWriter::new(io::stdout());
-    let _ = writeln!(
-        out,
-        "septica: {matches} match{}, {} win{} needed, seed {seed}",
-        if matches == 1 { "" } else { "es" },
-        config.need,
-        if config.need == 1 { "" } else { "s" }
-    );
-    let _ = out.flush();
+/// A run's player, records and plan, once started.
+struct Session {
+    bot: Bot,
+    records: Option<Records>,
+    /// The decks of `--deal-file`, if given; shuffled from `seed` if not.
+    decks: Option<Vec<Vec<u8>>>,
+    /// The run's fingerprint: see [`fingerprint`].
+    fingerprint: String,
+    seed: u64,
+    /// With `--resume`, the matches already recorded: whether each was won.
+    done: HashMap<u64, bool>,
+    stderr_mark: u64,
+    usage_mark: UsageMark,
+}
 
-    let mut wins = 0u64;
-    let mut stderr_mark = 0u64;
-    let mut usage_mark = UsageMark::default();
-    for index in 0..matches {
-        if let Some(&won) = done.get(&(index + 1)) {
-            wins += u64::from(won);
-            continue;
-        }
-        let deck = match &decks {
+/// A match played, with what its record and report need.
+struct Played {
+    deck: Vec<u8>,
+    plays: Vec<Play>,
+    tricks: Vec<TrickRecord>,
+    micros: Vec<u64>,
+    startup_micros: Option<u64>,
+    score: Score,
+    outcome: &'static str,
+    verdict: Verdict,
+    error: Option<ErrorRecord>,
+}
+
+/// Identifies a run, so that `--resume` takes only its matches: the
+/// player's command and any deal file's decks.
+fn fingerprint(config: &SepticaConfig, decks: Option<&Vec<Vec<u8>>>) -> String {
+    let mut parts = vec!["septica".to_string()];
+    parts.push(config.player.program.to_string_lossy().into_owned());
+    parts.extend(
+        config
+            .player
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned()),
+    );
+    for deck in decks.into_iter().flatten() {
+        parts.push(format!("{deck:?}"));
+    }
+    let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+    record::fingerprint(&refs)
+}
+
+impl Session {
+    /// Reads the deal file, opens the results, starts the player and
+    /// finds what `--resume` skips; `Err` is a usage error's message.
+    fn start(config: &SepticaConfig) -> Result<Session, String> {
+        let decks = config
+            .deal_file
+            .as_deref()
+            .map(read_deal_file)
+            .transpose()?;
+        let records = config
+            .results
+            .as_deref()
+            .map(Records::open)
+            .transpose()
+            .map_err(|e| e.to_string())?;
+        let bot = Bot::spawn(&config.player, config.limits)
+            .map_err(|e| format!("cannot start the player: {e}"))?;
+        let fingerprint = fingerprint(config, decks.as_ref());
+        let (seed, done) = resume(config, &fingerprint)?;
+        Ok(Session {
+            bot,
+            records,
+            decks,
+            fingerprint,
+            seed,
+            done,
+            stderr_mark: 0,
+            usage_mark: UsageMark::default(),
+        })
+    }
+
+    fn matches(&self, config: &SepticaConfig) -> u64 {
+        self.decks
+            .as_ref()
+            .map_or(config.matches, |d| d.len() as u64)
+    }
+
+    /// Plays match `index` (from 0); a player that failed is killed.
+    async fn play(
+        &mut self,
+        config: &SepticaConfig,
+        index: u64,
+        out: &mut io::BufWriter<io::Stdout>,
+    ) -> Played {
+        let deck = match &self.decks {
             Some(decks) => decks[index as usize].clone(),
-            None => shuffled_deck(seed, index),
+            None => shuffled_deck(self.seed, index),
         };
         debug_assert_eq!(deck.len(), DECK);
         if config.transcript {
             let _ = writeln!(out, "match {}", index + 1);
         }
-        let mut game = Match {
-            bot: &mut bot,
-            table: Table::deal(&deck),
-            deck: &deck,
-            rng: computer_rng(seed, &deck),
-            timer: Timer::new(config.time),
-            outbox: String::new(),
-            trick: 0,
-            plays: Vec::new(),
-            tricks: Vec::new(),
-            micros: Vec::new(),
-            startup_micros: None,
-            transcript: config.transcript.then_some(&mut out),
-        };
+        let transcript = config.transcript.then_some(out);
+        let mut game = Match::new(&mut self.bot, &deck, self.seed, config.time, transcript);
         let result = game.play().await;
         let Match {
             table,
@@ -580,86 +614,133 @@ pub async fn run(config: &SepticaConfig) -> Status {
             startup_micros,
             ..
         } = game;
-        let score = Score {
-            computer: table.points[0],
-            player: table.points[1],
-        };
-        let (outcome, verdict, error) = match &result {
-            Ok(()) if table.player_wins() => {
-                wins += 1;
-                ("player", Verdict::OK, None)
-            }
-            Ok(()) => ("computer", Verdict::OK, None),
+        let (outcome, verdict) = settle(&result, &table, &mut micros);
+        let error = match result {
+            Ok(()) => None,
             Err(failure) => {
-                if let Err(e) = bot.kill().await {
+                if let Err(e) = self.bot.kill().await {
                     tracing::warn!("reaping the player: {e}");
                 }
-                let verdict = failure.verdict();
-                micros.extend(failure.waited_micros());
                 let message = format!(
                     "match {}, trick {trick}: {}: {failure}",
                     index + 1,
                     verdict.status.words()
                 );
-                (
-                    verdict.status.name(),
-                    verdict,
-                    Some(ErrorRecord {
-                        kind: failure.kind(),
-                        trick,
-                        message,
-                    }),
-                )
+                Some(ErrorRecord {
+                    kind: failure.kind(),
+                    trick,
+                    message,
+                })
             }
         };
-        if let Some(records) = records.as_mut() {
-            let (stderr, stderr_truncated) = bot.stderr_since(&mut stderr_mark);
-            let usage = bot.usage_since(&mut usage_mark);
-            let record = MatchRecord {
-                game: "septica",
-                index: index + 1,
-                seed,
-                run: &fingerprint,
-                deck: &deck,
-                plays: &plays,
-                tricks: &tricks,
-                score,
-                outcome,
-                verdict,
-                micros: &micros,
-                startup_micros,
-                usage,
-                error: error.as_ref(),
-                stderr,
-                stderr_truncated,
-                time: record::timestamp(),
-                referee: record::REFEREE_VERSION,
-            };
-            if let Err(e) = records.append(&record) {
-                eprintln!("referee septica: {e}");
-                let _ = bot.kill().await;
-                return Status::Io;
-            }
+        Played {
+            deck,
+            plays,
+            tricks,
+            micros,
+            startup_micros,
+            score: Score {
+                computer: table.points[0],
+                player: table.points[1],
+            },
+            outcome,
+            verdict,
+            error,
         }
-        if let (Err(failure), Some(error)) = (&result, &error) {
-            let _ = crate::games::report_fault(&mut out, "septica", &bot, &error.message);
+    }
+
+    /// Appends the record of match `index` (from 0), with the player's
+    /// stderr and usage since the last one, when there is a results file.
+    fn record(&mut self, index: u64, played: &Played) -> Result<(), record::RecordError> {
+        let Some(records) = self.records.as_mut() else {
+            return Ok(());
+        };
+        let (stderr, stderr_truncated) = self.bot.stderr_since(&mut self.stderr_mark);
+        let record = MatchRecord {
+            game: "septica",
+            index: index + 1,
+            seed: self.seed,
+            run: &self.fingerprint,
+            deck: &played.deck,
+            plays: &played.plays,
+            tricks: &played.tricks,
+            score: played.score,
+            outcome: played.outcome,
+            verdict: played.verdict,
+            micros: &played.micros,
+            startup_micros: played.startup_micros,
+            usage: self.bot.usage_since(&mut self.usage_mark),
+            error: played.error.as_ref(),
+            stderr,
+            stderr_truncated,
+            time: record::timestamp(),
+            referee: record::REFEREE_VERSION,
+        };
+        records.append(&record)
+    }
+}
+
+/// Runs `referee septica`.
+pub async fn run(config: &SepticaConfig) -> Status {
+    let mut session = match Session::start(config) {
+        Ok(session) => session,
+        Err(e) => {
+            eprintln!("referee septica: {e}");
+            return Status::Usage;
+        }
+    };
+    let matches = session.matches(config);
+    let mut out = io::BufWriter::new(io::stdout());
+    let _ = writeln!(
+        out,
+        "septica: {matches} match{}, {} win{} needed, seed {}",
+        if matches == 1 { "" } else { "es" },
+        config.need,
+        if config.need == 1 { "" } else { "s" },
+        session.seed
+    );
+    let _ = out.flush();
+    let mut wins = 0u64;
+    for index in 0..matches {
+        if let Some(&won) = session.done.get(&(index + 1)) {
+            wins += u64::from(won);
+            continue;
+        }
+        let played = session.play(config, index, &mut out).await;
+        wins += u64::from(played.outcome == "player");
+        if let Err(e) = session.record(index, &played) {
+            eprintln!("referee septica: {e}");
+            let _ = session.bot.kill().await;
+            return Status::Io;
+        }
+        if let Some(error) = &played.error {
+            let _ = crate::games::report_fault(&mut out, "septica", &session.bot, &error.message);
             let _ = writeln!(
                 out,
                 "septica: stopped after {index} complete match{}, {wins} won",
                 if index == 1 { "" } else { "es" }
             );
-            return Status::from(failure.verdict().status);
+            return Status::from(played.verdict.status);
         }
         if config.transcript {
             let _ = writeln!(
                 out,
                 "  result: computer {} - player {}: {} wins",
-                score.computer, score.player, outcome
+                played.score.computer, played.score.player, played.outcome
             );
         }
     }
+    let status = end_player(config, &mut session.bot, &mut out).await;
+    if let Some(Err(e)) = session.records.map(Records::finish) {
+        eprintln!("referee septica: {e}");
+        return Status::Io;
+    }
+    report_wins(&mut out, config, wins, matches, status)
+}
 
-    let mut status = Status::Pass;
+/// Closes the player's input after the last match: it must exit within
+/// the grace period.
+async fn end_player(config: &SepticaConfig, bot: &mut Bot, out: &mut impl Write) -> Status {
     match bot.shutdown(None).await {
         Ok(finished) if !finished.exited_in_grace => {
             let message = format!(
@@ -668,18 +749,25 @@ pub async fn run(config: &SepticaConfig) -> Status {
             );
             let _ = writeln!(out, "septica: {message}");
             eprintln!("referee septica: {message}");
-            status = Status::Crashed;
+            Status::Crashed
         }
-        Ok(_) => {}
+        Ok(_) => Status::Pass,
         Err(e) => {
             eprintln!("referee septica: ending the player: {e}");
-            status = Status::Internal;
+            Status::Internal
         }
     }
-    if let Some(Err(e)) = records.map(Records::finish) {
-        eprintln!("referee septica: {e}");
-        return Status::Io;
-    }
+}
+
+/// The summary line, and the run's status: `status` (the player's end)
+/// unless that passed, then the verdict.
+fn report_wins(
+    out: &mut impl Write,
+    config: &SepticaConfig,
+    wins: u64,
+    matches: u64,
+    status: Status,
+) -> Status {
     let (low, high) = wilson95(wins, matches);
     let accepted = wins >= config.need;
     let _ = writeln!(
