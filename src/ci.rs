@@ -134,6 +134,8 @@ struct Outcome {
     figures: String,
     /// Why it failed (empty when it passed).
     reasons: Vec<String>,
+    /// A failed judge's last lines on standard error (its games are void).
+    judge_stderr: String,
     /// The bot's last lines on standard error.
     stderr: String,
     time: Duration,
@@ -169,6 +171,7 @@ pub async fn run(file: &Path, junit: Option<&Path>, limits: BotLimits) -> Status
                         .map(|p| format!("{}: {p}", file.display()))
                         .collect(),
                     stderr: String::new(),
+                    judge_stderr: String::new(),
                     time: Duration::ZERO,
                     properties: vec![],
                 };
@@ -207,6 +210,7 @@ pub async fn run(file: &Path, junit: Option<&Path>, limits: BotLimits) -> Status
                 figures: "0 games".into(),
                 reasons: vec![e],
                 stderr: String::new(),
+                judge_stderr: String::new(),
                 time: Duration::ZERO,
                 properties: vec![],
             },
@@ -220,6 +224,15 @@ pub async fn run(file: &Path, junit: Option<&Path>, limits: BotLimits) -> Status
                 outcome.figures,
                 outcome.reasons.join("; ")
             );
+            if !outcome.judge_stderr.is_empty() {
+                eprintln!(
+                    "referee ci: {}: the judge's last lines on standard error:",
+                    outcome.name
+                );
+                for line in outcome.judge_stderr.lines() {
+                    eprintln!("  | {line}");
+                }
+            }
         }
         outcomes.push(outcome);
     }
@@ -485,6 +498,7 @@ async fn run_case(case: &Case, plan: Result<Arc<Plan>, String>) -> Result<Outcom
             figures: "0 games".into(),
             reasons,
             stderr: String::new(),
+            judge_stderr: String::new(),
             time: started.elapsed(),
             properties: vec![],
         });
@@ -610,6 +624,21 @@ fn micros_text(micros: u64) -> String {
     crate::games::chomp::standings::short_micros(micros)
 }
 
+/// What the void games among a case's say: the reason (how many, and the
+/// first one's judge error) and the first one's judge's standard error.
+fn void_games(void: &[&GameRecord]) -> Option<(String, String)> {
+    let first = void.iter().min_by_key(|r| r.index)?;
+    let error = first.judge_error.as_ref()?;
+    let reason = format!(
+        "{} game{} void: the judge failed (first, game {}: {})",
+        void.len(),
+        if void.len() == 1 { "" } else { "s" },
+        first.index,
+        error.message
+    );
+    Some((reason, error.stderr.clone().unwrap_or_default()))
+}
+
 /// Checks the expectations against what was played.
 fn judge(
     case: &Case,
@@ -622,6 +651,16 @@ fn judge(
     let solo = plan.game.seating() == Seating::Solo;
     let e = &case.expect;
     let mut reasons = Vec::new();
+    // A game whose judge failed is void: not the bot's, and reported
+    // with the judge's own words.
+    let (void, records): (Vec<&GameRecord>, Vec<&GameRecord>) = records
+        .iter()
+        .filter(|r| r.result_of(&case.name).is_some())
+        .partition(|r| r.is_void());
+    let judge_failure = void_games(&void);
+    if let Some((reason, _)) = &judge_failure {
+        reasons.push(reason.clone());
+    }
     let mine: Vec<&SeatResult> = records
         .iter()
         .filter_map(|r| r.result_of(&case.name))
@@ -657,8 +696,8 @@ fn judge(
     // The referee's own failures always fail a case: its figures are not
     // to be trusted.
     let (internal, first) = class(|s| s == crate::outcome::Status::Internal);
-    let referee_error = internal > 0;
-    if referee_error {
+    let referee_error = internal > 0 || judge_failure.is_some();
+    if internal > 0 {
         reasons.push(format!(
             "{internal} internal error(s) of the referee{first}"
         ));
@@ -792,12 +831,13 @@ fn judge(
         .unwrap_or_default();
     Outcome {
         name: case.name.clone(),
-        game: Some(case.game.name()),
+        game: Some(plan.game.name()),
         pass: reasons.is_empty(),
         referee_error,
         figures: figures.join(", "),
         reasons,
         stderr,
+        judge_stderr: judge_failure.map(|(_, text)| text).unwrap_or_default(),
         time,
         properties,
     }
@@ -835,8 +875,16 @@ fn write_junit(path: &Path, suite: &Path, outcomes: &[Outcome]) -> Result<(), St
         case.set_classname(format!("{stem}.{}", o.game.as_deref().unwrap_or("suite")));
         case.set_time(o.time);
         case.set_system_out(o.figures.clone());
-        if !o.stderr.is_empty() {
-            case.set_system_err(o.stderr.clone());
+        let stderr = match (o.judge_stderr.is_empty(), o.stderr.is_empty()) {
+            (true, _) => o.stderr.clone(),
+            (false, true) => format!("the judge's last lines:\n{}", o.judge_stderr),
+            (false, false) => format!(
+                "the judge's last lines:\n{}\n\nthe bot's last lines:\n{}",
+                o.judge_stderr, o.stderr
+            ),
+        };
+        if !stderr.is_empty() {
+            case.set_system_err(stderr);
         }
         for (name, value) in &o.properties {
             case.add_property((name.as_str(), value.as_str()));

@@ -1239,13 +1239,15 @@ pub async fn run(config: &InteractiveConfig) -> Status {
         let _ = std::fs::remove_dir_all(&feedback_dir);
         accepted += usize::from(judged.verdict == Verdict::Accepted);
         judge_errors += usize::from(matches!(judged.verdict, Verdict::JudgeError(_)));
-        print_case(&mut out, config, case, &judged);
+        // Recorded before it is reported: a reader that stops at its line
+        // (`| head`) finds the case in the file.
         if let Some(records) = records.as_mut()
             && let Err(e) = records.append(&case_record(config, i, case, &judged))
         {
             eprintln!("referee interactive: {e}");
             return Status::Io;
         }
+        print_case(&mut out, config, case, &judged);
     }
     if let Some(Err(e)) = records.map(Records::finish) {
         eprintln!("referee interactive: {e}");

@@ -395,3 +395,47 @@ fn merge_refuses_shards_that_disagree_on_a_game_and_names_both_files() {
         }
     }
 }
+
+#[test]
+fn ci_shows_a_failed_judges_message_and_stderr_and_names_the_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("suite.toml");
+    std::fs::write(
+        &suite,
+        format!(
+            "[[case]]\nname = \"judged\"\ngame = {:?}\ncommand = [{:?}]\ngames = 2\n",
+            fixture("judges/crash.toml"),
+            edges("answer.sh")
+        ),
+    )
+    .unwrap();
+    let junit = dir.path().join("junit.xml");
+    let run = referee(
+        ["ci", suite.to_str().unwrap(), "--junit", junit.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let said = "2 games void: the judge failed (first, game 1: the judge ended before its `end` message: exited with status 3)";
+    assert!(run.stdout.contains(said), "{run:?}");
+    assert!(!run.stdout.contains("internal error"), "{run:?}");
+    assert!(run.stderr.contains("  | judge: cannot cope with"), "{run:?}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let case = doc
+        .descendants()
+        .find(|n| n.has_tag_name("testcase"))
+        .unwrap();
+    // The game's name (its file's `name`), not the file's path.
+    assert_eq!(case.attribute("classname"), Some("suite.crash"), "{xml}");
+    let error = case
+        .children()
+        .find(|n| n.has_tag_name("error"))
+        .expect("an error element: the harness failed, not the bot");
+    assert!(error.attribute("message").unwrap().contains(said), "{xml}");
+    let stderr = case
+        .children()
+        .find(|n| n.has_tag_name("system-err"))
+        .and_then(|n| n.text())
+        .unwrap_or_default();
+    assert!(stderr.contains("judge: cannot cope with"), "{xml}");
+}
