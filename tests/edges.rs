@@ -411,14 +411,22 @@ fn ci_shows_a_failed_judges_message_and_stderr_and_names_the_game() {
     .unwrap();
     let junit = dir.path().join("junit.xml");
     let run = referee(
-        ["ci", suite.to_str().unwrap(), "--junit", junit.to_str().unwrap()],
+        [
+            "ci",
+            suite.to_str().unwrap(),
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
         b"",
     );
     assert_eq!(run.code, Some(1), "{run:?}");
     let said = "2 games void: the judge failed (first, game 1: the judge ended before its `end` message: exited with status 3)";
     assert!(run.stdout.contains(said), "{run:?}");
     assert!(!run.stdout.contains("internal error"), "{run:?}");
-    assert!(run.stderr.contains("  | judge: cannot cope with"), "{run:?}");
+    assert!(
+        run.stderr.contains("  | judge: cannot cope with"),
+        "{run:?}"
+    );
     let xml = std::fs::read_to_string(&junit).unwrap();
     let doc = roxmltree::Document::parse(&xml).unwrap();
     let case = doc
@@ -438,4 +446,87 @@ fn ci_shows_a_failed_judges_message_and_stderr_and_names_the_game() {
         .and_then(|n| n.text())
         .unwrap_or_default();
     assert!(stderr.contains("judge: cannot cope with"), "{xml}");
+}
+
+#[test]
+fn a_player_eliminated_as_ok_is_answered_as_out_with_the_judges_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run, records) = play_two(dir.path(), &edges("eliminate.toml"));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let log: Vec<Value> = records[0]["log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| serde_json::from_str(l.as_str().unwrap()).unwrap())
+        .collect();
+    assert_eq!(log[0]["text"], "x", "{log:?}");
+    assert!(log[0].get("out").is_none(), "{log:?}");
+    assert_eq!(
+        log[1],
+        serde_json::json!({"player": 1, "micros": 0, "out": true, "status": "ok", "message": "bust: over 21"})
+    );
+    assert_eq!(records[0]["players"][1]["status"], "ok", "{records:?}");
+}
+
+/// `referee play --record-moves` of `game` between two `answer.sh`, its
+/// results in `dir`.
+fn play_two(dir: &Path, game: &str) -> (common::Run, Vec<Value>) {
+    let results = dir.join("r.jsonl");
+    let answer = edges("answer.sh");
+    let run = referee(
+        [
+            "--no-fsync",
+            "play",
+            "--seed",
+            "1",
+            "--record-moves",
+            "--results",
+            results.to_str().unwrap(),
+            game,
+            &answer,
+            &answer,
+        ],
+        b"",
+    );
+    (run, common::jsonl(&results))
+}
+
+/// [`play_two`] of a game file written into `dir`.
+fn play_game_file(dir: &Path, game_file: &str) -> (common::Run, Vec<Value>) {
+    let game = dir.join("game.toml");
+    std::fs::write(&game, game_file).unwrap();
+    play_two(dir, game.to_str().unwrap())
+}
+
+#[test]
+fn a_game_file_bounds_a_games_time_and_the_frames_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let judge = edges("endless.py");
+    let (run, records) = play_game_file(
+        dir.path(),
+        &format!(
+            "name = \"endless\"\njudge = [\"python3\", {judge:?}]\nplayers = {{ min = 2, max = 2 }}\n\
+             [limits]\ngame_timeout = \"300ms\"\n"
+        ),
+    );
+    assert_eq!(run.code, Some(70), "{run:?}");
+    let error = records[0]["judge_error"]["message"].as_str().unwrap();
+    assert_eq!(
+        error,
+        "the game did not end within its limits.game_timeout (300ms)"
+    );
+    assert!(run.elapsed < Duration::from_secs(20), "{run:?}");
+
+    let (run, records) = play_game_file(
+        dir.path(),
+        &format!(
+            "name = \"frames\"\njudge = [\"python3\", {judge:?}, \"--frames\", \"50\"]\n\
+             players = {{ min = 2, max = 2 }}\n[limits]\nmax_frames = 10\n"
+        ),
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let last = records.last().unwrap();
+    assert_eq!(last["frames"].as_array().unwrap().len(), 10, "{last}");
+    assert_eq!(last["frames"][9]["i"], 9, "{last}");
+    assert_eq!(last["frames_truncated"], true, "{last}");
 }

@@ -63,6 +63,10 @@ pub struct ExternalResult {
     /// The judge's replay frames, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub frames: Vec<serde_json::Value>,
+    /// The judge wrote more frames than the game file's `max_frames`:
+    /// only the first ones are kept.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub frames_truncated: bool,
     /// The judge's `log` lines (the first 1000).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub log: Vec<String>,
@@ -260,14 +264,27 @@ impl<'g> Session<'g> {
                 players: Vec::new(),
                 summary: None,
                 frames: Vec::new(),
+                frames_truncated: false,
                 log: Vec::new(),
                 judge_error: None,
             },
             read: self.game.read,
         };
-        let outcome = self
-            .referee(&mut seats, &mut game, seed, index, limits)
-            .await;
+        let game_timeout = self.game.game_timeout;
+        let refereed = self.referee(&mut seats, &mut game, seed, index, limits);
+        let outcome = match game_timeout {
+            None => refereed.await,
+            // The judge decides when a game ends: one that goes on past
+            // the game's bound is the judge's failure.
+            Some(bound) => tokio::time::timeout(bound, refereed)
+                .await
+                .unwrap_or_else(|_| {
+                    Err(format!(
+                        "the game did not end within its limits.game_timeout ({})",
+                        humantime::format_duration(bound)
+                    ))
+                }),
+        };
         let ended = match outcome {
             Ok(end) => Some(end),
             Err(message) => {
@@ -484,7 +501,9 @@ impl<'g> Session<'g> {
                     }
                 }
                 FromJudge::Frame { data } => {
-                    if self.game.keep_frames {
+                    if self.game.keep_frames && game.result.frames.len() >= self.game.max_frames {
+                        game.result.frames_truncated = true;
+                    } else if self.game.keep_frames {
                         kept += text.len();
                         if kept > MAX_KEPT_BYTES {
                             return Err(format!(
@@ -704,6 +723,7 @@ impl Seat {
                 player,
                 text: None,
                 micros: 0,
+                out: true,
                 failed: self.failure.clone(),
             };
         };
@@ -735,6 +755,7 @@ impl Seat {
                     player,
                     text: Some(text),
                     micros,
+                    out: false,
                     failed: None,
                 }
             }
@@ -753,6 +774,7 @@ impl Seat {
                     player,
                     text: None,
                     micros: waited,
+                    out: false,
                     failed: self.failure.clone(),
                 }
             }

@@ -54,6 +54,11 @@ pub struct Answer {
     pub text: Option<String>,
     /// The time it took (for a failure: the time waited), microseconds.
     pub micros: u64,
+    /// The player was out of the game before it was asked (it failed, or
+    /// the judge eliminated it, even as `ok`): not asked, answered with
+    /// how it went out.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub out: bool,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub failed: Option<Failure>,
 }
@@ -139,6 +144,7 @@ mod tests {
             player: 1,
             text: None,
             micros: 150_000,
+            out: false,
             failed: Some(Failure {
                 verdict: Verdict::timeout(crate::outcome::Phase::Move),
                 message: "did not answer within 150ms".into(),

@@ -53,10 +53,17 @@ struct Limits {
     timeout: Option<TomlDuration>,
     startup: Option<TomlDuration>,
     time_control: Option<TimeControl>,
+    game_timeout: Option<TomlDuration>,
+    max_frames: Option<usize>,
 }
 
 /// Default time per move when the game file gives none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Most replay frames kept of one game when the game file gives no
+/// `limits.max_frames`: a frame costs the referee far more memory than its
+/// line (a game of 10⁶ small frames took 700 MB).
+pub const DEFAULT_MAX_FRAMES: usize = 100_000;
 
 /// An external game, as its game file describes it.
 #[derive(Clone, Debug)]
@@ -88,6 +95,11 @@ pub struct ExternalGame {
     pub time: MoveLimits,
     /// The start-up allowance of the game file, if it gives one.
     pub startup: Option<Duration>,
+    /// The longest a whole game may take (`limits.game_timeout`); a game
+    /// that is not over by then is the judge's failure.
+    pub game_timeout: Option<Duration>,
+    /// Most replay frames kept of one game; later ones are dropped.
+    pub max_frames: usize,
     /// `[options]`, passed to the judge in `start` as a JSON object.
     pub options: serde_json::Value,
 }
@@ -125,6 +137,9 @@ impl ExternalGame {
         if file.limits.timeout.is_some_and(|t| t.0.is_zero()) {
             problems.push("limits.timeout must be longer than zero".to_owned());
         }
+        if file.limits.game_timeout.is_some_and(|t| t.0.is_zero()) {
+            problems.push("limits.game_timeout must be longer than zero".to_owned());
+        }
         let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
         let mut judge: Vec<std::ffi::OsString> = file.judge.iter().map(Into::into).collect();
         match file.judge.first() {
@@ -158,6 +173,8 @@ impl ExternalGame {
                 control: file.limits.time_control,
             },
             startup: file.limits.startup.map(|t| t.0),
+            game_timeout: file.limits.game_timeout.map(|t| t.0),
+            max_frames: file.limits.max_frames.unwrap_or(DEFAULT_MAX_FRAMES),
             options,
         })
     }
