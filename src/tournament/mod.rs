@@ -81,10 +81,33 @@ pub async fn run(config: &TournamentConfig) -> Status {
 
 async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
     let spec: Spec = spec::load(&config.file)?;
+    check_options(config, &spec)?;
     let base = config
         .file
         .parent()
         .map_or_else(|| PathBuf::from("."), Path::to_owned);
+    let (plan, sprt) = prepare(&spec, &base, config).await?;
+    let info = run_info(config, &spec, &plan, sprt.is_some())?;
+    let out = match &config.out {
+        Some(dir) => match OutDir::open(dir, config, &info) {
+            Ok(out) => Some(out),
+            Err(Refused::Usage(e)) => return Err(e),
+            Err(Refused::Io(e)) => return Ok(io_failure(&e)),
+        },
+        None => None,
+    };
+    let mut run = Run::new(config, &spec, info, sprt, out);
+    run.announce(&spec, &plan);
+    run.report_on_interrupt();
+    let status = run.play(&spec, plan).await;
+    match status {
+        Some(status) => Ok(status),
+        None => run.finish(),
+    }
+}
+
+/// The command line's options that cannot go together, or with this file.
+fn check_options(config: &TournamentConfig, spec: &Spec) -> Result<(), String> {
     if let Some((k, n)) = config.shard
         && (n == 0 || k == 0 || k > n)
     {
@@ -107,9 +130,21 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
     if config.resume && config.out.is_none() {
         return Err("--resume needs --out DIR (where the earlier games were written)".into());
     }
-    let mut plan = Plan::prepare(&spec, &base, config).await?;
-    // A head-to-head SPRT: games in pairs on one setup, seats swapped,
-    // and both entrants able to play, or there is nothing to test.
+    Ok(())
+}
+
+/// A head-to-head SPRT: the test, the new entrant's name, the baseline's.
+type HeadToHead = (crate::stats::Sprt, String, String);
+
+/// The entrants built and checked, and the head-to-head test if the file
+/// asks for one: games in pairs on one setup, seats swapped, and both
+/// entrants able to play, or there is nothing to test.
+async fn prepare(
+    spec: &Spec,
+    base: &Path,
+    config: &TournamentConfig,
+) -> Result<(Arc<Plan>, Option<HeadToHead>), String> {
+    let mut plan = Plan::prepare(spec, base, config).await?;
     let sprt = match (&spec.sprt, &spec.baseline) {
         (Some(test), Some(baseline)) => {
             plan = plan.paired();
@@ -127,7 +162,17 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
         }
         _ => None,
     };
-    let plan = Arc::new(plan);
+    Ok((Arc::new(plan), sprt))
+}
+
+/// What the run is: its games, seed and shard, from the command line, the
+/// file and (resuming) the run it resumes, which must be the same run.
+fn run_info(
+    config: &TournamentConfig,
+    spec: &Spec,
+    plan: &Plan,
+    paired: bool,
+) -> Result<RunInfo, String> {
     let previous = match &config.out {
         Some(out) if config.resume => Some(
             read_run_info(out)
@@ -143,7 +188,7 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
         .or(previous.as_ref().map(|p| p.games))
         .unwrap_or(spec.games);
     // Head to head, games come in pairs: an odd last game is not played.
-    let games = if sprt.is_some() {
+    let games = if paired {
         if games < 2 {
             return Err(format!(
                 "--games {games}: an SPRT plays games in pairs: at least 2"
@@ -182,118 +227,213 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
             ));
         }
     }
+    Ok(info)
+}
 
-    let mut done: BTreeSet<u64> = BTreeSet::new();
-    let mut earlier: Vec<GameRecord> = Vec::new();
-    let mut records_file = None;
-    let mut game_log = None;
-    if let Some(out) = &config.out {
-        if !config.resume && std::fs::metadata(records_path(out)).is_ok_and(|m| m.len() > 0) {
-            return Err(format!(
+/// Why an output directory cannot be used: a usage error (status 64) or
+/// a file that cannot be written (74).
+enum Refused {
+    Usage(String),
+    Io(String),
+}
+
+/// The output directory of a run (`--out DIR`): its files open, and what a
+/// resumed run finds there.
+struct OutDir {
+    dir: PathBuf,
+    records: Option<Records>,
+    log: gamelog::GameLog,
+    /// The games recorded before (resuming), which are not played again.
+    done: BTreeSet<u64>,
+    earlier: Vec<GameRecord>,
+}
+
+impl OutDir {
+    /// Opens `dir` for the run: a fresh one, or (`--resume`) one holding
+    /// the run's earlier games; writes `run.json` and a copy of the file.
+    fn open(dir: &Path, config: &TournamentConfig, info: &RunInfo) -> Result<OutDir, Refused> {
+        if !config.resume && std::fs::metadata(records_path(dir)).is_ok_and(|m| m.len() > 0) {
+            return Err(Refused::Usage(format!(
                 "{} already holds the records of a run: finish it with --resume, or choose another --out",
-                out.display()
-            ));
+                dir.display()
+            )));
         }
-        if let Err(e) = std::fs::create_dir_all(out.join("stderr")) {
-            return Ok(io_failure(&format!("{}: {e}", out.display())));
-        }
-        if config.resume {
-            let stored = match record::read_records::<GameRecord>(&records_path(out)) {
-                Ok(stored) => stored,
-                Err(e) => return Ok(io_failure(&e.to_string())),
-            };
-            let mut void = BTreeSet::new();
-            for r in stored
-                .into_iter()
-                .filter(|r| of_run(r, &info.fingerprint, seed))
-            {
-                // A game voided by its judge is played again.
-                if r.is_void() {
-                    void.insert(r.index);
-                } else {
-                    done.insert(r.index);
-                    earlier.push(r);
-                }
-            }
-            void.retain(|i| !done.contains(i));
-            eprintln!(
-                "referee tournament: resuming: {} game(s) already in {}{}",
-                done.len(),
-                out.display(),
-                match void.len() {
-                    0 => String::new(),
-                    n => format!(
-                        "; {n} void game{} (a judge error) played again",
-                        if n == 1 { "" } else { "s" }
-                    ),
-                }
-            );
-        }
-        if let Err(e) = write_json(&out.join("run.json"), &info) {
-            return Ok(io_failure(&e));
-        }
-        let copy = out.join("tournament.toml");
-        let copied = std::fs::read(&config.file)
+        std::fs::create_dir_all(dir.join("stderr"))
+            .map_err(|e| Refused::Io(format!("{}: {e}", dir.display())))?;
+        let (done, earlier) = if config.resume {
+            earlier_games(dir, info).map_err(Refused::Io)?
+        } else {
+            (BTreeSet::new(), Vec::new())
+        };
+        write_json(&dir.join("run.json"), info).map_err(Refused::Io)?;
+        std::fs::read(&config.file)
             .map_err(|e| format!("{}: {e}", config.file.display()))
-            .and_then(|text| record::write_file(&copy, &text));
-        if let Err(e) = copied {
-            return Ok(io_failure(&e));
+            .and_then(|text| record::write_file(&dir.join("tournament.toml"), &text))
+            .map_err(Refused::Io)?;
+        let records = Records::open(&records_path(dir)).map_err(|e| Refused::Io(e.to_string()))?;
+        let log = gamelog::GameLog::open(&dir.join("games.log")).map_err(Refused::Io)?;
+        Ok(OutDir {
+            dir: dir.to_owned(),
+            records: Some(records),
+            log,
+            done,
+            earlier,
+        })
+    }
+
+    /// Appends a finished game to the records (its stderr moved to
+    /// `stderr/NAME.log`) and to `games.log`.
+    fn append(&mut self, record: &GameRecord, fingerprint: &str) -> Result<(), String> {
+        units::save_stderr(&self.dir, record);
+        let mut record = record.clone();
+        units::strip_stderr(&mut record);
+        record.tournament = Some(fingerprint.to_owned());
+        if let Some(file) = self.records.as_mut() {
+            file.append(&record).map_err(|e| e.to_string())?;
         }
-        records_file = Some(match Records::open(&records_path(out)) {
-            Ok(file) => file,
-            Err(e) => return Ok(io_failure(&e.to_string())),
-        });
-        game_log = Some(match gamelog::GameLog::open(&out.join("games.log")) {
-            Ok(log) => log,
-            Err(e) => return Ok(io_failure(&e)),
-        });
+        self.log
+            .append(&record)
+            .map_err(|e| format!("{}: {e}", self.dir.join("games.log").display()))
     }
 
-    // Shard k of n plays games k, k + n, k + 2n, ...
-    // The games are produced as they are played: any count runs in little
-    // memory.
-    let in_shard = move |i: &u64| shard.is_none_or(|(k, n)| (i - 1) % n == k - 1);
-    let todo = {
-        let done = done.clone();
-        (1..=games)
-            .filter(in_shard)
-            .filter(move |i| !done.contains(i))
-    };
-    let jobs = config
-        .jobs
-        .or(spec.jobs)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
-    let shard_games = shard.map_or(games, |(k, n)| {
-        games.checked_sub(k).map_or(0, |g| g / n + 1)
-    });
-    println!(
-        "tournament: {} ({}), {} entrant{}, {shard_games} game{}{}, seed {seed}, {jobs} at once",
-        config.file.display(),
-        spec.game.name(),
-        plan.entrants.len(),
-        if plan.entrants.len() == 1 { "" } else { "s" },
-        if shard_games == 1 { "" } else { "s" },
-        shard.map_or(String::new(), |(k, n)| format!(
-            " (shard {k}/{n} of {games})"
-        )),
-    );
-    crate::parallel::warn_if_oversubscribed(
-        "tournament",
-        Some((jobs.min(shard_games as usize), "--jobs")),
-        plan.game.seating().bots_at_once(),
-    );
-    for (name, why) in plan.disqualified() {
-        eprintln!("referee tournament: entrant {name} disqualified: {why}");
+    /// Closes the records after a last fsync.
+    fn close(&mut self) -> Result<(), String> {
+        match self.records.take() {
+            Some(file) => file.finish().map_err(|e| e.to_string()),
+            None => Ok(()),
+        }
     }
+}
 
-    let standings_every = config.standings_every.or(spec.standings_every);
-    let mut progress = Progress::new(config.progress, shard_games, done.len() as u64);
-    // The games finished so far, for the standings printed on an interrupt.
-    let finished = Arc::new(std::sync::Mutex::new(earlier));
+/// The games of this run already in `dir` (resuming): their indices and
+/// records. A game voided by its judge is not among them: it is played
+/// again.
+fn earlier_games(dir: &Path, info: &RunInfo) -> Result<(BTreeSet<u64>, Vec<GameRecord>), String> {
+    let stored =
+        record::read_records::<GameRecord>(&records_path(dir)).map_err(|e| e.to_string())?;
+    let (mut done, mut earlier, mut void) = (BTreeSet::new(), Vec::new(), BTreeSet::new());
+    for r in stored
+        .into_iter()
+        .filter(|r| of_run(r, &info.fingerprint, info.seed))
     {
-        let (finished, solo, entrants) = (Arc::clone(&finished), info.solo, info.entrants.clone());
-        let gauntlet = info.gauntlet.clone();
+        if r.is_void() {
+            void.insert(r.index);
+        } else {
+            done.insert(r.index);
+            earlier.push(r);
+        }
+    }
+    void.retain(|i| !done.contains(i));
+    eprintln!(
+        "referee tournament: resuming: {} game(s) already in {}{}",
+        done.len(),
+        dir.display(),
+        match void.len() {
+            0 => String::new(),
+            n => format!(
+                "; {n} void game{} (a judge error) played again",
+                if n == 1 { "" } else { "s" }
+            ),
+        }
+    );
+    Ok((done, earlier))
+}
+
+/// A tournament being played: what it has finished so far.
+struct Run<'c> {
+    config: &'c TournamentConfig,
+    info: RunInfo,
+    sprt: Option<HeadToHead>,
+    out: Option<OutDir>,
+    /// How many games this shard plays in all, the earlier ones included.
+    shard_games: u64,
+    jobs: usize,
+    standings_every: Option<u64>,
+    /// Every game finished (a resumed run's earlier ones too), for the
+    /// standings printed on an interrupt and every `standings_every`.
+    finished: Arc<std::sync::Mutex<Vec<GameRecord>>>,
+    /// The games this run played.
+    new_records: Vec<GameRecord>,
+    pairs: crate::stats::Pairs,
+    progress: Progress,
+}
+
+/// What the run does after a game.
+enum Next {
+    Play,
+    /// The SPRT decided: the games in flight are abandoned.
+    Decided,
+}
+
+impl<'c> Run<'c> {
+    fn new(
+        config: &'c TournamentConfig,
+        spec: &Spec,
+        info: RunInfo,
+        sprt: Option<HeadToHead>,
+        mut out: Option<OutDir>,
+    ) -> Run<'c> {
+        // Shard k of n plays games k, k + n, k + 2n, ...
+        let shard_games = info.shard.map_or(info.games, |(k, n)| {
+            info.games.checked_sub(k).map_or(0, |g| g / n + 1)
+        });
+        let jobs = config
+            .jobs
+            .or(spec.jobs)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .max(1);
+        let earlier = out
+            .as_mut()
+            .map(|o| std::mem::take(&mut o.earlier))
+            .unwrap_or_default();
+        let done = earlier.len() as u64;
+        Run {
+            config,
+            info,
+            sprt,
+            out,
+            shard_games,
+            jobs,
+            standings_every: config.standings_every.or(spec.standings_every),
+            finished: Arc::new(std::sync::Mutex::new(earlier)),
+            new_records: Vec::new(),
+            pairs: crate::stats::Pairs::default(),
+            progress: Progress::new(config.progress, shard_games, done),
+        }
+    }
+
+    /// The run's first line, and what it warns about.
+    fn announce(&self, spec: &Spec, plan: &Plan) {
+        let (games, shard_games) = (self.info.games, self.shard_games);
+        println!(
+            "tournament: {} ({}), {} entrant{}, {shard_games} game{}{}, seed {}, {} at once",
+            self.config.file.display(),
+            spec.game.name(),
+            plan.entrants.len(),
+            if plan.entrants.len() == 1 { "" } else { "s" },
+            if shard_games == 1 { "" } else { "s" },
+            self.info.shard.map_or(String::new(), |(k, n)| format!(
+                " (shard {k}/{n} of {games})"
+            )),
+            self.info.seed,
+            self.jobs,
+        );
+        crate::parallel::warn_if_oversubscribed(
+            "tournament",
+            Some((self.jobs.min(shard_games as usize), "--jobs")),
+            plan.game.seating().bots_at_once(),
+        );
+        for (name, why) in plan.disqualified() {
+            eprintln!("referee tournament: entrant {name} disqualified: {why}");
+        }
+    }
+
+    /// On an interrupt, the standings of the games finished so far are
+    /// printed, as cutechess does.
+    fn report_on_interrupt(&self) {
+        let finished = Arc::clone(&self.finished);
+        let (solo, entrants) = (self.info.solo, self.info.entrants.clone());
+        let gauntlet = self.info.gauntlet.clone();
         crate::interrupt::set_report(move || {
             let records = finished.lock().map(|r| r.clone()).unwrap_or_default();
             format!(
@@ -312,126 +452,164 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
             )
         });
     }
-    let mut new_records: Vec<GameRecord> = Vec::new();
-    let mut pairs = crate::stats::Pairs::default();
-    let mut games = plan.play_all(todo, seed, jobs, config.pin || spec.pin);
-    while let Some(record) = games.next().await {
-        let record = match record {
-            Ok(record) => record,
-            Err(e) => {
-                eprintln!("referee tournament: {e}");
-                return Ok(Status::Internal);
+
+    /// Plays the games not played yet, recording each as it ends. `Some`
+    /// status when the run stops early (a file it cannot write, a judge
+    /// error, an internal error).
+    async fn play(&mut self, spec: &Spec, plan: Arc<Plan>) -> Option<Status> {
+        let shard = self.info.shard;
+        let in_shard = move |i: &u64| shard.is_none_or(|(k, n)| (i - 1) % n == k - 1);
+        // The games are produced as they are played: any count runs in
+        // little memory.
+        let done = self
+            .out
+            .as_ref()
+            .map(|o| o.done.clone())
+            .unwrap_or_default();
+        let todo = (1..=self.info.games)
+            .filter(in_shard)
+            .filter(move |i| !done.contains(i));
+        let pin = self.config.pin || spec.pin;
+        let mut games = plan.play_all(todo, self.info.seed, self.jobs, pin);
+        while let Some(record) = games.next().await {
+            let record = match record {
+                Ok(record) => record,
+                Err(e) => {
+                    eprintln!("referee tournament: {e}");
+                    return Some(Status::Internal);
+                }
+            };
+            match self.take(record) {
+                Ok(Next::Play) => {}
+                Ok(Next::Decided) => break,
+                Err(status) => return Some(status),
             }
-        };
+        }
+        None
+    }
+
+    /// One finished game: recorded, counted, reported.
+    fn take(&mut self, record: GameRecord) -> Result<Next, Status> {
         // Recorded and counted whole, or (the run is ending) not at all.
         let _publishing = crate::interrupt::publishing();
-        if let (Some(out), Some(file)) = (&config.out, records_file.as_mut()) {
-            units::save_stderr(out, &record);
-            let mut record = record.clone();
-            units::strip_stderr(&mut record);
-            record.tournament = Some(info.fingerprint.clone());
-            if let Err(e) = file.append(&record) {
-                return Ok(io_failure(&e.to_string()));
-            }
-            if let Some(log) = game_log.as_mut()
-                && let Err(e) = log.append(&record)
-            {
-                return Ok(io_failure(&format!(
-                    "{}: {e}",
-                    out.join("games.log").display()
-                )));
-            }
+        if let Some(out) = self.out.as_mut() {
+            out.append(&record, &self.info.fingerprint)
+                .map_err(|e| io_failure(&e))?;
         }
-        // A judge that failed is the organiser's fault: its game says
-        // nothing about the entrants, and neither would the next ones.
-        if let Some(e) = &record.judge_error {
-            if let Some(file) = records_file.take()
-                && let Err(e) = file.finish()
-            {
-                return Ok(io_failure(&e.to_string()));
-            }
-            eprintln!(
-                "referee tournament: game {}: judge error: {}; the tournament stops",
-                record.index, e.message
-            );
-            if let Some(stderr) = &e.stderr {
-                for line in stderr.lines() {
-                    eprintln!("  | {line}");
-                }
-            }
-            return Ok(Status::Internal);
+        if record.is_void() {
+            return Err(self.stop_at_judge_error(&record));
         }
-        // Every N finished games (this run's and a resumed run's earlier
-        // ones), the standings so far, as cutechess's -ratinginterval.
-        let so_far = finished.lock().ok().and_then(|mut finished| {
-            finished.push(record.clone());
-            let count = finished.len() as u64;
-            standings_every
-                .is_some_and(|every| count.is_multiple_of(every) && count < shard_games)
-                .then(|| finished.clone())
-        });
-        let score = sprt
+        let so_far = self.count(&record);
+        let score = self
+            .sprt
             .as_ref()
-            .and_then(|(_, new, baseline)| record.head_to_head(info.solo, new, baseline));
-        new_records.push(record);
-        progress.tick(info.solo, &info.entrants, &new_records);
+            .and_then(|(_, new, baseline)| record.head_to_head(self.info.solo, new, baseline));
+        let index = record.index;
+        self.new_records.push(record);
+        self.progress
+            .tick(self.info.solo, &self.info.entrants, &self.new_records);
         if let Some(so_far) = so_far {
-            let so_far = dedupe(so_far);
-            progress.print(&format!(
-                "standings after {} of {shard_games} games:\n{}",
-                so_far.len(),
-                standings::table(
-                    info.solo,
-                    &standings::compute_against(
-                        info.solo,
-                        &info.entrants,
-                        &so_far,
-                        info.gauntlet.as_deref()
-                    )
-                )
-            ));
+            self.print_standings_so_far(so_far);
         }
         // The SPRT decided: the games in flight are abandoned (their bots
         // killed); the records written so far stay.
-        if let (Some((test, _, _)), Some(score)) = (&sprt, score) {
-            pairs.add(new_records.last().map_or(0, |r| r.index), score);
-            if test.state(pairs.counts).decision.is_some() {
-                break;
+        if let (Some((test, _, _)), Some(score)) = (&self.sprt, score) {
+            self.pairs.add(index, score);
+            if test.state(self.pairs.counts).decision.is_some() {
+                return Ok(Next::Decided);
             }
         }
-    }
-    drop(games);
-    progress.finish();
-    if let Some(Err(e)) = records_file.map(Records::finish) {
-        return Ok(io_failure(&e.to_string()));
+        Ok(Next::Play)
     }
 
-    let all = match &config.out {
-        Some(out) => match record::read_records::<GameRecord>(&records_path(out)) {
-            Ok(all) => all,
-            Err(e) => return Ok(io_failure(&e.to_string())),
+    /// A judge that failed is the organiser's fault: its game says nothing
+    /// about the entrants, and neither would the next ones. The run stops,
+    /// its records closed; `--resume` plays the void game again.
+    fn stop_at_judge_error(&mut self, record: &GameRecord) -> Status {
+        if let Some(Err(e)) = self.out.as_mut().map(OutDir::close) {
+            return io_failure(&e);
         }
-        .into_iter()
-        .filter(|r| of_run(r, &info.fingerprint, seed))
-        .collect(),
-        None => new_records,
-    };
-    let all = dedupe(all);
-    crate::interrupt::clear_report();
-    if let Err(e) = report(&info, &all, config.out.as_deref()) {
-        return Ok(io_failure(&e));
+        let Some(e) = &record.judge_error else {
+            return Status::Internal;
+        };
+        eprintln!(
+            "referee tournament: game {}: judge error: {}; the tournament stops",
+            record.index, e.message
+        );
+        if let Some(stderr) = &e.stderr {
+            for line in stderr.lines() {
+                eprintln!("  | {line}");
+            }
+        }
+        Status::Internal
     }
-    if let Some(out) = &config.out {
-        match report::write(out, &info, &all) {
-            Ok(path) => println!("report: {}", path.display()),
-            Err(e) => return Ok(io_failure(&e)),
-        }
+
+    /// Counts a finished game; every `standings_every` games (this run's
+    /// and a resumed run's earlier ones), the games so far, for the
+    /// standings, as cutechess's -ratinginterval.
+    fn count(&self, record: &GameRecord) -> Option<Vec<GameRecord>> {
+        let mut finished = self.finished.lock().ok()?;
+        finished.push(record.clone());
+        let count = finished.len() as u64;
+        self.standings_every
+            .is_some_and(|every| count.is_multiple_of(every) && count < self.shard_games)
+            .then(|| finished.clone())
     }
-    match &sprt {
-        Some((test, new, baseline)) => {
-            sprt_verdict(test, new, baseline, pairs.counts, config.out.as_deref())
+
+    fn print_standings_so_far(&self, so_far: Vec<GameRecord>) {
+        let so_far = dedupe(so_far);
+        self.progress.print(&format!(
+            "standings after {} of {} games:\n{}",
+            so_far.len(),
+            self.shard_games,
+            standings::table(
+                self.info.solo,
+                &standings::compute_against(
+                    self.info.solo,
+                    &self.info.entrants,
+                    &so_far,
+                    self.info.gauntlet.as_deref()
+                )
+            )
+        ));
+    }
+
+    /// The games are over: the records closed, the standings of every game
+    /// of the run (the earlier ones of a resumed run, the other shards'
+    /// none) printed and written, the report, and the SPRT's verdict.
+    fn finish(mut self) -> Result<Status, String> {
+        self.progress.finish();
+        if let Some(Err(e)) = self.out.as_mut().map(OutDir::close) {
+            return Ok(io_failure(&e));
         }
-        None => Ok(Status::Pass),
+        let all = match &self.config.out {
+            Some(out) => match record::read_records::<GameRecord>(&records_path(out)) {
+                Ok(all) => all,
+                Err(e) => return Ok(io_failure(&e.to_string())),
+            }
+            .into_iter()
+            .filter(|r| of_run(r, &self.info.fingerprint, self.info.seed))
+            .collect(),
+            None => std::mem::take(&mut self.new_records),
+        };
+        let all = dedupe(all);
+        crate::interrupt::clear_report();
+        let out = self.config.out.as_deref();
+        if let Err(e) = report(&self.info, &all, out) {
+            return Ok(io_failure(&e));
+        }
+        if let Some(out) = out {
+            match report::write(out, &self.info, &all) {
+                Ok(path) => println!("report: {}", path.display()),
+                Err(e) => return Ok(io_failure(&e)),
+            }
+        }
+        match &self.sprt {
+            Some((test, new, baseline)) => {
+                sprt_verdict(test, new, baseline, self.pairs.counts, out)
+            }
+            None => Ok(Status::Pass),
+        }
     }
 }
 
