@@ -196,7 +196,10 @@ fn section_standings(page: &mut String, solo: bool, rows: &[Row]) {
     } else {
         page.push_str("<th>rating</th><th>± σ</th><th>wins</th><th>mean score</th>");
     }
-    page.push_str("<th>timeouts</th><th>crashed</th><th>incorrect</th><th>disqualified</th><th>slowest move</th><th>memory</th><th>CPU (most in a game)</th></tr>\n");
+    for class in standings::FAILURES {
+        let _ = write!(page, "<th>{class}</th>");
+    }
+    page.push_str("<th>slowest move</th><th>memory</th><th>CPU (most in a game)</th></tr>\n");
     for row in rows {
         let _ = write!(
             page,
@@ -226,7 +229,7 @@ fn section_standings(page: &mut String, solo: bool, rows: &[Row]) {
                 row.mean_score_ci.unwrap_or(0.0)
             );
         }
-        for count in [row.timeouts, row.crashed, row.incorrect, row.disqualified] {
+        for count in row.failures() {
             let class = if count > 0 { " class=\"bad\"" } else { "" };
             let _ = write!(page, "<td{class}>{count}</td>");
         }

@@ -19,6 +19,16 @@ use crate::games::chomp::standings::{markdown_table, short_micros};
 use crate::outcome::Status;
 use crate::stats::{mean_ci95, wilson95};
 
+/// The classes of games that did not end normally, one column each, in
+/// this order, in every table, CSV and page (see [`Row::failures`]).
+pub const FAILURES: [&str; 5] = [
+    "timeouts",
+    "crashed",
+    "incorrect",
+    "disqualified",
+    "internal",
+];
+
 /// One entrant's line.
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
@@ -102,6 +112,18 @@ impl Row {
             max_memory_bytes: 0,
             max_cpu_micros: 0,
         }
+    }
+
+    /// Its games that did not end normally, one count per class, in the
+    /// order of [`FAILURES`].
+    pub fn failures(&self) -> [u64; 5] {
+        [
+            self.timeouts,
+            self.crashed,
+            self.incorrect,
+            self.disqualified,
+            self.internal,
+        ]
     }
 
     fn count(&mut self, result: &SeatResult) {
@@ -341,25 +363,14 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
             Some(name) => format!("vs {name} (paired)"),
             None => "vs best (paired)".to_owned(),
         };
-        let header = [
-            "rank",
-            "entrant",
-            "games",
-            "wins",
-            "win rate",
-            "95% CI",
-            &vs,
-            "crashed",
-            "timeouts",
-            "incorrect",
-            "disqualified",
-            "unnecessary",
-            "slowest",
-            "memory",
+        let mut header = vec![
+            "rank", "entrant", "games", "wins", "win rate", "95% CI", &vs,
         ];
+        header.extend(FAILURES);
+        header.extend(["unnecessary", "slowest", "memory"]);
         t = markdown_table(&header, &numbers(&header));
         for r in rows {
-            t.add_row(vec![
+            let mut cells = vec![
                 r.rank.to_string(),
                 r.entrant.clone(),
                 r.games.to_string(),
@@ -375,17 +386,17 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
                     100.0 * r.paired_diff.unwrap_or(0.0),
                     100.0 * r.paired_diff_ci.unwrap_or(0.0)
                 ),
-                r.crashed.to_string(),
-                r.timeouts.to_string(),
-                r.incorrect.to_string(),
-                r.disqualified.to_string(),
+            ];
+            cells.extend(r.failures().map(|n| n.to_string()));
+            cells.extend([
                 r.unnecessary.to_string(),
                 short_micros(r.slowest_micros),
                 memory(r.max_memory_bytes),
             ]);
+            t.add_row(cells);
         }
     } else {
-        let header = [
+        let mut header = vec![
             "rank",
             "entrant",
             "games",
@@ -394,15 +405,12 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
             "mean score",
             "95% CI",
             "wins",
-            "timeouts",
-            "crashed",
-            "disqualified",
-            "slowest",
-            "memory",
         ];
+        header.extend(FAILURES);
+        header.extend(["slowest", "memory"]);
         t = markdown_table(&header, &numbers(&header));
         for r in rows {
-            t.add_row(vec![
+            let mut cells = vec![
                 r.rank.to_string(),
                 r.entrant.clone(),
                 r.games.to_string(),
@@ -411,12 +419,10 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
                 format!("{:.1}", r.mean_score.unwrap_or(0.0)),
                 format!("±{:.1}", r.mean_score_ci.unwrap_or(0.0)),
                 format!("{:.2}", r.wins),
-                r.timeouts.to_string(),
-                (r.crashed + r.incorrect).to_string(),
-                r.disqualified.to_string(),
-                short_micros(r.slowest_micros),
-                memory(r.max_memory_bytes),
-            ]);
+            ];
+            cells.extend(r.failures().map(|n| n.to_string()));
+            cells.extend([short_micros(r.slowest_micros), memory(r.max_memory_bytes)]);
+            t.add_row(cells);
         }
     }
     if let Some(name) = rows.first().and_then(|r| r.paired_vs.as_deref()) {
@@ -654,7 +660,7 @@ pub fn grades_csv(rows: &[Row], records: &[GameRecord]) -> String {
             csv_field(&r.entrant),
             r.games,
             r.wins,
-            r.timeouts + r.crashed + r.incorrect + r.disqualified + r.internal,
+            r.failures().iter().sum::<u64>(),
             r.timeouts,
             r.crashed,
             r.incorrect,
