@@ -617,7 +617,7 @@ impl Sprt {
 }
 
 fn micros_text(micros: u64) -> String {
-    crate::games::chomp::standings::short_micros(micros)
+    crate::units::human_micros(micros)
 }
 
 /// Checks the expectations against what was played.

@@ -866,7 +866,7 @@ struct Ends {
 fn validator_late(config: &InteractiveConfig) -> Stop {
     Stop::Judge(format!(
         "the validator did not finish within {} (--validator-timeout)",
-        humantime::format_duration(config.validator_timeout.max(config.timeout))
+        crate::units::human_duration(config.validator_timeout.max(config.timeout))
     ))
 }
 
@@ -992,7 +992,7 @@ pub async fn run(config: &InteractiveConfig) -> Status {
         "interactive: {} ({count} test case{}), {} per case",
         config.problem.display(),
         if count == 1 { "" } else { "s" },
-        humantime::format_duration(config.timeout)
+        crate::units::human_duration(config.timeout)
     );
     let mut accepted = 0usize;
     let mut judge_errors = 0usize;
@@ -1011,7 +1011,7 @@ pub async fn run(config: &InteractiveConfig) -> Status {
         judge_errors += usize::from(matches!(verdict, Verdict::JudgeError(_)));
         let timing = match verdict {
             Verdict::TimeLimit => {
-                format!(" ({} limit)", humantime::format_duration(config.timeout))
+                format!(" ({} limit)", crate::units::human_duration(config.timeout))
             }
             _ => format!(" ({:.1}ms)", judged.time.as_secs_f64() * 1e3),
         };

@@ -459,7 +459,7 @@ fn check_build(completed: &Completed, options: &BuildOptions) -> Result<(), Stri
         ),
         (None, None) => format!(
             "build timed out after {}",
-            humantime::format_duration(options.timeout)
+            crate::units::human_duration(options.timeout)
         ),
         (None, Some(ended)) => format!("build failed: `{}` {ended}", options.make),
     };

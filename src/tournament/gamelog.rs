@@ -24,8 +24,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::game::{GameRecord, SeatResult};
-use crate::games::chomp::standings::short_micros;
 use crate::outcome::Status;
+use crate::units::human_micros;
 
 /// Longest value or error shown on a line of the body.
 const LONGEST: usize = 200;
@@ -161,7 +161,7 @@ fn line(s: &SeatResult) -> String {
         parts.push(format!("{moves} move{}", if moves == 1 { "" } else { "s" }));
     }
     if let Some(slowest) = s.slowest_micros {
-        parts.push(format!("slowest {}", short_micros(slowest)));
+        parts.push(format!("slowest {}", human_micros(slowest)));
     }
     parts.join(", ")
 }

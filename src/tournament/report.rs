@@ -18,9 +18,9 @@ use std::path::{Path, PathBuf};
 use super::standings::{self, Point, Row};
 use super::{RunInfo, read_run_info, records_path};
 use crate::game::{GameRecord, SeatResult};
-use crate::games::chomp::standings::short_micros;
 use crate::outcome::Status;
 use crate::record;
+use crate::units::human_micros;
 
 /// The most games whose replays a report embeds; a longer run's games are
 /// replayed with `referee replay DIR/records.jsonl --game N`.
@@ -236,9 +236,9 @@ fn section_standings(page: &mut String, solo: bool, rows: &[Row]) {
         let _ = writeln!(
             page,
             "<td>{}</td><td>{}</td><td>{}</td></tr>",
-            short_micros(row.slowest_micros),
+            human_micros(row.slowest_micros),
             standings::memory(row.max_memory_bytes),
-            short_micros(row.max_cpu_micros)
+            human_micros(row.max_cpu_micros)
         );
     }
     page.push_str("</table>\n");
@@ -586,7 +586,7 @@ fn section_slowest(page: &mut String, records: &[GameRecord]) {
         let _ = writeln!(
             page,
             "<tr><td>{}</td><td class=\"l\">{}</td><td><a href=\"#game-{index}\">{index}</a></td></tr>",
-            short_micros(micros),
+            human_micros(micros),
             esc(name)
         );
     }

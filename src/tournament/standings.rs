@@ -15,9 +15,10 @@ use skillratings::MultiTeamOutcome;
 use skillratings::weng_lin::{WengLinConfig, WengLinRating, weng_lin_multi_team};
 
 use crate::game::{GameRecord, SeatResult};
-use crate::games::chomp::standings::{markdown_table, short_micros};
+use crate::games::chomp::standings::markdown_table;
 use crate::outcome::Status;
 use crate::stats::{mean_ci95, wilson95};
+use crate::units::human_micros;
 
 /// The classes of games that did not end normally, one column each, in
 /// this order, in every table, CSV and page (see [`Row::failures`]).
@@ -390,7 +391,7 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
             cells.extend(r.failures().map(|n| n.to_string()));
             cells.extend([
                 r.unnecessary.to_string(),
-                short_micros(r.slowest_micros),
+                human_micros(r.slowest_micros),
                 memory(r.max_memory_bytes),
             ]);
             t.add_row(cells);
@@ -421,7 +422,7 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
                 format!("{:.2}", r.wins),
             ];
             cells.extend(r.failures().map(|n| n.to_string()));
-            cells.extend([short_micros(r.slowest_micros), memory(r.max_memory_bytes)]);
+            cells.extend([human_micros(r.slowest_micros), memory(r.max_memory_bytes)]);
             t.add_row(cells);
         }
     }

@@ -785,7 +785,7 @@ async fn farewell(seat: usize, bot: &mut Bot, grace: Duration) -> Option<Farewel
             Some(crate::exit::Status::Crashed),
             format!(
                 "timeout: the player did not exit within {} after its input was closed at the end of the run; killed with {signal}",
-                humantime::format_duration(grace)
+                crate::units::human_duration(grace)
             ),
         );
     }
