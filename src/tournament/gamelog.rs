@@ -30,6 +30,25 @@ use crate::units::human_micros;
 /// Longest value or error shown on a line of the body.
 const LONGEST: usize = 200;
 
+/// What a record keeps only for its replay (`--record-moves`): the frames,
+/// moves, plays and times, and Chomp's array. The replay shows them; here
+/// they would bury the setup and the judge's summary.
+const REPLAY_ONLY: [&str; 8] = [
+    "frames",
+    "moves",
+    "plays",
+    "times",
+    "letters",
+    "cols",
+    "rows",
+    "starve_ms",
+];
+
+/// A field worth a place in the log: set, and not replay data.
+fn shown((key, value): &(&String, &Value)) -> bool {
+    !value.is_null() && !REPLAY_ONLY.contains(&key.as_str())
+}
+
 /// The log file, appended to game by game.
 pub struct GameLog(File);
 
@@ -81,7 +100,7 @@ pub fn block(r: &GameRecord) -> String {
     let setup: Vec<String> = r
         .setup
         .iter()
-        .filter(|(_, v)| !v.is_null())
+        .filter(shown)
         .map(|(k, v)| format!("{k} {}", value(v)))
         .collect();
     if !setup.is_empty() {
@@ -152,10 +171,8 @@ fn line(s: &SeatResult) -> String {
     if let Some(outcome) = &s.outcome {
         parts.push(short(outcome));
     }
-    for (k, v) in &s.detail {
-        if !v.is_null() {
-            parts.push(format!("{k} {}", value(v)));
-        }
+    for (k, v) in s.detail.iter().filter(shown) {
+        parts.push(format!("{k} {}", value(v)));
     }
     if let Some(moves) = s.moves {
         parts.push(format!("{moves} move{}", if moves == 1 { "" } else { "s" }));
@@ -242,7 +259,7 @@ mod tests {
     #[test]
     fn table_games_show_seats_and_scores() {
         let r: GameRecord = serde_json::from_str(
-            r#"{"game":"chomp","index":1,"seed":2,"array":"a.txt","start":[1,2],"time":"t","referee":"r","results":[
+            r#"{"game":"chomp","index":1,"seed":2,"array":"a.txt","start":[1,2],"moves":"NS","letters":"AB","cols":2,"rows":1,"time":"t","referee":"r","results":[
               {"entrant":"x","seat":0,"score":3.5,"fate":"starved","status":"timeout","phase":"move"},
               {"entrant":"y","seat":1,"score":2,"status":"ok"}]}"#,
         )
