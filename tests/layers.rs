@@ -11,18 +11,19 @@ use std::path::Path;
 /// this list.
 const LAYERS: &[(&str, &[&str])] = &[
     ("units", &[]),
+    ("text", &[]),
     ("rng", &[]),
     ("stats", &[]),
     ("interrupt", &[]),
     ("parallel", &[]),
     ("record", &[]),
-    ("outcome", &[]),
-    ("bot", &["outcome", "units"]),
+    ("outcome", &["text"]),
+    ("bot", &["outcome", "text", "units"]),
     ("exit", &["bot", "outcome"]),
     (
         "games",
         &[
-            "bot", "exit", "outcome", "record", "rng", "stats", "units", "parallel",
+            "bot", "exit", "outcome", "record", "rng", "stats", "text", "units", "parallel",
         ],
     ),
     (
@@ -51,6 +52,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "record",
             "rng",
             "stats",
+            "text",
             "units",
         ],
     ),

@@ -22,6 +22,7 @@ use nix::unistd::{AccessFlags, access};
 use super::command::{Completed, run_to_end};
 use super::spawn::{self, Access, SpawnError};
 use super::{BotSpec, Ended};
+use crate::text;
 
 /// The program every entrant must provide.
 pub const PROGRAM: &str = "pc2";
@@ -157,7 +158,7 @@ async fn build_one(
     {
         eprintln!(
             "referee: cannot copy {} for this run ({e}); running it in place",
-            given.join(PROGRAM).display()
+            text::terminal_path(&given.join(PROGRAM))
         );
     }
     Ok(())
@@ -179,7 +180,7 @@ async fn make(
         let spec = build_command(dir, options, hide).map_err(cannot_run)?;
         eprintln!(
             "referee: building {} with {} ...",
-            given.display(),
+            text::terminal_path(given),
             options.make
         );
         let started = Instant::now();
@@ -191,11 +192,14 @@ async fn make(
         }
         let took = started.elapsed().as_secs_f64();
         if completed.success() {
-            eprintln!("referee: built {} in {took:.1}s", given.display());
+            eprintln!(
+                "referee: built {} in {took:.1}s",
+                text::terminal_path(given)
+            );
         } else {
             eprintln!(
                 "referee: building {} failed after {took:.1}s",
-                given.display()
+                text::terminal_path(given)
             );
         }
         save_log(dir, &completed, options);
@@ -249,7 +253,7 @@ async fn lock_dir(dir: &Path, given: &Path) -> Option<Flock<File>> {
     let unlocked = |e: &dyn std::fmt::Display| {
         eprintln!(
             "referee: cannot lock {} for its build ({e}); building without the lock",
-            given.display()
+            text::terminal_path(given)
         );
     };
     let mut file = match File::open(dir) {
@@ -267,7 +271,7 @@ async fn lock_dir(dir: &Path, given: &Path) -> Option<Flock<File>> {
                 if !waiting {
                     eprintln!(
                         "referee: waiting for another run to finish building {} ...",
-                        given.display()
+                        text::terminal_path(given)
                     );
                     waiting = true;
                 }

@@ -25,6 +25,7 @@ use serde_json::Value;
 
 use crate::game::{GameRecord, SeatResult};
 use crate::outcome::Status;
+use crate::text;
 use crate::units::human_micros;
 
 /// Longest value or error shown on a line of the body.
@@ -110,7 +111,7 @@ pub fn block(r: &GameRecord) -> String {
         out.push_str(&format!("judge error: {}\n", short(&e.message)));
     }
     for (name, s) in names.iter().zip(&r.results) {
-        out.push_str(&format!("{name}: {}\n", line(s)));
+        out.push_str(&format!("{}: {}\n", text::terminal(name), line(s)));
     }
     out.push('\n');
     out
@@ -197,33 +198,29 @@ fn value(v: &Value) -> String {
     }
 }
 
-/// `text` on one line, at most [`LONGEST`] characters.
+/// `text` on one line, at most [`LONGEST`] characters (before the escapes
+/// of [`text::terminal`]).
 fn short(text: &str) -> String {
     // Lines (a build log's quoted tail: `  | ...`) joined with ` / `.
-    let one: String = text
+    let one = text
         .lines()
         .map(|l| l.trim().trim_start_matches('|').trim())
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
-        .join(" / ")
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+        .join(" / ");
     if one.chars().count() > LONGEST {
         let cut: String = one.chars().take(LONGEST).collect();
-        format!("{cut}…")
+        format!("{}…", text::terminal(&cut))
     } else {
-        one
+        text::terminal(&one).into_owned()
     }
 }
 
-/// A tag's value with `\` and `"` escaped, as PGN does, on one line.
-fn quote(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect::<String>()
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
+/// A tag's value with `\` and `"` escaped, as PGN does, then control
+/// characters shown as escapes (see [`text::terminal`]): on one line.
+fn quote(value: &str) -> String {
+    let pgn = value.replace('\\', "\\\\").replace('"', "\\\"");
+    text::terminal(&pgn).into_owned()
 }
 
 #[cfg(test)]

@@ -62,7 +62,7 @@ pub fn game_table(result: &GameResult) -> String {
         t.add_row(vec![
             rank.to_string(),
             p.player.to_string(),
-            p.dir.clone(),
+            crate::text::terminal(&p.dir).into_owned(),
             p.score.to_string(),
             ended,
             p.eaten.to_string(),
@@ -167,7 +167,7 @@ impl Aggregate {
             t.add_row(vec![
                 rank.to_string(),
                 (i + 1).to_string(),
-                e.dir.clone(),
+                crate::text::terminal(&e.dir).into_owned(),
                 e.scores.len().to_string(),
                 format!("{total}"),
                 format!("{mean:.1}"),
