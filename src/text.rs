@@ -6,7 +6,9 @@
 //! terminal or a log people read would obey an escape sequence (colours, a
 //! window title), a newline would split a table's row and a bidi control
 //! reverses what follows; a spreadsheet takes a cell that starts with `=`
-//! for a formula. Leaf module: it imports nothing from the crate.
+//! for a formula; a file system keeps one file per name only if no two
+//! names are made the same file name. Leaf module: it imports nothing
+//! from the crate.
 
 use std::borrow::Cow;
 use std::fmt::Write;
@@ -97,6 +99,53 @@ where
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
+/// What a plain file name is made of: POSIX's portable file name set.
+fn is_portable(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')
+}
+
+/// The longest name kept whole in a file name, and the longest stem.
+const LONGEST_FILE_NAME: usize = 64;
+
+/// The name of a file (without its extension) that belongs to `name`, one
+/// file per name: `name` itself when it is plain (portable characters, not
+/// starting with `.`, at most 64 of them), else [`file_name_keyed`] with
+/// the name as its key: `x y` is `x_y~` and a hash. A plain name never
+/// holds `~`, so a plain name and a hashed one never meet.
+pub fn file_name(name: &str) -> String {
+    let plain = !name.is_empty()
+        && !name.starts_with('.')
+        && name.chars().count() <= LONGEST_FILE_NAME
+        && name.chars().all(is_portable);
+    if plain {
+        name.to_owned()
+    } else {
+        file_name_keyed(name, name.as_bytes())
+    }
+}
+
+/// A readable stem of `label` (its portable characters kept, the others
+/// and a leading `.` made `_`, at most 64), `~`, and 8 hex digits of the
+/// FNV-1a hash of `key`: the same on every machine and in every version,
+/// so that a resumed run appends to the same files.
+pub fn file_name_keyed(label: &str, key: &[u8]) -> String {
+    use std::hash::Hasher;
+    let stem: String = label
+        .chars()
+        .take(LONGEST_FILE_NAME)
+        .enumerate()
+        .map(|(i, c)| match c {
+            '.' if i == 0 => '_',
+            c if is_portable(c) => c,
+            _ => '_',
+        })
+        .collect();
+    let mut hash = fnv::FnvHasher::default();
+    hash.write(key);
+    let hash = hash.finish();
+    format!("{stem}~{:08x}", (hash ^ (hash >> 32)) as u32)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,7 +181,37 @@ mod tests {
         assert_eq!(text, "name,n\n'=1,2\n\"a,\"\"b\"\"\nc\",-3\n");
     }
 
+    #[test]
+    fn file_names_are_plain_names_or_carry_a_hash() {
+        assert_eq!(file_name("alice"), "alice");
+        assert_eq!(file_name("x_y"), "x_y");
+        let names = [
+            "x y", "x?y", "Zoë", "Zoé", ".hidden", "..", "", "a/b", "x_y~0",
+        ];
+        let mut seen: Vec<String> = names.iter().map(|n| file_name(n)).collect();
+        for (name, file) in names.iter().zip(&seen) {
+            assert!(file.contains('~'), "{name:?}: {file}");
+            assert!(!file.starts_with('.') && !file.contains('/'), "{file}");
+        }
+        assert!(seen[0].starts_with("x_y~") && seen[2].starts_with("Zo_~"));
+        // Stable: the same name, the same file, in every run.
+        assert_eq!(file_name("x y"), seen[0]);
+        seen.push("x_y".into());
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), names.len() + 1);
+        let long = "a".repeat(200);
+        assert_eq!(file_name(&long).len(), 64 + 9);
+    }
+
     proptest! {
+        #[test]
+        fn file_names_are_portable(name in any::<String>()) {
+            let file = file_name(&name);
+            prop_assert!(!file.is_empty() && !file.starts_with('.'));
+            prop_assert!(file.chars().all(|c| is_portable(c) || c == '~'), "{}", file);
+        }
+
         #[test]
         fn terminal_text_holds_no_control(text in any::<String>()) {
             let shown = terminal(&text);

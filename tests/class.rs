@@ -441,3 +441,79 @@ fn hostile_names_reach_no_spreadsheet_formula_and_no_terminal_control() {
         assert!(line.starts_with('|') && line.ends_with('|'), "{line}");
     }
 }
+
+/// Each file in `dir`, with its text.
+fn files(dir: &Path) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            (path.file_name().unwrap().to_str().unwrap().to_owned(), text)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The one value of `prefix VALUE` lines in `text`; fails when they differ.
+fn only(text: &str, prefix: &str) -> String {
+    let mut values: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix(prefix))
+        .collect();
+    values.dedup();
+    assert_eq!(values.len(), 1, "{prefix}: {text}");
+    values[0].to_owned()
+}
+
+#[test]
+fn every_entrant_has_log_files_of_its_own_that_say_whose_they_are() {
+    // Red team: folders `x y`, `x_y` and `x?y` (and `Zoë`, `Zoé`) all
+    // wrote stderr/x_y.log and one build log, interleaved and unlabelled.
+    let names = ["x y", "x_y", "x?y", "Zoë", "Zoé"];
+    let (dir, file) = named_class(&names, 2);
+    let out = dir.path().join("out");
+    let run = tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+
+    let stderr = files(&out.join("stderr"));
+    assert_eq!(stderr.len(), names.len(), "{stderr:?}");
+    let mut owners: Vec<String> = Vec::new();
+    for (file, text) in &stderr {
+        let owner = only(text, "stderr of ");
+        assert_eq!(
+            text.lines().next().unwrap(),
+            format!("standard error of entrant {owner}"),
+            "{file}"
+        );
+        // Two games, one line each, nobody else's.
+        assert_eq!(text.matches("stderr of ").count(), 2, "{file}: {text}");
+        owners.push(owner);
+    }
+    // A plain name keeps its file name.
+    assert!(stderr.iter().any(|(f, _)| f == "x_y.log"), "{stderr:?}");
+    owners.sort();
+    let mut want: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    want.sort();
+    assert_eq!(owners, want);
+
+    let builds = files(&out.join("build"));
+    assert_eq!(builds.len(), names.len(), "{builds:?}");
+    let mut built: Vec<String> = Vec::new();
+    for (file, text) in &builds {
+        let dir = only(text, "building in ");
+        let first = text.lines().next().unwrap();
+        let given = first
+            .strip_prefix("build of ")
+            .and_then(|l| l.strip_suffix(" with make"))
+            .unwrap_or_else(|| panic!("{file}: {first}"));
+        assert!(
+            dir.ends_with(given.rsplit('/').next().unwrap()),
+            "{file}: {text}"
+        );
+        built.push(dir.rsplit('/').next().unwrap().to_owned());
+    }
+    built.sort();
+    assert_eq!(built, want);
+}
