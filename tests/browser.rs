@@ -578,6 +578,19 @@ fn report(s: &Session, dir: &Path) {
     s.screenshot("report");
 }
 
+/// Red team: a link with a malformed escape (`#game=%E0%A4%A`) made the
+/// viewer throw, and it drew nothing.
+fn a_bad_fragment_is_ignored(s: &Session, dir: &Path) {
+    let page = dir.join("chomp-crafted.html");
+    if !page.exists() {
+        chomp_crafted(s, dir);
+    }
+    s.open_at(&page, "#game=%E0%A4%A&step=2");
+    assert_eq!(s.text("#step"), "round 2 / 3");
+    s.open_at(&page, "#game=1&step=%E0%A4%A");
+    assert_eq!(s.text("#step"), "round 0 / 3");
+}
+
 /// One kind of replay, checked in the shared session.
 type Case = fn(&Session, &Path);
 
@@ -590,7 +603,7 @@ fn replays_in_headless_chromium() {
     {
         let driver = Driver::start(&marker);
         let session = Session::new(&driver);
-        let cases: [(&str, Case); 7] = [
+        let cases: [(&str, Case); 8] = [
             ("chomp (crafted)", chomp_crafted),
             ("chomp", chomp_real),
             ("septica", septica),
@@ -598,6 +611,7 @@ fn replays_in_headless_chromium() {
             ("acesup", acesup),
             ("tron", tron),
             ("report", report),
+            ("a bad fragment", a_bad_fragment_is_ignored),
         ];
         for (name, case) in cases {
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

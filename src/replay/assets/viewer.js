@@ -592,7 +592,14 @@ window.addEventListener("error", function (e) {
     var want = {};
     location.hash.replace(/^#/, "").split("&").forEach(function (kv) {
       var p = kv.split("=");
-      if (p.length === 2) want[p[0]] = decodeURIComponent(p[1]);
+      if (p.length !== 2) return;
+      // A malformed escape (a link cut or typed by hand) is ignored: the
+      // page still draws.
+      try {
+        want[p[0]] = decodeURIComponent(p[1]);
+      } catch (e) {
+        return;
+      }
     });
     var at = 0;
     if (want.game !== undefined) {
