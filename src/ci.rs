@@ -475,7 +475,7 @@ fn who(case: &Case, name: &str) -> String {
     if name == case.name {
         "the bot".to_owned()
     } else {
-        format!("opponent {name}")
+        format!("opponent {}", crate::text::terminal(name))
     }
 }
 
@@ -621,7 +621,7 @@ impl Sprt {
 }
 
 fn micros_text(micros: u64) -> String {
-    crate::games::chomp::standings::short_micros(micros)
+    crate::units::human_micros(micros)
 }
 
 /// What the void games among a case's say: the reason (how many, and the

@@ -563,7 +563,7 @@ async fn read_feedback(dir: &Path) -> Feedback {
         Ok(Err(e)) => failed(format!("the feedback files could not be read: {e}")),
         Err(_) => failed(format!(
             "the feedback files were not read within {}",
-            humantime::format_duration(FEEDBACK_TIMEOUT)
+            crate::units::human_duration(FEEDBACK_TIMEOUT)
         )),
     }
 }
@@ -1006,7 +1006,7 @@ struct Ends {
 fn validator_late(config: &InteractiveConfig) -> Stop {
     Stop::Judge(format!(
         "the validator did not finish within {} (--validator-timeout)",
-        humantime::format_duration(config.validator_timeout.max(config.timeout))
+        crate::units::human_duration(config.validator_timeout.max(config.timeout))
     ))
 }
 
@@ -1127,7 +1127,7 @@ fn print_case(out: &mut impl Write, config: &InteractiveConfig, case: &Case, jud
     let verdict = &judged.verdict;
     let timing = match verdict {
         Verdict::TimeLimit => {
-            format!(" ({} limit)", humantime::format_duration(config.timeout))
+            format!(" ({} limit)", crate::units::human_duration(config.timeout))
         }
         _ => format!(" ({:.1}ms)", judged.time.as_secs_f64() * 1e3),
     };
@@ -1223,7 +1223,7 @@ pub async fn run(config: &InteractiveConfig) -> Status {
         "interactive: {} ({count} test case{}), {} per case",
         config.problem.display(),
         if count == 1 { "" } else { "s" },
-        humantime::format_duration(config.timeout)
+        crate::units::human_duration(config.timeout)
     );
     let mut accepted = 0usize;
     let mut judge_errors = 0usize;

@@ -5,6 +5,8 @@
 //! - [`games`] holds each game's rules and its driver.
 //! - [`record`] writes the JSON Lines results.
 //! - [`exit`] defines the exit statuses shared by every subcommand.
+//! - [`text`] makes names others chose harmless in terminals, logs, CSV
+//!   files and file names.
 
 pub mod bot;
 pub mod ci;
@@ -20,5 +22,6 @@ pub mod record;
 pub mod replay;
 pub mod rng;
 pub mod stats;
+pub mod text;
 pub mod tournament;
 pub mod units;

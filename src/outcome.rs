@@ -166,9 +166,13 @@ impl Disqualified {
     }
 }
 
+/// For people: the reason names a submission's directory and quotes its
+/// build log, both the submitter's, so their control characters are shown,
+/// not obeyed (see [`crate::text`]).
 impl fmt::Display for Disqualified {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.status.words(), self.why)
+        let why = crate::text::terminal_lines(&self.why);
+        write!(f, "{}: {why}", self.status.words())
     }
 }
 

@@ -69,6 +69,53 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         .map_err(|e| format!("{e} (expected a duration such as 10s, 250ms or 1m30s)"))
 }
 
+/// A duration as people read it, rounded to what matters at its size:
+/// `850us`, `12.3ms`, `150ms`, `1.5s`, `10.64s`, `2m 5s`, `1h 30m`.
+pub fn human_duration(d: Duration) -> String {
+    let ns = d.as_nanos();
+    // Each size is rounded first, so that 999.96ms reads `1s`, not `1000ms`.
+    let round = |unit: u128| (ns + unit / 2) / unit;
+    let decimals = |whole: u128, frac: u128, places: usize, unit: &str| {
+        let frac = format!("{frac:0places$}");
+        let frac = frac.trim_end_matches('0');
+        if frac.is_empty() {
+            format!("{whole}{unit}")
+        } else {
+            format!("{whole}.{frac}{unit}")
+        }
+    };
+    if ns == 0 {
+        return "0s".to_owned();
+    }
+    if ns < 1_000 {
+        return format!("{ns}ns");
+    }
+    if round(1_000) < 1_000 {
+        return format!("{}us", round(1_000));
+    }
+    let tenths_ms = round(100_000);
+    if tenths_ms < 10_000 {
+        return decimals(tenths_ms / 10, tenths_ms % 10, 1, "ms");
+    }
+    let centis = round(10_000_000);
+    if centis < 6_000 {
+        return decimals(centis / 100, centis % 100, 2, "s");
+    }
+    let secs = round(1_000_000_000);
+    let parts = [(secs / 3600, "h"), (secs / 60 % 60, "m"), (secs % 60, "s")];
+    parts
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, unit)| format!("{n}{unit}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// [`human_duration`] of a number of microseconds, as records keep times.
+pub fn human_micros(micros: u64) -> String {
+    human_duration(Duration::from_micros(micros))
+}
+
 /// A number of games, matches, decks or jobs: a whole number, at least 1.
 pub fn parse_at_least_one(text: &str) -> Result<u64, String> {
     match text.parse::<u64>() {
@@ -111,7 +158,7 @@ impl<'de> serde::Deserialize<'de> for TomlDuration {
 
 impl std::fmt::Display for TomlDuration {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", humantime::format_duration(self.0))
+        f.write_str(&human_duration(self.0))
     }
 }
 
@@ -148,5 +195,37 @@ pub fn toml_error(e: &toml::de::Error) -> String {
         what.to_owned()
     } else {
         format!("{place}: {what}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_people_write_them() {
+        let cases = [
+            (Duration::ZERO, "0s"),
+            (Duration::from_nanos(300), "300ns"),
+            (Duration::from_micros(850), "850us"),
+            (Duration::from_micros(12_345), "12.3ms"),
+            (Duration::from_nanos(110_066_994), "110.1ms"),
+            (Duration::from_millis(150), "150ms"),
+            (Duration::from_micros(999_960), "1s"),
+            (Duration::from_millis(1500), "1.5s"),
+            (Duration::from_micros(1_250_000), "1.25s"),
+            (Duration::from_nanos(10_639_859_000), "10.64s"),
+            (Duration::from_secs(45), "45s"),
+            (Duration::from_millis(59_999), "1m"),
+            (Duration::from_secs(125), "2m 5s"),
+            (Duration::from_secs(5400), "1h 30m"),
+            (Duration::from_secs(3605), "1h 5s"),
+        ];
+        for (d, text) in cases {
+            assert_eq!(human_duration(d), text, "{d:?}");
+        }
+        assert_eq!(human_micros(850), "850us");
+        // What is printed parses back where it is whole.
+        assert_eq!(parse_duration("2m 5s"), Ok(Duration::from_secs(125)));
     }
 }

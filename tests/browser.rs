@@ -523,24 +523,31 @@ fn tron(s: &Session, dir: &Path) {
     s.screenshot("tron");
 }
 
-/// A tournament's report.html: Even Steven, the reference player against
-/// the in-order one, with the moves kept; its standings, plot, game list
-/// and embedded replays.
-fn report(s: &Session, dir: &Path) {
-    let out = dir.join("report-run");
+/// `referee tournament FILE --games GAMES --record-moves --out OUT`, which
+/// must succeed.
+fn tournament_with_moves(file: &str, games: &str, out: &Path) {
     let run = common::referee(
         [
             "tournament",
-            "tournaments/evensteven.toml",
+            file,
             "--games",
-            "6",
+            games,
             "--record-moves",
+            "--no-progress",
             "--out",
             out.to_str().unwrap(),
         ],
         b"",
     );
     assert_eq!(run.code, Some(0), "{}", run.stderr);
+}
+
+/// A tournament's report.html: Even Steven, the reference player against
+/// the in-order one, with the moves kept; its standings, plot, game list
+/// and embedded replays.
+fn report(s: &Session, dir: &Path) {
+    let out = dir.join("report-run");
+    tournament_with_moves("tournaments/evensteven.toml", "6", &out);
     let records = common::timeless_records(&out);
     s.open(&out.join("report.html"));
     assert_eq!(
@@ -578,6 +585,124 @@ fn report(s: &Session, dir: &Path) {
     s.screenshot("report");
 }
 
+/// A local port that no page may reach: a page that fetched a judge's
+/// `url(...)` would knock here.
+struct Trap(TcpListener);
+
+impl Trap {
+    fn new() -> Trap {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        Trap(listener)
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!(
+            "http://127.0.0.1:{}/{path}",
+            self.0.local_addr().unwrap().port()
+        )
+    }
+
+    /// The first line of a request that came within `wait`, if one did.
+    fn caught(&self, wait: Duration) -> Option<String> {
+        let deadline = Instant::now() + wait;
+        loop {
+            match self.0.accept() {
+                Ok((mut stream, _)) => {
+                    let _ = stream.set_nonblocking(false);
+                    let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
+                    let mut head = [0u8; 512];
+                    let n = stream.read(&mut head).unwrap_or(0);
+                    let head = String::from_utf8_lossy(&head[..n]).into_owned();
+                    return Some(head.lines().next().unwrap_or("").to_owned());
+                }
+                Err(_) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                Err(_) => return None,
+            }
+        }
+    }
+}
+
+/// A judge's colours for frame 0 of a Tron record: seat 0's head a URL,
+/// seat 1's a colour name, seat 0's trail `#rgb`.
+fn hostile_colours(trap: &Trap, page: &str) -> Value {
+    json!({"A": format!("url({})", trap.url(page)), "B": "red", "a": "#00f"})
+}
+
+/// Steps through a frames replay already open, and checks at each step
+/// that the colour values were drawn and the URL was not.
+fn frames_drawn_without_fetching(s: &Session, trap: &Trap) {
+    for step in ["#next", "#next", "#last"] {
+        s.click(step);
+        let backgrounds = s.js(
+            "return Array.from(document.querySelectorAll('#frame .cell')).map(function (c) { return c.style.background; }).join(' ');",
+        );
+        let backgrounds = backgrounds.as_str().unwrap_or_default();
+        assert!(!backgrounds.contains("url"), "{step}: {backgrounds}");
+        assert_eq!(
+            s.js("return document.querySelector('#frame .grid [data-ch=B]').style.background;"),
+            "red",
+            "{step}"
+        );
+    }
+    assert_eq!(trap.caught(Duration::from_millis(700)), None);
+}
+
+/// Red team: a judge frame's colour `url(http://...)` was given to
+/// `style.background` as it was, and the browser fetched it.
+fn judge_colours_in_a_replay(s: &Session, dir: &Path) {
+    let trap = Trap::new();
+    let mut r = record("tron.jsonl", 0);
+    r["frames"][0]["colors"] = hostile_colours(&trap, "replay.png");
+    let records = dir.join("colours.jsonl");
+    std::fs::write(&records, format!("{r}\n")).unwrap();
+    let out = dir.join("colours.html");
+    let run = common::referee(
+        [
+            "replay",
+            records.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    s.open(&out);
+    frames_drawn_without_fetching(s, &trap);
+}
+
+/// The same colours in a tournament's records, and its report.html.
+fn judge_colours_in_a_report(s: &Session, dir: &Path) {
+    let trap = Trap::new();
+    let out = dir.join("colours-run");
+    tournament_with_moves("tournaments/tron.toml", "1", &out);
+    // As a judge of an older referee could have written them.
+    let records = out.join("records.jsonl");
+    let mut lines = common::jsonl(&records);
+    lines[0]["frames"][0]["colors"] = hostile_colours(&trap, "report.png");
+    let text: String = lines.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(&records, text).unwrap();
+    let run = common::referee(["report", out.to_str().unwrap()], b"");
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    s.open_at(&out.join("report.html"), "#game=1");
+    frames_drawn_without_fetching(s, &trap);
+}
+
+/// Red team: a link with a malformed escape (`#game=%E0%A4%A`) made the
+/// viewer throw, and it drew nothing.
+fn a_bad_fragment_is_ignored(s: &Session, dir: &Path) {
+    let page = dir.join("chomp-crafted.html");
+    if !page.exists() {
+        chomp_crafted(s, dir);
+    }
+    s.open_at(&page, "#game=%E0%A4%A&step=2");
+    assert_eq!(s.text("#step"), "round 2 / 3");
+    s.open_at(&page, "#game=1&step=%E0%A4%A");
+    assert_eq!(s.text("#step"), "round 0 / 3");
+}
+
 /// One kind of replay, checked in the shared session.
 type Case = fn(&Session, &Path);
 
@@ -590,7 +715,7 @@ fn replays_in_headless_chromium() {
     {
         let driver = Driver::start(&marker);
         let session = Session::new(&driver);
-        let cases: [(&str, Case); 7] = [
+        let cases: [(&str, Case); 10] = [
             ("chomp (crafted)", chomp_crafted),
             ("chomp", chomp_real),
             ("septica", septica),
@@ -598,6 +723,9 @@ fn replays_in_headless_chromium() {
             ("acesup", acesup),
             ("tron", tron),
             ("report", report),
+            ("judge colours in a replay", judge_colours_in_a_replay),
+            ("judge colours in a report", judge_colours_in_a_report),
+            ("a bad fragment", a_bad_fragment_is_ignored),
         ];
         for (name, case) in cases {
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

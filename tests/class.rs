@@ -317,3 +317,203 @@ fn an_interrupted_class_run_prints_the_standings_so_far() {
     let records = std::fs::read_to_string(out.join("records.jsonl")).unwrap();
     assert!(log.matches("[Game ").count() >= records.lines().count() - 1);
 }
+
+/// A class whose submission folders are named `names`, each a copy of
+/// alice's (the reference player, built with make) that first says on
+/// stderr whose it is; the tournament file, `games` games, takes them
+/// with a glob.
+fn named_class(names: &[&str], games: u64) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let submissions = dir.path().join("submissions");
+    for name in names {
+        let sub = submissions.join(name);
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(
+            sub.join("player.sh"),
+            "#!/bin/sh\necho \"stderr of $(basename \"$PWD\")\" >&2\nexec \"$EVENSTEVEN\" \"$@\"\n",
+        )
+        .unwrap();
+        std::fs::write(
+            sub.join("Makefile"),
+            "executeit: player.sh\n\t@echo \"building in $$PWD\"\n\tcp player.sh executeit && chmod +x executeit\n",
+        )
+        .unwrap();
+    }
+    let file = dir.path().join("class.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"evensteven\"\ngames = {games}\nseed = 5\n[limits]\ntimeout = \"2s\"\n\
+             [[entrant]]\nglob = \"submissions/*/\"\ncommand = [\"./executeit\"]\n"
+        ),
+    )
+    .unwrap();
+    (dir, file)
+}
+
+/// Every record of a CSV file, fields unquoted.
+fn csv_records(path: &Path) -> Vec<Vec<String>> {
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_path(path)
+        .unwrap()
+        .records()
+        .map(|r| r.unwrap().iter().map(str::to_owned).collect())
+        .collect()
+}
+
+#[test]
+fn hostile_names_reach_no_spreadsheet_formula_and_no_terminal_control() {
+    // Red team: folders named so landed unescaped in grades.csv and
+    // standings.csv (formulas), and raw in the terminal standings and
+    // games.log (colours, a window title, a split row, reversed text).
+    let formulas = ["=2+3", "@SUM(1+1)", "+1+1", "-1+1"];
+    let controls = [
+        "red\u{1b}[31m",
+        "title\u{1b}]0;pwned\u{7}",
+        "two\nlines",
+        "rev\u{202e}olleh",
+    ];
+    let names: Vec<&str> = formulas.iter().chain(&controls).copied().collect();
+    let (dir, file) = named_class(&names, 2);
+    let out = dir.path().join("out");
+    let run = tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+
+    // JSON keeps the real names.
+    let standings = common::timeless_standings(&out);
+    let mut real: Vec<&str> = standings
+        .iter()
+        .map(|r| r["entrant"].as_str().unwrap())
+        .collect();
+    real.sort_unstable();
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    assert_eq!(real, sorted);
+
+    // CSV: a cell that a spreadsheet would take for a formula starts
+    // with `'`; every other name is there as it is.
+    let expected = |name: &str| {
+        if name.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+            format!("'{name}")
+        } else {
+            name.to_owned()
+        }
+    };
+    for (csv, column) in [("standings.csv", 1), ("grades.csv", 0)] {
+        let rows = csv_records(&out.join(csv));
+        let mut cells: Vec<String> = rows[1..].iter().map(|r| r[column].clone()).collect();
+        cells.sort_unstable();
+        let mut want: Vec<String> = names.iter().map(|n| expected(n)).collect();
+        want.sort_unstable();
+        assert_eq!(cells, want, "{csv}");
+    }
+
+    // The terminal and games.log: no control character but line ends,
+    // no bidi control; the names shown escaped.
+    let log = std::fs::read_to_string(out.join("games.log")).unwrap();
+    for (what, text) in [
+        ("stdout", &run.stdout),
+        ("stderr", &run.stderr),
+        ("games.log", &log),
+    ] {
+        let bad: Vec<char> = text
+            .chars()
+            .filter(|&c| (c.is_control() && c != '\n') || ('\u{202a}'..='\u{202e}').contains(&c))
+            .collect();
+        assert!(bad.is_empty(), "{what}: {bad:?}\n{text}");
+    }
+    for shown in [
+        "red\\x1b[31m",
+        "title\\x1b]0;pwned\\x07",
+        "two\\nlines",
+        "rev\\u{202e}olleh",
+    ] {
+        assert!(
+            run.stdout.contains(&format!("| {shown} ")),
+            "{shown}: {}",
+            run.stdout
+        );
+        assert!(log.contains(&format!("{shown}: ")), "{shown}: {log}");
+    }
+    // Every line of a table is a row of it: no name split one.
+    for line in run.stdout.lines().filter(|l| l.contains(" | ")) {
+        assert!(line.starts_with('|') && line.ends_with('|'), "{line}");
+    }
+}
+
+/// Each file in `dir`, with its text.
+fn files(dir: &Path) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            (path.file_name().unwrap().to_str().unwrap().to_owned(), text)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The one value of `prefix VALUE` lines in `text`; fails when they differ.
+fn only(text: &str, prefix: &str) -> String {
+    let mut values: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix(prefix))
+        .collect();
+    values.dedup();
+    assert_eq!(values.len(), 1, "{prefix}: {text}");
+    values[0].to_owned()
+}
+
+#[test]
+fn every_entrant_has_log_files_of_its_own_that_say_whose_they_are() {
+    // Red team: folders `x y`, `x_y` and `x?y` (and `Zoë`, `Zoé`) all
+    // wrote stderr/x_y.log and one build log, interleaved and unlabelled.
+    let names = ["x y", "x_y", "x?y", "Zoë", "Zoé"];
+    let (dir, file) = named_class(&names, 2);
+    let out = dir.path().join("out");
+    let run = tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+
+    let stderr = files(&out.join("stderr"));
+    assert_eq!(stderr.len(), names.len(), "{stderr:?}");
+    let mut owners: Vec<String> = Vec::new();
+    for (file, text) in &stderr {
+        let owner = only(text, "stderr of ");
+        assert_eq!(
+            text.lines().next().unwrap(),
+            format!("standard error of entrant {owner}"),
+            "{file}"
+        );
+        // Two games, one line each, nobody else's.
+        assert_eq!(text.matches("stderr of ").count(), 2, "{file}: {text}");
+        owners.push(owner);
+    }
+    // A plain name keeps its file name.
+    assert!(stderr.iter().any(|(f, _)| f == "x_y.log"), "{stderr:?}");
+    owners.sort();
+    let mut want: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    want.sort();
+    assert_eq!(owners, want);
+
+    let builds = files(&out.join("build"));
+    assert_eq!(builds.len(), names.len(), "{builds:?}");
+    let mut built: Vec<String> = Vec::new();
+    for (file, text) in &builds {
+        let dir = only(text, "building in ");
+        let first = text.lines().next().unwrap();
+        let given = first
+            .strip_prefix("build of ")
+            .and_then(|l| l.strip_suffix(" with make"))
+            .unwrap_or_else(|| panic!("{file}: {first}"));
+        assert!(
+            dir.ends_with(given.rsplit('/').next().unwrap()),
+            "{file}: {text}"
+        );
+        built.push(dir.rsplit('/').next().unwrap().to_owned());
+    }
+    built.sort();
+    assert_eq!(built, want);
+}

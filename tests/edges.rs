@@ -530,3 +530,23 @@ fn a_game_file_bounds_a_games_time_and_the_frames_kept() {
     assert_eq!(last["frames"][9]["i"], 9, "{last}");
     assert_eq!(last["frames_truncated"], true, "{last}");
 }
+
+#[test]
+fn a_frame_colour_that_is_not_a_colour_is_the_judges_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let judge = edges("endless.py");
+    for (colour, code) in [("#0a0", 0), ("Teal", 0), ("url(http://127.0.0.1:9/x)", 70)] {
+        let (run, records) = play_game_file(
+            dir.path(),
+            &format!(
+                "name = \"colours\"\njudge = [\"python3\", {judge:?}, \"--frames\", \"2\", \"--colour\", {colour:?}]\n\
+                 players = {{ min = 2, max = 2 }}\n"
+            ),
+        );
+        assert_eq!(run.code, Some(code), "{colour}: {run:?}");
+        if code == 70 {
+            let error = records.last().unwrap()["judge_error"]["message"].to_string();
+            assert!(error.contains("url(http://127.0.0.1:9/x)"), "{error}");
+        }
+    }
+}

@@ -148,10 +148,89 @@ fn one_player_gauntlets_pair_against_the_gauntlet_entrant() {
     let out = dir.path().join("rr");
     let run = tournament(&[&file, "--out", out.to_str().unwrap()]);
     assert!(run.stdout.contains("vs best (paired)"), "{}", run.stdout);
+    // Every status class has its column, as in standings.csv.
+    let row = table_row(&run.stdout, "chatty");
+    for class in CLASSES {
+        assert_eq!(row.get(class).map(String::as_str), Some("0"), "{class}");
+    }
     let rows = common::timeless_standings(&out);
     assert!(rows.iter().all(|r| r.get("paired_vs").is_none()));
     assert!(rows[1]["paired_diff"].as_f64().unwrap() < 0.0);
     let info: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
     assert!(info.get("gauntlet").is_none());
+}
+
+/// The classes of failure, one column each everywhere.
+const CLASSES: [&str; 5] = [
+    "timeouts",
+    "crashed",
+    "incorrect",
+    "disqualified",
+    "internal",
+];
+
+/// The cells of the row of `entrant` in the last table of `stdout` that has
+/// one, by column name.
+fn table_row(stdout: &str, entrant: &str) -> std::collections::HashMap<String, String> {
+    let cells = |line: &str| -> Vec<String> {
+        line.trim()
+            .trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_owned())
+            .collect()
+    };
+    let mut header = Vec::new();
+    let mut found = None;
+    for line in stdout.lines() {
+        let row = cells(line);
+        if row.first().is_some_and(|c| c == "rank") {
+            header = row;
+        } else if row.get(1).is_some_and(|c| c == entrant) {
+            found = Some(header.iter().cloned().zip(row).collect());
+        }
+    }
+    found.unwrap_or_else(|| panic!("no row for {entrant}: {stdout}"))
+}
+
+#[test]
+fn the_terminal_table_has_one_column_per_status_class() {
+    // Red team: in games between players the table added `incorrect` to
+    // `crashed`, where standings.csv, standings.json and report.html kept
+    // them apart.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"{}\"\ngames = 2\nseed = 1\n\
+             [[entrant]]\nname = \"voronoi\"\ncommand = [\"{}/games/tron/bots/voronoi.py\"]\n\
+             [[entrant]]\nname = \"garbage\"\ncommand = [\"{}\"]\n",
+            fixture("tron/small.toml"),
+            env!("CARGO_MANIFEST_DIR"),
+            fixture("tron/garbage.sh"),
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let run = tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let row = table_row(&run.stdout, "garbage");
+    let json: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(out.join("standings.json")).unwrap())
+            .unwrap();
+    let json = json.iter().find(|r| r["entrant"] == "garbage").unwrap();
+    assert_eq!(json["incorrect"], 2, "{json}");
+    let csv = std::fs::read_to_string(out.join("standings.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for class in CLASSES {
+        assert_eq!(
+            row.get(class).map(String::as_str),
+            Some(json[class].to_string().as_str()),
+            "{class}: {}",
+            run.stdout
+        );
+        assert!(header.contains(&class), "{class}: {csv}");
+        assert!(report.contains(&format!("<th>{class}</th>")), "{class}");
+    }
 }

@@ -245,27 +245,53 @@ fn an_option_the_judge_does_not_know_is_a_judge_error() {
     );
 }
 
+/// `tournaments/tron.toml` with `options`, its output in `out`.
+fn sample_tournament(out: &std::path::Path, options: &[&str]) {
+    let file = format!("{}/tournaments/tron.toml", env!("CARGO_MANIFEST_DIR"));
+    let mut args = vec![
+        "tournament",
+        &file,
+        "--no-progress",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(options);
+    let run = common::referee(args, b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+}
+
 #[test]
 fn the_sample_tron_tournament_runs_and_ranks_the_voronoi_bot_first() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let file = format!("{}/tournaments/tron.toml", env!("CARGO_MANIFEST_DIR"));
-    let run = common::referee(
-        [
-            "tournament",
-            &file,
-            "--games",
-            "6",
-            "--no-progress",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
+    sample_tournament(&out, &["--games", "6"]);
     let standings: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("standings.json")).unwrap())
             .unwrap();
     assert_eq!(standings[0]["entrant"], "voronoi", "{standings}");
     assert_eq!(standings[0]["games"], 6, "{standings}");
+}
+
+#[test]
+fn games_log_shows_the_judge_s_summary_never_the_frames() {
+    // Red team: with --record-moves a game's setup line in games.log was
+    // its replay frames, cut at 200 characters, and the summary was lost
+    // behind them.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    sample_tournament(&out, &["--games", "2", "--record-moves"]);
+    let log = std::fs::read_to_string(out.join("games.log")).unwrap();
+    let setups: Vec<&str> = log.lines().filter(|l| l.starts_with("setup: ")).collect();
+    assert_eq!(setups.len(), 2, "{log}");
+    for line in setups {
+        assert!(line.starts_with("setup: summary deaths "), "{line}");
+        assert!(!line.contains("grid") && !line.contains("frames"), "{line}");
+    }
+    // The frames are still in the records, for the replays.
+    let records = common::jsonl(&out.join("records.jsonl"));
+    assert!(
+        records[0]["frames"]
+            .as_array()
+            .is_some_and(|f| !f.is_empty())
+    );
 }

@@ -203,25 +203,30 @@ fn a_player_that_sends_nothing_gets_a_hint_about_flushing() {
     );
 }
 
+/// `referee dealer OPTIONS` of one 13-card game to the reference player
+/// behind `slow.py`, which waits `delay` seconds before each reply.
+fn dealer_on_a_clock(options: &[&str], delay: &str) -> common::Run {
+    let slow = fixture("slow.py");
+    let mut args = vec!["dealer"];
+    args.extend_from_slice(options);
+    args.extend([slow.as_str(), "0", delay, evensteven()]);
+    referee(args, b"13 5\n")
+}
+
 #[test]
 fn a_time_control_is_a_clock_per_game_that_runs_out() {
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("r.jsonl");
-    let run = referee(
-        [
-            "dealer",
+    let run = dealer_on_a_clock(
+        &[
             "--timeout",
             "1s",
             "--time-control",
             "300ms+20ms",
             "--results",
             results.to_str().unwrap(),
-            &fixture("slow.py"),
-            "0",
-            "0.12",
-            evensteven(),
         ],
-        b"13 5\n",
+        "0.12",
     );
     assert_eq!(run.code, Some(3), "{run:?}");
     assert!(run.stdout.contains("(its clock ran out)"), "{}", run.stdout);
@@ -235,19 +240,19 @@ fn a_time_control_is_a_clock_per_game_that_runs_out() {
     assert!((1..=4).contains(&plays), "{plays} plays");
 
     // The same player within the clock: 13 moves at 10ms, 1s+0.
-    let run = referee(
-        [
-            "dealer",
-            "--time-control",
-            "1s",
-            &fixture("slow.py"),
-            "0",
-            "0.01",
-            evensteven(),
-        ],
-        b"13 5\n",
-    );
+    let run = dealer_on_a_clock(&["--time-control", "1s"], "0.01");
     assert_eq!(run.code, Some(0), "{run:?}");
+}
+
+#[test]
+fn durations_print_as_people_read_them() {
+    // Red team: a clock that ran out was reported as "did not answer
+    // within 110ms 66us 994ns".
+    let run = dealer_on_a_clock(&["--timeout", "1s", "--time-control", "330ms+7ms"], "0.12");
+    assert_eq!(run.code, Some(3), "{run:?}");
+    let plain =
+        regex::Regex::new(r"did not answer within \d+(\.\d+)?(us|ms|s) \(its clock").unwrap();
+    assert!(plain.is_match(&run.stdout), "{}", run.stdout);
 }
 
 #[test]

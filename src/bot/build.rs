@@ -22,6 +22,7 @@ use nix::unistd::{AccessFlags, access};
 use super::command::{Completed, run_to_end};
 use super::spawn::{self, Access, SpawnError};
 use super::{BotSpec, Ended};
+use crate::text;
 
 /// The program every entrant must provide.
 pub const PROGRAM: &str = "pc2";
@@ -123,7 +124,13 @@ pub async fn build_dirs(dirs: &[PathBuf], options: &BuildOptions) -> Vec<Result<
     let mut hide: Vec<PathBuf> = distinct.iter().map(|d| d.to_path_buf()).collect();
     hide.extend(options.hide.iter().cloned());
     hide.extend(options.logs.iter().cloned());
-    let builds = join_all(named.map(|(dir, given)| build_one(dir, given, options, &hide))).await;
+    let logs = log_names(&distinct);
+    let builds = join_all(
+        named
+            .zip(&logs)
+            .map(|((dir, given), log)| build_one(dir, given, log, options, &hide)),
+    )
+    .await;
     canonical
         .iter()
         .zip(dirs)
@@ -140,24 +147,48 @@ pub async fn build_dirs(dirs: &[PathBuf], options: &BuildOptions) -> Vec<Result<
         .collect()
 }
 
-/// Builds `dir` (canonical; `given` is how to name it) under its build
-/// lock, and while still holding the lock takes this run's copy of its
-/// `pc2`, if there is one.
+/// The name of each build's log, for directories `dirs` (canonical, all
+/// different): the directory's own name (see [`text::file_name`]), or,
+/// where two of them have the same name, that name with a hash of the
+/// whole path.
+fn log_names(dirs: &[&PathBuf]) -> Vec<String> {
+    use std::os::unix::ffi::OsStrExt;
+    let label = |dir: &Path| {
+        dir.file_name()
+            .map_or("build".into(), |n| n.to_string_lossy().into_owned())
+    };
+    let plain: Vec<String> = dirs.iter().map(|d| text::file_name(&label(d))).collect();
+    dirs.iter()
+        .zip(&plain)
+        .map(|(dir, name)| {
+            if plain.iter().filter(|other| *other == name).count() > 1 {
+                text::file_name_keyed(&label(dir), dir.as_os_str().as_bytes())
+            } else {
+                name.clone()
+            }
+        })
+        .collect()
+}
+
+/// Builds `dir` (canonical; `given` is how to name it; its log is `log`)
+/// under its build lock, and while still holding the lock takes this run's
+/// copy of its `pc2`, if there is one.
 async fn build_one(
     dir: &Path,
     given: &Path,
+    log: &str,
     options: &BuildOptions,
     hide: &[PathBuf],
 ) -> Result<(), String> {
     let _lock = lock_dir(dir, given).await;
-    make(dir, given, options, hide).await?;
+    make(dir, given, log, options, hide).await?;
     let built = dir.join(PROGRAM);
     if built.is_file()
         && let Err(e) = Snapshots::take(dir, &built)
     {
         eprintln!(
             "referee: cannot copy {} for this run ({e}); running it in place",
-            given.join(PROGRAM).display()
+            text::terminal_path(&given.join(PROGRAM))
         );
     }
     Ok(())
@@ -168,6 +199,7 @@ async fn build_one(
 async fn make(
     dir: &Path,
     given: &Path,
+    log: &str,
     options: &BuildOptions,
     hide: &[PathBuf],
 ) -> Result<(), String> {
@@ -179,7 +211,7 @@ async fn make(
         let spec = build_command(dir, options, hide).map_err(cannot_run)?;
         eprintln!(
             "referee: building {} with {} ...",
-            given.display(),
+            text::terminal_path(given),
             options.make
         );
         let started = Instant::now();
@@ -191,14 +223,17 @@ async fn make(
         }
         let took = started.elapsed().as_secs_f64();
         if completed.success() {
-            eprintln!("referee: built {} in {took:.1}s", given.display());
+            eprintln!(
+                "referee: built {} in {took:.1}s",
+                text::terminal_path(given)
+            );
         } else {
             eprintln!(
                 "referee: building {} failed after {took:.1}s",
-                given.display()
+                text::terminal_path(given)
             );
         }
-        save_log(dir, &completed, options);
+        save_log(given, log, &completed, options);
         check_build(&completed, options)?;
     }
     Ok(())
@@ -249,7 +284,7 @@ async fn lock_dir(dir: &Path, given: &Path) -> Option<Flock<File>> {
     let unlocked = |e: &dyn std::fmt::Display| {
         eprintln!(
             "referee: cannot lock {} for its build ({e}); building without the lock",
-            given.display()
+            text::terminal_path(given)
         );
     };
     let mut file = match File::open(dir) {
@@ -267,7 +302,7 @@ async fn lock_dir(dir: &Path, given: &Path) -> Option<Flock<File>> {
                 if !waiting {
                     eprintln!(
                         "referee: waiting for another run to finish building {} ...",
-                        given.display()
+                        text::terminal_path(given)
                     );
                     waiting = true;
                 }
@@ -459,7 +494,7 @@ fn check_build(completed: &Completed, options: &BuildOptions) -> Result<(), Stri
         ),
         (None, None) => format!(
             "build timed out after {}",
-            humantime::format_duration(options.timeout)
+            crate::units::human_duration(options.timeout)
         ),
         (None, Some(ended)) => format!("build failed: `{}` {ended}", options.make),
     };
@@ -475,28 +510,21 @@ fn check_build(completed: &Completed, options: &BuildOptions) -> Result<(), Stri
     Err(message)
 }
 
-fn save_log(dir: &Path, completed: &Completed, options: &BuildOptions) {
+/// Writes the build's output to `LOGS/LOG.log`, after a line that says
+/// whose build it was.
+fn save_log(given: &Path, log: &str, completed: &Completed, options: &BuildOptions) {
     let Some(logs) = &options.logs else {
         return;
     };
-    let name: String = dir
-        .to_string_lossy()
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let path = logs.join(format!("build{name}.log"));
-    let written =
-        std::fs::create_dir_all(logs).and_then(|()| std::fs::write(&path, &completed.log));
+    let path = logs.join(format!("{log}.log"));
+    let contents = format!(
+        "build of {} with {}\n{}",
+        text::terminal_path(given),
+        options.make,
+        completed.log
+    );
+    let written = std::fs::create_dir_all(logs).and_then(|()| std::fs::write(&path, contents));
     if let Err(e) = written {
-        eprintln!(
-            "referee chomp: cannot save build log {}: {e}",
-            path.display()
-        );
+        eprintln!("referee: cannot save build log {}: {e}", path.display());
     }
 }

@@ -60,8 +60,8 @@ impl fmt::Display for TimeControl {
         write!(
             f,
             "{}+{}",
-            humantime::format_duration(self.base),
-            humantime::format_duration(self.increment)
+            crate::units::human_duration(self.base),
+            crate::units::human_duration(self.increment)
         )
     }
 }

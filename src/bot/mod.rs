@@ -168,7 +168,7 @@ impl Default for BotLimits {
 pub enum BotError {
     #[error(
         "did not answer within {}{}{}",
-        humantime::format_duration(*.limit),
+        crate::units::human_duration(*.limit),
         startup_note(*.phase),
         silent_note(*.silent)
     )]
@@ -182,7 +182,7 @@ pub enum BotError {
     },
     #[error(
         "did not read its input: writing to it was still blocked after {}",
-        humantime::format_duration(*.limit)
+        crate::units::human_duration(*.limit)
     )]
     WriteTimeout { limit: Duration },
     #[error("{ended}{}", unterminated_note(.unterminated))]
@@ -802,7 +802,7 @@ impl Bot {
             return Err(io::Error::other(format!(
                 "process {} did not die within {} of SIGKILL",
                 self.child.id().unwrap_or(0),
-                humantime::format_duration(KILL_WAIT)
+                crate::units::human_duration(KILL_WAIT)
             )));
         }
         // The last measurement, while the leader's pid is still its own.

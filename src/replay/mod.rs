@@ -715,6 +715,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_viewer_draws_the_colour_names_judges_may_give() {
+        let names = crate::games::external::protocol::COLOUR_NAMES;
+        let list = format!("\"{}\".split(\" \")", names.join(" "));
+        assert!(SCRIPT.contains(&list), "viewer.js must list {list}");
+    }
+
+    #[test]
     fn data_cannot_end_its_script_element() {
         let s = data_script(
             "d",

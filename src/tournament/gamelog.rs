@@ -24,11 +24,31 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::game::{GameRecord, SeatResult};
-use crate::games::chomp::standings::short_micros;
 use crate::outcome::Status;
+use crate::text;
+use crate::units::human_micros;
 
 /// Longest value or error shown on a line of the body.
 const LONGEST: usize = 200;
+
+/// What a record keeps only for its replay (`--record-moves`): the frames,
+/// moves, plays and times, and Chomp's array. The replay shows them; here
+/// they would bury the setup and the judge's summary.
+const REPLAY_ONLY: [&str; 8] = [
+    "frames",
+    "moves",
+    "plays",
+    "times",
+    "letters",
+    "cols",
+    "rows",
+    "starve_ms",
+];
+
+/// A field worth a place in the log: set, and not replay data.
+fn shown((key, value): &(&String, &Value)) -> bool {
+    !value.is_null() && !REPLAY_ONLY.contains(&key.as_str())
+}
 
 /// The log file, appended to game by game.
 pub struct GameLog(File);
@@ -81,7 +101,7 @@ pub fn block(r: &GameRecord) -> String {
     let setup: Vec<String> = r
         .setup
         .iter()
-        .filter(|(_, v)| !v.is_null())
+        .filter(shown)
         .map(|(k, v)| format!("{k} {}", value(v)))
         .collect();
     if !setup.is_empty() {
@@ -91,7 +111,7 @@ pub fn block(r: &GameRecord) -> String {
         out.push_str(&format!("judge error: {}\n", short(&e.message)));
     }
     for (name, s) in names.iter().zip(&r.results) {
-        out.push_str(&format!("{name}: {}\n", line(s)));
+        out.push_str(&format!("{}: {}\n", text::terminal(name), line(s)));
     }
     out.push('\n');
     out
@@ -152,16 +172,14 @@ fn line(s: &SeatResult) -> String {
     if let Some(outcome) = &s.outcome {
         parts.push(short(outcome));
     }
-    for (k, v) in &s.detail {
-        if !v.is_null() {
-            parts.push(format!("{k} {}", value(v)));
-        }
+    for (k, v) in s.detail.iter().filter(shown) {
+        parts.push(format!("{k} {}", value(v)));
     }
     if let Some(moves) = s.moves {
         parts.push(format!("{moves} move{}", if moves == 1 { "" } else { "s" }));
     }
     if let Some(slowest) = s.slowest_micros {
-        parts.push(format!("slowest {}", short_micros(slowest)));
+        parts.push(format!("slowest {}", human_micros(slowest)));
     }
     parts.join(", ")
 }
@@ -180,33 +198,29 @@ fn value(v: &Value) -> String {
     }
 }
 
-/// `text` on one line, at most [`LONGEST`] characters.
+/// `text` on one line, at most [`LONGEST`] characters (before the escapes
+/// of [`text::terminal`]).
 fn short(text: &str) -> String {
     // Lines (a build log's quoted tail: `  | ...`) joined with ` / `.
-    let one: String = text
+    let one = text
         .lines()
         .map(|l| l.trim().trim_start_matches('|').trim())
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
-        .join(" / ")
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+        .join(" / ");
     if one.chars().count() > LONGEST {
         let cut: String = one.chars().take(LONGEST).collect();
-        format!("{cut}…")
+        format!("{}…", text::terminal(&cut))
     } else {
-        one
+        text::terminal(&one).into_owned()
     }
 }
 
-/// A tag's value with `\` and `"` escaped, as PGN does, on one line.
-fn quote(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect::<String>()
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
+/// A tag's value with `\` and `"` escaped, as PGN does, then control
+/// characters shown as escapes (see [`text::terminal`]): on one line.
+fn quote(value: &str) -> String {
+    let pgn = value.replace('\\', "\\\\").replace('"', "\\\"");
+    text::terminal(&pgn).into_owned()
 }
 
 #[cfg(test)]
@@ -242,7 +256,7 @@ mod tests {
     #[test]
     fn table_games_show_seats_and_scores() {
         let r: GameRecord = serde_json::from_str(
-            r#"{"game":"chomp","index":1,"seed":2,"array":"a.txt","start":[1,2],"time":"t","referee":"r","results":[
+            r#"{"game":"chomp","index":1,"seed":2,"array":"a.txt","start":[1,2],"moves":"NS","letters":"AB","cols":2,"rows":1,"time":"t","referee":"r","results":[
               {"entrant":"x","seat":0,"score":3.5,"fate":"starved","status":"timeout","phase":"move"},
               {"entrant":"y","seat":1,"score":2,"status":"ok"}]}"#,
         )

@@ -150,7 +150,8 @@ async fn prepare(
             plan = plan.paired();
             if let Some((name, why)) = plan.disqualified().into_iter().next() {
                 return Err(format!(
-                    "entrant {name} cannot play ({why}): the SPRT needs both entrants"
+                    "entrant {} cannot play ({why}): the SPRT needs both entrants",
+                    crate::text::terminal(&name)
                 ));
             }
             let new = plan
@@ -424,7 +425,10 @@ impl<'c> Run<'c> {
             plan.game.seating().bots_at_once(),
         );
         for (name, why) in plan.disqualified() {
-            eprintln!("referee tournament: entrant {name} disqualified: {why}");
+            eprintln!(
+                "referee tournament: entrant {} disqualified: {why}",
+                crate::text::terminal(&name)
+            );
         }
     }
 
@@ -778,7 +782,7 @@ fn outcome_words(record: &GameRecord) -> String {
             }
             format!(
                 "{}: {}",
-                s.entrant.as_deref().unwrap_or("?"),
+                crate::text::terminal(s.entrant.as_deref().unwrap_or("?")),
                 words.join(", ")
             )
         })
@@ -999,7 +1003,9 @@ impl Progress {
         let leader = || {
             standings::compute(solo, entrants, records)
                 .first()
-                .map_or(String::new(), |r| format!("leader: {}", r.entrant))
+                .map_or(String::new(), |r| {
+                    format!("leader: {}", crate::text::terminal(&r.entrant))
+                })
         };
         if let Some(bar) = &self.bar {
             bar.inc(1);

@@ -18,9 +18,9 @@ use std::path::{Path, PathBuf};
 use super::standings::{self, Point, Row};
 use super::{RunInfo, read_run_info, records_path};
 use crate::game::{GameRecord, SeatResult};
-use crate::games::chomp::standings::short_micros;
 use crate::outcome::Status;
 use crate::record;
+use crate::units::human_micros;
 
 /// The most games whose replays a report embeds; a longer run's games are
 /// replayed with `referee replay DIR/records.jsonl --game N`.
@@ -196,7 +196,10 @@ fn section_standings(page: &mut String, solo: bool, rows: &[Row]) {
     } else {
         page.push_str("<th>rating</th><th>± σ</th><th>wins</th><th>mean score</th>");
     }
-    page.push_str("<th>timeouts</th><th>crashed</th><th>incorrect</th><th>disqualified</th><th>slowest move</th><th>memory</th><th>CPU (most in a game)</th></tr>\n");
+    for class in standings::FAILURES {
+        let _ = write!(page, "<th>{class}</th>");
+    }
+    page.push_str("<th>slowest move</th><th>memory</th><th>CPU (most in a game)</th></tr>\n");
     for row in rows {
         let _ = write!(
             page,
@@ -226,16 +229,16 @@ fn section_standings(page: &mut String, solo: bool, rows: &[Row]) {
                 row.mean_score_ci.unwrap_or(0.0)
             );
         }
-        for count in [row.timeouts, row.crashed, row.incorrect, row.disqualified] {
+        for count in row.failures() {
             let class = if count > 0 { " class=\"bad\"" } else { "" };
             let _ = write!(page, "<td{class}>{count}</td>");
         }
         let _ = writeln!(
             page,
             "<td>{}</td><td>{}</td><td>{}</td></tr>",
-            short_micros(row.slowest_micros),
+            human_micros(row.slowest_micros),
             standings::memory(row.max_memory_bytes),
-            short_micros(row.max_cpu_micros)
+            human_micros(row.max_cpu_micros)
         );
     }
     page.push_str("</table>\n");
@@ -583,7 +586,7 @@ fn section_slowest(page: &mut String, records: &[GameRecord]) {
         let _ = writeln!(
             page,
             "<tr><td>{}</td><td class=\"l\">{}</td><td><a href=\"#game-{index}\">{index}</a></td></tr>",
-            short_micros(micros),
+            human_micros(micros),
             esc(name)
         );
     }

@@ -15,9 +15,21 @@ use skillratings::MultiTeamOutcome;
 use skillratings::weng_lin::{WengLinConfig, WengLinRating, weng_lin_multi_team};
 
 use crate::game::{GameRecord, SeatResult};
-use crate::games::chomp::standings::{markdown_table, short_micros};
+use crate::games::chomp::standings::markdown_table;
 use crate::outcome::Status;
 use crate::stats::{mean_ci95, wilson95};
+use crate::text;
+use crate::units::human_micros;
+
+/// The classes of games that did not end normally, one column each, in
+/// this order, in every table, CSV and page (see [`Row::failures`]).
+pub const FAILURES: [&str; 5] = [
+    "timeouts",
+    "crashed",
+    "incorrect",
+    "disqualified",
+    "internal",
+];
 
 /// One entrant's line.
 #[derive(Clone, Debug, Serialize)]
@@ -106,8 +118,20 @@ impl Row {
 
     /// The games it lost by its own fault: `internal` errors are the
     /// referee's (or a judge's), never the entrant's.
-    pub fn failures(&self) -> u64 {
+    pub fn faults(&self) -> u64 {
         self.timeouts + self.crashed + self.incorrect + self.disqualified
+    }
+
+    /// Its games that did not end normally, one count per class, in the
+    /// order of [`FAILURES`].
+    pub fn failures(&self) -> [u64; 5] {
+        [
+            self.timeouts,
+            self.crashed,
+            self.incorrect,
+            self.disqualified,
+            self.internal,
+        ]
     }
 
     fn count(&mut self, result: &SeatResult) {
@@ -362,30 +386,19 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
     let mut t;
     if solo {
         let vs = match rows.first().and_then(|r| r.paired_vs.as_deref()) {
-            Some(name) => format!("vs {name} (paired)"),
+            Some(name) => format!("vs {} (paired)", text::terminal(name)),
             None => "vs best (paired)".to_owned(),
         };
-        let header = [
-            "rank",
-            "entrant",
-            "games",
-            "wins",
-            "win rate",
-            "95% CI",
-            &vs,
-            "crashed",
-            "timeouts",
-            "incorrect",
-            "disqualified",
-            "unnecessary",
-            "slowest",
-            "memory",
+        let mut header = vec![
+            "rank", "entrant", "games", "wins", "win rate", "95% CI", &vs,
         ];
+        header.extend(FAILURES);
+        header.extend(["unnecessary", "slowest", "memory"]);
         t = markdown_table(&header, &numbers(&header));
         for r in rows {
-            t.add_row(vec![
+            let mut cells = vec![
                 r.rank.to_string(),
-                r.entrant.clone(),
+                text::terminal(&r.entrant).into_owned(),
                 r.games.to_string(),
                 format!("{}", r.wins),
                 percent(r.win_rate.unwrap_or(0.0)),
@@ -399,17 +412,17 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
                     100.0 * r.paired_diff.unwrap_or(0.0),
                     100.0 * r.paired_diff_ci.unwrap_or(0.0)
                 ),
-                r.crashed.to_string(),
-                r.timeouts.to_string(),
-                r.incorrect.to_string(),
-                r.disqualified.to_string(),
+            ];
+            cells.extend(r.failures().map(|n| n.to_string()));
+            cells.extend([
                 r.unnecessary.to_string(),
-                short_micros(r.slowest_micros),
+                human_micros(r.slowest_micros),
                 memory(r.max_memory_bytes),
             ]);
+            t.add_row(cells);
         }
     } else {
-        let header = [
+        let mut header = vec![
             "rank",
             "entrant",
             "games",
@@ -418,34 +431,30 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
             "mean score",
             "95% CI",
             "wins",
-            "timeouts",
-            "crashed",
-            "disqualified",
-            "slowest",
-            "memory",
         ];
+        header.extend(FAILURES);
+        header.extend(["slowest", "memory"]);
         t = markdown_table(&header, &numbers(&header));
         for r in rows {
-            t.add_row(vec![
+            let mut cells = vec![
                 r.rank.to_string(),
-                r.entrant.clone(),
+                text::terminal(&r.entrant).into_owned(),
                 r.games.to_string(),
                 format!("{:.2}", r.rating.unwrap_or(0.0)),
                 format!("{:.2}", r.uncertainty.unwrap_or(0.0)),
                 format!("{:.1}", r.mean_score.unwrap_or(0.0)),
                 format!("±{:.1}", r.mean_score_ci.unwrap_or(0.0)),
                 format!("{:.2}", r.wins),
-                r.timeouts.to_string(),
-                (r.crashed + r.incorrect).to_string(),
-                r.disqualified.to_string(),
-                short_micros(r.slowest_micros),
-                memory(r.max_memory_bytes),
-            ]);
+            ];
+            cells.extend(r.failures().map(|n| n.to_string()));
+            cells.extend([human_micros(r.slowest_micros), memory(r.max_memory_bytes)]);
+            t.add_row(cells);
         }
     }
     if let Some(name) = rows.first().and_then(|r| r.paired_vs.as_deref()) {
         format!(
-            "{t}\ngauntlet: each entrant's paired difference is to {name}, the gauntlet entrant"
+            "{t}\ngauntlet: each entrant's paired difference is to {}, the gauntlet entrant",
+            text::terminal(name)
         )
     } else if solo {
         t.to_string()
@@ -457,42 +466,61 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
 /// The standings as CSV (header, then one line per entrant).
 pub fn csv(rows: &[Row]) -> String {
     let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v}"));
-    let mut out = String::from(
-        "rank,entrant,games,wins,win_rate,win_rate_low,win_rate_high,paired_diff,paired_diff_ci,rating,uncertainty,conservative,mean_score,mean_score_ci,timeouts,crashed,incorrect,disqualified,internal,unnecessary,slowest_micros,max_memory_bytes,max_cpu_micros\n",
-    );
-    for r in rows {
-        let name = if r.entrant.contains([',', '"', '\n']) {
-            format!("\"{}\"", r.entrant.replace('"', "\"\""))
-        } else {
-            r.entrant.clone()
-        };
-        out.push_str(&format!(
-            "{},{name},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-            r.rank,
-            r.games,
-            r.wins,
-            opt(r.win_rate),
-            opt(r.win_rate_low),
-            opt(r.win_rate_high),
-            opt(r.paired_diff),
-            opt(r.paired_diff_ci),
-            opt(r.rating),
-            opt(r.uncertainty),
-            opt(r.conservative),
-            opt(r.mean_score),
-            opt(r.mean_score_ci),
-            r.timeouts,
-            r.crashed,
-            r.incorrect,
-            r.disqualified,
-            r.internal,
-            r.unnecessary,
-            r.slowest_micros,
-            r.max_memory_bytes,
-            r.max_cpu_micros
-        ));
-    }
-    out
+    let mut header = vec![
+        "rank",
+        "entrant",
+        "games",
+        "wins",
+        "win_rate",
+        "win_rate_low",
+        "win_rate_high",
+        "paired_diff",
+        "paired_diff_ci",
+        "rating",
+        "uncertainty",
+        "conservative",
+        "mean_score",
+        "mean_score_ci",
+    ];
+    header.extend(FAILURES);
+    header.extend([
+        "unnecessary",
+        "slowest_micros",
+        "max_memory_bytes",
+        "max_cpu_micros",
+    ]);
+    text::csv(
+        &header,
+        rows.iter().map(|r| {
+            let mut cells = vec![
+                r.rank.to_string(),
+                text::csv_text(&r.entrant).into_owned(),
+                r.games.to_string(),
+                r.wins.to_string(),
+                opt(r.win_rate),
+                opt(r.win_rate_low),
+                opt(r.win_rate_high),
+                opt(r.paired_diff),
+                opt(r.paired_diff_ci),
+                opt(r.rating),
+                opt(r.uncertainty),
+                opt(r.conservative),
+                opt(r.mean_score),
+                opt(r.mean_score_ci),
+            ];
+            cells.extend(r.failures().map(|n| n.to_string()));
+            cells.extend(
+                [
+                    r.unnecessary,
+                    r.slowest_micros,
+                    r.max_memory_bytes,
+                    r.max_cpu_micros,
+                ]
+                .map(|n| n.to_string()),
+            );
+            cells
+        }),
+    )
 }
 
 /// A bot's largest peak memory for the table: `-` when none was measured
@@ -590,8 +618,8 @@ pub fn array_table(rows: &[ArrayRow]) -> String {
     );
     for r in rows {
         t.add_row(vec![
-            r.array.clone(),
-            r.entrant.clone(),
+            text::terminal(&r.array).into_owned(),
+            text::terminal(&r.entrant).into_owned(),
             r.games.to_string(),
             format!("{:.2}", r.wins),
             format!("{:.1}", r.mean_score),
@@ -604,28 +632,26 @@ pub fn array_table(rows: &[ArrayRow]) -> String {
 /// The per-array standings as CSV: `array,entrant,games,wins,mean_score,
 /// mean_score_ci`.
 pub fn array_csv(rows: &[ArrayRow]) -> String {
-    let mut out = String::from("array,entrant,games,wins,mean_score,mean_score_ci\n");
-    for r in rows {
-        out.push_str(&format!(
-            "{},{},{},{},{},{}\n",
-            csv_field(&r.array),
-            csv_field(&r.entrant),
-            r.games,
-            r.wins,
-            r.mean_score,
-            r.mean_score_ci
-        ));
-    }
-    out
-}
-
-/// A CSV field, quoted when it must be.
-fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_owned()
-    }
+    text::csv(
+        &[
+            "array",
+            "entrant",
+            "games",
+            "wins",
+            "mean_score",
+            "mean_score_ci",
+        ],
+        rows.iter().map(|r| {
+            [
+                text::csv_text(&r.array).into_owned(),
+                text::csv_text(&r.entrant).into_owned(),
+                r.games.to_string(),
+                r.wins.to_string(),
+                r.mean_score.to_string(),
+                r.mean_score_ci.to_string(),
+            ]
+        }),
+    )
 }
 
 /// The standings for a gradebook: one line per entrant, sorted by name,
@@ -634,12 +660,12 @@ fn csv_field(text: &str) -> String {
 /// start). Columns: `entrant,games,wins,win_rate,failures,timeouts,
 /// crashed,incorrect,disqualified,internal,rank,note`.
 pub fn grades_csv(rows: &[Row], records: &[GameRecord]) -> String {
-    let mut out = String::from(
-        "entrant,games,wins,win_rate,failures,timeouts,crashed,incorrect,disqualified,internal,rank,note\n",
-    );
+    let mut header = vec!["entrant", "games", "wins", "win_rate", "failures"];
+    header.extend(FAILURES);
+    header.extend(["rank", "note"]);
     let mut rows: Vec<&Row> = rows.iter().collect();
     rows.sort_by(|a, b| a.entrant.cmp(&b.entrant));
-    for r in rows {
+    let lines = rows.into_iter().map(|r| {
         let note = records
             .iter()
             .filter_map(|g| g.result_of(&r.entrant))
@@ -662,22 +688,18 @@ pub fn grades_csv(rows: &[Row], records: &[GameRecord]) -> String {
         } else {
             format!("{:.4}", r.wins / r.games as f64)
         };
-        out.push_str(&format!(
-            "{},{},{},{win_rate},{},{},{},{},{},{},{},{}\n",
-            csv_field(&r.entrant),
-            r.games,
-            r.wins,
-            r.failures(),
-            r.timeouts,
-            r.crashed,
-            r.incorrect,
-            r.disqualified,
-            r.internal,
-            r.rank,
-            csv_field(&note),
-        ));
-    }
-    out
+        let mut cells = vec![
+            text::csv_text(&r.entrant).into_owned(),
+            r.games.to_string(),
+            r.wins.to_string(),
+            win_rate,
+            r.faults().to_string(),
+        ];
+        cells.extend(r.failures().map(|n| n.to_string()));
+        cells.extend([r.rank.to_string(), text::csv_text(&note).into_owned()]);
+        cells
+    });
+    text::csv(&header, lines)
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ use crate::game::{Game, GameRecord, Seat, SeatResult, Seating};
 use crate::outcome::{self, Disqualified, Verdict};
 use crate::parallel;
 use crate::record;
+use crate::text;
 use crate::units::TomlDuration;
 
 /// An entrant, ready to run or disqualified.
@@ -357,35 +358,32 @@ impl Plan {
     }
 }
 
-/// A name usable as a file name.
-fn file_name(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
-/// Appends each entrant's stderr of this game to `OUT/stderr/NAME.log`.
+/// Appends each entrant's stderr of this game to `OUT/stderr/NAME.log`
+/// (NAME: [`text::file_name`], one file per entrant), which starts with a
+/// line naming the entrant.
 pub fn save_stderr(out: &Path, record: &GameRecord) {
     use std::io::Write;
     for result in &record.results {
-        let (Some(name), Some(text)) = (&result.entrant, &result.stderr) else {
+        let (Some(name), Some(stderr)) = (&result.entrant, &result.stderr) else {
             continue;
         };
-        if text.is_empty() {
+        if stderr.is_empty() {
             continue;
         }
-        let path = out.join("stderr").join(format!("{}.log", file_name(name)));
+        let path = out
+            .join("stderr")
+            .join(format!("{}.log", text::file_name(name)));
         let written = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&path)
-            .and_then(|mut f| write!(f, "--- game {} ---\n{text}\n", record.index));
+            .and_then(|mut f| {
+                // A new file says whose it is; a resumed run's goes on.
+                if f.metadata()?.len() == 0 {
+                    writeln!(f, "standard error of entrant {}", text::terminal(name))?;
+                }
+                write!(f, "--- game {} ---\n{stderr}\n", record.index)
+            });
         if let Err(e) = written {
             eprintln!("referee tournament: {}: {e}", path.display());
         }

@@ -317,7 +317,7 @@ pub async fn run(config: &JudgeConfig, options: &RunOptions) -> Status {
         "acesup: {} deck{} ({source}), {} per deck",
         count,
         if count == 1 { "" } else { "s" },
-        humantime::format_duration(config.timeout)
+        crate::units::human_duration(config.timeout)
     );
     let mut accepted = 0u64;
     let (mut judged, mut failures, mut timeouts_in_a_row) = (0u64, 0u64, 0u64);
@@ -352,7 +352,7 @@ pub async fn run(config: &JudgeConfig, options: &RunOptions) -> Status {
         accepted += u64::from(verdict == Verdict::Accepted);
         let timing = match verdict {
             Verdict::TimeLimit => {
-                format!(" ({} limit)", humantime::format_duration(config.timeout))
+                format!(" ({} limit)", crate::units::human_duration(config.timeout))
             }
             _ => format!(" ({:.1}ms)", elapsed.as_secs_f64() * 1e3),
         };

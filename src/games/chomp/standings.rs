@@ -4,15 +4,7 @@ use comfy_table::{CellAlignment, Table, presets};
 
 use super::game::{Fate, GameResult};
 use crate::stats::mean_ci95;
-
-/// A short human duration from microseconds: `850us`, `12.3ms`, `1.25s`.
-pub fn short_micros(micros: u64) -> String {
-    match micros {
-        0..1_000 => format!("{micros}us"),
-        1_000..1_000_000 => format!("{:.1}ms", micros as f64 / 1e3),
-        _ => format!("{:.2}s", micros as f64 / 1e6),
-    }
-}
+use crate::units::human_micros;
 
 /// A Markdown-style table for the terminal with `header`, the columns
 /// `right_aligned` (numbers) aligned right.
@@ -70,12 +62,12 @@ pub fn game_table(result: &GameResult) -> String {
         t.add_row(vec![
             rank.to_string(),
             p.player.to_string(),
-            p.dir.clone(),
+            crate::text::terminal(&p.dir).into_owned(),
             p.score.to_string(),
             ended,
             p.eaten.to_string(),
             p.rounds.to_string(),
-            short_micros(p.slowest_micros),
+            human_micros(p.slowest_micros),
         ]);
     }
     t.to_string()
@@ -175,7 +167,7 @@ impl Aggregate {
             t.add_row(vec![
                 rank.to_string(),
                 (i + 1).to_string(),
-                e.dir.clone(),
+                crate::text::terminal(&e.dir).into_owned(),
                 e.scores.len().to_string(),
                 format!("{total}"),
                 format!("{mean:.1}"),
@@ -185,7 +177,7 @@ impl Aggregate {
                 e.crashed.to_string(),
                 e.decomposed.to_string(),
                 e.disqualified.to_string(),
-                short_micros(e.slowest_micros),
+                human_micros(e.slowest_micros),
             ]);
         }
         t.to_string()
@@ -210,12 +202,5 @@ mod tests {
             ranked(&[5.0, 9.0, 5.0, 1.0]),
             vec![(1, 1), (2, 0), (2, 2), (4, 3)]
         );
-    }
-
-    #[test]
-    fn short_durations() {
-        assert_eq!(short_micros(850), "850us");
-        assert_eq!(short_micros(12_345), "12.3ms");
-        assert_eq!(short_micros(1_250_000), "1.25s");
     }
 }

@@ -818,7 +818,7 @@ async fn finish_player(
         let signal = finished.forced.map_or("a signal", |s| s.as_str());
         let message = format!(
             "timeout: the player did not exit within {} after its input was closed; killed with {signal}",
-            humantime::format_duration(grace)
+            crate::units::human_duration(grace)
         );
         let _ = writeln!(out, "dealer: {message}");
         if !io::stdout().is_terminal() {
@@ -843,7 +843,7 @@ impl Tally {
             lost_necessarily = self.necessarily,
             lost_unnecessarily = self.unnecessarily,
             moves = self.moves,
-            slowest_move = %humantime::format_duration(self.slowest),
+            slowest_move = %crate::units::human_duration(self.slowest),
             "dealer summary"
         );
     }

@@ -501,6 +501,9 @@ impl<'g> Session<'g> {
                     }
                 }
                 FromJudge::Frame { data } => {
+                    // A colour the pages would fetch (`url(...)`) is the
+                    // judge's fault, whether or not frames are kept.
+                    protocol::check_frame_colours(&data).map_err(bad)?;
                     if self.game.keep_frames && game.result.frames.len() >= self.game.max_frames {
                         game.result.frames_truncated = true;
                     } else if self.game.keep_frames {
@@ -807,7 +810,7 @@ async fn farewell(seat: usize, bot: &mut Bot, grace: Duration) -> Option<Farewel
             Some(crate::exit::Status::Crashed),
             format!(
                 "timeout: the player did not exit within {} after its input was closed at the end of the run; killed with {signal}",
-                humantime::format_duration(grace)
+                crate::units::human_duration(grace)
             ),
         );
     }

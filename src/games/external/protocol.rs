@@ -115,9 +115,95 @@ pub fn ranks_from_scores(scores: &[f64]) -> Vec<u32> {
         .collect()
 }
 
+/// The colour names a frame's `colors` may give besides `#rgb` and
+/// `#rrggbb`: CSS's basic colour keywords. The replay viewer
+/// (`src/replay/assets/viewer.js`) draws these and ignores anything else
+/// (a test in `replay` keeps the two lists equal).
+pub const COLOUR_NAMES: [&str; 17] = [
+    "aqua", "black", "blue", "fuchsia", "gray", "green", "lime", "maroon", "navy", "olive",
+    "orange", "purple", "red", "silver", "teal", "white", "yellow",
+];
+
+/// Whether `value` is a colour a frame may give: `#rgb` or `#rrggbb` (hex
+/// digits in either case), or one of [`COLOUR_NAMES`] in any case.
+pub fn is_frame_colour(value: &str) -> bool {
+    match value.strip_prefix('#') {
+        Some(hex) => matches!(hex.len(), 3 | 6) && hex.bytes().all(|b| b.is_ascii_hexdigit()),
+        None => COLOUR_NAMES
+            .iter()
+            .any(|name| name.eq_ignore_ascii_case(value)),
+    }
+}
+
+/// Checks the `colors` of a replay frame (a `frame` message's `data`): a
+/// frame that is not an object, or has no `colors` (or `null`), passes;
+/// else `colors` must be an object whose every value is a colour (see
+/// [`is_frame_colour`]). Anything else is the judge's fault: in a page, a
+/// value such as `url(http://...)` would make the browser fetch it. The
+/// error names the key and the value.
+pub fn check_frame_colours(frame: &serde_json::Value) -> Result<(), String> {
+    let colours = match frame.get("colors") {
+        None | Some(serde_json::Value::Null) => return Ok(()),
+        Some(serde_json::Value::Object(colours)) => colours,
+        Some(other) => {
+            return Err(format!(
+                "a frame's `colors` must be an object of colours, not {other}"
+            ));
+        }
+    };
+    for (key, value) in colours {
+        if !value.as_str().is_some_and(is_frame_colour) {
+            return Err(format!(
+                "a frame's `colors` gives {key:?} the colour {value}, which is not #rgb, \
+                 #rrggbb or one of {}",
+                COLOUR_NAMES.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn frame_colours_are_colour_values_only() {
+        for frame in [
+            json!({"grid": ["1."]}),
+            json!({"grid": ["1."], "colors": null}),
+            json!({"colors": {"1": "#3cb44b", "a": "#ABC", "b": "Red", "c": "teal"}}),
+            json!(["not", "an", "object"]),
+            json!("text"),
+        ] {
+            assert_eq!(check_frame_colours(&frame), Ok(()), "{frame}");
+        }
+        for (frame, names) in [
+            (
+                json!({"colors": {"1": "url(http://127.0.0.1:9/x)"}}),
+                ["\"1\"", "url(http"],
+            ),
+            (json!({"colors": {"A": "#12345"}}), ["\"A\"", "#12345"]),
+            (json!({"colors": {"A": "#ggg"}}), ["\"A\"", "#ggg"]),
+            (
+                json!({"colors": {"x": "rgb(1,2,3)"}}),
+                ["\"x\"", "rgb(1,2,3)"],
+            ),
+            (
+                json!({"colors": {"x": "red;background:url(x)"}}),
+                ["\"x\"", "red;"],
+            ),
+            (json!({"colors": {"x": 7}}), ["\"x\"", "7"]),
+            (json!({"colors": {"x": ""}}), ["\"x\"", "\"\""]),
+            (json!({"colors": "red"}), ["object", "\"red\""]),
+        ] {
+            let error = check_frame_colours(&frame).unwrap_err();
+            for name in names {
+                assert!(error.contains(name), "{frame}: {error}");
+            }
+        }
+    }
 
     #[test]
     fn judge_messages_parse_exactly() {

@@ -745,7 +745,7 @@ async fn end_player(config: &SepticaConfig, bot: &mut Bot, out: &mut impl Write)
         Ok(finished) if !finished.exited_in_grace => {
             let message = format!(
                 "timeout: the player did not exit within {} after its input was closed",
-                humantime::format_duration(config.limits.grace)
+                crate::units::human_duration(config.limits.grace)
             );
             let _ = writeln!(out, "septica: {message}");
             eprintln!("referee septica: {message}");

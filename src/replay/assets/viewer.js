@@ -495,8 +495,20 @@ window.addEventListener("error", function (e) {
 
   // ---- External judges: frames ---------------------------------------------
   var PALETTE = ["#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#42d4f4", "#f032e6", "#bfef45", "#469990", "#9a6324", "#800000", "#808000"];
+  // The colours a judge may give (docs/judge-protocol.md, and
+  // check_frame_colours in src/games/external/protocol.rs): #rgb, #rrggbb
+  // or one of these names. Anything else, a url(...) above all, is ignored:
+  // a record must not make the page fetch anything.
+  var COLOUR_NAMES = "aqua black blue fuchsia gray green lime maroon navy olive orange purple red silver teal white yellow".split(" ");
+  function colourValue(v) {
+    if (typeof v !== "string") return null;
+    var t = v.toLowerCase();
+    if (/^#([0-9a-f]{3}|[0-9a-f]{6})$/.test(t) || COLOUR_NAMES.indexOf(t) >= 0) return t;
+    return null;
+  }
   function colour(ch, colours) {
-    if (colours && colours[ch]) return colours[ch];
+    var given = colours && typeof colours === "object" && Object.prototype.hasOwnProperty.call(colours, ch) ? colourValue(colours[ch]) : null;
+    if (given) return given;
     if (ch === "." || ch === " ") return null;
     if (ch === "#") return "#444";
     var code = ch.charCodeAt(0);
@@ -592,7 +604,14 @@ window.addEventListener("error", function (e) {
     var want = {};
     location.hash.replace(/^#/, "").split("&").forEach(function (kv) {
       var p = kv.split("=");
-      if (p.length === 2) want[p[0]] = decodeURIComponent(p[1]);
+      if (p.length !== 2) return;
+      // A malformed escape (a link cut or typed by hand) is ignored: the
+      // page still draws.
+      try {
+        want[p[0]] = decodeURIComponent(p[1]);
+      } catch (e) {
+        return;
+      }
     });
     var at = 0;
     if (want.game !== undefined) {

@@ -1,0 +1,232 @@
+//! Text that others chose (entrants' names, which come from folder names,
+//! directories, a build's messages), made harmless where it is written.
+//!
+//! Records and `standings.json` keep such text as it is. Everything
+//! written for people gets a form that cannot act on what shows it: a
+//! terminal or a log people read would obey an escape sequence (colours, a
+//! window title), a newline would split a table's row and a bidi control
+//! reverses what follows; a spreadsheet takes a cell that starts with `=`
+//! for a formula; a file system keeps one file per name only if no two
+//! names are made the same file name. Leaf module: it imports nothing
+//! from the crate.
+
+use std::borrow::Cow;
+use std::fmt::Write;
+
+/// The Unicode bidi controls (the `Bidi_Control` property): each changes
+/// the direction of the text after it.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// What a terminal or a reader could take for something other than a
+/// character: C0 and C1 controls (escape sequences, line ends), bidi
+/// controls, and the line and paragraph separators.
+fn is_unsafe(c: char) -> bool {
+    c.is_control() || is_bidi_control(c) || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+/// `text` for a terminal or a log people read: every control character and
+/// bidi control written as its escape (`\n`, `\t`, `\x1b`, `\u{202e}`), so
+/// that it shows and does nothing. The rest is left as it is.
+pub fn terminal(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_unsafe) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_ascii() && is_unsafe(c) => {
+                let _ = write!(out, "\\x{:02x}", u32::from(c));
+            }
+            c if is_unsafe(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// As [`terminal`], but line ends are kept: for a message of several
+/// lines (a build log's tail).
+pub fn terminal_lines(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c != '\n' && is_unsafe(c)) {
+        return Cow::Borrowed(text);
+    }
+    let lines: Vec<Cow<'_, str>> = text.split('\n').map(terminal).collect();
+    Cow::Owned(lines.join("\n"))
+}
+
+/// A path for a terminal, as [`terminal`] writes text.
+pub fn terminal_path(path: &std::path::Path) -> String {
+    terminal(&path.to_string_lossy()).into_owned()
+}
+
+/// A CSV cell of text for a spreadsheet: a cell starting with `=`, `+`,
+/// `-`, `@`, a tab or a carriage return gets a `'` in front, so that no
+/// spreadsheet takes it for a formula (OWASP's rule for CSV injection).
+/// Quoting is [`csv`]'s.
+pub fn csv_text(text: &str) -> Cow<'_, str> {
+    if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        Cow::Owned(format!("'{text}"))
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+/// A CSV file: `header`, then `rows`, fields quoted where RFC 4180 needs
+/// it, lines ending in `\n`. Text cells go through [`csv_text`] first.
+pub fn csv<R, C>(header: &[&str], rows: R) -> String
+where
+    R: IntoIterator,
+    R::Item: IntoIterator<Item = C>,
+    C: AsRef<[u8]>,
+{
+    // Flexible: no row width can make it fail; and writing to memory
+    // cannot fail either, so nothing is lost by ignoring the results.
+    let mut out = csv::WriterBuilder::new()
+        .flexible(true)
+        .from_writer(Vec::new());
+    let _ = out.write_record(header);
+    for row in rows {
+        let _ = out.write_record(row);
+    }
+    let bytes = out.into_inner().unwrap_or_default();
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// What a plain file name is made of: POSIX's portable file name set.
+fn is_portable(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')
+}
+
+/// The longest name kept whole in a file name, and the longest stem.
+const LONGEST_FILE_NAME: usize = 64;
+
+/// The name of a file (without its extension) that belongs to `name`, one
+/// file per name: `name` itself when it is plain (portable characters, not
+/// starting with `.`, at most 64 of them), else [`file_name_keyed`] with
+/// the name as its key: `x y` is `x_y~` and a hash. A plain name never
+/// holds `~`, so a plain name and a hashed one never meet.
+pub fn file_name(name: &str) -> String {
+    let plain = !name.is_empty()
+        && !name.starts_with('.')
+        && name.chars().count() <= LONGEST_FILE_NAME
+        && name.chars().all(is_portable);
+    if plain {
+        name.to_owned()
+    } else {
+        file_name_keyed(name, name.as_bytes())
+    }
+}
+
+/// A readable stem of `label` (its portable characters kept, the others
+/// and a leading `.` made `_`, at most 64), `~`, and 8 hex digits of the
+/// FNV-1a hash of `key`: the same on every machine and in every version,
+/// so that a resumed run appends to the same files.
+pub fn file_name_keyed(label: &str, key: &[u8]) -> String {
+    use std::hash::Hasher;
+    let stem: String = label
+        .chars()
+        .take(LONGEST_FILE_NAME)
+        .enumerate()
+        .map(|(i, c)| match c {
+            '.' if i == 0 => '_',
+            c if is_portable(c) => c,
+            _ => '_',
+        })
+        .collect();
+    let mut hash = fnv::FnvHasher::default();
+    hash.write(key);
+    let hash = hash.finish();
+    format!("{stem}~{:08x}", (hash ^ (hash >> 32)) as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn controls_show_escaped_and_plain_text_is_untouched() {
+        assert_eq!(terminal("alice"), "alice");
+        assert!(matches!(terminal("Zoë ü"), Cow::Borrowed(_)));
+        assert_eq!(terminal("red\u{1b}[31m"), "red\\x1b[31m");
+        assert_eq!(terminal("t\u{1b}]0;x\u{7}"), "t\\x1b]0;x\\x07");
+        assert_eq!(terminal("two\nlines\r\t"), "two\\nlines\\r\\t");
+        assert_eq!(terminal("rev\u{202e}olleh"), "rev\\u{202e}olleh");
+        assert_eq!(terminal("c1\u{9b}31m"), "c1\\u{9b}31m");
+        assert_eq!(terminal_lines("a\u{1b}\n  | b"), "a\\x1b\n  | b");
+        assert!(matches!(terminal_lines("a\nb"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn formulas_get_a_quote_and_cells_are_quoted() {
+        for formula in ["=2+3", "@SUM(1+1)", "+1+1", "-1+1", "\tx", "\rx"] {
+            assert_eq!(csv_text(formula), format!("'{formula}"));
+        }
+        assert_eq!(csv_text("alice"), "alice");
+        assert_eq!(csv_text("a=b"), "a=b");
+        let text = csv(
+            &["name", "n"],
+            [
+                [csv_text("=1").into_owned(), "2".into()],
+                ["a,\"b\"\nc".into(), "-3".into()],
+            ],
+        );
+        assert_eq!(text, "name,n\n'=1,2\n\"a,\"\"b\"\"\nc\",-3\n");
+    }
+
+    #[test]
+    fn file_names_are_plain_names_or_carry_a_hash() {
+        assert_eq!(file_name("alice"), "alice");
+        assert_eq!(file_name("x_y"), "x_y");
+        let names = [
+            "x y", "x?y", "Zoë", "Zoé", ".hidden", "..", "", "a/b", "x_y~0",
+        ];
+        let mut seen: Vec<String> = names.iter().map(|n| file_name(n)).collect();
+        for (name, file) in names.iter().zip(&seen) {
+            assert!(file.contains('~'), "{name:?}: {file}");
+            assert!(!file.starts_with('.') && !file.contains('/'), "{file}");
+        }
+        assert!(seen[0].starts_with("x_y~") && seen[2].starts_with("Zo_~"));
+        // Stable: the same name, the same file, in every run.
+        assert_eq!(file_name("x y"), seen[0]);
+        seen.push("x_y".into());
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), names.len() + 1);
+        let long = "a".repeat(200);
+        assert_eq!(file_name(&long).len(), 64 + 9);
+    }
+
+    proptest! {
+        #[test]
+        fn file_names_are_portable(name in any::<String>()) {
+            let file = file_name(&name);
+            prop_assert!(!file.is_empty() && !file.starts_with('.'));
+            prop_assert!(file.chars().all(|c| is_portable(c) || c == '~'), "{}", file);
+        }
+
+        #[test]
+        fn terminal_text_holds_no_control(text in any::<String>()) {
+            let shown = terminal(&text);
+            prop_assert!(!shown.chars().any(is_unsafe), "{:?}", shown);
+            // Nothing is lost: plain text is kept whole.
+            if !text.chars().any(is_unsafe) {
+                prop_assert_eq!(shown.as_ref(), text.as_str());
+            }
+        }
+
+        #[test]
+        fn names_made_of_controls_come_out_clean(
+            text in "[a-z=\\x00-\\x1f\\x7f-\\u{9f}\\u{200e}\\u{202a}-\\u{202e}\\u{2066}-\\u{2069}]{0,20}"
+        ) {
+            prop_assert!(!terminal(&text).chars().any(is_unsafe));
+        }
+    }
+}
