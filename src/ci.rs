@@ -650,7 +650,6 @@ fn judge(
 ) -> Outcome {
     let solo = plan.game.seating() == Seating::Solo;
     let e = &case.expect;
-    let mut reasons = Vec::new();
     // A game whose judge failed is void: not the bot's, and reported
     // with the judge's own words.
     let (void, records): (Vec<&GameRecord>, Vec<&GameRecord>) = records
@@ -658,87 +657,168 @@ fn judge(
         .filter(|r| r.result_of(&case.name).is_some())
         .partition(|r| r.is_void());
     let judge_failure = void_games(&void);
-    if let Some((reason, _)) = &judge_failure {
-        reasons.push(reason.clone());
-    }
     let mine: Vec<&SeatResult> = records
         .iter()
         .filter_map(|r| r.result_of(&case.name))
         .collect();
-    let class = |keep: fn(crate::outcome::Status) -> bool| {
-        let hits: Vec<&&SeatResult> = mine.iter().filter(|x| keep(x.status())).collect();
-        let first = hits
-            .first()
-            .and_then(|x| x.error.as_deref())
-            .map_or(String::new(), |e| format!(" (first: {e})"));
-        (hits.len(), first)
-    };
-    type Class = fn(crate::outcome::Status) -> bool;
-    let checks: [(bool, Class, &str); 3] = [
-        (e.no_crash, crate::outcome::Status::is_crash, "crash(es)"),
-        (
-            e.no_timeout,
-            crate::outcome::Status::is_timeout,
-            "timeout(s)",
-        ),
-        (
-            e.no_incorrect,
-            crate::outcome::Status::is_incorrect,
-            "incorrect output(s)",
-        ),
-    ];
-    for (wanted, keep, what) in checks {
-        let (count, first) = class(keep);
-        if wanted && count > 0 {
-            reasons.push(format!("{count} {what}{first}"));
-        }
+    // The steps, in the order their figures and reasons are reported.
+    let mut found = Findings::default();
+    if let Some((reason, _)) = &judge_failure {
+        found.reasons.push(reason.clone());
     }
-    // The referee's own failures always fail a case: its figures are not
-    // to be trusted.
-    let (internal, first) = class(|s| s == crate::outcome::Status::Internal);
-    let referee_error = internal > 0 || judge_failure.is_some();
-    if internal > 0 {
-        reasons.push(format!(
-            "{internal} internal error(s) of the referee{first}"
-        ));
+    found.forbidden_failures(e, &mine);
+    let internal = found.internal_errors(&mine);
+    found.unnecessary_losses(e, &mine);
+    found.win_rate(e, solo, wins(solo, &records, &case.name), decided);
+    if let Some((test, counts)) = h2h {
+        found.head_to_head(&test, counts);
     }
-    let unnecessary = mine
-        .iter()
-        .filter(|x| x.outcome.as_deref() == Some("lose_unnecessarily"))
-        .count();
-    if e.no_unnecessary_loss && unnecessary > 0 {
-        reasons.push(format!("{unnecessary} winnable hand(s) lost"));
+    if plan.game.supports("mean_score") {
+        found.mean_score(e, &mine);
     }
+    found.move_times(e, &mine);
+    found.memory(e, &mine);
+    Outcome {
+        name: case.name.clone(),
+        game: Some(plan.game.name()),
+        pass: found.reasons.is_empty(),
+        referee_error: internal || judge_failure.is_some(),
+        figures: found.figures.join(", "),
+        reasons: found.reasons,
+        stderr: last_stderr(&mine),
+        judge_stderr: judge_failure.map(|(_, text)| text).unwrap_or_default(),
+        time,
+        properties: found.properties,
+    }
+}
 
+/// What `judge`'s steps find, in the order they run: the figures
+/// measured, the reasons the case fails, and JUnit's properties.
+#[derive(Default)]
+struct Findings {
+    figures: Vec<String>,
+    reasons: Vec<String>,
+    properties: Vec<(String, String)>,
+}
+
+/// A class of failure, as a test on a result's status.
+type Class = fn(crate::outcome::Status) -> bool;
+
+/// How many of the bot's results fall in a class, and the first one's
+/// error, as a suffix for the reason.
+fn class(mine: &[&SeatResult], keep: Class) -> (usize, String) {
+    let hits: Vec<&&SeatResult> = mine.iter().filter(|x| keep(x.status())).collect();
+    let first = hits
+        .first()
+        .and_then(|x| x.error.as_deref())
+        .map_or(String::new(), |e| format!(" (first: {e})"));
+    (hits.len(), first)
+}
+
+/// The bot's wins (a shared Chomp win split) and games, void games left
+/// out.
+fn wins(solo: bool, records: &[&GameRecord], bot: &str) -> (f64, u64) {
     let (mut wins, mut games) = (0.0, 0u64);
     for r in records {
-        if let Some((w, _)) = game_win(solo, r, &case.name) {
+        if let Some((w, _)) = game_win(solo, r, bot) {
             wins += w;
             games += 1;
         }
     }
-    let (low, high) = wilson95(wins.round() as u64, games);
-    let rate = if games == 0 { 0.0 } else { wins / games as f64 };
-    let mut figures = vec![format!("{games} games")];
-    if solo || e.win_rate.is_some() {
-        figures.push(format!(
-            "win rate {:.1}% (95% CI {:.1}%-{:.1}%)",
-            100.0 * rate,
-            100.0 * low,
-            100.0 * high
-        ));
+    (wins, games)
+}
+
+/// The bot's last lines on standard error, for the JUnit report: its last
+/// game that wrote any, its last 20 lines.
+fn last_stderr(mine: &[&SeatResult]) -> String {
+    mine.iter()
+        .rev()
+        .find_map(|x| x.stderr.as_deref().filter(|s| !s.is_empty()))
+        .map(|text| {
+            let lines: Vec<&str> = text.lines().collect();
+            lines[lines.len().saturating_sub(20)..].join("\n")
+        })
+        .unwrap_or_default()
+}
+
+impl Findings {
+    /// The classes of failure the case forbids (`no_crash`, `no_timeout`,
+    /// `no_incorrect`): a reason for each that occurred.
+    fn forbidden_failures(&mut self, e: &Expect, mine: &[&SeatResult]) {
+        use crate::outcome::Status;
+        let checks: [(bool, Class, &str); 3] = [
+            (e.no_crash, Status::is_crash, "crash(es)"),
+            (e.no_timeout, Status::is_timeout, "timeout(s)"),
+            (e.no_incorrect, Status::is_incorrect, "incorrect output(s)"),
+        ];
+        for (wanted, keep, what) in checks {
+            let (count, first) = class(mine, keep);
+            if wanted && count > 0 {
+                self.reasons.push(format!("{count} {what}{first}"));
+            }
+        }
     }
-    if let Some(want) = e.win_rate {
+
+    /// The referee's own failures always fail a case, and make it an
+    /// error rather than a failure: its figures are not to be trusted.
+    /// Whether there were any.
+    fn internal_errors(&mut self, mine: &[&SeatResult]) -> bool {
+        let (internal, first) = class(mine, |s| s == crate::outcome::Status::Internal);
+        if internal > 0 {
+            self.reasons.push(format!(
+                "{internal} internal error(s) of the referee{first}"
+            ));
+        }
+        internal > 0
+    }
+
+    /// Even Steven's `no_unnecessary_loss`: no winnable hand lost.
+    fn unnecessary_losses(&mut self, e: &Expect, mine: &[&SeatResult]) {
+        let unnecessary = mine
+            .iter()
+            .filter(|x| x.outcome.as_deref() == Some("lose_unnecessarily"))
+            .count();
+        if e.no_unnecessary_loss && unnecessary > 0 {
+            self.reasons
+                .push(format!("{unnecessary} winnable hand(s) lost"));
+        }
+    }
+
+    /// The games played and the win rate with its Wilson interval (shown
+    /// for solo games, or when `win_rate` is expected); against
+    /// `win_rate`, the sequential test's decision when it made one, else
+    /// the interval's lower bound.
+    fn win_rate(
+        &mut self,
+        e: &Expect,
+        solo: bool,
+        (wins, games): (f64, u64),
+        decided: Option<bool>,
+    ) {
+        let (low, high) = wilson95(wins.round() as u64, games);
+        let rate = if games == 0 { 0.0 } else { wins / games as f64 };
+        self.figures.push(format!("{games} games"));
+        if solo || e.win_rate.is_some() {
+            self.figures.push(format!(
+                "win rate {:.1}% (95% CI {:.1}%-{:.1}%)",
+                100.0 * rate,
+                100.0 * low,
+                100.0 * high
+            ));
+        }
+        let Some(want) = e.win_rate else {
+            return;
+        };
         match decided {
-            Some(true) => figures.push(format!(
+            Some(true) => self.figures.push(format!(
                 "decided early by the sequential test (p >= {:.1}%)",
                 100.0 * (want + e.margin.unwrap_or(DEFAULT_MARGIN))
             )),
-            Some(false) => reasons.push(format!(
+            Some(false) => self.reasons.push(format!(
                 "win rate below {:.1}% (the sequential test decided after {games} games)",
                 100.0 * want
             )),
-            None if low < want => reasons.push(format!(
+            None if low < want => self.reasons.push(format!(
                 "win rate's Wilson lower bound {:.1}% < {:.1}%",
                 100.0 * low,
                 100.0 * want
@@ -746,21 +826,23 @@ fn judge(
             None => {}
         }
     }
-    let mut properties = Vec::new();
-    if let Some((test, counts)) = h2h {
+
+    /// Head to head: the pentanomial SPRT's figures (also as JUnit
+    /// properties); a reason unless it accepted H1 (the bot is better).
+    fn head_to_head(&mut self, test: &stats::Sprt, counts: [u64; 5]) {
         let state = test.state(counts);
         let pairs: u64 = counts.iter().sum();
-        let (text, props) = sprt_figures(&test, &state, counts);
-        figures.push(text);
-        properties = props;
+        let (text, props) = sprt_figures(test, &state, counts);
+        self.figures.push(text);
+        self.properties = props;
         match state.decision {
             Some(true) => {}
-            Some(false) => reasons.push(format!(
+            Some(false) => self.reasons.push(format!(
                 "not better than the baseline: the SPRT accepted H0 (Elo <= {}) after {} games",
                 test.elo0,
                 2 * pairs
             )),
-            None => reasons.push(format!(
+            None => self.reasons.push(format!(
                 "the SPRT did not decide in {} games (LLR {:.2}, between {:.2} and {:.2}); allow more games",
                 2 * pairs,
                 state.llr,
@@ -769,77 +851,72 @@ fn judge(
             )),
         }
     }
-    if plan.game.supports("mean_score") {
+
+    /// The mean score with its 95% interval, against `mean_score`.
+    fn mean_score(&mut self, e: &Expect, mine: &[&SeatResult]) {
         let scores: Vec<f64> = mine.iter().filter_map(|x| x.points()).collect();
         let (mean, half) = crate::stats::mean_ci95(&scores);
-        figures.push(format!("mean score {mean:.1} ± {:.1}", half.unwrap_or(0.0)));
+        self.figures
+            .push(format!("mean score {mean:.1} ± {:.1}", half.unwrap_or(0.0)));
         if let Some(want) = e.mean_score
             && mean < want
         {
-            reasons.push(format!("mean score {mean:.1} < {want}"));
+            self.reasons.push(format!("mean score {mean:.1} < {want}"));
         }
     }
-    // Move times: every move where the records list them (a timed-out
-    // move as the time waited), else each game's slowest move (Chomp, Aces
-    // Up). First replies, which include the start-up, are not moves.
-    let mut moves: Vec<u64> = mine.iter().flat_map(|x| x.move_times()).collect();
-    moves.sort_unstable();
-    let slowest = moves.last().copied().unwrap_or(0);
-    let p99 = moves
-        .get((moves.len() * 99).div_ceil(100).saturating_sub(1))
-        .copied()
-        .unwrap_or(0);
-    figures.push(format!(
-        "slowest move {}, p99 {}",
-        micros_text(slowest),
-        micros_text(p99)
-    ));
-    if let Some(startup) = mine.iter().filter_map(|x| x.startup_micros).max() {
-        figures.push(format!("slowest start-up {}", micros_text(startup)));
-    }
-    for (limit, measured, what) in [
-        (e.max_move, slowest, "slowest move"),
-        (e.p99_move, p99, "p99 move"),
-    ] {
-        if let Some(limit) = limit
-            && u128::from(measured) > limit.0.as_micros()
-        {
-            reasons.push(format!("{what} {} > {limit}", micros_text(measured)));
+
+    /// The slowest and 99th-percentile move, against `max_move` and
+    /// `p99_move`, and the slowest start-up. Move times are every move
+    /// where the records list them (a timed-out move as the time waited),
+    /// else each game's slowest move (Chomp, Aces Up). First replies,
+    /// which include the start-up, are not moves.
+    fn move_times(&mut self, e: &Expect, mine: &[&SeatResult]) {
+        let mut moves: Vec<u64> = mine.iter().flat_map(|x| x.move_times()).collect();
+        moves.sort_unstable();
+        let slowest = moves.last().copied().unwrap_or(0);
+        let p99 = moves
+            .get((moves.len() * 99).div_ceil(100).saturating_sub(1))
+            .copied()
+            .unwrap_or(0);
+        self.figures.push(format!(
+            "slowest move {}, p99 {}",
+            micros_text(slowest),
+            micros_text(p99)
+        ));
+        if let Some(startup) = mine.iter().filter_map(|x| x.startup_micros).max() {
+            self.figures
+                .push(format!("slowest start-up {}", micros_text(startup)));
+        }
+        for (limit, measured, what) in [
+            (e.max_move, slowest, "slowest move"),
+            (e.p99_move, p99, "p99 move"),
+        ] {
+            if let Some(limit) = limit
+                && u128::from(measured) > limit.0.as_micros()
+            {
+                self.reasons
+                    .push(format!("{what} {} > {limit}", micros_text(measured)));
+            }
         }
     }
-    if let Some(peak) = mine.iter().filter_map(|x| x.peak_memory_bytes).max() {
-        figures.push(format!("peak memory {}", human_bytes(peak)));
+
+    /// The bot's peak memory in any game, where measured, against
+    /// `max_memory`.
+    fn memory(&mut self, e: &Expect, mine: &[&SeatResult]) {
+        let Some(peak) = mine.iter().filter_map(|x| x.peak_memory_bytes).max() else {
+            return;
+        };
+        self.figures
+            .push(format!("peak memory {}", human_bytes(peak)));
         if let Some(limit) = e.max_memory
             && peak > limit.0
         {
-            reasons.push(format!(
+            self.reasons.push(format!(
                 "peak memory {} > {}",
                 human_bytes(peak),
                 human_bytes(limit.0)
             ));
         }
-    }
-    // The bot's last words on standard error, for the JUnit report.
-    let stderr = mine
-        .iter()
-        .rev()
-        .find_map(|x| x.stderr.as_deref().filter(|s| !s.is_empty()))
-        .map(|text| {
-            let lines: Vec<&str> = text.lines().collect();
-            lines[lines.len().saturating_sub(20)..].join("\n")
-        })
-        .unwrap_or_default();
-    Outcome {
-        name: case.name.clone(),
-        game: Some(plan.game.name()),
-        pass: reasons.is_empty(),
-        referee_error,
-        figures: figures.join(", "),
-        reasons,
-        stderr,
-        judge_stderr: judge_failure.map(|(_, text)| text).unwrap_or_default(),
-        time,
-        properties,
     }
 }
 

@@ -861,192 +861,228 @@ pub fn normalize_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString>
         .collect()
 }
 
-/// Runs the chosen subcommand to its end.
+/// Runs the chosen subcommand to its end: each turns its arguments into
+/// its configuration and hands it to its game's or command's entry point.
 pub async fn run(cli: Cli) -> Status {
     match cli.command {
-        Command::Dealer(args) => {
-            let config = DealerConfig {
-                player: bot_spec(&args.command),
-                limits: args.bot.limits(args.max_line),
-                time: MoveLimits {
-                    timeout: args.timeout,
-                    control: args.time_control,
-                },
-                results: args.results,
-                input: args.input,
-                max_debug: args.max_debug,
-            };
-            dealer::run(&config).await
-        }
-        Command::Chomp(args) => {
-            crate::parallel::warn_if_oversubscribed("chomp", None, args.dirs.len());
-            let start = args
-                .start
-                .as_deref()
-                .map_or((Coord::Random, Coord::Random), |xy| (xy[0], xy[1]));
-            let config = ChompConfig {
-                array: args.array,
-                dirs: args.dirs,
-                start,
-                prep: args.prep,
-                starve: args.starve,
-                limits: args.bot.limits(DEFAULT_MAX_LINE),
-                seed: args.seed,
-                build: BuildOptions {
-                    make: args.make,
-                    timeout: args.build_timeout,
-                    logs: args.build_logs,
-                    sandbox: args.bot.sandbox,
-                    hide: vec![],
-                },
-                results: args.results,
-                record_moves: args.record_moves,
-                games: args.games,
-                max_rounds: args.max_rounds,
-                resume: args.resume,
-            };
-            chomp::run(&config).await
-        }
-        Command::Septica(args) => {
-            // Only a --need given with it: the default, the statement's
-            // 500, goes with the default 1000 matches. (A --deal-file sets
-            // the number of matches itself.)
-            if let Some(need) = args.need
-                && need > args.matches
-                && args.deal_file.is_none()
-            {
-                eprintln!(
-                    "referee septica: --need {need} is more than --matches {}: no player could be accepted",
-                    args.matches
-                );
-                return Status::Usage;
-            }
-            let config = SepticaConfig {
-                player: bot_spec(&args.command),
-                limits: args.bot.limits(args.max_line),
-                time: MoveLimits {
-                    timeout: args.timeout,
-                    control: args.time_control,
-                },
-                matches: args.matches,
-                need: args.need.unwrap_or(DEFAULT_NEED),
-                seed: args.seed,
-                results: args.results,
-                deal_file: args.deal_file,
-                transcript: args.transcript,
-                resume: args.resume,
-            };
-            septica::run(&config).await
-        }
-        Command::Tournament(args) => {
-            let config = TournamentConfig {
-                file: args.file,
-                games: args.games,
-                seed: args.seed,
-                standings_every: args.standings_every,
-                jobs: args.jobs.map(|j| j as usize),
-                pin: args.pin,
-                out: args.out,
-                resume: args.resume,
-                shard: args.shard,
-                progress: !args.no_progress,
-                record_moves: args.record_moves,
-                limits: args.bot.limits(DEFAULT_MAX_LINE),
-            };
-            tournament::run(&config).await
-        }
+        Command::Dealer(args) => run_dealer(args).await,
+        Command::Chomp(args) => run_chomp(args).await,
+        Command::Septica(args) => run_septica(args).await,
+        Command::Tournament(args) => run_tournament(args).await,
         Command::Merge(args) => tournament::merge(&args.outs, args.out.as_deref()),
-        Command::Report(args) => {
-            match tournament::report::regenerate(&args.dir, args.output.as_deref()) {
-                Ok(path) => {
-                    println!("report: {}", path.display());
-                    Status::Pass
-                }
-                Err(e) => {
-                    eprintln!("referee report: {e}");
-                    Status::Usage
-                }
-            }
+        Command::Report(args) => run_report(args),
+        Command::Replay(args) => run_replay(args),
+        Command::Ci(args) => run_ci(args).await,
+        Command::Acesup(args) => run_acesup(args).await,
+        Command::Play(args) => run_play(args).await,
+        Command::Interactive(args) => run_interactive(args).await,
+    }
+}
+
+/// `referee dealer`: the dealer deals Even Steven games to one program.
+async fn run_dealer(args: DealerArgs) -> Status {
+    let config = DealerConfig {
+        player: bot_spec(&args.command),
+        limits: args.bot.limits(args.max_line),
+        time: MoveLimits {
+            timeout: args.timeout,
+            control: args.time_control,
+        },
+        results: args.results,
+        input: args.input,
+        max_debug: args.max_debug,
+    };
+    dealer::run(&config).await
+}
+
+/// `referee chomp`: the bots in DIR... are built and play Chomp.
+async fn run_chomp(args: ChompArgs) -> Status {
+    crate::parallel::warn_if_oversubscribed("chomp", None, args.dirs.len());
+    let start = args
+        .start
+        .as_deref()
+        .map_or((Coord::Random, Coord::Random), |xy| (xy[0], xy[1]));
+    let config = ChompConfig {
+        array: args.array,
+        dirs: args.dirs,
+        start,
+        prep: args.prep,
+        starve: args.starve,
+        limits: args.bot.limits(DEFAULT_MAX_LINE),
+        seed: args.seed,
+        build: BuildOptions {
+            make: args.make,
+            timeout: args.build_timeout,
+            logs: args.build_logs,
+            sandbox: args.bot.sandbox,
+            hide: vec![],
+        },
+        results: args.results,
+        record_moves: args.record_moves,
+        games: args.games,
+        max_rounds: args.max_rounds,
+        resume: args.resume,
+    };
+    chomp::run(&config).await
+}
+
+/// `referee septica`: one program plays Septica's matches, unless its
+/// `--need` could never be met.
+async fn run_septica(args: SepticaArgs) -> Status {
+    // Only a --need given with it: the default, the statement's
+    // 500, goes with the default 1000 matches. (A --deal-file sets
+    // the number of matches itself.)
+    if let Some(need) = args.need
+        && need > args.matches
+        && args.deal_file.is_none()
+    {
+        eprintln!(
+            "referee septica: --need {need} is more than --matches {}: no player could be accepted",
+            args.matches
+        );
+        return Status::Usage;
+    }
+    let config = SepticaConfig {
+        player: bot_spec(&args.command),
+        limits: args.bot.limits(args.max_line),
+        time: MoveLimits {
+            timeout: args.timeout,
+            control: args.time_control,
+        },
+        matches: args.matches,
+        need: args.need.unwrap_or(DEFAULT_NEED),
+        seed: args.seed,
+        results: args.results,
+        deal_file: args.deal_file,
+        transcript: args.transcript,
+        resume: args.resume,
+    };
+    septica::run(&config).await
+}
+
+/// `referee tournament`: the file's entrants play its games.
+async fn run_tournament(args: TournamentArgs) -> Status {
+    let config = TournamentConfig {
+        file: args.file,
+        games: args.games,
+        seed: args.seed,
+        standings_every: args.standings_every,
+        jobs: args.jobs.map(|j| j as usize),
+        pin: args.pin,
+        out: args.out,
+        resume: args.resume,
+        shard: args.shard,
+        progress: !args.no_progress,
+        record_moves: args.record_moves,
+        limits: args.bot.limits(DEFAULT_MAX_LINE),
+    };
+    tournament::run(&config).await
+}
+
+/// `referee report`: a tournament's report, written again from its
+/// output directory.
+fn run_report(args: ReportArgs) -> Status {
+    match tournament::report::regenerate(&args.dir, args.output.as_deref()) {
+        Ok(path) => {
+            println!("report: {}", path.display());
+            Status::Pass
         }
-        Command::Replay(args) => crate::replay::run(&crate::replay::ReplayConfig {
-            records: args.records,
-            game: args.game,
-            out: args.out,
-        }),
-        Command::Ci(args) => {
-            crate::ci::run(
-                &args.suite,
-                args.junit.as_deref(),
-                args.bot.limits(DEFAULT_MAX_LINE),
-            )
-            .await
-        }
-        Command::Acesup(args) => {
-            let decks = match (args.decks, args.random) {
-                (Some(file), _) => Decks::File(file),
-                (None, Some(count)) => Decks::Random {
-                    count,
-                    seed: args.seed,
-                },
-                (None, None) => unreachable!("clap requires one"),
-            };
-            let config = JudgeConfig {
-                program: bot_spec(&args.command),
-                limits: args.bot.limits(DEFAULT_MAX_LINE),
-                timeout: args.timeout,
-                decks,
-                results: args.results,
-            };
-            let options = RunOptions {
-                judging: acesup::Judging {
-                    mode: match args.mode.as_str() {
-                        "figures" => acesup::Mode::Figures,
-                        _ => acesup::Mode::Strict,
-                    },
-                    ignore: args.ignore,
-                },
-                jobs: args.jobs.map_or_else(
-                    || std::thread::available_parallelism().map_or(1, |n| n.get()),
-                    |j| j as usize,
-                ),
-                max_failures: if args.fail_fast {
-                    Some(1)
-                } else {
-                    args.max_failures
-                },
-                max_timeouts_in_a_row: args.max_timeouts_in_a_row,
-            };
-            crate::parallel::warn_if_oversubscribed("acesup", Some((options.jobs, "--jobs")), 1);
-            acesup::run(&config, &options).await
-        }
-        Command::Play(args) => {
-            let config = crate::games::external::run::PlayConfig {
-                game: args.game,
-                bots: args
-                    .bots
-                    .iter()
-                    .map(|b| bot_spec(std::slice::from_ref(b)))
-                    .collect(),
-                limits: args.bot.limits(DEFAULT_MAX_LINE),
-                timeout: args.timeout,
-                time_control: args.time_control,
-                seed: args.seed,
-                games: args.games,
-                results: args.results,
-                record_moves: args.record_moves,
-            };
-            crate::games::external::run::run(&config).await
-        }
-        Command::Interactive(args) => {
-            let config = crate::interactive::InteractiveConfig {
-                problem: args.problem,
-                program: bot_spec(&args.command),
-                limits: args.bot.limits(crate::interactive::MAX_LINE),
-                timeout: args.timeout,
-                validator_timeout: args.validator_timeout,
-                results: args.results,
-            };
-            crate::interactive::run(&config).await
+        Err(e) => {
+            eprintln!("referee report: {e}");
+            Status::Usage
         }
     }
+}
+
+/// `referee replay`: a page that replays recorded games.
+fn run_replay(args: ReplayArgs) -> Status {
+    crate::replay::run(&crate::replay::ReplayConfig {
+        records: args.records,
+        game: args.game,
+        out: args.out,
+    })
+}
+
+/// `referee ci`: a suite's cases, played and checked.
+async fn run_ci(args: CiArgs) -> Status {
+    crate::ci::run(
+        &args.suite,
+        args.junit.as_deref(),
+        args.bot.limits(DEFAULT_MAX_LINE),
+    )
+    .await
+}
+
+/// `referee acesup`: one program judged on every deck, `--jobs` at once.
+async fn run_acesup(args: AcesupArgs) -> Status {
+    let decks = match (args.decks, args.random) {
+        (Some(file), _) => Decks::File(file),
+        (None, Some(count)) => Decks::Random {
+            count,
+            seed: args.seed,
+        },
+        (None, None) => unreachable!("clap requires one"),
+    };
+    let config = JudgeConfig {
+        program: bot_spec(&args.command),
+        limits: args.bot.limits(DEFAULT_MAX_LINE),
+        timeout: args.timeout,
+        decks,
+        results: args.results,
+    };
+    let options = RunOptions {
+        judging: acesup::Judging {
+            mode: match args.mode.as_str() {
+                "figures" => acesup::Mode::Figures,
+                _ => acesup::Mode::Strict,
+            },
+            ignore: args.ignore,
+        },
+        jobs: args.jobs.map_or_else(
+            || std::thread::available_parallelism().map_or(1, |n| n.get()),
+            |j| j as usize,
+        ),
+        max_failures: if args.fail_fast {
+            Some(1)
+        } else {
+            args.max_failures
+        },
+        max_timeouts_in_a_row: args.max_timeouts_in_a_row,
+    };
+    crate::parallel::warn_if_oversubscribed("acesup", Some((options.jobs, "--jobs")), 1);
+    acesup::run(&config, &options).await
+}
+
+/// `referee play`: bots play a game file's game, refereed by its judge.
+async fn run_play(args: PlayArgs) -> Status {
+    let config = crate::games::external::run::PlayConfig {
+        game: args.game,
+        bots: args
+            .bots
+            .iter()
+            .map(|b| bot_spec(std::slice::from_ref(b)))
+            .collect(),
+        limits: args.bot.limits(DEFAULT_MAX_LINE),
+        timeout: args.timeout,
+        time_control: args.time_control,
+        seed: args.seed,
+        games: args.games,
+        results: args.results,
+        record_moves: args.record_moves,
+    };
+    crate::games::external::run::run(&config).await
+}
+
+/// `referee interactive`: one program against a problem package's
+/// validator, test case by test case.
+async fn run_interactive(args: InteractiveArgs) -> Status {
+    let config = crate::interactive::InteractiveConfig {
+        problem: args.problem,
+        program: bot_spec(&args.command),
+        limits: args.bot.limits(crate::interactive::MAX_LINE),
+        timeout: args.timeout,
+        validator_timeout: args.validator_timeout,
+        results: args.results,
+    };
+    crate::interactive::run(&config).await
 }
