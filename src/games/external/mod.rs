@@ -379,79 +379,35 @@ impl<'g> Session<'g> {
         index: u64,
         limits: BotLimits,
     ) -> Result<(Vec<f64>, Vec<u32>), String> {
-        if self.judge.is_none() {
-            let spec = BotSpec {
-                program: self.game.judge[0].clone(),
-                args: self.game.judge[1..].to_vec(),
-                dir: Some(self.game.dir.clone()),
-                hide: vec![],
-            };
-            let judge = Bot::spawn(&spec, self.judge_limits(&limits))
-                .map_err(|e| format!("the judge cannot be started: {e}"))?;
-            self.judge = Some(judge);
-        }
+        self.start_judge(&limits)?;
         let judge = self.judge.as_mut().expect("started above");
-        let start = ToJudge::Start {
-            version: protocol::VERSION,
-            game: &self.game.name,
-            seed,
-            index,
-            players: seats
-                .iter()
-                .map(|s| StartPlayer {
-                    seat: s.seat,
-                    name: s.name.join(" "),
-                    failed: s.failure.clone(),
-                })
-                .collect(),
-            options: &self.game.options,
-        };
+        let start = start_message(self.game, seats, seed, index);
         let line = &mut self.line;
         tell(judge, line, &start).await?;
-        let mut line_no = 0u64;
-        let mut kept = 0usize;
+        let mut relay = Relay {
+            game: self.game,
+            line_no: 0,
+            kept: 0,
+        };
         loop {
-            let limit = JUDGE_LIMIT + judge.startup_allowance();
-            // The judge's next message is often here already (a judge
-            // writes `send` and `ask` together); the players' sends wait
-            // for it. If the harness has to wait for the judge, they go
-            // out first.
-            let ready = if seats.iter().any(|s| s.urgent) {
-                judge
-                    .recv_line(later(Instant::now(), limit), None)
-                    .now_or_never()
-                    .map(|got| got.map(|reply| reply.text.to_owned()))
-            } else {
-                None
-            };
-            let got = match ready {
-                Some(got) => got,
-                None => {
-                    for seat in seats.iter_mut().filter(|s| s.urgent) {
-                        seat.deliver().await;
-                    }
-                    judge
-                        .recv_line(later(Instant::now(), limit), None)
-                        .await
-                        .map(|reply| reply.text.to_owned())
-                }
-            };
-            let text = got.map_err(|e| format!("the judge {}", judge_failure(&e)))?;
-            line_no += 1;
-            if line_no > MAX_JUDGE_MESSAGES {
+            let text = next_message(judge, seats).await?;
+            relay.line_no += 1;
+            if relay.line_no > MAX_JUDGE_MESSAGES {
                 return Err(format!(
                     "the judge wrote more than {MAX_JUDGE_MESSAGES} messages in one game without ending it"
                 ));
             }
             let message: FromJudge = serde_json::from_str(&text).map_err(|e| {
                 format!(
-                    "the judge broke the protocol: its message {line_no} of this game is not a valid message ({e}): {:?}",
+                    "the judge broke the protocol: its message {} of this game is not a valid message ({e}): {:?}",
+                    relay.line_no,
                     cut(&text)
                 )
             })?;
             let bad = |what: String| {
                 format!(
-                    "the judge broke the protocol: message {line_no} of this game: {what}: {:?}",
+                    "the judge broke the protocol: message {} of this game: {what}: {:?}",
+                    relay.line_no,
                     cut(&text)
                 )
             };
@@ -463,25 +419,7 @@ impl<'g> Session<'g> {
                     }
                 }
                 FromJudge::Ask { players } => {
-                    check_seats(&players, seats.len()).map_err(bad)?;
-                    if players.is_empty() {
-                        return Err(bad("an ask for no player".to_owned()));
-                    }
-                    // Players not asked get their messages now, while the
-                    // others think.
-                    for seat in seats
-                        .iter_mut()
-                        .filter(|s| s.urgent && !players.contains(&s.seat))
-                    {
-                        seat.deliver().await;
-                    }
-                    let read = game.read;
-                    let asked = seats
-                        .iter_mut()
-                        .filter(|s| players.contains(&s.seat))
-                        .map(|s| s.ask(read));
-                    let mut answers = join_all(asked).await;
-                    answers.sort_by_key(|a| players.iter().position(|p| *p == a.player));
+                    let answers = ask(seats, &players, game.read).await.map_err(bad)?;
                     tell(judge, line, &ToJudge::Replies { replies: answers }).await?;
                 }
                 FromJudge::Eliminate {
@@ -490,76 +428,195 @@ impl<'g> Session<'g> {
                     message,
                 } => {
                     check_seats(&[player], seats.len()).map_err(bad)?;
-                    let seat = &mut seats[player];
-                    seat.deliver().await;
-                    if seat.failure.is_none() {
-                        let verdict = match status {
-                            Eliminated::Incorrect => Verdict::of(Status::Incorrect),
-                            Eliminated::Ok => Verdict::OK,
-                        };
-                        seat.out(Failure { verdict, message }).await;
-                    }
+                    eliminate(&mut seats[player], status, message).await;
                 }
                 FromJudge::Frame { data } => {
                     // A colour the pages would fetch (`url(...)`) is the
                     // judge's fault, whether or not frames are kept.
                     protocol::check_frame_colours(&data).map_err(bad)?;
-                    if self.game.keep_frames && game.result.frames.len() >= self.game.max_frames {
-                        game.result.frames_truncated = true;
-                    } else if self.game.keep_frames {
-                        kept += text.len();
-                        if kept > MAX_KEPT_BYTES {
-                            return Err(format!(
-                                "the judge's frames and log lines of one game exceed {} MiB",
-                                MAX_KEPT_BYTES >> 20
-                            ));
-                        }
-                        game.result.frames.push(data);
-                    }
+                    relay.keep_frame(&mut game.result, data, text.len())?;
                 }
-                FromJudge::Log { text: line } => {
-                    if game.result.log.len() < MAX_LOG_LINES {
-                        kept += line.len();
-                        if kept > MAX_KEPT_BYTES {
-                            return Err(format!(
-                                "the judge's frames and log lines of one game exceed {} MiB",
-                                MAX_KEPT_BYTES >> 20
-                            ));
-                        }
-                        game.result.log.push(line);
-                    }
-                }
+                FromJudge::Log { text: line } => relay.keep_log(&mut game.result, line)?,
                 FromJudge::End {
                     scores,
                     ranking,
                     summary,
                 } => {
-                    if scores.len() != seats.len() || scores.iter().any(|s| !s.is_finite()) {
-                        return Err(bad(format!(
-                            "`end` needs one finite score per player ({})",
-                            seats.len()
-                        )));
-                    }
-                    let ranks = match ranking {
-                        None => protocol::ranks_from_scores(&scores),
-                        Some(r)
-                            if r.len() == seats.len()
-                                && r.iter().all(|&k| k >= 1 && k as usize <= seats.len()) =>
-                        {
-                            r
-                        }
-                        Some(_) => {
-                            return Err(bad(format!(
-                                "`ranking` needs one rank from 1 to {} per player",
-                                seats.len()
-                            )));
-                        }
-                    };
+                    let ranks = final_ranks(&scores, ranking, seats.len()).map_err(bad)?;
                     game.result.summary = summary;
                     return Ok((scores, ranks));
                 }
             }
         }
+    }
+
+    /// Starts the judge process unless one is kept from the last game.
+    fn start_judge(&mut self, limits: &BotLimits) -> Result<(), String> {
+        if self.judge.is_none() {
+            let spec = BotSpec {
+                program: self.game.judge[0].clone(),
+                args: self.game.judge[1..].to_vec(),
+                dir: Some(self.game.dir.clone()),
+                hide: vec![],
+            };
+            let judge = Bot::spawn(&spec, self.judge_limits(limits))
+                .map_err(|e| format!("the judge cannot be started: {e}"))?;
+            self.judge = Some(judge);
+        }
+        Ok(())
+    }
+}
+
+/// The `start` message of game `index`.
+fn start_message<'g>(game: &'g ExternalGame, seats: &[Seat], seed: u64, index: u64) -> ToJudge<'g> {
+    ToJudge::Start {
+        version: protocol::VERSION,
+        game: &game.name,
+        seed,
+        index,
+        players: seats
+            .iter()
+            .map(|s| StartPlayer {
+                seat: s.seat,
+                name: s.name.join(" "),
+                failed: s.failure.clone(),
+            })
+            .collect(),
+        options: &game.options,
+    }
+}
+
+/// The judge's next message, under its time limit. It is often here
+/// already (a judge writes `send` and `ask` together), and the players'
+/// sends wait for it; if the harness has to wait for the judge, they go
+/// out first.
+async fn next_message(judge: &mut Bot, seats: &mut [Seat]) -> Result<String, String> {
+    let limit = JUDGE_LIMIT + judge.startup_allowance();
+    let ready = if seats.iter().any(|s| s.urgent) {
+        judge
+            .recv_line(later(Instant::now(), limit), None)
+            .now_or_never()
+            .map(|got| got.map(|reply| reply.text.to_owned()))
+    } else {
+        None
+    };
+    let got = match ready {
+        Some(got) => got,
+        None => {
+            for seat in seats.iter_mut().filter(|s| s.urgent) {
+                seat.deliver().await;
+            }
+            judge
+                .recv_line(later(Instant::now(), limit), None)
+                .await
+                .map(|reply| reply.text.to_owned())
+        }
+    };
+    got.map_err(|e| format!("the judge {}", judge_failure(&e)))
+}
+
+/// Reads one move from each of `players`, all at once; the answers in the
+/// order asked.
+async fn ask(seats: &mut [Seat], players: &[usize], read: ReadUnit) -> Result<Vec<Answer>, String> {
+    check_seats(players, seats.len())?;
+    if players.is_empty() {
+        return Err("an ask for no player".to_owned());
+    }
+    // Players not asked get their messages now, while the others think.
+    for seat in seats
+        .iter_mut()
+        .filter(|s| s.urgent && !players.contains(&s.seat))
+    {
+        seat.deliver().await;
+    }
+    let asked = seats
+        .iter_mut()
+        .filter(|s| players.contains(&s.seat))
+        .map(|s| s.ask(read));
+    let mut answers = join_all(asked).await;
+    answers.sort_by_key(|a| players.iter().position(|p| *p == a.player));
+    Ok(answers)
+}
+
+/// Takes a player out at the judge's word (its messages so far delivered
+/// first); one out already stays out as it went.
+async fn eliminate(seat: &mut Seat, status: Eliminated, message: String) {
+    seat.deliver().await;
+    if seat.failure.is_none() {
+        let verdict = match status {
+            Eliminated::Incorrect => Verdict::of(Status::Incorrect),
+            Eliminated::Ok => Verdict::OK,
+        };
+        seat.out(Failure { verdict, message }).await;
+    }
+}
+
+/// The ranks of `end`: the judge's `ranking` if it gives one (checked),
+/// else from the scores.
+fn final_ranks(
+    scores: &[f64],
+    ranking: Option<Vec<u32>>,
+    seats: usize,
+) -> Result<Vec<u32>, String> {
+    if scores.len() != seats || scores.iter().any(|s| !s.is_finite()) {
+        return Err(format!("`end` needs one finite score per player ({seats})"));
+    }
+    match ranking {
+        None => Ok(protocol::ranks_from_scores(scores)),
+        Some(r) if r.len() == seats && r.iter().all(|&k| k >= 1 && k as usize <= seats) => Ok(r),
+        Some(_) => Err(format!(
+            "`ranking` needs one rank from 1 to {seats} per player"
+        )),
+    }
+}
+
+/// What the relay of one game counts: the judge's messages, and the bytes
+/// of frames and log lines kept.
+struct Relay<'g> {
+    game: &'g ExternalGame,
+    line_no: u64,
+    kept: usize,
+}
+
+impl Relay<'_> {
+    /// Keeps a replay frame (its line was `len` bytes), up to the game
+    /// file's `max_frames`; past [`MAX_KEPT_BYTES`] the judge has failed.
+    fn keep_frame(
+        &mut self,
+        result: &mut ExternalResult,
+        frame: serde_json::Value,
+        len: usize,
+    ) -> Result<(), String> {
+        if !self.game.keep_frames {
+            return Ok(());
+        }
+        if result.frames.len() >= self.game.max_frames {
+            result.frames_truncated = true;
+            return Ok(());
+        }
+        self.count(len)?;
+        result.frames.push(frame);
+        Ok(())
+    }
+
+    /// Keeps a `log` line, up to [`MAX_LOG_LINES`] of them.
+    fn keep_log(&mut self, result: &mut ExternalResult, line: String) -> Result<(), String> {
+        if result.log.len() < MAX_LOG_LINES {
+            self.count(line.len())?;
+            result.log.push(line);
+        }
+        Ok(())
+    }
+
+    fn count(&mut self, len: usize) -> Result<(), String> {
+        self.kept += len;
+        if self.kept > MAX_KEPT_BYTES {
+            return Err(format!(
+                "the judge's frames and log lines of one game exceed {} MiB",
+                MAX_KEPT_BYTES >> 20
+            ));
+        }
+        Ok(())
     }
 }
 
