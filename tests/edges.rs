@@ -550,3 +550,41 @@ fn a_frame_colour_that_is_not_a_colour_is_the_judges_fault() {
         }
     }
 }
+
+#[test]
+fn ctrl_c_during_a_built_in_game_records_nothing_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let marker = Marker::new();
+    let args = [
+        "--no-fsync",
+        "acesup",
+        "--random",
+        "20",
+        "--results",
+        results.to_str().unwrap(),
+        &edges("slow-acesup.sh"),
+    ];
+    let mut cmd = common::command(args, &marker);
+    cmd.env("ACESUP", env!("CARGO_BIN_EXE_acesup"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    wait_for_lines(&results, 2);
+    std::thread::sleep(Duration::from_millis(100));
+    signal(&child, Signal::SIGINT);
+    let run = finish(child, b"");
+    marker.assert_none_left();
+    assert_eq!(run.code, Some(130), "{run:?}");
+    let records = common::jsonl(&results);
+    for record in &records {
+        assert_eq!(record["verdict"], "accepted", "{record}");
+    }
+    let reported = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("deck "))
+        .count();
+    assert_eq!(reported, records.len(), "{run:?}");
+}

@@ -75,6 +75,23 @@ pub struct ExternalResult {
     pub judge_error: Option<JudgeError>,
 }
 
+impl ExternalResult {
+    /// Game `index` of a run with `seed`, not played yet.
+    fn new(game: &str, index: u64, seed: u64) -> ExternalResult {
+        ExternalResult {
+            game: game.to_owned(),
+            index,
+            seed,
+            players: Vec::new(),
+            summary: None,
+            frames: Vec::new(),
+            frames_truncated: false,
+            log: Vec::new(),
+            judge_error: None,
+        }
+    }
+}
+
 /// How the judge failed.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct JudgeError {
@@ -248,57 +265,18 @@ impl<'g> Session<'g> {
         seed: u64,
         index: u64,
     ) -> ExternalResult {
-        if self.kept.len() != bots.len() {
-            self.kept.resize_with(bots.len(), || None);
-        }
-        let mut seats: Vec<Seat> = bots
-            .iter()
-            .enumerate()
-            .map(|(i, spec)| Seat::start(i, spec, limits, self.time, self.kept[i].take()))
-            .collect();
+        let mut seats = self.seat_players(bots, limits);
         let mut game = Game {
-            result: ExternalResult {
-                game: self.game.name.clone(),
-                index,
-                seed,
-                players: Vec::new(),
-                summary: None,
-                frames: Vec::new(),
-                frames_truncated: false,
-                log: Vec::new(),
-                judge_error: None,
-            },
+            result: ExternalResult::new(&self.game.name, index, seed),
             read: self.game.read,
         };
-        let game_timeout = self.game.game_timeout;
-        let refereed = self.referee(&mut seats, &mut game, seed, index, limits);
-        let outcome = match game_timeout {
-            None => refereed.await,
-            // The judge decides when a game ends: one that goes on past
-            // the game's bound is the judge's failure.
-            Some(bound) => tokio::time::timeout(bound, refereed)
-                .await
-                .unwrap_or_else(|_| {
-                    Err(format!(
-                        "the game did not end within its limits.game_timeout ({})",
-                        humantime::format_duration(bound)
-                    ))
-                }),
-        };
-        let ended = match outcome {
+        let ended = match self
+            .referee_within_bound(&mut seats, &mut game, seed, index, limits)
+            .await
+        {
             Ok(end) => Some(end),
             Err(message) => {
-                let stderr = match self.judge.take() {
-                    Some(mut judge) => {
-                        let _ = judge.kill().await;
-                        judge.stderr(|t| t.last_lines(20)).join("\n")
-                    }
-                    None => String::new(),
-                };
-                game.result.judge_error = Some(JudgeError {
-                    message,
-                    stderr: (!stderr.is_empty()).then_some(stderr),
-                });
+                game.result.judge_error = Some(self.judge_failed(message).await);
                 None
             }
         };
@@ -307,66 +285,129 @@ impl<'g> Session<'g> {
         {
             let _ = judge.shutdown(None).await;
         }
-        let (scores, ranks) = match &ended {
-            Some((scores, ranks)) => (Some(scores), Some(ranks)),
-            None => (None, None),
-        };
-        for (i, mut seat) in seats.into_iter().enumerate() {
-            // A kept player's input stays open: the next game goes on where
-            // this one ended, and the game's last words go with its first
-            // message. Any other player gets them now, before its input is
-            // closed.
-            let keep = self.keep_players && seat.failure.is_none() && ended.is_some();
-            if !keep && seat.failure.is_none() && ended.is_some() {
-                seat.deliver().await;
-            }
-            let failed = seat.failure.is_some() || ended.is_none();
-            if let Some(mut bot) = seat.bot.take() {
-                if !keep
-                    && let Some((verdict, message)) = super::end_single(&mut bot, failed).await
-                    && seat.failure.is_none()
-                {
-                    seat.failure = Some(Failure { verdict, message });
-                }
-                let (text, truncated) = bot.stderr_since(&mut seat.stderr_mark);
-                seat.stderr = text;
-                seat.stderr_truncated = truncated;
-                seat.usage = Some(bot.usage_since(&mut seat.usage_mark));
-                if keep {
-                    self.kept[i] = Some(Kept {
-                        bot,
-                        stderr_mark: seat.stderr_mark,
-                        usage_mark: seat.usage_mark,
-                        grace: limits.grace,
-                        pending: std::mem::take(&mut seat.pending),
-                    });
-                }
-            }
-            let (verdict, error) = match (&game.result.judge_error, seat.failure) {
-                (Some(_), _) => (
-                    Verdict::of(Status::Internal),
-                    Some("the judge failed (see judge_error); the game is void".to_owned()),
-                ),
-                (None, Some(f)) => (f.verdict, Some(f.message)),
-                (None, None) => (Verdict::OK, None),
-            };
-            game.result.players.push(PlayerResult {
-                seat: i,
-                player: seat.name,
-                score: scores.map(|s| s[i]),
-                rank: ranks.map(|r| r[i]),
-                verdict,
-                error,
-                startup_micros: seat.startup_micros,
-                micros: seat.micros,
-                move_cpu_micros: seat.move_cpu.unwrap_or_default(),
-                peak_memory_bytes: seat.usage.map(|u| u.peak_memory),
-                cpu_micros: seat.usage.map(|u| u.cpu_micros()),
-                stderr: seat.stderr,
-                stderr_truncated: seat.stderr_truncated,
-            });
+        for (i, seat) in seats.into_iter().enumerate() {
+            let player = self.settle(i, seat, ended.as_ref(), limits.grace).await;
+            game.result.players.push(player);
         }
         game.result
+    }
+
+    /// Each seat's player: its process kept from the last game, or a fresh
+    /// one.
+    fn seat_players(&mut self, bots: &[BotSpec], limits: BotLimits) -> Vec<Seat> {
+        if self.kept.len() != bots.len() {
+            self.kept.resize_with(bots.len(), || None);
+        }
+        bots.iter()
+            .enumerate()
+            .map(|(i, spec)| Seat::start(i, spec, limits, self.time, self.kept[i].take()))
+            .collect()
+    }
+
+    /// [`Session::referee`] within the game file's `limits.game_timeout`:
+    /// the judge decides when a game ends, so one that goes on past the
+    /// game's bound is the judge's failure.
+    async fn referee_within_bound(
+        &mut self,
+        seats: &mut [Seat],
+        game: &mut Game,
+        seed: u64,
+        index: u64,
+        limits: BotLimits,
+    ) -> Result<(Vec<f64>, Vec<u32>), String> {
+        let game_timeout = self.game.game_timeout;
+        let refereed = self.referee(seats, game, seed, index, limits);
+        match game_timeout {
+            None => refereed.await,
+            Some(bound) => tokio::time::timeout(bound, refereed)
+                .await
+                .unwrap_or_else(|_| {
+                    Err(format!(
+                        "the game did not end within its limits.game_timeout ({})",
+                        crate::units::human_duration(bound)
+                    ))
+                }),
+        }
+    }
+
+    /// The judge failed: it is killed, and its last lines on standard error
+    /// kept with the message.
+    async fn judge_failed(&mut self, message: String) -> JudgeError {
+        let stderr = match self.judge.take() {
+            Some(mut judge) => {
+                let _ = judge.kill().await;
+                judge.stderr(|t| t.last_lines(20)).join("\n")
+            }
+            None => String::new(),
+        };
+        JudgeError {
+            message,
+            stderr: (!stderr.is_empty()).then_some(stderr),
+        }
+    }
+
+    /// Seat `i`'s part in the game once it is over (`ended`: the scores and
+    /// ranks; `None` after a judge error). Its player is ended, or kept
+    /// for the next game: a kept player's input stays open, the next game
+    /// goes on where this one ended, and the game's last words go with its
+    /// first message. Any other player gets them now, before its input is
+    /// closed.
+    async fn settle(
+        &mut self,
+        i: usize,
+        mut seat: Seat,
+        ended: Option<&(Vec<f64>, Vec<u32>)>,
+        grace: Duration,
+    ) -> PlayerResult {
+        let keep = self.keep_players && seat.failure.is_none() && ended.is_some();
+        if !keep && seat.failure.is_none() && ended.is_some() {
+            seat.deliver().await;
+        }
+        let failed = seat.failure.is_some() || ended.is_none();
+        if let Some(mut bot) = seat.bot.take() {
+            if !keep
+                && let Some((verdict, message)) = super::end_single(&mut bot, failed).await
+                && seat.failure.is_none()
+            {
+                seat.failure = Some(Failure { verdict, message });
+            }
+            let (text, truncated) = bot.stderr_since(&mut seat.stderr_mark);
+            seat.stderr = text;
+            seat.stderr_truncated = truncated;
+            seat.usage = Some(bot.usage_since(&mut seat.usage_mark));
+            if keep {
+                self.kept[i] = Some(Kept {
+                    bot,
+                    stderr_mark: seat.stderr_mark,
+                    usage_mark: seat.usage_mark,
+                    grace,
+                    pending: std::mem::take(&mut seat.pending),
+                });
+            }
+        }
+        let (verdict, error) = match (ended, seat.failure) {
+            (None, _) => (
+                Verdict::of(Status::Internal),
+                Some("the judge failed (see judge_error); the game is void".to_owned()),
+            ),
+            (Some(_), Some(f)) => (f.verdict, Some(f.message)),
+            (Some(_), None) => (Verdict::OK, None),
+        };
+        PlayerResult {
+            seat: i,
+            player: seat.name,
+            score: ended.map(|(scores, _)| scores[i]),
+            rank: ended.map(|(_, ranks)| ranks[i]),
+            verdict,
+            error,
+            startup_micros: seat.startup_micros,
+            micros: seat.micros,
+            move_cpu_micros: seat.move_cpu.unwrap_or_default(),
+            peak_memory_bytes: seat.usage.map(|u| u.peak_memory),
+            cpu_micros: seat.usage.map(|u| u.cpu_micros()),
+            stderr: seat.stderr,
+            stderr_truncated: seat.stderr_truncated,
+        }
     }
 
     /// Runs the judge's side of a game until its `end`: the scores and
