@@ -178,6 +178,16 @@ pub enum Side {
     Validator,
 }
 
+impl Side {
+    /// The side across the relay.
+    fn other(self) -> Side {
+        match self {
+            Side::Program => Side::Validator,
+            Side::Validator => Side::Program,
+        }
+    }
+}
+
 /// Everything known about one test case once it is judged.
 #[derive(Debug)]
 pub struct Judged {
@@ -755,160 +765,273 @@ pub async fn judge(
 ) -> Result<Judged, String> {
     std::fs::create_dir_all(feedback_dir)
         .map_err(|e| format!("feedback directory {}: {e}", feedback_dir.display()))?;
-    let start = Instant::now();
-    let v_deadline = later(start, config.validator_timeout.max(config.timeout));
-    let mut v_bot = start_validator(config, validator, case, feedback_dir)?;
-    let mut p_bot = match Bot::spawn(&config.program, config.limits) {
-        Ok(bot) => bot,
-        Err(e) => {
-            let _ = v_bot.kill().await;
-            return Err(format!("cannot start the program: {e}"));
+    let mut relay = Relay::start(config, validator, case, feedback_dir).await?;
+    let stop = relay.run().await;
+    Ok(relay.finish(feedback_dir, stop).await)
+}
+
+/// One test case under way: both bots, how each side stands, the
+/// deadlines, and what the relay has counted and seen so far.
+struct Relay<'a> {
+    config: &'a InteractiveConfig,
+    p_bot: Bot,
+    v_bot: Bot,
+    p: State,
+    v: State,
+    /// When the program started: its time is counted from here.
+    p_start: Instant,
+    p_deadline: Instant,
+    /// Counted from the case's start, before the program's.
+    v_deadline: Instant,
+    /// The side that ended while the other was still running.
+    first: Option<Side>,
+    /// The program wrote to a validator that had gone (see `break_pipe`).
+    pipe_closed: bool,
+    /// Bytes of the program's output relayed, against `MAX_OUTPUT`.
+    relayed: usize,
+}
+
+impl<'a> Relay<'a> {
+    /// Starts the validator, then the program (killing the validator if the
+    /// program cannot start), and sets both deadlines.
+    async fn start(
+        config: &'a InteractiveConfig,
+        validator: &ValidatorSpec,
+        case: &Case,
+        feedback_dir: &Path,
+    ) -> Result<Relay<'a>, String> {
+        let start = Instant::now();
+        let v_deadline = later(start, config.validator_timeout.max(config.timeout));
+        let mut v_bot = start_validator(config, validator, case, feedback_dir)?;
+        let p_bot = match Bot::spawn(&config.program, config.limits) {
+            Ok(bot) => bot,
+            Err(e) => {
+                let _ = v_bot.kill().await;
+                return Err(format!("cannot start the program: {e}"));
+            }
+        };
+        let p_start = Instant::now();
+        Ok(Relay {
+            config,
+            p_bot,
+            v_bot,
+            p: State::default(),
+            v: State::default(),
+            p_start,
+            p_deadline: later(p_start, config.timeout),
+            v_deadline,
+            first: None,
+            pipe_closed: false,
+            relayed: 0,
+        })
+    }
+
+    /// Relays until both sides have ended, or until something stops the
+    /// case early; gives that stop.
+    async fn run(&mut self) -> Option<Stop> {
+        while !(self.p.done() && self.v.done()) {
+            if let Some(stop) = self.overdue() {
+                return Some(stop);
+            }
+            if let Some(stop) = self.relay_step().await {
+                return Some(stop);
+            }
         }
-    };
-    let p_start = Instant::now();
-    let p_deadline = later(p_start, config.timeout);
-    let mut p = State::default();
-    let mut v = State::default();
-    let mut first = None;
-    let mut pipe_closed = false;
-    let mut relayed = 0usize;
-    let mut stop = None;
-    while stop.is_none() && !(p.done() && v.done()) {
-        // A program that floods its output is never waited for, so its
-        // reads never time out: its time is checked here too.
-        if !p.done() && Instant::now() >= p_deadline {
-            stop = Some(Stop::TimeLimit);
-            break;
+        None
+    }
+
+    /// A side past its deadline. A program that floods its output is never
+    /// waited for, so its reads never time out: its time is checked here
+    /// too, and the same for a validator that floods its output once the
+    /// program has ended.
+    fn overdue(&self) -> Option<Stop> {
+        if !self.p.done() && Instant::now() >= self.p_deadline {
+            return Some(Stop::TimeLimit);
         }
-        // The same for a validator that floods its output once the
-        // program has ended.
-        if !v.done() && Instant::now() >= v_deadline {
-            stop = Some(if p.done() {
-                validator_late(config)
-            } else {
-                Stop::TimeLimit
-            });
-            break;
+        if !self.v.done() && Instant::now() >= self.v_deadline {
+            return Some(self.on_timeout(Side::Validator));
         }
-        tokio::select! {
-            event = next_event(&mut p_bot, !p.output_closed, p_deadline), if !p.done() => match event {
-                Event::Line(line) if v.ended.is_some() || v.input_closed => {
-                    // Through a direct pipe this write would have raised
-                    // SIGPIPE: the program ends here, the validator rules.
-                    let _ = line;
-                    pipe_closed = true;
-                    p.output_closed = true;
-                    if let Ok(finished) = p_bot.kill().await {
-                        p.end(finished.ended, &mut first, Side::Program, v.ended.is_some());
-                    }
-                    v_bot.close_input();
-                }
-                Event::Line(line) => {
-                    relayed += line.len();
-                    if relayed > MAX_OUTPUT {
-                        stop = Some(Stop::BadOutput(format!(
-                            "the program wrote more than {MAX_OUTPUT} bytes"
-                        )));
-                        continue;
-                    }
-                    match v_bot.send(&line, p_deadline).await {
-                        Ok(()) => {}
-                        Err(BotError::ClosedInput) => v.input_closed = true,
-                        Err(BotError::Exited { ended, .. }) => {
-                            v.input_closed = true;
-                            v.end(ended, &mut first, Side::Validator, p.ended.is_some());
-                        }
-                        Err(BotError::WriteTimeout { .. }) => stop = Some(Stop::TimeLimit),
-                        Err(e) => stop = Some(Stop::Judge(format!("relaying to the validator: {e}"))),
-                    }
-                }
-                Event::Failed(BotError::Exited { ended, unterminated }) => {
-                    // Its last bytes, without a newline, still go through.
-                    if let Some(text) = unterminated
-                        && v.ended.is_none()
-                        && !v.input_closed
-                    {
-                        let _ = v_bot.send(text.as_bytes(), p_deadline).await;
-                    }
-                    p.output_closed = true;
-                    p.end(ended, &mut first, Side::Program, v.ended.is_some());
-                    v_bot.close_input();
-                }
-                Event::Failed(BotError::ClosedOutput) => {
-                    p.output_closed = true;
-                    v_bot.close_input();
-                }
-                Event::Failed(BotError::Timeout { .. }) | Event::Exited(Err(BotError::Timeout { .. })) => {
-                    stop = Some(Stop::TimeLimit);
-                }
-                Event::Failed(
-                    e @ (BotError::LineTooLong { .. }
-                    | BotError::InvalidUtf8 { .. }
-                    | BotError::OutputTooLong { .. }),
-                ) => stop = Some(Stop::BadOutput(format!("the program {e}"))),
-                Event::Failed(e) | Event::Exited(Err(e)) => {
-                    stop = Some(Stop::Judge(format!("relaying the program's output: {e}")));
-                }
-                Event::Exited(Ok(ended)) => {
-                    p.end(ended, &mut first, Side::Program, v.ended.is_some());
-                }
+        None
+    }
+
+    /// Waits for whichever side moves first and handles that.
+    async fn relay_step(&mut self) -> Option<Stop> {
+        let (side, event) = tokio::select! {
+            event = next_event(&mut self.p_bot, !self.p.output_closed, self.p_deadline),
+                if !self.p.done() => (Side::Program, event),
+            event = next_event(&mut self.v_bot, !self.v.output_closed, self.v_deadline),
+                if !self.v.done() => (Side::Validator, event),
+        };
+        self.on_event(side, event).await
+    }
+
+    /// What `side` did: a line, the end of its output, its exit, or a
+    /// failure (the program's output that cannot be relayed is its own).
+    async fn on_event(&mut self, side: Side, event: Event) -> Option<Stop> {
+        match event {
+            Event::Line(line) => match side {
+                Side::Program => self.on_program_line(line).await,
+                Side::Validator => self.on_validator_line(line).await,
             },
-            event = next_event(&mut v_bot, !v.output_closed, v_deadline), if !v.done() => match event {
-                Event::Line(line) => {
-                    // Lines for a program that has gone are dropped: the
-                    // validator sees its input end and rules.
-                    if p.ended.is_none() && !p.input_closed {
-                        match p_bot.send(&line, p_deadline).await {
-                            Ok(()) => {}
-                            Err(BotError::ClosedInput) => p.input_closed = true,
-                            Err(BotError::Exited { ended, .. }) => {
-                                p.input_closed = true;
-                                p.end(ended, &mut first, Side::Program, v.ended.is_some());
-                            }
-                            Err(BotError::WriteTimeout { .. }) => stop = Some(Stop::TimeLimit),
-                            Err(e) => stop = Some(Stop::Judge(format!("relaying to the program: {e}"))),
-                        }
-                    }
-                }
-                Event::Failed(BotError::Exited { ended, unterminated }) => {
-                    if let Some(text) = unterminated
-                        && p.ended.is_none()
-                        && !p.input_closed
-                    {
-                        let _ = p_bot.send(text.as_bytes(), p_deadline).await;
-                    }
-                    v.output_closed = true;
-                    v.end(ended, &mut first, Side::Validator, p.ended.is_some());
-                    p_bot.close_input();
-                }
-                Event::Failed(BotError::ClosedOutput) => {
-                    v.output_closed = true;
-                    p_bot.close_input();
-                }
-                Event::Failed(BotError::Timeout { .. }) | Event::Exited(Err(BotError::Timeout { .. })) => {
-                    stop = Some(if p.done() {
-                        validator_late(config)
-                    } else {
-                        Stop::TimeLimit
-                    });
-                }
-                Event::Failed(e) | Event::Exited(Err(e)) => {
-                    stop = Some(Stop::Judge(format!("the validator's output: {e}")));
-                }
-                Event::Exited(Ok(ended)) => {
-                    v.end(ended, &mut first, Side::Validator, p.ended.is_some());
-                }
-            },
+            Event::Failed(BotError::Exited {
+                ended,
+                unterminated,
+            }) => {
+                self.on_exit(side, ended, unterminated).await;
+                None
+            }
+            Event::Failed(BotError::ClosedOutput) => {
+                self.on_closed_output(side);
+                None
+            }
+            Event::Failed(BotError::Timeout { .. })
+            | Event::Exited(Err(BotError::Timeout { .. })) => Some(self.on_timeout(side)),
+            Event::Failed(
+                e @ (BotError::LineTooLong { .. }
+                | BotError::InvalidUtf8 { .. }
+                | BotError::OutputTooLong { .. }),
+            ) if side == Side::Program => Some(Stop::BadOutput(format!("the program {e}"))),
+            Event::Failed(e) | Event::Exited(Err(e)) => Some(Stop::Judge(match side {
+                Side::Program => format!("relaying the program's output: {e}"),
+                Side::Validator => format!("the validator's output: {e}"),
+            })),
+            Event::Exited(Ok(ended)) => {
+                self.end(side, ended);
+                None
+            }
         }
     }
-    let time = p.ended_at.unwrap_or_else(Instant::now) - p_start;
-    let ends = Ends {
-        program: p.ended,
-        validator: v.ended,
-        first,
-        pipe_closed,
-    };
-    Ok(finish_case(feedback_dir, v_bot, p_bot, ends, stop, time).await)
+
+    /// Relays a line of the program's to the validator, within the cap on
+    /// the program's output; to a validator that has gone, breaks the pipe.
+    async fn on_program_line(&mut self, line: Vec<u8>) -> Option<Stop> {
+        if self.v.ended.is_some() || self.v.input_closed {
+            self.break_pipe().await;
+            return None;
+        }
+        self.relayed += line.len();
+        if self.relayed > MAX_OUTPUT {
+            return Some(Stop::BadOutput(format!(
+                "the program wrote more than {MAX_OUTPUT} bytes"
+            )));
+        }
+        self.forward(Side::Validator, &line).await
+    }
+
+    /// Relays a line of the validator's to the program. Lines for a program
+    /// that has gone are dropped: the validator sees its input end and
+    /// rules.
+    async fn on_validator_line(&mut self, line: Vec<u8>) -> Option<Stop> {
+        if self.p.ended.is_some() || self.p.input_closed {
+            return None;
+        }
+        self.forward(Side::Program, &line).await
+    }
+
+    /// The program wrote to a validator that has gone. Through a direct
+    /// pipe this write would have raised SIGPIPE: the program ends here,
+    /// the validator rules.
+    async fn break_pipe(&mut self) {
+        self.pipe_closed = true;
+        self.p.output_closed = true;
+        if let Ok(finished) = self.p_bot.kill().await {
+            self.end(Side::Program, finished.ended);
+        }
+        self.v_bot.close_input();
+    }
+
+    /// Writes `line` to side `to`, by the program's deadline. A side that
+    /// no longer reads is noted, not a failure; a write that times out is
+    /// the program's time limit.
+    async fn forward(&mut self, to: Side, line: &[u8]) -> Option<Stop> {
+        let deadline = self.p_deadline;
+        match self.bot(to).send(line, deadline).await {
+            Ok(()) => None,
+            Err(BotError::ClosedInput) => {
+                self.state(to).input_closed = true;
+                None
+            }
+            Err(BotError::Exited { ended, .. }) => {
+                self.state(to).input_closed = true;
+                self.end(to, ended);
+                None
+            }
+            Err(BotError::WriteTimeout { .. }) => Some(Stop::TimeLimit),
+            Err(e) => Some(Stop::Judge(match to {
+                Side::Program => format!("relaying to the program: {e}"),
+                Side::Validator => format!("relaying to the validator: {e}"),
+            })),
+        }
+    }
+
+    /// `side` exited while its output was open. Its last bytes, without a
+    /// newline, still go through to the other side while that one reads;
+    /// then the other side's input ends.
+    async fn on_exit(&mut self, side: Side, ended: Ended, unterminated: Option<String>) {
+        let other = side.other();
+        if let Some(text) = unterminated
+            && self.state(other).ended.is_none()
+            && !self.state(other).input_closed
+        {
+            let deadline = self.p_deadline;
+            let _ = self.bot(other).send(text.as_bytes(), deadline).await;
+        }
+        self.state(side).output_closed = true;
+        self.end(side, ended);
+        self.bot(other).close_input();
+    }
+
+    /// `side` closed its output: the other side's input ends too.
+    fn on_closed_output(&mut self, side: Side) {
+        self.state(side).output_closed = true;
+        self.bot(side.other()).close_input();
+    }
+
+    /// The stop for `side` out of time: the program's time limit, unless
+    /// the validator outstays its own time after the program has ended.
+    fn on_timeout(&self, side: Side) -> Stop {
+        match side {
+            Side::Validator if self.p.done() => validator_late(self.config),
+            _ => Stop::TimeLimit,
+        }
+    }
+
+    /// Notes how `side` ended, and whether it ended first.
+    fn end(&mut self, side: Side, ended: Ended) {
+        let (this, other) = match side {
+            Side::Program => (&mut self.p, &self.v),
+            Side::Validator => (&mut self.v, &self.p),
+        };
+        this.end(ended, &mut self.first, side, other.ended.is_some());
+    }
+
+    /// The bot of `side`.
+    fn bot(&mut self, side: Side) -> &mut Bot {
+        match side {
+            Side::Program => &mut self.p_bot,
+            Side::Validator => &mut self.v_bot,
+        }
+    }
+
+    /// How `side` stands in the relay.
+    fn state(&mut self, side: Side) -> &mut State {
+        match side {
+            Side::Program => &mut self.p,
+            Side::Validator => &mut self.v,
+        }
+    }
+
+    /// Ends the case on what the relay saw (see [`finish_case`]).
+    async fn finish(self, feedback_dir: &Path, stop: Option<Stop>) -> Judged {
+        let time = self.p.ended_at.unwrap_or_else(Instant::now) - self.p_start;
+        let ends = Ends {
+            program: self.p.ended,
+            validator: self.v.ended,
+            first: self.first,
+            pipe_closed: self.pipe_closed,
+        };
+        finish_case(feedback_dir, self.v_bot, self.p_bot, ends, stop, time).await
+    }
 }
 
 /// Starts the validator on `case`. It is the judge's own program: no
