@@ -52,9 +52,9 @@ pub const REJECT: i32 = 43;
 
 /// The `--help` text after the options.
 pub const HELP: &str = "\
-PROBLEM_DIR is a problem package (Kattis/DOMjudge format): every
-data/sample/*.in and data/secret/*.in (sorted, each with its .ans) is one test
-case, judged by the validator in output_validators/<name>/: an executable
+PROBLEM_DIR is a problem package (Kattis/DOMjudge format): every *.in
+under data/sample/ and data/secret/, test groups (subfolders) included, each
+with its .ans, is one test case, taken in natural order (2 before 10), judged by the validator in output_validators/<name>/: an executable
 `run` (built first by `build` when there is one), or a single executable
 file, or a single Python (python3), C or C++ source. The validator's output
 goes to PROGRAM and PROGRAM's output to the validator, line by line; exit
@@ -91,7 +91,8 @@ pub struct InteractiveConfig {
 /// One test case of the package.
 #[derive(Clone, Debug)]
 pub struct Case {
-    /// `sample/1`, `secret/big`: the group and the file's stem.
+    /// `sample/1`, `secret/group1/big`: the group's path and the file's
+    /// stem.
     pub name: String,
     pub input: PathBuf,
     pub answer: PathBuf,
@@ -269,38 +270,56 @@ impl Drop for WorkDir {
     }
 }
 
-/// The test cases of one group (`sample`, `secret`): its `*.in` files,
-/// sorted by name, each with the `.ans` beside it. A missing group is empty.
+/// The test cases of `data/GROUP` (`sample`, `secret`) and of every test
+/// group under it, at any depth: each `*.in` with the `.ans` beside it.
+/// Files and groups are taken in natural order (`2` before `10`), and a
+/// case is named by its group's path (`secret/group1/3`). A missing group
+/// is empty. A symbolic link to a directory is not followed (it could
+/// loop).
 fn cases_of(problem: &Path, group: &str) -> Result<Vec<Case>, String> {
     let dir = problem.join("data").join(group);
-    if !dir.exists() {
-        return Ok(vec![]);
+    let mut cases = Vec::new();
+    if dir.is_dir() {
+        collect_cases(&dir, group, &mut cases)?;
     }
-    let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let mut inputs: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "in") && p.is_file())
-        .collect();
-    inputs.sort();
-    inputs
-        .into_iter()
-        .map(|input| {
-            let answer = input.with_extension("ans");
-            if !answer.is_file() {
-                return Err(format!(
-                    "{}: no answer file {} beside it",
-                    input.display(),
-                    answer.display()
-                ));
-            }
-            let stem = input.file_stem().unwrap_or_default().to_string_lossy();
-            Ok(Case {
-                name: format!("{group}/{stem}"),
-                input,
-                answer,
-            })
-        })
-        .collect()
+    Ok(cases)
+}
+
+fn collect_cases(dir: &Path, group: &str, cases: &mut Vec<Case>) -> Result<(), String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    let name = |p: &PathBuf| {
+        p.file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned()
+    };
+    paths.sort_by(|a, b| crate::text::natural_cmp(&name(a), &name(b)));
+    for path in paths {
+        let real_dir = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
+        if real_dir {
+            collect_cases(&path, &format!("{group}/{}", name(&path)), cases)?;
+            continue;
+        }
+        if !(path.extension().is_some_and(|x| x == "in") && path.is_file()) {
+            continue;
+        }
+        let answer = path.with_extension("ans");
+        if !answer.is_file() {
+            return Err(format!(
+                "{}: no answer file {} beside it",
+                path.display(),
+                answer.display()
+            ));
+        }
+        let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+        cases.push(Case {
+            name: format!("{group}/{stem}"),
+            input: path,
+            answer,
+        });
+    }
+    Ok(())
 }
 
 /// Reads problem.yaml, if any: it must not name another kind of validation
@@ -536,7 +555,7 @@ async fn load(problem: &Path, work: &Path) -> Result<Package, String> {
     cases.extend(cases_of(&problem, "secret")?);
     if cases.is_empty() {
         return Err(format!(
-            "{}: no test cases (data/sample/*.in, data/secret/*.in)",
+            "{}: no test cases (*.in under data/sample/ or data/secret/)",
             problem.display()
         ));
     }

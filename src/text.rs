@@ -146,6 +146,42 @@ pub fn file_name_keyed(label: &str, key: &[u8]) -> String {
     format!("{stem}~{:08x}", (hash ^ (hash >> 32)) as u32)
 }
 
+/// Compares two names as people count: runs of digits by their value
+/// (`2` before `10`), everything else character by character. Equal
+/// values with different spellings (`01`, `1`) fall back to the plain
+/// order, so the order is total.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    let (mut x, mut y) = (a, b);
+    loop {
+        let (Some(cx), Some(cy)) = (x.chars().next(), y.chars().next()) else {
+            return x.len().cmp(&y.len()).then_with(|| a.cmp(b));
+        };
+        if cx.is_ascii_digit() && cy.is_ascii_digit() {
+            let (dx, rx) = split_digits(x);
+            let (dy, ry) = split_digits(y);
+            let (vx, vy) = (dx.trim_start_matches('0'), dy.trim_start_matches('0'));
+            let order = vx.len().cmp(&vy.len()).then_with(|| vx.cmp(vy));
+            if order.is_ne() {
+                return order;
+            }
+            (x, y) = (rx, ry);
+        } else {
+            if cx != cy {
+                return cx.cmp(&cy);
+            }
+            (x, y) = (&x[cx.len_utf8()..], &y[cy.len_utf8()..]);
+        }
+    }
+}
+
+/// The leading ASCII digits of `text`, and the rest.
+fn split_digits(text: &str) -> (&str, &str) {
+    let end = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    text.split_at(end)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,6 +263,28 @@ mod tests {
             text in "[a-z=\\x00-\\x1f\\x7f-\\u{9f}\\u{200e}\\u{202a}-\\u{202e}\\u{2066}-\\u{2069}]{0,20}"
         ) {
             prop_assert!(!terminal(&text).chars().any(is_unsafe));
+        }
+    }
+
+    #[test]
+    fn names_sort_as_people_count() {
+        let mut names = vec!["10", "2", "1", "group10", "group2", "a", "01", "1b", "1a"];
+        names.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(
+            names,
+            ["01", "1", "1a", "1b", "2", "10", "a", "group2", "group10"]
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn natural_order_is_a_total_order(a in ".{0,12}", b in ".{0,12}", c in ".{0,12}") {
+            use std::cmp::Ordering::*;
+            proptest::prop_assert_eq!(natural_cmp(&a, &b), natural_cmp(&b, &a).reverse());
+            proptest::prop_assert_eq!(natural_cmp(&a, &b) == Equal, a == b);
+            if natural_cmp(&a, &b) != Greater && natural_cmp(&b, &c) != Greater {
+                proptest::prop_assert!(natural_cmp(&a, &c) != Greater);
+            }
         }
     }
 }

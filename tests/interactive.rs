@@ -556,3 +556,50 @@ fn a_feedback_file_or_directory_that_is_a_symbolic_link_is_not_followed() {
     // was left alone.
     assert!(elsewhere.join("judgemessage.txt").exists());
 }
+
+/// Red team: cases under `data/secret/<group>/` were never run, and the
+/// run said "4 test cases" and passed; cases sorted as text (1, 10, 2).
+#[test]
+fn every_test_group_is_judged_in_natural_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let package = package(dir.path(), &["1\n"], "#!/bin/sh\nexit 42\n");
+    for case in [
+        "secret/10",
+        "secret/2",
+        "secret/group10/1",
+        "secret/group2/b/1",
+    ] {
+        let input = package.join("data").join(format!("{case}.in"));
+        std::fs::create_dir_all(input.parent().unwrap()).unwrap();
+        std::fs::write(&input, "1\n").unwrap();
+        std::fs::write(input.with_extension("ans"), "").unwrap();
+    }
+    let run = referee(
+        [
+            "interactive",
+            package.to_str().unwrap(),
+            "sh",
+            "-c",
+            "cat >/dev/null",
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let judged: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_once(": ACCEPTED").map(|(case, _)| case))
+        .collect();
+    assert_eq!(
+        judged,
+        [
+            "sample/1",
+            "secret/2",
+            "secret/10",
+            "secret/group2/b/1",
+            "secret/group10/1"
+        ],
+        "{run:?}"
+    );
+    assert!(run.stdout.contains("5 of 5 test cases accepted"), "{run:?}");
+}

@@ -37,7 +37,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "interactive",
-        &["bot", "exit", "outcome", "record", "units"],
+        &["bot", "exit", "outcome", "record", "text", "units"],
     ),
     (
         "game",
