@@ -203,6 +203,8 @@ pub struct Judged {
     pub pipe_closed: bool,
     pub judge_message: String,
     pub team_message: String,
+    /// The validator's `judgeerror.txt`.
+    pub judge_error: String,
     /// Each feedback file not read, or not read whole, and why.
     pub feedback_notes: Vec<String>,
     pub stderr: String,
@@ -237,6 +239,10 @@ struct CaseRecord<'a> {
     judge_message: &'a str,
     #[serde(skip_serializing_if = "str::is_empty")]
     team_message: &'a str,
+    /// `judgeerror.txt` (not `judge_error`, which in other records is an
+    /// external judge's failure).
+    #[serde(skip_serializing_if = "str::is_empty")]
+    judge_error_message: &'a str,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     feedback_notes: &'a [String],
     #[serde(skip_serializing_if = "str::is_empty")]
@@ -570,6 +576,8 @@ async fn load(problem: &Path, work: &Path) -> Result<Package, String> {
 struct Feedback {
     judge_message: String,
     team_message: String,
+    /// `judgeerror.txt`: why the validator failed, in its words.
+    judge_error: String,
     /// Each file not read, or not read whole, and why.
     notes: Vec<String>,
 }
@@ -636,9 +644,11 @@ fn read_feedback_now(dir: &Path) -> Feedback {
     };
     let judge_message = read("judgemessage.txt");
     let team_message = read("teammessage.txt");
+    let judge_error = read("judgeerror.txt");
     Feedback {
         judge_message,
         team_message,
+        judge_error,
         ..feedback
     }
 }
@@ -1100,7 +1110,10 @@ async fn finish_case(
     let (ends, overrun) = kill_both(&mut v_bot, &mut p_bot, relayed).await;
     let feedback = read_feedback(feedback_dir).await;
     Judged {
-        verdict: rule(stop, &relayed, overrun, &feedback.judge_message),
+        verdict: with_judge_error(
+            rule(stop, &relayed, overrun, &feedback.judge_message),
+            &feedback.judge_error,
+        ),
         time,
         exit: ends.program,
         validator_exit: ends.validator,
@@ -1108,6 +1121,7 @@ async fn finish_case(
         pipe_closed: ends.pipe_closed,
         judge_message: feedback.judge_message,
         team_message: feedback.team_message,
+        judge_error: feedback.judge_error,
         feedback_notes: feedback.notes,
         stderr: p_bot.stderr(|t| t.last_lines(20).join("\n")),
         validator_stderr: v_bot.stderr(|t| t.last_lines(20).join("\n")),
@@ -1150,6 +1164,17 @@ fn validator_late(config: &InteractiveConfig) -> Stop {
         "the validator did not finish within {} (--validator-timeout)",
         crate::units::human_duration(config.validator_timeout.max(config.timeout))
     ))
+}
+
+/// A judge error says what the validator's `judgeerror.txt` says, when it
+/// wrote one: the organiser's first clue.
+fn with_judge_error(verdict: Verdict, judge_error: &str) -> Verdict {
+    match verdict {
+        Verdict::JudgeError(why) if !judge_error.is_empty() => {
+            Verdict::JudgeError(format!("{why}; judgeerror.txt: {}", one_line(judge_error)))
+        }
+        verdict => verdict,
+    }
 }
 
 /// The rulings of `docs/interactive.md`, in their order, as problemtools
@@ -1311,6 +1336,7 @@ fn case_record<'a>(
         first_ended: judged.first_ended,
         pipe_closed: judged.pipe_closed,
         judge_message: &judged.judge_message,
+        judge_error_message: &judged.judge_error,
         team_message: &judged.team_message,
         feedback_notes: &judged.feedback_notes,
         stderr: &judged.stderr,

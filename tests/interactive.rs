@@ -603,3 +603,38 @@ fn every_test_group_is_judged_in_natural_order() {
     );
     assert!(run.stdout.contains("5 of 5 test cases accepted"), "{run:?}");
 }
+
+/// Red team: `judgeerror.txt` was never shown.
+#[test]
+fn a_validators_judgeerror_txt_is_shown_with_its_judge_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let package = package(
+        dir.path(),
+        &["1\n"],
+        "#!/bin/sh\necho 'the answer file is empty' > \"$3/judgeerror.txt\"\nexit 1\n",
+    );
+    let results = dir.path().join("r.jsonl");
+    let run = referee(
+        [
+            "interactive",
+            "--results",
+            results.to_str().unwrap(),
+            package.to_str().unwrap(),
+            "sh",
+            "-c",
+            "cat >/dev/null",
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(70), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("JUDGE ERROR: the validator exited with status 1 (42 accepts, 43 rejects); judgeerror.txt: the answer file is empty"),
+        "{run:?}"
+    );
+    let records = common::jsonl(&results);
+    assert_eq!(
+        records[0]["judge_error_message"], "the answer file is empty",
+        "{records:?}"
+    );
+}
