@@ -56,8 +56,9 @@ pub fn publishing() -> MutexGuard<'static, ()> {
     guard
 }
 
-/// Never returns once the run is ending: for a record about to be
-/// written, which would be of a game whose bots were killed.
+/// Never returns once the run is ending: the thread that ends it exits
+/// the process. For a record about to be written (it would be of a game
+/// whose bots were killed), and for the main thread's own exit.
 pub fn stop_if_ending() {
     if ending() {
         wait_for_exit();

@@ -1,5 +1,4 @@
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
 use nix::sys::signal::{SigSet, Signal};
@@ -59,20 +58,12 @@ fn main() {
     // An interrupt or a closed output kills the bots, which can end the run
     // here too: the thread that saw it is about to exit with its own
     // status, so let it.
-    if ENDING.load(Ordering::SeqCst) {
-        loop {
-            std::thread::park();
-        }
-    }
+    referee::interrupt::stop_if_ending();
     // Kills every bot group left and every orphan (a full stray scan).
     groups::kill_all();
     let _ = std::io::stdout().flush();
     std::process::exit(status.code());
 }
-
-/// Set by the signal thread, or on a closed output, before the bots are
-/// killed (see `main`).
-static ENDING: AtomicBool = AtomicBool::new(false);
 
 /// SIGINT, SIGTERM and SIGHUP are taken by a thread of their own, which
 /// kills every bot and exits with 130 at once. A separate thread keeps this
@@ -181,7 +172,6 @@ fn quit_quietly() -> ! {
 /// original standard output and error, for the caller's last words.
 fn end_run() -> (i32, i32) {
     referee::interrupt::end_publishing();
-    ENDING.store(true, Ordering::SeqCst);
     let kept = (silence(1), silence(2));
     groups::kill_all();
     kept

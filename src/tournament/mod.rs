@@ -728,26 +728,30 @@ fn of_run(record: &GameRecord, fingerprint: &str, seed: u64) -> bool {
     record.tournament.as_deref() == Some(fingerprint) && record.seed == seed
 }
 
-/// Checks that `record` (read from `path`) says what an earlier record of
-/// the same game said: shards run twice agree, and shards that disagree
-/// (different entrants' programs under one name, a nondeterministic game)
-/// must not be merged by argument order. A void game (its judge failed)
-/// disagrees with nothing.
+/// Checks that `record` (read from `paths[from]`) says what an earlier
+/// record of the same game in `all` said: shards run twice agree, and
+/// shards that disagree (different entrants' programs under one name, a
+/// nondeterministic game) must not be merged by argument order. A void
+/// game (its judge failed) disagrees with nothing. `first_seen` maps a
+/// game to its first record's place in `all` and its file's in `paths`.
 fn agrees(
-    first_seen: &mut BTreeMap<u64, (GameRecord, PathBuf)>,
+    first_seen: &mut BTreeMap<u64, (usize, usize)>,
+    all: &[GameRecord],
+    paths: &[PathBuf],
     record: &GameRecord,
-    path: &Path,
+    from: usize,
 ) -> Result<(), String> {
     if record.is_void() {
         return Ok(());
     }
     match first_seen.entry(record.index) {
         Entry::Vacant(slot) => {
-            slot.insert((record.clone(), path.to_owned()));
+            slot.insert((all.len(), from));
             Ok(())
         }
         Entry::Occupied(slot) => {
-            let (earlier, earlier_path) = slot.get();
+            let &(at, earlier_from) = slot.get();
+            let (earlier, earlier_path, path) = (&all[at], &paths[earlier_from], &paths[from]);
             if earlier.same_outcome(record) {
                 return Ok(());
             }
@@ -889,10 +893,10 @@ pub fn merge(outs: &[PathBuf], into: Option<&Path>) -> Status {
         }
     }
     let mut all = Vec::new();
-    let mut first_seen: BTreeMap<u64, (GameRecord, PathBuf)> = BTreeMap::new();
-    for out in outs {
-        let path = records_path(out);
-        let records = match record::read_records::<GameRecord>(&path) {
+    let mut first_seen = BTreeMap::new();
+    let paths: Vec<PathBuf> = outs.iter().map(|out| records_path(out)).collect();
+    for (from, path) in paths.iter().enumerate() {
+        let records = match record::read_records::<GameRecord>(path) {
             Ok(records) => records,
             Err(e) => {
                 eprintln!("referee merge: {e}");
@@ -903,7 +907,7 @@ pub fn merge(outs: &[PathBuf], into: Option<&Path>) -> Status {
             .into_iter()
             .filter(|r| of_run(r, &first.fingerprint, first.seed))
         {
-            if let Err(e) = agrees(&mut first_seen, &r, &path) {
+            if let Err(e) = agrees(&mut first_seen, &all, &paths, &r, from) {
                 eprintln!("referee merge: {e}");
                 return Status::Usage;
             }
