@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use super::validator::{Validator, prepare_validator};
+use super::validator::{Validator, prepare_validator, validator_dir};
 
 /// One test case of the package.
 #[derive(Clone, Debug)]
@@ -124,36 +124,6 @@ pub(super) fn read_problem_yaml(problem: &Path) -> Result<Vec<OsString>, String>
         ));
     }
     Ok(flags)
-}
-
-/// Finds the validator's directory: the one directory in
-/// `output_validators/`, or `output_validator/` (the newer format's name).
-pub(super) fn validator_dir(problem: &Path) -> Result<PathBuf, String> {
-    let newer = problem.join("output_validator");
-    if newer.is_dir() {
-        return Ok(newer);
-    }
-    let dir = problem.join("output_validators");
-    let entries = std::fs::read_dir(&dir).map_err(|e| {
-        format!(
-            "{}: {e} (an interactive problem needs its validator there)",
-            dir.display()
-        )
-    })?;
-    let mut dirs: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
-    match dirs.len() {
-        1 => Ok(dirs.remove(0)),
-        0 => Err(format!("{}: no validator directory in it", dir.display())),
-        _ => Err(format!(
-            "{}: more than one validator directory ({}); keep one",
-            dir.display(),
-            names(&dirs)
-        )),
-    }
 }
 
 pub(super) fn names(paths: &[PathBuf]) -> String {

@@ -22,6 +22,36 @@ pub(super) struct Validator {
     pub(super) dir: PathBuf,
 }
 
+/// Finds the validator's directory: the one directory in
+/// `output_validators/`, or `output_validator/` (the newer format's name).
+pub(super) fn validator_dir(problem: &Path) -> Result<PathBuf, String> {
+    let newer = problem.join("output_validator");
+    if newer.is_dir() {
+        return Ok(newer);
+    }
+    let dir = problem.join("output_validators");
+    let entries = std::fs::read_dir(&dir).map_err(|e| {
+        format!(
+            "{}: {e} (an interactive problem needs its validator there)",
+            dir.display()
+        )
+    })?;
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    match dirs.len() {
+        1 => Ok(dirs.remove(0)),
+        0 => Err(format!("{}: no validator directory in it", dir.display())),
+        _ => Err(format!(
+            "{}: more than one validator directory ({}); keep one",
+            dir.display(),
+            names(&dirs)
+        )),
+    }
+}
+
 /// Runs a build command (a `build` script, or a compiler) in `dir`, with
 /// [`BUILD_TIMEOUT`], through the bot layer (its own process group, killed
 /// at the end). Its output is returned in the error when it fails.
