@@ -8,7 +8,9 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::bot::build::BuildOptions;
 use crate::bot::clock::{MoveLimits, TimeControl};
-use crate::bot::{BotLimits, BotSpec, DEFAULT_MAX_LINE, DEFAULT_STDERR_KEEP, Resources};
+use crate::bot::{
+    BotLimits, BotSpec, DEFAULT_MAX_LINE, DEFAULT_MEMORY, DEFAULT_STDERR_KEEP, Resources,
+};
 use crate::exit::{EXIT_STATUS_HELP, Status};
 use crate::games::acesup::{self, Decks, JudgeConfig, RunOptions};
 use crate::games::chomp::{self, ChompConfig, Coord};
@@ -342,8 +344,10 @@ pub struct BotOptions {
     /// together (with --sandbox, its private /tmp and /dev/shm too),
     /// sampled every 10ms; over it, the bot is killed and its status is
     /// `limit` (memory). E.g. 2GiB, 512MiB, or `none` to measure only.
-    #[arg(long, value_name = "SIZE", default_value = "2GiB", value_parser = parse_size)]
-    pub limit_memory: Limit,
+    /// Default: 2GiB (`referee interactive`: the package's
+    /// `limits.memory`, else 2GiB).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub limit_memory: Option<Limit>,
 
     /// Address space of each bot process (RLIMIT_AS), e.g. 4GiB. Off by
     /// default: a JVM reserves far more address space than it uses, and a
@@ -386,7 +390,9 @@ impl BotOptions {
             startup: self.startup,
             echo_stderr: self.show_stderr,
             sandbox: self.sandbox,
-            memory: self.limit_memory.0,
+            memory: self
+                .limit_memory
+                .map_or(Some(DEFAULT_MEMORY), |limit| limit.0),
             resources: Resources {
                 address_space: self.limit_address_space.0,
                 processes: self.limit_procs.0,
@@ -686,12 +692,21 @@ pub struct PlayArgs {
 
 #[derive(Debug, Args)]
 pub struct InteractiveArgs {
-    /// The program's time per test case, from its start to its exit.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration, allow_hyphen_values = true)]
-    pub timeout: Duration,
+    /// The program's CPU time per test case, as problemtools and DOMjudge
+    /// judge it (all its processes together). Default: the package's
+    /// (problem.yaml `limits.time_limit`, `.timelimit`,
+    /// `domjudge-problem.ini`), else 10s.
+    #[arg(long, visible_alias = "time-limit", value_name = "DURATION", value_parser = parse_positive_duration, allow_hyphen_values = true)]
+    pub timeout: Option<Duration>,
+
+    /// The program's wall-clock time per test case, from its start to its
+    /// exit: a program that waits rather than computes is stopped here, as
+    /// TIME LIMIT. Default: twice the time limit.
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration, allow_hyphen_values = true)]
+    pub wall_limit: Option<Duration>,
 
     /// The validator's time per test case, from the case's start (at least
-    /// --timeout); a validator that outstays it is a judge error.
+    /// the wall limit); a validator that outstays it is a judge error.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_positive_duration, allow_hyphen_values = true)]
     pub validator_timeout: Duration,
 
@@ -1080,7 +1095,9 @@ async fn run_interactive(args: InteractiveArgs) -> Status {
         problem: args.problem,
         program: bot_spec(&args.command),
         limits: args.bot.limits(crate::interactive::MAX_LINE),
-        timeout: args.timeout,
+        time_limit: args.timeout,
+        wall_limit: args.wall_limit,
+        memory: args.bot.limit_memory.map(|limit| limit.0),
         validator_timeout: args.validator_timeout,
         results: args.results,
     };

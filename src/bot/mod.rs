@@ -561,6 +561,14 @@ impl Bot {
         self.meter.usage_since(mark)
     }
 
+    /// The CPU time all its processes have used so far, measured now
+    /// unless the last look is fresher than the sampling interval: what a
+    /// referee that judges CPU time polls while the bot runs. Leaves the
+    /// marks of [`Bot::usage_since`] alone.
+    pub fn cpu_time(&self) -> Duration {
+        self.meter.cpu_now()
+    }
+
     /// `error`, unless the bot was killed for its memory: then that is why.
     fn or_memory(&self, error: BotError) -> BotError {
         match self.meter.overrun() {

@@ -158,14 +158,7 @@ impl Meter {
     /// a game shorter than the interval may be charged CPU time of the
     /// bot's game before it; over a run, nothing is lost or counted twice.
     pub fn usage_since(&self, mark: &mut UsageMark) -> Usage {
-        let mut state = self.shared.lock();
-        if !state.stopped
-            && state
-                .sampled_at
-                .is_none_or(|at| at.elapsed() >= SAMPLE_INTERVAL)
-        {
-            self.shared.sample(&mut state);
-        }
+        let mut state = self.shared.fresh();
         let usage = Usage {
             peak_memory: state.window_peak,
             cpu: state.cpu.saturating_sub(mark.cpu),
@@ -174,6 +167,13 @@ impl Meter {
         // The next window starts from what the bot holds now.
         state.window_peak = state.last;
         usage
+    }
+
+    /// The CPU time of the bot's whole tree so far (see [`Bot::cpu_time`]).
+    ///
+    /// [`Bot::cpu_time`]: super::Bot::cpu_time
+    pub fn cpu_now(&self) -> Duration {
+        self.shared.fresh().cpu
     }
 
     /// The CPU time of the bot's main process (all its threads), read from
@@ -203,6 +203,20 @@ impl Drop for Meter {
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The state, measured first unless the last look is fresher than
+    /// [`SAMPLE_INTERVAL`] or the bot has stopped.
+    fn fresh(&self) -> MutexGuard<'_, State> {
+        let mut state = self.lock();
+        if !state.stopped
+            && state
+                .sampled_at
+                .is_none_or(|at| at.elapsed() >= SAMPLE_INTERVAL)
+        {
+            self.sample(&mut state);
+        }
+        state
     }
 
     /// Measures the bot's tree, and kills it if it holds more than its

@@ -7,11 +7,15 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::feedback::read_feedback;
+use super::limits::CaseLimits;
 use super::package::Case;
 use super::validator::{ValidatorSpec, start_validator};
 use super::verdict::{Ends, Judged, Side, Stop, rule, validator_late, with_judge_error};
 use super::{InteractiveConfig, MAX_OUTPUT};
 use crate::bot::{Bot, BotError, Ended, MemoryOverrun, UsageMark, later};
+
+/// How often a silent program's CPU time is looked at.
+const CPU_POLL: Duration = Duration::from_millis(20);
 
 /// What happened next on one side.
 pub(super) enum Event {
@@ -68,13 +72,14 @@ impl State {
 /// be started, which ends the run.
 pub async fn judge(
     config: &InteractiveConfig,
+    limits: &CaseLimits,
     validator: &ValidatorSpec,
     case: &Case,
     feedback_dir: &Path,
 ) -> Result<Judged, String> {
     std::fs::create_dir_all(feedback_dir)
         .map_err(|e| format!("feedback directory {}: {e}", feedback_dir.display()))?;
-    let mut relay = Relay::start(config, validator, case, feedback_dir).await?;
+    let mut relay = Relay::start(config, limits, validator, case, feedback_dir).await?;
     let stop = relay.run().await;
     Ok(relay.finish(feedback_dir, stop).await)
 }
@@ -83,12 +88,14 @@ pub async fn judge(
 /// deadlines, and what the relay has counted and seen so far.
 pub(super) struct Relay<'a> {
     config: &'a InteractiveConfig,
+    limits: &'a CaseLimits,
     p_bot: Bot,
     v_bot: Bot,
     p: State,
     v: State,
     /// When the program started: its time is counted from here.
     p_start: Instant,
+    /// The wall-clock cap on the program (its CPU time is polled).
     p_deadline: Instant,
     /// Counted from the case's start, before the program's.
     v_deadline: Instant,
@@ -105,12 +112,13 @@ impl<'a> Relay<'a> {
     /// program cannot start), and sets both deadlines.
     async fn start(
         config: &'a InteractiveConfig,
+        limits: &'a CaseLimits,
         validator: &ValidatorSpec,
         case: &Case,
         feedback_dir: &Path,
     ) -> Result<Relay<'a>, String> {
         let start = Instant::now();
-        let v_deadline = later(start, config.validator_timeout.max(config.timeout));
+        let v_deadline = later(start, config.validator_timeout.max(limits.wall));
         let mut v_bot = start_validator(config, validator, case, feedback_dir)?;
         let p_bot = match Bot::spawn(&config.program, config.limits) {
             Ok(bot) => bot,
@@ -122,12 +130,13 @@ impl<'a> Relay<'a> {
         let p_start = Instant::now();
         Ok(Relay {
             config,
+            limits,
             p_bot,
             v_bot,
             p: State::default(),
             v: State::default(),
             p_start,
-            p_deadline: later(p_start, config.timeout),
+            p_deadline: later(p_start, limits.wall),
             v_deadline,
             first: None,
             pipe_closed: false,
@@ -154,7 +163,9 @@ impl<'a> Relay<'a> {
     /// too, and the same for a validator that floods its output once the
     /// program has ended.
     fn overdue(&self) -> Option<Stop> {
-        if !self.p.done() && Instant::now() >= self.p_deadline {
+        if !self.p.done()
+            && (Instant::now() >= self.p_deadline || self.p_bot.cpu_time() > self.limits.time.value)
+        {
             return Some(Stop::TimeLimit);
         }
         if !self.v.done() && Instant::now() >= self.v_deadline {
@@ -170,6 +181,8 @@ impl<'a> Relay<'a> {
                 if !self.p.done() => (Side::Program, event),
             event = next_event(&mut self.v_bot, !self.v.output_closed, self.v_deadline),
                 if !self.v.done() => (Side::Validator, event),
+            // A program that computes, silent, is stopped by its CPU time.
+            () = tokio::time::sleep(CPU_POLL), if !self.p.done() => return None,
         };
         self.on_event(side, event).await
     }
@@ -195,6 +208,12 @@ impl<'a> Relay<'a> {
             }
             Event::Failed(BotError::Timeout { .. })
             | Event::Exited(Err(BotError::Timeout { .. })) => Some(self.on_timeout(side)),
+            Event::Failed(BotError::MemoryLimit(overrun))
+            | Event::Exited(Err(BotError::MemoryLimit(overrun)))
+                if side == Side::Program =>
+            {
+                Some(Stop::Memory(overrun))
+            }
             Event::Failed(
                 e @ (BotError::LineTooLong { .. }
                 | BotError::InvalidUtf8 { .. }
@@ -300,7 +319,9 @@ impl<'a> Relay<'a> {
     /// the validator outstays its own time after the program has ended.
     fn on_timeout(&self, side: Side) -> Stop {
         match side {
-            Side::Validator if self.p.done() => validator_late(self.config),
+            Side::Validator if self.p.done() => {
+                validator_late(self.config.validator_timeout.max(self.limits.wall))
+            }
             _ => Stop::TimeLimit,
         }
     }
@@ -339,7 +360,17 @@ impl<'a> Relay<'a> {
             first: self.first,
             pipe_closed: self.pipe_closed,
         };
-        finish_case(feedback_dir, self.v_bot, self.p_bot, ends, stop, time).await
+        let limit = self.limits.time.value;
+        finish_case(
+            feedback_dir,
+            self.v_bot,
+            self.p_bot,
+            ends,
+            stop,
+            time,
+            limit,
+        )
+        .await
     }
 }
 
@@ -353,9 +384,17 @@ pub(super) async fn finish_case(
     relayed: Ends,
     stop: Option<Stop>,
     time: Duration,
+    cpu_limit: Duration,
 ) -> Judged {
     let (ends, overrun) = kill_both(&mut v_bot, &mut p_bot, relayed).await;
     let feedback = read_feedback(feedback_dir).await;
+    let usage = p_bot.usage_since(&mut UsageMark::default());
+    // A program that ended between two looks at its CPU time may still
+    // have used more than its limit.
+    let stop = match stop {
+        None if usage.cpu > cpu_limit => Some(Stop::TimeLimit),
+        stop => stop,
+    };
     Judged {
         verdict: with_judge_error(
             rule(stop, &relayed, overrun, &feedback.judge_message),
@@ -372,7 +411,7 @@ pub(super) async fn finish_case(
         feedback_notes: feedback.notes,
         stderr: p_bot.stderr(|t| t.last_lines(20).join("\n")),
         validator_stderr: v_bot.stderr(|t| t.last_lines(20).join("\n")),
-        usage: p_bot.usage_since(&mut UsageMark::default()),
+        usage,
     }
 }
 

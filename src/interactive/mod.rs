@@ -13,6 +13,7 @@
 
 mod case;
 mod feedback;
+mod limits;
 mod package;
 mod program;
 mod validator;
@@ -71,8 +72,15 @@ pub struct InteractiveConfig {
     pub problem: PathBuf,
     pub program: BotSpec,
     pub limits: BotLimits,
-    /// The program's time per test case, from its start to its exit.
-    pub timeout: Duration,
+    /// `--timeout`: the program's CPU time per test case; `None` takes the
+    /// package's (see [`limits`]).
+    pub time_limit: Option<Duration>,
+    /// `--wall-limit`: the program's wall-clock time per test case; `None`
+    /// is twice the time limit.
+    pub wall_limit: Option<Duration>,
+    /// `--limit-memory` when given (`Some(None)`: no limit); `None` takes
+    /// the package's, else the default in `limits`.
+    pub memory: Option<Option<u64>>,
     /// The validator's time per test case, from the case's start.
     pub validator_timeout: Duration,
     pub results: Option<PathBuf>,

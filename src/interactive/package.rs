@@ -4,6 +4,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use super::limits::{PackageSettings, Words, read_settings};
 use super::validator::{Validator, prepare_validator, validator_dir};
 
 /// One test case of the package.
@@ -14,6 +15,9 @@ pub struct Case {
     pub name: String,
     pub input: PathBuf,
     pub answer: PathBuf,
+    /// From its group's `testdata.yaml`: passed to the validator after
+    /// the package's own flags.
+    pub validator_args: Vec<OsString>,
 }
 
 /// A problem package, read and checked.
@@ -21,6 +25,7 @@ pub struct Case {
 pub(super) struct Package {
     pub(super) cases: Vec<Case>,
     pub(super) validator: Validator,
+    pub(super) settings: PackageSettings,
 }
 
 /// The test cases of `data/GROUP` (`sample`, `secret`) and of every test
@@ -28,17 +33,27 @@ pub(super) struct Package {
 /// Files and groups are taken in natural order (`2` before `10`), and a
 /// case is named by its group's path (`secret/group1/3`). A missing group
 /// is empty. A symbolic link to a directory is not followed (it could
-/// loop).
+/// loop). Each group's `testdata.yaml` gives its cases' validator
+/// arguments, and its subgroups' unless they have their own.
 pub(super) fn cases_of(problem: &Path, group: &str) -> Result<Vec<Case>, String> {
-    let dir = problem.join("data").join(group);
+    let data = problem.join("data");
+    let dir = data.join(group);
     let mut cases = Vec::new();
     if dir.is_dir() {
-        collect_cases(&dir, group, &mut cases)?;
+        let inherited = validator_args(&data)?.unwrap_or_default();
+        collect_cases(&dir, group, &inherited, &mut cases)?;
     }
     Ok(cases)
 }
 
-pub(super) fn collect_cases(dir: &Path, group: &str, cases: &mut Vec<Case>) -> Result<(), String> {
+fn collect_cases(
+    dir: &Path,
+    group: &str,
+    inherited: &[OsString],
+    cases: &mut Vec<Case>,
+) -> Result<(), String> {
+    let own = validator_args(dir)?;
+    let args = own.as_deref().unwrap_or(inherited);
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     let name = |p: &PathBuf| {
@@ -51,7 +66,7 @@ pub(super) fn collect_cases(dir: &Path, group: &str, cases: &mut Vec<Case>) -> R
     for path in paths {
         let real_dir = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
         if real_dir {
-            collect_cases(&path, &format!("{group}/{}", name(&path)), cases)?;
+            collect_cases(&path, &format!("{group}/{}", name(&path)), args, cases)?;
             continue;
         }
         if !(path.extension().is_some_and(|x| x == "in") && path.is_file()) {
@@ -70,60 +85,39 @@ pub(super) fn collect_cases(dir: &Path, group: &str, cases: &mut Vec<Case>) -> R
             name: format!("{group}/{stem}"),
             input: path,
             answer,
+            validator_args: args.to_vec(),
         });
     }
     Ok(())
 }
 
-/// Reads problem.yaml, if any: it must not name another kind of validation
-/// than interactive; its `validator_flags` are passed to the validator. A
-/// few lines are read by hand (no YAML library): `validation:`, `type:` and
-/// `validator_flags:` at the top level, each on one line.
-pub(super) fn read_problem_yaml(problem: &Path) -> Result<Vec<OsString>, String> {
-    let path = problem.join("problem.yaml");
+/// A group's `testdata.yaml`, as far as the referee reads it: the
+/// validator's arguments, as the legacy format's one string or the
+/// 2023-07 format's list.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct TestdataYaml {
+    output_validator_flags: Option<String>,
+    output_validator_args: Option<Words>,
+}
+
+/// The validator arguments `dir/testdata.yaml` gives, if it gives any.
+fn validator_args(dir: &Path) -> Result<Option<Vec<OsString>>, String> {
+    let path = dir.join("testdata.yaml");
     let text = match std::fs::read_to_string(&path) {
+        Ok(text) if text.trim().is_empty() => return Ok(None),
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("{}: {e}", path.display())),
     };
-    let mut flags = vec![];
-    let mut interactive = false;
-    let mut validation = None;
-    for (i, line) in text.lines().enumerate() {
-        let value = |key: &str| {
-            line.strip_prefix(key).map(|v| {
-                v.split('#')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .trim_matches(['"', '\''])
-            })
-        };
-        // `validation: custom interactive` (the legacy format), or `type:
-        // ... interactive` (the 2023 format, where legacy `type` is
-        // pass-fail or scoring).
-        for key in ["validation:", "type:"] {
-            if let Some(v) = value(key) {
-                interactive |= v.split_whitespace().any(|w| w == "interactive");
-                if key == "validation:" {
-                    validation = Some((i + 1, v.to_string()));
-                }
-            }
-        }
-        if let Some(v) = value("validator_flags:") {
-            flags = v.split_whitespace().map(OsString::from).collect();
-        }
-    }
-    if let Some((line, v)) = validation
-        && !interactive
-    {
-        return Err(format!(
-            "{} line {line}: `validation: {v}` is not an interactive problem \
-             (expected `validation: custom interactive`)",
-            path.display(),
-        ));
-    }
-    Ok(flags)
+    let yaml: TestdataYaml =
+        serde_yaml_ng::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let words = match (yaml.output_validator_args, yaml.output_validator_flags) {
+        (Some(args), _) => args.list(),
+        (None, Some(flags)) => flags.split_whitespace().map(String::from).collect(),
+        (None, None) => return Ok(None),
+    };
+    Ok(Some(words.into_iter().map(OsString::from).collect()))
 }
 
 pub(super) fn names(paths: &[PathBuf]) -> String {
@@ -146,7 +140,7 @@ pub(super) async fn load(problem: &Path, work: &Path) -> Result<Package, String>
     }
     let problem =
         std::path::absolute(problem).map_err(|e| format!("{}: {e}", problem.display()))?;
-    let flags = read_problem_yaml(&problem)?;
+    let settings = read_settings(&problem)?;
     let mut cases = cases_of(&problem, "sample")?;
     cases.extend(cases_of(&problem, "secret")?);
     if cases.is_empty() {
@@ -157,6 +151,10 @@ pub(super) async fn load(problem: &Path, work: &Path) -> Result<Package, String>
     }
     let dir = validator_dir(&problem)?;
     let mut validator = prepare_validator(&dir, work).await?;
-    validator.flags = flags;
-    Ok(Package { cases, validator })
+    validator.flags = settings.validator_flags.clone();
+    Ok(Package {
+        cases,
+        validator,
+        settings,
+    })
 }

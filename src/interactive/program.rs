@@ -1,12 +1,16 @@
-//! Judging one program on every case of a package.
+//! Judging one program on every case of a package: the run of
+//! `referee interactive PACKAGE PROGRAM`, and the steps the whole-package
+//! run shares with it.
 
 use std::io::Write;
 use std::path::Path;
+use std::time::Duration;
 
 use serde::Serialize;
 
 use super::case::judge;
-use super::package::{Case, load};
+use super::limits::CaseLimits;
+use super::package::{Case, Package, load};
 use super::validator::ValidatorSpec;
 use super::verdict::{Judged, Side, Verdict};
 use super::{InteractiveConfig, WorkDir};
@@ -25,7 +29,14 @@ pub(super) struct CaseRecord<'a> {
     #[serde(flatten)]
     status: outcome::Verdict,
     message: String,
+    /// Wall-clock time, from the program's start to its end.
     micros: u64,
+    /// The limits it was judged by: CPU time, and the wall-clock cap.
+    time_limit_micros: u64,
+    wall_limit_micros: u64,
+    /// In a whole-package run: the submission, from `submissions/`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    submission: Option<&'a str>,
     /// What the program's processes used on this case.
     #[serde(flatten)]
     usage: Usage,
@@ -92,155 +103,276 @@ pub(super) fn hide_package(config: &InteractiveConfig, work: &Path) -> Result<Bo
     Ok(program)
 }
 
-/// A test case's verdict line, the notes on its feedback files, and the
-/// last lines of the failing side's standard error.
-pub(super) fn print_case(
-    out: &mut impl Write,
-    config: &InteractiveConfig,
-    case: &Case,
-    judged: &Judged,
-) {
-    let verdict = &judged.verdict;
-    let timing = match verdict {
-        Verdict::TimeLimit => {
-            format!(" ({} limit)", crate::units::human_duration(config.timeout))
+/// A package ready to judge programs on: its cases and validator, the
+/// limits of each case.
+pub(super) struct Judging<'a> {
+    pub(super) config: &'a InteractiveConfig,
+    pub(super) package: Package,
+    pub(super) limits: CaseLimits,
+}
+
+/// What one program came to over the cases it was judged on.
+#[derive(Debug, Default)]
+pub(super) struct Tally {
+    pub(super) judged: usize,
+    pub(super) accepted: usize,
+    pub(super) judge_errors: usize,
+    /// The first case not accepted, and its verdict.
+    pub(super) first_failure: Option<(String, Verdict)>,
+    /// The case that used the most CPU time, and that time.
+    pub(super) slowest: Option<(String, Duration)>,
+}
+
+impl Tally {
+    fn add(&mut self, case: &Case, judged: &Judged) {
+        self.judged += 1;
+        self.accepted += usize::from(judged.verdict == Verdict::Accepted);
+        self.judge_errors += usize::from(matches!(judged.verdict, Verdict::JudgeError(_)));
+        if judged.verdict != Verdict::Accepted && self.first_failure.is_none() {
+            self.first_failure = Some((case.name.clone(), judged.verdict.clone()));
         }
-        _ => format!(" ({:.1}ms)", judged.time.as_secs_f64() * 1e3),
-    };
-    let _ = writeln!(out, "{}: {verdict}{timing}", case.name);
-    for note in &judged.feedback_notes {
-        let _ = writeln!(out, "  note: {note}");
-    }
-    let tail = match verdict {
-        Verdict::RuntimeError(_) => judged.stderr.as_str(),
-        Verdict::JudgeError(_) => judged.validator_stderr.as_str(),
-        _ => "",
-    };
-    let lines: Vec<&str> = tail.lines().collect();
-    for line in &lines[lines.len().saturating_sub(5)..] {
-        let _ = writeln!(out, "  | {line}");
+        if self
+            .slowest
+            .as_ref()
+            .is_none_or(|(_, t)| judged.usage.cpu > *t)
+        {
+            self.slowest = Some((case.name.clone(), judged.usage.cpu));
+        }
     }
 }
 
-/// The record of the `i`-th test case (from 0).
-pub(super) fn case_record<'a>(
-    config: &InteractiveConfig,
-    i: usize,
-    case: &'a Case,
-    judged: &'a Judged,
-) -> CaseRecord<'a> {
-    let verdict = &judged.verdict;
-    CaseRecord {
-        game: "interactive",
-        index: i as u64 + 1,
-        case: &case.name,
-        input: case.input.display().to_string(),
-        verdict: verdict.name(),
-        status: verdict.status(judged.exit),
-        message: verdict.to_string(),
-        micros: u64::try_from(judged.time.as_micros()).unwrap_or(u64::MAX),
-        usage: judged.usage,
-        exit: judged.exit,
-        validator_exit: judged.validator_exit,
-        first_ended: judged.first_ended,
-        pipe_closed: judged.pipe_closed,
-        judge_message: &judged.judge_message,
-        judge_error_message: &judged.judge_error,
-        team_message: &judged.team_message,
-        feedback_notes: &judged.feedback_notes,
-        stderr: &judged.stderr,
-        validator_stderr: &judged.validator_stderr,
-        program: std::iter::once(&config.program.program)
-            .chain(&config.program.args)
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect(),
-        time: record::timestamp(),
-        referee: record::REFEREE_VERSION,
+/// A program to judge, and how its cases are reported.
+pub(super) struct Judgee<'a> {
+    pub(super) program: &'a BotSpec,
+    /// Its name among the package's submissions, in a whole-package run.
+    pub(super) submission: Option<&'a str>,
+    /// Where its cases' feedback directories go.
+    pub(super) feedback: &'a Path,
+    /// Stop at the first case not accepted (a whole-package run's
+    /// verdict is that case's).
+    pub(super) lazy: bool,
+}
+
+impl<'a> Judging<'a> {
+    /// Reads the package and gets its validator ready; resolves the limits.
+    pub(super) async fn load(
+        config: &'a InteractiveConfig,
+        work: &'a Path,
+    ) -> Result<Judging<'a>, String> {
+        let package = load(&config.problem, work).await?;
+        let limits = CaseLimits::resolve(
+            config.time_limit,
+            config.wall_limit,
+            config.memory,
+            config.limits.memory,
+            &package.settings,
+        );
+        Ok(Judging {
+            config,
+            package,
+            limits,
+        })
+    }
+
+    /// The run's first line: the package, its cases, and its limits.
+    pub(super) fn header(&self) -> String {
+        let count = self.package.cases.len();
+        format!(
+            "interactive: {} ({count} test case{}), {}",
+            self.config.problem.display(),
+            if count == 1 { "" } else { "s" },
+            self.limits.describe()
+        )
+    }
+
+    /// Judges `judgee` on the cases in order, handing each judged case to
+    /// `each` (to record and report it); an `Err` ends the run with that
+    /// status, having said why.
+    pub(super) async fn judge_program(
+        &self,
+        judgee: &Judgee<'_>,
+        mut each: impl FnMut(usize, &Case, &Judged) -> Result<(), Status>,
+    ) -> Result<Tally, Status> {
+        let config = InteractiveConfig {
+            program: judgee.program.clone(),
+            limits: crate::bot::BotLimits {
+                memory: self.limits.memory.as_ref().map(|m| m.value),
+                ..self.config.limits
+            },
+            ..self.config.clone()
+        };
+        let validator = ValidatorSpec(self.package.validator.clone());
+        let mut tally = Tally::default();
+        for (i, case) in self.package.cases.iter().enumerate() {
+            let feedback_dir = judgee.feedback.join(format!("feedback-{}", i + 1));
+            let judged = judge(&config, &self.limits, &validator, case, &feedback_dir)
+                .await
+                .map_err(|e| {
+                    eprintln!("referee interactive: {}: {e}", case.name);
+                    Status::Usage
+                })?;
+            let _ = std::fs::remove_dir_all(&feedback_dir);
+            tally.add(case, &judged);
+            each(i, case, &judged)?;
+            if judgee.lazy && judged.verdict != Verdict::Accepted {
+                break;
+            }
+        }
+        Ok(tally)
+    }
+
+    /// The record of the `i`-th test case (from 0).
+    pub(super) fn case_record<'r>(
+        &self,
+        judgee: &'r Judgee<'r>,
+        i: usize,
+        case: &'r Case,
+        judged: &'r Judged,
+    ) -> CaseRecord<'r> {
+        let verdict = &judged.verdict;
+        let micros = |t: Duration| u64::try_from(t.as_micros()).unwrap_or(u64::MAX);
+        CaseRecord {
+            game: "interactive",
+            index: i as u64 + 1,
+            case: &case.name,
+            input: case.input.display().to_string(),
+            verdict: verdict.name(),
+            status: verdict.status(judged.exit),
+            message: verdict.to_string(),
+            micros: micros(judged.time),
+            time_limit_micros: micros(self.limits.time.value),
+            wall_limit_micros: micros(self.limits.wall),
+            submission: judgee.submission,
+            usage: judged.usage,
+            exit: judged.exit,
+            validator_exit: judged.validator_exit,
+            first_ended: judged.first_ended,
+            pipe_closed: judged.pipe_closed,
+            judge_message: &judged.judge_message,
+            judge_error_message: &judged.judge_error,
+            team_message: &judged.team_message,
+            feedback_notes: &judged.feedback_notes,
+            stderr: &judged.stderr,
+            validator_stderr: &judged.validator_stderr,
+            program: std::iter::once(&judgee.program.program)
+                .chain(&judgee.program.args)
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            time: record::timestamp(),
+            referee: record::REFEREE_VERSION,
+        }
+    }
+
+    /// A test case's verdict line, the notes on its feedback files, and
+    /// the last lines of the failing side's standard error.
+    pub(super) fn print_case(&self, out: &mut impl Write, case: &Case, judged: &Judged) {
+        let verdict = &judged.verdict;
+        let _ = writeln!(out, "{}: {verdict} ({})", case.name, self.timing(judged));
+        for note in &judged.feedback_notes {
+            let _ = writeln!(out, "  note: {note}");
+        }
+        let tail = match verdict {
+            Verdict::RuntimeError(_) => judged.stderr.as_str(),
+            Verdict::JudgeError(_) => judged.validator_stderr.as_str(),
+            _ => "",
+        };
+        let lines: Vec<&str> = tail.lines().collect();
+        for line in &lines[lines.len().saturating_sub(5)..] {
+            let _ = writeln!(out, "  | {line}");
+        }
+    }
+
+    /// `CPU 12.0ms, wall 40.3ms`; for a time limit, against which limit.
+    fn timing(&self, judged: &Judged) -> String {
+        let ms = |t: Duration| format!("{:.1}ms", t.as_secs_f64() * 1e3);
+        let (cpu, wall) = (judged.usage.cpu, judged.time);
+        let human = crate::units::human_duration;
+        match judged.verdict {
+            Verdict::TimeLimit if cpu > self.limits.time.value => format!(
+                "CPU {} of its {} limit, wall {}",
+                ms(cpu),
+                human(self.limits.time.value),
+                ms(wall)
+            ),
+            Verdict::TimeLimit => format!(
+                "CPU {}, wall clock past its {} cap",
+                ms(cpu),
+                human(self.limits.wall)
+            ),
+            _ => format!("CPU {}, wall {}", ms(cpu), ms(wall)),
+        }
     }
 }
 
-/// Runs `referee interactive`.
+/// Says `e` and gives `status`.
+pub(super) fn fail(status: Status, e: impl std::fmt::Display) -> Status {
+    eprintln!("referee interactive: {e}");
+    status
+}
+
+/// Runs `referee interactive PACKAGE PROGRAM`: the program on every case.
 pub async fn run(config: &InteractiveConfig) -> Status {
     let work = match WorkDir::new() {
         Ok(work) => work,
         Err(e) => {
-            eprintln!("referee interactive: cannot create a work directory: {e}");
-            return Status::Internal;
+            return fail(
+                Status::Internal,
+                format!("cannot create a work directory: {e}"),
+            );
         }
     };
-    let config = &match hide_package(config, &work.0) {
-        Ok(program) => InteractiveConfig {
-            program,
-            ..config.clone()
-        },
-        Err(e) => {
-            eprintln!("referee interactive: {e}");
-            return Status::Usage;
-        }
+    let program = match hide_package(config, &work.0) {
+        Ok(program) => program,
+        Err(e) => return fail(Status::Usage, e),
     };
-    let package = match load(&config.problem, &work.0).await {
-        Ok(package) => package,
-        Err(e) => {
-            eprintln!("referee interactive: {e}");
-            return Status::Usage;
-        }
+    let judging = match Judging::load(config, &work.0).await {
+        Ok(judging) => judging,
+        Err(e) => return fail(Status::Usage, e),
     };
     let mut records = match config.results.as_deref().map(Records::open).transpose() {
         Ok(records) => records,
-        Err(e) => {
-            eprintln!("referee interactive: {e}");
-            return Status::Usage;
-        }
+        Err(e) => return fail(Status::Usage, e),
     };
-    let validator = ValidatorSpec(package.validator);
-    let count = package.cases.len();
     let mut out = std::io::stdout();
-    let _ = writeln!(
-        out,
-        "interactive: {} ({count} test case{}), {} per case",
-        config.problem.display(),
-        if count == 1 { "" } else { "s" },
-        crate::units::human_duration(config.timeout)
-    );
-    let mut accepted = 0usize;
-    let mut judge_errors = 0usize;
-    for (i, case) in package.cases.iter().enumerate() {
-        let feedback_dir = work.0.join(format!("feedback-{}", i + 1));
-        let judged = match judge(config, &validator, case, &feedback_dir).await {
-            Ok(judged) => judged,
-            Err(e) => {
-                eprintln!("referee interactive: {}: {e}", case.name);
-                return Status::Usage;
+    let _ = writeln!(out, "{}", judging.header());
+    let judgee = Judgee {
+        program: &program,
+        submission: None,
+        feedback: &work.0,
+        lazy: false,
+    };
+    // Recorded before it is reported: a reader that stops at its line
+    // (`| head`) finds the case in the file.
+    let tally = judging
+        .judge_program(&judgee, |i, case, judged| {
+            if let Some(records) = records.as_mut() {
+                let record = judging.case_record(&judgee, i, case, judged);
+                records.append(&record).map_err(|e| fail(Status::Io, e))?;
             }
-        };
-        let _ = std::fs::remove_dir_all(&feedback_dir);
-        accepted += usize::from(judged.verdict == Verdict::Accepted);
-        judge_errors += usize::from(matches!(judged.verdict, Verdict::JudgeError(_)));
-        // Recorded before it is reported: a reader that stops at its line
-        // (`| head`) finds the case in the file.
-        if let Some(records) = records.as_mut()
-            && let Err(e) = records.append(&case_record(config, i, case, &judged))
-        {
-            eprintln!("referee interactive: {e}");
-            return Status::Io;
-        }
-        print_case(&mut out, config, case, &judged);
-    }
+            judging.print_case(&mut out, case, judged);
+            Ok(())
+        })
+        .await;
+    let tally = match tally {
+        Ok(tally) => tally,
+        Err(status) => return status,
+    };
     if let Some(Err(e)) = records.map(Records::finish) {
-        eprintln!("referee interactive: {e}");
-        return Status::Io;
+        return fail(Status::Io, e);
     }
     let _ = writeln!(
         out,
-        "interactive: {accepted} of {count} test cases accepted{}",
-        match judge_errors {
+        "interactive: {} of {} test cases accepted{}",
+        tally.accepted,
+        tally.judged,
+        match tally.judge_errors {
             0 => String::new(),
             n => format!(", {n} judge error{}", if n == 1 { "" } else { "s" }),
         }
     );
-    if judge_errors > 0 {
+    if tally.judge_errors > 0 {
         Status::Internal
-    } else if accepted == count {
+    } else if tally.accepted == tally.judged {
         Status::Pass
     } else {
         Status::Fail

@@ -195,6 +195,7 @@ pub(super) fn start_validator(
         feedback_dir.to_owned().into_os_string(),
     ]);
     args.extend(validator.0.flags.iter().cloned());
+    args.extend(case.validator_args.iter().cloned());
     let v_spec = BotSpec {
         program: validator.0.program.clone(),
         args,

@@ -8,8 +8,8 @@ use nix::sys::signal::Signal;
 use serde::Serialize;
 
 use super::feedback::one_line;
-use super::{ACCEPT, InteractiveConfig, REJECT};
-use crate::bot::{BotError, Ended, MemoryOverrun, Usage};
+use super::{ACCEPT, REJECT};
+use crate::bot::{Ended, MemoryOverrun, Usage};
 use crate::outcome;
 
 /// The judgement of one test case.
@@ -76,6 +76,8 @@ pub(super) enum Stop {
     BadOutput(String),
     /// The validator failed (or the referee did, relaying).
     Judge(String),
+    /// The program was killed for holding more than its memory limit.
+    Memory(MemoryOverrun),
 }
 
 /// Which side of a test case ended first.
@@ -130,10 +132,10 @@ pub(super) struct Ends {
 }
 
 /// The stop of a validator that outstays its time after the program ended.
-pub(super) fn validator_late(config: &InteractiveConfig) -> Stop {
+pub(super) fn validator_late(allowed: std::time::Duration) -> Stop {
     Stop::Judge(format!(
         "the validator did not finish within {} (--validator-timeout)",
-        crate::units::human_duration(config.validator_timeout.max(config.timeout))
+        crate::units::human_duration(allowed)
     ))
 }
 
@@ -195,8 +197,12 @@ pub(super) fn rule(
     }
     // Killed for its memory, the program could not finish: that is why,
     // whatever the validator made of its end.
+    let overrun = overrun.or(match stop {
+        Some(Stop::Memory(overrun)) => Some(overrun),
+        _ => None,
+    });
     if let Some(overrun) = overrun {
-        return Verdict::MemoryLimit(BotError::MemoryLimit(overrun).to_string());
+        return Verdict::MemoryLimit(overrun.to_string());
     }
     match stop {
         Some(Stop::TimeLimit) => return Verdict::TimeLimit,

@@ -1,0 +1,474 @@
+//! The package's settings and limits: problem.yaml in either format version
+//! (legacy, and 2023-07), DOMjudge's `.timelimit` and
+//! `domjudge-problem.ini`, and how they combine with the command line into
+//! the limits each test case is judged by.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::bot::usage::human_bytes;
+use crate::units::human_duration;
+
+/// The time limit when neither the command line nor the package gives one.
+pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(10);
+/// The wall-clock cap, as a multiple of the time limit, when
+/// `--wall-limit` is not given: problemtools' choice.
+pub const WALL_FACTOR: u32 = 2;
+/// Passes of a multi-pass problem when problem.yaml does not say (the
+/// 2023-07 format's default).
+pub const DEFAULT_PASSES: u32 = 2;
+
+/// problem.yaml as the referee reads it: the keys of both format versions
+/// that matter to judging. Anything else in the file is left alone.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ProblemYaml {
+    problem_format_version: Option<String>,
+    /// 2023-07: `interactive`, `multi-pass`, ... (a string or a list).
+    #[serde(rename = "type")]
+    kind: Option<Words>,
+    /// Legacy: `custom interactive`.
+    validation: Option<String>,
+    /// Legacy: flags for the output validator, in one string.
+    validator_flags: Option<String>,
+    limits: LimitsYaml,
+}
+
+/// A string of words, or a list of them.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(super) enum Words {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Words {
+    /// The words, one per item.
+    pub(super) fn list(self) -> Vec<String> {
+        match self {
+            Words::One(text) => text.split_whitespace().map(String::from).collect(),
+            Words::Many(list) => list,
+        }
+    }
+
+    fn has(&self, word: &str) -> bool {
+        match self {
+            Words::One(text) => text.split_whitespace().any(|w| w == word),
+            Words::Many(list) => list.iter().any(|w| w.trim() == word),
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct LimitsYaml {
+    /// 2023-07: seconds.
+    time_limit: Option<f64>,
+    /// Legacy: limit = slowest accepted submission × this.
+    time_multiplier: Option<f64>,
+    /// Legacy: how far beyond the limit a TLE submission must be.
+    time_safety_margin: Option<f64>,
+    /// 2023-07: the same pair, renamed.
+    time_multipliers: Option<TimeMultipliers>,
+    /// MiB.
+    memory: Option<f64>,
+    /// 2023-07 multi-pass problems.
+    validation_passes: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct TimeMultipliers {
+    ac_to_time_limit: Option<f64>,
+    time_limit_to_tle: Option<f64>,
+}
+
+/// A value and where it came from, for the run's first line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sourced<T> {
+    pub value: T,
+    pub from: String,
+}
+
+/// What a package says about judging, read and checked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PackageSettings {
+    /// The 2023-07 format (or a draft of it), rather than legacy.
+    pub modern: bool,
+    /// problem.yaml's `validator_flags` (legacy), passed to every case.
+    pub validator_flags: Vec<OsString>,
+    /// An explicit time limit, when the package gives one.
+    pub time_limit: Option<Sourced<Duration>>,
+    /// Without an explicit limit: limit = slowest accepted × this.
+    pub ac_to_time_limit: f64,
+    /// A time-limit submission must take more than limit × this.
+    pub time_limit_to_tle: f64,
+    /// Memory, bytes.
+    pub memory: Option<Sourced<u64>>,
+    /// Passes of a multi-pass problem; `None` for a single pass.
+    pub passes: Option<u32>,
+}
+
+/// Reads problem.yaml (if any), `.timelimit` and `domjudge-problem.ini`.
+pub fn read_settings(problem: &Path) -> Result<PackageSettings, String> {
+    let path = problem.join("problem.yaml");
+    let text = read_optional(&path)?.unwrap_or_default();
+    let yaml: ProblemYaml = match text.trim() {
+        "" => ProblemYaml::default(),
+        _ => parse_yaml(&text).map_err(|e| format!("{}: {e}", path.display()))?,
+    };
+    // Where a key is, for an error about its value.
+    let at = |key: &str, what: String| {
+        let name = key.rsplit('.').next().unwrap_or(key);
+        let line = text
+            .lines()
+            .position(|l| l.trim_start().starts_with(&format!("{name}:")))
+            .map(|i| format!(" line {}", i + 1))
+            .unwrap_or_default();
+        format!("{}{line}: {what}", path.display())
+    };
+    let modern = yaml
+        .problem_format_version
+        .as_deref()
+        .is_some_and(|v| v.trim() != "legacy");
+    check_interactive(&yaml, modern).map_err(|(key, e)| at(key, e))?;
+    let limits = &yaml.limits;
+    let multipliers = limits.time_multipliers.as_ref();
+    let factor = |name: &str, value: Option<f64>, default: f64| match value {
+        None => Ok(default),
+        Some(v) if v.is_finite() && v >= 1.0 => Ok(v),
+        Some(v) => Err(at(
+            name,
+            format!("limits.{name} must be a number of at least 1, not {v}"),
+        )),
+    };
+    let (ac_key, tle_key) = match modern {
+        true => (
+            "time_multipliers.ac_to_time_limit",
+            "time_multipliers.time_limit_to_tle",
+        ),
+        false => ("time_multiplier", "time_safety_margin"),
+    };
+    let (ac_value, tle_value, ac_default, tle_default) = match modern {
+        true => (
+            multipliers.and_then(|m| m.ac_to_time_limit),
+            multipliers.and_then(|m| m.time_limit_to_tle),
+            2.0,
+            1.5,
+        ),
+        false => (limits.time_multiplier, limits.time_safety_margin, 5.0, 2.0),
+    };
+    let passes = match (is_multi_pass(&yaml), limits.validation_passes) {
+        (false, _) => None,
+        (true, None) => Some(DEFAULT_PASSES),
+        (true, Some(n)) if n >= 2 => Some(n),
+        (true, Some(n)) => {
+            return Err(at(
+                "validation_passes",
+                format!("limits.validation_passes must be at least 2, not {n}"),
+            ));
+        }
+    };
+    Ok(PackageSettings {
+        modern,
+        validator_flags: yaml
+            .validator_flags
+            .as_deref()
+            .unwrap_or("")
+            .split_whitespace()
+            .map(OsString::from)
+            .collect(),
+        time_limit: match limits.time_limit {
+            Some(seconds) => Some(Sourced {
+                value: seconds_limit(seconds)
+                    .map_err(|e| at("time_limit", format!("limits.time_limit {e}")))?,
+                from: "problem.yaml limits.time_limit".into(),
+            }),
+            None => domjudge_time_limit(problem)?,
+        },
+        ac_to_time_limit: factor(ac_key, ac_value, ac_default)?,
+        time_limit_to_tle: factor(tle_key, tle_value, tle_default)?,
+        memory: memory_limit(limits.memory).map_err(|e| at("memory", e))?,
+        passes,
+    })
+}
+
+/// serde_yaml_ng's errors say the line and column; a document that is
+/// not a mapping at all is said plainly.
+fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+    serde_yaml_ng::from_str(text).map_err(|e| e.to_string())
+}
+
+/// The problem must be interactive, when it says what it is.
+/// An `Err` names the key that says otherwise.
+fn check_interactive(yaml: &ProblemYaml, modern: bool) -> Result<(), (&'static str, String)> {
+    if modern {
+        if let Some(kind) = &yaml.kind
+            && !kind.has("interactive")
+        {
+            return Err((
+                "type",
+                format!(
+                    "`type: {}` is not an interactive problem (expected `type: interactive`)",
+                    words(kind)
+                ),
+            ));
+        }
+        return Ok(());
+    }
+    match &yaml.validation {
+        Some(v) if !v.split_whitespace().any(|w| w == "interactive") => Err((
+            "validation",
+            format!(
+                "`validation: {v}` is not an interactive problem \
+                 (expected `validation: custom interactive`)"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn words(kind: &Words) -> String {
+    match kind {
+        Words::One(text) => text.clone(),
+        Words::Many(list) => list.join(", "),
+    }
+}
+
+fn is_multi_pass(yaml: &ProblemYaml) -> bool {
+    yaml.kind.as_ref().is_some_and(|k| k.has("multi-pass"))
+        || yaml
+            .validation
+            .as_deref()
+            .is_some_and(|v| v.split_whitespace().any(|w| w == "multi-pass"))
+}
+
+/// DOMjudge's explicit time limit: `.timelimit`, else `timelimit` in
+/// `domjudge-problem.ini`.
+fn domjudge_time_limit(problem: &Path) -> Result<Option<Sourced<Duration>>, String> {
+    let dotfile = problem.join(".timelimit");
+    if let Some(text) = read_optional(&dotfile)? {
+        let value =
+            parse_seconds(text.trim()).map_err(|e| format!("{}: {e}", dotfile.display()))?;
+        return Ok(Some(Sourced {
+            value,
+            from: ".timelimit".into(),
+        }));
+    }
+    let ini = problem.join("domjudge-problem.ini");
+    if let Some(text) = read_optional(&ini)? {
+        for (i, line) in text.lines().enumerate() {
+            let Some((key, value)) = line.split_once('=') else {
+                continue;
+            };
+            if key.trim() == "timelimit" {
+                let value = parse_seconds(value.trim().trim_matches(['\'', '"']))
+                    .map_err(|e| format!("{} line {}: {e}", ini.display(), i + 1))?;
+                return Ok(Some(Sourced {
+                    value,
+                    from: "domjudge-problem.ini timelimit".into(),
+                }));
+            }
+        }
+    }
+    Ok(None)
+}
+
+fn read_optional(path: &Path) -> Result<Option<String>, String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
+fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .parse()
+        .map_err(|_| format!("expected a number of seconds, found `{text}`"))?;
+    seconds_limit(seconds)
+}
+
+/// A positive, finite number of seconds, at most a day.
+fn seconds_limit(seconds: f64) -> Result<Duration, String> {
+    if seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0 {
+        Ok(Duration::from_secs_f64(seconds))
+    } else {
+        Err(format!(
+            "must be a positive number of seconds, not {seconds}"
+        ))
+    }
+}
+
+fn memory_limit(mebibytes: Option<f64>) -> Result<Option<Sourced<u64>>, String> {
+    match mebibytes {
+        None => Ok(None),
+        Some(m) if m.is_finite() && m >= 1.0 && m <= (1u64 << 30) as f64 => Ok(Some(Sourced {
+            value: (m * 1024.0 * 1024.0) as u64,
+            from: "problem.yaml limits.memory".into(),
+        })),
+        Some(m) => Err(format!(
+            "limits.memory must be a positive number of MiB, not {m}"
+        )),
+    }
+}
+
+/// The limits each test case is judged by, and where they came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CaseLimits {
+    /// The program's CPU time per case.
+    pub time: Sourced<Duration>,
+    /// The program's wall-clock time per case (a program that waits is
+    /// stopped too).
+    pub wall: Duration,
+    /// The program's memory, bytes (`None`: measured only).
+    pub memory: Option<Sourced<u64>>,
+}
+
+impl CaseLimits {
+    /// The limits from the command line where it gives them, else the
+    /// package's, else the defaults. `wall` defaults to [`WALL_FACTOR`]
+    /// times the time limit.
+    pub fn resolve(
+        time: Option<Duration>,
+        wall: Option<Duration>,
+        memory: Option<Option<u64>>,
+        default_memory: Option<u64>,
+        package: &PackageSettings,
+    ) -> CaseLimits {
+        let time = match (time, &package.time_limit) {
+            (Some(value), _) => Sourced {
+                value,
+                from: "--timeout".into(),
+            },
+            (None, Some(limit)) => limit.clone(),
+            (None, None) => Sourced {
+                value: DEFAULT_TIME_LIMIT,
+                from: "the default; the package gives none".into(),
+            },
+        };
+        let memory = match (memory, &package.memory) {
+            (Some(value), _) => value.map(|value| Sourced {
+                value,
+                from: "--limit-memory".into(),
+            }),
+            (None, Some(limit)) => Some(limit.clone()),
+            (None, None) => default_memory.map(|value| Sourced {
+                value,
+                from: "the default".into(),
+            }),
+        };
+        CaseLimits {
+            wall: wall.unwrap_or(time.value * WALL_FACTOR),
+            time,
+            memory,
+        }
+    }
+
+    /// The run's description of its limits: `1s of CPU time per case
+    /// (problem.yaml limits.time_limit), wall clock 2s, memory 256 MiB
+    /// (problem.yaml limits.memory)`.
+    pub fn describe(&self) -> String {
+        let memory = match &self.memory {
+            Some(m) => format!("memory {} ({})", human_bytes(m.value), m.from),
+            None => "memory measured only".into(),
+        };
+        format!(
+            "{} of CPU time per case ({}), wall clock {}, {memory}",
+            human_duration(self.time.value),
+            self.time.from,
+            human_duration(self.wall)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn settings(yaml: &str) -> Result<PackageSettings, String> {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("problem.yaml"), yaml).unwrap();
+        read_settings(dir.path())
+    }
+
+    #[test]
+    fn both_format_versions_are_read() {
+        let modern = settings(
+            "problem_format_version: 2023-07-draft\ntype: interactive\nlimits:\n  time_limit: 1.5\n  memory: 256\n  time_multipliers:\n    time_limit_to_tle: 4\n",
+        )
+        .unwrap();
+        assert!(modern.modern);
+        assert_eq!(
+            modern.time_limit.unwrap().value,
+            Duration::from_millis(1500)
+        );
+        assert_eq!(modern.memory.unwrap().value, 256 << 20);
+        assert_eq!(
+            (modern.ac_to_time_limit, modern.time_limit_to_tle),
+            (2.0, 4.0)
+        );
+        let legacy = settings(
+            "name: x\nvalidation: custom interactive\nvalidator_flags: --a b\nlimits:\n  time_multiplier: 3\n",
+        )
+        .unwrap();
+        assert!(!legacy.modern);
+        assert_eq!(
+            legacy.validator_flags,
+            vec![OsString::from("--a"), "b".into()]
+        );
+        assert_eq!(legacy.time_limit, None);
+        assert_eq!(
+            (legacy.ac_to_time_limit, legacy.time_limit_to_tle),
+            (3.0, 2.0)
+        );
+        let passes = settings("problem_format_version: 2023-07\ntype: [interactive, multi-pass]\n");
+        assert_eq!(passes.unwrap().passes, Some(DEFAULT_PASSES));
+    }
+
+    #[test]
+    fn bad_settings_name_the_file_and_the_key() {
+        let e = settings("validation: default\n").unwrap_err();
+        assert!(
+            e.contains("problem.yaml") && e.contains("not an interactive"),
+            "{e}"
+        );
+        let e = settings("problem_format_version: 2023-07\ntype: pass-fail\n").unwrap_err();
+        assert!(e.contains("type: pass-fail"), "{e}");
+        let e = settings("limits:\n  time_limit: -1\n").unwrap_err();
+        assert!(e.contains("limits.time_limit"), "{e}");
+        let e = settings("limits:\n  time_limit: fast\n").unwrap_err();
+        assert!(e.contains("line 2"), "{e}");
+    }
+
+    #[test]
+    fn the_command_line_wins_then_the_package_then_the_default() {
+        let package = settings("limits:\n  time_limit: 2\n").unwrap();
+        let limits = CaseLimits::resolve(None, None, None, Some(1 << 31), &package);
+        assert_eq!(limits.time.value, Duration::from_secs(2));
+        assert_eq!(limits.wall, Duration::from_secs(4));
+        assert!(limits.describe().contains("problem.yaml limits.time_limit"));
+        let ms = Duration::from_millis(300);
+        let limits = CaseLimits::resolve(Some(ms), Some(ms), Some(None), None, &package);
+        assert_eq!(
+            (limits.time.value, limits.wall, limits.memory),
+            (ms, ms, None)
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn any_problem_yaml_is_read_or_refused_without_a_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+            let _ = parse_yaml::<ProblemYaml>(&String::from_utf8_lossy(&bytes));
+        }
+
+        #[test]
+        fn any_yaml_like_text_is_read_or_refused(text in "(limits:|  time_limit:|type:| |-|\\[|\\]|[0-9.]{0,4}|interactive|\n){0,30}") {
+            let _ = parse_yaml::<ProblemYaml>(&text);
+        }
+    }
+}
