@@ -112,9 +112,10 @@ pub struct Source {
     pub dir: PathBuf,
     /// Every source file of the language, absolute, sorted by name.
     pub files: Vec<PathBuf>,
-    /// Where the program starts: the main file (C, C++ and Rust: the
-    /// first source; Python and Rust: the one run or compiled), or for
-    /// Java and Kotlin the main class (`pkg.Main`, `MainKt`).
+    /// Where the program starts: for Python and Rust the main file's name
+    /// (the one run, or compiled); for Java and Kotlin the main class
+    /// (`pkg.Main`, `MainKt`); for C and C++, which compile every file,
+    /// the first file's name.
     pub entry: String,
 }
 
