@@ -273,7 +273,7 @@ mod tests {
         let problem = oddcoin();
         let work = WorkDir::new().unwrap();
         let loaded = run(package::load(&problem, &work.0)).unwrap();
-        assert_eq!(loaded.cases.len(), 9);
+        assert_eq!(loaded.cases.len(), 10);
         let validator = ValidatorSpec(loaded.validator);
         let mut submissions: Vec<PathBuf> = Vec::new();
         for folder in [
@@ -318,7 +318,7 @@ mod tests {
             }
             let last = verdicts.last().unwrap();
             let expected = match &*folder {
-                "accepted" => verdicts.len() == 9 && *last == Verdict::Accepted,
+                "accepted" => verdicts.len() == 10 && *last == Verdict::Accepted,
                 "wrong_answer" => matches!(last, Verdict::WrongAnswer(_)),
                 "time_limit_exceeded" => *last == Verdict::TimeLimit,
                 _ => matches!(last, Verdict::RuntimeError(_)),
