@@ -20,6 +20,7 @@ pub mod command;
 mod eager;
 mod exit;
 pub mod groups;
+pub mod language;
 pub mod lines;
 pub mod spawn;
 pub mod status;

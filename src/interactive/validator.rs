@@ -5,11 +5,15 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::package::{Case, is_executable, names};
-use super::{InteractiveConfig, MAX_LINE, MAX_OUTPUT};
+use super::{InteractiveConfig, MAX_LINE};
+use crate::bot::command::run_to_end;
+use crate::bot::language::{BuildSettings, Language, Source, build};
 use crate::bot::{Bot, BotLimits, BotSpec, Resources};
 
 /// Time limit of a validator's `build` script or compilation.
 pub(super) const BUILD_TIMEOUT: Duration = Duration::from_secs(120);
+/// How much of a `build` script's output is kept.
+const LOG_KEEP: usize = 64 * 1024;
 
 /// How to run the validator (after any build).
 #[derive(Clone, Debug)]
@@ -22,28 +26,38 @@ pub(super) struct Validator {
     pub(super) dir: PathBuf,
 }
 
-/// Finds the validator's directory: the one directory in
-/// `output_validators/`, or `output_validator/` (the newer format's name).
+/// Finds the validator's directory: `output_validator/` (the 2023-07
+/// format; when it holds exactly one directory and no file, problemtools'
+/// transitional form, that directory), or else the one directory in
+/// `output_validators/` (the legacy format).
 pub(super) fn validator_dir(problem: &Path) -> Result<PathBuf, String> {
     let newer = problem.join("output_validator");
     if newer.is_dir() {
-        return Ok(newer);
+        let (files, dirs) = entries(&newer)?;
+        return match (files.as_slice(), dirs.as_slice()) {
+            ([], [only]) => Ok(only.clone()),
+            ([], []) => Err(format!(
+                "{}: empty; expected the output validator's sources, or `build`/`run`",
+                newer.display()
+            )),
+            _ => Ok(newer),
+        };
     }
     let dir = problem.join("output_validators");
-    let entries = std::fs::read_dir(&dir).map_err(|e| {
-        format!(
-            "{}: {e} (an interactive problem needs its validator there)",
+    if !dir.exists() {
+        return Err(format!(
+            "{}: no output_validator/ (nor legacy output_validators/); an interactive \
+             problem needs its validator there",
+            problem.display()
+        ));
+    }
+    let (_, dirs) = entries(&dir)?;
+    match dirs.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(format!(
+            "{}: no validator directory in it (expected one, output_validators/<name>/)",
             dir.display()
-        )
-    })?;
-    let mut dirs: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
-    match dirs.len() {
-        1 => Ok(dirs.remove(0)),
-        0 => Err(format!("{}: no validator directory in it", dir.display())),
+        )),
         _ => Err(format!(
             "{}: more than one validator directory ({}); keep one",
             dir.display(),
@@ -52,56 +66,63 @@ pub(super) fn validator_dir(problem: &Path) -> Result<PathBuf, String> {
     }
 }
 
-/// Runs a build command (a `build` script, or a compiler) in `dir`, with
-/// [`BUILD_TIMEOUT`], through the bot layer (its own process group, killed
-/// at the end). Its output is returned in the error when it fails.
-pub(super) async fn build(program: &str, args: Vec<OsString>, dir: &Path) -> Result<(), String> {
+/// The files and the directories in `dir` (hidden ones aside), sorted.
+fn entries(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), String> {
+    let read = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut paths: Vec<PathBuf> = read
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.as_encoded_bytes().starts_with(b"."))
+        })
+        .collect();
+    paths.sort();
+    let (dirs, files) = paths.into_iter().partition(|p| p.is_dir());
+    Ok((files, dirs))
+}
+
+/// Runs the validator's `build` script in its directory, through the bot
+/// layer (its own process group, a time limit, a memory bound); its last
+/// lines of output are in the error when it fails.
+async fn run_build_script(script: &Path, dir: &Path) -> Result<(), String> {
     let spec = BotSpec {
-        program: program.into(),
-        args,
+        program: script.into(),
+        args: vec![],
         dir: Some(dir.to_owned()),
         hide: vec![],
     };
-    let limits = BotLimits {
-        max_line: MAX_LINE,
-        resources: Resources::NONE,
-        memory: Some(crate::bot::command::BUILD_MEMORY),
-        ..BotLimits::default()
-    };
-    let mut bot = Bot::spawn(&spec, limits).map_err(|e| format!("cannot start {program}: {e}"))?;
-    bot.close_input();
-    let deadline = crate::bot::deadline_after(BUILD_TIMEOUT);
-    let output = bot.read_to_end(deadline, MAX_OUTPUT).await;
-    let ended = match &output {
-        Ok(_) => Some(bot.wait_exit(deadline).await),
-        Err(_) => None,
-    };
-    let _ = bot.kill().await;
-    let mut tail = bot.stderr(|t| t.last_lines(10));
-    if let Ok(lines) = &output {
-        tail.extend(lines.iter().rev().take(10).rev().cloned());
+    let completed = run_to_end(&spec, BUILD_TIMEOUT, LOG_KEEP)
+        .await
+        .map_err(|e| format!("cannot start `build`: {e}"))?;
+    if completed.success() {
+        return Ok(());
     }
-    let tail = tail
+    let why = match completed.ended {
+        Some(ended) => format!("`build` {ended}"),
+        None if completed.memory_overrun.is_some() => "`build` held too much memory".into(),
+        None => format!(
+            "`build` did not finish within {}",
+            crate::units::human_duration(BUILD_TIMEOUT)
+        ),
+    };
+    let lines: Vec<&str> = completed.log.lines().collect();
+    let tail: String = lines[lines.len().saturating_sub(10)..]
         .iter()
         .map(|l| format!("\n  | {l}"))
-        .collect::<String>();
-    match (output, ended) {
-        (Ok(_), Some(Ok(ended))) if ended.success() => Ok(()),
-        (Ok(_), Some(Ok(ended))) => Err(format!("{program} {ended}{tail}")),
-        (Err(e), _) | (_, Some(Err(e))) => Err(format!("{program}: {e}{tail}")),
-        (Ok(_), None) => unreachable!("waited for"),
-    }
+        .collect();
+    Err(format!("{why}{tail}"))
 }
 
-/// How to run the validator in `dir`, building it first when needed
-/// (a compiled source goes into `work`).
+/// How to run the validator in `dir`, building it first when needed: an
+/// executable `run` (made by `build` when there is one), a single
+/// executable file, or sources of one language (compiled into `work`).
 pub(super) async fn prepare_validator(dir: &Path, work: &Path) -> Result<Validator, String> {
     let at = |what: String| format!("{}: {what}", dir.display());
-    let validator = |program: PathBuf, before: Vec<OsString>| Validator {
-        program: program.into_os_string(),
+    let validator = |program: OsString, before: Vec<OsString>, run_in: PathBuf| Validator {
+        program,
         before,
         flags: vec![],
-        dir: dir.to_owned(),
+        dir: run_in,
     };
     let run = dir.join("run");
     let build_script = dir.join("build");
@@ -110,7 +131,7 @@ pub(super) async fn prepare_validator(dir: &Path, work: &Path) -> Result<Validat
             if !is_executable(&build_script) {
                 return Err(at("`build` is not executable; try `chmod +x`".into()));
             }
-            build(&build_script.to_string_lossy(), vec![], dir)
+            run_build_script(&build_script, dir)
                 .await
                 .map_err(|e| at(format!("build failed: {e}")))?;
         }
@@ -120,63 +141,37 @@ pub(super) async fn prepare_validator(dir: &Path, work: &Path) -> Result<Validat
         if !is_executable(&run) {
             return Err(at("`run` is not executable; try `chmod +x`".into()));
         }
-        return Ok(validator(run, vec![]));
+        return Ok(validator(run.into(), vec![], dir.to_owned()));
     }
-    let entries = std::fs::read_dir(dir).map_err(|e| at(e.to_string()))?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.is_file()
-                && !p
-                    .file_name()
-                    .unwrap_or_default()
-                    .to_string_lossy()
-                    .starts_with('.')
-                && !p.extension().is_some_and(|x| x == "h" || x == "hpp")
-        })
-        .collect();
-    files.sort();
-    let [file] = files.as_slice() else {
-        return Err(at(format!(
-            "expected an executable `run` (with an optional `build`), or a single executable \
-             file or Python, C or C++ source; found {}",
-            if files.is_empty() {
-                "no file".to_string()
-            } else {
-                names(&files)
-            }
-        )));
-    };
-    let extension = file
-        .extension()
-        .map(|x| x.to_string_lossy().to_lowercase())
-        .unwrap_or_default();
-    let compiled = work.join("validator");
-    let compile = |compiler: &'static str, extra: &[&str]| {
-        let mut args: Vec<OsString> = vec!["-O2".into(), "-o".into(), compiled.clone().into()];
-        args.extend(extra.iter().map(OsString::from));
-        args.push("-I".into());
-        args.push(dir.into());
-        args.push(file.into());
-        args.push("-lm".into());
-        (compiler, args)
-    };
-    let (compiler, args) = match extension.as_str() {
-        "py" => return Ok(validator("python3".into(), vec![file.into()])),
-        "c" => compile("cc", &[]),
-        "cc" | "cpp" | "cxx" | "c++" => compile("c++", &["-std=gnu++17"]),
-        _ if is_executable(file) => return Ok(validator(file.clone(), vec![])),
-        _ => {
-            return Err(at(format!(
-                "{}: neither executable nor a Python, C or C++ source",
-                names(std::slice::from_ref(file))
-            )));
+    let (files, _) = entries(dir)?;
+    if let [file] = files.as_slice()
+        && Language::of_file(file).is_none()
+    {
+        if is_executable(file) {
+            return Ok(validator(file.into(), vec![], dir.to_owned()));
         }
+        return Err(at(format!(
+            "{}: neither executable nor a source ({})",
+            names(std::slice::from_ref(file)),
+            "C, C++, Java, Kotlin, Python 3 or Rust"
+        )));
+    }
+    let expected = "expected an executable `run` (with an optional `build`), a single \
+                    executable file, or the validator's sources";
+    let source = match Source::detect(dir) {
+        Ok(Some(source)) => source,
+        Ok(None) => return Err(at(format!("not a directory; {expected}"))),
+        Err(e) => return Err(format!("{e}; {expected}")),
     };
-    build(compiler, args, dir)
+    let settings = BuildSettings {
+        timeout: BUILD_TIMEOUT,
+        ..BuildSettings::default()
+    };
+    let spec = build(&source, &work.join("validator"), &settings)
         .await
-        .map_err(|e| at(format!("compiling {} failed: {e}", names(&files))))?;
-    Ok(validator(compiled, vec![]))
+        .map_err(|e| at(format!("cannot build the validator: {e}")))?;
+    let run_in = spec.dir.unwrap_or_else(|| dir.to_owned());
+    Ok(validator(spec.program, spec.args, run_in))
 }
 
 /// Starts the validator on `case`. It is the judge's own program: no
@@ -215,3 +210,121 @@ pub(super) fn start_validator(
 
 /// A validator ready to run (see [`super::judge`]).
 pub struct ValidatorSpec(pub(super) Validator);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bot::language::BuildError;
+    use crate::interactive::{Verdict, WorkDir, judge, package};
+
+    fn run<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    fn oddcoin() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("games/oddcoin")
+    }
+
+    #[test]
+    fn the_2023_layout_and_its_transitional_form_are_found() {
+        let problem = tempfile::tempdir().unwrap();
+        let newer = problem.path().join("output_validator");
+        std::fs::create_dir_all(newer.join("checker")).unwrap();
+        // One subdirectory and no file: problemtools' transitional form.
+        assert_eq!(
+            validator_dir(problem.path()).unwrap(),
+            newer.join("checker")
+        );
+        std::fs::write(newer.join("validate.py"), "").unwrap();
+        assert_eq!(validator_dir(problem.path()).unwrap(), newer);
+        std::fs::remove_dir_all(&newer).unwrap();
+        std::fs::create_dir_all(&newer).unwrap();
+        let empty = validator_dir(problem.path()).unwrap_err();
+        assert!(empty.contains("output_validator: empty"), "{empty}");
+        std::fs::remove_dir_all(&newer).unwrap();
+        let none = validator_dir(problem.path()).unwrap_err();
+        assert!(none.contains("no output_validator/"), "{none}");
+    }
+
+    #[test]
+    fn sources_of_two_languages_are_named_with_what_was_expected() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.c"), "").unwrap();
+        std::fs::write(dir.path().join("b.py"), "").unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let error = run(prepare_validator(dir.path(), work.path())).unwrap_err();
+        assert!(error.contains("several languages"), "{error}");
+        assert!(error.contains("expected an executable `run`"), "{error}");
+    }
+
+    /// Builds a submission of the sample package with the language module.
+    async fn build_submission(path: &Path, out: &Path) -> Result<BotSpec, BuildError> {
+        let source = Source::detect(path).unwrap().expect("a source");
+        build(&source, out, &BuildSettings::default()).await
+    }
+
+    /// Every submission of games/oddcoin gets the verdict of its folder, with
+    /// its validator built from output_validator/ (C++ and a header).
+    #[test]
+    fn every_oddcoin_submission_gets_its_folders_verdict() {
+        let problem = oddcoin();
+        let work = WorkDir::new().unwrap();
+        let loaded = run(package::load(&problem, &work.0)).unwrap();
+        assert_eq!(loaded.cases.len(), 10);
+        let validator = ValidatorSpec(loaded.validator);
+        let mut submissions: Vec<PathBuf> = Vec::new();
+        for folder in [
+            "accepted",
+            "wrong_answer",
+            "time_limit_exceeded",
+            "run_time_error",
+        ] {
+            let (files, _) = entries(&problem.join("submissions").join(folder)).unwrap();
+            submissions.extend(files);
+        }
+        for (i, path) in submissions.iter().enumerate() {
+            let folder = path
+                .parent()
+                .unwrap()
+                .file_name()
+                .unwrap()
+                .to_string_lossy();
+            let spec = run(build_submission(path, &work.0.join(format!("s{i}"))))
+                .unwrap_or_else(|e| panic!("{e}"));
+            let config = InteractiveConfig {
+                problem: problem.clone(),
+                program: spec,
+                limits: BotLimits {
+                    max_line: MAX_LINE,
+                    ..BotLimits::default()
+                },
+                timeout: Duration::from_secs(1),
+                validator_timeout: Duration::from_secs(10),
+                results: None,
+            };
+            let mut verdicts = Vec::new();
+            for (c, case) in loaded.cases.iter().enumerate() {
+                let feedback = work.0.join(format!("f{i}-{c}"));
+                let judged = run(judge(&config, &validator, case, &feedback)).unwrap();
+                let failed = judged.verdict != Verdict::Accepted;
+                verdicts.push(judged.verdict);
+                // A wrong submission is known by its first failure.
+                if failed {
+                    break;
+                }
+            }
+            let last = verdicts.last().unwrap();
+            let expected = match &*folder {
+                "accepted" => verdicts.len() == 10 && *last == Verdict::Accepted,
+                "wrong_answer" => matches!(last, Verdict::WrongAnswer(_)),
+                "time_limit_exceeded" => *last == Verdict::TimeLimit,
+                _ => matches!(last, Verdict::RuntimeError(_)),
+            };
+            assert!(expected, "{}: {verdicts:?}", path.display());
+        }
+    }
+}
