@@ -214,8 +214,6 @@ pub struct ValidatorSpec(pub(super) Validator);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bot::language::BuildError;
-    use crate::interactive::{Verdict, WorkDir, judge, package};
 
     fn run<F: std::future::Future>(f: F) -> F::Output {
         tokio::runtime::Builder::new_current_thread()
@@ -223,10 +221,6 @@ mod tests {
             .build()
             .unwrap()
             .block_on(f)
-    }
-
-    fn oddcoin() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("games/oddcoin")
     }
 
     #[test]
@@ -259,72 +253,5 @@ mod tests {
         let error = run(prepare_validator(dir.path(), work.path())).unwrap_err();
         assert!(error.contains("several languages"), "{error}");
         assert!(error.contains("expected an executable `run`"), "{error}");
-    }
-
-    /// Builds a submission of the sample package with the language module.
-    async fn build_submission(path: &Path, out: &Path) -> Result<BotSpec, BuildError> {
-        let source = Source::detect(path).unwrap().expect("a source");
-        build(&source, out, &BuildSettings::default()).await
-    }
-
-    /// Every submission of games/oddcoin gets the verdict of its folder, with
-    /// its validator built from output_validator/ (C++ and a header).
-    #[test]
-    fn every_oddcoin_submission_gets_its_folders_verdict() {
-        let problem = oddcoin();
-        let work = WorkDir::new().unwrap();
-        let loaded = run(package::load(&problem, &work.0)).unwrap();
-        assert_eq!(loaded.cases.len(), 10);
-        let validator = ValidatorSpec(loaded.validator);
-        let mut submissions: Vec<PathBuf> = Vec::new();
-        for folder in [
-            "accepted",
-            "wrong_answer",
-            "time_limit_exceeded",
-            "run_time_error",
-        ] {
-            let (files, _) = entries(&problem.join("submissions").join(folder)).unwrap();
-            submissions.extend(files);
-        }
-        for (i, path) in submissions.iter().enumerate() {
-            let folder = path
-                .parent()
-                .unwrap()
-                .file_name()
-                .unwrap()
-                .to_string_lossy();
-            let spec = run(build_submission(path, &work.0.join(format!("s{i}"))))
-                .unwrap_or_else(|e| panic!("{e}"));
-            let config = InteractiveConfig {
-                problem: problem.clone(),
-                program: spec,
-                limits: BotLimits {
-                    max_line: MAX_LINE,
-                    ..BotLimits::default()
-                },
-                timeout: Duration::from_secs(1),
-                validator_timeout: Duration::from_secs(10),
-                results: None,
-            };
-            let mut verdicts = Vec::new();
-            for (c, case) in loaded.cases.iter().enumerate() {
-                let feedback = work.0.join(format!("f{i}-{c}"));
-                let judged = run(judge(&config, &validator, case, &feedback)).unwrap();
-                let failed = judged.verdict != Verdict::Accepted;
-                verdicts.push(judged.verdict);
-                // A wrong submission is known by its first failure.
-                if failed {
-                    break;
-                }
-            }
-            let last = verdicts.last().unwrap();
-            let expected = match &*folder {
-                "accepted" => verdicts.len() == 10 && *last == Verdict::Accepted,
-                "wrong_answer" => matches!(last, Verdict::WrongAnswer(_)),
-                "time_limit_exceeded" => *last == Verdict::TimeLimit,
-                _ => matches!(last, Verdict::RuntimeError(_)),
-            };
-            assert!(expected, "{}: {verdicts:?}", path.display());
-        }
     }
 }
