@@ -134,7 +134,7 @@ pub enum Command {
 
     /// An ICPC interactive problem: its validator against a program, test case by test case.
     #[command(
-        override_usage = "referee interactive [OPTIONS] PROBLEM_DIR PROGRAM [ARGS]...",
+        override_usage = "referee interactive [OPTIONS] PROBLEM_DIR [PROGRAM [ARGS]...]",
         after_help = crate::interactive::HELP,
         after_long_help = crate::interactive::HELP
     )]
@@ -722,14 +722,23 @@ pub struct InteractiveArgs {
     pub problem: PathBuf,
 
     /// The program, then any arguments for it (options included). A
-    /// PROGRAM whose name starts with `-` follows `--`.
-    #[arg(
-        value_name = "PROGRAM [ARGS]",
-        required = true,
-        num_args = 1..,
-        trailing_var_arg = true
-    )]
+    /// PROGRAM whose name starts with `-` follows `--`. A source file given
+    /// alone is built first (docs/languages.md). Without a PROGRAM, every
+    /// program under the package's submissions/ is built, judged and
+    /// checked against its folder's verdict.
+    #[arg(value_name = "PROGRAM [ARGS]", num_args = 0.., trailing_var_arg = true)]
     pub command: Vec<OsString>,
+
+    /// Without a PROGRAM: how many submissions to judge at the same time.
+    /// More than one makes wall-clock times noisier; CPU times, which
+    /// decide, much less so.
+    #[arg(long, short = 'j', value_name = "N", default_value = "1", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: u16,
+
+    /// Without a PROGRAM: write a JUnit XML report to FILE, one test case
+    /// per submission (a failure when it did not get its folder's verdict).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -1093,13 +1102,15 @@ async fn run_play(args: PlayArgs) -> Status {
 async fn run_interactive(args: InteractiveArgs) -> Status {
     let config = crate::interactive::InteractiveConfig {
         problem: args.problem,
-        program: bot_spec(&args.command),
+        program: (!args.command.is_empty()).then(|| bot_spec(&args.command)),
         limits: args.bot.limits(crate::interactive::MAX_LINE),
         time_limit: args.timeout,
         wall_limit: args.wall_limit,
         memory: args.bot.limit_memory.map(|limit| limit.0),
         validator_timeout: args.validator_timeout,
         results: args.results,
+        jobs: usize::from(args.jobs),
+        junit: args.junit,
     };
     crate::interactive::run(&config).await
 }

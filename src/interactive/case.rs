@@ -12,7 +12,7 @@ use super::package::Case;
 use super::validator::{ValidatorSpec, start_validator};
 use super::verdict::{Ends, Judged, Side, Stop, rule, validator_late, with_judge_error};
 use super::{InteractiveConfig, MAX_OUTPUT};
-use crate::bot::{Bot, BotError, Ended, MemoryOverrun, UsageMark, later};
+use crate::bot::{Bot, BotError, BotSpec, Ended, MemoryOverrun, UsageMark, later};
 
 /// How often a silent program's CPU time is looked at.
 const CPU_POLL: Duration = Duration::from_millis(20);
@@ -72,6 +72,7 @@ impl State {
 /// be started, which ends the run.
 pub async fn judge(
     config: &InteractiveConfig,
+    program: &BotSpec,
     limits: &CaseLimits,
     validator: &ValidatorSpec,
     case: &Case,
@@ -79,7 +80,7 @@ pub async fn judge(
 ) -> Result<Judged, String> {
     std::fs::create_dir_all(feedback_dir)
         .map_err(|e| format!("feedback directory {}: {e}", feedback_dir.display()))?;
-    let mut relay = Relay::start(config, limits, validator, case, feedback_dir).await?;
+    let mut relay = Relay::start(config, program, limits, validator, case, feedback_dir).await?;
     let stop = relay.run().await;
     Ok(relay.finish(feedback_dir, stop).await)
 }
@@ -112,6 +113,7 @@ impl<'a> Relay<'a> {
     /// program cannot start), and sets both deadlines.
     async fn start(
         config: &'a InteractiveConfig,
+        program: &BotSpec,
         limits: &'a CaseLimits,
         validator: &ValidatorSpec,
         case: &Case,
@@ -120,7 +122,7 @@ impl<'a> Relay<'a> {
         let start = Instant::now();
         let v_deadline = later(start, config.validator_timeout.max(limits.wall));
         let mut v_bot = start_validator(config, validator, case, feedback_dir)?;
-        let p_bot = match Bot::spawn(&config.program, config.limits) {
+        let p_bot = match Bot::spawn(program, config.limits) {
             Ok(bot) => bot,
             Err(e) => {
                 let _ = v_bot.kill().await;

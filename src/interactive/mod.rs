@@ -18,6 +18,7 @@ mod package;
 mod program;
 mod validator;
 mod verdict;
+mod whole;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -27,9 +28,17 @@ use crate::bot::{BotLimits, BotSpec};
 
 pub use case::judge;
 pub use package::Case;
-pub use program::run;
 pub use validator::ValidatorSpec;
 pub use verdict::{Judged, Side, Verdict};
+
+/// Runs `referee interactive`: the program given on every case, or the
+/// package's own submissions when none is given.
+pub async fn run(config: &InteractiveConfig) -> crate::exit::Status {
+    match config.program {
+        Some(_) => program::run(config).await,
+        None => whole::run(config).await,
+    }
+}
 
 /// Longest line relayed in either direction.
 pub const MAX_LINE: usize = 1 << 20;
@@ -70,7 +79,8 @@ Exit status:
 #[derive(Clone, Debug)]
 pub struct InteractiveConfig {
     pub problem: PathBuf,
-    pub program: BotSpec,
+    /// The program to judge; `None` judges the package's own submissions.
+    pub program: Option<BotSpec>,
     pub limits: BotLimits,
     /// `--timeout`: the program's CPU time per test case; `None` takes the
     /// package's (see [`limits`]).
@@ -84,6 +94,10 @@ pub struct InteractiveConfig {
     /// The validator's time per test case, from the case's start.
     pub validator_timeout: Duration,
     pub results: Option<PathBuf>,
+    /// A whole-package run: submissions judged at the same time.
+    pub jobs: usize,
+    /// A whole-package run: a JUnit test case per submission.
+    pub junit: Option<PathBuf>,
 }
 
 /// A directory of the run's own, removed when dropped.

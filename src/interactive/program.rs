@@ -14,6 +14,7 @@ use super::package::{Case, Package, load};
 use super::validator::ValidatorSpec;
 use super::verdict::{Judged, Side, Verdict};
 use super::{InteractiveConfig, WorkDir};
+use crate::bot::language::{BuildSettings, Source, build};
 use crate::bot::{BotSpec, Ended, Usage};
 use crate::exit::Status;
 use crate::outcome;
@@ -72,8 +73,11 @@ pub(super) struct CaseRecord<'a> {
 /// error, before anything runs, when that cannot be: `bwrap` is missing,
 /// or the program's own directory, which the sandbox shows, is in the
 /// package but not among its `submissions/`.
-pub(super) fn hide_package(config: &InteractiveConfig, work: &Path) -> Result<BotSpec, String> {
-    let mut program = config.program.clone();
+pub(super) fn hide_package(
+    config: &InteractiveConfig,
+    mut program: BotSpec,
+    work: &Path,
+) -> Result<BotSpec, String> {
     if !config.limits.sandbox {
         return Ok(program);
     }
@@ -144,6 +148,8 @@ impl Tally {
 /// A program to judge, and how its cases are reported.
 pub(super) struct Judgee<'a> {
     pub(super) program: &'a BotSpec,
+    /// The limits of its cases (a time-limit submission's are longer).
+    pub(super) limits: &'a CaseLimits,
     /// Its name among the package's submissions, in a whole-package run.
     pub(super) submission: Option<&'a str>,
     /// Where its cases' feedback directories go.
@@ -194,9 +200,8 @@ impl<'a> Judging<'a> {
         mut each: impl FnMut(usize, &Case, &Judged) -> Result<(), Status>,
     ) -> Result<Tally, Status> {
         let config = InteractiveConfig {
-            program: judgee.program.clone(),
             limits: crate::bot::BotLimits {
-                memory: self.limits.memory.as_ref().map(|m| m.value),
+                memory: judgee.limits.memory.as_ref().map(|m| m.value),
                 ..self.config.limits
             },
             ..self.config.clone()
@@ -205,7 +210,14 @@ impl<'a> Judging<'a> {
         let mut tally = Tally::default();
         for (i, case) in self.package.cases.iter().enumerate() {
             let feedback_dir = judgee.feedback.join(format!("feedback-{}", i + 1));
-            let judged = judge(&config, &self.limits, &validator, case, &feedback_dir)
+            let judged = judge(
+                &config,
+                judgee.program,
+                judgee.limits,
+                &validator,
+                case,
+                &feedback_dir,
+            )
                 .await
                 .map_err(|e| {
                     eprintln!("referee interactive: {}: {e}", case.name);
@@ -240,8 +252,8 @@ impl<'a> Judging<'a> {
             status: verdict.status(judged.exit),
             message: verdict.to_string(),
             micros: micros(judged.time),
-            time_limit_micros: micros(self.limits.time.value),
-            wall_limit_micros: micros(self.limits.wall),
+            time_limit_micros: micros(judgee.limits.time.value),
+            wall_limit_micros: micros(judgee.limits.wall),
             submission: judgee.submission,
             usage: judged.usage,
             exit: judged.exit,
@@ -310,18 +322,74 @@ pub(super) fn fail(status: Status, e: impl std::fmt::Display) -> Status {
     status
 }
 
-/// Runs `referee interactive PACKAGE PROGRAM`: the program on every case.
-pub async fn run(config: &InteractiveConfig) -> Status {
-    let work = match WorkDir::new() {
-        Ok(work) => work,
-        Err(e) => {
-            return fail(
-                Status::Internal,
-                format!("cannot create a work directory: {e}"),
-            );
+/// The program at `path` ready to run, and its language: a source file
+/// or a directory of sources is built into `out_dir` (see
+/// [`crate::bot::language`]), an executable runs as it is. Under
+/// `--sandbox` the package and `work` are hidden from it.
+pub(super) async fn prepare_program(
+    config: &InteractiveConfig,
+    path: &Path,
+    out_dir: &Path,
+    work: &Path,
+) -> Result<(BotSpec, String), String> {
+    let (spec, language) = match Source::detect(path)? {
+        Some(source) => {
+            let settings = BuildSettings {
+                sandbox: config.limits.sandbox,
+                ..BuildSettings::default()
+            };
+            let spec = build(&source, out_dir, &settings)
+                .await
+                .map_err(|e| format!("compile error: {e}"))?;
+            (spec, source.language.name().to_string())
+        }
+        None if super::package::is_executable(path) => (
+            BotSpec {
+                program: std::path::absolute(path)
+                    .map_err(|e| e.to_string())?
+                    .into_os_string(),
+                args: vec![],
+                dir: None,
+                hide: vec![],
+            },
+            "executable".to_string(),
+        ),
+        None => {
+            return Err(format!(
+                "{}: neither a source file of a known language (see docs/languages.md) \
+                 nor executable",
+                path.display()
+            ));
         }
     };
-    let program = match hide_package(config, &work.0) {
+    Ok((hide_package(config, spec, work)?, language))
+}
+
+/// The program of `referee interactive PACKAGE PROGRAM [ARGS]`: a source
+/// file given alone is built; anything else runs as given.
+async fn given_program(
+    config: &InteractiveConfig,
+    given: &BotSpec,
+    builds: &Path,
+    work: &Path,
+) -> Result<BotSpec, String> {
+    let path = Path::new(&given.program);
+    if given.args.is_empty() && path.is_file() && Source::detect(path)?.is_some() {
+        return Ok(prepare_program(config, path, builds, work).await?.0);
+    }
+    hide_package(config, given.clone(), work)
+}
+
+/// Runs `referee interactive PACKAGE PROGRAM`: the program on every case.
+pub async fn run(config: &InteractiveConfig) -> Status {
+    let (work, builds) = match (WorkDir::new(), WorkDir::new()) {
+        (Ok(work), Ok(builds)) => (work, builds),
+        (Err(e), _) | (_, Err(e)) => {
+            return fail(Status::Internal, format!("cannot create a work directory: {e}"));
+        }
+    };
+    let given = config.program.as_ref().expect("a program to judge");
+    let program = match given_program(config, given, &builds.0, &work.0).await {
         Ok(program) => program,
         Err(e) => return fail(Status::Usage, e),
     };
@@ -337,6 +405,7 @@ pub async fn run(config: &InteractiveConfig) -> Status {
     let _ = writeln!(out, "{}", judging.header());
     let judgee = Judgee {
         program: &program,
+        limits: &judging.limits,
         submission: None,
         feedback: &work.0,
         lazy: false,

@@ -1,0 +1,438 @@
+//! `referee interactive PACKAGE` with no program: the package judged
+//! whole, as problemtools' `verifyproblem` does. Every program under
+//! `submissions/<verdict>/` is built by its language, judged on the cases
+//! (up to its first case not accepted, whose verdict is the program's),
+//! and checked against its folder's verdict.
+//!
+//! Without an explicit time limit, the accepted submissions are judged
+//! first, under the default limit, and the limit is the slowest of their
+//! cases times the package's multiplier, rounded up to a whole second;
+//! the time-limit submissions are judged with the limit times the
+//! package's safety margin, so that a TIME LIMIT among them is certain.
+
+use std::cell::RefCell;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use futures_util::stream::{self, StreamExt};
+
+use super::limits::{CaseLimits, DEFAULT_TIME_LIMIT, Sourced, WALL_FACTOR};
+use super::program::{Judgee, Judging, Tally, fail, prepare_program};
+use super::verdict::Verdict;
+use super::{InteractiveConfig, WorkDir};
+use crate::exit::Status;
+use crate::record::Records;
+
+/// Whether a verdict is the one a folder expects.
+type IsVerdict = fn(&Verdict) -> bool;
+
+/// The folders of `submissions/` whose verdict is known, and whether a
+/// verdict is that folder's. A memory limit is a run-time error, as the
+/// format has it.
+const FOLDERS: [(&str, IsVerdict); 4] = [
+    ("accepted", |v| *v == Verdict::Accepted),
+    ("wrong_answer", |v| matches!(v, Verdict::WrongAnswer(_))),
+    ("time_limit_exceeded", |v| *v == Verdict::TimeLimit),
+    ("run_time_error", |v| {
+        matches!(v, Verdict::RuntimeError(_) | Verdict::MemoryLimit(_))
+    }),
+];
+
+/// One program of the package's `submissions/`.
+#[derive(Debug)]
+struct Submission {
+    /// `accepted/binary.py`.
+    name: String,
+    /// The folder's verdict, when the folder is one of [`FOLDERS`].
+    folder: String,
+    path: PathBuf,
+}
+
+impl Submission {
+    fn expects(&self, verdict: &Verdict) -> Option<bool> {
+        FOLDERS
+            .iter()
+            .find(|(name, _)| *name == self.folder)
+            .map(|(_, is)| is(verdict))
+    }
+}
+
+/// What became of one submission.
+#[derive(Debug)]
+struct Outcome {
+    /// Its verdict, or why it could not be built or started.
+    result: Result<Tally, String>,
+    language: String,
+    elapsed: Duration,
+}
+
+impl Outcome {
+    /// The verdict, as the table shows it.
+    fn got(&self) -> String {
+        match &self.result {
+            Ok(tally) => match &tally.first_failure {
+                None => "ACCEPTED".into(),
+                Some((_, verdict)) => verdict.to_string(),
+            },
+            Err(why) => format!("not judged: {why}"),
+        }
+    }
+
+    fn verdict(&self) -> Option<&Verdict> {
+        match &self.result {
+            Ok(tally) => Some(
+                tally
+                    .first_failure
+                    .as_ref()
+                    .map_or(&Verdict::Accepted, |(_, v)| v),
+            ),
+            Err(_) => None,
+        }
+    }
+}
+
+/// Runs `referee interactive PACKAGE`: every submission, checked.
+pub async fn run(config: &InteractiveConfig) -> Status {
+    let (work, builds) = match (WorkDir::new(), WorkDir::new()) {
+        (Ok(work), Ok(builds)) => (work, builds),
+        (Err(e), _) | (_, Err(e)) => {
+            return fail(Status::Internal, format!("cannot create a work directory: {e}"));
+        }
+    };
+    let submissions = match find_submissions(&config.problem) {
+        Ok(found) => found,
+        Err(e) => return fail(Status::Usage, e),
+    };
+    let judging = match Judging::load(config, &work.0).await {
+        Ok(judging) => judging,
+        Err(e) => return fail(Status::Usage, e),
+    };
+    let records = match config.results.as_deref().map(Records::open).transpose() {
+        Ok(records) => RefCell::new(records),
+        Err(e) => return fail(Status::Usage, e),
+    };
+    let verify = Verify {
+        judging,
+        records,
+        work: &work.0,
+        builds: &builds.0,
+    };
+    verify.run(submissions).await
+}
+
+/// A whole-package run under way.
+struct Verify<'a> {
+    judging: Judging<'a>,
+    /// Shared by the submissions judged at the same time.
+    records: RefCell<Option<Records>>,
+    work: &'a Path,
+    builds: &'a Path,
+}
+
+impl Verify<'_> {
+    /// The run's steps: the accepted submissions first when they set the
+    /// time limit, then the others; the table; the exit status.
+    async fn run(mut self, submissions: Vec<Submission>) -> Status {
+        let config = self.judging.config;
+        let (accepted, others): (Vec<_>, Vec<_>) =
+            submissions.iter().partition(|s| s.folder == "accepted");
+        let derive = self.judging.limits.time.from.starts_with("the default")
+            && config.time_limit.is_none();
+        let mut outcomes = Vec::new();
+        if derive {
+            println!(
+                "interactive: {}: no explicit time limit; the accepted submissions set it",
+                config.problem.display()
+            );
+            self.judging.limits.time.value = DEFAULT_TIME_LIMIT;
+            outcomes.extend(self.judge_all(&accepted).await);
+            self.derive_limit(&outcomes);
+        }
+        println!("{}", self.judging.header());
+        if !derive {
+            outcomes.extend(self.judge_all(&accepted).await);
+        }
+        outcomes.extend(self.judge_all(&others).await);
+        let order: Vec<&Submission> = accepted.into_iter().chain(others).collect();
+        if let Some(Err(e)) = self.records.into_inner().map(Records::finish) {
+            return fail(Status::Io, e);
+        }
+        let verdict = report(&order, &outcomes);
+        if let Some(path) = &config.junit
+            && let Err(e) = write_junit(path, &config.problem, &order, &outcomes)
+        {
+            return fail(Status::Io, e);
+        }
+        verdict
+    }
+
+    /// Judges `submissions`, `--jobs` at a time, each reported as it ends.
+    async fn judge_all(&self, submissions: &[&Submission]) -> Vec<Outcome> {
+        let jobs = self.judging.config.jobs.max(1);
+        let mut done: Vec<(usize, Outcome)> = stream::iter(submissions.iter().enumerate())
+            .map(|(i, s)| async move { (i, self.judge_one(s).await) })
+            .buffer_unordered(jobs)
+            .collect()
+            .await;
+        done.sort_by_key(|(i, _)| *i);
+        done.into_iter().map(|(_, o)| o).collect()
+    }
+
+    /// Builds one submission and judges it, up to its first failure.
+    async fn judge_one(&self, submission: &Submission) -> Outcome {
+        let started = Instant::now();
+        let out_dir = self.builds.join(submission.name.replace('/', "~"));
+        let prepared = prepare_program(
+            self.judging.config,
+            &submission.path,
+            &out_dir,
+            self.work,
+        )
+        .await;
+        let (program, language) = match prepared {
+            Ok(ready) => ready,
+            Err(why) => {
+                return self.ended(submission, started, String::new(), Err(why));
+            }
+        };
+        let limits = self.limits_for(submission);
+        let feedback = self.work.join(submission.name.replace('/', "~"));
+        let judgee = Judgee {
+            program: &program,
+            limits: &limits,
+            submission: Some(&submission.name),
+            feedback: &feedback,
+            lazy: true,
+        };
+        let judged = self
+            .judging
+            .judge_program(&judgee, |i, case, judged| {
+                let mut records = self.records.borrow_mut();
+                if let Some(records) = records.as_mut() {
+                    let record = self.judging.case_record(&judgee, i, case, judged);
+                    records.append(&record).map_err(|e| fail(Status::Io, e))?;
+                }
+                Ok(())
+            })
+            .await
+            .map_err(|status| format!("the run stopped ({status:?})"));
+        self.ended(submission, started, language, judged)
+    }
+
+    /// Reports a submission's end on its own line.
+    fn ended(
+        &self,
+        submission: &Submission,
+        started: Instant,
+        language: String,
+        result: Result<Tally, String>,
+    ) -> Outcome {
+        let outcome = Outcome {
+            result,
+            language,
+            elapsed: started.elapsed(),
+        };
+        let got = one_line(&outcome.got());
+        let line = match (outcome.verdict(), outcome.verdict().and_then(|v| submission.expects(v))) {
+            (_, Some(true)) => format!("{got}, as expected"),
+            (_, Some(false)) => format!("{got}, but {} expects otherwise", submission.folder),
+            (Some(_), None) => format!("{got} (folder {}: not checked)", submission.folder),
+            (None, _) => got,
+        };
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{}: {line}", crate::text::terminal(&submission.name));
+        if let Err(why) = &outcome.result {
+            for line in why.lines().skip(1) {
+                let _ = writeln!(out, "{line}");
+            }
+        }
+        outcome
+    }
+
+    /// The limits a submission is judged by: a time-limit submission's
+    /// time is the limit times the safety margin.
+    fn limits_for(&self, submission: &Submission) -> CaseLimits {
+        let mut limits = self.judging.limits.clone();
+        if submission.folder == "time_limit_exceeded" {
+            let margin = self.judging.package.settings.time_limit_to_tle;
+            limits.time.value = limits.time.value.mul_f64(margin);
+            if self.judging.config.wall_limit.is_none() {
+                limits.wall = limits.time.value * WALL_FACTOR;
+            }
+        }
+        limits
+    }
+
+    /// Sets the time limit from the accepted submissions' slowest case.
+    fn derive_limit(&mut self, accepted: &[Outcome]) {
+        let slowest = accepted
+            .iter()
+            .filter_map(|o| o.result.as_ref().ok())
+            .filter(|t| t.first_failure.is_none())
+            .filter_map(|t| t.slowest.as_ref().map(|(_, cpu)| *cpu))
+            .max()
+            .unwrap_or_default();
+        let factor = self.judging.package.settings.ac_to_time_limit;
+        let seconds = (slowest.as_secs_f64() * factor).ceil().max(1.0);
+        let limits = &mut self.judging.limits;
+        limits.time = Sourced {
+            value: Duration::from_secs_f64(seconds),
+            from: format!(
+                "the slowest accepted case, {:.1}ms, times {factor}, rounded up to a second",
+                slowest.as_secs_f64() * 1e3
+            ),
+        };
+        if self.judging.config.wall_limit.is_none() {
+            limits.wall = limits.time.value * WALL_FACTOR;
+        }
+    }
+}
+
+/// One line of a verdict that may hold several.
+fn one_line(text: &str) -> String {
+    text.lines().next().unwrap_or_default().to_string()
+}
+
+/// Every program under `submissions/`: each file or directory in each
+/// folder, folders and programs in natural order. A package without any
+/// is refused.
+fn find_submissions(problem: &Path) -> Result<Vec<Submission>, String> {
+    let root = problem.join("submissions");
+    let mut found = Vec::new();
+    for folder in sorted_entries(&root)? {
+        if !folder.is_dir() {
+            continue;
+        }
+        let folder_name = file_name(&folder);
+        for path in sorted_entries(&folder)? {
+            let name = file_name(&path);
+            if name.starts_with('.') || name.to_ascii_lowercase().starts_with("readme") {
+                continue;
+            }
+            found.push(Submission {
+                name: format!("{folder_name}/{name}"),
+                folder: folder_name.clone(),
+                path,
+            });
+        }
+    }
+    if found.is_empty() {
+        return Err(format!(
+            "{}: no submissions to judge (expected programs under submissions/accepted/, \
+             wrong_answer/, time_limit_exceeded/ or run_time_error/)",
+            root.display()
+        ));
+    }
+    Ok(found)
+}
+
+fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort_by(|a, b| crate::text::natural_cmp(&file_name(a), &file_name(b)));
+    Ok(paths)
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The table of every submission, and the run's exit status: 0 when each
+/// got its folder's verdict, 70 on a judge error, 1 otherwise.
+fn report(submissions: &[&Submission], outcomes: &[Outcome]) -> Status {
+    use comfy_table::{Table, presets};
+    let mut table = Table::new();
+    table.load_style(presets::ASCII_MARKDOWN).set_header(vec![
+        "submission",
+        "language",
+        "expected",
+        "got",
+        "at case",
+        "slowest case",
+        "CPU",
+    ]);
+    let (mut wrong, mut judge_errors) = (0, 0);
+    for (s, o) in submissions.iter().zip(outcomes) {
+        let verdict = o.verdict();
+        judge_errors += usize::from(matches!(verdict, Some(Verdict::JudgeError(_))));
+        let ok = verdict.and_then(|v| s.expects(v));
+        wrong += usize::from(ok == Some(false) || verdict.is_none());
+        let tally = o.result.as_ref().ok();
+        let at = tally.and_then(|t| t.first_failure.as_ref().map(|(c, _)| c.clone()));
+        let slowest = tally.and_then(|t| t.slowest.clone());
+        let got = verdict.map_or_else(|| "not judged".to_string(), |v| v.name().to_string());
+        table.add_row(vec![
+            crate::text::terminal(&s.name).into_owned(),
+            o.language.clone(),
+            s.folder.clone(),
+            match ok == Some(false) || verdict.is_none() {
+                true => format!("{got} (!)"),
+                false => got,
+            },
+            at.unwrap_or_default(),
+            slowest.as_ref().map(|(c, _)| c.clone()).unwrap_or_default(),
+            slowest
+                .map(|(_, t)| format!("{:.1}ms", t.as_secs_f64() * 1e3))
+                .unwrap_or_default(),
+        ]);
+    }
+    println!("{table}");
+    let total = submissions.len();
+    println!(
+        "interactive: {} of {total} submissions got their folder's verdict{}",
+        total - wrong,
+        match judge_errors {
+            0 => String::new(),
+            n => format!(", {n} judge error{}", if n == 1 { "" } else { "s" }),
+        }
+    );
+    if judge_errors > 0 {
+        Status::Internal
+    } else if wrong > 0 {
+        Status::Fail
+    } else {
+        Status::Pass
+    }
+}
+
+/// One JUnit test case per submission: a failure when it did not get its
+/// folder's verdict, an error when the judge failed.
+fn write_junit(
+    path: &Path,
+    problem: &Path,
+    submissions: &[&Submission],
+    outcomes: &[Outcome],
+) -> Result<(), String> {
+    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+    let problem_name = file_name(problem);
+    let mut suite = TestSuite::new(problem_name.clone());
+    for (s, o) in submissions.iter().zip(outcomes) {
+        let verdict = o.verdict();
+        let status = match (verdict, verdict.and_then(|v| s.expects(v))) {
+            (Some(Verdict::JudgeError(_)), _) => {
+                let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+                status.set_message(o.got());
+                status
+            }
+            (Some(_), Some(true)) | (Some(_), None) => TestCaseStatus::success(),
+            _ => {
+                let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                status.set_message(format!("expected {}, got {}", s.folder, one_line(&o.got())));
+                status.set_description(o.got());
+                status
+            }
+        };
+        let mut case = TestCase::new(s.name.clone(), status);
+        case.set_classname(format!("{problem_name}.{}", s.folder));
+        case.set_time(o.elapsed);
+        suite.add_test_case(case);
+    }
+    let mut report = Report::new("referee interactive");
+    report.add_test_suite(suite);
+    let xml = report.to_string().map_err(|e| e.to_string())?;
+    crate::record::write_file(path, xml.as_bytes())
+}
