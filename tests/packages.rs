@@ -324,3 +324,190 @@ fn a_bad_problem_yaml_is_refused_naming_the_file_and_the_line() {
         run.stderr
     );
 }
+
+fn oddcoin() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("games/oddcoin")
+}
+
+/// A copy of `package` (without its submissions), to change.
+fn copy_package(package: &Path) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(package.join("."))
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::fs::remove_dir_all(dir.path().join("submissions")).unwrap();
+    dir
+}
+
+#[test]
+fn a_package_is_judged_whole_in_c_python_and_java() {
+    let out = tempfile::tempdir().unwrap();
+    let results = out.path().join("r.jsonl");
+    let junit = out.path().join("junit.xml");
+    let run = run(&[
+        "interactive",
+        "--jobs",
+        "2",
+        "--results",
+        results.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+        oddcoin().to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    // The 2023-07 layout's limit, said where it came from.
+    assert!(
+        run.stdout
+            .contains("1s of CPU time per case (problem.yaml limits.time_limit)"),
+        "{}",
+        run.stdout
+    );
+    for (submission, language, verdict) in [
+        ("accepted/Ternary.java", "Java", "accepted"),
+        ("accepted/ternary.c", "C", "accepted"),
+        ("accepted/ternary.py", "Python 3", "accepted"),
+        ("run_time_error/crash.py", "Python 3", "runtime_error"),
+        ("time_limit_exceeded/spin.c", "C", "time_limit"),
+        ("wrong_answer/halving.py", "Python 3", "wrong_answer"),
+    ] {
+        assert!(
+            line(&run, submission).ends_with(", as expected"),
+            "{}",
+            run.stdout
+        );
+        let row = run
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("| {submission} ")))
+            .unwrap_or_else(|| panic!("no row for {submission}:\n{}", run.stdout));
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        assert_eq!((cells[2], cells[4]), (language, verdict), "{row}");
+    }
+    assert!(
+        run.stdout
+            .contains("6 of 6 submissions got their folder's verdict")
+    );
+    // Every case of every submission is recorded, with its submission; a
+    // time-limit submission is judged by the limit times the margin.
+    let records = records(&results);
+    assert_eq!(
+        records
+            .iter()
+            .filter(|r| r["submission"] == "accepted/ternary.c")
+            .count(),
+        10
+    );
+    let spin = records
+        .iter()
+        .find(|r| r["submission"] == "time_limit_exceeded/spin.c")
+        .unwrap();
+    assert_eq!(spin["time_limit_micros"], 1_500_000, "{spin}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let cases: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .collect();
+    assert_eq!(cases.len(), 6, "{xml}");
+    assert!(!xml.contains("<failure"), "{xml}");
+}
+
+#[test]
+fn a_submission_that_misses_its_folders_verdict_fails_the_run() {
+    let package = copy_package(&guess());
+    let accepted = package.path().join("submissions/accepted");
+    std::fs::create_dir_all(&accepted).unwrap();
+    // A wrong answer filed as accepted, and a program that does not build.
+    std::fs::copy(
+        guess().join("submissions/wrong_answer/linear.py"),
+        accepted.join("linear.py"),
+    )
+    .unwrap();
+    std::fs::write(accepted.join("broken.c"), "int main(void) { return x; }\n").unwrap();
+    let junit = package.path().join("junit.xml");
+    let run = run(&[
+        "interactive",
+        "--junit",
+        junit.to_str().unwrap(),
+        path(&package),
+    ]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    // Without an explicit limit, the accepted submissions set it.
+    assert!(
+        run.stdout
+            .contains("no explicit time limit; the accepted submissions set it")
+            && run.stdout.contains("times 5, rounded up to a second"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        line(&run, "accepted/linear.py")
+            .contains("WRONG ANSWER: no correct guess within 5 guesses")
+            && line(&run, "accepted/linear.py").ends_with("but accepted expects otherwise"),
+        "{}",
+        run.stdout
+    );
+    // The compiler's error names the file and the line.
+    assert!(
+        line(&run, "accepted/broken.c").contains("compile error")
+            && run.stdout.contains("broken.c:1:"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("0 of 2 submissions got their folder's verdict")
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("expected accepted, got WRONG ANSWER: no correct guess"),
+        "{xml}"
+    );
+    assert_eq!(xml.matches("<failure").count(), 2, "{xml}");
+}
+
+#[test]
+fn a_source_file_given_as_the_program_is_built_first() {
+    let source = oddcoin().join("submissions/accepted/ternary.c");
+    let run = run(&[
+        "interactive",
+        oddcoin().to_str().unwrap(),
+        source.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stdout.contains("10 of 10 test cases accepted"),
+        "{}",
+        run.stdout
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("Broken.java");
+    std::fs::write(
+        &broken,
+        "class Broken { public static void main(String[] a) { x(); } }\n",
+    )
+    .unwrap();
+    let run = self::run(&[
+        "interactive",
+        oddcoin().to_str().unwrap(),
+        broken.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        run.stderr.contains("compile error") && run.stderr.contains("Broken.java:1"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_package_without_submissions_is_refused_when_no_program_is_given() {
+    let package = copy_package(&guess());
+    let run = run(&["interactive", path(&package)]);
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(run.stderr.contains("submissions"), "{}", run.stderr);
+}

@@ -218,11 +218,11 @@ impl<'a> Judging<'a> {
                 case,
                 &feedback_dir,
             )
-                .await
-                .map_err(|e| {
-                    eprintln!("referee interactive: {}: {e}", case.name);
-                    Status::Usage
-                })?;
+            .await
+            .map_err(|e| {
+                eprintln!("referee interactive: {}: {e}", case.name);
+                Status::Usage
+            })?;
             let _ = std::fs::remove_dir_all(&feedback_dir);
             tally.add(case, &judged);
             each(i, case, &judged)?;
@@ -385,7 +385,10 @@ pub async fn run(config: &InteractiveConfig) -> Status {
     let (work, builds) = match (WorkDir::new(), WorkDir::new()) {
         (Ok(work), Ok(builds)) => (work, builds),
         (Err(e), _) | (_, Err(e)) => {
-            return fail(Status::Internal, format!("cannot create a work directory: {e}"));
+            return fail(
+                Status::Internal,
+                format!("cannot create a work directory: {e}"),
+            );
         }
     };
     let given = config.program.as_ref().expect("a program to judge");

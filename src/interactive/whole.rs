@@ -97,7 +97,10 @@ pub async fn run(config: &InteractiveConfig) -> Status {
     let (work, builds) = match (WorkDir::new(), WorkDir::new()) {
         (Ok(work), Ok(builds)) => (work, builds),
         (Err(e), _) | (_, Err(e)) => {
-            return fail(Status::Internal, format!("cannot create a work directory: {e}"));
+            return fail(
+                Status::Internal,
+                format!("cannot create a work directory: {e}"),
+            );
         }
     };
     let submissions = match find_submissions(&config.problem) {
@@ -137,8 +140,8 @@ impl Verify<'_> {
         let config = self.judging.config;
         let (accepted, others): (Vec<_>, Vec<_>) =
             submissions.iter().partition(|s| s.folder == "accepted");
-        let derive = self.judging.limits.time.from.starts_with("the default")
-            && config.time_limit.is_none();
+        let derive =
+            self.judging.limits.time.from.starts_with("the default") && config.time_limit.is_none();
         let mut outcomes = Vec::new();
         if derive {
             println!(
@@ -183,13 +186,8 @@ impl Verify<'_> {
     async fn judge_one(&self, submission: &Submission) -> Outcome {
         let started = Instant::now();
         let out_dir = self.builds.join(submission.name.replace('/', "~"));
-        let prepared = prepare_program(
-            self.judging.config,
-            &submission.path,
-            &out_dir,
-            self.work,
-        )
-        .await;
+        let prepared =
+            prepare_program(self.judging.config, &submission.path, &out_dir, self.work).await;
         let (program, language) = match prepared {
             Ok(ready) => ready,
             Err(why) => {
@@ -234,7 +232,10 @@ impl Verify<'_> {
             elapsed: started.elapsed(),
         };
         let got = one_line(&outcome.got());
-        let line = match (outcome.verdict(), outcome.verdict().and_then(|v| submission.expects(v))) {
+        let line = match (
+            outcome.verdict(),
+            outcome.verdict().and_then(|v| submission.expects(v)),
+        ) {
             (_, Some(true)) => format!("{got}, as expected"),
             (_, Some(false)) => format!("{got}, but {} expects otherwise", submission.folder),
             (Some(_), None) => format!("{got} (folder {}: not checked)", submission.folder),
