@@ -511,3 +511,83 @@ fn a_package_without_submissions_is_refused_when_no_program_is_given() {
     assert_eq!(run.code, Some(64), "{run:?}");
     assert!(run.stderr.contains("submissions"), "{}", run.stderr);
 }
+
+#[test]
+fn a_multi_pass_problem_runs_the_program_again_on_each_nextpass_in() {
+    let package = fixture("packages/multipass");
+    let out = tempfile::tempdir().unwrap();
+    let results = out.path().join("r.jsonl");
+    let run = run(&[
+        "interactive",
+        "--results",
+        results.to_str().unwrap(),
+        &package,
+        &fixture("packages/doubler.sh"),
+    ]);
+    // Case 1 takes three passes, the feedback directory kept between
+    // them; case 2's validator asks for a fourth, past the package's
+    // limit: its fault.
+    assert_eq!(run.code, Some(70), "{run:?}");
+    assert!(
+        run.stdout.contains("multi-pass, up to 3 passes a case"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        line(&run, "secret/1").starts_with("secret/1: ACCEPTED (3 passes, CPU "),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        line(&run, "secret/2").contains(
+            "JUDGE ERROR: the validator wrote nextpass.in on pass 3, the last \
+             (limits.validation_passes: 3)"
+        ),
+        "{}",
+        run.stdout
+    );
+    let records = records(&results);
+    assert_eq!(records[0]["passes"], 3, "{}", records[0]);
+    // A program right on the first pass only is wrong on the second.
+    let run = self::run(&["interactive", &package, &fixture("packages/two.sh")]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        line(&run, "secret/1").contains("WRONG ANSWER: pass 2: expected 4, got '2' (2 passes"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_nextpass_in_that_is_not_a_regular_file_is_the_validators_fault() {
+    let package = tempfile::tempdir().unwrap();
+    let validator =
+        "#!/bin/sh\n# Leaves a FIFO for nextpass.in.\nmkfifo \"$3/nextpass.in\"\nread x\nexit 42\n";
+    let files: &[(&str, &str)] = &[
+        (
+            "problem.yaml",
+            "problem_format_version: 2023-07\ntype: interactive multi-pass\n",
+        ),
+        ("output_validator/run", validator),
+        ("data/secret/1.in", ""),
+        ("data/secret/1.ans", ""),
+    ];
+    for (name, text) in files {
+        let path = package.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+    }
+    let run_script = package.path().join("output_validator/run");
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&run_script)
+        .status()
+        .unwrap();
+    let run = run(&["interactive", path(&package), "sh", "-c", "echo hi"]);
+    assert_eq!(run.code, Some(70), "{run:?}");
+    assert!(
+        line(&run, "secret/1").contains("JUDGE ERROR: nextpass.in is a FIFO, not a regular file"),
+        "{}",
+        run.stdout
+    );
+}

@@ -1,16 +1,16 @@
 //! One test case: the validator and the program started, the relay
 //! between them, and the case ended and ruled on.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::feedback::read_feedback;
+use super::feedback::{read_feedback, take_next_pass};
 use super::limits::CaseLimits;
 use super::package::Case;
 use super::validator::{ValidatorSpec, start_validator};
-use super::verdict::{Ends, Judged, Side, Stop, rule, validator_late, with_judge_error};
+use super::verdict::{Ends, Judged, Side, Stop, Verdict, rule, validator_late, with_judge_error};
 use super::{InteractiveConfig, MAX_OUTPUT};
 use crate::bot::{Bot, BotError, BotSpec, Ended, MemoryOverrun, UsageMark, later};
 
@@ -67,22 +67,65 @@ impl State {
     }
 }
 
+/// What judging a test case needs besides the case.
+pub struct Setup<'a> {
+    pub config: &'a InteractiveConfig,
+    pub program: &'a BotSpec,
+    pub limits: &'a CaseLimits,
+    pub validator: &'a ValidatorSpec,
+    /// A multi-pass problem's most passes; `None` for one pass.
+    pub passes: Option<u32>,
+}
+
 /// Judges one test case: starts the validator and the program, relays
-/// between them, and rules. An `Err` is a program or validator that cannot
-/// be started, which ends the run.
-pub async fn judge(
-    config: &InteractiveConfig,
-    program: &BotSpec,
-    limits: &CaseLimits,
-    validator: &ValidatorSpec,
-    case: &Case,
-    feedback_dir: &Path,
-) -> Result<Judged, String> {
+/// between them, and rules; in a multi-pass problem, again on each
+/// `nextpass.in` the validator writes, while it accepts. An `Err` is a
+/// program or validator that cannot be started, which ends the run.
+pub async fn judge(setup: &Setup<'_>, case: &Case, feedback_dir: &Path) -> Result<Judged, String> {
     std::fs::create_dir_all(feedback_dir)
         .map_err(|e| format!("feedback directory {}: {e}", feedback_dir.display()))?;
-    let mut relay = Relay::start(config, program, limits, validator, case, feedback_dir).await?;
-    let stop = relay.run().await;
-    Ok(relay.finish(feedback_dir, stop).await)
+    let mut pass_case = case.clone();
+    let mut so_far: Option<Judged> = None;
+    for pass in 1.. {
+        let mut relay = Relay::start(setup, &pass_case, feedback_dir).await?;
+        let stop = relay.run().await;
+        let mut judged = relay.finish(feedback_dir, stop).await;
+        judged.passes = pass;
+        if let Some(before) = so_far.take() {
+            judged.add_earlier(before);
+        }
+        let Some(most) = setup.passes else {
+            return Ok(judged);
+        };
+        if judged.verdict != Verdict::Accepted {
+            return Ok(judged);
+        }
+        let next = match take_next_pass(feedback_dir) {
+            Ok(None) => return Ok(judged),
+            Ok(Some(_)) if pass >= most => Err(format!(
+                "the validator wrote nextpass.in on pass {pass}, the last \
+                 (limits.validation_passes: {most})"
+            )),
+            Ok(Some(input)) => next_pass_input(feedback_dir, pass + 1, &input),
+            Err(e) => Err(e),
+        };
+        match next {
+            Ok(input) => pass_case.input = input,
+            Err(why) => {
+                judged.verdict = Verdict::JudgeError(why);
+                return Ok(judged);
+            }
+        }
+        so_far = Some(judged);
+    }
+    unreachable!("the passes end by returning")
+}
+
+/// Writes the input of pass `pass` beside the feedback directory.
+fn next_pass_input(feedback_dir: &Path, pass: u32, input: &[u8]) -> Result<PathBuf, String> {
+    let path = feedback_dir.with_extension(format!("pass{pass}.in"));
+    std::fs::write(&path, input).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path)
 }
 
 /// One test case under way: both bots, how each side stands, the
@@ -112,17 +155,15 @@ impl<'a> Relay<'a> {
     /// Starts the validator, then the program (killing the validator if the
     /// program cannot start), and sets both deadlines.
     async fn start(
-        config: &'a InteractiveConfig,
-        program: &BotSpec,
-        limits: &'a CaseLimits,
-        validator: &ValidatorSpec,
+        setup: &Setup<'a>,
         case: &Case,
         feedback_dir: &Path,
     ) -> Result<Relay<'a>, String> {
+        let (config, limits) = (setup.config, setup.limits);
         let start = Instant::now();
         let v_deadline = later(start, config.validator_timeout.max(limits.wall));
-        let mut v_bot = start_validator(config, validator, case, feedback_dir)?;
-        let p_bot = match Bot::spawn(program, config.limits) {
+        let mut v_bot = start_validator(config, setup.validator, case, feedback_dir)?;
+        let p_bot = match Bot::spawn(setup.program, config.limits) {
             Ok(bot) => bot,
             Err(e) => {
                 let _ = v_bot.kill().await;
@@ -414,6 +455,7 @@ pub(super) async fn finish_case(
         stderr: p_bot.stderr(|t| t.last_lines(20).join("\n")),
         validator_stderr: v_bot.stderr(|t| t.last_lines(20).join("\n")),
         usage,
+        passes: 1,
     }
 }
 

@@ -108,6 +108,39 @@ pub(super) const FEEDBACK_OPEN: OFlag = OFlag::O_RDONLY
 /// [`MAX_FEEDBACK`] bytes of it, with the file's size when that was not
 /// all of it; an `Err` says why it was not read.
 pub(super) fn feedback_file(dir: &OwnedFd, name: &str) -> Result<(Vec<u8>, Option<u64>), String> {
+    read_capped(dir, name, MAX_FEEDBACK)
+}
+
+/// Most of a `nextpass.in` taken as the next pass's input.
+const MAX_NEXT_PASS: usize = 64 << 20;
+
+/// Takes the `nextpass.in` the validator of a multi-pass problem left in
+/// `dir`, read as safely as the other feedback files: `None` when there is
+/// none; an error when it is not a regular file, or holds more than 64
+/// MiB. It is removed, so that the next pass starts without one.
+pub(super) fn take_next_pass(dir: &Path) -> Result<Option<Vec<u8>>, String> {
+    const NAME: &str = "nextpass.in";
+    let dir_fd = nix::fcntl::open(dir, FEEDBACK_OPEN | OFlag::O_DIRECTORY, Mode::empty())
+        .map_err(|e| format!("the feedback directory could not be opened: {e}"))?;
+    let (bytes, more) =
+        read_capped(&dir_fd, NAME, MAX_NEXT_PASS).map_err(|e| format!("{NAME} {e}"))?;
+    if let Some(size) = more {
+        return Err(format!(
+            "{NAME} holds {}, more than the {} a pass's input may",
+            human_bytes(size),
+            human_bytes(MAX_NEXT_PASS as u64)
+        ));
+    }
+    match nix::unistd::unlinkat(&dir_fd, NAME, nix::unistd::UnlinkatFlags::NoRemoveDir) {
+        Ok(()) => Ok(Some(bytes)),
+        Err(Errno::ENOENT) => Ok(None),
+        Err(e) => Err(format!("{NAME} could not be removed: {e}")),
+    }
+}
+
+/// File `name` in `dir` (nothing when missing), at most `max` bytes of
+/// it, with the file's size when that was not all of it.
+fn read_capped(dir: &OwnedFd, name: &str, max: usize) -> Result<(Vec<u8>, Option<u64>), String> {
     use std::io::Read;
     let fd = match nix::fcntl::openat(dir, name, FEEDBACK_OPEN, Mode::empty()) {
         Ok(fd) => fd,
@@ -125,11 +158,11 @@ pub(super) fn feedback_file(dir: &OwnedFd, name: &str) -> Result<(Vec<u8>, Optio
         ));
     }
     let mut bytes = Vec::new();
-    file.take(MAX_FEEDBACK as u64 + 1)
+    file.take(max as u64 + 1)
         .read_to_end(&mut bytes)
         .map_err(unread)?;
-    if bytes.len() > MAX_FEEDBACK {
-        bytes.truncate(MAX_FEEDBACK);
+    if bytes.len() > max {
+        bytes.truncate(max);
         return Ok((bytes, Some(meta.len())));
     }
     Ok((bytes, None))

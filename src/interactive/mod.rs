@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use crate::bot::{BotLimits, BotSpec};
 
-pub use case::judge;
+pub use case::{Setup, judge};
 pub use package::Case;
 pub use validator::ValidatorSpec;
 pub use verdict::{Judged, Side, Verdict};

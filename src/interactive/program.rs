@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::case::judge;
+use super::case::{Setup, judge};
 use super::limits::CaseLimits;
 use super::package::{Case, Package, load};
 use super::validator::ValidatorSpec;
@@ -35,6 +35,9 @@ pub(super) struct CaseRecord<'a> {
     /// The limits it was judged by: CPU time, and the wall-clock cap.
     time_limit_micros: u64,
     wall_limit_micros: u64,
+    /// A multi-pass problem's passes run on this case.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    passes: Option<u32>,
     /// In a whole-package run: the submission, from `submissions/`.
     #[serde(skip_serializing_if = "Option::is_none")]
     submission: Option<&'a str>,
@@ -183,8 +186,14 @@ impl<'a> Judging<'a> {
     /// The run's first line: the package, its cases, and its limits.
     pub(super) fn header(&self) -> String {
         let count = self.package.cases.len();
+        let passes = match self.package.settings.passes {
+            Some(most) => {
+                format!("; multi-pass, up to {most} passes a case, each with these limits")
+            }
+            None => String::new(),
+        };
         format!(
-            "interactive: {} ({count} test case{}), {}",
+            "interactive: {} ({count} test case{}), {}{passes}",
             self.config.problem.display(),
             if count == 1 { "" } else { "s" },
             self.limits.describe()
@@ -207,19 +216,17 @@ impl<'a> Judging<'a> {
             ..self.config.clone()
         };
         let validator = ValidatorSpec(self.package.validator.clone());
+        let setup = Setup {
+            config: &config,
+            program: judgee.program,
+            limits: judgee.limits,
+            validator: &validator,
+            passes: self.package.settings.passes,
+        };
         let mut tally = Tally::default();
         for (i, case) in self.package.cases.iter().enumerate() {
             let feedback_dir = judgee.feedback.join(format!("feedback-{}", i + 1));
-            let judged = judge(
-                &config,
-                judgee.program,
-                judgee.limits,
-                &validator,
-                case,
-                &feedback_dir,
-            )
-            .await
-            .map_err(|e| {
+            let judged = judge(&setup, case, &feedback_dir).await.map_err(|e| {
                 eprintln!("referee interactive: {}: {e}", case.name);
                 Status::Usage
             })?;
@@ -255,6 +262,7 @@ impl<'a> Judging<'a> {
             time_limit_micros: micros(judgee.limits.time.value),
             wall_limit_micros: micros(judgee.limits.wall),
             submission: judgee.submission,
+            passes: self.package.settings.passes.map(|_| judged.passes),
             usage: judged.usage,
             exit: judged.exit,
             validator_exit: judged.validator_exit,
@@ -310,6 +318,12 @@ impl<'a> Judging<'a> {
                 "CPU {}, wall clock past its {} cap",
                 ms(cpu),
                 human(self.limits.wall)
+            ),
+            _ if judged.passes > 1 => format!(
+                "{} passes, CPU {}, wall {}",
+                judged.passes,
+                ms(cpu),
+                ms(wall)
             ),
             _ => format!("CPU {}, wall {}", ms(cpu), ms(wall)),
         }

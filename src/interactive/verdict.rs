@@ -120,6 +120,17 @@ pub struct Judged {
     pub validator_stderr: String,
     /// What the program's processes used.
     pub usage: Usage,
+    /// The passes run (a multi-pass problem's; 1 otherwise).
+    pub passes: u32,
+}
+
+impl Judged {
+    /// Counts the passes `before` this one in the case's time and usage.
+    pub(super) fn add_earlier(&mut self, before: Judged) {
+        self.time += before.time;
+        self.usage.cpu += before.usage.cpu;
+        self.usage.peak_memory = self.usage.peak_memory.max(before.usage.peak_memory);
+    }
 }
 
 /// How the two sides of a test case ended.
