@@ -52,24 +52,43 @@ pub const REJECT: i32 = 43;
 
 /// The `--help` text after the options.
 pub const HELP: &str = "\
-PROBLEM_DIR is a problem package (Kattis/DOMjudge format): every *.in
-under data/sample/ and data/secret/, test groups (subfolders) included, each
-with its .ans, is one test case, taken in natural order (2 before 10), judged by the validator in output_validators/<name>/: an executable
-`run` (built first by `build` when there is one), or a single executable
-file, or a single Python (python3), C or C++ source. The validator's output
-goes to PROGRAM and PROGRAM's output to the validator, line by line; exit
-status 42 accepts, 43 rejects. Verdicts: ACCEPTED, WRONG ANSWER (with the
-validator's judgemessage.txt), TIME LIMIT, RUNTIME ERROR, JUDGE ERROR.
+PROBLEM_DIR is a problem package (Kattis/DOMjudge format, legacy or
+2023-07). Every *.in under data/sample/ and data/secret/, test groups
+(subfolders) included, is a test case, in natural order (2 before 10), with
+its group's testdata.yaml validator arguments. The validator is
+output_validator/ (2023-07) or output_validators/<name>/ (legacy): a
+`run` (with an optional `build`), an executable, or sources in C, C++,
+Java, Kotlin, Python 3 or Rust, built once. Its output goes to the program
+and the program's output to it, line by line; exit status 42 accepts, 43
+rejects. Verdicts: ACCEPTED, WRONG ANSWER (with the validator's
+judgemessage.txt), TIME LIMIT, MEMORY LIMIT, RUNTIME ERROR, JUDGE ERROR.
+
+Time is the program's CPU time, as problemtools and DOMjudge judge it,
+with a wall-clock cap (twice the limit). The limits come from the command
+line, else the package (problem.yaml limits.time_limit and limits.memory,
+.timelimit, domjudge-problem.ini), else the defaults; the first line says
+which. Multi-pass problems run again on each nextpass.in.
+
+Without a PROGRAM the package is judged whole: every program under
+submissions/<verdict>/ is built by its language (docs/languages.md),
+judged up to its first failing case, and checked against its folder
+(accepted, wrong_answer, time_limit_exceeded, run_time_error).
 
 Examples:
+  referee interactive games/oddcoin                      # check the package
+  referee interactive -j 2 --junit verify.xml games/oddcoin
   referee interactive games/guess games/guess/submissions/accepted/binary.py
+  referee interactive games/oddcoin solution.c           # built first
   referee interactive --timeout 2s --results guess.jsonl games/guess ./solution
 
 Exit status:
-  0    every test case accepted
-  1    some test case was not (wrong answer, time limit, runtime error)
+  0    every test case accepted; without a PROGRAM, every submission got
+       its folder's verdict
+  1    some test case was not (wrong answer, time limit, runtime error);
+       without a PROGRAM, some submission missed its verdict or did not build
   64   bad arguments, a bad package (what is wrong is named), a validator
-       that cannot be built or started, or a program that cannot be started
+       that cannot be built or started, or a program that cannot be built
+       or started
   70   judge error: a validator failed (an exit status other than 42 or 43,
        a crash, a hang) in some test case, or an internal error
   74   the results file could not be written
