@@ -591,3 +591,42 @@ fn a_nextpass_in_that_is_not_a_regular_file_is_the_validators_fault() {
         run.stdout
     );
 }
+
+#[test]
+fn the_guess_package_checks_out_whole() {
+    let run = run(&["interactive", guess().to_str().unwrap()]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(line(&run, "accepted/binary.py").ends_with(", as expected"));
+    assert!(line(&run, "wrong_answer/linear.py").ends_with(", as expected"));
+    assert!(
+        run.stdout
+            .contains("2 of 2 submissions got their folder's verdict")
+    );
+}
+
+#[test]
+fn problemtools_transitional_layout_one_folder_in_output_validator_is_built() {
+    // problemtools' own examples/guess was refused with "expected an
+    // executable `run` ... found no file": its output_validator/ held one
+    // folder, with a C++ source and its header.
+    let package = copy_package(&oddcoin());
+    let validator = package.path().join("output_validator");
+    let inner = package.path().join("checker");
+    std::fs::rename(&validator, &inner).unwrap();
+    std::fs::create_dir(&validator).unwrap();
+    std::fs::rename(&inner, validator.join("checker")).unwrap();
+    let run = run(&[
+        "interactive",
+        path(&package),
+        oddcoin()
+            .join("submissions/accepted/ternary.c")
+            .to_str()
+            .unwrap(),
+    ]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stdout.contains("10 of 10 test cases accepted"),
+        "{}",
+        run.stdout
+    );
+}

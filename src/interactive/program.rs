@@ -287,7 +287,8 @@ impl<'a> Judging<'a> {
     /// the last lines of the failing side's standard error.
     pub(super) fn print_case(&self, out: &mut impl Write, case: &Case, judged: &Judged) {
         let verdict = &judged.verdict;
-        let _ = writeln!(out, "{}: {verdict} ({})", case.name, self.timing(judged));
+        let name = crate::text::terminal(&case.name);
+        let _ = writeln!(out, "{name}: {verdict} ({})", self.timing(judged));
         for note in &judged.feedback_notes {
             let _ = writeln!(out, "  note: {note}");
         }
