@@ -412,11 +412,12 @@ struct Run<'c> {
     shard_games: u64,
     jobs: usize,
     standings_every: Option<u64>,
-    /// Every game finished (a resumed run's earlier ones too), for the
-    /// standings printed on an interrupt and every `standings_every`.
+    /// Every game finished (a resumed run's earlier ones too), as
+    /// [`units::summary`] keeps it: for the standings printed on an
+    /// interrupt, every `standings_every` games, for the progress line's
+    /// leader, and at the end of a run without `--out`. One copy, and a
+    /// small one: a long run's memory grows by little per game.
     finished: Arc<std::sync::Mutex<Vec<GameRecord>>>,
-    /// The games this run played.
-    new_records: Vec<GameRecord>,
     pairs: crate::stats::Pairs,
     progress: Progress,
 }
@@ -458,8 +459,9 @@ impl<'c> Run<'c> {
             shard_games,
             jobs,
             standings_every: config.standings_every.or(spec.standings_every),
-            finished: Arc::new(std::sync::Mutex::new(earlier)),
-            new_records: Vec::new(),
+            finished: Arc::new(std::sync::Mutex::new(
+                earlier.iter().map(units::summary).collect(),
+            )),
             pairs: crate::stats::Pairs::default(),
             progress: Progress::new(config.progress, shard_games, done),
         }
@@ -571,9 +573,11 @@ impl<'c> Run<'c> {
             .as_ref()
             .and_then(|(_, new, baseline)| record.head_to_head(self.info.solo, new, baseline));
         let index = record.index;
-        self.new_records.push(record);
-        self.progress
-            .tick(self.info.solo, &self.info.entrants, &self.new_records);
+        drop(record);
+        if let Ok(finished) = self.finished.lock() {
+            self.progress
+                .tick(self.info.solo, &self.info.entrants, &finished);
+        }
         if let Some(so_far) = so_far {
             self.print_standings_so_far(so_far);
         }
@@ -615,7 +619,7 @@ impl<'c> Run<'c> {
     /// standings, as cutechess's -ratinginterval.
     fn count(&self, record: &GameRecord) -> Option<Vec<GameRecord>> {
         let mut finished = self.finished.lock().ok()?;
-        finished.push(record.clone());
+        finished.push(units::summary(record));
         let count = finished.len() as u64;
         self.standings_every
             .is_some_and(|every| count.is_multiple_of(every) && count < self.shard_games)
@@ -656,7 +660,11 @@ impl<'c> Run<'c> {
             .into_iter()
             .filter(|r| of_run(r, &self.info.fingerprint, self.info.seed))
             .collect(),
-            None => std::mem::take(&mut self.new_records),
+            None => self
+                .finished
+                .lock()
+                .map(|mut finished| std::mem::take(&mut *finished))
+                .unwrap_or_default(),
         };
         let all = dedupe(all);
         crate::interrupt::clear_report();

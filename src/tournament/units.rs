@@ -415,6 +415,23 @@ pub fn save_stderr(out: &Path, record: &GameRecord) {
 
 /// Records keep stderr out (it is in the stderr files), and leave out
 /// empty fields.
+/// What a run keeps in memory of a finished game, for the standings it
+/// prints (every N games, on an interrupt, at the end without `--out`):
+/// the record without what only the records file and replays need (each
+/// move's time, the moves, frames, stderr), which grows with the game.
+pub fn summary(record: &GameRecord) -> GameRecord {
+    let mut record = record.clone();
+    strip_stderr(&mut record);
+    for result in &mut record.results {
+        result.micros = None;
+        result.detail.clear();
+    }
+    for replay in ["moves", "times", "frames"] {
+        record.setup.remove(replay);
+    }
+    record
+}
+
 pub fn strip_stderr(record: &mut GameRecord) {
     for result in &mut record.results {
         result.stderr = None;
