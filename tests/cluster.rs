@@ -323,3 +323,55 @@ fn two_runs_writing_one_out_at_once_are_refused() {
     unique.dedup();
     assert_eq!(indices, unique);
 }
+
+#[test]
+fn a_class_built_once_is_played_without_building() {
+    // Entrants with a command of their own (`./executeit`), not `pc2`:
+    // --no-build refused them ("no pc2") right after --build-only built
+    // them.
+    let dir = tempfile::tempdir().unwrap();
+    let class = dir.path().join("class");
+    let copied = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/class"))
+        .arg(&class)
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    std::fs::remove_dir_all(class.join("submissions/carol")).unwrap();
+    let file = class.join("class.toml");
+    let env = [("EVENSTEVEN", evensteven_bin())];
+    let play = |flag: &str, out: &str| {
+        let out = dir.path().join(out);
+        referee_with(
+            [
+                "tournament",
+                file.to_str().unwrap(),
+                "--no-progress",
+                flag,
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            b"",
+            &env,
+            None,
+        )
+    };
+    let run = play("--no-build", "early");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        run.stderr.contains("no executeit: build it first"),
+        "{}",
+        run.stderr
+    );
+    let run = play("--build-only", "build");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stdout.contains("built: 2 of 2 entrants"),
+        "{}",
+        run.stdout
+    );
+    let run = play("--no-build", "task");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(jsonl(&dir.path().join("task/records.jsonl")).len(), 12);
+}

@@ -184,9 +184,9 @@ async fn build_one(
     hide: &[PathBuf],
 ) -> Result<(), String> {
     let _lock = lock_dir(dir, given).await;
-    if options.prebuilt {
-        check_prebuilt(dir)?;
-    } else {
+    // A prebuilt directory is checked by the caller, which knows the
+    // program each entrant runs (`pc2`, or its own command).
+    if !options.prebuilt {
         make(dir, given, log, options, hide).await?;
     }
     let built = dir.join(PROGRAM);
@@ -201,21 +201,20 @@ async fn build_one(
     Ok(())
 }
 
-/// A directory's `pc2` is there and no source of it is newer: what a run
-/// that does not build (a cluster's array task, after one build job)
-/// needs. A source is any file of the directory, at any depth, except
-/// hidden ones, `pc2` itself and what builds leave (`*.o`, `*.class`,
-/// `*.pyc`, and `target/`, `build/`, `__pycache__/`).
-fn check_prebuilt(dir: &Path) -> Result<(), String> {
-    let program = dir.join(PROGRAM);
-    let built = std::fs::metadata(&program)
+/// The program `program` of directory `dir` is there and no source of it
+/// is newer: what a run that does not build (a cluster's array task,
+/// after one build job) needs. A source is any file of the directory, at
+/// any depth, except hidden ones, the program itself and what builds
+/// leave (`*.o`, `*.class`, `*.pyc`, and `target/`, `build/`,
+/// `__pycache__/`).
+pub fn check_prebuilt(dir: &Path, program: &Path) -> Result<(), String> {
+    let name = text::terminal_path(program.strip_prefix(dir).unwrap_or(program));
+    let built = std::fs::metadata(program)
         .and_then(|m| m.modified())
-        .map_err(|_| {
-            format!("no {PROGRAM}: build it first (referee tournament FILE --build-only)")
-        })?;
-    if let Some(newer) = newest_source(dir, &program, built) {
+        .map_err(|_| format!("no {name}: build it first (referee tournament FILE --build-only)"))?;
+    if let Some(newer) = newest_source(dir, program, built) {
         return Err(format!(
-            "{PROGRAM} is older than {}: build it again (referee tournament FILE --build-only)",
+            "{name} is older than {}: build it again (referee tournament FILE --build-only)",
             text::terminal_path(newer.strip_prefix(dir).unwrap_or(&newer))
         ));
     }

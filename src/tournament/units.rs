@@ -55,22 +55,24 @@ fn under(base: &Path, path: &Path) -> PathBuf {
     }
 }
 
-/// `--no-build` refuses to start when any entrant's build is missing or
-/// stale: a disqualification would be the run's mistake, not the
-/// entrant's.
-fn check_prebuilt(built: &[Result<PathBuf, String>]) -> Result<(), String> {
-    let missing: Vec<&String> = built.iter().filter_map(|b| b.as_ref().err()).collect();
-    match missing.as_slice() {
-        [] => Ok(()),
-        _ => Err(format!(
-            "--no-build: not every entrant is built:\n  {}",
-            missing
-                .iter()
-                .map(|m| m.as_str())
-                .collect::<Vec<_>>()
-                .join("\n  ")
-        )),
+/// Why `--no-build` cannot play an entrant, if it cannot: its program, in its
+/// directory, is missing or older than its sources: playing it would be
+/// the run's mistake, not the entrant's. The program is the directory's
+/// `pc2`, or the entrant's command when that is a file of the directory
+/// (`./executeit`); a command found elsewhere (`python3`) is not checked.
+fn prebuilt_problem(name: &str, spec: &BotSpec) -> Option<String> {
+    let dir = spec.dir.as_deref()?;
+    let program = PathBuf::from(build::as_submitted(spec).program);
+    let program = match program.is_relative() {
+        true => dir.join(program),
+        false => program,
+    };
+    if !program.starts_with(dir) {
+        return None;
     }
+    build::check_prebuilt(dir, &program)
+        .err()
+        .map(|why| format!("{}: {why}", crate::text::terminal(name)))
 }
 
 impl Plan {
@@ -122,12 +124,9 @@ impl Plan {
             .map(|e| e.dir.as_ref().map(|d| under(base, d)))
             .collect();
         let to_build: Vec<PathBuf> = dirs.iter().flatten().cloned().collect();
-        let built = build::build_dirs(&to_build, &build).await;
-        if build.prebuilt {
-            check_prebuilt(&built)?;
-        }
-        let mut built = built.into_iter();
+        let mut built = build::build_dirs(&to_build, &build).await.into_iter();
         let mut entrants = Vec::new();
+        let mut not_built = Vec::new();
         for (e, dir) in spec.entrants.iter().zip(&dirs) {
             let dir = dir
                 .as_ref()
@@ -157,6 +156,9 @@ impl Plan {
                 }
                 (None, None) => unreachable!("checked when the file was read"),
             };
+            if let (true, Ok(spec)) = (build.prebuilt, &program) {
+                not_built.extend(prebuilt_problem(&e.name, spec));
+            }
             // A program that cannot be started is found now, once, not
             // as a crash in every game.
             let program = program.and_then(|spec| match spawn::resolve(&spec.program) {
@@ -167,6 +169,12 @@ impl Plan {
                 name: e.name.clone(),
                 program,
             });
+        }
+        if !not_built.is_empty() {
+            return Err(format!(
+                "--no-build: not every entrant is built:\n  {}",
+                not_built.join("\n  ")
+            ));
         }
         // What decides the games: the file's limits and the command line's
         // (a resumed run must play under the same rules), and each entrant
