@@ -452,6 +452,7 @@ async fn prepare(case: &Case, base: &Path, limits: BotLimits) -> Result<Arc<Plan
         out: None,
         resume: false,
         shard: None,
+        build: crate::tournament::BuildMode::Build,
         progress: false,
         record_moves: false,
         limits,

@@ -778,13 +778,29 @@ pub struct TournamentArgs {
     #[arg(long, requires = "out")]
     pub resume: bool,
 
-    /// Play only shard K of N: games i with (i - 1) mod N = K - 1.
-    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
-    pub shard: Option<(u64, u64)>,
+    /// Play only shard K of N: games i with (i - 1) mod N = K - 1. `auto`
+    /// reads K and N from a Slurm job array (SLURM_ARRAY_TASK_ID and its
+    /// count or bounds); `auto/N` takes N as given and K from Slurm or a
+    /// Kubernetes Indexed Job (JOB_COMPLETION_INDEX + 1). See
+    /// docs/cluster.md.
+    #[arg(long, value_name = "K/N|auto[/N]", value_parser = tournament::shard::parse)]
+    pub shard: Option<tournament::shard::ShardArg>,
 
     /// No progress bar, even on a terminal.
     #[arg(long)]
     pub no_progress: bool,
+
+    /// Build every entrant (`make` in its dir), say which failed, and
+    /// exit: a cluster's first job, before an array of --no-build tasks.
+    /// Exit status 0 when every entrant built, 1 otherwise.
+    #[arg(long, conflicts_with_all = ["no_build", "resume", "shard"])]
+    pub build_only: bool,
+
+    /// Build nothing: play the programs already built (by --build-only).
+    /// Refused before anything runs when an entrant's pc2 is missing or
+    /// older than its sources.
+    #[arg(long)]
+    pub no_build: bool,
 
     /// Keep every game's moves in the records (Chomp's moves per round,
     /// Even Steven's and Septica's plays, an external judge's frames), so
@@ -846,14 +862,6 @@ pub struct ReportArgs {
     /// Where to write the report (default: DIR/report.html).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
-}
-
-fn parse_shard(text: &str) -> Result<(u64, u64), String> {
-    let (k, n) = text.split_once('/').ok_or("expected K/N, e.g. 2/4")?;
-    match (k.parse::<u64>(), n.parse::<u64>()) {
-        (Ok(k), Ok(n)) if n >= 1 && (1..=n).contains(&k) => Ok((k, n)),
-        _ => Err(format!("{text:?}: expected K/N with 1 <= K <= N")),
-    }
 }
 
 /// Splits `PROGRAM [ARGS...]` into a bot spec.
@@ -940,6 +948,7 @@ async fn run_chomp(args: ChompArgs) -> Status {
             logs: args.build_logs,
             sandbox: args.bot.sandbox,
             hide: vec![],
+            prebuilt: false,
         },
         results: args.results,
         record_moves: args.record_moves,
@@ -986,6 +995,17 @@ async fn run_septica(args: SepticaArgs) -> Status {
 
 /// `referee tournament`: the file's entrants play its games.
 async fn run_tournament(args: TournamentArgs) -> Status {
+    let shard = match args
+        .shard
+        .map(|arg| tournament::shard::resolve(arg, |name| std::env::var(name).ok()))
+        .transpose()
+    {
+        Ok(shard) => shard,
+        Err(e) => {
+            eprintln!("referee tournament: {e}");
+            return Status::Usage;
+        }
+    };
     let config = TournamentConfig {
         file: args.file,
         games: args.games,
@@ -995,7 +1015,12 @@ async fn run_tournament(args: TournamentArgs) -> Status {
         pin: args.pin,
         out: args.out,
         resume: args.resume,
-        shard: args.shard,
+        shard,
+        build: match (args.build_only, args.no_build) {
+            (true, _) => tournament::BuildMode::Only,
+            (false, true) => tournament::BuildMode::Prebuilt,
+            (false, false) => tournament::BuildMode::Build,
+        },
         progress: !args.no_progress,
         record_moves: args.record_moves,
         limits: args.bot.limits(DEFAULT_MAX_LINE),

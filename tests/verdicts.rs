@@ -589,7 +589,8 @@ fn resume_keeps_the_run_s_seed_and_refuses_another_run() {
     let run = referee(["tournament", &file, "--games", "6", "--out", out_arg], b"");
     assert_eq!(run.code, Some(64), "{run:?}");
     assert!(
-        run.stderr.contains("already holds the records of a run"),
+        run.stderr
+            .contains("already holds the records of another run"),
         "{}",
         run.stderr
     );

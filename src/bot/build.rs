@@ -46,6 +46,9 @@ pub struct BuildOptions {
     /// Directories a sandboxed build must not see, besides the other
     /// entrants' (the tournament's own files, its output).
     pub hide: Vec<PathBuf>,
+    /// Build nothing: each directory's `pc2` must be there already, and
+    /// newer than its sources (see [`check_prebuilt`]).
+    pub prebuilt: bool,
 }
 
 /// Time limit of each build.
@@ -181,7 +184,11 @@ async fn build_one(
     hide: &[PathBuf],
 ) -> Result<(), String> {
     let _lock = lock_dir(dir, given).await;
-    make(dir, given, log, options, hide).await?;
+    if options.prebuilt {
+        check_prebuilt(dir)?;
+    } else {
+        make(dir, given, log, options, hide).await?;
+    }
     let built = dir.join(PROGRAM);
     if built.is_file()
         && let Err(e) = Snapshots::take(dir, &built)
@@ -192,6 +199,60 @@ async fn build_one(
         );
     }
     Ok(())
+}
+
+/// A directory's `pc2` is there and no source of it is newer: what a run
+/// that does not build (a cluster's array task, after one build job)
+/// needs. A source is any file of the directory, at any depth, except
+/// hidden ones, `pc2` itself and what builds leave (`*.o`, `*.class`,
+/// `*.pyc`, and `target/`, `build/`, `__pycache__/`).
+fn check_prebuilt(dir: &Path) -> Result<(), String> {
+    let program = dir.join(PROGRAM);
+    let built = std::fs::metadata(&program)
+        .and_then(|m| m.modified())
+        .map_err(|_| {
+            format!("no {PROGRAM}: build it first (referee tournament FILE --build-only)")
+        })?;
+    if let Some(newer) = newest_source(dir, &program, built) {
+        return Err(format!(
+            "{PROGRAM} is older than {}: build it again (referee tournament FILE --build-only)",
+            text::terminal_path(newer.strip_prefix(dir).unwrap_or(&newer))
+        ));
+    }
+    Ok(())
+}
+
+/// A source file under `dir` modified after `built`, if any.
+fn newest_source(dir: &Path, program: &Path, built: SystemTime) -> Option<PathBuf> {
+    const OUTPUTS: [&str; 3] = ["target", "build", "__pycache__"];
+    const OBJECTS: [&str; 3] = ["o", "class", "pyc"];
+    let mut pending = vec![dir.to_owned()];
+    while let Some(at) = pending.pop() {
+        for entry in std::fs::read_dir(&at).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if name.starts_with('.') || path == program {
+                continue;
+            }
+            if kind.is_dir() {
+                if !OUTPUTS.contains(&name.as_str()) {
+                    pending.push(path);
+                }
+                continue;
+            }
+            let object = path
+                .extension()
+                .is_some_and(|x| OBJECTS.iter().any(|o| x == *o));
+            let modified = entry.metadata().and_then(|m| m.modified());
+            if kind.is_file() && !object && modified.is_ok_and(|m| m > built) {
+                return Some(path);
+            }
+        }
+    }
+    None
 }
 
 /// Runs the build command in `dir` (sandboxed, hiding `hide`, when asked),

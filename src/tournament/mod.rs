@@ -4,6 +4,7 @@
 
 pub mod gamelog;
 pub mod report;
+pub mod shard;
 pub mod spec;
 pub mod standings;
 pub mod units;
@@ -40,10 +41,24 @@ pub struct TournamentConfig {
     pub resume: bool,
     /// `(k, n)`: run only games `i` with `(i - 1) mod n == k - 1`.
     pub shard: Option<(u64, u64)>,
+    /// Build the entrants, play prebuilt ones, or only build.
+    pub build: BuildMode,
     pub progress: bool,
     /// Records keep every game's moves, for replays.
     pub record_moves: bool,
     pub limits: BotLimits,
+}
+
+/// Whether a run builds its entrants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BuildMode {
+    /// Build, then play.
+    Build,
+    /// `--build-only`: build, say how it went, and stop.
+    Only,
+    /// `--no-build`: play what was built before; refuse when a build is
+    /// missing or stale.
+    Prebuilt,
 }
 
 /// What `--out DIR/run.json` says about a run, for `--resume` and `merge`.
@@ -87,12 +102,14 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
         .parent()
         .map_or_else(|| PathBuf::from("."), Path::to_owned);
     let (plan, sprt) = prepare(&spec, &base, config).await?;
+    if config.build == BuildMode::Only {
+        return Ok(report_builds(&plan));
+    }
     let info = run_info(config, &spec, &plan, sprt.is_some())?;
     let out = match &config.out {
         Some(dir) => match OutDir::open(dir, config, &info) {
             Ok(out) => Some(out),
-            Err(Refused::Usage(e)) => return Err(e),
-            Err(Refused::Io(e)) => return Ok(io_failure(&e)),
+            Err(e) => return Ok(io_failure(&e)),
         },
         None => None,
     };
@@ -103,6 +120,38 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
     match status {
         Some(status) => Ok(status),
         None => run.finish(),
+    }
+}
+
+/// Whether the run continues the records in its `--out`: with `--resume`,
+/// or without it when `--out` already holds records (of this same run:
+/// [`run_info`] refuses another). Running the same command again is then
+/// safe, as a cluster's requeued task does.
+fn continues(config: &TournamentConfig) -> bool {
+    config.resume
+        || config
+            .out
+            .as_deref()
+            .is_some_and(|out| std::fs::metadata(records_path(out)).is_ok_and(|m| m.len() > 0))
+}
+
+/// `--build-only`'s report: each entrant built, or why not; status 0 when
+/// all built, 1 otherwise.
+fn report_builds(plan: &Plan) -> Status {
+    let failed = plan.disqualified();
+    let names = plan.names();
+    println!(
+        "built: {} of {} entrant{}",
+        names.len() - failed.len(),
+        names.len(),
+        if names.len() == 1 { "" } else { "s" }
+    );
+    for (name, why) in &failed {
+        println!("  {}: {}", crate::text::terminal(name), why.why);
+    }
+    match failed.is_empty() {
+        true => Status::Pass,
+        false => Status::Fail,
     }
 }
 
@@ -120,12 +169,18 @@ fn check_options(config: &TournamentConfig, spec: &Spec) -> Result<(), String> {
                 .into(),
         );
     }
-    if spec.sprt.is_some() && config.resume {
-        return Err(
-            "--resume: this tournament runs an SPRT, whose decision belongs to one run: \
-             start it again in a new --out DIR"
-                .into(),
-        );
+    if spec.sprt.is_some() && continues(config) {
+        return Err(format!(
+            "{}: this tournament runs an SPRT, whose decision belongs to one run: \
+             start it again in a new --out DIR",
+            match config.resume {
+                true => "--resume".to_string(),
+                false => format!(
+                    "{} already holds the records of a run",
+                    config.out.as_deref().unwrap_or(Path::new(".")).display()
+                ),
+            }
+        ));
     }
     if config.resume && config.out.is_none() {
         return Err("--resume needs --out DIR (where the earlier games were written)".into());
@@ -179,6 +234,12 @@ fn run_info(
             read_run_info(out)
                 .map_err(|e| format!("--resume: nothing to resume in {}: {e}", out.display()))?,
         ),
+        Some(out) if continues(config) => Some(read_run_info(out).map_err(|e| {
+            format!(
+                "{} holds the records of a run, but not its run.json ({e}): choose another --out",
+                out.display()
+            )
+        })?),
         _ => None,
     };
     // A resumed run keeps the seed, the number of games and the shard of
@@ -221,21 +282,21 @@ fn run_info(
     if let Some(previous) = &previous {
         let differences = differences(previous, &info, config.seed);
         if !differences.is_empty() {
-            return Err(format!(
-                "--resume: this is not the run in {}, so it is not resumed:\n  {}",
-                config.out.as_deref().unwrap_or(Path::new(".")).display(),
-                differences.join("\n  ")
-            ));
+            let out = config.out.as_deref().unwrap_or(Path::new(".")).display();
+            return Err(match config.resume {
+                true => format!(
+                    "--resume: this is not the run in {out}, so it is not resumed:\n  {}",
+                    differences.join("\n  ")
+                ),
+                false => format!(
+                    "{out} already holds the records of another run, so it is not \
+                     continued (choose another --out):\n  {}",
+                    differences.join("\n  ")
+                ),
+            });
         }
     }
     Ok(info)
-}
-
-/// Why an output directory cannot be used: a usage error (status 64) or
-/// a file that cannot be written (74).
-enum Refused {
-    Usage(String),
-    Io(String),
 }
 
 /// The output directory of a run (`--out DIR`): its files open, and what a
@@ -252,27 +313,20 @@ struct OutDir {
 impl OutDir {
     /// Opens `dir` for the run: a fresh one, or (`--resume`) one holding
     /// the run's earlier games; writes `run.json` and a copy of the file.
-    fn open(dir: &Path, config: &TournamentConfig, info: &RunInfo) -> Result<OutDir, Refused> {
-        if !config.resume && std::fs::metadata(records_path(dir)).is_ok_and(|m| m.len() > 0) {
-            return Err(Refused::Usage(format!(
-                "{} already holds the records of a run: finish it with --resume, or choose another --out",
-                dir.display()
-            )));
-        }
+    fn open(dir: &Path, config: &TournamentConfig, info: &RunInfo) -> Result<OutDir, String> {
         std::fs::create_dir_all(dir.join("stderr"))
-            .map_err(|e| Refused::Io(format!("{}: {e}", dir.display())))?;
-        let (done, earlier) = if config.resume {
-            earlier_games(dir, info).map_err(Refused::Io)?
+            .map_err(|e| format!("{}: {e}", dir.display()))?;
+        let (done, earlier) = if continues(config) {
+            earlier_games(dir, info, config.resume)?
         } else {
             (BTreeSet::new(), Vec::new())
         };
-        write_json(&dir.join("run.json"), info).map_err(Refused::Io)?;
+        write_json(&dir.join("run.json"), info)?;
         std::fs::read(&config.file)
             .map_err(|e| format!("{}: {e}", config.file.display()))
-            .and_then(|text| record::write_file(&dir.join("tournament.toml"), &text))
-            .map_err(Refused::Io)?;
-        let records = Records::open(&records_path(dir)).map_err(|e| Refused::Io(e.to_string()))?;
-        let log = gamelog::GameLog::open(&dir.join("games.log")).map_err(Refused::Io)?;
+            .and_then(|text| record::write_file(&dir.join("tournament.toml"), &text))?;
+        let records = Records::open(&records_path(dir)).map_err(|e| e.to_string())?;
+        let log = gamelog::GameLog::open(&dir.join("games.log"))?;
         Ok(OutDir {
             dir: dir.to_owned(),
             records: Some(records),
@@ -306,10 +360,14 @@ impl OutDir {
     }
 }
 
-/// The games of this run already in `dir` (resuming): their indices and
-/// records. A game voided by its judge is not among them: it is played
-/// again.
-fn earlier_games(dir: &Path, info: &RunInfo) -> Result<(BTreeSet<u64>, Vec<GameRecord>), String> {
+/// The games of this run already in `dir` (resuming, with `--resume` or
+/// by running the same command again): their indices and records. A game
+/// voided by its judge is not among them: it is played again.
+fn earlier_games(
+    dir: &Path,
+    info: &RunInfo,
+    asked: bool,
+) -> Result<(BTreeSet<u64>, Vec<GameRecord>), String> {
     let stored =
         record::read_records::<GameRecord>(&records_path(dir)).map_err(|e| e.to_string())?;
     let (mut done, mut earlier, mut void) = (BTreeSet::new(), Vec::new(), BTreeSet::new());
@@ -326,7 +384,11 @@ fn earlier_games(dir: &Path, info: &RunInfo) -> Result<(BTreeSet<u64>, Vec<GameR
     }
     void.retain(|i| !done.contains(i));
     eprintln!(
-        "referee tournament: resuming: {} game(s) already in {}{}",
+        "referee tournament: {}: {} game(s) already in {}{}",
+        match asked {
+            true => "resuming",
+            false => "continuing the same run",
+        },
         done.len(),
         dir.display(),
         match void.len() {
@@ -350,11 +412,12 @@ struct Run<'c> {
     shard_games: u64,
     jobs: usize,
     standings_every: Option<u64>,
-    /// Every game finished (a resumed run's earlier ones too), for the
-    /// standings printed on an interrupt and every `standings_every`.
+    /// Every game finished (a resumed run's earlier ones too), as
+    /// [`units::summary`] keeps it: for the standings printed on an
+    /// interrupt, every `standings_every` games, for the progress line's
+    /// leader, and at the end of a run without `--out`. One copy, and a
+    /// small one: a long run's memory grows by little per game.
     finished: Arc<std::sync::Mutex<Vec<GameRecord>>>,
-    /// The games this run played.
-    new_records: Vec<GameRecord>,
     pairs: crate::stats::Pairs,
     progress: Progress,
 }
@@ -396,8 +459,9 @@ impl<'c> Run<'c> {
             shard_games,
             jobs,
             standings_every: config.standings_every.or(spec.standings_every),
-            finished: Arc::new(std::sync::Mutex::new(earlier)),
-            new_records: Vec::new(),
+            finished: Arc::new(std::sync::Mutex::new(
+                earlier.iter().map(units::summary).collect(),
+            )),
             pairs: crate::stats::Pairs::default(),
             progress: Progress::new(config.progress, shard_games, done),
         }
@@ -509,9 +573,11 @@ impl<'c> Run<'c> {
             .as_ref()
             .and_then(|(_, new, baseline)| record.head_to_head(self.info.solo, new, baseline));
         let index = record.index;
-        self.new_records.push(record);
-        self.progress
-            .tick(self.info.solo, &self.info.entrants, &self.new_records);
+        drop(record);
+        if let Ok(finished) = self.finished.lock() {
+            self.progress
+                .tick(self.info.solo, &self.info.entrants, &finished);
+        }
         if let Some(so_far) = so_far {
             self.print_standings_so_far(so_far);
         }
@@ -553,7 +619,7 @@ impl<'c> Run<'c> {
     /// standings, as cutechess's -ratinginterval.
     fn count(&self, record: &GameRecord) -> Option<Vec<GameRecord>> {
         let mut finished = self.finished.lock().ok()?;
-        finished.push(record.clone());
+        finished.push(units::summary(record));
         let count = finished.len() as u64;
         self.standings_every
             .is_some_and(|every| count.is_multiple_of(every) && count < self.shard_games)
@@ -594,7 +660,11 @@ impl<'c> Run<'c> {
             .into_iter()
             .filter(|r| of_run(r, &self.info.fingerprint, self.info.seed))
             .collect(),
-            None => std::mem::take(&mut self.new_records),
+            None => self
+                .finished
+                .lock()
+                .map(|mut finished| std::mem::take(&mut *finished))
+                .unwrap_or_default(),
         };
         let all = dedupe(all);
         crate::interrupt::clear_report();

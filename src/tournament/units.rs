@@ -55,6 +55,24 @@ fn under(base: &Path, path: &Path) -> PathBuf {
     }
 }
 
+/// `--no-build` refuses to start when any entrant's build is missing or
+/// stale: a disqualification would be the run's mistake, not the
+/// entrant's.
+fn check_prebuilt(built: &[Result<PathBuf, String>]) -> Result<(), String> {
+    let missing: Vec<&String> = built.iter().filter_map(|b| b.as_ref().err()).collect();
+    match missing.as_slice() {
+        [] => Ok(()),
+        _ => Err(format!(
+            "--no-build: not every entrant is built:\n  {}",
+            missing
+                .iter()
+                .map(|m| m.as_str())
+                .collect::<Vec<_>>()
+                .join("\n  ")
+        )),
+    }
+}
+
 impl Plan {
     /// Resolves and builds the entrants and reads what the games need.
     pub async fn prepare(
@@ -96,6 +114,7 @@ impl Plan {
             logs: config.out.as_ref().map(|o| o.join("build")),
             sandbox: limits.sandbox,
             hide: hidden.clone(),
+            prebuilt: config.build == super::BuildMode::Prebuilt,
         };
         let dirs: Vec<Option<PathBuf>> = spec
             .entrants
@@ -103,7 +122,11 @@ impl Plan {
             .map(|e| e.dir.as_ref().map(|d| under(base, d)))
             .collect();
         let to_build: Vec<PathBuf> = dirs.iter().flatten().cloned().collect();
-        let mut built = build::build_dirs(&to_build, &build).await.into_iter();
+        let built = build::build_dirs(&to_build, &build).await;
+        if build.prebuilt {
+            check_prebuilt(&built)?;
+        }
+        let mut built = built.into_iter();
         let mut entrants = Vec::new();
         for (e, dir) in spec.entrants.iter().zip(&dirs) {
             let dir = dir
@@ -392,6 +415,23 @@ pub fn save_stderr(out: &Path, record: &GameRecord) {
 
 /// Records keep stderr out (it is in the stderr files), and leave out
 /// empty fields.
+/// What a run keeps in memory of a finished game, for the standings it
+/// prints (every N games, on an interrupt, at the end without `--out`):
+/// the record without what only the records file and replays need (each
+/// move's time, the moves, frames, stderr), which grows with the game.
+pub fn summary(record: &GameRecord) -> GameRecord {
+    let mut record = record.clone();
+    strip_stderr(&mut record);
+    for result in &mut record.results {
+        result.micros = None;
+        result.detail.clear();
+    }
+    for replay in ["moves", "times", "frames"] {
+        record.setup.remove(replay);
+    }
+    record
+}
+
 pub fn strip_stderr(record: &mut GameRecord) {
     for result in &mut record.results {
         result.stderr = None;

@@ -1,0 +1,284 @@
+//! What a cluster's batch scripts rely on (issue 22), through the real
+//! binary: the shard read from the scheduler (`--shard auto`), a task run
+//! again continuing its own run without a flag, and building once
+//! (`--build-only`) before tasks that build nothing (`--no-build`). The
+//! real Slurm cluster is in `tests/slurm.rs`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::{Marker, evensteven_bin, jsonl, referee, referee_with};
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// An Even Steven tournament of `games` games with the reference player,
+/// its moves slowed by `delay` seconds (so that a run can be caught in
+/// the middle).
+fn tournament(dir: &Path, games: u64, delay: &str) -> String {
+    let slow = write(
+        dir,
+        "slow.sh",
+        &format!(
+            "#!/bin/sh\nsleep {delay}\nexec {} \"$@\"\n",
+            evensteven_bin()
+        ),
+    );
+    chmod_x(&slow);
+    write(
+        dir,
+        "t.toml",
+        &format!(
+            "game = \"evensteven\"\ngames = {games}\nseed = 5\n[limits]\ntimeout = \"5s\"\n\
+             [[entrant]]\nname = \"reference\"\ncommand = [\"{}\"]\n",
+            slow.display()
+        ),
+    )
+    .to_str()
+    .unwrap()
+    .to_owned()
+}
+
+fn chmod_x(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn indices(out: &Path) -> Vec<u64> {
+    let mut indices: Vec<u64> = jsonl(&out.join("records.jsonl"))
+        .iter()
+        .map(|r| r["index"].as_u64().unwrap())
+        .collect();
+    indices.sort_unstable();
+    indices
+}
+
+#[test]
+fn the_shard_comes_from_the_schedulers_variables() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = tournament(dir.path(), 9, "0");
+    let out = dir.path().join("slurm");
+    let args = |out: &Path, shard: &str| {
+        vec![
+            "tournament".to_owned(),
+            file.clone(),
+            "--no-progress".to_owned(),
+            "--shard".to_owned(),
+            shard.to_owned(),
+            "--out".to_owned(),
+            out.to_str().unwrap().to_owned(),
+        ]
+    };
+    // Task 2 of an array 1-3.
+    let run = referee_with(
+        args(&out, "auto"),
+        b"",
+        &[
+            ("SLURM_ARRAY_TASK_ID", "2"),
+            ("SLURM_ARRAY_TASK_COUNT", "3"),
+        ],
+        None,
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(indices(&out), vec![2, 5, 8]);
+    // An array from 0 (--array=0-2): task 0 is shard 1.
+    let from_zero = dir.path().join("from-zero");
+    let run = referee_with(
+        args(&from_zero, "auto"),
+        b"",
+        &[
+            ("SLURM_ARRAY_TASK_ID", "0"),
+            ("SLURM_ARRAY_TASK_MIN", "0"),
+            ("SLURM_ARRAY_TASK_MAX", "2"),
+        ],
+        None,
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(indices(&from_zero), vec![1, 4, 7]);
+    // A Kubernetes Indexed Job: the index from 0, the count given.
+    let k8s = dir.path().join("k8s");
+    let run = referee_with(
+        args(&k8s, "auto/3"),
+        b"",
+        &[("JOB_COMPLETION_INDEX", "2")],
+        None,
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(indices(&k8s), vec![3, 6, 9]);
+    // Outside a scheduler: refused before anything is written.
+    let nowhere = dir.path().join("nowhere");
+    let run = referee(args(&nowhere, "auto"), b"");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("--shard auto: no scheduler's variables"),
+        "{}",
+        run.stderr
+    );
+    assert!(!nowhere.exists());
+}
+
+#[test]
+fn a_task_run_again_continues_its_own_run_and_refuses_another() {
+    // Slurm requeues a task whose node died: the same command starts again
+    // on the same --out. It was refused ("already holds the records of a
+    // run: finish it with --resume"), and the task failed for good.
+    let dir = tempfile::tempdir().unwrap();
+    let file = tournament(dir.path(), 8, "0.1");
+    let out = dir.path().join("shard-1");
+    let args = [
+        "tournament",
+        &file,
+        "--no-progress",
+        "--jobs",
+        "1",
+        "--shard",
+        "1/1",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    // The first attempt is stopped after its third game, as Slurm stops a
+    // task it requeues (SIGTERM).
+    let marker = Marker::new();
+    let mut child = common::start(args, &marker);
+    let records = out.join("records.jsonl");
+    let started = Instant::now();
+    while indices_or_none(&records) < 3 {
+        assert!(started.elapsed() < Duration::from_secs(60), "no games");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    common::signal(&child, nix::sys::signal::Signal::SIGTERM);
+    let _ = child.wait();
+    marker.assert_none_left();
+    let killed_at = indices(&out).len();
+    assert!(killed_at < 8, "{killed_at}");
+    // The same command again, no flag: it continues.
+    let run = referee(args, b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stderr.contains(&format!(
+            "continuing the same run: {killed_at} game(s) already in"
+        )),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(indices(&out), (1..=8).collect::<Vec<_>>());
+    // Another run (another seed) on the same --out is refused, and the
+    // records are left as they are.
+    let before = std::fs::read(&records).unwrap();
+    let mut other = args.to_vec();
+    other.extend(["--seed", "6"]);
+    let run = referee(other, b"");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("already holds the records of another run, so it is not continued")
+            && run.stderr.contains("--seed 6, but the run's seed is 5"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(std::fs::read(&records).unwrap(), before);
+}
+
+/// Games recorded in `records` so far (0 before the file exists).
+fn indices_or_none(records: &Path) -> usize {
+    std::fs::read_to_string(records)
+        .map(|text| text.lines().filter(|l| l.ends_with('}')).count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn entrants_built_once_are_played_without_building() {
+    let dir = tempfile::tempdir().unwrap();
+    let entrant = dir.path().join("entrant");
+    write(
+        &entrant,
+        "pc2.in",
+        &format!("#!/bin/sh\nexec {} \"$@\"\n", evensteven_bin()),
+    );
+    write(
+        &entrant,
+        "Makefile",
+        "pc2: pc2.in\n\tcp pc2.in pc2\n\tchmod +x pc2\n",
+    );
+    let file = write(
+        dir.path(),
+        "t.toml",
+        &format!(
+            "game = \"evensteven\"\ngames = 4\nseed = 1\n\
+             [[entrant]]\nname = \"built\"\ndir = \"{}\"\n",
+            entrant.display()
+        ),
+    );
+    let file = file.to_str().unwrap();
+    let play = |out: &str, flag: &str| {
+        let out = dir.path().join(out);
+        referee(
+            [
+                "tournament",
+                file,
+                "--no-progress",
+                flag,
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            b"",
+        )
+    };
+    // Nothing built yet: refused before anything runs.
+    let run = play("early", "--no-build");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("--no-build: not every entrant is built")
+            && run.stderr.contains("no pc2: build it first"),
+        "{}",
+        run.stderr
+    );
+    assert!(!dir.path().join("early/records.jsonl").exists());
+    // The build job.
+    let run = play("build", "--build-only");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stdout.contains("built: 1 of 1 entrant"),
+        "{}",
+        run.stdout
+    );
+    assert!(entrant.join("pc2").is_file());
+    assert!(!dir.path().join("build/records.jsonl").exists());
+    // A task: plays what was built.
+    let run = play("task", "--no-build");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(!run.stderr.contains("building"), "{}", run.stderr);
+    assert_eq!(jsonl(&dir.path().join("task/records.jsonl")).len(), 4);
+    // A source changed since: the build is stale.
+    std::thread::sleep(Duration::from_millis(20));
+    std::fs::write(
+        entrant.join("pc2.in"),
+        format!("#!/bin/sh\n# changed\nexec {} \"$@\"\n", evensteven_bin()),
+    )
+    .unwrap();
+    let run = play("stale", "--no-build");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        run.stderr.contains("pc2 is older than pc2.in"),
+        "{}",
+        run.stderr
+    );
+    // A build that fails: said, and status 1.
+    write(&entrant, "Makefile", "pc2:\n\tfalse\n");
+    std::fs::remove_file(entrant.join("pc2")).unwrap();
+    let run = play("failed", "--build-only");
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        run.stdout.contains("built: 0 of 1 entrant") && run.stdout.contains("built:"),
+        "{}",
+        run.stdout
+    );
+}
