@@ -282,3 +282,44 @@ fn entrants_built_once_are_played_without_building() {
         run.stdout
     );
 }
+
+#[test]
+fn two_runs_writing_one_out_at_once_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = tournament(dir.path(), 40, "0.2");
+    let out = dir.path().join("out");
+    let args = [
+        "tournament",
+        &file,
+        "--no-progress",
+        "--jobs",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let marker = Marker::new();
+    let mut first = common::start(args, &marker);
+    let records = out.join("records.jsonl");
+    let started = Instant::now();
+    while indices_or_none(&records) < 1 {
+        assert!(started.elapsed() < Duration::from_secs(60), "no games");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let second = referee(args, b"");
+    assert_eq!(second.code, Some(64), "{second:?}");
+    assert!(
+        second
+            .stderr
+            .contains("is being written by another run right now"),
+        "{}",
+        second.stderr
+    );
+    common::signal(&first, nix::sys::signal::Signal::SIGTERM);
+    let _ = first.wait();
+    marker.assert_none_left();
+    // Every record is the first run's: one per game, none twice.
+    let indices = indices(&out);
+    let mut unique = indices.clone();
+    unique.dedup();
+    assert_eq!(indices, unique);
+}

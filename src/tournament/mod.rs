@@ -105,6 +105,7 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
     if config.build == BuildMode::Only {
         return Ok(report_builds(&plan));
     }
+    let _writing = config.out.as_deref().map(lock_out).transpose()?;
     let info = run_info(config, &spec, &plan, sprt.is_some())?;
     let out = match &config.out {
         Some(dir) => match OutDir::open(dir, config, &info) {
@@ -121,6 +122,30 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
         Some(status) => Ok(status),
         None => run.finish(),
     }
+}
+
+/// Holds `DIR/.lock` while the run writes `DIR`: two runs writing one
+/// output directory at once (two tasks given the same `--out`, a task
+/// started again while the first still runs) would interleave their
+/// records; the second is refused before it touches anything.
+fn lock_out(dir: &Path) -> Result<nix::fcntl::Flock<std::fs::File>, String> {
+    use nix::fcntl::{Flock, FlockArg};
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let path = dir.join(".lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Flock::lock(file, FlockArg::LockExclusiveNonblock).map_err(|(_, e)| match e {
+        nix::errno::Errno::EWOULDBLOCK => format!(
+            "{} is being written by another run right now: give each run its own --out \
+             (a task started again must wait until the first has ended)",
+            dir.display()
+        ),
+        e => format!("{}: cannot lock it: {e}", path.display()),
+    })
 }
 
 /// Whether the run continues the records in its `--out`: with `--resume`,

@@ -25,6 +25,10 @@ use crate::units::human_micros;
 /// The most games whose replays a report embeds; a longer run's games are
 /// replayed with `referee replay DIR/records.jsonl --game N`.
 pub const MOST_REPLAYS: usize = 500;
+/// The games listed in full: the first this many, then as many again of
+/// the rest where something went wrong. Every game stays in
+/// `records.jsonl`; a list of 10⁵ rows would make the page too big to open.
+pub const MOST_LISTED: usize = 1000;
 
 /// The report's file in an output directory.
 pub fn report_path(out: &Path) -> PathBuf {
@@ -624,17 +628,48 @@ fn setup_text(r: &GameRecord) -> String {
     parts.join(", ")
 }
 
+/// The games the list shows (see [`MOST_LISTED`]), in game order.
+fn listed_games(records: &[GameRecord]) -> Vec<&GameRecord> {
+    let failed = |r: &GameRecord| {
+        r.judge_error.is_some() || r.results.iter().any(|x| x.status() != Status::Ok)
+    };
+    records
+        .iter()
+        .take(MOST_LISTED)
+        .chain(
+            records
+                .iter()
+                .skip(MOST_LISTED)
+                .filter(|r| failed(r))
+                .take(MOST_LISTED),
+        )
+        .collect()
+}
+
 fn section_games(page: &mut String, solo: bool, records: &[GameRecord], replays: &Replays) {
+    let listed = listed_games(records);
+    let shown = match listed.len() < records.len() {
+        true => format!(
+            "{} of {} games (the first {MOST_LISTED}, then the first {MOST_LISTED} of the \
+             others with a failure; every game is in records.jsonl)",
+            listed.len(),
+            records.len()
+        ),
+        false => format!("{} game{}", records.len(), plural(records.len() as u64)),
+    };
     let _ = writeln!(
         page,
-        "<h2 id=\"games\">Games</h2>\n<details{}><summary>{} game{}, each with its setup and every \
-         entrant's result</summary><table><tr><th>game</th><th class=\"l\">setup</th>\
+        "<h2 id=\"games\">Games</h2>\n<details{}><summary>{shown}, each with its setup and \
+         every entrant's result</summary><table><tr><th>game</th><th class=\"l\">setup</th>\
          <th class=\"l\">results</th><th class=\"l\">replay</th></tr>",
         if records.len() <= 50 { " open" } else { "" },
-        records.len(),
-        plural(records.len() as u64)
     );
-    for r in records {
+    let replayable: std::collections::BTreeSet<u64> = replays
+        .views
+        .iter()
+        .filter_map(|v| v["index"].as_u64())
+        .collect();
+    for r in listed {
         let results: Vec<String> = r
             .results
             .iter()
@@ -669,7 +704,7 @@ fn section_games(page: &mut String, solo: bool, records: &[GameRecord], replays:
         });
         let replay = match replays.missing.get(&r.index) {
             Some(why) => format!("<span class=\"meta\" title=\"{}\">none</span>", esc(why)),
-            None if replays.views.iter().any(|v| v["index"] == r.index) => {
+            None if replayable.contains(&r.index) => {
                 format!("<a href=\"#game={}\">replay</a>", r.index)
             }
             None => "<span class=\"meta\">referee replay --game</span>".to_owned(),
@@ -706,6 +741,29 @@ mod tests {
 
     fn record(value: serde_json::Value) -> GameRecord {
         serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn a_long_runs_game_list_is_capped_and_says_so() {
+        let records: Vec<GameRecord> = (1..=3000u64)
+            .map(|i| {
+                let status = if i % 100 == 0 { "crashed" } else { "ok" };
+                record(json!({
+                    "game": "evensteven", "index": i, "seed": 1, "n": 3,
+                    "results": [{"entrant": "a", "won": true, "status": status}]
+                }))
+            })
+            .collect();
+        let page = render(&info(true, &["a"]), &records, Path::new("."));
+        // The first 1,000, then the 20 crashed games after them.
+        assert!(
+            page.contains("1020 of 3000 games (the first 1000, then the first 1000 of the others with a failure"),
+            "{}",
+            &page[page.find("id=\"games\"").unwrap()..][..400]
+        );
+        assert!(page.contains("id=\"game-1000\""));
+        assert!(!page.contains("id=\"game-1001\""));
+        assert!(page.contains("id=\"game-2900\""));
     }
 
     #[test]
