@@ -5,8 +5,10 @@
 #
 # Needed besides Rust: bubblewrap (the --sandbox tests), GNU parallel (the
 # sharding test), Debian's chromium and chromium-driver (for browser
-# tests), and a JDK and Node.js (tests/languages.rs: bots in Java and
-# JavaScript; Debian's default-jdk-headless and nodejs). They are
+# tests), a JDK and Node.js (tests/languages.rs: bots in Java and
+# JavaScript; Debian's default-jdk-headless and nodejs), and Slurm with
+# munge (tests/slurm.rs starts a one-node cluster as root; slurm-wlm,
+# munge, installed only when the script runs as root). They are
 # installed with apt-get, without questions, only when missing, and only
 # as root or with sudo; otherwise the script says what to install and runs
 # the tests anyway.
@@ -29,6 +31,13 @@ need chromedriver chromium-driver
 need javac default-jdk-headless
 need java default-jdk-headless
 need node nodejs
+# Slurm's daemons run only as root, so the cluster test skips for anyone
+# else, and installing Slurm then would only start services for nothing.
+# They live in /usr/sbin, which a user's PATH may lack.
+if [[ $(id -u) == 0 ]]; then
+  PATH=$PATH:/usr/sbin:/sbin need slurmctld slurm-wlm
+  PATH=$PATH:/usr/sbin:/sbin need munged munge
+fi
 
 if ((${#missing[@]} > 0)); then
   mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
