@@ -79,6 +79,36 @@ struct LimitsYaml {
     validation_passes: Option<u32>,
 }
 
+/// A time factor's key, its value in the file, and its default.
+type Factor = (&'static str, Option<f64>, f64);
+
+impl LimitsYaml {
+    /// The slowest accepted submission's factor to the time limit, and
+    /// the time limit's to a time-limit submission's, in the format's
+    /// own keys and defaults.
+    fn factors(&self, modern: bool) -> [Factor; 2] {
+        let multipliers = self.time_multipliers.as_ref();
+        match modern {
+            true => [
+                (
+                    "time_multipliers.ac_to_time_limit",
+                    multipliers.and_then(|m| m.ac_to_time_limit),
+                    2.0,
+                ),
+                (
+                    "time_multipliers.time_limit_to_tle",
+                    multipliers.and_then(|m| m.time_limit_to_tle),
+                    1.5,
+                ),
+            ],
+            false => [
+                ("time_multiplier", self.time_multiplier, 5.0),
+                ("time_safety_margin", self.time_safety_margin, 2.0),
+            ],
+        }
+    }
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct TimeMultipliers {
@@ -136,8 +166,7 @@ pub fn read_settings(problem: &Path) -> Result<PackageSettings, String> {
         .is_some_and(|v| v.trim() != "legacy");
     check_interactive(&yaml, modern).map_err(|(key, e)| at(key, e))?;
     let limits = &yaml.limits;
-    let multipliers = limits.time_multipliers.as_ref();
-    let factor = |name: &str, value: Option<f64>, default: f64| match value {
+    let factor = |(name, value, default): Factor| match value {
         None => Ok(default),
         Some(v) if v.is_finite() && v >= 1.0 => Ok(v),
         Some(v) => Err(at(
@@ -145,22 +174,7 @@ pub fn read_settings(problem: &Path) -> Result<PackageSettings, String> {
             format!("limits.{name} must be a number of at least 1, not {v}"),
         )),
     };
-    let (ac_key, tle_key) = match modern {
-        true => (
-            "time_multipliers.ac_to_time_limit",
-            "time_multipliers.time_limit_to_tle",
-        ),
-        false => ("time_multiplier", "time_safety_margin"),
-    };
-    let (ac_value, tle_value, ac_default, tle_default) = match modern {
-        true => (
-            multipliers.and_then(|m| m.ac_to_time_limit),
-            multipliers.and_then(|m| m.time_limit_to_tle),
-            2.0,
-            1.5,
-        ),
-        false => (limits.time_multiplier, limits.time_safety_margin, 5.0, 2.0),
-    };
+    let [ac_to_time_limit, time_limit_to_tle] = limits.factors(modern);
     let passes = match (is_multi_pass(&yaml), limits.validation_passes) {
         (false, _) => None,
         (true, None) => Some(DEFAULT_PASSES),
@@ -189,8 +203,8 @@ pub fn read_settings(problem: &Path) -> Result<PackageSettings, String> {
             }),
             None => domjudge_time_limit(problem)?,
         },
-        ac_to_time_limit: factor(ac_key, ac_value, ac_default)?,
-        time_limit_to_tle: factor(tle_key, tle_value, tle_default)?,
+        ac_to_time_limit: factor(ac_to_time_limit)?,
+        time_limit_to_tle: factor(time_limit_to_tle)?,
         memory: memory_limit(limits.memory).map_err(|e| at("memory", e))?,
         passes,
     })
