@@ -630,3 +630,13 @@ fn problemtools_transitional_layout_one_folder_in_output_validator_is_built() {
         run.stdout
     );
 }
+
+#[test]
+fn a_package_is_judged_whole_under_the_sandbox() {
+    // Each submission built and run under bubblewrap, the package's data
+    // and validator hidden from it.
+    common::need_bwrap();
+    let run = run(&["interactive", "--sandbox", oddcoin().to_str().unwrap()]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.contains("6 of 6 submissions got their folder's verdict"));
+}
