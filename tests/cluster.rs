@@ -375,3 +375,53 @@ fn a_class_built_once_is_played_without_building() {
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_eq!(jsonl(&dir.path().join("task/records.jsonl")).len(), 12);
 }
+
+#[test]
+fn a_big_class_builds_as_many_at_once_as_there_are_cpus() {
+    // A class of 1,000 built every folder at once: 1,000 compilers.
+    let dir = tempfile::tempdir().unwrap();
+    let running = dir.path().join("running");
+    std::fs::create_dir(&running).unwrap();
+    let most = dir.path().join("most");
+    // Each build notes how many builds run beside it.
+    let makefile = format!(
+        "executeit: player.sh\n\
+         \ttouch {running}/$$$$ && ls {running} | wc -l >> {most} && sleep 0.1 && rm {running}/$$$$\n\
+         \tcp player.sh executeit && chmod +x executeit\n",
+        running = running.display(),
+        most = most.display()
+    );
+    for i in 0..8 {
+        let folder = dir.path().join(format!("subs/s{i}"));
+        write(
+            &folder,
+            "player.sh",
+            &format!("#!/bin/sh\nexec {} \"$@\"\n", evensteven_bin()),
+        );
+        write(&folder, "Makefile", &makefile);
+    }
+    let file = write(
+        dir.path(),
+        "class.toml",
+        "game = \"evensteven\"\ngames = 1\nseed = 1\n\
+         [[entrant]]\nglob = \"subs/*/\"\ncommand = [\"./executeit\"]\n",
+    );
+    let run = referee(["tournament", file.to_str().unwrap(), "--build-only"], b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stdout.contains("built: 8 of 8 entrants"),
+        "{}",
+        run.stdout
+    );
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let counts: Vec<usize> = std::fs::read_to_string(&most)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    assert_eq!(counts.len(), 8);
+    assert!(
+        counts.iter().all(|&n| n <= cpus),
+        "{counts:?} at once, {cpus} CPUs"
+    );
+}

@@ -638,5 +638,8 @@ fn a_package_is_judged_whole_under_the_sandbox() {
     common::need_bwrap();
     let run = run(&["interactive", "--sandbox", oddcoin().to_str().unwrap()]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(run.stdout.contains("6 of 6 submissions got their folder's verdict"));
+    assert!(
+        run.stdout
+            .contains("6 of 6 submissions got their folder's verdict")
+    );
 }

@@ -1,5 +1,5 @@
-//! Building the entrants: `make` in each distinct directory, once, all at
-//! the same time; then `pc2` must be there and executable.
+//! Building the entrants: `make` in each distinct directory, once, as many
+//! at a time as there are CPUs; then `pc2` must be there and executable.
 //!
 //! Runs of the referee that build the same directory at the same time (the
 //! shards of a tournament on one machine) never race: each build holds the
@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
-use futures_util::future::join_all;
+use futures_util::stream::{self, StreamExt};
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 use nix::unistd::{AccessFlags, access};
@@ -61,7 +61,7 @@ pub const DEFAULT_MAKE: &str = "make";
 /// One entrant's build: the program to run, or why it is disqualified.
 pub type Built = Result<BotSpec, String>;
 
-/// Builds every distinct directory once, in parallel, and returns one
+/// Builds every distinct directory once, several at once, and returns one
 /// result per entrant (in the order of `dirs`): its `pc2`, ready to run.
 /// Each program is given the other entrants' directories to hide.
 pub async fn build_all(dirs: &[PathBuf], options: &BuildOptions) -> Vec<Built> {
@@ -98,8 +98,9 @@ fn pc2_in(dir: &Path) -> Built {
 }
 
 /// Builds every distinct directory once (`make` where there is a makefile,
-/// or always with a custom build command), in parallel; one result per
-/// entry of `dirs`: the directory, canonical, or why it cannot be used.
+/// or always with a custom build command), as many at once as there are
+/// CPUs; one result per entry of `dirs`: the directory, canonical, or why
+/// it cannot be used.
 pub async fn build_dirs(dirs: &[PathBuf], options: &BuildOptions) -> Vec<Result<PathBuf, String>> {
     let canonical: Vec<Result<PathBuf, String>> = dirs
         .iter()
@@ -128,11 +129,16 @@ pub async fn build_dirs(dirs: &[PathBuf], options: &BuildOptions) -> Vec<Result<
     hide.extend(options.hide.iter().cloned());
     hide.extend(options.logs.iter().cloned());
     let logs = log_names(&distinct);
-    let builds = join_all(
+    // As many builds at once as there are CPUs: a class of 1,000 started
+    // all at once would be 1,000 compilers, and their memory.
+    let at_once = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let builds: Vec<Result<(), String>> = stream::iter(
         named
             .zip(&logs)
             .map(|((dir, given), log)| build_one(dir, given, log, options, &hide)),
     )
+    .buffered(at_once)
+    .collect()
     .await;
     canonical
         .iter()
