@@ -107,6 +107,15 @@ fn is_portable(c: char) -> bool {
 /// The longest name kept whole in a file name, and the longest stem.
 const LONGEST_FILE_NAME: usize = 64;
 
+/// The last part of `path` as text (`/a/b.py` is `b.py`; lossy where it
+/// is not UTF-8), for messages and natural ordering.
+pub fn name_of(path: &std::path::Path) -> String {
+    path.file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned()
+}
+
 /// The name of a file (without its extension) that belongs to `name`, one
 /// file per name: `name` itself when it is plain (portable characters, not
 /// starting with `.`, at most 64 of them), else [`file_name_keyed`] with

@@ -173,9 +173,9 @@ impl Source {
         files: Vec<PathBuf>,
     ) -> Result<Source, String> {
         let entry = match language {
-            Language::C | Language::Cpp => file_name(&files[0]),
+            Language::C | Language::Cpp => crate::text::name_of(&files[0]),
             Language::Python3 | Language::Rust => {
-                file_name(&main_file(language, path, &dir, &files)?)
+                crate::text::name_of(&main_file(language, path, &dir, &files)?)
             }
             Language::Java => java_main_class(path, &files)?,
             Language::Kotlin => {
@@ -200,13 +200,6 @@ impl Source {
 
 fn extensions_list() -> &'static str {
     ".c; .cc .cpp .cxx .c++ .C; .java; .kt; .py .py3; .rs"
-}
-
-fn file_name(path: &Path) -> String {
-    path.file_name()
-        .unwrap_or_default()
-        .to_string_lossy()
-        .into_owned()
 }
 
 /// The regular files of `dir` (not its subdirectories, nor hidden files)
@@ -267,7 +260,7 @@ fn main_file(
     if let [main] = named(&dir_name).as_slice() {
         return Ok((*main).clone());
     }
-    let names: Vec<String> = files.iter().map(|f| file_name(f)).collect();
+    let names: Vec<String> = files.iter().map(|f| crate::text::name_of(f)).collect();
     Err(format!(
         "{}: {} {} sources ({}) and none is the main file: name it main{} (or as the directory)",
         path.display(),
@@ -701,13 +694,7 @@ mod tests {
     use super::*;
     use crate::bot::{Bot, BotLimits};
 
-    fn run<F: std::future::Future>(f: F) -> F::Output {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(f)
-    }
+    use crate::bot::block_on as run;
 
     /// A directory holding `files` (name, text).
     fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {

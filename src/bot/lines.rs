@@ -226,12 +226,7 @@ mod tests {
         }
     }
 
-    fn run<F: std::future::Future>(f: F) -> F::Output {
-        tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(f)
-    }
+    use crate::bot::block_on as run;
 
     #[test]
     fn splits_lines_and_reports_the_unterminated_tail() {

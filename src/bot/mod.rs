@@ -79,6 +79,16 @@ pub struct BotSpec {
     pub hide: Vec<PathBuf>,
 }
 
+/// Runs `f` to its end on a runtime of its own: for tests of async code.
+#[cfg(test)]
+pub(crate) fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a test runtime")
+        .block_on(f)
+}
+
 /// Limits that apply to every bot of a run.
 #[derive(Clone, Copy, Debug)]
 pub struct BotLimits {

@@ -122,6 +122,18 @@ pub struct InteractiveConfig {
 /// A directory of the run's own, removed when dropped.
 struct WorkDir(PathBuf);
 
+/// A run's two directories: one for the feedback of its cases (hidden
+/// from the program under `--sandbox`), one for what it builds.
+fn work_dirs() -> Result<(WorkDir, WorkDir), crate::exit::Status> {
+    match (WorkDir::new(), WorkDir::new()) {
+        (Ok(work), Ok(builds)) => Ok((work, builds)),
+        (Err(e), _) | (_, Err(e)) => Err(program::fail(
+            crate::exit::Status::Internal,
+            format!("cannot create a work directory: {e}"),
+        )),
+    }
+}
+
 impl WorkDir {
     fn new() -> std::io::Result<WorkDir> {
         static NEXT: AtomicU32 = AtomicU32::new(0);

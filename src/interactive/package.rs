@@ -46,6 +46,17 @@ pub(super) fn cases_of(problem: &Path, group: &str) -> Result<Vec<Case>, String>
     Ok(cases)
 }
 
+/// The entries of `dir`, in natural order of their names (`2` before
+/// `10`).
+pub(super) fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort_by(|a, b| {
+        crate::text::natural_cmp(&crate::text::name_of(a), &crate::text::name_of(b))
+    });
+    Ok(paths)
+}
+
 fn collect_cases(
     dir: &Path,
     group: &str,
@@ -54,19 +65,15 @@ fn collect_cases(
 ) -> Result<(), String> {
     let own = validator_args(dir)?;
     let args = own.as_deref().unwrap_or(inherited);
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    let name = |p: &PathBuf| {
-        p.file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned()
-    };
-    paths.sort_by(|a, b| crate::text::natural_cmp(&name(a), &name(b)));
-    for path in paths {
+    for path in sorted_entries(dir)? {
         let real_dir = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
         if real_dir {
-            collect_cases(&path, &format!("{group}/{}", name(&path)), args, cases)?;
+            collect_cases(
+                &path,
+                &format!("{group}/{}", crate::text::name_of(&path)),
+                args,
+                cases,
+            )?;
             continue;
         }
         if !(path.extension().is_some_and(|x| x == "in") && path.is_file()) {

@@ -13,7 +13,7 @@ use super::limits::CaseLimits;
 use super::package::{Case, Package, load};
 use super::validator::ValidatorSpec;
 use super::verdict::{Judged, Side, Verdict};
-use super::{InteractiveConfig, WorkDir};
+use super::{InteractiveConfig, work_dirs};
 use crate::bot::language::{BuildSettings, Source, build};
 use crate::bot::{BotSpec, Ended, Usage};
 use crate::exit::Status;
@@ -397,14 +397,9 @@ async fn given_program(
 
 /// Runs `referee interactive PACKAGE PROGRAM`: the program on every case.
 pub async fn run(config: &InteractiveConfig) -> Status {
-    let (work, builds) = match (WorkDir::new(), WorkDir::new()) {
-        (Ok(work), Ok(builds)) => (work, builds),
-        (Err(e), _) | (_, Err(e)) => {
-            return fail(
-                Status::Internal,
-                format!("cannot create a work directory: {e}"),
-            );
-        }
+    let (work, builds) = match work_dirs() {
+        Ok(dirs) => dirs,
+        Err(status) => return status,
     };
     let given = config.program.as_ref().expect("a program to judge");
     let program = match given_program(config, given, &builds.0, &work.0).await {

@@ -215,13 +215,7 @@ pub struct ValidatorSpec(pub(super) Validator);
 mod tests {
     use super::*;
 
-    fn run<F: std::future::Future>(f: F) -> F::Output {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(f)
-    }
+    use crate::bot::block_on as run;
 
     #[test]
     fn the_2023_layout_and_its_transitional_form_are_found() {

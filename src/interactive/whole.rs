@@ -18,11 +18,13 @@ use std::time::{Duration, Instant};
 use futures_util::stream::{self, StreamExt};
 
 use super::limits::{CaseLimits, DEFAULT_TIME_LIMIT, Sourced, WALL_FACTOR};
+use super::package::sorted_entries;
 use super::program::{Judgee, Judging, Tally, fail, prepare_program};
 use super::verdict::Verdict;
-use super::{InteractiveConfig, WorkDir};
+use super::{InteractiveConfig, work_dirs};
 use crate::exit::Status;
 use crate::record::Records;
+use crate::text::name_of;
 
 /// Whether a verdict is the one a folder expects.
 type IsVerdict = fn(&Verdict) -> bool;
@@ -94,14 +96,9 @@ impl Outcome {
 
 /// Runs `referee interactive PACKAGE`: every submission, checked.
 pub async fn run(config: &InteractiveConfig) -> Status {
-    let (work, builds) = match (WorkDir::new(), WorkDir::new()) {
-        (Ok(work), Ok(builds)) => (work, builds),
-        (Err(e), _) | (_, Err(e)) => {
-            return fail(
-                Status::Internal,
-                format!("cannot create a work directory: {e}"),
-            );
-        }
+    let (work, builds) = match work_dirs() {
+        Ok(dirs) => dirs,
+        Err(status) => return status,
     };
     let submissions = match find_submissions(&config.problem) {
         Ok(found) => found,
@@ -305,9 +302,9 @@ fn find_submissions(problem: &Path) -> Result<Vec<Submission>, String> {
         if !folder.is_dir() {
             continue;
         }
-        let folder_name = file_name(&folder);
+        let folder_name = name_of(&folder);
         for path in sorted_entries(&folder)? {
-            let name = file_name(&path);
+            let name = name_of(&path);
             if name.starts_with('.') || name.to_ascii_lowercase().starts_with("readme") {
                 continue;
             }
@@ -326,20 +323,6 @@ fn find_submissions(problem: &Path) -> Result<Vec<Submission>, String> {
         ));
     }
     Ok(found)
-}
-
-fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort_by(|a, b| crate::text::natural_cmp(&file_name(a), &file_name(b)));
-    Ok(paths)
-}
-
-fn file_name(path: &Path) -> String {
-    path.file_name()
-        .unwrap_or_default()
-        .to_string_lossy()
-        .into_owned()
 }
 
 /// The table of every submission, and the run's exit status: 0 when each
@@ -409,7 +392,7 @@ fn write_junit(
     outcomes: &[Outcome],
 ) -> Result<(), String> {
     use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
-    let problem_name = file_name(problem);
+    let problem_name = name_of(problem);
     let mut suite = TestSuite::new(problem_name.clone());
     for (s, o) in submissions.iter().zip(outcomes) {
         let verdict = o.verdict();

@@ -75,6 +75,96 @@ fn prebuilt_problem(name: &str, spec: &BotSpec) -> Option<String> {
         .map(|why| format!("{}: {why}", crate::text::terminal(name)))
 }
 
+/// The bots' limits: the command line's, with the file's and the game's
+/// where they give one.
+fn bot_limits(
+    config: &TournamentConfig,
+    l: &super::spec::Limits,
+    game_startup: Option<Duration>,
+) -> BotLimits {
+    let mut limits = config.limits;
+    limits.grace = duration(&l.grace, limits.grace);
+    limits.startup = l
+        .startup
+        .map(|d| d.0)
+        .or(game_startup)
+        .unwrap_or(limits.startup);
+    if let Some(max_line) = l.max_line {
+        limits.max_line = max_line;
+    }
+    limits
+}
+
+/// How to run an entrant: its directory's `pc2` once built, or its
+/// command (a relative path in it is its directory's, else the file's).
+fn entrant_program(
+    dir: Option<Result<PathBuf, String>>,
+    command: Option<&[String]>,
+    base: &Path,
+) -> Result<BotSpec, Disqualified> {
+    match (dir, command) {
+        (Some(Err(why)), _) => Err(Disqualified::build_failed(why)),
+        (Some(Ok(dir)), None) => Ok(BotSpec {
+            program: build::program(&dir).into_os_string(),
+            args: vec![],
+            dir: Some(dir),
+            hide: vec![],
+        }),
+        (dir, Some(command)) => {
+            let dir = dir.and_then(Result::ok);
+            let first = Path::new(&command[0]);
+            let program = if command[0].contains('/') && first.is_relative() {
+                under(dir.as_deref().unwrap_or(base), first).into_os_string()
+            } else {
+                OsString::from(&command[0])
+            };
+            Ok(BotSpec {
+                program,
+                args: command[1..].iter().map(OsString::from).collect(),
+                dir,
+                hide: vec![],
+            })
+        }
+        (None, None) => unreachable!("checked when the file was read"),
+    }
+}
+
+/// What decides the games: the file's limits and the command line's (a
+/// resumed run must play under the same rules), and each entrant as
+/// submitted. A disqualification counts by its status only: its message
+/// (a build log's tail) differs from run to run.
+fn fingerprint(
+    game: &dyn crate::game::Game,
+    spec: &Spec,
+    limits: BotLimits,
+    entrants: &[Entrant],
+    gauntlet: Option<usize>,
+) -> String {
+    let rules = BotLimits {
+        echo_stderr: false,
+        ..limits
+    };
+    let mut parts = vec![
+        game.name(),
+        format!("{:?}", spec.limits),
+        format!("{rules:?}"),
+    ];
+    for e in entrants {
+        // As submitted: not where this run keeps its copy of a `pc2`.
+        let program = match &e.program {
+            Ok(spec) => format!("{:?}", build::as_submitted(spec)),
+            Err(why) => why.status.name().to_owned(),
+        };
+        parts.push(format!("{} {program}", e.name));
+    }
+    parts.extend(game.fingerprint());
+    if let Some(g) = gauntlet {
+        parts.push(format!("gauntlet {g}"));
+    }
+    let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+    record::fingerprint(&refs)
+}
+
 impl Plan {
     /// Resolves and builds the entrants and reads what the games need.
     pub async fn prepare(
@@ -90,16 +180,7 @@ impl Plan {
             base,
             config.record_moves,
         )?;
-        let mut limits = config.limits;
-        limits.grace = duration(&l.grace, limits.grace);
-        limits.startup = l
-            .startup
-            .map(|d| d.0)
-            .or(game.startup())
-            .unwrap_or(limits.startup);
-        if let Some(max_line) = l.max_line {
-            limits.max_line = max_line;
-        }
+        let limits = bot_limits(config, l, game.startup());
         // Under --sandbox builds run in it too: bubblewrap must be there
         // before anything is built.
         if limits.sandbox {
@@ -131,31 +212,7 @@ impl Plan {
             let dir = dir
                 .as_ref()
                 .map(|_| built.next().expect("one build per dir"));
-            let program = match (dir, &e.command) {
-                (Some(Err(why)), _) => Err(Disqualified::build_failed(why)),
-                (Some(Ok(dir)), None) => Ok(BotSpec {
-                    program: build::program(&dir).into_os_string(),
-                    args: vec![],
-                    dir: Some(dir),
-                    hide: vec![],
-                }),
-                (dir, Some(command)) => {
-                    let dir = dir.and_then(Result::ok);
-                    let first = Path::new(&command[0]);
-                    let program = if command[0].contains('/') && first.is_relative() {
-                        under(dir.as_deref().unwrap_or(base), first).into_os_string()
-                    } else {
-                        OsString::from(&command[0])
-                    };
-                    Ok(BotSpec {
-                        program,
-                        args: command[1..].iter().map(OsString::from).collect(),
-                        dir,
-                        hide: vec![],
-                    })
-                }
-                (None, None) => unreachable!("checked when the file was read"),
-            };
+            let program = entrant_program(dir, e.command.as_deref(), base);
             if let (true, Ok(spec)) = (build.prebuilt, &program) {
                 not_built.extend(prebuilt_problem(&e.name, spec));
             }
@@ -176,38 +233,13 @@ impl Plan {
                 not_built.join("\n  ")
             ));
         }
-        // What decides the games: the file's limits and the command line's
-        // (a resumed run must play under the same rules), and each entrant
-        // as submitted. A disqualification counts by its status only: its
-        // message (a build log's tail) differs from run to run.
-        let rules = BotLimits {
-            echo_stderr: false,
-            ..limits
-        };
-        let mut parts = vec![
-            game.name(),
-            format!("{:?}", spec.limits),
-            format!("{rules:?}"),
-        ];
-        for e in &entrants {
-            // As submitted: not where this run keeps its copy of a `pc2`.
-            let program = match &e.program {
-                Ok(spec) => format!("{:?}", build::as_submitted(spec)),
-                Err(why) => why.status.name().to_owned(),
-            };
-            parts.push(format!("{} {program}", e.name));
-        }
-        parts.extend(game.fingerprint());
         let gauntlet = match (spec.format, &spec.gauntlet) {
             (super::spec::Format::Gauntlet, Some(name)) => {
                 spec.entrants.iter().position(|e| &e.name == name)
             }
             _ => None,
         };
-        if let Some(g) = gauntlet {
-            parts.push(format!("gauntlet {g}"));
-        }
-        let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+        let fingerprint = fingerprint(&*game, spec, limits, &entrants, gauntlet);
         // Every entrant's folder (built or not) is hidden from the others
         // too; its own is shown again. Set after the fingerprint: what a
         // sandbox hides depends on where a run writes.
@@ -220,7 +252,7 @@ impl Plan {
         Ok(Plan {
             game,
             entrants,
-            fingerprint: record::fingerprint(&refs),
+            fingerprint,
             limits,
             gauntlet,
             paired: false,
