@@ -6,7 +6,7 @@
 //! ```
 //!
 //! Sections: `roundtrip`, `deadline`, `scale`, `tournament`, `engines`,
-//! `results`, `judge`.
+//! `results`, `judge`, `starts`.
 //! Each figure is repeated and reported as min / median / max. Nothing here
 //! is a test: the numbers depend on the machine and on what else it runs,
 //! so run it on an otherwise idle machine.
@@ -35,6 +35,7 @@ fn main() {
         Ok("pingpong-child") => return pingpong_child(),
         Ok("instant-chomp") => return instant_chomp(),
         Ok("sleepy-player") => return sleepy_player(),
+        Ok("starts") => return starts_child(),
         _ => {}
     }
     // `cargo bench` passes `--bench`; section names are the other words.
@@ -51,6 +52,7 @@ fn main() {
             "engines",
             "results",
             "judge",
+            "starts",
         ]
         .map(String::from)
         .to_vec();
@@ -66,6 +68,7 @@ fn main() {
             "engines" => engines(200),
             "results" => results(7),
             "judge" => judge(5),
+            "starts" => starts(3),
             other => {
                 eprintln!("perf: unknown section {other:?}");
                 std::process::exit(2);
@@ -663,6 +666,68 @@ fn tournament(reps: usize) {
     let text = stderr(&out);
     let kb = text.split_whitespace().last().unwrap_or("?");
     println!("- peak memory (max RSS) of the referee with 64 bots on 200x100: {kb} KB");
+}
+
+/// Bot starts per second by the referee's size: the bot layer starts
+/// `/bin/true` over and over in a process that holds `ballast` MB (what a
+/// referee holds after many games), through the launcher (how the referee
+/// starts bots) and by forking (how it used to).
+fn starts(reps: usize) {
+    const STARTS: usize = 400;
+    println!(
+        "## Bot starts per second ({STARTS} starts of /bin/true, min / median / max of {reps} runs)"
+    );
+    for ballast in [0usize, 256, 1024] {
+        let mut line = vec![];
+        for how in ["launcher", "fork"] {
+            let mut rates = vec![];
+            for _ in 0..reps {
+                let out = Command::new(std::env::current_exe().unwrap())
+                    .env("PERF_ROLE", "starts")
+                    .args([ballast.to_string(), how.to_owned(), STARTS.to_string()])
+                    .output()
+                    .unwrap();
+                assert!(out.status.success(), "{}", stderr(&out));
+                let secs: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+                rates.push(STARTS as f64 / secs);
+            }
+            line.push(format!("{how}: {}", mmm(&rates, 0)));
+        }
+        println!("- referee holding {ballast} MB: {}", line.join("; "));
+    }
+}
+
+/// The process `starts` measures: `BALLAST_MB HOW COUNT`; prints seconds.
+fn starts_child() {
+    use referee::bot::{Bot, BotLimits, BotSpec};
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let megabytes: usize = args[0].parse().unwrap();
+    let count: usize = args[2].parse().unwrap();
+    // Touched, so that its pages are mapped, as a grown heap's are.
+    let ballast = vec![1u8; megabytes << 20];
+    if args[1] == "launcher" {
+        referee::bot::use_launcher(PathBuf::from(REFEREE));
+    }
+    let spec = BotSpec {
+        program: "/bin/true".into(),
+        args: vec![],
+        dir: None,
+        hide: vec![],
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    runtime.block_on(async {
+        for _ in 0..count {
+            let mut bot = Bot::spawn(&spec, BotLimits::default()).unwrap();
+            let deadline = referee::bot::deadline_after(Duration::from_secs(5));
+            bot.wait_exit(deadline).await.unwrap();
+        }
+    });
+    println!("{}", started.elapsed().as_secs_f64());
+    std::hint::black_box(&ballast);
 }
 
 /// Benchmark 5: the rules engines on their own.

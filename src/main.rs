@@ -15,6 +15,12 @@ fn main() {
     {
         groups::watchdog_main();
     }
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|arg| arg == referee::bot::LAUNCH_COMMAND)
+    {
+        referee::bot::launch_main();
+    }
     install_panic_hook();
     let cli = match Cli::try_parse_from(cli::normalize_args(std::env::args_os())) {
         Ok(cli) => cli,
@@ -32,6 +38,7 @@ fn main() {
         }
     };
     init_logging(cli.log.name());
+    use_launcher();
     referee::record::set_fsync(!cli.no_fsync);
     // Before any other thread exists, so that every thread inherits the
     // blocked mask and the signals reach only the signal thread.
@@ -240,6 +247,20 @@ fn init_logging(level: &str) {
 /// A panic is a bug in the referee: kill every bot, report, exit 70. The
 /// one exception is `println!` or `eprintln!` meeting a closed pipe, which
 /// ends the run quietly (see [`start_pipe_watch`]).
+/// Bots are started through this same binary (see `bot::use_launcher`):
+/// `/proc/self/exe` still runs it after a rebuild replaced the file.
+fn use_launcher() {
+    let own = std::path::PathBuf::from("/proc/self/exe");
+    match own
+        .exists()
+        .then_some(own)
+        .or_else(|| std::env::current_exe().ok())
+    {
+        Some(exe) => referee::bot::use_launcher(exe),
+        None => tracing::warn!("cannot find the referee's own program: bots are forked"),
+    }
+}
+
 fn install_panic_hook() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {

@@ -519,8 +519,28 @@ fn programs_that_cannot_start_are_named() {
         std::os::unix::fs::PermissionsExt::from_mode(0o755),
     )
     .unwrap();
+    let executable = |path: &std::path::Path| {
+        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap()
+    };
+    // Executable, but neither a script nor a program.
+    let no_shebang = dir.path().join("no-shebang.py");
+    std::fs::write(&no_shebang, "print('hello')\n").unwrap();
+    executable(&no_shebang);
+    // A program built for a system with another loader: /bin/true whose
+    // PT_INTERP names a loader this system lacks (as one built on Alpine).
+    let other_loader = dir.path().join("other-loader");
+    let mut elf = std::fs::read("/bin/true").unwrap();
+    let at = elf
+        .windows(3)
+        .position(|w| w == b"ld-")
+        .expect("/bin/true names its loader");
+    elf[at..at + 3].copy_from_slice(b"lX-");
+    std::fs::write(&other_loader, elf).unwrap();
+    executable(&other_loader);
     let plain = plain.to_str().unwrap();
     let no_interp = no_interp.to_str().unwrap();
+    let no_shebang = no_shebang.to_str().unwrap();
+    let other_loader = other_loader.to_str().unwrap();
     let dir_arg = dir.path().to_str().unwrap();
     for (program, says) in [
         (
@@ -537,12 +557,54 @@ fn programs_that_cannot_start_are_named() {
             no_interp,
             format!("{no_interp}: its interpreter \"/no/such/interpreter\""),
         ),
+        (
+            no_shebang,
+            format!("{no_shebang}: not a program this system can run"),
+        ),
+        (
+            other_loader,
+            format!("{other_loader}: cannot be run: the system lacks its program loader"),
+        ),
     ] {
+        if program == no_shebang && binfmt_misc_in_use() {
+            // A registered format might claim the file: then it is exec's.
+            continue;
+        }
         let run = referee(["dealer", program], SAMPLE_INPUT);
         assert_eq!(run.code, Some(64), "{program}: {run:?}");
         assert!(run.stderr.contains(&says), "{program}: {}", run.stderr);
         assert_eq!(run.stdout, "");
     }
+}
+
+/// An `exec` that fails after the checks (here: the program is open for
+/// writing, as while a build still writes it) is told on the player's
+/// standard error, and the player counts as crashed, not as a silent one.
+#[test]
+fn a_program_that_fails_to_exec_after_the_checks_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let busy = dir.path().join("busy-player");
+    std::fs::copy("/bin/true", &busy).unwrap();
+    let _writing = std::fs::OpenOptions::new().write(true).open(&busy).unwrap();
+    let run = referee(["dealer", busy.to_str().unwrap()], SAMPLE_INPUT);
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert!(
+        run.stderr.contains("exited with status 127")
+            && run.stderr.contains(&format!(
+                "referee: cannot start the bot: {}: cannot start: Text file busy",
+                busy.display()
+            )),
+        "{}",
+        run.stderr
+    );
+}
+
+fn binfmt_misc_in_use() -> bool {
+    std::fs::read_dir("/proc/sys/fs/binfmt_misc").is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.file_name() != "register" && e.file_name() != "status")
+    })
 }
 
 #[test]

@@ -41,7 +41,7 @@ use eager::EagerRead;
 use exit::ExitWatch;
 use groups::GroupGuard;
 pub use lines::{LineReader, Next};
-pub use spawn::SpawnError;
+pub use spawn::{LAUNCH_COMMAND, SpawnError, launch_main, use_launcher};
 pub use status::Ended;
 pub use usage::{MemoryOverrun, Usage, UsageMark};
 
@@ -148,6 +148,45 @@ impl Resources {
         open_files: None,
         cpu_seconds: None,
     };
+
+    fn fields(&self) -> [Option<u64>; 5] {
+        [
+            self.address_space,
+            self.processes,
+            self.file_size,
+            self.open_files,
+            self.cpu_seconds,
+        ]
+    }
+
+    /// The limits as the launcher's arguments (see [`spawn::LAUNCH_COMMAND`]):
+    /// one number per limit, `-` for none.
+    pub fn to_args(&self) -> Vec<String> {
+        self.fields()
+            .iter()
+            .map(|limit| limit.map_or_else(|| "-".to_owned(), |n| n.to_string()))
+            .collect()
+    }
+
+    /// The limits from [`Resources::to_args`]'s arguments.
+    pub fn from_args(args: &[std::ffi::OsString]) -> Option<Resources> {
+        let parsed: Vec<Option<u64>> = args
+            .iter()
+            .map(|arg| match arg.to_str()? {
+                "-" => Some(None),
+                n => n.parse().ok().map(Some),
+            })
+            .collect::<Option<_>>()?;
+        let [address_space, processes, file_size, open_files, cpu_seconds] =
+            <[Option<u64>; 5]>::try_from(parsed).ok()?;
+        Some(Resources {
+            address_space,
+            processes,
+            file_size,
+            open_files,
+            cpu_seconds,
+        })
+    }
 }
 
 /// Default limit of a bot's resident memory, all its processes together:

@@ -76,6 +76,7 @@ pub fn resolve(program: &OsStr) -> Result<PathBuf, SpawnError> {
         .map(|dir| dir.join(as_path))
         .find(|candidate| candidate.is_file() && access(candidate, AccessFlags::X_OK).is_ok())
         .ok_or_else(|| SpawnError::NotOnPath(program.to_owned()))
+        .and_then(|path| check_format(&path).map(|()| path))
 }
 
 /// What a sandboxed process may do with its own directories.
@@ -280,7 +281,138 @@ fn check_runnable(path: &Path) -> Result<(), SpawnError> {
             mode: meta.permissions().mode() & 0o7777,
         });
     }
-    Ok(())
+    check_format(path)
+}
+
+/// What `exec` would refuse in the program's first bytes: a `#!`
+/// interpreter or an ELF program loader that does not exist, or a file that
+/// is neither a script nor a program. Checked before starting, since a bot
+/// started through the launcher learns of a failed `exec` only from its
+/// standard error. A file that cannot be read (mode 111) is left to `exec`.
+fn check_format(path: &Path) -> Result<(), SpawnError> {
+    let Some(head) = read_head(path) else {
+        return Ok(());
+    };
+    if head.starts_with(b"#!") {
+        return match shebang_of(&head) {
+            Some(interpreter)
+                if interpreter.starts_with('/') && !Path::new(&interpreter).exists() =>
+            {
+                Err(SpawnError::MissingInterpreter {
+                    path: path.to_owned(),
+                    interpreter,
+                })
+            }
+            _ => Ok(()),
+        };
+    }
+    if head.starts_with(b"\x7fELF") {
+        return match elf_loader(&head) {
+            Some(loader) if !Path::new(&loader).exists() => {
+                Err(SpawnError::MissingLoader(path.to_owned()))
+            }
+            _ => Ok(()),
+        };
+    }
+    if binfmt_misc_in_use() {
+        // The kernel may know this format (a registered interpreter).
+        return Ok(());
+    }
+    Err(SpawnError::BadFormat(path.to_owned()))
+}
+
+/// The first 4 KiB of a file (enough for a `#!` line and an ELF program's
+/// headers), if it can be read.
+fn read_head(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(4096);
+    std::fs::File::open(path)
+        .ok()?
+        .take(4096)
+        .read_to_end(&mut head)
+        .ok()?;
+    Some(head)
+}
+
+/// The program loader an ELF program names (its `PT_INTERP`), when its
+/// headers lie within `head`; `None` for a static program.
+fn elf_loader(head: &[u8]) -> Option<String> {
+    let wide = *head.get(4)? == 2;
+    let little = *head.get(5)? == 1;
+    let number = |at: usize, size: usize| -> Option<u64> {
+        let bytes = head.get(at..at.checked_add(size)?)?;
+        let mut value = 0u64;
+        for i in 0..size {
+            let byte = if little {
+                bytes[size - 1 - i]
+            } else {
+                bytes[i]
+            };
+            value = value << 8 | u64::from(byte);
+        }
+        Some(value)
+    };
+    // ELF header fields (offset, size) for 64- and 32-bit programs.
+    let (phoff, entsize, count) = if wide {
+        (number(0x20, 8)?, number(0x36, 2)?, number(0x38, 2)?)
+    } else {
+        (number(0x1c, 4)?, number(0x2a, 2)?, number(0x2c, 2)?)
+    };
+    const PT_INTERP: u64 = 3;
+    for i in 0..count {
+        let header = usize::try_from(phoff.checked_add(i.checked_mul(entsize)?)?).ok()?;
+        if number(header, 4)? != PT_INTERP {
+            continue;
+        }
+        let (offset, size) = if wide {
+            (number(header + 8, 8)?, number(header + 32, 8)?)
+        } else {
+            (number(header + 4, 4)?, number(header + 16, 4)?)
+        };
+        let start = usize::try_from(offset).ok()?;
+        let name = head.get(start..start.checked_add(usize::try_from(size).ok()?)?)?;
+        let name = name.split(|&b| b == 0).next()?;
+        return Some(String::from_utf8_lossy(name).into_owned());
+    }
+    None
+}
+
+/// Whether the kernel has formats registered beyond its own (binfmt_misc:
+/// Java archives, other machines' programs through an emulator), which
+/// make a file that is neither script nor ELF runnable all the same.
+fn binfmt_misc_in_use() -> bool {
+    static IN_USE: OnceLock<bool> = OnceLock::new();
+    *IN_USE.get_or_init(|| {
+        std::fs::read_dir("/proc/sys/fs/binfmt_misc").is_ok_and(|entries| {
+            entries.flatten().any(|entry| {
+                let name = entry.file_name();
+                name != "register" && name != "status"
+            })
+        })
+    })
+}
+
+/// The hidden subcommand of the referee's own binary that starts a bot:
+/// `referee __launch PID LIMITS -- PROGRAM ARGS...` (see [`launch_main`]).
+pub const LAUNCH_COMMAND: &str = "__launch";
+
+/// The program run as `LAUNCHER __launch ...` to start bots, when set.
+static LAUNCHER: OnceLock<PathBuf> = OnceLock::new();
+
+/// Starts every bot and build from now on through `launcher` (the
+/// referee's own binary, which must handle [`LAUNCH_COMMAND`] first thing
+/// in `main`).
+///
+/// Why: a bot started by `fork` copies the referee's page tables, whose
+/// cost grows with the referee's memory: late in a long tournament each
+/// start took ten times as long, and the bots' clocks ran while the
+/// referee stalled. `posix_spawn` (which the standard library uses when
+/// no code has to run between fork and exec) costs the same at any size;
+/// the launcher then does in a small fresh process what used to run
+/// between fork and exec. Without a launcher (the library's unit tests),
+/// bots are forked.
+pub fn use_launcher(launcher: PathBuf) {
+    let _ = LAUNCHER.set(launcher);
 }
 
 /// Builds the command for a bot: its own process group, piped stdio, and a
@@ -292,9 +424,20 @@ pub(crate) fn command(
     dir: Option<&Path>,
     resources: super::Resources,
 ) -> Result<tokio::process::Command, SpawnError> {
-    let mut cmd = tokio::process::Command::new(path);
-    cmd.args(args)
-        .stdin(Stdio::piped())
+    let mut cmd = match LAUNCHER.get() {
+        Some(launcher) => {
+            let mut cmd = tokio::process::Command::new(launcher);
+            cmd.arg(LAUNCH_COMMAND)
+                .arg(std::process::id().to_string())
+                .args(resources.to_args())
+                .arg("--")
+                .arg(path)
+                .args(args);
+            cmd
+        }
+        None => forked(path, args, resources),
+    };
+    cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
@@ -308,62 +451,118 @@ pub(crate) fn command(
         }
         cmd.current_dir(dir);
     }
+    Ok(cmd)
+}
+
+/// The command that forks the referee and prepares the bot in the child,
+/// between fork and exec.
+fn forked(path: &Path, args: &[OsString], resources: super::Resources) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(path);
+    cmd.args(args);
     let referee = Pid::this();
     // SAFETY: the closure runs in the forked child before exec and only makes
-    // raw system calls (sigprocmask, sigaction, prctl, getppid, _exit): no
-    // allocation, no locks.
+    // raw system calls (sigprocmask, sigaction, setrlimit, prctl, getppid,
+    // _exit): no allocation, no locks.
     unsafe {
         cmd.pre_exec(move || {
-            // A bot starts with every signal deliverable and default
-            // handling, whatever the referee blocked (its signal thread
-            // blocks SIGINT, SIGTERM and SIGHUP) or inherited as ignored
-            // (nohup, background jobs): the grace-then-SIGTERM shutdown
-            // depends on it.
-            SigSet::empty().thread_set_mask()?;
-            for signal in [
-                Signal::SIGHUP,
-                Signal::SIGINT,
-                Signal::SIGQUIT,
-                Signal::SIGTERM,
-                Signal::SIGPIPE,
-            ] {
-                nix::sys::signal::signal(signal, SigHandler::SigDfl)?;
-            }
-            use nix::sys::resource::{Resource, setrlimit};
-            for (resource, limit) in [
-                (Resource::RLIMIT_AS, resources.address_space),
-                (Resource::RLIMIT_NPROC, resources.processes),
-                (Resource::RLIMIT_FSIZE, resources.file_size),
-                (Resource::RLIMIT_NOFILE, resources.open_files),
-                (Resource::RLIMIT_CPU, resources.cpu_seconds),
-            ] {
-                if let Some(limit) = limit {
-                    // At the soft CPU limit the kernel sends SIGXCPU; at
-                    // the hard one SIGKILL, which would hide which limit
-                    // it was. A second more of hard limit lets SIGXCPU
-                    // (fatal by default) name it, and still stops a bot
-                    // that catches it.
-                    let hard = if resource == Resource::RLIMIT_CPU {
-                        limit.saturating_add(1)
-                    } else {
-                        limit
-                    };
-                    setrlimit(resource, limit, hard)?;
-                }
-            }
-            // PR_SET_PDEATHSIG is tied to the thread that forks. Bots are
-            // spawned from the runtime's long-lived threads, never from a
-            // blocking-pool thread that could exit early.
-            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
-            // The referee may have died between fork and prctl; then no
-            // signal would ever come.
-            if nix::unistd::getppid() != referee {
-                nix::libc::_exit(1);
-            }
+            prepare_bot(resources, referee)?;
             Ok(())
         });
     }
-    Ok(cmd)
+    cmd
+}
+
+/// Readies the calling process to become a bot: what a bot must start
+/// with, whichever way it is started. Only raw system calls, so that it
+/// may run between fork and exec.
+fn prepare_bot(resources: super::Resources, referee: Pid) -> nix::Result<()> {
+    // A bot starts with every signal deliverable and default handling,
+    // whatever the referee blocked (its signal thread blocks SIGINT,
+    // SIGTERM and SIGHUP) or inherited as ignored (nohup, background jobs;
+    // Rust ignores SIGPIPE): the grace-then-SIGTERM shutdown depends on it.
+    SigSet::empty().thread_set_mask()?;
+    for signal in [
+        Signal::SIGHUP,
+        Signal::SIGINT,
+        Signal::SIGQUIT,
+        Signal::SIGTERM,
+        Signal::SIGPIPE,
+    ] {
+        // SAFETY: setting the default disposition installs no handler.
+        unsafe { nix::sys::signal::signal(signal, SigHandler::SigDfl)? };
+    }
+    use nix::sys::resource::{Resource, setrlimit};
+    for (resource, limit) in [
+        (Resource::RLIMIT_AS, resources.address_space),
+        (Resource::RLIMIT_NPROC, resources.processes),
+        (Resource::RLIMIT_FSIZE, resources.file_size),
+        (Resource::RLIMIT_NOFILE, resources.open_files),
+        (Resource::RLIMIT_CPU, resources.cpu_seconds),
+    ] {
+        if let Some(limit) = limit {
+            // At the soft CPU limit the kernel sends SIGXCPU; at the hard
+            // one SIGKILL, which would hide which limit it was. A second
+            // more of hard limit lets SIGXCPU (fatal by default) name it,
+            // and still stops a bot that catches it.
+            let hard = if resource == Resource::RLIMIT_CPU {
+                limit.saturating_add(1)
+            } else {
+                limit
+            };
+            setrlimit(resource, limit, hard)?;
+        }
+    }
+    // PR_SET_PDEATHSIG is tied to the thread that starts the process. Bots
+    // are spawned from the runtime's long-lived threads, never from a
+    // blocking-pool thread that could exit early. It survives exec.
+    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
+    // The referee may have died before prctl; then no signal would ever
+    // come.
+    if nix::unistd::getppid() != referee {
+        // SAFETY: _exit ends the process at once, as between fork and exec.
+        unsafe { nix::libc::_exit(1) };
+    }
+    Ok(())
+}
+
+/// `referee __launch PID LIMITS -- PROGRAM ARGS...`: readies this process
+/// as [`prepare_bot`] does and becomes PROGRAM. The referee checked that
+/// PROGRAM can be run before starting this; should `exec` fail all the
+/// same (the file changed since), the reason goes to standard error, which
+/// the referee keeps as the bot's, and the status is 127, as a shell's.
+pub fn launch_main() -> ! {
+    let args: Vec<OsString> = std::env::args_os().skip(2).collect();
+    let error = match launch(&args) {
+        Ok(never) => match never {},
+        Err(error) => error,
+    };
+    eprintln!("referee: cannot start the bot: {error}");
+    std::process::exit(127);
+}
+
+fn launch(args: &[OsString]) -> Result<std::convert::Infallible, String> {
+    use std::os::unix::ffi::OsStrExt;
+    let usage = || format!("usage: referee {LAUNCH_COMMAND} PID LIMITS -- PROGRAM ARGS...");
+    let (referee, rest) = args.split_first().ok_or_else(usage)?;
+    let referee: i32 = referee
+        .to_str()
+        .and_then(|p| p.parse().ok())
+        .ok_or_else(usage)?;
+    let separator = rest.iter().position(|a| a == "--").ok_or_else(usage)?;
+    let resources = super::Resources::from_args(&rest[..separator]).ok_or_else(usage)?;
+    let command = &rest[separator + 1..];
+    let program = command.first().ok_or_else(usage)?;
+    let c_strings: Vec<std::ffi::CString> = command
+        .iter()
+        .map(|a| std::ffi::CString::new(a.as_bytes()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    prepare_bot(resources, Pid::from_raw(referee)).map_err(|e| e.to_string())?;
+    let errno = match nix::unistd::execv(&c_strings[0], &c_strings) {
+        Ok(never) => match never {},
+        Err(errno) => errno,
+    };
+    Err(classify(Path::new(program), io::Error::from(errno)).to_string())
 }
 
 /// Turns an `exec` failure into the most precise error available.
@@ -387,10 +586,12 @@ pub(crate) fn classify(path: &Path, source: io::Error) -> SpawnError {
 }
 
 fn shebang_interpreter(path: &Path) -> Option<String> {
-    use std::io::Read;
-    let mut head = [0u8; 256];
-    let n = std::fs::File::open(path).ok()?.read(&mut head).ok()?;
-    let line = head[..n].strip_prefix(b"#!")?;
+    shebang_of(&read_head(path)?)
+}
+
+/// The interpreter a `#!` line names.
+fn shebang_of(head: &[u8]) -> Option<String> {
+    let line = head.strip_prefix(b"#!")?;
     let line = line.split(|&b| b == b'\n').next()?;
     // Split on blanks only: a `\r` stays, since it is part of the name the
     // kernel looked for.
@@ -420,6 +621,49 @@ mod tests {
             resolve(OsStr::new("/tmp/")),
             Err(SpawnError::IsDirectory(_))
         ));
+    }
+
+    #[test]
+    fn an_elf_programs_loader_is_read_from_its_headers() {
+        let head = read_head(Path::new("/bin/true")).unwrap();
+        let loader = elf_loader(&head).expect("/bin/true is dynamically linked");
+        assert!(Path::new(&loader).exists(), "{loader}");
+        // Truncated or garbled headers give no loader, and no panic.
+        for cut in [0, 5, 0x20, 0x40, 200] {
+            let _ = elf_loader(&head[..cut.min(head.len())]);
+        }
+        let mut garbled = head.clone();
+        garbled[0x20..0x28].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert_eq!(elf_loader(&garbled), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn headers_of_any_bytes_are_read_without_panic(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600),
+            wide in proptest::prelude::any::<bool>(),
+        ) {
+            let mut elf = vec![0x7f, b'E', b'L', b'F', if wide { 2 } else { 1 }, 1];
+            elf.extend(&bytes);
+            let _ = elf_loader(&elf);
+            let _ = shebang_of(&bytes);
+        }
+    }
+
+    #[test]
+    fn the_launchers_limits_round_trip() {
+        let resources = super::super::Resources {
+            address_space: Some(1 << 30),
+            processes: None,
+            file_size: Some(0),
+            open_files: Some(64),
+            cpu_seconds: None,
+        };
+        let args: Vec<OsString> = resources.to_args().into_iter().map(Into::into).collect();
+        assert_eq!(super::super::Resources::from_args(&args), Some(resources));
+        assert_eq!(super::super::Resources::from_args(&args[..4]), None);
+        let bad: Vec<OsString> = ["1", "x", "-", "-", "-"].map(Into::into).to_vec();
+        assert_eq!(super::super::Resources::from_args(&bad), None);
     }
 
     #[test]
