@@ -276,30 +276,69 @@ fn write_directly(path: &Path, contents: &[u8]) -> io::Result<()> {
 
 /// Writes `path` whole by way of a temporary file renamed over it.
 fn replace(path: &Path, contents: &[u8]) -> io::Result<()> {
-    let dir = match path.parent() {
+    let mut file = NewFile::create(path)?;
+    file.write_all(contents)?;
+    file.commit()
+}
+
+/// A file written whole or not at all, however long it takes to write: a
+/// temporary file beside it, renamed over it by [`NewFile::commit`] (and
+/// removed if dropped before).
+pub struct NewFile {
+    path: PathBuf,
+    temp: io::BufWriter<tempfile::NamedTempFile>,
+}
+
+impl NewFile {
+    pub fn create(path: &Path) -> io::Result<NewFile> {
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let temp = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".tmp")
+            // Read as any file the referee writes (umask applies), not 0600.
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
+            .tempfile_in(dir_of(path))?;
+        Ok(NewFile {
+            path: path.to_owned(),
+            temp: io::BufWriter::with_capacity(1 << 16, temp),
+        })
+    }
+
+    /// Puts the file in place, durably unless `--no-fsync`.
+    pub fn commit(self) -> io::Result<()> {
+        let temp = self.temp.into_inner().map_err(|e| e.into_error())?;
+        if fsync_on() {
+            temp.as_file().sync_all()?;
+        }
+        // A failed rename drops, and so removes, the temporary file.
+        temp.persist(&self.path).map_err(|e| e.error)?;
+        // The rename itself is durable once its directory is.
+        if fsync_on() {
+            File::open(dir_of(&self.path))?.sync_all()?;
+        }
+        Ok(())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Write for NewFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.temp.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.temp.flush()
+    }
+}
+
+fn dir_of(path: &Path) -> &Path {
+    match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
-    };
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        // Read as any file the referee writes (umask applies), not 0600.
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
-        .tempfile_in(dir)
-        .and_then(|mut temp| {
-            temp.write_all(contents)?;
-            if fsync_on() {
-                temp.as_file().sync_all()?;
-            }
-            // A failed rename drops, and so removes, the temporary file.
-            temp.persist(path).map_err(|e| e.error)?;
-            // The rename itself is durable once its directory is.
-            if fsync_on() {
-                File::open(dir)?.sync_all()?;
-            }
-            Ok(())
-        })
+    }
 }
 
 /// Reads every complete record of a results file. Lines that are not
@@ -307,14 +346,25 @@ fn replace(path: &Path, contents: &[u8]) -> io::Result<()> {
 /// line from another tool) are skipped with a warning naming the line and
 /// what is wrong with it. A missing file has no records.
 pub fn read_records<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, RecordError> {
-    let mut records = Vec::new();
-    for (line, value) in read_objects(path)? {
-        match T::deserialize(value) {
-            Ok(record) => records.push(record),
-            Err(e) => skipped(path, line, &e.to_string()),
-        }
-    }
-    Ok(records)
+    records(path)?.collect()
+}
+
+/// The records of a results file one at a time, as [`read_records`] reads
+/// them, in the memory of one line: for files of millions of games.
+pub fn records<T: serde::de::DeserializeOwned>(
+    path: &Path,
+) -> Result<impl Iterator<Item = Result<T, RecordError>> + use<T>, RecordError> {
+    let path_owned = path.to_owned();
+    Ok(objects(path)?.filter_map(move |object| match object {
+        Ok((line, value)) => match T::deserialize(value) {
+            Ok(record) => Some(Ok(record)),
+            Err(e) => {
+                skipped(&path_owned, line, &e.to_string());
+                None
+            }
+        },
+        Err(e) => Some(Err(e)),
+    }))
 }
 
 /// Every line of a results file that is a JSON object, with its line
@@ -322,9 +372,20 @@ pub fn read_records<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T
 /// line cut in the middle of a character) are skipped with a warning
 /// naming the line. A missing file has none.
 pub fn read_objects(path: &Path) -> Result<Vec<(usize, serde_json::Value)>, RecordError> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(vec![]),
+    objects(path)?.collect()
+}
+
+/// The objects of [`read_objects`], one line read at a time.
+pub fn objects(
+    path: &Path,
+) -> Result<
+    impl Iterator<Item = Result<(usize, serde_json::Value), RecordError>> + use<>,
+    RecordError,
+> {
+    use std::io::BufRead;
+    let file = match File::open(path) {
+        Ok(file) => Some(io::BufReader::with_capacity(1 << 16, file)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(source) => {
             return Err(RecordError {
                 path: path.to_owned(),
@@ -332,17 +393,36 @@ pub fn read_objects(path: &Path) -> Result<Vec<(usize, serde_json::Value)>, Reco
             });
         }
     };
-    let mut objects = Vec::new();
-    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
-        if line.trim_ascii().is_empty() {
-            continue;
+    let path = path.to_owned();
+    let mut reader = file;
+    let mut number = 0;
+    let mut line = Vec::new();
+    Ok(std::iter::from_fn(move || {
+        let file = reader.as_mut()?;
+        loop {
+            line.clear();
+            match file.read_until(b'\n', &mut line) {
+                Ok(0) => return None,
+                Ok(_) => {}
+                Err(source) => {
+                    reader = None;
+                    return Some(Err(RecordError {
+                        path: path.clone(),
+                        source,
+                    }));
+                }
+            }
+            number += 1;
+            let text = line.strip_suffix(b"\n").unwrap_or(&line);
+            if text.trim_ascii().is_empty() {
+                continue;
+            }
+            match serde_json::from_slice::<serde_json::Value>(text) {
+                Ok(value) if value.is_object() => return Some(Ok((number, value))),
+                _ => skipped(&path, number, "not a complete record"),
+            }
         }
-        match serde_json::from_slice::<serde_json::Value>(line) {
-            Ok(value) if value.is_object() => objects.push((i + 1, value)),
-            _ => skipped(path, i + 1, "not a complete record"),
-        }
-    }
-    Ok(objects)
+    }))
 }
 
 fn skipped(path: &Path, line: usize, why: &str) {

@@ -5,16 +5,57 @@
 /// (Student's t with n − 1 degrees of freedom); the half-width is `None`
 /// for fewer than two values.
 pub fn mean_ci95(values: &[f64]) -> (f64, Option<f64>) {
-    let n = values.len();
-    if n == 0 {
-        return (0.0, None);
+    let mut moments = Moments::default();
+    for &v in values {
+        moments.add(v);
     }
-    let mean = values.iter().sum::<f64>() / n as f64;
-    if n < 2 {
-        return (mean, None);
+    moments.mean_ci95()
+}
+
+/// A series summarised as it comes, without its values: count, mean, and
+/// the sum of squared deviations from the mean (Welford's method, which
+/// stays accurate over millions of values).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Moments {
+    n: u64,
+    mean: f64,
+    m2: f64,
+}
+
+impl Moments {
+    pub fn add(&mut self, x: f64) {
+        self.add_many(x, 1);
     }
-    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-    (mean, Some(t975(n - 1) * (var / n as f64).sqrt()))
+
+    /// Adds `k` values equal to `x` (Chan et al.'s combination of two
+    /// series, one of them constant).
+    pub fn add_many(&mut self, x: f64, k: u64) {
+        if k == 0 {
+            return;
+        }
+        let n = self.n + k;
+        let delta = x - self.mean;
+        self.mean += delta * k as f64 / n as f64;
+        self.m2 += delta * delta * (self.n as f64) * (k as f64) / n as f64;
+        self.n = n;
+    }
+
+    pub fn count(&self) -> u64 {
+        self.n
+    }
+
+    /// As [`mean_ci95`].
+    pub fn mean_ci95(&self) -> (f64, Option<f64>) {
+        match self.n {
+            0 => (0.0, None),
+            1 => (self.mean, None),
+            n => {
+                let var = (self.m2 / (n - 1) as f64).max(0.0);
+                let df = usize::try_from(n - 1).unwrap_or(usize::MAX);
+                (self.mean, Some(t975(df) * (var / n as f64).sqrt()))
+            }
+        }
+    }
 }
 
 /// Wilson's 95% score interval for a proportion of `wins` in `n` trials,

@@ -24,6 +24,7 @@ use crate::game::{GameRecord, Seating};
 use crate::record::{self, Records};
 use crate::rng::fresh_seed;
 use spec::{GameRef, Spec};
+use standings::{GameSet, Row, Tally};
 use units::Plan;
 
 /// How to run a tournament file.
@@ -330,9 +331,10 @@ struct OutDir {
     dir: PathBuf,
     records: Option<Records>,
     log: gamelog::GameLog,
-    /// The games recorded before (resuming), which are not played again.
-    done: BTreeSet<u64>,
-    earlier: Vec<GameRecord>,
+    /// The games recorded before (resuming), which are not played again,
+    /// and their standings.
+    done: Arc<GameSet>,
+    earlier: Option<Tally>,
 }
 
 impl OutDir {
@@ -342,9 +344,10 @@ impl OutDir {
         std::fs::create_dir_all(dir.join("stderr"))
             .map_err(|e| format!("{}: {e}", dir.display()))?;
         let (done, earlier) = if continues(config) {
-            earlier_games(dir, info, config.resume)?
+            let (done, earlier) = earlier_games(dir, info, config.resume)?;
+            (done, Some(earlier))
         } else {
-            (BTreeSet::new(), Vec::new())
+            (GameSet::default(), None)
         };
         write_json(&dir.join("run.json"), info)?;
         std::fs::read(&config.file)
@@ -356,7 +359,7 @@ impl OutDir {
             dir: dir.to_owned(),
             records: Some(records),
             log,
-            done,
+            done: Arc::new(done),
             earlier,
         })
     }
@@ -386,28 +389,26 @@ impl OutDir {
 }
 
 /// The games of this run already in `dir` (resuming, with `--resume` or
-/// by running the same command again): their indices and records. A game
-/// voided by its judge is not among them: it is played again.
-fn earlier_games(
-    dir: &Path,
-    info: &RunInfo,
-    asked: bool,
-) -> Result<(BTreeSet<u64>, Vec<GameRecord>), String> {
-    let stored =
-        record::read_records::<GameRecord>(&records_path(dir)).map_err(|e| e.to_string())?;
-    let (mut done, mut earlier, mut void) = (BTreeSet::new(), Vec::new(), BTreeSet::new());
-    for r in stored
-        .into_iter()
-        .filter(|r| of_run(r, &info.fingerprint, info.seed))
-    {
+/// by running the same command again): their indices and standings, read
+/// one record at a time. A game voided by its judge is not among them: it
+/// is played again.
+fn earlier_games(dir: &Path, info: &RunInfo, asked: bool) -> Result<(GameSet, Tally), String> {
+    let mut done = GameSet::default();
+    let mut void = BTreeSet::new();
+    let mut earlier = Tally::for_run(info);
+    for r in record::records::<GameRecord>(&records_path(dir)).map_err(|e| e.to_string())? {
+        let r = r.map_err(|e| e.to_string())?;
+        if !of_run(&r, &info.fingerprint, info.seed) {
+            continue;
+        }
         if r.is_void() {
             void.insert(r.index);
         } else {
             done.insert(r.index);
-            earlier.push(r);
+            earlier.add(units::summary(&r));
         }
     }
-    void.retain(|i| !done.contains(i));
+    void.retain(|i| !done.contains(*i));
     eprintln!(
         "referee tournament: {}: {} game(s) already in {}{}",
         match asked {
@@ -437,12 +438,11 @@ struct Run<'c> {
     shard_games: u64,
     jobs: usize,
     standings_every: Option<u64>,
-    /// Every game finished (a resumed run's earlier ones too), as
-    /// [`units::summary`] keeps it: for the standings printed on an
-    /// interrupt, every `standings_every` games, for the progress line's
-    /// leader, and at the end of a run without `--out`. One copy, and a
-    /// small one: a long run's memory grows by little per game.
-    finished: Arc<std::sync::Mutex<Vec<GameRecord>>>,
+    /// The standings of every game finished (a resumed run's earlier ones
+    /// too): printed on an interrupt, every `standings_every` games, as
+    /// the progress line's leader, and at the end. A tally, not the
+    /// records: a long run's memory does not grow with its games.
+    finished: Arc<std::sync::Mutex<Tally>>,
     pairs: crate::stats::Pairs,
     progress: Progress,
 }
@@ -473,9 +473,9 @@ impl<'c> Run<'c> {
             .max(1);
         let earlier = out
             .as_mut()
-            .map(|o| std::mem::take(&mut o.earlier))
-            .unwrap_or_default();
-        let done = earlier.len() as u64;
+            .and_then(|o| o.earlier.take())
+            .unwrap_or_else(|| Tally::for_run(&info));
+        let done = earlier.games();
         Run {
             config,
             info,
@@ -484,9 +484,7 @@ impl<'c> Run<'c> {
             shard_games,
             jobs,
             standings_every: config.standings_every.or(spec.standings_every),
-            finished: Arc::new(std::sync::Mutex::new(
-                earlier.iter().map(units::summary).collect(),
-            )),
+            finished: Arc::new(std::sync::Mutex::new(earlier)),
             pairs: crate::stats::Pairs::default(),
             progress: Progress::new(config.progress, shard_games, done),
         }
@@ -525,23 +523,16 @@ impl<'c> Run<'c> {
     /// printed, as cutechess does.
     fn report_on_interrupt(&self) {
         let finished = Arc::clone(&self.finished);
-        let (solo, entrants) = (self.info.solo, self.info.entrants.clone());
-        let gauntlet = self.info.gauntlet.clone();
+        let solo = self.info.solo;
         crate::interrupt::set_report(move || {
-            let records = finished.lock().map(|r| r.clone()).unwrap_or_default();
+            let (games, rows) = finished
+                .lock()
+                .map(|t| (t.games(), t.rows()))
+                .unwrap_or_default();
             format!(
-                "\ninterrupted: standings after {} finished game{}:\n{}\n",
-                records.len(),
-                if records.len() == 1 { "" } else { "s" },
-                standings::table(
-                    solo,
-                    &standings::compute_against(
-                        solo,
-                        &entrants,
-                        &dedupe(records),
-                        gauntlet.as_deref()
-                    )
-                )
+                "\ninterrupted: standings after {games} finished game{}:\n{}\n",
+                if games == 1 { "" } else { "s" },
+                standings::table(solo, &rows)
             )
         });
     }
@@ -557,11 +548,11 @@ impl<'c> Run<'c> {
         let done = self
             .out
             .as_ref()
-            .map(|o| o.done.clone())
+            .map(|o| Arc::clone(&o.done))
             .unwrap_or_default();
         let todo = (1..=self.info.games)
             .filter(in_shard)
-            .filter(move |i| !done.contains(i));
+            .filter(move |i| !done.contains(*i));
         let pin = self.config.pin || spec.pin;
         let mut games = plan.play_all(todo, self.info.seed, self.jobs, pin);
         while let Some(record) = games.next().await {
@@ -600,11 +591,10 @@ impl<'c> Run<'c> {
         let index = record.index;
         drop(record);
         if let Ok(finished) = self.finished.lock() {
-            self.progress
-                .tick(self.info.solo, &self.info.entrants, &finished);
+            self.progress.tick(&finished);
         }
-        if let Some(so_far) = so_far {
-            self.print_standings_so_far(so_far);
+        if let Some((games, rows)) = so_far {
+            self.print_standings_so_far(games, &rows);
         }
         // The SPRT decided: the games in flight are abandoned (their bots
         // killed); the records written so far stay.
@@ -642,30 +632,20 @@ impl<'c> Run<'c> {
     /// Counts a finished game; every `standings_every` games (this run's
     /// and a resumed run's earlier ones), the games so far, for the
     /// standings, as cutechess's -ratinginterval.
-    fn count(&self, record: &GameRecord) -> Option<Vec<GameRecord>> {
+    fn count(&self, record: &GameRecord) -> Option<(u64, Vec<Row>)> {
         let mut finished = self.finished.lock().ok()?;
-        finished.push(units::summary(record));
-        let count = finished.len() as u64;
+        finished.add(units::summary(record));
+        let count = finished.games();
         self.standings_every
             .is_some_and(|every| count.is_multiple_of(every) && count < self.shard_games)
-            .then(|| finished.clone())
+            .then(|| (count, finished.rows()))
     }
 
-    fn print_standings_so_far(&self, so_far: Vec<GameRecord>) {
-        let so_far = dedupe(so_far);
+    fn print_standings_so_far(&self, games: u64, rows: &[Row]) {
         self.progress.print(&format!(
-            "standings after {} of {} games:\n{}",
-            so_far.len(),
+            "standings after {games} of {} games:\n{}",
             self.shard_games,
-            standings::table(
-                self.info.solo,
-                &standings::compute_against(
-                    self.info.solo,
-                    &self.info.entrants,
-                    &so_far,
-                    self.info.gauntlet.as_deref()
-                )
-            )
+            standings::table(self.info.solo, rows)
         ));
     }
 
@@ -677,28 +657,18 @@ impl<'c> Run<'c> {
         if let Some(Err(e)) = self.out.as_mut().map(OutDir::close) {
             return Ok(io_failure(&e));
         }
-        let all = match &self.config.out {
-            Some(out) => match record::read_records::<GameRecord>(&records_path(out)) {
-                Ok(all) => all,
-                Err(e) => return Ok(io_failure(&e.to_string())),
-            }
-            .into_iter()
-            .filter(|r| of_run(r, &self.info.fingerprint, self.info.seed))
-            .collect(),
-            None => self
-                .finished
-                .lock()
-                .map(|mut finished| std::mem::take(&mut *finished))
-                .unwrap_or_default(),
-        };
-        let all = dedupe(all);
+        let tally = self
+            .finished
+            .lock()
+            .map(|mut finished| std::mem::replace(&mut *finished, Tally::for_run(&self.info)))
+            .unwrap_or_else(|_| Tally::for_run(&self.info));
         crate::interrupt::clear_report();
         let out = self.config.out.as_deref();
-        if let Err(e) = report(&self.info, &all, out) {
+        if let Err(e) = report(&self.info, &tally, out) {
             return Ok(io_failure(&e));
         }
         if let Some(out) = out {
-            match report::write(out, &self.info, &all) {
+            match report::regenerate(out, None) {
                 Ok(path) => println!("report: {}", path.display()),
                 Err(e) => return Ok(io_failure(&e)),
             }
@@ -823,46 +793,6 @@ fn of_run(record: &GameRecord, fingerprint: &str, seed: u64) -> bool {
     record.tournament.as_deref() == Some(fingerprint) && record.seed == seed
 }
 
-/// Checks that `record` (read from `paths[from]`) says what an earlier
-/// record of the same game in `all` said: shards run twice agree, and
-/// shards that disagree (different entrants' programs under one name, a
-/// nondeterministic game) must not be merged by argument order. A void
-/// game (its judge failed) disagrees with nothing. `first_seen` maps a
-/// game to its first record's place in `all` and its file's in `paths`.
-fn agrees(
-    first_seen: &mut BTreeMap<u64, (usize, usize)>,
-    all: &[GameRecord],
-    paths: &[PathBuf],
-    record: &GameRecord,
-    from: usize,
-) -> Result<(), String> {
-    if record.is_void() {
-        return Ok(());
-    }
-    match first_seen.entry(record.index) {
-        Entry::Vacant(slot) => {
-            slot.insert((all.len(), from));
-            Ok(())
-        }
-        Entry::Occupied(slot) => {
-            let &(at, earlier_from) = slot.get();
-            let (earlier, earlier_path, path) = (&all[at], &paths[earlier_from], &paths[from]);
-            if earlier.same_outcome(record) {
-                return Ok(());
-            }
-            Err(format!(
-                "game {} is recorded differently in {} and {}:\n  {}\n  {}\n\
-                 the shards are not of one run; merge only shards whose records agree",
-                record.index,
-                earlier_path.display(),
-                path.display(),
-                outcome_words(earlier),
-                outcome_words(record),
-            ))
-        }
-    }
-}
-
 /// What a record says of each seat: `a: score 1, rank 1, ok; b: ...`.
 fn outcome_words(record: &GameRecord) -> String {
     let seats: Vec<String> = record
@@ -912,20 +842,15 @@ fn dedupe(records: Vec<GameRecord>) -> Vec<GameRecord> {
 
 /// Prints the standings and, with an output directory, writes them as
 /// JSON and CSV.
-fn report(info: &RunInfo, records: &[GameRecord], out: Option<&Path>) -> Result<(), String> {
-    let (solo, entrants) = (info.solo, &info.entrants);
-    let rows = standings::compute_against(solo, entrants, records, info.gauntlet.as_deref());
+fn report(info: &RunInfo, tally: &Tally, out: Option<&Path>) -> Result<(), String> {
+    let rows = tally.rows();
+    let games = tally.games();
     println!(
-        "standings after {} game{}:",
-        records.len(),
-        if records.len() == 1 { "" } else { "s" }
+        "standings after {games} game{}:",
+        if games == 1 { "" } else { "s" }
     );
-    println!("{}", standings::table(solo, &rows));
-    let per_array = if solo {
-        Vec::new()
-    } else {
-        standings::per_array(entrants, records)
-    };
+    println!("{}", standings::table(info.solo, &rows));
+    let per_array = tally.per_array();
     if !per_array.is_empty() {
         println!("standings per array:");
         println!("{}", standings::array_table(&per_array));
@@ -942,7 +867,7 @@ fn report(info: &RunInfo, records: &[GameRecord], out: Option<&Path>) -> Result<
         record::write_file(&out.join("standings.csv"), standings::csv(&rows).as_bytes())?;
         record::write_file(
             &out.join("grades.csv"),
-            standings::grades_csv(&rows, records).as_bytes(),
+            standings::grades_csv(&rows, &tally.notes()).as_bytes(),
         )?;
     }
     Ok(())
@@ -960,96 +885,48 @@ fn read_run_info(out: &Path) -> Result<RunInfo, String> {
 }
 
 /// `referee merge OUT...`: the standings of shards run on several machines,
-/// as one run would give them.
+/// as one run would give them. The shards' records are read side by side
+/// in game order, one at a time, and written out as they come: memory does
+/// not grow with the games.
 pub fn merge(outs: &[PathBuf], into: Option<&Path>) -> Status {
-    let infos: Result<Vec<RunInfo>, String> = outs.iter().map(|o| read_run_info(o)).collect();
-    let infos = match infos {
-        Ok(infos) if !infos.is_empty() => infos,
-        Ok(_) => {
-            eprintln!("referee merge: no output directory given");
-            return Status::Usage;
-        }
+    let first = match same_run(outs) {
+        Ok(first) => first,
         Err(e) => {
             eprintln!("referee merge: {e}");
             return Status::Usage;
         }
     };
-    let first = &infos[0];
-    for (info, out) in infos.iter().zip(outs) {
-        if (&info.fingerprint, info.seed, info.games, &info.game)
-            != (&first.fingerprint, first.seed, first.games, &first.game)
-        {
-            eprintln!(
-                "referee merge: {} is from another tournament (or another seed) than {}",
-                out.display(),
-                outs[0].display()
-            );
-            return Status::Usage;
-        }
-    }
-    let mut all = Vec::new();
-    let mut first_seen = BTreeMap::new();
-    let paths: Vec<PathBuf> = outs.iter().map(|out| records_path(out)).collect();
-    for (from, path) in paths.iter().enumerate() {
-        let records = match record::read_records::<GameRecord>(path) {
-            Ok(records) => records,
-            Err(e) => {
-                eprintln!("referee merge: {e}");
-                return Status::Usage;
-            }
-        };
-        for r in records
-            .into_iter()
-            .filter(|r| of_run(r, &first.fingerprint, first.seed))
-        {
-            if let Err(e) = agrees(&mut first_seen, &all, &paths, &r, from) {
-                eprintln!("referee merge: {e}");
-                return Status::Usage;
-            }
-            all.push(r);
-        }
-    }
-    let all = dedupe(all);
-    let missing: Vec<u64> = (1..=first.games)
-        .filter(|i| !all.iter().any(|r| r.index == *i))
-        .collect();
-    println!(
-        "merge: {} shard output(s), {} of {} games",
-        outs.len(),
-        all.len(),
-        first.games
-    );
-    if !missing.is_empty() {
-        eprintln!(
-            "referee merge: warning: {} game(s) missing (the first: {}); the standings cover the rest",
-            missing.len(),
-            missing[0]
-        );
-    }
     let merged = RunInfo {
         shard: None,
         ..first.clone()
     };
-    if let Some(into) = into {
-        if let Err(e) = std::fs::create_dir_all(into) {
-            eprintln!("referee merge: {}: {e}", into.display());
+    let paths: Vec<PathBuf> = outs.iter().map(|out| records_path(out)).collect();
+    let tally = match merge_records(&paths, &merged, into) {
+        Ok(tally) => tally,
+        Err(MergeError::Usage(e)) => {
+            eprintln!("referee merge: {e}");
             return Status::Usage;
         }
-        let written = write_json(&into.join("run.json"), &merged).and_then(|()| {
-            let mut text = String::new();
-            for r in &all {
-                text.push_str(&record::to_line(r));
-            }
-            record::write_file(&records_path(into), text.as_bytes())?;
-            record::write_file(&into.join("games.log"), gamelog::text(&all).as_bytes())
-        });
-        if let Err(e) = written {
+        Err(MergeError::Io(e)) => {
             eprintln!("referee merge: {e}");
             return Status::Io;
         }
+    };
+    let missing = (1..=first.games).filter(|&i| !tally.has(i));
+    let (count, first_missing) = missing.fold((0u64, None), |(n, f), i| (n + 1, f.or(Some(i))));
+    println!(
+        "merge: {} shard output(s), {} of {} games",
+        outs.len(),
+        tally.games(),
+        first.games
+    );
+    if let Some(first_missing) = first_missing {
+        eprintln!(
+            "referee merge: warning: {count} game(s) missing (the first: {first_missing}); the standings cover the rest",
+        );
     }
-    let reported = report(first, &all, into).and_then(|()| match into {
-        Some(into) => report::write(into, &merged, &all).map(|path| {
+    let reported = report(&first, &tally, into).and_then(|()| match into {
+        Some(into) => report::regenerate(into, None).map(|path| {
             println!("report: {}", path.display());
         }),
         None => Ok(()),
@@ -1060,6 +937,208 @@ pub fn merge(outs: &[PathBuf], into: Option<&Path>) -> Status {
             eprintln!("referee merge: {e}");
             Status::Io
         }
+    }
+}
+
+/// The run the shards `outs` are of: refused when there are none or they
+/// are of different runs.
+fn same_run(outs: &[PathBuf]) -> Result<RunInfo, String> {
+    let infos: Vec<RunInfo> = outs
+        .iter()
+        .map(|o| read_run_info(o))
+        .collect::<Result<_, _>>()?;
+    let Some(first) = infos.first() else {
+        return Err("no output directory given".to_owned());
+    };
+    for (info, out) in infos.iter().zip(outs) {
+        if (&info.fingerprint, info.seed, info.games, &info.game)
+            != (&first.fingerprint, first.seed, first.games, &first.game)
+        {
+            return Err(format!(
+                "{} is from another tournament (or another seed) than {}",
+                out.display(),
+                outs[0].display()
+            ));
+        }
+    }
+    Ok(first.clone())
+}
+
+enum MergeError {
+    /// The shards cannot be merged (they disagree, a file is unreadable).
+    Usage(String),
+    /// The merged output cannot be written.
+    Io(String),
+}
+
+/// The merged output being written: records and games.log, each put in
+/// place whole at the end.
+struct MergedOut {
+    records: record::NewFile,
+    log: record::NewFile,
+}
+
+impl MergedOut {
+    fn create(into: &Path, info: &RunInfo) -> Result<MergedOut, String> {
+        std::fs::create_dir_all(into).map_err(|e| format!("{}: {e}", into.display()))?;
+        write_json(&into.join("run.json"), info)?;
+        let create = |path: PathBuf| {
+            record::NewFile::create(&path).map_err(|e| format!("{}: {e}", path.display()))
+        };
+        Ok(MergedOut {
+            records: create(records_path(into))?,
+            log: create(into.join("games.log"))?,
+        })
+    }
+
+    fn write(&mut self, record: &GameRecord) -> Result<(), String> {
+        let failed =
+            |file: &record::NewFile, e: std::io::Error| format!("{}: {e}", file.path().display());
+        self.records
+            .write_all(record::to_line(record).as_bytes())
+            .map_err(|e| failed(&self.records, e))?;
+        self.log
+            .write_all(gamelog::block(record).as_bytes())
+            .map_err(|e| failed(&self.log, e))
+    }
+
+    fn commit(self) -> Result<(), String> {
+        for file in [self.records, self.log] {
+            let path = file.path().to_owned();
+            file.commit()
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads the shards' records in game order, checks that shards holding
+/// the same game agree on it, writes each game once into `into` and
+/// tallies the standings.
+fn merge_records(
+    paths: &[PathBuf],
+    info: &RunInfo,
+    into: Option<&Path>,
+) -> Result<Tally, MergeError> {
+    let mut out = into
+        .map(|into| MergedOut::create(into, info))
+        .transpose()
+        .map_err(MergeError::Io)?;
+    let mut tally = Tally::for_run(info);
+    let mut recent = RecentGames::default();
+    // A void game is written only if no shard played it to its end.
+    let mut voids: BTreeMap<u64, GameRecord> = BTreeMap::new();
+    for item in by_index(paths).map_err(MergeError::Usage)? {
+        let (from, record) = item.map_err(MergeError::Usage)?;
+        if !of_run(&record, &info.fingerprint, info.seed) {
+            continue;
+        }
+        if record.is_void() {
+            if !tally.has(record.index) {
+                voids.entry(record.index).or_insert(record);
+            }
+            continue;
+        }
+        recent
+            .agrees(&record, from, paths)
+            .map_err(MergeError::Usage)?;
+        if tally.has(record.index) {
+            continue;
+        }
+        voids.remove(&record.index);
+        if let Some(out) = out.as_mut() {
+            out.write(&record).map_err(MergeError::Io)?;
+        }
+        tally.add(units::summary(&record));
+    }
+    for (_, void) in voids {
+        if let Some(out) = out.as_mut() {
+            out.write(&void).map_err(MergeError::Io)?;
+        }
+        tally.add(void);
+    }
+    if let Some(out) = out {
+        out.commit().map_err(MergeError::Io)?;
+    }
+    Ok(tally)
+}
+
+/// The records of several results files, each with the number of its
+/// file, merged by game index: each file is nearly in game order (games
+/// finish out of order by the few played at once), so taking the smallest
+/// next index of any file keeps the whole nearly in order.
+fn by_index(
+    paths: &[PathBuf],
+) -> Result<impl Iterator<Item = Result<(usize, GameRecord), String>>, String> {
+    type Records = std::iter::Peekable<Box<dyn Iterator<Item = Result<GameRecord, String>>>>;
+    let mut files: Vec<Records> = Vec::new();
+    for path in paths {
+        let records = record::records::<GameRecord>(path).map_err(|e| e.to_string())?;
+        let records: Box<dyn Iterator<Item = Result<GameRecord, String>>> =
+            Box::new(records.map(|r| r.map_err(|e| e.to_string())));
+        files.push(records.peekable());
+    }
+    Ok(std::iter::from_fn(move || {
+        // An error comes first; then the smallest index.
+        let next = (0..files.len())
+            .filter_map(|i| {
+                let head = files[i].peek()?;
+                Some((head.as_ref().map_or(0, |r| r.index), head.is_ok(), i))
+            })
+            .min()?;
+        let i = next.2;
+        Some(files[i].next()?.map(|record| (i, record)))
+    }))
+}
+
+/// The games merged most recently, so that a game two shards both hold
+/// (a shard run twice, or merged twice) is checked to say the same: shards
+/// that disagree (different programs under one name, a nondeterministic
+/// game) must not be merged by argument order. Games come nearly in order,
+/// so the last [`standings::REORDER_WINDOW`] are enough.
+#[derive(Default)]
+struct RecentGames {
+    games: BTreeMap<u64, (GameRecord, usize)>,
+}
+
+impl RecentGames {
+    fn agrees(
+        &mut self,
+        record: &GameRecord,
+        from: usize,
+        paths: &[PathBuf],
+    ) -> Result<(), String> {
+        match self.games.entry(record.index) {
+            Entry::Vacant(slot) => {
+                slot.insert((units::summary(record), from));
+                if self.games.len() > standings::REORDER_WINDOW {
+                    self.games.pop_first();
+                }
+                Ok(())
+            }
+            Entry::Occupied(slot) => {
+                let (earlier, earlier_from) = slot.get();
+                if earlier.same_outcome(record) {
+                    return Ok(());
+                }
+                Err(format!(
+                    "game {} is recorded differently in {} and {}:\n  {}\n  {}\n\
+                     the shards are not of one run; merge only shards whose records agree",
+                    record.index,
+                    paths[*earlier_from].display(),
+                    paths[from].display(),
+                    outcome_words(earlier),
+                    outcome_words(record),
+                ))
+            }
+        }
+    }
+}
+
+impl Tally {
+    /// The standings of the run `info`.
+    fn for_run(info: &RunInfo) -> Tally {
+        Tally::new(info.solo, &info.entrants, info.gauntlet.as_deref(), None)
     }
 }
 
@@ -1097,14 +1176,12 @@ impl Progress {
         }
     }
 
-    fn tick(&mut self, solo: bool, entrants: &[String], records: &[GameRecord]) {
+    fn tick(&mut self, finished: &Tally) {
         self.done += 1;
         let leader = || {
-            standings::compute(solo, entrants, records)
-                .first()
-                .map_or(String::new(), |r| {
-                    format!("leader: {}", crate::text::terminal(&r.entrant))
-                })
+            finished.rows().first().map_or(String::new(), |r| {
+                format!("leader: {}", crate::text::terminal(&r.entrant))
+            })
         };
         if let Some(bar) = &self.bar {
             bar.inc(1);
@@ -1113,7 +1190,7 @@ impl Progress {
                 self.last_leader = Instant::now();
             }
         } else if self.last_line.elapsed() > Duration::from_secs(5) {
-            let rate = records.len() as f64 / self.started.elapsed().as_secs_f64();
+            let rate = finished.games() as f64 / self.started.elapsed().as_secs_f64();
             eprintln!(
                 "tournament: {}/{} games, {rate:.1} games/s, {}",
                 self.done,

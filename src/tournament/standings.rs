@@ -17,7 +17,9 @@ use skillratings::weng_lin::{WengLinConfig, WengLinRating, weng_lin_multi_team};
 use crate::game::{GameRecord, SeatResult};
 use crate::games::chomp::standings::markdown_table;
 use crate::outcome::Status;
-use crate::stats::{mean_ci95, wilson95};
+use std::collections::BTreeMap;
+
+use crate::stats::{Moments, wilson95};
 use crate::text;
 use crate::units::human_micros;
 
@@ -166,7 +168,7 @@ pub struct Point {
 
 /// The standings of `entrants` from `records` (of one tournament run).
 pub fn compute(solo: bool, entrants: &[String], records: &[GameRecord]) -> Vec<Row> {
-    compute_with_history(solo, entrants, records, None, None)
+    compute_against(solo, entrants, records, None)
 }
 
 /// As [`compute`]; in a gauntlet (`against` its entrant), one-player
@@ -177,122 +179,340 @@ pub fn compute_against(
     records: &[GameRecord],
     against: Option<&str>,
 ) -> Vec<Row> {
-    compute_with_history(solo, entrants, records, None, against)
+    tally_of(solo, entrants, records, against, None).rows()
 }
 
 /// Each entrant's standing after each game it played, in game order.
 pub fn history(solo: bool, entrants: &[String], records: &[GameRecord]) -> Vec<Vec<Point>> {
-    let mut history = vec![Vec::new(); entrants.len()];
-    compute_with_history(solo, entrants, records, Some(&mut history), None);
-    history
+    tally_of(solo, entrants, records, None, Some(usize::MAX)).history()
 }
 
-fn compute_with_history(
+fn tally_of(
     solo: bool,
     entrants: &[String],
     records: &[GameRecord],
-    history: Option<&mut Vec<Vec<Point>>>,
     against: Option<&str>,
-) -> Vec<Row> {
-    let mut rows: Vec<Row> = entrants.iter().map(|e| Row::new(e)).collect();
-    let at = |name: &str| entrants.iter().position(|e| e == name);
-    // A game whose judge failed is void: it is no game of anyone's, only
-    // an `internal` error of each of its players, which is the truth of
-    // their records.
-    let (void, mut records): (Vec<&GameRecord>, Vec<&GameRecord>) =
-        records.iter().partition(|r| r.is_void());
-    for result in void.iter().flat_map(|r| &r.results) {
-        if let Some(i) = result.entrant.as_deref().and_then(at) {
-            rows[i].internal += 1;
-        }
+    history: Option<usize>,
+) -> Tally {
+    let mut tally = Tally::new(solo, entrants, against, history);
+    let mut sorted: Vec<&GameRecord> = records.iter().collect();
+    sorted.sort_by_key(|r| r.index);
+    for record in sorted {
+        tally.add(record.clone());
     }
-    records.sort_by_key(|r| r.index);
-    if solo {
-        let against = against.and_then(|name| at(name).map(|i| (i, name)));
-        solo_rows(&mut rows, &records, at, history, against);
-    } else {
-        table_rows(&mut rows, &records, at, history);
-    }
-    rows
+    tally
 }
 
-fn solo_rows(
-    rows: &mut [Row],
-    records: &[&GameRecord],
-    at: impl Fn(&str) -> Option<usize>,
-    mut history: Option<&mut Vec<Vec<Point>>>,
-    against: Option<(usize, &str)>,
-) {
-    // Per game, who won: for the paired differences.
-    let mut won: Vec<Vec<Option<f64>>> = vec![Vec::new(); rows.len()];
-    for record in records {
-        let mut this_game = vec![None; rows.len()];
-        for result in &record.results {
-            let Some(i) = result.entrant.as_deref().and_then(&at) else {
-                continue;
-            };
-            let w = f64::from(u8::from(result.won == Some(true)));
-            let row = &mut rows[i];
-            row.games += 1;
-            row.wins += w;
-            row.count(result);
-            this_game[i] = Some(w);
-            if let Some(history) = history.as_deref_mut() {
-                let (low, high) = wilson95(row.wins as u64, row.games);
-                history[i].push(Point {
-                    index: record.index,
-                    value: row.wins / row.games as f64,
-                    low,
-                    high,
+/// How many records may arrive out of game order (games played at once,
+/// shards read side by side) and still be taken in order: the ratings
+/// depend on the order of the games.
+pub const REORDER_WINDOW: usize = 4096;
+
+/// The standings built one record at a time: what a run, `merge` and
+/// `report` hold instead of the records, so that their memory does not
+/// grow with the games (O(entrants²) at most, for one-player games'
+/// paired differences, plus [`REORDER_WINDOW`] records).
+///
+/// Records may come in any order within [`REORDER_WINDOW`]; they are
+/// counted in game order. A game's index is counted once: the first
+/// record of it, except that a game played to its end supersedes a void
+/// record of it (its judge failed, and `--resume` played it again). A void
+/// game is no game of anyone's, only an `internal` error of each of its
+/// players.
+#[derive(Clone)]
+pub struct Tally {
+    solo: bool,
+    entrants: Vec<String>,
+    seat: std::collections::HashMap<String, usize>,
+    against: Option<usize>,
+    rows: Vec<Row>,
+    /// Games of several players: each entrant's rating and scores.
+    ratings: Vec<WengLinRating>,
+    scores: Vec<Moments>,
+    /// One-player games: per pair of entrants, how their wins compared in
+    /// the games both played (see [`PairTally`]).
+    pairs: Vec<PairTally>,
+    /// Each entrant's standing after its games, thinned to at most twice
+    /// the given number of points.
+    history: Option<(usize, Vec<Thinned>)>,
+    arrays: Vec<(String, Vec<ArrayTally>)>,
+    /// Why each entrant was disqualified, the first time it was.
+    notes: Vec<Option<String>>,
+    /// The games taken.
+    taken: GameSet,
+    voids: BTreeMap<u64, GameRecord>,
+    waiting: BTreeMap<u64, GameRecord>,
+    /// The highest index counted so far.
+    counted_up_to: u64,
+    /// Games counted (void ones not included).
+    played: u64,
+}
+
+/// One pair of entrants `(i, j)` over the one-player games both played:
+/// their paired difference, won_i − won_j, is −1, 0 or 1 per game.
+#[derive(Clone, Copy, Default, Debug)]
+struct PairTally {
+    games: u64,
+    /// Games `i` won and `j` lost.
+    ahead: u64,
+    /// Games `j` won and `i` lost.
+    behind: u64,
+}
+
+impl PairTally {
+    /// The mean of won_i − won_j (or of won_j − won_i, `flip`) and the
+    /// half-width of its 95% interval, as [`mean_ci95`] gives them.
+    fn mean_ci95(&self, flip: bool) -> (f64, f64) {
+        let (ahead, behind) = if flip {
+            (self.behind, self.ahead)
+        } else {
+            (self.ahead, self.behind)
+        };
+        let mut moments = Moments::default();
+        moments.add_many(1.0, ahead);
+        moments.add_many(-1.0, behind);
+        moments.add_many(0.0, self.games - ahead - behind);
+        let (mean, half) = moments.mean_ci95();
+        (mean, half.unwrap_or(0.0))
+    }
+}
+
+/// One entrant's games on one array.
+#[derive(Clone, Copy, Default)]
+struct ArrayTally {
+    wins: f64,
+    scores: Moments,
+}
+
+/// A series of points kept evenly spread in little room: every
+/// `stride`-th point, the stride doubling when the points reach twice
+/// `most`; the last point is always kept.
+#[derive(Clone, Default)]
+struct Thinned {
+    stride: u64,
+    seen: u64,
+    points: Vec<Point>,
+    last: Option<Point>,
+}
+
+impl Thinned {
+    fn push(&mut self, point: Point, most: usize) {
+        self.stride = self.stride.max(1);
+        if self.seen.is_multiple_of(self.stride) {
+            self.points.push(point);
+            if self.points.len() >= most.saturating_mul(2) {
+                self.stride *= 2;
+                let mut k = 0;
+                self.points.retain(|_| {
+                    k += 1;
+                    k % 2 == 1
                 });
             }
         }
-        for (i, w) in this_game.into_iter().enumerate() {
-            won[i].push(w);
+        self.seen += 1;
+        self.last = Some(point);
+    }
+
+    fn points(&self) -> Vec<Point> {
+        let mut points = self.points.clone();
+        if let Some(last) = self.last
+            && points.last() != Some(&last)
+        {
+            points.push(last);
         }
+        points
     }
-    for row in rows.iter_mut() {
-        let (low, high) = wilson95(row.wins as u64, row.games);
-        row.win_rate = Some(if row.games == 0 {
-            0.0
-        } else {
-            row.wins / row.games as f64
-        });
-        row.win_rate_low = Some(low);
-        row.win_rate_high = Some(high);
-    }
-    let best = against.map(|(i, _)| i).unwrap_or_else(|| {
-        (0..rows.len())
-            .max_by(|&a, &b| {
-                let rate = |i: usize| rows[i].win_rate.unwrap_or(0.0);
-                rate(a).total_cmp(&rate(b)).then(b.cmp(&a))
-            })
-            .unwrap_or(0)
-    });
-    for i in 0..rows.len() {
-        let diffs: Vec<f64> = won[i]
-            .iter()
-            .zip(&won[best])
-            .filter_map(|(a, b)| Some((*a)? - (*b)?))
-            .collect();
-        let (mean, half) = mean_ci95(&diffs);
-        rows[i].paired_diff = Some(mean);
-        rows[i].paired_diff_ci = Some(half.unwrap_or(0.0));
-        rows[i].paired_vs = against.map(|(_, name)| name.to_owned());
-    }
-    rank_by(rows, |r| r.win_rate.unwrap_or(0.0));
 }
 
-fn table_rows(
-    rows: &mut [Row],
-    records: &[&GameRecord],
-    at: impl Fn(&str) -> Option<usize>,
-    mut history: Option<&mut Vec<Vec<Point>>>,
-) {
-    let config = WengLinConfig::new();
-    let mut ratings = vec![WengLinRating::new(); rows.len()];
-    let mut scores: Vec<Vec<f64>> = vec![Vec::new(); rows.len()];
-    for record in records {
+impl Tally {
+    /// `against`: a gauntlet's entrant, to which one-player games' paired
+    /// differences are taken instead of the best entrant. `history`: keep
+    /// each entrant's standing over its games, thinned to about this many
+    /// points.
+    pub fn new(
+        solo: bool,
+        entrants: &[String],
+        against: Option<&str>,
+        history: Option<usize>,
+    ) -> Tally {
+        let n = entrants.len();
+        let seat: std::collections::HashMap<String, usize> = entrants
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(i, e)| (e.clone(), i))
+            .collect();
+        Tally {
+            solo,
+            entrants: entrants.to_vec(),
+            against: against.and_then(|name| seat.get(name).copied()),
+            seat,
+            rows: entrants.iter().map(|e| Row::new(e)).collect(),
+            ratings: vec![WengLinRating::new(); if solo { 0 } else { n }],
+            scores: vec![Moments::default(); if solo { 0 } else { n }],
+            pairs: vec![PairTally::default(); if solo { n * n.saturating_sub(1) / 2 } else { 0 }],
+            history: history.map(|most| (most, vec![Thinned::default(); n])),
+            arrays: Vec::new(),
+            notes: vec![None; n],
+            taken: GameSet::default(),
+            voids: BTreeMap::new(),
+            waiting: BTreeMap::new(),
+            counted_up_to: 0,
+            played: 0,
+        }
+    }
+
+    /// Takes one record: counted now, or once the records before it in
+    /// game order have come (at most [`REORDER_WINDOW`] later).
+    pub fn add(&mut self, record: GameRecord) {
+        if record.is_void() {
+            if !self.taken.contains(record.index) {
+                self.voids.entry(record.index).or_insert(record);
+            }
+            return;
+        }
+        if !self.taken.insert(record.index) {
+            return;
+        }
+        self.voids.remove(&record.index);
+        self.waiting.insert(record.index, record);
+        while self.waiting.len() > REORDER_WINDOW {
+            self.count_first_waiting();
+        }
+    }
+
+    /// Whether a record of game `index` (not a void one) was taken.
+    pub fn has(&self, index: u64) -> bool {
+        self.taken.contains(index)
+    }
+
+    /// Games counted or waiting to be (void ones not included).
+    pub fn games(&self) -> u64 {
+        self.played + self.waiting.len() as u64
+    }
+
+    /// The standings now, ranked.
+    pub fn rows(&self) -> Vec<Row> {
+        let mut all = self.clone();
+        all.count_all();
+        all.final_rows()
+    }
+
+    /// Each entrant's standing over its games (empty without `history`).
+    pub fn history(&self) -> Vec<Vec<Point>> {
+        let mut all = self.clone();
+        all.count_all();
+        match &all.history {
+            Some((_, series)) => series.iter().map(Thinned::points).collect(),
+            None => vec![Vec::new(); self.entrants.len()],
+        }
+    }
+
+    /// Why each entrant was first disqualified, by entrant.
+    pub fn notes(&self) -> Vec<(String, String)> {
+        let mut all = self.clone();
+        all.count_all();
+        all.entrants
+            .iter()
+            .zip(&all.notes)
+            .filter_map(|(e, n)| Some((e.clone(), n.clone()?)))
+            .collect()
+    }
+
+    fn count_all(&mut self) {
+        while !self.waiting.is_empty() {
+            self.count_first_waiting();
+        }
+        for record in std::mem::take(&mut self.voids).into_values() {
+            for result in &record.results {
+                if let Some(i) = self.at(result.entrant.as_deref()) {
+                    self.rows[i].internal += 1;
+                }
+            }
+        }
+    }
+
+    fn count_first_waiting(&mut self) {
+        let Some((index, record)) = self.waiting.pop_first() else {
+            return;
+        };
+        if index < self.counted_up_to {
+            tracing::warn!(
+                game = index,
+                "a record came more than {REORDER_WINDOW} games out of order: the ratings take it late"
+            );
+        }
+        self.counted_up_to = self.counted_up_to.max(index);
+        self.played += 1;
+        self.count_notes(&record);
+        if self.solo {
+            self.count_solo(&record);
+        } else {
+            self.count_table(&record);
+        }
+    }
+
+    fn at(&self, name: Option<&str>) -> Option<usize> {
+        self.seat.get(name?).copied()
+    }
+
+    fn count_notes(&mut self, record: &GameRecord) {
+        for result in &record.results {
+            if let Some(i) = self.at(result.entrant.as_deref())
+                && self.notes[i].is_none()
+                && result.status().is_disqualification()
+            {
+                self.notes[i] = result.error.clone();
+            }
+        }
+    }
+
+    fn push_history(&mut self, i: usize, point: Point) {
+        if let Some((most, series)) = self.history.as_mut() {
+            series[i].push(point, *most);
+        }
+    }
+
+    fn count_solo(&mut self, record: &GameRecord) {
+        let mut won: Vec<(usize, bool)> = Vec::new();
+        for result in &record.results {
+            let Some(i) = self.at(result.entrant.as_deref()) else {
+                continue;
+            };
+            let w = result.won == Some(true);
+            let row = &mut self.rows[i];
+            row.games += 1;
+            row.wins += f64::from(u8::from(w));
+            row.count(result);
+            let (low, high) = wilson95(row.wins as u64, row.games);
+            let value = row.wins / row.games as f64;
+            self.push_history(
+                i,
+                Point {
+                    index: record.index,
+                    value,
+                    low,
+                    high,
+                },
+            );
+            won.push((i, w));
+        }
+        for (a, &(i, wi)) in won.iter().enumerate() {
+            for &(j, wj) in &won[a + 1..] {
+                let (lo, hi, wlo, whi) = if i < j {
+                    (i, j, wi, wj)
+                } else {
+                    (j, i, wj, wi)
+                };
+                let pair = &mut self.pairs[pair_slot(lo, hi, self.entrants.len())];
+                pair.games += 1;
+                pair.ahead += u64::from(wlo && !whi);
+                pair.behind += u64::from(whi && !wlo);
+            }
+        }
+    }
+
+    fn count_table(&mut self, record: &GameRecord) {
         // The game's places decide wins and ratings: a judge's ranking
         // where it gives one, else the scores.
         let places = record.places();
@@ -302,7 +522,7 @@ fn table_rows(
             .zip(places)
             .filter_map(|(r, place)| {
                 Some((
-                    at(r.entrant.as_deref()?)?,
+                    self.at(r.entrant.as_deref())?,
                     r.points().unwrap_or(0.0),
                     r,
                     place,
@@ -310,21 +530,31 @@ fn table_rows(
             })
             .collect();
         if seats.is_empty() {
-            continue;
+            return;
         }
         let best = seats.iter().map(|s| s.3).min().unwrap_or(1);
         let winners = seats.iter().filter(|s| s.3 == best).count() as f64;
+        let array = array_of(record);
         for &(i, score, result, place) in &seats {
-            let row = &mut rows[i];
+            let share = if place == best { 1.0 / winners } else { 0.0 };
+            let row = &mut self.rows[i];
             row.games += 1;
-            if place == best {
-                row.wins += 1.0 / winners;
-            }
+            row.wins += share;
             row.count(result);
-            scores[i].push(score);
+            self.scores[i].add(score);
+            if let Some(array) = &array {
+                let tally = self.array_tally(array, i);
+                tally.wins += share;
+                tally.scores.add(score);
+            }
         }
-        // Rank 1 is the best place; equal places share a rank.
-        let teams: Vec<[WengLinRating; 1]> = seats.iter().map(|s| [ratings[s.0]]).collect();
+        self.rate(record.index, &seats);
+    }
+
+    /// Weng-Lin: rank 1 is the best place; equal places share a rank.
+    fn rate(&mut self, index: u64, seats: &[(usize, f64, &SeatResult, u32)]) {
+        let config = WengLinConfig::new();
+        let teams: Vec<[WengLinRating; 1]> = seats.iter().map(|s| [self.ratings[s.0]]).collect();
         let ranked: Vec<(&[WengLinRating], MultiTeamOutcome)> = seats
             .iter()
             .zip(&teams)
@@ -334,27 +564,172 @@ fn table_rows(
             })
             .collect();
         for (s, new) in seats.iter().zip(weng_lin_multi_team(&ranked, &config)) {
-            ratings[s.0] = new[0];
-            if let Some(history) = history.as_deref_mut() {
-                let r = new[0];
-                history[s.0].push(Point {
-                    index: record.index,
+            let r = new[0];
+            self.ratings[s.0] = r;
+            self.push_history(
+                s.0,
+                Point {
+                    index,
                     value: r.rating,
                     low: r.rating - 2.0 * r.uncertainty,
                     high: r.rating + 2.0 * r.uncertainty,
+                },
+            );
+        }
+    }
+
+    fn array_tally(&mut self, array: &str, entrant: usize) -> &mut ArrayTally {
+        let at = match self.arrays.iter().position(|(a, _)| a == array) {
+            Some(at) => at,
+            None => {
+                let n = self.entrants.len();
+                self.arrays
+                    .push((array.to_owned(), vec![ArrayTally::default(); n]));
+                self.arrays.len() - 1
+            }
+        };
+        &mut self.arrays[at].1[entrant]
+    }
+
+    fn final_rows(mut self) -> Vec<Row> {
+        if self.solo {
+            self.finish_solo();
+        } else {
+            self.finish_table();
+        }
+        self.rows
+    }
+
+    fn finish_solo(&mut self) {
+        for row in self.rows.iter_mut() {
+            let (low, high) = wilson95(row.wins as u64, row.games);
+            row.win_rate = Some(if row.games == 0 {
+                0.0
+            } else {
+                row.wins / row.games as f64
+            });
+            row.win_rate_low = Some(low);
+            row.win_rate_high = Some(high);
+        }
+        let rows = &self.rows;
+        let best = self.against.unwrap_or_else(|| {
+            (0..rows.len())
+                .max_by(|&a, &b| {
+                    let rate = |i: usize| rows[i].win_rate.unwrap_or(0.0);
+                    rate(a).total_cmp(&rate(b)).then(b.cmp(&a))
+                })
+                .unwrap_or(0)
+        });
+        let vs = self.against.map(|i| self.entrants[i].clone());
+        let n = self.entrants.len();
+        for i in 0..n {
+            let (mean, half) = match i.cmp(&best) {
+                std::cmp::Ordering::Equal => (0.0, 0.0),
+                std::cmp::Ordering::Less => self.pairs[pair_slot(i, best, n)].mean_ci95(false),
+                std::cmp::Ordering::Greater => self.pairs[pair_slot(best, i, n)].mean_ci95(true),
+            };
+            let row = &mut self.rows[i];
+            row.paired_diff = Some(mean);
+            row.paired_diff_ci = Some(half);
+            row.paired_vs = vs.clone();
+        }
+        rank_by(&mut self.rows, |r| r.win_rate.unwrap_or(0.0));
+    }
+
+    fn finish_table(&mut self) {
+        for (i, row) in self.rows.iter_mut().enumerate() {
+            let (mean, half) = self.scores[i].mean_ci95();
+            row.mean_score = Some(mean);
+            row.mean_score_ci = Some(half.unwrap_or(0.0));
+            row.rating = Some(self.ratings[i].rating);
+            row.uncertainty = Some(self.ratings[i].uncertainty);
+            row.conservative = Some(self.ratings[i].rating - 3.0 * self.ratings[i].uncertainty);
+        }
+        rank_by(&mut self.rows, |r| r.conservative.unwrap_or(0.0));
+    }
+
+    /// Games between players whose records hold more than one `array`:
+    /// each entrant's games, wins and mean score on each array, arrays in
+    /// the order they first appear, entrants in the given order. Empty
+    /// when the records hold one array or none.
+    pub fn per_array(&self) -> Vec<ArrayRow> {
+        let mut all = self.clone();
+        all.count_all();
+        if all.arrays.len() < 2 {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (array, tallies) in &all.arrays {
+            for (entrant, tally) in all.entrants.iter().zip(tallies) {
+                if tally.scores.count() == 0 {
+                    continue;
+                }
+                let (mean, half) = tally.scores.mean_ci95();
+                out.push(ArrayRow {
+                    array: array.clone(),
+                    entrant: entrant.clone(),
+                    games: tally.scores.count(),
+                    wins: tally.wins,
+                    mean_score: mean,
+                    mean_score_ci: half.unwrap_or(0.0),
                 });
             }
         }
+        out
     }
-    for (i, row) in rows.iter_mut().enumerate() {
-        let (mean, half) = mean_ci95(&scores[i]);
-        row.mean_score = Some(mean);
-        row.mean_score_ci = Some(half.unwrap_or(0.0));
-        row.rating = Some(ratings[i].rating);
-        row.uncertainty = Some(ratings[i].uncertainty);
-        row.conservative = Some(ratings[i].rating - 3.0 * ratings[i].uncertainty);
+}
+
+/// A set of game indexes, a bit each: a million games in 125 KB. Indexes
+/// past [`GameSet::DENSE`] (no run has so many games; a damaged record
+/// may) are kept one by one, so that no index can ask for a huge bitmap.
+#[derive(Clone, Debug, Default)]
+pub struct GameSet {
+    words: Vec<u64>,
+    sparse: std::collections::BTreeSet<u64>,
+    len: u64,
+}
+
+impl GameSet {
+    pub const DENSE: u64 = 1 << 27;
+
+    pub fn contains(&self, index: u64) -> bool {
+        if index >= Self::DENSE {
+            return self.sparse.contains(&index);
+        }
+        let (word, bit) = ((index / 64) as usize, index % 64);
+        self.words.get(word).is_some_and(|w| w & (1 << bit) != 0)
     }
-    rank_by(rows, |r| r.conservative.unwrap_or(0.0));
+
+    /// Adds `index`; false when it was there already.
+    pub fn insert(&mut self, index: u64) -> bool {
+        if self.contains(index) {
+            return false;
+        }
+        if index >= Self::DENSE {
+            self.sparse.insert(index);
+        } else {
+            let (word, bit) = ((index / 64) as usize, index % 64);
+            if self.words.len() <= word {
+                self.words.resize(word + 1, 0);
+            }
+            self.words[word] |= 1 << bit;
+        }
+        self.len += 1;
+        true
+    }
+
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// Where pair `(i, j)`, `i < j`, of `n` entrants is kept.
+fn pair_slot(i: usize, j: usize, n: usize) -> usize {
+    i * n - i * (i + 1) / 2 + (j - i - 1)
 }
 
 /// Sorts best first by `key` (ties keep entrant order) and numbers ranks,
@@ -553,53 +928,10 @@ pub struct ArrayRow {
 }
 
 /// Games between players whose records hold more than one `array`: each
-/// entrant's games, wins and mean score on each array, arrays in the
-/// order they first appear, entrants in the given order. Empty when the
-/// records hold one array or none.
+/// entrant's games, wins and mean score on each array (see
+/// [`Tally::per_array`]).
 pub fn per_array(entrants: &[String], records: &[GameRecord]) -> Vec<ArrayRow> {
-    let mut records: Vec<&GameRecord> = records.iter().filter(|r| !r.is_void()).collect();
-    records.sort_by_key(|r| r.index);
-    let mut arrays: Vec<String> = Vec::new();
-    for r in &records {
-        if let Some(a) = array_of(r)
-            && !arrays.contains(&a)
-        {
-            arrays.push(a);
-        }
-    }
-    if arrays.len() < 2 {
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    for array in &arrays {
-        for entrant in entrants {
-            let (mut games, mut wins, mut scores) = (0, 0.0, Vec::new());
-            for r in records
-                .iter()
-                .filter(|r| array_of(r).as_ref() == Some(array))
-            {
-                let Some(seat) = r.seat_of(entrant) else {
-                    continue;
-                };
-                games += 1;
-                wins += r.win_shares()[seat];
-                scores.push(r.results[seat].points().unwrap_or(0.0));
-            }
-            if games == 0 {
-                continue;
-            }
-            let (mean, half) = mean_ci95(&scores);
-            out.push(ArrayRow {
-                array: array.clone(),
-                entrant: entrant.clone(),
-                games,
-                wins,
-                mean_score: mean,
-                mean_score_ci: half.unwrap_or(0.0),
-            });
-        }
-    }
-    out
+    tally_of(false, entrants, records, None, None).per_array()
 }
 
 fn array_of(record: &GameRecord) -> Option<String> {
@@ -659,19 +991,17 @@ pub fn array_csv(rows: &[ArrayRow]) -> String {
 /// (its error, lines joined with ` / `: a failed build, a program that cannot
 /// start). Columns: `entrant,games,wins,win_rate,failures,timeouts,
 /// crashed,incorrect,disqualified,internal,rank,note`.
-pub fn grades_csv(rows: &[Row], records: &[GameRecord]) -> String {
+pub fn grades_csv(rows: &[Row], notes: &[(String, String)]) -> String {
     let mut header = vec!["entrant", "games", "wins", "win_rate", "failures"];
     header.extend(FAILURES);
     header.extend(["rank", "note"]);
     let mut rows: Vec<&Row> = rows.iter().collect();
     rows.sort_by(|a, b| a.entrant.cmp(&b.entrant));
     let lines = rows.into_iter().map(|r| {
-        let note = records
+        let note = notes
             .iter()
-            .filter_map(|g| g.result_of(&r.entrant))
-            .find(|s| s.status().is_disqualification())
-            .and_then(|s| s.error.as_deref())
-            .map(|e| {
+            .find(|(entrant, _)| *entrant == r.entrant)
+            .map(|(_, e)| {
                 // Its lines (a build log's quoted tail: `  | ...`) joined.
                 e.lines()
                     .map(|l| l.trim().trim_start_matches('|').trim())
