@@ -238,14 +238,8 @@ pub struct Tally {
     arrays: Vec<(String, Vec<ArrayTally>)>,
     /// Why each entrant was disqualified, the first time it was.
     notes: Vec<Option<String>>,
-    /// The games taken.
-    taken: GameSet,
-    voids: BTreeMap<u64, GameRecord>,
-    waiting: BTreeMap<u64, GameRecord>,
-    /// The highest index counted so far.
-    counted_up_to: u64,
-    /// Games counted (void ones not included).
-    played: u64,
+    /// The records not counted yet, put in game order.
+    order: InOrder,
 }
 
 /// One pair of entrants `(i, j)` over the one-player games both played:
@@ -354,41 +348,27 @@ impl Tally {
             history: history.map(|most| (most, vec![Thinned::default(); n])),
             arrays: Vec::new(),
             notes: vec![None; n],
-            taken: GameSet::default(),
-            voids: BTreeMap::new(),
-            waiting: BTreeMap::new(),
-            counted_up_to: 0,
-            played: 0,
+            order: InOrder::default(),
         }
     }
 
     /// Takes one record: counted now, or once the records before it in
     /// game order have come (at most [`REORDER_WINDOW`] later).
     pub fn add(&mut self, record: GameRecord) {
-        if record.is_void() {
-            if !self.taken.contains(record.index) {
-                self.voids.entry(record.index).or_insert(record);
-            }
-            return;
-        }
-        if !self.taken.insert(record.index) {
-            return;
-        }
-        self.voids.remove(&record.index);
-        self.waiting.insert(record.index, record);
-        while self.waiting.len() > REORDER_WINDOW {
-            self.count_first_waiting();
+        self.order.push(record);
+        while let Some(record) = self.order.next_ready() {
+            self.count(record);
         }
     }
 
     /// Whether a record of game `index` (not a void one) was taken.
     pub fn has(&self, index: u64) -> bool {
-        self.taken.contains(index)
+        self.order.has(index)
     }
 
     /// Games counted or waiting to be (void ones not included).
     pub fn games(&self) -> u64 {
-        self.played + self.waiting.len() as u64
+        self.order.games()
     }
 
     /// The standings now, ranked.
@@ -420,30 +400,20 @@ impl Tally {
     }
 
     fn count_all(&mut self) {
-        while !self.waiting.is_empty() {
-            self.count_first_waiting();
+        while let Some(record) = self.order.pop() {
+            self.count(record);
         }
-        for record in std::mem::take(&mut self.voids).into_values() {
+    }
+
+    fn count(&mut self, record: GameRecord) {
+        if record.is_void() {
             for result in &record.results {
                 if let Some(i) = self.at(result.entrant.as_deref()) {
                     self.rows[i].internal += 1;
                 }
             }
-        }
-    }
-
-    fn count_first_waiting(&mut self) {
-        let Some((index, record)) = self.waiting.pop_first() else {
             return;
-        };
-        if index < self.counted_up_to {
-            tracing::warn!(
-                game = index,
-                "a record came more than {REORDER_WINDOW} games out of order: the ratings take it late"
-            );
         }
-        self.counted_up_to = self.counted_up_to.max(index);
-        self.played += 1;
         self.count_notes(&record);
         if self.solo {
             self.count_solo(&record);
@@ -676,6 +646,67 @@ impl Tally {
             }
         }
         out
+    }
+}
+
+/// Records put back in game order as they come: each is held until
+/// [`REORDER_WINDOW`] later ones have come, or until the end. A game is
+/// given once: its first record, except that a game played to its end
+/// supersedes a void record of it (its judge failed, and `--resume` played
+/// it again) that has not been given yet.
+#[derive(Clone, Default)]
+pub struct InOrder {
+    /// Games with a record played to its end.
+    played: GameSet,
+    /// Void games given or held.
+    voided: GameSet,
+    waiting: BTreeMap<u64, GameRecord>,
+    /// The highest index given so far.
+    given_up_to: u64,
+}
+
+impl InOrder {
+    pub fn push(&mut self, record: GameRecord) {
+        let index = record.index;
+        if record.is_void() {
+            if !self.played.contains(index) && self.voided.insert(index) {
+                self.waiting.insert(index, record);
+            }
+        } else if self.played.insert(index) {
+            self.waiting.insert(index, record);
+        }
+    }
+
+    /// The first record in game order, once enough later ones have come.
+    pub fn next_ready(&mut self) -> Option<GameRecord> {
+        if self.waiting.len() > REORDER_WINDOW {
+            self.pop()
+        } else {
+            None
+        }
+    }
+
+    /// The first record in game order (at the end: every record held).
+    pub fn pop(&mut self) -> Option<GameRecord> {
+        let (index, record) = self.waiting.pop_first()?;
+        if index < self.given_up_to {
+            tracing::warn!(
+                game = index,
+                "a record came more than {REORDER_WINDOW} games out of order: it is taken late"
+            );
+        }
+        self.given_up_to = self.given_up_to.max(index);
+        Some(record)
+    }
+
+    /// Whether a record of game `index` played to its end has come.
+    pub fn has(&self, index: u64) -> bool {
+        self.played.contains(index)
+    }
+
+    /// Games played to their end that have come.
+    pub fn games(&self) -> u64 {
+        self.played.len()
     }
 }
 
@@ -1088,5 +1119,85 @@ mod tests {
         assert_eq!(rows[1].rating, rows[2].rating);
         assert_eq!(rows.iter().find(|r| r.entrant == "z").unwrap().timeouts, 10);
         assert!(csv(&rows).lines().count() == 4);
+    }
+
+    /// The paired differences as the records' own mean and interval.
+    #[test]
+    fn paired_differences_from_counts_equal_the_mean_of_the_differences() {
+        let names: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+        let values: Vec<Value> = (1..=40)
+            .map(|i| {
+                json!({"index": i, "results": [
+                    {"entrant": "a", "won": i % 3 != 0, "status": "ok"},
+                    {"entrant": "b", "won": i % 2 == 0, "status": "ok"},
+                    {"entrant": "c", "won": i % 5 == 0, "status": "ok"},
+                ]})
+            })
+            .collect();
+        let rows = compute(true, &names, &records(values));
+        let diffs: Vec<f64> = (1..=40)
+            .map(|i| f64::from(u8::from(i % 2 == 0)) - f64::from(u8::from(i % 3 != 0)))
+            .collect();
+        let (mean, half) = crate::stats::mean_ci95(&diffs);
+        let b = rows.iter().find(|r| r.entrant == "b").unwrap();
+        assert!((b.paired_diff.unwrap() - mean).abs() < 1e-12);
+        assert!((b.paired_diff_ci.unwrap() - half.unwrap()).abs() < 1e-12);
+    }
+
+    fn table_game(i: u64, scores: &[u8]) -> GameRecord {
+        let results: Vec<Value> = scores
+            .iter()
+            .enumerate()
+            .map(|(k, score)| json!({"entrant": format!("e{k}"), "score": score, "status": "ok"}))
+            .collect();
+        records(vec![
+            json!({"index": i, "results": results, "setup": {"array": format!("a{}", i % 2)}}),
+        ])
+        .remove(0)
+    }
+
+    proptest::proptest! {
+        /// A tally fed the records as a run finishes them (out of order by
+        /// a few games, some twice, a void game played again) gives the
+        /// standings of the records in game order.
+        #[test]
+        fn a_tally_in_any_near_order_gives_the_standings_in_game_order(
+            scores in proptest::collection::vec(proptest::collection::vec(0u8..5, 3), 1..60),
+            swaps in proptest::collection::vec((0usize..60, 1usize..8), 0..40),
+        ) {
+            let names: Vec<String> = (0..3).map(|k| format!("e{k}")).collect();
+            let games: Vec<GameRecord> = scores
+                .iter()
+                .enumerate()
+                .map(|(i, s)| table_game(i as u64 + 1, s))
+                .collect();
+            let mut arriving = games.clone();
+            for (at, by) in swaps {
+                let (a, b) = (at % arriving.len(), (at + by) % arriving.len());
+                arriving.swap(a, b);
+            }
+            arriving.push(games[0].clone());
+            let mut tally = Tally::new(false, &names, None, Some(1000));
+            for record in arriving {
+                tally.add(record);
+            }
+            let json = |rows: Vec<Row>| serde_json::to_string(&rows).unwrap();
+            proptest::prop_assert_eq!(json(tally.rows()), json(compute(false, &names, &games)));
+            proptest::prop_assert_eq!(tally.history(), history(false, &names, &games));
+            proptest::prop_assert_eq!(tally.games(), games.len() as u64);
+        }
+    }
+
+    #[test]
+    fn a_void_game_played_again_counts_once_as_played() {
+        let names: Vec<String> = (0..3).map(|k| format!("e{k}")).collect();
+        let mut void = table_game(1, &[1, 2, 3]);
+        void.judge_error = serde_json::from_value(json!({"message": "judge died"})).unwrap();
+        let mut tally = Tally::new(false, &names, None, None);
+        tally.add(void);
+        tally.add(table_game(1, &[3, 2, 1]));
+        let rows = tally.rows();
+        assert_eq!(tally.games(), 1);
+        assert!(rows.iter().all(|r| r.games == 1 && r.internal == 0));
     }
 }
