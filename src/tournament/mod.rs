@@ -819,27 +819,6 @@ fn outcome_words(record: &GameRecord) -> String {
     seats.join("; ")
 }
 
-/// One record per game index, in index order: a game played to its end
-/// supersedes a void record of it (its judge failed, and `--resume`
-/// played it again); otherwise the first is kept (a shard run twice, or
-/// merged twice, may hold one twice).
-fn dedupe(records: Vec<GameRecord>) -> Vec<GameRecord> {
-    let mut by_index: BTreeMap<u64, GameRecord> = BTreeMap::new();
-    for record in records {
-        match by_index.entry(record.index) {
-            Entry::Vacant(slot) => {
-                slot.insert(record);
-            }
-            Entry::Occupied(mut slot) => {
-                if slot.get().is_void() && !record.is_void() {
-                    slot.insert(record);
-                }
-            }
-        }
-    }
-    by_index.into_values().collect()
-}
-
 /// Prints the standings and, with an output directory, writes them as
 /// JSON and CSV.
 fn report(info: &RunInfo, tally: &Tally, out: Option<&Path>) -> Result<(), String> {

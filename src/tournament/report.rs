@@ -35,77 +35,343 @@ pub fn report_path(out: &Path) -> PathBuf {
     out.join("report.html")
 }
 
-/// Writes `OUT/report.html` (or `to`) from `OUT`'s `run.json` and records.
+/// Writes `OUT/report.html` (or `to`) from `OUT`'s `run.json` and records,
+/// read one at a time: the page is made in memory that does not grow with
+/// the games.
 pub fn regenerate(out: &Path, to: Option<&Path>) -> Result<PathBuf, String> {
     let info = read_run_info(out)?;
-    let records: Vec<GameRecord> =
-        record::read_records(&records_path(out)).map_err(|e| e.to_string())?;
-    let records: Vec<GameRecord> = records
-        .into_iter()
-        .filter(|r| r.tournament.as_deref() == Some(info.fingerprint.as_str()))
-        .collect();
-    let records = super::dedupe(records);
+    let mut gathered = Gathered::new(&info);
+    for r in record::records::<GameRecord>(&records_path(out)).map_err(|e| e.to_string())? {
+        let r = r.map_err(|e| e.to_string())?;
+        if r.tournament.as_deref() == Some(info.fingerprint.as_str()) {
+            gathered.add(r);
+        }
+    }
     let path = to.map_or_else(|| report_path(out), Path::to_owned);
-    write_to(&path, out, &info, &records)
+    record::write_file(&path, gathered.render(&info, out).as_bytes())?;
+    Ok(path)
 }
 
-/// Writes `OUT/report.html` for the records a run or a merge has in hand
-/// (deduplicated, of the run `info`).
-pub fn write(out: &Path, info: &RunInfo, records: &[GameRecord]) -> Result<PathBuf, String> {
-    write_to(&report_path(out), out, info, records)
-}
-
-fn write_to(
-    path: &Path,
-    out: &Path,
-    info: &RunInfo,
-    records: &[GameRecord],
-) -> Result<PathBuf, String> {
-    record::write_file(path, render(info, records, out).as_bytes())?;
-    Ok(path.to_owned())
-}
-
-/// The page for `records` (deduplicated, of the run `info`); `base` is
-/// where the replays look for files the records name (Chomp's arrays).
+/// The page for `records` (of the run `info`); `base` is where the
+/// replays look for files the records name (Chomp's arrays).
 pub fn render(info: &RunInfo, records: &[GameRecord], base: &Path) -> String {
-    let entrants = &info.entrants;
-    let rows = standings::compute_against(info.solo, entrants, records, info.gauntlet.as_deref());
-    let history = standings::history(info.solo, entrants, records);
-    let game = records
-        .first()
-        .map_or_else(|| info.game.name(), |r| r.game.clone());
-    let mut page = String::with_capacity(64 << 10);
-    let _ = write!(
-        page,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{title}</title><style>{REPLAY_STYLE}{STYLE}</style></head><body>\n\
-         <h1>{title}</h1>\n<p class=\"meta\">{played} of {games} game{s}, seed {seed}, \
-         {n} entrant{ns}{shard}. Made by referee {version} from the run's records; \
-         <code>referee report DIR</code> makes it again.</p>\n",
-        title = esc(&format!("Tournament: {game}")),
-        played = records.len(),
-        games = info.games,
-        s = plural(info.games),
-        seed = info.seed,
-        n = entrants.len(),
-        ns = plural(entrants.len() as u64),
-        shard = info
-            .shard
-            .map_or(String::new(), |(k, n)| format!(" (shard {k} of {n})")),
-        version = record::REFEREE_VERSION,
-        REPLAY_STYLE = crate::replay::STYLE,
-    );
-    let replayed = replays(records, base);
-    section_standings(&mut page, info.solo, &rows);
-    section_plot(&mut page, info.solo, entrants, &history);
-    section_distribution(&mut page, info.solo, entrants, records);
-    section_failures(&mut page, entrants, records);
-    section_slowest(&mut page, records);
-    section_games(&mut page, info.solo, records, &replayed);
-    section_replays(&mut page, &replayed);
-    page.push_str("</body></html>\n");
-    page
+    let mut gathered = Gathered::new(info);
+    for r in records {
+        gathered.add(r.clone());
+    }
+    gathered.render(info, base)
+}
+
+/// What the page shows, gathered one record at a time: the standings'
+/// tally, counts, and a bounded number of games (the listed ones, the
+/// replayed ones, the slowest moves), however long the run.
+struct Gathered {
+    entrants: Vec<String>,
+    solo: bool,
+    /// The records not taken yet, put in game order.
+    order: standings::InOrder,
+    /// The first [`MOST_REPLAYS`] games, whole (moves and all).
+    replayed: BTreeMap<u64, GameRecord>,
+    tally: standings::Tally,
+    game: Option<String>,
+    played: u64,
+    outcomes: Vec<BTreeMap<String, u64>>,
+    groups: BTreeMap<String, ScoreGroup>,
+    failures: Failures,
+    /// The ten slowest moves: (time, game, entrant).
+    slowest: Vec<(u64, u64, String)>,
+    listed: Vec<GameRecord>,
+    listed_failed: usize,
+}
+
+/// The scores of one group of games (Chomp: one array), per entrant.
+#[derive(Default)]
+struct ScoreGroup {
+    lo: f64,
+    hi: f64,
+    scores: BTreeMap<usize, ScoreCounts>,
+}
+
+/// Scores as counts of each value: the median and a histogram without
+/// keeping a value per game (a game's scores take few values).
+#[derive(Default)]
+struct ScoreCounts {
+    counts: BTreeMap<u64, u64>,
+    n: u64,
+    sum: f64,
+}
+
+impl ScoreCounts {
+    /// A key whose order is the scores' order.
+    fn key(x: f64) -> u64 {
+        let bits = x.to_bits();
+        if bits >> 63 == 1 {
+            !bits
+        } else {
+            bits | 1 << 63
+        }
+    }
+
+    fn value(key: u64) -> f64 {
+        f64::from_bits(if key >> 63 == 1 {
+            key & !(1 << 63)
+        } else {
+            !key
+        })
+    }
+
+    fn add(&mut self, x: f64) {
+        *self.counts.entry(Self::key(x)).or_default() += 1;
+        self.n += 1;
+        self.sum += x;
+    }
+
+    /// Each value with its count, smallest first.
+    fn values(&self) -> impl Iterator<Item = (f64, u64)> + '_ {
+        self.counts.iter().map(|(&k, &n)| (Self::value(k), n))
+    }
+
+    /// The value at `rank` (from 0) in sorted order.
+    fn at(&self, rank: u64) -> f64 {
+        let mut seen = 0;
+        for (value, n) in self.values() {
+            seen += n;
+            if rank < seen {
+                return value;
+            }
+        }
+        0.0
+    }
+}
+
+/// Failures by entrant and kind, and the first ones with their messages.
+#[derive(Default)]
+struct Failures {
+    counts: BTreeMap<(usize, String), u64>,
+    /// (game, entrant, kind, message).
+    examples: Vec<(u64, String, String, String)>,
+}
+
+const MOST_EXAMPLES: usize = 50;
+const MOST_SLOWEST: usize = 10;
+/// Points per entrant the plot draws.
+const MOST_POINTS: usize = 400;
+
+impl Gathered {
+    fn new(info: &RunInfo) -> Gathered {
+        Gathered {
+            entrants: info.entrants.clone(),
+            solo: info.solo,
+            order: standings::InOrder::default(),
+            replayed: BTreeMap::new(),
+            tally: standings::Tally::new(
+                info.solo,
+                &info.entrants,
+                info.gauntlet.as_deref(),
+                Some(MOST_POINTS),
+            ),
+            game: None,
+            played: 0,
+            outcomes: vec![BTreeMap::new(); info.entrants.len()],
+            groups: BTreeMap::new(),
+            failures: Failures::default(),
+            slowest: Vec::new(),
+            listed: Vec::new(),
+            listed_failed: 0,
+        }
+    }
+
+    fn add(&mut self, record: GameRecord) {
+        self.keep_for_replay(&record);
+        self.order.push(super::units::summary(&record));
+        while let Some(record) = self.order.next_ready() {
+            self.take(record);
+        }
+    }
+
+    /// Keeps the first games whole for their replays; a game played to its
+    /// end replaces a void record of it.
+    fn keep_for_replay(&mut self, record: &GameRecord) {
+        let replaces = self
+            .replayed
+            .get(&record.index)
+            .is_some_and(|kept| kept.is_void() && !record.is_void());
+        let first = !self.replayed.contains_key(&record.index);
+        let early = self.replayed.len() < MOST_REPLAYS
+            || self
+                .replayed
+                .last_key_value()
+                .is_some_and(|(&last, _)| record.index < last);
+        if replaces || (first && early) {
+            self.replayed.insert(record.index, record.clone());
+            if self.replayed.len() > MOST_REPLAYS {
+                self.replayed.pop_last();
+            }
+        }
+    }
+
+    /// One game, in game order.
+    fn take(&mut self, r: GameRecord) {
+        self.game.get_or_insert_with(|| r.game.clone());
+        self.played += 1;
+        if !r.is_void() {
+            self.count_distribution(&r);
+        }
+        self.count_failures(&r);
+        for x in &r.results {
+            if let Some(micros) = x.slowest_micros {
+                let entrant = x.entrant.clone().unwrap_or_else(|| "?".to_owned());
+                self.slowest.push((micros, r.index, entrant));
+            }
+        }
+        self.slowest
+            .sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        self.slowest.truncate(MOST_SLOWEST);
+        self.list(&r);
+        self.tally.add(r);
+    }
+
+    fn seat_of(&self, name: &str) -> Option<usize> {
+        self.entrants.iter().position(|e| e == name)
+    }
+
+    fn count_distribution(&mut self, r: &GameRecord) {
+        if self.solo {
+            for x in &r.results {
+                if let Some(i) = x.entrant.as_deref().and_then(|n| self.seat_of(n)) {
+                    *self.outcomes[i].entry(outcome_word(x)).or_default() += 1;
+                }
+            }
+            return;
+        }
+        // Scores per setup group (Chomp: per array), then per entrant.
+        let key = r
+            .setup
+            .get("array")
+            .and_then(|a| a.as_str())
+            .unwrap_or("all games")
+            .to_owned();
+        let seats: Vec<(Option<usize>, f64)> = r
+            .results
+            .iter()
+            .filter_map(|x| {
+                Some((
+                    x.entrant.as_deref().and_then(|n| self.seat_of(n)),
+                    x.points()?,
+                ))
+            })
+            .collect();
+        let group = self.groups.entry(key).or_insert_with(|| ScoreGroup {
+            lo: f64::MAX,
+            hi: f64::MIN,
+            scores: BTreeMap::new(),
+        });
+        for (seat, score) in seats {
+            group.lo = group.lo.min(score);
+            group.hi = group.hi.max(score);
+            if let Some(i) = seat {
+                group.scores.entry(i).or_default().add(score);
+            }
+        }
+    }
+
+    fn count_failures(&mut self, r: &GameRecord) {
+        let failures = &mut self.failures;
+        for result in &r.results {
+            if result.status() == Status::Ok {
+                continue;
+            }
+            let Some(name) = result.entrant.as_deref() else {
+                continue;
+            };
+            let who = self
+                .entrants
+                .iter()
+                .position(|e| e == name)
+                .unwrap_or(usize::MAX);
+            *failures
+                .counts
+                .entry((who, result.verdict.to_string()))
+                .or_default() += 1;
+            if failures.examples.len() < MOST_EXAMPLES {
+                failures.examples.push((
+                    r.index,
+                    name.to_owned(),
+                    result.verdict.to_string(),
+                    result.error.clone().unwrap_or_default(),
+                ));
+            }
+        }
+        if let Some(e) = &r.judge_error
+            && failures.examples.len() < MOST_EXAMPLES
+        {
+            failures.examples.push((
+                r.index,
+                "(judge)".to_owned(),
+                "judge error".to_owned(),
+                e.message.clone(),
+            ));
+        }
+    }
+
+    /// The games the list shows: the first [`MOST_LISTED`], then as many
+    /// again of the others that have a failure.
+    fn list(&mut self, r: &GameRecord) {
+        let failed = r.judge_error.is_some() || r.results.iter().any(|x| x.status() != Status::Ok);
+        if self.played as usize <= MOST_LISTED {
+            self.listed.push(r.clone());
+        } else if failed && self.listed_failed < MOST_LISTED {
+            self.listed_failed += 1;
+            self.listed.push(r.clone());
+        }
+    }
+
+    fn render(mut self, info: &RunInfo, base: &Path) -> String {
+        while let Some(record) = self.order.pop() {
+            self.take(record);
+        }
+        let entrants = &info.entrants;
+        let rows = self.tally.rows();
+        let history = self.tally.history();
+        let game = self.game.clone().unwrap_or_else(|| info.game.name());
+        let mut page = String::with_capacity(64 << 10);
+        let _ = write!(
+            page,
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+             <title>{title}</title><style>{REPLAY_STYLE}{STYLE}</style></head><body>\n\
+             <h1>{title}</h1>\n<p class=\"meta\">{played} of {games} game{s}, seed {seed}, \
+             {n} entrant{ns}{shard}. Made by referee {version} from the run's records; \
+             <code>referee report DIR</code> makes it again.</p>\n",
+            title = esc(&format!("Tournament: {game}")),
+            played = self.played,
+            games = info.games,
+            s = plural(info.games),
+            seed = info.seed,
+            n = entrants.len(),
+            ns = plural(entrants.len() as u64),
+            shard = info
+                .shard
+                .map_or(String::new(), |(k, n)| format!(" (shard {k} of {n})")),
+            version = record::REFEREE_VERSION,
+            REPLAY_STYLE = crate::replay::STYLE,
+        );
+        let replayed: Vec<GameRecord> = std::mem::take(&mut self.replayed).into_values().collect();
+        let replayed = replays(&replayed, base);
+        section_standings(&mut page, info.solo, &rows);
+        section_plot(&mut page, info.solo, entrants, &history);
+        if info.solo {
+            section_outcomes(&mut page, entrants, &self.outcomes);
+        } else {
+            section_distribution(&mut page, entrants, &self.groups);
+        }
+        section_failures(&mut page, entrants, &self.failures);
+        section_slowest(&mut page, &self.slowest);
+        section_games(&mut page, info.solo, &self.listed, self.played, &replayed);
+        section_replays(&mut page, &replayed);
+        page.push_str("</body></html>\n");
+        page
+    }
 }
 
 /// The replay viewer's data for the games (the first [`MOST_REPLAYS`]),
@@ -393,21 +659,21 @@ fn section_plot(page: &mut String, solo: bool, entrants: &[String], history: &[V
 }
 
 /// A row of bars: how many values fall in each of `bins` equal ranges.
-fn histogram(values: &[f64], lo: f64, hi: f64, colour: &str) -> String {
+fn histogram(values: &ScoreCounts, lo: f64, hi: f64, colour: &str) -> String {
     const BINS: usize = 20;
-    let mut counts = [0u32; BINS];
-    for v in values {
+    let mut counts = [0u64; BINS];
+    for (v, n) in values.values() {
         let at = if hi > lo {
             (((v - lo) / (hi - lo)) * BINS as f64) as usize
         } else {
             0
         };
-        counts[at.min(BINS - 1)] += 1;
+        counts[at.min(BINS - 1)] += n;
     }
     let most = counts.iter().copied().max().unwrap_or(0).max(1);
     let mut svg = String::from("<svg viewBox=\"0 0 200 40\" width=\"200\" height=\"40\">");
     for (k, &n) in counts.iter().enumerate() {
-        let height = 38.0 * f64::from(n) / f64::from(most);
+        let height = 38.0 * n as f64 / most as f64;
         let _ = write!(
             svg,
             "<rect x=\"{}\" y=\"{:.1}\" width=\"9\" height=\"{height:.1}\" fill=\"{colour}\"><title>{n}</title></rect>",
@@ -419,77 +685,52 @@ fn histogram(values: &[f64], lo: f64, hi: f64, colour: &str) -> String {
     svg
 }
 
+/// One-player games: each entrant's outcomes, in the game's own words
+/// where it has them.
+fn section_outcomes(page: &mut String, entrants: &[String], outcomes: &[BTreeMap<String, u64>]) {
+    page.push_str("<h2 id=\"distribution\">Outcomes</h2>\n<table><tr><th class=\"l\">entrant</th><th class=\"l\">outcome</th><th>games</th></tr>\n");
+    for (name, counts) in entrants.iter().zip(outcomes) {
+        for (word, n) in counts {
+            let _ = writeln!(
+                page,
+                "<tr><td>{}</td><td class=\"l\">{}</td><td>{n}</td></tr>",
+                esc(name),
+                esc(word)
+            );
+        }
+    }
+    page.push_str("</table>\n");
+}
+
+/// Games of several players: scores per setup group (Chomp: per array),
+/// then per entrant.
 fn section_distribution(
     page: &mut String,
-    solo: bool,
     entrants: &[String],
-    records: &[GameRecord],
+    groups: &BTreeMap<String, ScoreGroup>,
 ) {
-    let played: Vec<&GameRecord> = records.iter().filter(|r| r.judge_error.is_none()).collect();
-    if solo {
-        // Outcomes: the game's own words where it has them.
-        page.push_str("<h2 id=\"distribution\">Outcomes</h2>\n<table><tr><th class=\"l\">entrant</th><th class=\"l\">outcome</th><th>games</th></tr>\n");
-        for name in entrants {
-            let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-            for r in played.iter().filter_map(|r| r.result_of(name)) {
-                *counts.entry(outcome_word(r)).or_default() += 1;
-            }
-            for (word, n) in counts {
-                let _ = writeln!(
-                    page,
-                    "<tr><td>{}</td><td class=\"l\">{}</td><td>{n}</td></tr>",
-                    esc(name),
-                    esc(&word)
-                );
-            }
-        }
-        page.push_str("</table>\n");
-        return;
-    }
-    // Scores per setup group (Chomp: per array), then per entrant.
-    let mut groups: BTreeMap<String, Vec<&GameRecord>> = BTreeMap::new();
-    for r in &played {
-        let key = r
-            .setup
-            .get("array")
-            .and_then(|a| a.as_str())
-            .unwrap_or("all games")
-            .to_owned();
-        groups.entry(key).or_default().push(r);
-    }
     page.push_str(
         "<h2 id=\"distribution\">Score distributions</h2>\n<table><tr><th class=\"l\">games</th>\
          <th class=\"l\">entrant</th><th>games</th><th>min</th><th>median</th><th>mean</th>\
          <th>max</th><th class=\"l\">distribution (min to max of the group)</th></tr>\n",
     );
-    for (group, games) in &groups {
-        let all: Vec<f64> = games
-            .iter()
-            .flat_map(|r| r.results.iter().filter_map(SeatResult::points))
-            .collect();
-        let lo = all.iter().copied().fold(f64::MAX, f64::min);
-        let hi = all.iter().copied().fold(f64::MIN, f64::max);
+    for (group, games) in groups {
         for (i, name) in entrants.iter().enumerate() {
-            let mut scores: Vec<f64> = games
-                .iter()
-                .filter_map(|r| r.result_of(name)?.points())
-                .collect();
-            if scores.is_empty() {
+            let Some(scores) = games.scores.get(&i).filter(|s| s.n > 0) else {
                 continue;
-            }
-            scores.sort_by(f64::total_cmp);
-            let mean = scores.iter().sum::<f64>() / scores.len() as f64;
+            };
+            let mean = scores.sum / scores.n as f64;
             let _ = writeln!(
                 page,
                 "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td>\
                  <td>{}</td><td>{mean:.1}</td><td>{}</td><td class=\"l\">{}</td></tr>",
                 esc(group),
                 esc(name),
-                scores.len(),
-                trim_float(scores[0]),
-                trim_float(scores[scores.len() / 2]),
-                trim_float(scores[scores.len() - 1]),
-                histogram(&scores, lo, hi, colour(i))
+                scores.n,
+                trim_float(scores.at(0)),
+                trim_float(scores.at(scores.n / 2)),
+                trim_float(scores.at(scores.n - 1)),
+                histogram(scores, games.lo, games.hi, colour(i))
             );
         }
     }
@@ -509,38 +750,9 @@ fn outcome_word(r: &SeatResult) -> String {
     }
 }
 
-fn section_failures(page: &mut String, entrants: &[String], records: &[GameRecord]) {
+fn section_failures(page: &mut String, entrants: &[String], failures: &Failures) {
     page.push_str("<h2 id=\"failures\">Failures by kind</h2>\n");
-    let mut counts: BTreeMap<(usize, String), u64> = BTreeMap::new();
-    let mut examples: Vec<(u64, &str, String, &str)> = Vec::new();
-    for r in records {
-        for result in &r.results {
-            if result.status() == Status::Ok {
-                continue;
-            }
-            let Some(name) = result.entrant.as_deref() else {
-                continue;
-            };
-            let who = entrants
-                .iter()
-                .position(|e| e == name)
-                .unwrap_or(usize::MAX);
-            *counts.entry((who, result.verdict.to_string())).or_default() += 1;
-            if examples.len() < 50 {
-                examples.push((
-                    r.index,
-                    name,
-                    result.verdict.to_string(),
-                    result.error.as_deref().unwrap_or(""),
-                ));
-            }
-        }
-        if let Some(e) = &r.judge_error
-            && examples.len() < 50
-        {
-            examples.push((r.index, "(judge)", "judge error".into(), &e.message));
-        }
-    }
+    let (counts, examples) = (&failures.counts, &failures.examples);
     if counts.is_empty() && examples.is_empty() {
         page.push_str("<p class=\"ok\">None: every entrant played every game to its end.</p>\n");
         return;
@@ -548,7 +760,7 @@ fn section_failures(page: &mut String, entrants: &[String], records: &[GameRecor
     page.push_str(
         "<table><tr><th class=\"l\">entrant</th><th class=\"l\">kind</th><th>games</th></tr>\n",
     );
-    for ((who, kind), n) in &counts {
+    for ((who, kind), n) in counts {
         let name = entrants.get(*who).map_or("?", String::as_str);
         let _ = writeln!(
             page,
@@ -563,34 +775,20 @@ fn section_failures(page: &mut String, entrants: &[String], records: &[GameRecor
             page,
             "<tr><td><a href=\"#game-{index}\">{index}</a></td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
             esc(name),
-            esc(&kind),
+            esc(kind),
             esc(message)
         );
     }
     page.push_str("</table></details>\n");
 }
 
-fn section_slowest(page: &mut String, records: &[GameRecord]) {
-    let mut moves: Vec<(u64, u64, &str)> = records
-        .iter()
-        .flat_map(|r| {
-            r.results.iter().filter_map(move |x| {
-                Some((
-                    x.slowest_micros?,
-                    r.index,
-                    x.entrant.as_deref().unwrap_or("?"),
-                ))
-            })
-        })
-        .collect();
-    moves.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    moves.truncate(10);
+fn section_slowest(page: &mut String, moves: &[(u64, u64, String)]) {
     page.push_str("<h2 id=\"slowest\">Slowest moves</h2>\n<table><tr><th>time</th><th class=\"l\">entrant</th><th>game</th></tr>\n");
     for (micros, index, name) in moves {
         let _ = writeln!(
             page,
             "<tr><td>{}</td><td class=\"l\">{}</td><td><a href=\"#game-{index}\">{index}</a></td></tr>",
-            human_micros(micros),
+            human_micros(*micros),
             esc(name)
         );
     }
@@ -628,41 +826,27 @@ fn setup_text(r: &GameRecord) -> String {
     parts.join(", ")
 }
 
-/// The games the list shows (see [`MOST_LISTED`]), in game order.
-fn listed_games(records: &[GameRecord]) -> Vec<&GameRecord> {
-    let failed = |r: &GameRecord| {
-        r.judge_error.is_some() || r.results.iter().any(|x| x.status() != Status::Ok)
-    };
-    records
-        .iter()
-        .take(MOST_LISTED)
-        .chain(
-            records
-                .iter()
-                .skip(MOST_LISTED)
-                .filter(|r| failed(r))
-                .take(MOST_LISTED),
-        )
-        .collect()
-}
-
-fn section_games(page: &mut String, solo: bool, records: &[GameRecord], replays: &Replays) {
-    let listed = listed_games(records);
-    let shown = match listed.len() < records.len() {
+fn section_games(
+    page: &mut String,
+    solo: bool,
+    listed: &[GameRecord],
+    played: u64,
+    replays: &Replays,
+) {
+    let shown = match (listed.len() as u64) < played {
         true => format!(
-            "{} of {} games (the first {MOST_LISTED}, then the first {MOST_LISTED} of the \
+            "{} of {played} games (the first {MOST_LISTED}, then the first {MOST_LISTED} of the \
              others with a failure; every game is in records.jsonl)",
             listed.len(),
-            records.len()
         ),
-        false => format!("{} game{}", records.len(), plural(records.len() as u64)),
+        false => format!("{played} game{}", plural(played)),
     };
     let _ = writeln!(
         page,
         "<h2 id=\"games\">Games</h2>\n<details{}><summary>{shown}, each with its setup and \
          every entrant's result</summary><table><tr><th>game</th><th class=\"l\">setup</th>\
          <th class=\"l\">results</th><th class=\"l\">replay</th></tr>",
-        if records.len() <= 50 { " open" } else { "" },
+        if played <= 50 { " open" } else { "" },
     );
     let replayable: std::collections::BTreeSet<u64> = replays
         .views
