@@ -1117,7 +1117,9 @@ impl RecentGames {
 impl Tally {
     /// The standings of the run `info`.
     fn for_run(info: &RunInfo) -> Tally {
+        let (first, step) = info.shard.unwrap_or((1, 1));
         Tally::new(info.solo, &info.entrants, info.gauntlet.as_deref(), None)
+            .games_from(first, step)
     }
 }
 

@@ -159,17 +159,19 @@ const MOST_POINTS: usize = 400;
 
 impl Gathered {
     fn new(info: &RunInfo) -> Gathered {
+        let (first, step) = info.shard.unwrap_or((1, 1));
         Gathered {
             entrants: info.entrants.clone(),
             solo: info.solo,
-            order: standings::InOrder::default(),
+            order: standings::InOrder::new(first, step),
             replayed: BTreeMap::new(),
             tally: standings::Tally::new(
                 info.solo,
                 &info.entrants,
                 info.gauntlet.as_deref(),
                 Some(MOST_POINTS),
-            ),
+            )
+            .games_from(first, step),
             game: None,
             played: 0,
             outcomes: vec![BTreeMap::new(); info.entrants.len()],

@@ -242,6 +242,15 @@ pub struct Tally {
     order: InOrder,
 }
 
+impl Tally {
+    /// The run's games are `first`, `first + step`, ... (a shard's): records
+    /// in that order are counted at once, not held.
+    pub fn games_from(mut self, first: u64, step: u64) -> Tally {
+        self.order = InOrder::new(first, step);
+        self
+    }
+}
+
 /// One pair of entrants `(i, j)` over the one-player games both played:
 /// their paired difference, won_i − won_j, is −1, 0 or 1 per game.
 #[derive(Clone, Copy, Default, Debug)]
@@ -649,12 +658,14 @@ impl Tally {
     }
 }
 
-/// Records put back in game order as they come: each is held until
-/// [`REORDER_WINDOW`] later ones have come, or until the end. A game is
+/// Records put back in game order as they come: each is given as soon as
+/// the game before it in the run's order has been (`next` follows `step`:
+/// shard K of N plays games K, K + N, ...), or once [`REORDER_WINDOW`]
+/// later ones have come (a game missing), or at the end. A game is
 /// given once: its first record, except that a game played to its end
 /// supersedes a void record of it (its judge failed, and `--resume` played
 /// it again) that has not been given yet.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct InOrder {
     /// Games with a record played to its end.
     played: GameSet,
@@ -663,9 +674,30 @@ pub struct InOrder {
     waiting: BTreeMap<u64, GameRecord>,
     /// The highest index given so far.
     given_up_to: u64,
+    /// The game expected next, and the step between games.
+    next: u64,
+    step: u64,
+}
+
+impl Default for InOrder {
+    fn default() -> InOrder {
+        InOrder::new(1, 1)
+    }
 }
 
 impl InOrder {
+    /// The run's games are `first`, `first + step`, ...
+    pub fn new(first: u64, step: u64) -> InOrder {
+        InOrder {
+            played: GameSet::default(),
+            voided: GameSet::default(),
+            waiting: BTreeMap::new(),
+            given_up_to: 0,
+            next: first,
+            step: step.max(1),
+        }
+    }
+
     pub fn push(&mut self, record: GameRecord) {
         let index = record.index;
         if record.is_void() {
@@ -679,7 +711,12 @@ impl InOrder {
 
     /// The first record in game order, once enough later ones have come.
     pub fn next_ready(&mut self) -> Option<GameRecord> {
-        if self.waiting.len() > REORDER_WINDOW {
+        // A void game is held: `--resume` may play it again later.
+        let expected = self
+            .waiting
+            .first_key_value()
+            .is_some_and(|(&i, r)| i == self.next && !r.is_void());
+        if expected || self.waiting.len() > REORDER_WINDOW {
             self.pop()
         } else {
             None
@@ -696,6 +733,9 @@ impl InOrder {
             );
         }
         self.given_up_to = self.given_up_to.max(index);
+        if index >= self.next {
+            self.next = index.saturating_add(self.step);
+        }
         Some(record)
     }
 
