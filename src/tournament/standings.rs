@@ -1,6 +1,7 @@
 //! Standings computed from a tournament's records alone — so a run, a
 //! resumed run and merged shards give the same standings from the same
-//! records. Records are taken in game order.
+//! records. Records are taken in game order, one at a time, into a
+//! [`Tally`] that holds aggregates, not records.
 //!
 //! - Chomp: a Weng-Lin (OpenSkill) rating per entrant, updated game by game
 //!   from the ranking of the scores (equal scores tie), with its
@@ -166,20 +167,10 @@ pub struct Point {
     pub high: f64,
 }
 
-/// The standings of `entrants` from `records` (of one tournament run).
+/// The standings of `entrants` from `records` (of one tournament run), for
+/// a caller that holds the records (see [`Tally`] for one that does not).
 pub fn compute(solo: bool, entrants: &[String], records: &[GameRecord]) -> Vec<Row> {
-    compute_against(solo, entrants, records, None)
-}
-
-/// As [`compute`]; in a gauntlet (`against` its entrant), one-player
-/// games' paired differences are to that entrant rather than to the best.
-pub fn compute_against(
-    solo: bool,
-    entrants: &[String],
-    records: &[GameRecord],
-    against: Option<&str>,
-) -> Vec<Row> {
-    tally_of(solo, entrants, records, against, None).rows()
+    tally_of(solo, entrants, records, None, None).rows()
 }
 
 /// Each entrant's standing after each game it played, in game order.
@@ -996,13 +987,6 @@ pub struct ArrayRow {
     pub mean_score: f64,
     /// The half-width of its 95% interval (0 with fewer than two games).
     pub mean_score_ci: f64,
-}
-
-/// Games between players whose records hold more than one `array`: each
-/// entrant's games, wins and mean score on each array (see
-/// [`Tally::per_array`]).
-pub fn per_array(entrants: &[String], records: &[GameRecord]) -> Vec<ArrayRow> {
-    tally_of(false, entrants, records, None, None).per_array()
 }
 
 fn array_of(record: &GameRecord) -> Option<String> {
