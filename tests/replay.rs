@@ -310,11 +310,19 @@ fn a_recorded_chomp_game_replays_its_wrap_share_and_starvation() {
         serde_json::from_str(std::fs::read_to_string(&results).unwrap().trim()).unwrap();
     assert_eq!(record["letters"], "ABCDEF");
     assert_eq!(record["starve_ms"], 300);
-    let times = record["times"].as_array().unwrap();
-    assert_eq!(times.len(), record["moves"].as_array().unwrap().len());
-    assert!(times[1][1].as_u64().unwrap() >= 50, "{record}");
+    // Text, a word per round (docs/results.md): four rounds, each
+    // player's turn time in whole milliseconds.
+    assert_eq!(record["moves"], "CC EW CD D-");
+    let times: Vec<Vec<u64>> = record["times"]
+        .as_str()
+        .unwrap()
+        .split(' ')
+        .map(|round| round.split(',').map(|t| t.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(times.len(), 4, "{record}");
+    assert!(times[1][1] >= 50, "{record}");
     // It starved when its clock, 300 ms since its meal in round 1, ran out.
-    let used = times[1][1].as_u64().unwrap() + times[2][1].as_u64().unwrap();
+    let used = times[1][1] + times[2][1];
     assert!((298..=300).contains(&used), "{record}");
 
     // The array file is gone: the record is enough.

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use crate::exit::Status;
 use crate::games::acesup::engine::{self, Operation};
-use crate::games::chomp::{Dir, Grid};
+use crate::games::chomp::{Dir, Grid, recording};
 use crate::games::evensteven::{Card as EsCard, Deal, deal};
 use crate::games::septica::rules::{Action, Phase, Side, Table};
 
@@ -286,11 +286,12 @@ fn chomp(record: &Value, base: &Path) -> Result<Value, String> {
     let start_cell = crate::games::chomp::Cell { col, row };
     let mut pos = vec![start_cell; k];
     let mut rounds = Vec::new();
-    let moves = record["moves"].as_array();
-    let times = record["times"].as_array();
-    for (r, letters) in moves.into_iter().flatten().enumerate() {
-        let letters = letters
-            .as_str()
+    let moves = match &record["moves"] {
+        Value::Null => None,
+        v => Some(recording::read_moves(v).ok_or("\"moves\" is not rounds of move letters")?),
+    };
+    for (r, letters) in moves.iter().flatten().enumerate() {
+        let letters = Some(*letters)
             .filter(|l| l.len() == k && l.bytes().all(|b| b"NSEWCD-".contains(&b)))
             .ok_or_else(|| format!("moves[{r}] is not {k} move letters"))?;
         let mut wrapped = Vec::new();
@@ -338,6 +339,7 @@ fn chomp(record: &Value, base: &Path) -> Result<Value, String> {
         }
         rounds.push(Value::Array(round));
     }
+    let times = recording::read_times(&record["times"], rounds.len()).ok();
     let clock = match (times, record["starve_ms"].as_u64()) {
         (Some(t), Some(budget)) if t.len() == rounds.len() => json!({"budget": budget, "times": t}),
         _ => Value::Null,
