@@ -415,6 +415,52 @@ fn chomp_real(s: &Session, dir: &Path) {
     assert_eq!(full, 0);
 }
 
+/// A game on the shipped 200×100 array, recorded by a tournament with
+/// `--record-moves` (the records' text form) and replayed on a page of its
+/// own: it draws, and its last round's scores are the record's.
+fn chomp_big(s: &Session, dir: &Path) {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let file = dir.join("big.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"chomp\"\ngames = 1\nseed = 3\n[limits]\nprep = \"0s\"\nmax_rounds = 5000\n\
+             arrays = \"{root}/tournaments/chomp/200x100.txt\"\n\
+             [[entrant]]\nname = \"strong\"\ncommand = [\"{}\"]\n\
+             [[entrant]]\nname = \"greedy\"\ncommand = [\"{}\"]\n",
+            env!("CARGO_BIN_EXE_chomp"),
+            env!("CARGO_BIN_EXE_chomp-greedy")
+        ),
+    )
+    .unwrap();
+    let out = dir.join("big-run");
+    tournament_with_moves(file.to_str().unwrap(), "1", &out);
+    let page = dir.join("big.html");
+    let run = common::referee(
+        [
+            "replay",
+            out.join("records.jsonl").to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let record = &common::jsonl(&out.join("records.jsonl"))[0];
+    s.open(&page);
+    assert_eq!(s.text("#step"), "round 0 / 5000");
+    s.scrub(2500);
+    assert_eq!(s.text("#step"), "round 2500 / 5000");
+    s.screenshot("chomp-big");
+    s.click("#last");
+    for seat in 0..2 {
+        assert_eq!(
+            s.text(&format!("#score-{}", seat + 1)),
+            record["results"][seat]["score"].to_string()
+        );
+    }
+}
+
 fn septica(s: &Session, dir: &Path) {
     s.open(&page(dir, "septica.jsonl"));
     let r = record("septica.jsonl", 0);
@@ -715,9 +761,10 @@ fn replays_in_headless_chromium() {
     {
         let driver = Driver::start(&marker);
         let session = Session::new(&driver);
-        let cases: [(&str, Case); 10] = [
+        let cases: [(&str, Case); 11] = [
             ("chomp (crafted)", chomp_crafted),
             ("chomp", chomp_real),
+            ("chomp on a large array", chomp_big),
             ("septica", septica),
             ("evensteven", evensteven),
             ("acesup", acesup),

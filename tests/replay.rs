@@ -101,38 +101,60 @@ fn a_script_end_in_the_data_does_not_end_the_script() {
     );
 }
 
+/// A Chomp view's scores, applied as the viewer applies its steps
+/// (src/replay/chomp.rs): a step to a neighbour moves by ±1 or ±M, a wrap
+/// lands on the next of `wraps`, `C` scores the cell's letter, `X` the next
+/// of `shares`.
+fn chomp_scores(g: &Value) -> Vec<u64> {
+    let m = g["cols"].as_i64().unwrap();
+    let k = g["players"].as_array().unwrap().len();
+    let board = g["board"].as_str().unwrap().as_bytes();
+    let (mut wraps, mut shares) = (
+        g["wraps"].as_array().unwrap().iter(),
+        g["shares"].as_array().unwrap().iter(),
+    );
+    let mut pos = vec![g["start"].as_i64().unwrap(); k];
+    let mut scores = vec![0; k];
+    for word in g["steps"]
+        .as_str()
+        .unwrap()
+        .split(' ')
+        .filter(|w| !w.is_empty())
+    {
+        for (i, step) in word.bytes().enumerate() {
+            match step {
+                b'N' => pos[i] -= m,
+                b'S' => pos[i] += m,
+                b'E' => pos[i] += 1,
+                b'W' => pos[i] -= 1,
+                b'n' | b's' | b'e' | b'w' => pos[i] = wraps.next().unwrap().as_i64().unwrap(),
+                b'C' => scores[i] += u64::from(board[pos[i] as usize] - b'A' + 1),
+                b'X' => scores[i] += shares.next().unwrap().as_u64().unwrap(),
+                _ => {}
+            }
+        }
+    }
+    assert!(wraps.next().is_none() && shares.next().is_none());
+    scores
+}
+
 #[test]
 fn chomp_rounds_are_computed_by_the_rules() {
     let page = ok_page("chomp-crafted.jsonl");
     let g = &data(&page)["games"][0];
     // 4x3 from (4,1): P1 and P2 share D (2 each) while P3 wraps East from
     // (4,1) to (1,3); then P3 eats I; then P3 wraps West back to (4,1).
+    // A record of an earlier version: the moves are a list.
     assert_eq!(g["start"], 3);
-    assert_eq!(
-        g["rounds"][0],
-        serde_json::json!(["CCE", [3, 3, 8], [[3, 2, 0, 1]], [2]])
-    );
-    assert_eq!(
-        g["rounds"][1],
-        serde_json::json!(["SDC", [7, 3, 8], [[8, 9, 2]]])
-    );
-    assert_eq!(
-        g["rounds"][2],
-        serde_json::json!(["C-W", [7, 3, 3], [[7, 8, 0]], [2]])
-    );
+    assert_eq!(g["steps"], "XXe SDC C-w");
+    assert_eq!(g["wraps"], serde_json::json!([8, 3]));
+    assert_eq!(g["shares"], serde_json::json!([2, 2]));
     assert_eq!(g["clock"]["budget"], 1000);
+    assert_eq!(chomp_scores(g), [10, 2, 9]);
 
     // A real game: the replay's scores add up to the record's.
     let page = ok_page("chomp.jsonl");
     let g = &data(&page)["games"][0];
-    let mut scores = [0u64; 2];
-    for round in g["rounds"].as_array().unwrap() {
-        for e in round[2].as_array().unwrap() {
-            for seat in &e.as_array().unwrap()[2..] {
-                scores[seat.as_u64().unwrap() as usize] += e[1].as_u64().unwrap();
-            }
-        }
-    }
     let record: Value = serde_json::from_str(
         std::fs::read_to_string(fixture("replay/chomp.jsonl"))
             .unwrap()
@@ -141,8 +163,10 @@ fn chomp_rounds_are_computed_by_the_rules() {
             .unwrap(),
     )
     .unwrap();
-    assert_eq!(scores[0], record["players"][0]["score"].as_u64().unwrap());
-    assert_eq!(scores[1], record["players"][1]["score"].as_u64().unwrap());
+    let scores: Vec<u64> = (0..2)
+        .map(|i| record["players"][i]["score"].as_u64().unwrap())
+        .collect();
+    assert_eq!(chomp_scores(g), scores);
 }
 
 #[test]
@@ -342,11 +366,10 @@ fn a_recorded_chomp_game_replays_its_wrap_share_and_starvation() {
     // Round 1: both chomp C (3 points): 2 each. Round 2: one wraps off the
     // right edge, (3,1) to (1,2); two steps West. Round 3: one eats D; two
     // starves.
-    assert_eq!(g["rounds"][0][2], serde_json::json!([[2, 2, 0, 1]]));
-    assert_eq!(g["rounds"][1][1], serde_json::json!([3, 1]));
-    assert_eq!(g["rounds"][1][3], serde_json::json!([0]));
-    assert_eq!(g["rounds"][2][0], "CD");
-    assert_eq!(g["rounds"][2][2], serde_json::json!([[3, 4, 0]]));
+    assert_eq!(g["steps"], "XX eW CD D-");
+    assert_eq!(g["shares"], serde_json::json!([2, 2]));
+    assert_eq!(g["wraps"], serde_json::json!([3]));
+    assert_eq!(chomp_scores(g), [6, 2]);
     assert_eq!(g["players"][1]["fate"], "starved");
     assert_eq!(g["players"][1]["died_round"], 3);
     assert_eq!(g["clock"]["budget"], 300);
