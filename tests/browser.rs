@@ -419,22 +419,9 @@ fn chomp_real(s: &Session, dir: &Path) {
 /// `--record-moves` (the records' text form) and replayed on a page of its
 /// own: it draws, and its last round's scores are the record's.
 fn chomp_big(s: &Session, dir: &Path) {
-    let root = env!("CARGO_MANIFEST_DIR");
-    let file = dir.join("big.toml");
-    std::fs::write(
-        &file,
-        format!(
-            "game = \"chomp\"\ngames = 1\nseed = 3\n[limits]\nprep = \"0s\"\nmax_rounds = 5000\n\
-             arrays = \"{root}/tournaments/chomp/200x100.txt\"\n\
-             [[entrant]]\nname = \"strong\"\ncommand = [\"{}\"]\n\
-             [[entrant]]\nname = \"greedy\"\ncommand = [\"{}\"]\n",
-            env!("CARGO_BIN_EXE_chomp"),
-            env!("CARGO_BIN_EXE_chomp-greedy")
-        ),
-    )
-    .unwrap();
+    let file = common::big_chomp_tournament(dir, "big", 1, 5000);
     let out = dir.join("big-run");
-    tournament_with_moves(file.to_str().unwrap(), "1", &out);
+    common::tournament_with_moves(&file, "1", &out);
     let page = dir.join("big.html");
     let run = common::referee(
         [
@@ -569,31 +556,12 @@ fn tron(s: &Session, dir: &Path) {
     s.screenshot("tron");
 }
 
-/// `referee tournament FILE --games GAMES --record-moves --out OUT`, which
-/// must succeed.
-fn tournament_with_moves(file: &str, games: &str, out: &Path) {
-    let run = common::referee(
-        [
-            "tournament",
-            file,
-            "--games",
-            games,
-            "--record-moves",
-            "--no-progress",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-}
-
 /// A tournament's report.html: Even Steven, the reference player against
 /// the in-order one, with the moves kept; its standings, plot, game list
 /// and embedded replays.
 fn report(s: &Session, dir: &Path) {
     let out = dir.join("report-run");
-    tournament_with_moves("tournaments/evensteven.toml", "6", &out);
+    common::tournament_with_moves("tournaments/evensteven.toml", "6", &out);
     let records = common::timeless_records(&out);
     s.open(&out.join("report.html"));
     assert_eq!(
@@ -723,7 +691,7 @@ fn judge_colours_in_a_replay(s: &Session, dir: &Path) {
 fn judge_colours_in_a_report(s: &Session, dir: &Path) {
     let trap = Trap::new();
     let out = dir.join("colours-run");
-    tournament_with_moves("tournaments/tron.toml", "1", &out);
+    common::tournament_with_moves("tournaments/tron.toml", "1", &out);
     // As a judge of an older referee could have written them.
     let records = out.join("records.jsonl");
     let mut lines = common::jsonl(&records);

@@ -374,3 +374,108 @@ fn a_recorded_chomp_game_replays_its_wrap_share_and_starvation() {
     assert_eq!(g["players"][1]["died_round"], 3);
     assert_eq!(g["clock"]["budget"], 300);
 }
+
+/// `referee replay OUT/records.jsonl --game GAME -o OUT/gameGAME.html`,
+/// which must succeed: the page.
+fn replay_game(out: &std::path::Path, game: u64) -> String {
+    let page = out.join(format!("game{game}.html"));
+    let run = referee(
+        [
+            "replay",
+            out.join("records.jsonl").to_str().unwrap(),
+            "--game",
+            &game.to_string(),
+            "-o",
+            page.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    std::fs::read_to_string(&page).unwrap()
+}
+
+/// Issue 22, item 9: a Chomp tournament on the large shipped array with
+/// `--record-moves` made a 50 MB report. 200 games of 1,000 rounds on the
+/// 200×100 array (the reference bots, short games; 11 MB before): the
+/// report stays under 10 MB, every game linked to its replay or told how
+/// to make one, and any game is replayed on its own page.
+#[test]
+fn a_tournament_of_big_boards_makes_a_report_under_10_mb() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = common::big_chomp_tournament(dir.path(), "big", 200, 1000);
+    let out = dir.path().join("out");
+    common::tournament_with_moves(&file, "200", &out);
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(page.len() < 10_000_000, "report.html: {} bytes", page.len());
+    // Every game of the list links to its replay in the page, or says how
+    // to make one; the page says where its replays stop.
+    let shown = data(&page)["games"].as_array().unwrap().len();
+    assert!(shown > 0);
+    assert_eq!(page.matches("<a href=\"#game=").count(), shown);
+    assert_eq!(page.matches("referee replay --game").count(), 200 - shown);
+    assert_eq!(
+        page.contains(&format!("Replays of the first {shown} of the 200 games")),
+        shown < 200
+    );
+    let d = data(&replay_game(&out, 200));
+    assert_eq!(d["games"][0]["index"], 200);
+    assert_eq!(d["games"][0]["total_rounds"], 1000);
+}
+
+/// A run whose games' replays are more than a page should hold: the report
+/// embeds the first games' up to its size cap, says so, and tells how to
+/// replay the others, which `referee replay --game` does. The run is made
+/// up (60 games of 40,000 rounds on a 200×100 array, as records of this
+/// version), so that only the report is timed.
+#[test]
+fn a_report_embeds_replays_up_to_its_cap_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(
+        out.join("run.json"),
+        r#"{"game":"chomp","solo":false,"fingerprint":"f","seed":1,"games":60,"entrants":["a","b"],"shard":null}"#,
+    )
+    .unwrap();
+    // Player 1 eats where it stands; player 2 walks East along the first
+    // row, wrapping at its end.
+    let letters: String = (0..200 * 100)
+        .map(|i| char::from(b'A' + (i % 26) as u8))
+        .collect();
+    let moves = vec!["CE"; 40_000].join(" ");
+    let mut records = String::new();
+    for index in 1..=60 {
+        let record = serde_json::json!({
+            "game": "chomp", "index": index, "seed": 1, "array": "a.txt", "cols": 200,
+            "rows": 100, "letters": letters, "start": [1, 1], "rounds": 40_000,
+            "end": "round_limit", "moves": moves, "starve_ms": 45_000, "times": "0,0*40000",
+            "results": [{"entrant": "a", "seat": 0, "score": 1, "status": "ok"},
+                        {"entrant": "b", "seat": 1, "score": 0, "status": "ok"}],
+            "tournament": "f"
+        });
+        records.push_str(&format!("{record}\n"));
+    }
+    std::fs::write(out.join("records.jsonl"), records).unwrap();
+    let run = referee(["report", out.to_str().unwrap()], b"");
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(page.len() < 10_000_000, "report.html: {} bytes", page.len());
+    let shown = data(&page)["games"].as_array().unwrap().len();
+    assert!((1..60).contains(&shown), "{shown} replays embedded");
+    assert!(
+        page.contains(&format!(
+            "Replays of the first {shown} of the 60 games: a report embeds at most 500 games \
+             and 6 MB of replays. <code>referee replay {}/records.jsonl --game K</code>",
+            out.display()
+        )),
+        "the page says which games it replays"
+    );
+    assert!(page.contains("<a href=\"#game=1\">replay</a>"));
+    assert!(page.contains(&format!("referee replay --game {}</span>", shown + 1)));
+
+    let page = replay_game(&out, 60);
+    assert!(page.len() < 250_000, "{} bytes", page.len());
+    let g = &data(&page)["games"][0];
+    assert_eq!(g["steps"].as_str().unwrap().split(' ').count(), 40_000);
+    assert_eq!(g["wraps"].as_array().unwrap().len(), 200);
+}

@@ -463,7 +463,16 @@ pub fn escape_html(text: &str) -> String {
 /// `>` and `&` are written as JSON escapes, so no text in the data (a
 /// `</script>` in a bot's stderr) can end the element early.
 pub fn data_script(id: &str, data: &Value) -> String {
-    let json = data.to_string();
+    json_script(id, &data.to_string())
+}
+
+/// [`data_script`] of `{"games": views}` for views already written as JSON
+/// (a report weighs them as it goes).
+pub fn games_script(id: &str, views: &[String]) -> String {
+    json_script(id, &format!("{{\"games\":[{}]}}", views.join(",")))
+}
+
+fn json_script(id: &str, json: &str) -> String {
     let mut safe = String::with_capacity(json.len() + 16);
     for c in json.chars() {
         match c {
