@@ -415,6 +415,39 @@ fn chomp_real(s: &Session, dir: &Path) {
     assert_eq!(full, 0);
 }
 
+/// A game on the shipped 200×100 array, recorded by a tournament with
+/// `--record-moves` (the records' text form) and replayed on a page of its
+/// own: it draws, and its last round's scores are the record's.
+fn chomp_big(s: &Session, dir: &Path) {
+    let file = common::big_chomp_tournament(dir, "big", 1, 5000);
+    let out = dir.join("big-run");
+    common::tournament_with_moves(&file, "1", &out);
+    let page = dir.join("big.html");
+    let run = common::referee(
+        [
+            "replay",
+            out.join("records.jsonl").to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let record = &common::jsonl(&out.join("records.jsonl"))[0];
+    s.open(&page);
+    assert_eq!(s.text("#step"), "round 0 / 5000");
+    s.scrub(2500);
+    assert_eq!(s.text("#step"), "round 2500 / 5000");
+    s.screenshot("chomp-big");
+    s.click("#last");
+    for seat in 0..2 {
+        assert_eq!(
+            s.text(&format!("#score-{}", seat + 1)),
+            record["results"][seat]["score"].to_string()
+        );
+    }
+}
+
 fn septica(s: &Session, dir: &Path) {
     s.open(&page(dir, "septica.jsonl"));
     let r = record("septica.jsonl", 0);
@@ -523,31 +556,12 @@ fn tron(s: &Session, dir: &Path) {
     s.screenshot("tron");
 }
 
-/// `referee tournament FILE --games GAMES --record-moves --out OUT`, which
-/// must succeed.
-fn tournament_with_moves(file: &str, games: &str, out: &Path) {
-    let run = common::referee(
-        [
-            "tournament",
-            file,
-            "--games",
-            games,
-            "--record-moves",
-            "--no-progress",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-}
-
 /// A tournament's report.html: Even Steven, the reference player against
 /// the in-order one, with the moves kept; its standings, plot, game list
 /// and embedded replays.
 fn report(s: &Session, dir: &Path) {
     let out = dir.join("report-run");
-    tournament_with_moves("tournaments/evensteven.toml", "6", &out);
+    common::tournament_with_moves("tournaments/evensteven.toml", "6", &out);
     let records = common::timeless_records(&out);
     s.open(&out.join("report.html"));
     assert_eq!(
@@ -677,7 +691,7 @@ fn judge_colours_in_a_replay(s: &Session, dir: &Path) {
 fn judge_colours_in_a_report(s: &Session, dir: &Path) {
     let trap = Trap::new();
     let out = dir.join("colours-run");
-    tournament_with_moves("tournaments/tron.toml", "1", &out);
+    common::tournament_with_moves("tournaments/tron.toml", "1", &out);
     // As a judge of an older referee could have written them.
     let records = out.join("records.jsonl");
     let mut lines = common::jsonl(&records);
@@ -715,9 +729,10 @@ fn replays_in_headless_chromium() {
     {
         let driver = Driver::start(&marker);
         let session = Session::new(&driver);
-        let cases: [(&str, Case); 10] = [
+        let cases: [(&str, Case); 11] = [
             ("chomp (crafted)", chomp_crafted),
             ("chomp", chomp_real),
+            ("chomp on a large array", chomp_big),
             ("septica", septica),
             ("evensteven", evensteven),
             ("acesup", acesup),

@@ -101,38 +101,60 @@ fn a_script_end_in_the_data_does_not_end_the_script() {
     );
 }
 
+/// A Chomp view's scores, applied as the viewer applies its steps
+/// (src/replay/chomp.rs): a step to a neighbour moves by ±1 or ±M, a wrap
+/// lands on the next of `wraps`, `C` scores the cell's letter, `X` the next
+/// of `shares`.
+fn chomp_scores(g: &Value) -> Vec<u64> {
+    let m = g["cols"].as_i64().unwrap();
+    let k = g["players"].as_array().unwrap().len();
+    let board = g["board"].as_str().unwrap().as_bytes();
+    let (mut wraps, mut shares) = (
+        g["wraps"].as_array().unwrap().iter(),
+        g["shares"].as_array().unwrap().iter(),
+    );
+    let mut pos = vec![g["start"].as_i64().unwrap(); k];
+    let mut scores = vec![0; k];
+    for word in g["steps"]
+        .as_str()
+        .unwrap()
+        .split(' ')
+        .filter(|w| !w.is_empty())
+    {
+        for (i, step) in word.bytes().enumerate() {
+            match step {
+                b'N' => pos[i] -= m,
+                b'S' => pos[i] += m,
+                b'E' => pos[i] += 1,
+                b'W' => pos[i] -= 1,
+                b'n' | b's' | b'e' | b'w' => pos[i] = wraps.next().unwrap().as_i64().unwrap(),
+                b'C' => scores[i] += u64::from(board[pos[i] as usize] - b'A' + 1),
+                b'X' => scores[i] += shares.next().unwrap().as_u64().unwrap(),
+                _ => {}
+            }
+        }
+    }
+    assert!(wraps.next().is_none() && shares.next().is_none());
+    scores
+}
+
 #[test]
 fn chomp_rounds_are_computed_by_the_rules() {
     let page = ok_page("chomp-crafted.jsonl");
     let g = &data(&page)["games"][0];
     // 4x3 from (4,1): P1 and P2 share D (2 each) while P3 wraps East from
     // (4,1) to (1,3); then P3 eats I; then P3 wraps West back to (4,1).
+    // A record of an earlier version: the moves are a list.
     assert_eq!(g["start"], 3);
-    assert_eq!(
-        g["rounds"][0],
-        serde_json::json!(["CCE", [3, 3, 8], [[3, 2, 0, 1]], [2]])
-    );
-    assert_eq!(
-        g["rounds"][1],
-        serde_json::json!(["SDC", [7, 3, 8], [[8, 9, 2]]])
-    );
-    assert_eq!(
-        g["rounds"][2],
-        serde_json::json!(["C-W", [7, 3, 3], [[7, 8, 0]], [2]])
-    );
+    assert_eq!(g["steps"], "XXe SDC C-w");
+    assert_eq!(g["wraps"], serde_json::json!([8, 3]));
+    assert_eq!(g["shares"], serde_json::json!([2, 2]));
     assert_eq!(g["clock"]["budget"], 1000);
+    assert_eq!(chomp_scores(g), [10, 2, 9]);
 
     // A real game: the replay's scores add up to the record's.
     let page = ok_page("chomp.jsonl");
     let g = &data(&page)["games"][0];
-    let mut scores = [0u64; 2];
-    for round in g["rounds"].as_array().unwrap() {
-        for e in round[2].as_array().unwrap() {
-            for seat in &e.as_array().unwrap()[2..] {
-                scores[seat.as_u64().unwrap() as usize] += e[1].as_u64().unwrap();
-            }
-        }
-    }
     let record: Value = serde_json::from_str(
         std::fs::read_to_string(fixture("replay/chomp.jsonl"))
             .unwrap()
@@ -141,8 +163,10 @@ fn chomp_rounds_are_computed_by_the_rules() {
             .unwrap(),
     )
     .unwrap();
-    assert_eq!(scores[0], record["players"][0]["score"].as_u64().unwrap());
-    assert_eq!(scores[1], record["players"][1]["score"].as_u64().unwrap());
+    let scores: Vec<u64> = (0..2)
+        .map(|i| record["players"][i]["score"].as_u64().unwrap())
+        .collect();
+    assert_eq!(chomp_scores(g), scores);
 }
 
 #[test]
@@ -310,11 +334,19 @@ fn a_recorded_chomp_game_replays_its_wrap_share_and_starvation() {
         serde_json::from_str(std::fs::read_to_string(&results).unwrap().trim()).unwrap();
     assert_eq!(record["letters"], "ABCDEF");
     assert_eq!(record["starve_ms"], 300);
-    let times = record["times"].as_array().unwrap();
-    assert_eq!(times.len(), record["moves"].as_array().unwrap().len());
-    assert!(times[1][1].as_u64().unwrap() >= 50, "{record}");
+    // Text, a word per round (docs/results.md): four rounds, each
+    // player's turn time in whole milliseconds.
+    assert_eq!(record["moves"], "CC EW CD D-");
+    let times: Vec<Vec<u64>> = record["times"]
+        .as_str()
+        .unwrap()
+        .split(' ')
+        .map(|round| round.split(',').map(|t| t.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(times.len(), 4, "{record}");
+    assert!(times[1][1] >= 50, "{record}");
     // It starved when its clock, 300 ms since its meal in round 1, ran out.
-    let used = times[1][1].as_u64().unwrap() + times[2][1].as_u64().unwrap();
+    let used = times[1][1] + times[2][1];
     assert!((298..=300).contains(&used), "{record}");
 
     // The array file is gone: the record is enough.
@@ -334,12 +366,116 @@ fn a_recorded_chomp_game_replays_its_wrap_share_and_starvation() {
     // Round 1: both chomp C (3 points): 2 each. Round 2: one wraps off the
     // right edge, (3,1) to (1,2); two steps West. Round 3: one eats D; two
     // starves.
-    assert_eq!(g["rounds"][0][2], serde_json::json!([[2, 2, 0, 1]]));
-    assert_eq!(g["rounds"][1][1], serde_json::json!([3, 1]));
-    assert_eq!(g["rounds"][1][3], serde_json::json!([0]));
-    assert_eq!(g["rounds"][2][0], "CD");
-    assert_eq!(g["rounds"][2][2], serde_json::json!([[3, 4, 0]]));
+    assert_eq!(g["steps"], "XX eW CD D-");
+    assert_eq!(g["shares"], serde_json::json!([2, 2]));
+    assert_eq!(g["wraps"], serde_json::json!([3]));
+    assert_eq!(chomp_scores(g), [6, 2]);
     assert_eq!(g["players"][1]["fate"], "starved");
     assert_eq!(g["players"][1]["died_round"], 3);
     assert_eq!(g["clock"]["budget"], 300);
+}
+
+/// `referee replay OUT/records.jsonl --game GAME -o OUT/gameGAME.html`,
+/// which must succeed: the page.
+fn replay_game(out: &std::path::Path, game: u64) -> String {
+    let page = out.join(format!("game{game}.html"));
+    let run = referee(
+        [
+            "replay",
+            out.join("records.jsonl").to_str().unwrap(),
+            "--game",
+            &game.to_string(),
+            "-o",
+            page.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    std::fs::read_to_string(&page).unwrap()
+}
+
+/// Issue 22, item 9: a Chomp tournament on the large shipped array with
+/// `--record-moves` made a 50 MB report. 200 games of 1,000 rounds on the
+/// 200×100 array (the reference bots, short games; 11 MB before): the
+/// report stays under 10 MB, every game linked to its replay or told how
+/// to make one, and any game is replayed on its own page.
+#[test]
+fn a_tournament_of_big_boards_makes_a_report_under_10_mb() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = common::big_chomp_tournament(dir.path(), "big", 200, 1000);
+    let out = dir.path().join("out");
+    common::tournament_with_moves(&file, "200", &out);
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(page.len() < 10_000_000, "report.html: {} bytes", page.len());
+    // Every game of the list links to its replay in the page, or says how
+    // to make one; the page says where its replays stop.
+    let shown = data(&page)["games"].as_array().unwrap().len();
+    assert!(shown > 0);
+    assert_eq!(page.matches("<a href=\"#game=").count(), shown);
+    assert_eq!(page.matches("referee replay --game").count(), 200 - shown);
+    assert_eq!(
+        page.contains(&format!("Replays of the first {shown} of the 200 games")),
+        shown < 200
+    );
+    let d = data(&replay_game(&out, 200));
+    assert_eq!(d["games"][0]["index"], 200);
+    assert_eq!(d["games"][0]["total_rounds"], 1000);
+}
+
+/// A run whose games' replays are more than a page should hold: the report
+/// embeds the first games' up to its size cap, says so, and tells how to
+/// replay the others, which `referee replay --game` does. The run is made
+/// up (60 games of 40,000 rounds on a 200×100 array, as records of this
+/// version), so that only the report is timed.
+#[test]
+fn a_report_embeds_replays_up_to_its_cap_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(
+        out.join("run.json"),
+        r#"{"game":"chomp","solo":false,"fingerprint":"f","seed":1,"games":60,"entrants":["a","b"],"shard":null}"#,
+    )
+    .unwrap();
+    // Player 1 eats where it stands; player 2 walks East along the first
+    // row, wrapping at its end.
+    let letters: String = (0..200 * 100)
+        .map(|i| char::from(b'A' + (i % 26) as u8))
+        .collect();
+    let moves = vec!["CE"; 40_000].join(" ");
+    let mut records = String::new();
+    for index in 1..=60 {
+        let record = serde_json::json!({
+            "game": "chomp", "index": index, "seed": 1, "array": "a.txt", "cols": 200,
+            "rows": 100, "letters": letters, "start": [1, 1], "rounds": 40_000,
+            "end": "round_limit", "moves": moves, "starve_ms": 45_000, "times": "0,0*40000",
+            "results": [{"entrant": "a", "seat": 0, "score": 1, "status": "ok"},
+                        {"entrant": "b", "seat": 1, "score": 0, "status": "ok"}],
+            "tournament": "f"
+        });
+        records.push_str(&format!("{record}\n"));
+    }
+    std::fs::write(out.join("records.jsonl"), records).unwrap();
+    let run = referee(["report", out.to_str().unwrap()], b"");
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(page.len() < 10_000_000, "report.html: {} bytes", page.len());
+    let shown = data(&page)["games"].as_array().unwrap().len();
+    assert!((1..60).contains(&shown), "{shown} replays embedded");
+    assert!(
+        page.contains(&format!(
+            "Replays of the first {shown} of the 60 games: a report embeds at most 500 games \
+             and 6 MB of replays. <code>referee replay {}/records.jsonl --game K</code>",
+            out.display()
+        )),
+        "the page says which games it replays"
+    );
+    assert!(page.contains("<a href=\"#game=1\">replay</a>"));
+    assert!(page.contains(&format!("referee replay --game {}</span>", shown + 1)));
+
+    let page = replay_game(&out, 60);
+    assert!(page.len() < 250_000, "{} bytes", page.len());
+    let g = &data(&page)["games"][0];
+    assert_eq!(g["steps"].as_str().unwrap().split(' ').count(), 40_000);
+    assert_eq!(g["wraps"].as_array().unwrap().len(), 200);
 }

@@ -342,8 +342,8 @@ impl Game for Chomp {
                     "rows": array.rows(),
                     "letters": array.rows.iter().map(|r| String::from_utf8_lossy(r)).collect::<String>(),
                     "starve_ms": u64::try_from(self.rules.starve.as_millis()).unwrap_or(u64::MAX),
-                    "moves": result.moves,
-                    "times": result.times,
+                    "moves": result.moves.as_deref().map(chomp::recording::moves_text),
+                    "times": result.times.as_deref().map(chomp::recording::times_text),
                 })));
             }
             Played {

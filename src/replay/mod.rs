@@ -13,13 +13,14 @@
 //! games of the `<script type="application/json" id="replay-data">` element
 //! into the element with id `replay`).
 
+mod chomp;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
 use crate::exit::Status;
 use crate::games::acesup::engine::{self, Operation};
-use crate::games::chomp::{Dir, Grid};
 use crate::games::evensteven::{Card as EsCard, Deal, deal};
 use crate::games::septica::rules::{Action, Phase, Side, Table};
 
@@ -65,7 +66,7 @@ pub fn view(record: &Value, base: &Path) -> Result<Value, String> {
     let index = record["index"].as_u64().unwrap_or(0);
     let mut v = match game {
         "evensteven" => evensteven(record),
-        "chomp" => chomp(record, base),
+        "chomp" => chomp::view(record, base),
         "septica" => septica(record),
         "acesup" => acesup(record),
         _ => external(record),
@@ -250,141 +251,6 @@ fn evensteven(record: &Value) -> Result<Value, String> {
         "outcome": record["outcome"],
         "seats": seats,
     }))
-}
-
-/// Chomp: the board, then per round the moves, every player's cell, the
-/// cells eaten (cell, points each, the players sharing it) and who
-/// wrapped; with turn times, the starvation clocks.
-fn chomp(record: &Value, base: &Path) -> Result<Value, String> {
-    let rows = chomp_rows(record, base)?;
-    let grid0 = Grid::from_rows(&rows);
-    let (m, n) = (grid0.cols(), grid0.rows());
-    let start = field(record, "start")?;
-    let (col, row) = match (start[0].as_u64(), start[1].as_u64()) {
-        (Some(c), Some(r))
-            if (1..=u64::from(m)).contains(&c) && (1..=u64::from(n)).contains(&r) =>
-        {
-            (c as u32, r as u32)
-        }
-        _ => {
-            return Err(format!(
-                "\"start\" {start} is not a cell of the {m}x{n} array"
-            ));
-        }
-    };
-    let seats = seats(record);
-    let k = seats.len();
-    if k == 0 {
-        return Err("no players".into());
-    }
-    let players: Vec<Value> = seats
-        .iter()
-        .enumerate()
-        .map(|(i, s)| seat_summary(s, &format!("player {}", i + 1)))
-        .collect();
-    let mut grid = grid0.clone();
-    let start_cell = crate::games::chomp::Cell { col, row };
-    let mut pos = vec![start_cell; k];
-    let mut rounds = Vec::new();
-    let moves = record["moves"].as_array();
-    let times = record["times"].as_array();
-    for (r, letters) in moves.into_iter().flatten().enumerate() {
-        let letters = letters
-            .as_str()
-            .filter(|l| l.len() == k && l.bytes().all(|b| b"NSEWCD-".contains(&b)))
-            .ok_or_else(|| format!("moves[{r}] is not {k} move letters"))?;
-        let mut wrapped = Vec::new();
-        let mut chomps: Vec<(usize, usize)> = Vec::new();
-        for (i, b) in letters.bytes().enumerate() {
-            let dir = match b {
-                b'N' => Dir::North,
-                b'S' => Dir::South,
-                b'E' => Dir::East,
-                b'W' => Dir::West,
-                b'C' => {
-                    chomps.push((grid.index(pos[i]), i));
-                    continue;
-                }
-                _ => continue,
-            };
-            let to = grid.step(pos[i], dir);
-            let straight = match dir {
-                Dir::North => pos[i].row > 1,
-                Dir::South => pos[i].row < n,
-                Dir::East => pos[i].col < m,
-                Dir::West => pos[i].col > 1,
-            };
-            if !straight {
-                wrapped.push(i);
-            }
-            pos[i] = to;
-        }
-        chomps.sort_unstable();
-        let mut eaten = Vec::new();
-        for group in chomps.chunk_by(|a, b| a.0 == b.0) {
-            let value = grid.eat_at(group[0].0);
-            if value == 0 {
-                continue;
-            }
-            let each = crate::games::chomp::grid::share(u32::from(value), group.len() as u32);
-            let mut e = vec![json!(group[0].0), json!(each)];
-            e.extend(group.iter().map(|&(_, i)| json!(i)));
-            eaten.push(Value::Array(e));
-        }
-        let cells: Vec<usize> = pos.iter().map(|&c| grid.index(c)).collect();
-        let mut round = vec![json!(letters), json!(cells), Value::Array(eaten)];
-        if !wrapped.is_empty() {
-            round.push(json!(wrapped));
-        }
-        rounds.push(Value::Array(round));
-    }
-    let clock = match (times, record["starve_ms"].as_u64()) {
-        (Some(t), Some(budget)) if t.len() == rounds.len() => json!({"budget": budget, "times": t}),
-        _ => Value::Null,
-    };
-    let letters: String = rows.iter().map(|r| String::from_utf8_lossy(r)).collect();
-    Ok(json!({
-        "kind": "chomp",
-        "cols": m,
-        "rows": n,
-        "board": letters,
-        "start": grid0.index(start_cell),
-        "players": players,
-        "rounds": rounds,
-        "recorded": moves.is_some(),
-        "total_rounds": record["rounds"],
-        "end": record["end"],
-        "clock": clock,
-    }))
-}
-
-/// The array: kept in the record (`letters`, with `--record-moves`), or
-/// read from the array file it names.
-fn chomp_rows(record: &Value, base: &Path) -> Result<Vec<Vec<u8>>, String> {
-    if let Some(letters) = record["letters"].as_str() {
-        let m = u64_field(record, "cols")? as usize;
-        let ok = m > 0
-            && letters.len().is_multiple_of(m)
-            && !letters.is_empty()
-            && letters.bytes().all(|b| b.is_ascii_uppercase());
-        if !ok {
-            return Err(format!("\"letters\" is not rows of {m} capital letters"));
-        }
-        return Ok(letters.as_bytes().chunks(m).map(<[u8]>::to_vec).collect());
-    }
-    let array = field(record, "array")?
-        .as_str()
-        .ok_or("\"array\" is not a path")?;
-    let candidates: Vec<PathBuf> = vec![PathBuf::from(array), base.join(array)];
-    let path = candidates.iter().find(|p| p.is_file()).ok_or_else(|| {
-        format!("the array file {array} is not there (record with --record-moves to keep the array in the record)")
-    })?;
-    let files = crate::games::chomp::load_arrays(path)?;
-    let file = files
-        .into_iter()
-        .next()
-        .ok_or_else(|| format!("{array}: no array"))?;
-    Ok(file.rows)
 }
 
 /// Septica: the table after every card played and every trick taken.
@@ -597,7 +463,16 @@ pub fn escape_html(text: &str) -> String {
 /// `>` and `&` are written as JSON escapes, so no text in the data (a
 /// `</script>` in a bot's stderr) can end the element early.
 pub fn data_script(id: &str, data: &Value) -> String {
-    let json = data.to_string();
+    json_script(id, &data.to_string())
+}
+
+/// [`data_script`] of `{"games": views}` for views already written as JSON
+/// (a report weighs them as it goes).
+pub fn games_script(id: &str, views: &[String]) -> String {
+    json_script(id, &format!("{{\"games\":[{}]}}", views.join(",")))
+}
+
+fn json_script(id: &str, json: &str) -> String {
     let mut safe = String::with_capacity(json.len() + 16);
     for c in json.chars() {
         match c {
@@ -732,18 +607,6 @@ mod tests {
         let inner = &s[s.find('>').unwrap() + 1..s.len() - "</script>".len()];
         let back: Value = serde_json::from_str(inner).unwrap();
         assert_eq!(back["stderr"], "</script><script>alert(1)</script>&");
-    }
-
-    #[test]
-    fn a_chomp_wrap_is_marked() {
-        // 3x2 board, one player from (3,1) going East wraps to (1,2).
-        let record = json!({"game": "chomp", "index": 1, "cols": 3, "rows": 2,
-            "letters": "ABCDEF", "start": [3, 1], "players": [{"player": 1, "dir": "a"}],
-            "moves": ["E", "C"]});
-        let v = view(&record, Path::new(".")).unwrap();
-        assert_eq!(v["rounds"][0][1], json!([3]));
-        assert_eq!(v["rounds"][0][3], json!([0]));
-        assert_eq!(v["rounds"][1][2], json!([[3, 4, 0]]));
     }
 
     #[test]

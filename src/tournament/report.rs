@@ -6,12 +6,13 @@
 //!
 //! The page loads nothing: tables, plots drawn here as inline SVG (a
 //! polyline and a band per entrant need no library), and the replay viewer
-//! of `referee replay` with every game's data inline (up to
-//! [`MOST_REPLAYS`]), so it opens from a laptop, a CI artifact or an
-//! e-mail. The replays go move by move when the run kept the moves
-//! (`--record-moves`); otherwise they show each game's setup and result.
+//! of `referee replay` with the first games' data inline (up to
+//! [`MOST_REPLAYS`] games and [`MOST_REPLAY_BYTES`]; the page says which),
+//! so it opens from a laptop, a CI artifact or an e-mail. The replays go
+//! move by move when the run kept the moves (`--record-moves`); otherwise
+//! they show each game's setup and result.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -25,6 +26,10 @@ use crate::units::human_micros;
 /// The most games whose replays a report embeds; a longer run's games are
 /// replayed with `referee replay DIR/records.jsonl --game N`.
 pub const MOST_REPLAYS: usize = 500;
+/// The most bytes of replay data a report embeds, whatever the count: the
+/// browser parses it all when the page opens, and a Chomp game on the
+/// 200×100 array is about 150 KB of it (200 such games made a 50 MB page).
+pub const MOST_REPLAY_BYTES: usize = 6_000_000;
 /// The games listed in full: the first this many, then as many again of
 /// the rest where something went wrong. Every game stays in
 /// `records.jsonl`; a list of 10⁵ rows would make the page too big to open.
@@ -370,43 +375,74 @@ impl Gathered {
         section_failures(&mut page, entrants, &self.failures);
         section_slowest(&mut page, &self.slowest);
         section_games(&mut page, info.solo, &self.listed, self.played, &replayed);
-        section_replays(&mut page, &replayed);
+        section_replays(&mut page, &replayed, self.played as usize, base);
         page.push_str("</body></html>\n");
         page
     }
 }
 
-/// The replay viewer's data for the games (the first [`MOST_REPLAYS`]),
-/// and why a game has none.
+/// The replay viewer's data for the first games, within [`MOST_REPLAYS`]
+/// and [`MOST_REPLAY_BYTES`], and why a game has none.
+#[derive(Default)]
 struct Replays {
-    views: Vec<serde_json::Value>,
+    /// The views of the games embedded, as JSON.
+    views: Vec<String>,
+    /// The games embedded.
+    shown: BTreeSet<u64>,
+    /// Whether a game embedded kept its moves.
+    recorded: bool,
     missing: BTreeMap<u64, String>,
+    /// When a cap stopped the replays: how many games they cover.
+    capped_at: Option<usize>,
 }
 
 fn replays(records: &[GameRecord], base: &Path) -> Replays {
-    let mut out = Replays {
-        views: Vec::new(),
-        missing: BTreeMap::new(),
-    };
-    for r in records.iter().take(MOST_REPLAYS) {
+    let mut out = Replays::default();
+    let mut bytes = 0;
+    for (i, r) in records.iter().enumerate() {
+        if i == MOST_REPLAYS {
+            out.capped_at = Some(i);
+            break;
+        }
         let value = serde_json::to_value(r).unwrap_or_default();
-        match crate::replay::views(&value, base) {
-            Ok(views) => out.views.extend(views),
+        let views = match crate::replay::views(&value, base) {
+            Ok(views) => views,
             Err(e) => {
                 out.missing.insert(r.index, e);
+                continue;
             }
+        };
+        let json: Vec<String> = views.iter().map(serde_json::Value::to_string).collect();
+        bytes += json.iter().map(String::len).sum::<usize>();
+        if bytes > MOST_REPLAY_BYTES {
+            out.capped_at = Some(i);
+            break;
         }
+        out.recorded |= views.iter().any(|v| v["recorded"] != false);
+        out.shown.insert(r.index);
+        out.views.extend(json);
     }
     out
 }
 
-fn section_replays(page: &mut String, replays: &Replays) {
+fn section_replays(page: &mut String, replays: &Replays, games: usize, base: &Path) {
     page.push_str("<h2 id=\"replays\">Replays</h2>\n");
+    if let Some(covered) = replays.capped_at {
+        let _ = writeln!(
+            page,
+            "<p class=\"meta\" id=\"replays-capped\">Replays of the first {covered} of the \
+             {games} games: a report embeds at most {MOST_REPLAYS} games and {} MB of replays. \
+             <code>referee replay {}/records.jsonl --game K</code> makes a page replaying \
+             game K.</p>",
+            MOST_REPLAY_BYTES / 1_000_000,
+            esc(&base.display().to_string()),
+        );
+    }
     if replays.views.is_empty() {
         page.push_str("<p class=\"meta\">No game can be replayed from these records.</p>\n");
         return;
     }
-    if replays.views.iter().all(|v| v["recorded"] == false) {
+    if !replays.recorded {
         page.push_str(
             "<p class=\"meta\">The run did not keep its moves: each replay shows the game's \
              setup and result. Run the tournament with <code>--record-moves</code> to replay \
@@ -414,10 +450,7 @@ fn section_replays(page: &mut String, replays: &Replays) {
         );
     }
     page.push_str("<div id=\"replay\"></div>\n");
-    page.push_str(&crate::replay::data_script(
-        "replay-data",
-        &serde_json::json!({ "games": replays.views }),
-    ));
+    page.push_str(&crate::replay::games_script("replay-data", &replays.views));
     let _ = write!(
         page,
         "\n<script>\n{}</script>\n<script>\
@@ -850,11 +883,6 @@ fn section_games(
          <th class=\"l\">results</th><th class=\"l\">replay</th></tr>",
         if played <= 50 { " open" } else { "" },
     );
-    let replayable: std::collections::BTreeSet<u64> = replays
-        .views
-        .iter()
-        .filter_map(|v| v["index"].as_u64())
-        .collect();
     for r in listed {
         let results: Vec<String> = r
             .results
@@ -890,10 +918,14 @@ fn section_games(
         });
         let replay = match replays.missing.get(&r.index) {
             Some(why) => format!("<span class=\"meta\" title=\"{}\">none</span>", esc(why)),
-            None if replayable.contains(&r.index) => {
+            None if replays.shown.contains(&r.index) => {
                 format!("<a href=\"#game={}\">replay</a>", r.index)
             }
-            None => "<span class=\"meta\">referee replay --game</span>".to_owned(),
+            None => format!(
+                "<span class=\"meta\" title=\"not in this page (see Replays)\">referee replay \
+                 --game {}</span>",
+                r.index
+            ),
         };
         let _ = writeln!(
             page,

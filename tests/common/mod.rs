@@ -366,3 +366,48 @@ pub fn need_bwrap() {
         "this test needs bubblewrap: apt-get install bubblewrap"
     );
 }
+
+/// Writes `dir/NAME.toml`: `games` Chomp games of at most `max_rounds`
+/// rounds between the reference bots (`strong`, `greedy`) on the shipped
+/// 200×100 array, and returns its path.
+pub fn big_chomp_tournament(
+    dir: &std::path::Path,
+    name: &str,
+    games: u64,
+    max_rounds: u64,
+) -> String {
+    let file = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"chomp\"\ngames = {games}\nseed = 1\n[limits]\nprep = \"0s\"\n\
+             max_rounds = {max_rounds}\narrays = \"{}/tournaments/chomp/200x100.txt\"\n\
+             [[entrant]]\nname = \"strong\"\ncommand = [\"{}\"]\n\
+             [[entrant]]\nname = \"greedy\"\ncommand = [\"{}\"]\n",
+            env!("CARGO_MANIFEST_DIR"),
+            env!("CARGO_BIN_EXE_chomp"),
+            env!("CARGO_BIN_EXE_chomp-greedy")
+        ),
+    )
+    .unwrap();
+    file.to_str().unwrap().to_owned()
+}
+
+/// `referee tournament FILE --games GAMES --record-moves --out OUT`, which
+/// must succeed.
+pub fn tournament_with_moves(file: &str, games: &str, out: &std::path::Path) {
+    let run = referee(
+        [
+            "tournament",
+            file,
+            "--games",
+            games,
+            "--record-moves",
+            "--no-progress",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+}

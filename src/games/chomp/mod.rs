@@ -9,6 +9,7 @@ pub mod distance;
 pub mod game;
 pub mod grid;
 pub mod protocol;
+pub mod recording;
 pub mod standings;
 pub mod view;
 
@@ -143,17 +144,18 @@ struct GameRecord<'a> {
     rounds: u64,
     end: End,
     players: &'a [PlayerResult],
+    /// With `--record-moves`: the moves as text (see [`recording`]).
     #[serde(skip_serializing_if = "Option::is_none")]
-    moves: Option<&'a [String]>,
+    moves: Option<String>,
     /// With `--record-moves`: the array's letters, row after row, so that
     /// a replay needs no array file; the starvation budget and each
-    /// round's turn times (see `docs/replay.md`).
+    /// round's turn times as text (see `docs/replay.md`).
     #[serde(skip_serializing_if = "Option::is_none")]
     letters: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     starve_ms: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    times: Option<&'a [Vec<u32>]>,
+    times: Option<String>,
     time: String,
     referee: &'static str,
 }
@@ -265,7 +267,7 @@ async fn prepare_and_play(config: &ChompConfig) -> Result<Status, String> {
                 rounds: result.rounds,
                 end: result.end,
                 players: &result.players,
-                moves: result.moves.as_deref(),
+                moves: result.moves.as_deref().map(recording::moves_text),
                 letters: config.record_moves.then(|| {
                     array
                         .rows
@@ -276,7 +278,7 @@ async fn prepare_and_play(config: &ChompConfig) -> Result<Status, String> {
                 starve_ms: config
                     .record_moves
                     .then(|| u64::try_from(config.starve.as_millis()).unwrap_or(u64::MAX)),
-                times: result.times.as_deref(),
+                times: result.times.as_deref().map(recording::times_text),
                 time: record::timestamp(),
                 referee: record::REFEREE_VERSION,
             };
@@ -355,7 +357,9 @@ struct StoredGame {
     rounds: u64,
     end: End,
     players: Vec<PlayerResult>,
-    moves: Option<Vec<String>>,
+    /// Text, or a list in records of earlier versions ([`recording`]).
+    #[serde(default)]
+    moves: serde_json::Value,
 }
 
 /// The run's seed, and with `--resume` the games already in the results
@@ -401,7 +405,8 @@ fn resume(
                 rounds: game.rounds,
                 end: game.end,
                 players: game.players,
-                moves: game.moves,
+                moves: recording::read_moves(&game.moves)
+                    .map(|rounds| rounds.into_iter().map(str::to_owned).collect()),
                 times: None,
             },
         );
@@ -446,4 +451,21 @@ pub(crate) fn start_cell(start: (Coord, Coord), array: &ArrayFile, rng: &mut Spl
     let col = pick(start.0, array.cols());
     let row = pick(start.1, array.rows());
     Cell { col, row }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_resumed_game_reads_its_moves_in_either_form() {
+        let player = r#"{"player":1,"entrant":0,"dir":"a","score":0,"fate":"alive","status":"ok","eaten":0,"moves":2,"rounds":2,"slowest_micros":5}"#;
+        for moves in [r#""CN S-""#, r#"["CN","S-"]"#] {
+            let line = format!(
+                r#"{{"index":1,"seed":2,"start":[1,1],"rounds":2,"end":"all_dead","players":[{player}],"moves":{moves}}}"#
+            );
+            let game: StoredGame = serde_json::from_str(&line).unwrap();
+            assert_eq!(recording::read_moves(&game.moves).unwrap(), ["CN", "S-"]);
+        }
+    }
 }

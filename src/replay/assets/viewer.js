@@ -197,6 +197,19 @@ window.addEventListener("error", function (e) {
     return "hsl(42, 90%, " + (97 - value * 1.6).toFixed(1) + "%)";
   }
 
+  // Turn times as the records keep them (docs/results.md): a word per
+  // round, the players' times separated by commas, "*N" for N equal rounds.
+  function expandTimes(text) {
+    var out = [];
+    text.split(" ").forEach(function (word) {
+      if (!word) return;
+      var parts = word.split("*");
+      var round = parts[0].split(",").map(Number);
+      for (var j = Number(parts[1] || 1); j > 0; j--) out.push(round);
+    });
+    return out;
+  }
+
   function chomp(g) {
     var m = g.cols, n = g.rows, k = g.players.length;
     var TRAIL = 8;
@@ -236,42 +249,62 @@ window.addEventListener("error", function (e) {
     if (!g.recorded) note("This game's moves were not recorded (run it with --record-moves): only its start and result are shown.");
     var letters = g.board;
     function valueAt(cell) { return letters.charCodeAt(cell) - 64; }
+    // The rounds as the referee computed them (src/replay/chomp.rs): a word
+    // per round, a letter per player; a wrap's landing cell and a shared
+    // chomp's score come from their own lists, in order.
+    var words = g.steps ? g.steps.split(" ") : [];
+    var STEP = { N: -m, S: m, E: 1, W: -1 };
+    var MOVE = { n: "N", s: "S", e: "E", w: "W", X: "C", c: "C" };
+    var times = g.clock ? expandTimes(g.clock.times) : null;
     var st = null;
     function reset() {
       var pos = [];
       for (var i = 0; i < k; i++) pos.push(g.start);
-      st = { r: 0, eaten: new Uint8Array(m * n), scores: new Array(k).fill(0), pos: pos,
-             trail: [pos.slice()], bank: new Array(k).fill(0), since: new Array(k).fill(0) };
+      st = { r: 0, wrap: 0, share: 0, eaten: new Uint8Array(m * n), scores: new Array(k).fill(0), pos: pos,
+             trail: [pos.slice()], bank: new Array(k).fill(0), since: new Array(k).fill(0), last: null };
     }
-    function apply(round) {
-      var e = round[2];
+    // Applies one round; keeps what it did (chomps: [cell, points each,
+    // players...]; wraps: [player, from, to]) for drawing it.
+    function apply(word) {
+      var pos = st.pos.slice();
+      var last = { moves: "", chomps: [], wraps: [] };
       var ate = new Array(k).fill(false);
-      for (var j = 0; j < e.length; j++) {
-        st.eaten[e[j][0]] = 1;
-        for (var s = 2; s < e[j].length; s++) {
-          st.scores[e[j][s]] += e[j][1];
-          ate[e[j][s]] = true;
-        }
-      }
-      var times = g.clock ? g.clock.times[st.r] : null;
       for (var i = 0; i < k; i++) {
-        if (ate[i]) { st.bank[i] = 0; st.since[i] = 0; }
-        else {
-          if (times) st.bank[i] += times[i];
-          if (round[0][i] !== "-" && round[0][i] !== "D") st.since[i] += 1;
+        var ch = word[i];
+        last.moves += MOVE[ch] || ch;
+        if (STEP[ch] !== undefined) pos[i] += STEP[ch];
+        else if ("nsew".indexOf(ch) >= 0) {
+          last.wraps.push([i, pos[i], g.wraps[st.wrap]]);
+          pos[i] = g.wraps[st.wrap++];
+        } else if (ch === "C" || ch === "X") {
+          var each = ch === "C" ? valueAt(pos[i]) : g.shares[st.share++];
+          var same = last.chomps.filter(function (e) { return e[0] === pos[i]; })[0];
+          if (same) same.push(i);
+          else last.chomps.push([pos[i], each, i]);
+          st.eaten[pos[i]] = 1;
+          st.scores[i] += each;
+          ate[i] = true;
         }
       }
-      st.pos = round[1];
-      st.trail.push(round[1]);
+      var t = times ? times[st.r] : null;
+      for (var p = 0; p < k; p++) {
+        if (ate[p]) { st.bank[p] = 0; st.since[p] = 0; }
+        else {
+          if (t) st.bank[p] += t[p];
+          if (word[p] !== "-" && word[p] !== "D") st.since[p] += 1;
+        }
+      }
+      st.pos = pos;
+      st.trail.push(pos);
       if (st.trail.length > TRAIL + 1) st.trail.shift();
+      st.last = last;
       st.r += 1;
     }
     function cell(i) { return "(" + ((i % m) + 1) + "," + (Math.floor(i / m) + 1) + ")"; }
     function draw(r) {
       if (!st || st.r > r) reset();
-      while (st.r < r) apply(g.rounds[st.r]);
-      var round = r > 0 ? g.rounds[r - 1] : null;
-      var prev = r > 1 ? g.rounds[r - 2][1] : null;
+      while (st.r < r) apply(words[st.r]);
+      var round = r > 0 ? st.last : null;
       for (var i = 0; i < cells.length; i++) {
         var c = cells[i];
         c.className = "cell" + (st.eaten[i] ? " empty" : "");
@@ -283,19 +316,18 @@ window.addEventListener("error", function (e) {
       }
       var lines = [];
       if (round) {
-        round[2].forEach(function (e) {
+        round.chomps.forEach(function (e) {
           var who = e.slice(2).map(function (p) { return "P" + (p + 1); }).join("+");
           var shared = e.length > 3;
           cells[e[0]].classList.add(shared ? "shared" : "chomped");
           lines.push(who + (shared ? " share " : " chomp ") + letters[e[0]] + " at " + cell(e[0]) + ": +" + e[1] + (shared ? " each" : ""));
         });
-        (round[3] || []).forEach(function (p) {
-          var from = prev ? prev[p] : g.start;
-          cells[from].classList.add("wrap-out");
-          cells[round[1][p]].classList.add("wrap-in");
-          lines.push("P" + (p + 1) + " wraps: " + cell(from) + " \u2192 " + cell(round[1][p]));
+        round.wraps.forEach(function (w) {
+          cells[w[1]].classList.add("wrap-out");
+          cells[w[2]].classList.add("wrap-in");
+          lines.push("P" + (w[0] + 1) + " wraps: " + cell(w[1]) + " \u2192 " + cell(w[2]));
         });
-        lines.unshift("moves: " + round[0].split("").map(function (mv, p) { return "P" + (p + 1) + " " + mv; }).join(", "));
+        lines.unshift("moves: " + round.moves.split("").map(function (mv, p) { return "P" + (p + 1) + " " + mv; }).join(", "));
       }
       // Tokens.
       var here = {};
@@ -328,11 +360,11 @@ window.addEventListener("error", function (e) {
           add(ck, "span", "ms", st.since[p2] + " rounds unfed");
         }
       }
-      if (r === g.rounds.length && g.recorded) lines.push("game over: " + (g.end || "") + " after " + r + " rounds");
+      if (r === words.length && g.recorded) lines.push("game over: " + (g.end || "") + " after " + r + " rounds");
       log.textContent = "";
       lines.forEach(function (l) { add(log, "div", null, l); });
     }
-    return { count: g.rounds.length, unit: "round", draw: draw };
+    return { count: words.length, unit: "round", draw: draw };
   }
 
   // ---- Septica ------------------------------------------------------------
