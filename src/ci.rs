@@ -515,7 +515,7 @@ async fn run_case(case: &Case, plan: Result<Arc<Plan>, String>) -> Result<Outcom
 
     let h2h = case.expect.sprt.as_ref().map(|s| s.get_ref().test());
 
-    let mut records = Vec::new();
+    let mut tally = CaseTally::default();
     let mut decided = None;
     let (mut wins, mut played) = (0.0, 0u64);
     let solo = plan.game.seating() == Seating::Solo;
@@ -538,11 +538,11 @@ async fn run_case(case: &Case, plan: Result<Arc<Plan>, String>) -> Result<Outcom
                 pairs.add(record.index, score);
             }
             if test.state(pairs.counts).decision.is_some() {
-                records.push(record);
+                tally.add(solo, &case.name, &record);
                 break;
             }
         }
-        records.push(record);
+        tally.add(solo, &case.name, &record);
         if let Some(sprt) = &sprt {
             decided = sprt.decide(wins, played);
             if decided.is_some() {
@@ -553,14 +553,7 @@ async fn run_case(case: &Case, plan: Result<Arc<Plan>, String>) -> Result<Outcom
     // Games still in flight after a decision are abandoned.
     drop(games);
     let h2h = h2h.map(|test| (test, pairs.counts));
-    Ok(judge(
-        case,
-        &plan,
-        &records,
-        decided,
-        h2h,
-        started.elapsed(),
-    ))
+    Ok(judge(case, &plan, &tally, decided, h2h, started.elapsed()))
 }
 
 /// The case's bot's win in one game (a shared Chomp win split), and its
@@ -625,26 +618,134 @@ fn micros_text(micros: u64) -> String {
     crate::units::human_micros(micros)
 }
 
-/// What the void games among a case's say: the reason (how many, and the
-/// first one's judge error) and the first one's judge's standard error.
-fn void_games(void: &[&GameRecord]) -> Option<(String, String)> {
-    let first = void.iter().min_by_key(|r| r.index)?;
-    let error = first.judge_error.as_ref()?;
-    let reason = format!(
-        "{} game{} void: the judge failed (first, game {}: {})",
-        void.len(),
-        if void.len() == 1 { "" } else { "s" },
-        first.index,
-        error.message
-    );
-    Some((reason, error.stderr.clone().unwrap_or_default()))
+/// What a case's checks need of its games, gathered as each game ends:
+/// counts, sums, the first of each kind of failure, and how many moves took
+/// each time (for the exact 99th percentile) — not the games, so that a
+/// case of many games runs in little memory.
+#[derive(Default)]
+struct CaseTally {
+    /// Void games (their judge failed), and the first one's index and error.
+    void: u64,
+    first_void: Option<(u64, crate::games::external::JudgeError)>,
+    /// The bot's results by class: how many, and the first one's error.
+    crashes: FirstOf,
+    timeouts: FirstOf,
+    incorrect: FirstOf,
+    internal: FirstOf,
+    unnecessary: u64,
+    /// Wins (a shared Chomp win split) and games, void games left out.
+    wins: f64,
+    games: u64,
+    scores: stats::Moments,
+    /// How many moves took each time, in microseconds.
+    moves: std::collections::BTreeMap<u64, u64>,
+    slowest_startup: Option<u64>,
+    peak_memory: Option<u64>,
+    /// The last standard error the bot wrote in a game.
+    last_stderr: Option<String>,
+}
+
+/// How many results fell in a class, and the first one's error.
+#[derive(Default)]
+struct FirstOf {
+    count: usize,
+    first: Option<String>,
+}
+
+impl FirstOf {
+    fn add(&mut self, hit: bool, result: &SeatResult) {
+        if hit {
+            self.count += 1;
+            if self.count == 1 {
+                self.first = result.error.clone();
+            }
+        }
+    }
+
+    /// The count, and the first error as a suffix for the reason.
+    fn text(&self) -> (usize, String) {
+        let first = self
+            .first
+            .as_deref()
+            .map_or(String::new(), |e| format!(" (first: {e})"));
+        (self.count, first)
+    }
+}
+
+impl CaseTally {
+    fn add(&mut self, solo: bool, bot: &str, record: &GameRecord) {
+        let Some(mine) = record.result_of(bot) else {
+            return;
+        };
+        if record.is_void() {
+            self.void += 1;
+            let earlier = self
+                .first_void
+                .as_ref()
+                .is_some_and(|(i, _)| *i < record.index);
+            if let (false, Some(error)) = (earlier, &record.judge_error) {
+                self.first_void = Some((record.index, error.clone()));
+            }
+            return;
+        }
+        let status = mine.status();
+        self.crashes.add(status.is_crash(), mine);
+        self.timeouts.add(status.is_timeout(), mine);
+        self.incorrect.add(status.is_incorrect(), mine);
+        self.internal
+            .add(status == crate::outcome::Status::Internal, mine);
+        self.unnecessary += u64::from(mine.outcome.as_deref() == Some("lose_unnecessarily"));
+        if let Some((w, _)) = game_win(solo, record, bot) {
+            self.wins += w;
+            self.games += 1;
+        }
+        if let Some(points) = mine.points() {
+            self.scores.add(points);
+        }
+        for time in mine.move_times() {
+            *self.moves.entry(time).or_default() += 1;
+        }
+        self.slowest_startup = self.slowest_startup.max(mine.startup_micros);
+        self.peak_memory = self.peak_memory.max(mine.peak_memory_bytes);
+        if let Some(stderr) = mine.stderr.as_deref().filter(|s| !s.is_empty()) {
+            self.last_stderr = Some(stderr.to_owned());
+        }
+    }
+
+    /// The reason the void games give (how many, and the first one's judge
+    /// error) and the first one's judge's standard error.
+    fn void_games(&self) -> Option<(String, String)> {
+        let (index, error) = self.first_void.as_ref()?;
+        let reason = format!(
+            "{} game{} void: the judge failed (first, game {index}: {})",
+            self.void,
+            if self.void == 1 { "" } else { "s" },
+            error.message
+        );
+        Some((reason, error.stderr.clone().unwrap_or_default()))
+    }
+
+    /// The slowest move and the 99th percentile of the moves.
+    fn slowest_and_p99(&self) -> (u64, u64) {
+        let n: u64 = self.moves.values().sum();
+        let slowest = self.moves.keys().next_back().copied().unwrap_or(0);
+        let rank = (n * 99).div_ceil(100).saturating_sub(1);
+        let mut seen = 0;
+        for (&time, &count) in &self.moves {
+            seen += count;
+            if rank < seen {
+                return (slowest, time);
+            }
+        }
+        (slowest, 0)
+    }
 }
 
 /// Checks the expectations against what was played.
 fn judge(
     case: &Case,
     plan: &Plan,
-    records: &[GameRecord],
+    tally: &CaseTally,
     decided: Option<bool>,
     h2h: Option<(stats::Sprt, [u64; 5])>,
     time: Duration,
@@ -653,32 +754,24 @@ fn judge(
     let e = &case.expect;
     // A game whose judge failed is void: not the bot's, and reported
     // with the judge's own words.
-    let (void, records): (Vec<&GameRecord>, Vec<&GameRecord>) = records
-        .iter()
-        .filter(|r| r.result_of(&case.name).is_some())
-        .partition(|r| r.is_void());
-    let judge_failure = void_games(&void);
-    let mine: Vec<&SeatResult> = records
-        .iter()
-        .filter_map(|r| r.result_of(&case.name))
-        .collect();
+    let judge_failure = tally.void_games();
     // The steps, in the order their figures and reasons are reported.
     let mut found = Findings::default();
     if let Some((reason, _)) = &judge_failure {
         found.reasons.push(reason.clone());
     }
-    found.forbidden_failures(e, &mine);
-    let internal = found.internal_errors(&mine);
-    found.unnecessary_losses(e, &mine);
-    found.win_rate(e, solo, wins(solo, &records, &case.name), decided);
+    found.forbidden_failures(e, tally);
+    let internal = found.internal_errors(tally);
+    found.unnecessary_losses(e, tally);
+    found.win_rate(e, solo, (tally.wins, tally.games), decided);
     if let Some((test, counts)) = h2h {
         found.head_to_head(&test, counts);
     }
     if plan.game.supports("mean_score") {
-        found.mean_score(e, &mine);
+        found.mean_score(e, tally);
     }
-    found.move_times(e, &mine);
-    found.memory(e, &mine);
+    found.move_times(e, tally);
+    found.memory(e, tally);
     Outcome {
         name: case.name.clone(),
         game: Some(plan.game.name()),
@@ -686,7 +779,7 @@ fn judge(
         referee_error: internal || judge_failure.is_some(),
         figures: found.figures.join(", "),
         reasons: found.reasons,
-        stderr: last_stderr(&mine),
+        stderr: last_lines(tally.last_stderr.as_deref()),
         judge_stderr: judge_failure.map(|(_, text)| text).unwrap_or_default(),
         time,
         properties: found.properties,
@@ -702,39 +795,10 @@ struct Findings {
     properties: Vec<(String, String)>,
 }
 
-/// A class of failure, as a test on a result's status.
-type Class = fn(crate::outcome::Status) -> bool;
-
-/// How many of the bot's results fall in a class, and the first one's
-/// error, as a suffix for the reason.
-fn class(mine: &[&SeatResult], keep: Class) -> (usize, String) {
-    let hits: Vec<&&SeatResult> = mine.iter().filter(|x| keep(x.status())).collect();
-    let first = hits
-        .first()
-        .and_then(|x| x.error.as_deref())
-        .map_or(String::new(), |e| format!(" (first: {e})"));
-    (hits.len(), first)
-}
-
-/// The bot's wins (a shared Chomp win split) and games, void games left
-/// out.
-fn wins(solo: bool, records: &[&GameRecord], bot: &str) -> (f64, u64) {
-    let (mut wins, mut games) = (0.0, 0u64);
-    for r in records {
-        if let Some((w, _)) = game_win(solo, r, bot) {
-            wins += w;
-            games += 1;
-        }
-    }
-    (wins, games)
-}
-
 /// The bot's last lines on standard error, for the JUnit report: its last
 /// game that wrote any, its last 20 lines.
-fn last_stderr(mine: &[&SeatResult]) -> String {
-    mine.iter()
-        .rev()
-        .find_map(|x| x.stderr.as_deref().filter(|s| !s.is_empty()))
+fn last_lines(stderr: Option<&str>) -> String {
+    stderr
         .map(|text| {
             let lines: Vec<&str> = text.lines().collect();
             lines[lines.len().saturating_sub(20)..].join("\n")
@@ -745,15 +809,14 @@ fn last_stderr(mine: &[&SeatResult]) -> String {
 impl Findings {
     /// The classes of failure the case forbids (`no_crash`, `no_timeout`,
     /// `no_incorrect`): a reason for each that occurred.
-    fn forbidden_failures(&mut self, e: &Expect, mine: &[&SeatResult]) {
-        use crate::outcome::Status;
-        let checks: [(bool, Class, &str); 3] = [
-            (e.no_crash, Status::is_crash, "crash(es)"),
-            (e.no_timeout, Status::is_timeout, "timeout(s)"),
-            (e.no_incorrect, Status::is_incorrect, "incorrect output(s)"),
+    fn forbidden_failures(&mut self, e: &Expect, tally: &CaseTally) {
+        let checks = [
+            (e.no_crash, &tally.crashes, "crash(es)"),
+            (e.no_timeout, &tally.timeouts, "timeout(s)"),
+            (e.no_incorrect, &tally.incorrect, "incorrect output(s)"),
         ];
-        for (wanted, keep, what) in checks {
-            let (count, first) = class(mine, keep);
+        for (wanted, class, what) in checks {
+            let (count, first) = class.text();
             if wanted && count > 0 {
                 self.reasons.push(format!("{count} {what}{first}"));
             }
@@ -763,8 +826,8 @@ impl Findings {
     /// The referee's own failures always fail a case, and make it an
     /// error rather than a failure: its figures are not to be trusted.
     /// Whether there were any.
-    fn internal_errors(&mut self, mine: &[&SeatResult]) -> bool {
-        let (internal, first) = class(mine, |s| s == crate::outcome::Status::Internal);
+    fn internal_errors(&mut self, tally: &CaseTally) -> bool {
+        let (internal, first) = tally.internal.text();
         if internal > 0 {
             self.reasons.push(format!(
                 "{internal} internal error(s) of the referee{first}"
@@ -774,11 +837,8 @@ impl Findings {
     }
 
     /// Even Steven's `no_unnecessary_loss`: no winnable hand lost.
-    fn unnecessary_losses(&mut self, e: &Expect, mine: &[&SeatResult]) {
-        let unnecessary = mine
-            .iter()
-            .filter(|x| x.outcome.as_deref() == Some("lose_unnecessarily"))
-            .count();
+    fn unnecessary_losses(&mut self, e: &Expect, tally: &CaseTally) {
+        let unnecessary = tally.unnecessary;
         if e.no_unnecessary_loss && unnecessary > 0 {
             self.reasons
                 .push(format!("{unnecessary} winnable hand(s) lost"));
@@ -854,9 +914,8 @@ impl Findings {
     }
 
     /// The mean score with its 95% interval, against `mean_score`.
-    fn mean_score(&mut self, e: &Expect, mine: &[&SeatResult]) {
-        let scores: Vec<f64> = mine.iter().filter_map(|x| x.points()).collect();
-        let (mean, half) = crate::stats::mean_ci95(&scores);
+    fn mean_score(&mut self, e: &Expect, tally: &CaseTally) {
+        let (mean, half) = tally.scores.mean_ci95();
         self.figures
             .push(format!("mean score {mean:.1} ± {:.1}", half.unwrap_or(0.0)));
         if let Some(want) = e.mean_score
@@ -871,20 +930,14 @@ impl Findings {
     /// where the records list them (a timed-out move as the time waited),
     /// else each game's slowest move (Chomp, Aces Up). First replies,
     /// which include the start-up, are not moves.
-    fn move_times(&mut self, e: &Expect, mine: &[&SeatResult]) {
-        let mut moves: Vec<u64> = mine.iter().flat_map(|x| x.move_times()).collect();
-        moves.sort_unstable();
-        let slowest = moves.last().copied().unwrap_or(0);
-        let p99 = moves
-            .get((moves.len() * 99).div_ceil(100).saturating_sub(1))
-            .copied()
-            .unwrap_or(0);
+    fn move_times(&mut self, e: &Expect, tally: &CaseTally) {
+        let (slowest, p99) = tally.slowest_and_p99();
         self.figures.push(format!(
             "slowest move {}, p99 {}",
             micros_text(slowest),
             micros_text(p99)
         ));
-        if let Some(startup) = mine.iter().filter_map(|x| x.startup_micros).max() {
+        if let Some(startup) = tally.slowest_startup {
             self.figures
                 .push(format!("slowest start-up {}", micros_text(startup)));
         }
@@ -903,8 +956,8 @@ impl Findings {
 
     /// The bot's peak memory in any game, where measured, against
     /// `max_memory`.
-    fn memory(&mut self, e: &Expect, mine: &[&SeatResult]) {
-        let Some(peak) = mine.iter().filter_map(|x| x.peak_memory_bytes).max() else {
+    fn memory(&mut self, e: &Expect, tally: &CaseTally) {
+        let Some(peak) = tally.peak_memory else {
             return;
         };
         self.figures
@@ -977,6 +1030,28 @@ fn write_junit(path: &Path, suite: &Path, outcomes: &[Outcome]) -> Result<(), St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The 99th percentile from counts per time is the one of the
+        /// sorted times.
+        #[test]
+        fn the_p99_of_counted_move_times_is_the_sorted_ones(
+            times in proptest::collection::vec(0u64..50, 0..400),
+        ) {
+            let mut tally = CaseTally::default();
+            for &t in &times {
+                *tally.moves.entry(t).or_default() += 1;
+            }
+            let mut sorted = times.clone();
+            sorted.sort_unstable();
+            let p99 = sorted
+                .get((sorted.len() * 99).div_ceil(100).saturating_sub(1))
+                .copied()
+                .unwrap_or(0);
+            let slowest = sorted.last().copied().unwrap_or(0);
+            proptest::prop_assert_eq!(tally.slowest_and_p99(), (slowest, p99));
+        }
+    }
 
     #[test]
     fn the_sequential_test_decides_clear_cases_early() {
