@@ -600,86 +600,11 @@ fn section_plot(page: &mut String, solo: bool, entrants: &[String], history: &[V
         page,
         "<h2 id=\"plot\">{title}</h2>\n<p class=\"meta\">{what}.</p>"
     );
-    let series: Vec<Vec<Point>> = history.iter().map(|h| thin(h, 400)).collect();
-    let all = series.iter().flatten();
-    let (mut x_max, mut y_min, mut y_max) = (1u64, f64::MAX, f64::MIN);
-    for p in all {
-        x_max = x_max.max(p.index);
-        y_min = y_min.min(p.low);
-        y_max = y_max.max(p.high);
-    }
-    if solo {
-        (y_min, y_max) = (0.0, 1.0);
-    }
-    if y_min > y_max {
-        (y_min, y_max) = (0.0, 1.0);
-    }
-    if y_max - y_min < 1e-9 {
-        y_max = y_min + 1.0;
-    }
-    let (w, h, left, bottom, top, right) = (800.0, 300.0, 50.0, 25.0, 10.0, 10.0);
-    // Game 1 at the left edge, the last game at the right one.
-    let x =
-        |i: u64| left + (w - left - right) * i.saturating_sub(1) as f64 / (x_max - 1).max(1) as f64;
-    let y = |v: f64| top + (h - top - bottom) * (1.0 - (v - y_min) / (y_max - y_min));
-    let _ = write!(
-        page,
-        "<svg id=\"plot-svg\" viewBox=\"0 0 {w} {h}\" width=\"100%\" role=\"img\" \
-         aria-label=\"{title}\"><rect x=\"{left}\" y=\"{top}\" width=\"{}\" height=\"{}\" \
-         fill=\"none\" stroke=\"#ccc\"/>",
-        w - left - right,
-        h - top - bottom
-    );
-    for k in 0..=4 {
-        let v = y_min + (y_max - y_min) * k as f64 / 4.0;
-        let label = if solo {
-            format!("{:.0}%", 100.0 * v)
-        } else {
-            format!("{v:.1}")
-        };
-        let _ = write!(
-            page,
-            "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{label}</text>",
-            left - 4.0,
-            y(v) + 4.0
-        );
-    }
-    let _ = write!(
-        page,
-        "<text x=\"{left}\" y=\"{}\">game 1</text><text x=\"{}\" y=\"{}\" \
-         text-anchor=\"end\">game {x_max}</text>",
-        h - 8.0,
-        w - right,
-        h - 8.0
-    );
+    let series: Vec<Vec<Point>> = history.iter().map(|h| thin(h, MOST_POINTS)).collect();
+    let frame = PlotFrame::around(&series, solo);
+    frame.axes(page, title, solo);
     for (i, points) in series.iter().enumerate() {
-        if points.is_empty() {
-            continue;
-        }
-        let band: Vec<String> = points
-            .iter()
-            .map(|p| format!("{:.1},{:.1}", x(p.index), y(p.high)))
-            .chain(
-                points
-                    .iter()
-                    .rev()
-                    .map(|p| format!("{:.1},{:.1}", x(p.index), y(p.low))),
-            )
-            .collect();
-        let line: Vec<String> = points
-            .iter()
-            .map(|p| format!("{:.1},{:.1}", x(p.index), y(p.value)))
-            .collect();
-        let _ = write!(
-            page,
-            "<polygon points=\"{}\" fill=\"{c}\" fill-opacity=\"0.12\"/>\
-             <polyline class=\"series\" data-entrant=\"{name}\" points=\"{}\" fill=\"none\" \
-             stroke=\"{c}\" stroke-width=\"1.5\"/>",
-            band.join(" "),
-            line.join(" "),
-            c = colour(i),
-            name = esc(&entrants[i]),
-        );
+        frame.series(page, points, colour(i), &entrants[i]);
     }
     page.push_str("</svg>\n<p class=\"key\">");
     for (i, name) in entrants.iter().enumerate() {
@@ -691,6 +616,120 @@ fn section_plot(page: &mut String, solo: bool, entrants: &[String], history: &[V
         );
     }
     page.push_str("</p>\n");
+}
+
+/// The plot's box and scales: games from 1 to the last along x, the
+/// values' range (a rate's 0 to 1) along y.
+struct PlotFrame {
+    x_max: u64,
+    y_min: f64,
+    y_max: f64,
+}
+
+impl PlotFrame {
+    const WIDTH: f64 = 800.0;
+    const HEIGHT: f64 = 300.0;
+    const LEFT: f64 = 50.0;
+    const BOTTOM: f64 = 25.0;
+    const TOP: f64 = 10.0;
+    const RIGHT: f64 = 10.0;
+
+    fn around(series: &[Vec<Point>], solo: bool) -> PlotFrame {
+        let (mut x_max, mut y_min, mut y_max) = (1u64, f64::MAX, f64::MIN);
+        for p in series.iter().flatten() {
+            x_max = x_max.max(p.index);
+            y_min = y_min.min(p.low);
+            y_max = y_max.max(p.high);
+        }
+        if solo || y_min > y_max {
+            (y_min, y_max) = (0.0, 1.0);
+        }
+        if y_max - y_min < 1e-9 {
+            y_max = y_min + 1.0;
+        }
+        PlotFrame {
+            x_max,
+            y_min,
+            y_max,
+        }
+    }
+
+    /// Game 1 at the left edge, the last game at the right one.
+    fn x(&self, game: u64) -> f64 {
+        let span = Self::WIDTH - Self::LEFT - Self::RIGHT;
+        Self::LEFT + span * game.saturating_sub(1) as f64 / (self.x_max - 1).max(1) as f64
+    }
+
+    fn y(&self, value: f64) -> f64 {
+        let span = Self::HEIGHT - Self::TOP - Self::BOTTOM;
+        Self::TOP + span * (1.0 - (value - self.y_min) / (self.y_max - self.y_min))
+    }
+
+    /// The SVG's start: its box, five labels up the side, the first and
+    /// last game along the bottom.
+    fn axes(&self, page: &mut String, title: &str, solo: bool) {
+        let (w, h, left, top, right) = (
+            Self::WIDTH,
+            Self::HEIGHT,
+            Self::LEFT,
+            Self::TOP,
+            Self::RIGHT,
+        );
+        let _ = write!(
+            page,
+            "<svg id=\"plot-svg\" viewBox=\"0 0 {w} {h}\" width=\"100%\" role=\"img\" \
+             aria-label=\"{title}\"><rect x=\"{left}\" y=\"{top}\" width=\"{}\" height=\"{}\" \
+             fill=\"none\" stroke=\"#ccc\"/>",
+            w - left - right,
+            h - top - Self::BOTTOM
+        );
+        for k in 0..=4 {
+            let v = self.y_min + (self.y_max - self.y_min) * k as f64 / 4.0;
+            let label = if solo {
+                format!("{:.0}%", 100.0 * v)
+            } else {
+                format!("{v:.1}")
+            };
+            let _ = write!(
+                page,
+                "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{label}</text>",
+                left - 4.0,
+                self.y(v) + 4.0
+            );
+        }
+        let _ = write!(
+            page,
+            "<text x=\"{left}\" y=\"{}\">game 1</text><text x=\"{}\" y=\"{}\" \
+             text-anchor=\"end\">game {}</text>",
+            h - 8.0,
+            w - right,
+            h - 8.0,
+            self.x_max
+        );
+    }
+
+    /// One entrant's line, with its interval as a shaded band.
+    fn series(&self, page: &mut String, points: &[Point], colour: &str, name: &str) {
+        if points.is_empty() {
+            return;
+        }
+        let at = |p: &Point, v: f64| format!("{:.1},{:.1}", self.x(p.index), self.y(v));
+        let band: Vec<String> = points
+            .iter()
+            .map(|p| at(p, p.high))
+            .chain(points.iter().rev().map(|p| at(p, p.low)))
+            .collect();
+        let line: Vec<String> = points.iter().map(|p| at(p, p.value)).collect();
+        let _ = write!(
+            page,
+            "<polygon points=\"{}\" fill=\"{colour}\" fill-opacity=\"0.12\"/>\
+             <polyline class=\"series\" data-entrant=\"{}\" points=\"{}\" fill=\"none\" \
+             stroke=\"{colour}\" stroke-width=\"1.5\"/>",
+            band.join(" "),
+            esc(name),
+            line.join(" "),
+        );
+    }
 }
 
 /// A row of bars: how many values fall in each of `bins` equal ranges.
