@@ -25,6 +25,7 @@ use referee::games::acesup::{deck, engine};
 use referee::games::evensteven::{Card, strategy};
 
 const REFEREE: &str = env!("CARGO_BIN_EXE_referee");
+const LAUNCHER: &str = env!("CARGO_BIN_EXE_referee-launch");
 const EVENSTEVEN: &str = env!("CARGO_BIN_EXE_evensteven");
 const SEPTICA: &str = env!("CARGO_BIN_EXE_septica");
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -670,8 +671,9 @@ fn tournament(reps: usize) {
 
 /// Bot starts per second by the referee's size: the bot layer starts
 /// `/bin/true` over and over in a process that holds `ballast` MB (what a
-/// referee holds after many games), through the launcher (how the referee
-/// starts bots) and by forking (how it used to).
+/// referee holds after many games), through `referee-launch` (how the
+/// referee starts bots), through the referee's own binary (where
+/// `referee-launch` is not beside it), and by forking (how it used to).
 fn starts(reps: usize) {
     const STARTS: usize = 400;
     println!(
@@ -679,7 +681,7 @@ fn starts(reps: usize) {
     );
     for ballast in [0usize, 256, 1024] {
         let mut line = vec![];
-        for how in ["launcher", "fork"] {
+        for how in ["referee-launch", "referee", "fork"] {
             let mut rates = vec![];
             for _ in 0..reps {
                 let out = Command::new(std::env::current_exe().unwrap())
@@ -705,8 +707,10 @@ fn starts_child() {
     let count: usize = args[2].parse().unwrap();
     // Touched, so that its pages are mapped, as a grown heap's are.
     let ballast = vec![1u8; megabytes << 20];
-    if args[1] == "launcher" {
-        referee::bot::use_launcher(PathBuf::from(REFEREE));
+    match args[1].as_str() {
+        "referee-launch" => referee::bot::use_launcher(PathBuf::from(LAUNCHER)),
+        "referee" => referee::bot::use_launcher(PathBuf::from(REFEREE)),
+        _ => {}
     }
     let spec = BotSpec {
         program: "/bin/true".into(),

@@ -247,13 +247,17 @@ fn init_logging(level: &str) {
 /// A panic is a bug in the referee: kill every bot, report, exit 70. The
 /// one exception is `println!` or `eprintln!` meeting a closed pipe, which
 /// ends the run quietly (see [`start_pipe_watch`]).
-/// Bots are started through this same binary (see `bot::use_launcher`):
+/// Bots are started through `referee-launch` beside this binary, or
+/// where it is missing through this same binary (see `bot::use_launcher`):
 /// `/proc/self/exe` still runs it after a rebuild replaced the file.
 fn use_launcher() {
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.join("referee-launch")))
+        .filter(|launcher| launcher.is_file());
     let own = std::path::PathBuf::from("/proc/self/exe");
-    match own
-        .exists()
-        .then_some(own)
+    match beside
+        .or_else(|| own.exists().then_some(own))
         .or_else(|| std::env::current_exe().ok())
     {
         Some(exe) => referee::bot::use_launcher(exe),

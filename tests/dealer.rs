@@ -599,6 +599,37 @@ fn a_program_that_fails_to_exec_after_the_checks_says_why() {
     );
 }
 
+/// Bots start through `referee-launch` beside the referee; a referee
+/// copied on its own starts them through its own binary, and plays the
+/// same.
+#[test]
+fn a_referee_without_referee_launch_beside_it_starts_bots_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let alone = dir.path().join("referee");
+    std::fs::copy(env!("CARGO_BIN_EXE_referee"), &alone).unwrap();
+    assert!(
+        std::path::Path::new(env!("CARGO_BIN_EXE_referee"))
+            .with_file_name("referee-launch")
+            .is_file()
+    );
+    for referee in [std::path::Path::new(env!("CARGO_BIN_EXE_referee")), &alone] {
+        let run = std::process::Command::new(referee)
+            .args(["dealer", evensteven_bin()])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                use std::io::Write;
+                child.stdin.take().unwrap().write_all(SAMPLE_INPUT)?;
+                child.wait_with_output()
+            })
+            .unwrap();
+        assert!(run.status.success(), "{}: {run:?}", referee.display());
+        assert_eq!(String::from_utf8_lossy(&run.stdout), SAMPLE_OUTPUT);
+    }
+}
+
 fn binfmt_misc_in_use() -> bool {
     std::fs::read_dir("/proc/sys/fs/binfmt_misc").is_ok_and(|entries| {
         entries

@@ -392,16 +392,17 @@ fn binfmt_misc_in_use() -> bool {
     })
 }
 
-/// The hidden subcommand of the referee's own binary that starts a bot:
-/// `referee __launch PID LIMITS -- PROGRAM ARGS...` (see [`launch_main`]).
+/// The launcher's first argument: `referee-launch __launch PID LIMITS --
+/// PROGRAM ARGS...`, or the same hidden subcommand of the referee's own
+/// binary (see [`launch_main`]).
 pub const LAUNCH_COMMAND: &str = "__launch";
 
 /// The program run as `LAUNCHER __launch ...` to start bots, when set.
 static LAUNCHER: OnceLock<PathBuf> = OnceLock::new();
 
-/// Starts every bot and build from now on through `launcher` (the
-/// referee's own binary, which must handle [`LAUNCH_COMMAND`] first thing
-/// in `main`).
+/// Starts every bot and build from now on through `launcher`
+/// (`referee-launch`, or the referee's own binary, which handles
+/// [`LAUNCH_COMMAND`] first thing in `main`).
 ///
 /// Why: a bot started by `fork` copies the referee's page tables, whose
 /// cost grows with the referee's memory: late in a long tournament each
@@ -525,7 +526,7 @@ fn prepare_bot(resources: super::Resources, referee: Pid) -> nix::Result<()> {
     Ok(())
 }
 
-/// `referee __launch PID LIMITS -- PROGRAM ARGS...`: readies this process
+/// `referee-launch __launch PID LIMITS -- PROGRAM ARGS...`: readies this process
 /// as [`prepare_bot`] does and becomes PROGRAM. The referee checked that
 /// PROGRAM can be run before starting this; should `exec` fail all the
 /// same (the file changed since), the reason goes to standard error, which
