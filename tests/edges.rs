@@ -394,6 +394,42 @@ fn merge_refuses_shards_that_disagree_on_a_game_and_names_both_files() {
             assert!(run.stderr.contains(named.to_str().unwrap()), "{run:?}");
         }
     }
+
+    // Refused into an --out that holds something else: nothing there is
+    // touched (the merge writes as it reads, but puts nothing in place
+    // before it has read every record).
+    let into = dir.path().join("into");
+    std::fs::create_dir(&into).unwrap();
+    let kept = [
+        ("run.json", "{\"kept\": true}\n"),
+        ("records.jsonl", "kept\n"),
+    ];
+    for (name, text) in kept {
+        std::fs::write(into.join(name), text).unwrap();
+    }
+    let run = referee(
+        [
+            "merge",
+            one.to_str().unwrap(),
+            other.to_str().unwrap(),
+            "--out",
+            into.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(64), "{run:?}");
+    for (name, text) in kept {
+        assert_eq!(
+            std::fs::read_to_string(into.join(name)).unwrap(),
+            text,
+            "{name}"
+        );
+    }
+    let names: Vec<String> = std::fs::read_dir(&into)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
 }
 
 #[test]

@@ -953,6 +953,8 @@ enum MergeError {
 /// The merged output being written: records and games.log, each put in
 /// place whole at the end.
 struct MergedOut {
+    into: PathBuf,
+    info: RunInfo,
     records: record::NewFile,
     log: record::NewFile,
 }
@@ -960,11 +962,12 @@ struct MergedOut {
 impl MergedOut {
     fn create(into: &Path, info: &RunInfo) -> Result<MergedOut, String> {
         std::fs::create_dir_all(into).map_err(|e| format!("{}: {e}", into.display()))?;
-        write_json(&into.join("run.json"), info)?;
         let create = |path: PathBuf| {
             record::NewFile::create(&path).map_err(|e| format!("{}: {e}", path.display()))
         };
         Ok(MergedOut {
+            into: into.to_owned(),
+            info: info.clone(),
             records: create(records_path(into))?,
             log: create(into.join("games.log"))?,
         })
@@ -981,7 +984,9 @@ impl MergedOut {
             .map_err(|e| failed(&self.log, e))
     }
 
+    /// Puts every file in place, once every record was read and agreed.
     fn commit(self) -> Result<(), String> {
+        write_json(&self.into.join("run.json"), &self.info)?;
         for file in [self.records, self.log] {
             let path = file.path().to_owned();
             file.commit()
