@@ -56,6 +56,29 @@ pub fn publishing() -> MutexGuard<'static, ()> {
     guard
 }
 
+/// How long a game whose player was stopped from outside waits for the
+/// referee's own signal (see [`settle`]).
+const SETTLE: Duration = Duration::from_millis(300);
+
+/// A game in which a player was killed by SIGTERM, SIGINT or SIGHUP
+/// (`stopped`) may have ended because the whole job is being stopped:
+/// Slurm (a requeue, a time limit), Kubernetes and systemd signal every
+/// process of a job at once, and the referee's own signal may come a
+/// moment after its bots'. Such a game waits a moment for it before it is
+/// published; if it comes, the game is not recorded (it never returns),
+/// as any game ended by the run's end.
+pub fn settle(stopped: bool) {
+    if !stopped {
+        return;
+    }
+    let until = Instant::now() + SETTLE;
+    while Instant::now() < until {
+        stop_if_ending();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    stop_if_ending();
+}
+
 /// Never returns once the run is ending: the thread that ends it exits
 /// the process. For a record about to be written (it would be of a game
 /// whose bots were killed), and for the main thread's own exit.

@@ -122,6 +122,55 @@ fn ctrl_c_during_a_tournament_game_records_nothing_and_resume_plays_it() {
     assert!(judge_errors(&records).is_empty(), "{records:?}");
 }
 
+/// Slurm (a requeue), Kubernetes and systemd stop a job by signalling all
+/// its processes at once: a bot may die of the SIGTERM a moment before the
+/// referee gets its own. That game ended because the run did: it is not
+/// recorded as the bot's crash (the Slurm test's requeue met this once).
+#[test]
+fn a_bot_stopped_with_the_whole_job_is_not_recorded_as_crashed() {
+    let dir = tempfile::tempdir().unwrap();
+    // Signals the referee 50 ms after itself, from outside its group.
+    let bot = dir.path().join("stopped.sh");
+    std::fs::write(
+        &bot,
+        format!(
+            "#!/bin/sh\nreferee=$PPID\nready={ready}\n\
+             setsid sh -c \"touch $ready; sleep 0.05; kill -TERM $referee\" </dev/null >/dev/null 2>&1 &\n\
+             while [ ! -e $ready ]; do sleep 0.005; done\n\
+             kill -TERM $$\nsleep 5\n",
+            ready = dir.path().join("detached").display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&bot, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let file = dir.path().join("t.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"evensteven\"\ngames = 4\nseed = 1\njobs = 1\n\
+             [[entrant]]\nname = \"reference\"\ncommand = [{:?}]\n\
+             [[entrant]]\nname = \"stopped\"\ncommand = [{:?}]\n",
+            common::evensteven_bin(),
+            bot.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let run = referee(
+        [
+            "tournament",
+            file.to_str().unwrap(),
+            "--no-progress",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert!(run.stderr.contains("interrupted by SIGTERM"), "{run:?}");
+    let records = common::jsonl(&out.join("records.jsonl"));
+    assert!(records.is_empty(), "{records:?}");
+}
+
 #[test]
 fn a_reader_that_stops_at_a_game_line_finds_that_game_recorded() {
     for _ in 0..3 {
