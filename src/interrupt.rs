@@ -60,21 +60,18 @@ pub fn publishing() -> MutexGuard<'static, ()> {
 /// referee's own signal (see [`settle`]).
 const SETTLE: Duration = Duration::from_millis(300);
 
-/// A game in which a player was killed by SIGTERM, SIGINT or SIGHUP
-/// (`stopped`) may have ended because the whole job is being stopped:
-/// Slurm (a requeue, a time limit), Kubernetes and systemd signal every
-/// process of a job at once, and the referee's own signal may come a
-/// moment after its bots'. Such a game waits a moment for it before it is
-/// published; if it comes, the game is not recorded (it never returns),
-/// as any game ended by the run's end.
-pub fn settle(stopped: bool) {
-    if !stopped {
-        return;
-    }
+/// For a bot killed by SIGTERM, SIGINT or SIGHUP that the referee did not
+/// send: the whole job may be being stopped. Slurm (a requeue, a time
+/// limit), Kubernetes and systemd signal every process of a job at once,
+/// and the referee's own signal may come a moment after its bots'. The bot
+/// layer waits a moment for it before it reports the bot's end; if it
+/// comes, this never returns, and the game is not recorded, as any game
+/// ended by the run's end.
+pub async fn settle() {
     let until = Instant::now() + SETTLE;
     while Instant::now() < until {
         stop_if_ending();
-        std::thread::sleep(Duration::from_millis(5));
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
     stop_if_ending();
 }

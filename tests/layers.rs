@@ -18,7 +18,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("parallel", &[]),
     ("record", &["interrupt"]),
     ("outcome", &["text"]),
-    ("bot", &["outcome", "text", "units"]),
+    ("bot", &["interrupt", "outcome", "text", "units"]),
     ("exit", &["bot", "outcome"]),
     (
         "games",

@@ -406,6 +406,9 @@ pub struct Bot {
     /// Set once the group leader has been reaped (after its group was
     /// killed: see [`Bot::reap`]).
     ended: Option<Ended>,
+    /// Whether the referee sent it SIGTERM (its grace period ran out): a
+    /// SIGTERM from anyone else may be the whole job's end.
+    stop_sent: bool,
     /// When the bot was seen to have exited (it may still be unreaped).
     exited_at: Option<Instant>,
     /// The time its first reply took (start-up included), once it came.
@@ -456,6 +459,7 @@ impl Bot {
             limits,
             sent_at: Instant::now(),
             ended: None,
+            stop_sent: false,
             exited_at: None,
             startup_time: None,
         })
@@ -871,6 +875,9 @@ impl Bot {
         if self.limits.sandbox {
             ended = ended.through_bwrap();
         }
+        if ended.is_stop_signal() && !self.stop_sent {
+            crate::interrupt::settle().await;
+        }
         self.ended = Some(ended);
         // Whatever it left running outside its group is orphaned now (and,
         // the bot being reaped, cannot be mistaken for it).
@@ -949,6 +956,7 @@ impl Bot {
         let mut forced = None;
         if !exited {
             forced = Some(Signal::SIGTERM);
+            self.stop_sent = true;
             self.group.signal(Signal::SIGTERM);
             if timeout(TERM_TO_KILL, self.exit.exited()).await.is_err() {
                 forced = Some(Signal::SIGKILL);

@@ -26,6 +26,13 @@ impl From<Ended> for crate::outcome::Verdict {
 }
 
 impl Ended {
+    /// Killed by a signal that stops whole jobs (SIGTERM, SIGINT, SIGHUP).
+    pub fn is_stop_signal(self) -> bool {
+        matches!(self, Ended::Signaled(n) if [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP]
+            .iter()
+            .any(|s| *s as i32 == n))
+    }
+
     pub fn success(self) -> bool {
         self == Ended::Exited(0)
     }

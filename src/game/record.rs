@@ -128,21 +128,6 @@ impl GameRecord {
         self.is_void() == other.is_void() && outcome(self) == outcome(other)
     }
 
-    /// Whether a player was killed by SIGTERM, SIGINT or SIGHUP, the
-    /// signals that stop whole jobs (see `interrupt::settle`). The signal
-    /// is read from the error the bot layer wrote (`status::Ended`'s
-    /// words, "killed by signal 15 (SIGTERM)").
-    pub fn stopped_from_outside(&self) -> bool {
-        self.results.iter().any(|r| {
-            r.status() != Status::Ok
-                && r.error.as_deref().is_some_and(|e| {
-                    ["(SIGTERM)", "(SIGINT)", "(SIGHUP)"]
-                        .iter()
-                        .any(|signal| e.contains(signal))
-                })
-        })
-    }
-
     /// The result of the entrant named `name`, if it played.
     pub fn result_of(&self, name: &str) -> Option<&SeatResult> {
         Some(&self.results[self.seat_of(name)?])

@@ -575,7 +575,6 @@ impl<'c> Run<'c> {
     /// One finished game: recorded, counted, reported.
     fn take(&mut self, record: GameRecord) -> Result<Next, Status> {
         // Recorded and counted whole, or (the run is ending) not at all.
-        crate::interrupt::settle(record.stopped_from_outside());
         let _publishing = crate::interrupt::publishing();
         if let Some(out) = self.out.as_mut() {
             out.append(&record, &self.info.fingerprint)
