@@ -146,13 +146,7 @@ fn a_task_run_again_continues_its_own_run_and_refuses_another() {
     // The first attempt is stopped after its third game, as Slurm stops a
     // task it requeues (SIGTERM).
     let marker = Marker::new();
-    let mut child = common::start(args, &marker);
-    let records = out.join("records.jsonl");
-    let started = Instant::now();
-    while indices_or_none(&records) < 3 {
-        assert!(started.elapsed() < Duration::from_secs(60), "no games");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut child = start_until_recorded(args, &marker, &out, 3);
     common::signal(&child, nix::sys::signal::Signal::SIGTERM);
     let _ = child.wait();
     marker.assert_none_left();
@@ -171,6 +165,7 @@ fn a_task_run_again_continues_its_own_run_and_refuses_another() {
     assert_eq!(indices(&out), (1..=8).collect::<Vec<_>>());
     // Another run (another seed) on the same --out is refused, and the
     // records are left as they are.
+    let records = out.join("records.jsonl");
     let before = std::fs::read(&records).unwrap();
     let mut other = args.to_vec();
     other.extend(["--seed", "6"]);
@@ -184,6 +179,24 @@ fn a_task_run_again_continues_its_own_run_and_refuses_another() {
         run.stderr
     );
     assert_eq!(std::fs::read(&records).unwrap(), before);
+}
+
+/// Starts `referee ARGS` and returns once it has recorded `games` games
+/// in `out`.
+fn start_until_recorded(
+    args: impl IntoIterator<Item = impl AsRef<std::ffi::OsStr>>,
+    marker: &Marker,
+    out: &Path,
+    games: usize,
+) -> std::process::Child {
+    let child = common::start(args, marker);
+    let records = out.join("records.jsonl");
+    let started = Instant::now();
+    while indices_or_none(&records) < games {
+        assert!(started.elapsed() < Duration::from_secs(60), "no games");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
 }
 
 /// Games recorded in `records` so far (0 before the file exists).
@@ -298,13 +311,7 @@ fn two_runs_writing_one_out_at_once_are_refused() {
         out.to_str().unwrap(),
     ];
     let marker = Marker::new();
-    let mut first = common::start(args, &marker);
-    let records = out.join("records.jsonl");
-    let started = Instant::now();
-    while indices_or_none(&records) < 1 {
-        assert!(started.elapsed() < Duration::from_secs(60), "no games");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut first = start_until_recorded(args, &marker, &out, 1);
     let second = referee(args, b"");
     assert_eq!(second.code, Some(64), "{second:?}");
     assert!(
