@@ -143,6 +143,34 @@ struct Outcome {
     properties: Vec<(String, String)>,
 }
 
+impl Outcome {
+    /// A case (or the suite) that failed without a game: `referee_error`
+    /// when the referee, not the bot, is to blame.
+    fn unplayed(
+        name: String,
+        game: Option<String>,
+        referee_error: bool,
+        reasons: Vec<String>,
+    ) -> Outcome {
+        let figures = match game {
+            Some(_) => "0 games".into(),
+            None => String::new(),
+        };
+        Outcome {
+            name,
+            game,
+            pass: false,
+            referee_error,
+            figures,
+            reasons,
+            stderr: String::new(),
+            judge_stderr: String::new(),
+            time: Duration::ZERO,
+            properties: vec![],
+        }
+    }
+}
+
 /// Runs a suite; with `junit`, writes the JUnit XML report there.
 pub async fn run(file: &Path, junit: Option<&Path>, limits: BotLimits) -> Status {
     let base = file
@@ -150,38 +178,7 @@ pub async fn run(file: &Path, junit: Option<&Path>, limits: BotLimits) -> Status
         .map_or_else(|| PathBuf::from("."), Path::to_owned);
     let suite = match load(file, &base) {
         Ok(suite) => suite,
-        Err(problems) => {
-            eprintln!(
-                "referee ci: {}: the suite is not valid; nothing was played:",
-                file.display()
-            );
-            for p in &problems {
-                eprintln!("  {p}");
-            }
-            // A CI's report step still finds a report, saying why.
-            if let Some(path) = junit {
-                let outcome = Outcome {
-                    name: "suite".into(),
-                    game: None,
-                    pass: false,
-                    referee_error: true,
-                    figures: String::new(),
-                    reasons: problems
-                        .iter()
-                        .map(|p| format!("{}: {p}", file.display()))
-                        .collect(),
-                    stderr: String::new(),
-                    judge_stderr: String::new(),
-                    time: Duration::ZERO,
-                    properties: vec![],
-                };
-                if let Err(e) = write_junit(path, file, &[outcome]) {
-                    eprintln!("referee ci: {}: {e}", path.display());
-                    return Status::Io;
-                }
-            }
-            return Status::Usage;
-        }
+        Err(problems) => return refuse_suite(file, junit, &problems),
     };
     // Every bot of every case is built and checked before the first game,
     // so that one that cannot run is named at once, not hours later.
@@ -189,51 +186,14 @@ pub async fn run(file: &Path, junit: Option<&Path>, limits: BotLimits) -> Status
     for case in &suite.cases {
         plans.push(prepare(case, &base, limits).await);
     }
-    // One warning for the run, for its most crowded case.
-    let crowded = suite.cases.iter().zip(&plans).filter_map(|(case, plan)| {
-        let jobs = case.jobs.unwrap_or_else(crate::parallel::cpus);
-        let seats = plan.as_ref().ok()?.game.seating().bots_at_once();
-        Some((jobs.min(case.games as usize), seats))
-    });
-    if let Some((jobs, seats)) = crowded.max_by_key(|(jobs, seats)| jobs * seats) {
-        crate::parallel::warn_if_oversubscribed("ci", Some((jobs, "jobs =")), seats);
-    }
+    warn_if_crowded(&suite.cases, &plans);
     let mut outcomes = Vec::new();
     for (case, plan) in suite.cases.iter().zip(plans) {
         let outcome = match run_case(case, plan).await {
             Ok(outcome) => outcome,
-            Err(e) => Outcome {
-                name: case.name.clone(),
-                game: Some(case.game.name()),
-                pass: false,
-                referee_error: true,
-                figures: "0 games".into(),
-                reasons: vec![e],
-                stderr: String::new(),
-                judge_stderr: String::new(),
-                time: Duration::ZERO,
-                properties: vec![],
-            },
+            Err(e) => Outcome::unplayed(case.name.clone(), Some(case.game.name()), true, vec![e]),
         };
-        if outcome.pass {
-            println!("PASS {}: {}", outcome.name, outcome.figures);
-        } else {
-            println!(
-                "FAIL {}: {}; {}",
-                outcome.name,
-                outcome.figures,
-                outcome.reasons.join("; ")
-            );
-            if !outcome.judge_stderr.is_empty() {
-                eprintln!(
-                    "referee ci: {}: the judge's last lines on standard error:",
-                    outcome.name
-                );
-                for line in outcome.judge_stderr.lines() {
-                    eprintln!("  | {line}");
-                }
-            }
-        }
+        print_outcome(&outcome);
         outcomes.push(outcome);
     }
     let passed = outcomes.iter().filter(|o| o.pass).count();
@@ -248,6 +208,65 @@ pub async fn run(file: &Path, junit: Option<&Path>, limits: BotLimits) -> Status
         Status::Pass
     } else {
         Status::Fail
+    }
+}
+
+/// A suite that is not valid: its problems, and (a CI's report step still
+/// finds a report) a JUnit file saying why.
+fn refuse_suite(file: &Path, junit: Option<&Path>, problems: &[String]) -> Status {
+    eprintln!(
+        "referee ci: {}: the suite is not valid; nothing was played:",
+        file.display()
+    );
+    for p in problems {
+        eprintln!("  {p}");
+    }
+    if let Some(path) = junit {
+        let reasons = problems
+            .iter()
+            .map(|p| format!("{}: {p}", file.display()))
+            .collect();
+        let outcome = Outcome::unplayed("suite".into(), None, true, reasons);
+        if let Err(e) = write_junit(path, file, &[outcome]) {
+            eprintln!("referee ci: {}: {e}", path.display());
+            return Status::Io;
+        }
+    }
+    Status::Usage
+}
+
+/// One warning for the run, for its most crowded case.
+fn warn_if_crowded(cases: &[Case], plans: &[Result<std::sync::Arc<Plan>, String>]) {
+    let crowded = cases.iter().zip(plans).filter_map(|(case, plan)| {
+        let jobs = case.jobs.unwrap_or_else(crate::parallel::cpus);
+        let seats = plan.as_ref().ok()?.game.seating().bots_at_once();
+        Some((jobs.min(case.games as usize), seats))
+    });
+    if let Some((jobs, seats)) = crowded.max_by_key(|(jobs, seats)| jobs * seats) {
+        crate::parallel::warn_if_oversubscribed("ci", Some((jobs, "jobs =")), seats);
+    }
+}
+
+/// A case's line, and a failed judge's last lines on standard error.
+fn print_outcome(outcome: &Outcome) {
+    if outcome.pass {
+        println!("PASS {}: {}", outcome.name, outcome.figures);
+        return;
+    }
+    println!(
+        "FAIL {}: {}; {}",
+        outcome.name,
+        outcome.figures,
+        outcome.reasons.join("; ")
+    );
+    if !outcome.judge_stderr.is_empty() {
+        eprintln!(
+            "referee ci: {}: the judge's last lines on standard error:",
+            outcome.name
+        );
+        for line in outcome.judge_stderr.lines() {
+            eprintln!("  | {line}");
+        }
     }
 }
 
@@ -492,16 +511,8 @@ async fn run_case(case: &Case, plan: Result<Arc<Plan>, String>) -> Result<Outcom
             .map(|(name, why)| format!("{}: {why}", who(case, name)))
             .collect();
         return Ok(Outcome {
-            name: case.name.clone(),
-            game: Some(case.game.name()),
-            pass: false,
-            referee_error: false,
-            figures: "0 games".into(),
-            reasons,
-            stderr: String::new(),
-            judge_stderr: String::new(),
             time: started.elapsed(),
-            properties: vec![],
+            ..Outcome::unplayed(case.name.clone(), Some(case.game.name()), false, reasons)
         });
     }
     let seed = case.seed.unwrap_or(1);
