@@ -44,6 +44,15 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub no_fsync: bool,
 
+    /// Contain bots without cgroups, even where the referee could make
+    /// them: memory sampled from /proc every 10ms, no process cap, CPU
+    /// time sampled. By default, as root (cgroup v1) or in a delegated
+    /// cgroup v2 subtree, each bot and build runs in a cgroup of its own:
+    /// the kernel caps and measures its memory, processes and CPU time, and
+    /// kills all of it at the end (see docs/containment.md).
+    #[arg(long, global = true)]
+    pub no_cgroups: bool,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -66,6 +75,23 @@ impl LogLevel {
             LogLevel::Info => "info",
             LogLevel::Debug => "debug",
             LogLevel::Trace => "trace",
+        }
+    }
+}
+
+impl Command {
+    /// The options for the bots it runs, if it runs any.
+    fn bot_options(&self) -> Option<&BotOptions> {
+        match self {
+            Command::Dealer(args) => Some(&args.bot),
+            Command::Chomp(args) => Some(&args.bot),
+            Command::Septica(args) => Some(&args.bot),
+            Command::Acesup(args) => Some(&args.bot),
+            Command::Play(args) => Some(&args.bot),
+            Command::Interactive(args) => Some(&args.bot),
+            Command::Tournament(args) => Some(&args.bot),
+            Command::Ci(args) => Some(&args.bot),
+            Command::Merge(_) | Command::Report(_) | Command::Replay(_) => None,
         }
     }
 }
@@ -363,10 +389,14 @@ pub struct BotOptions {
     #[arg(long, value_name = "N", default_value = "1024", value_parser = parse_count)]
     pub limit_open_files: Limit,
 
-    /// Processes of the user a bot may reach (RLIMIT_NPROC; the kernel does
-    /// not apply it to root).
-    #[arg(long, value_name = "N", default_value = "none", value_parser = parse_count)]
-    pub limit_procs: Limit,
+    /// Processes and threads a bot may have at once, all of it together,
+    /// root included (its cgroup's pids.max): past it, fork and new threads
+    /// fail, and a bot that then fails has status `limit` (processes).
+    /// Default: 256 where bots run in cgroups (Java, Node and Python start
+    /// well under it), else none; `none` for no cap. Asking for a cap where
+    /// the referee cannot make cgroups is a usage error (status 64).
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    pub limit_procs: Option<Limit>,
 
     /// Run every bot, and every build, under bubblewrap (needs the `bwrap`
     /// program): the system read-only, only its own folder (writable for a
@@ -380,7 +410,34 @@ pub struct BotOptions {
     pub limit_cpu: Limit,
 }
 
+/// The cap on a bot's processes without `--limit-procs`: only a cgroup can
+/// hold it (RLIMIT_NPROC counts all of a user's processes, and not root's).
+fn default_process_cap() -> Option<u64> {
+    crate::bot::cgroup::hierarchy().map(|_| crate::bot::DEFAULT_PROCESSES)
+}
+
 impl BotOptions {
+    /// Refuses, before anything runs, a limit the user asked for that this
+    /// machine cannot enforce; warns of a default it cannot.
+    pub fn check_enforceable(&self) -> Result<(), String> {
+        let Some(why) = crate::bot::cgroup::why_not() else {
+            return Ok(());
+        };
+        match self.limit_procs {
+            Some(Limit(Some(cap))) => Err(format!(
+                "--limit-procs {cap}: only a cgroup can cap a bot's processes, and bots run \
+                 without one here ({why}); see docs/containment.md"
+            )),
+            Some(Limit(None)) => Ok(()),
+            None => {
+                tracing::warn!(
+                    "no cap on each bot's processes (--limit-procs needs cgroups: {why})"
+                );
+                Ok(())
+            }
+        }
+    }
+
     /// Limits for bots whose lines are at most `max_line` bytes.
     pub fn limits(&self, max_line: usize) -> BotLimits {
         BotLimits {
@@ -395,7 +452,9 @@ impl BotOptions {
                 .map_or(Some(DEFAULT_MEMORY), |limit| limit.0),
             resources: Resources {
                 address_space: self.limit_address_space.0,
-                processes: self.limit_procs.0,
+                processes: self
+                    .limit_procs
+                    .map_or_else(default_process_cap, |limit| limit.0),
                 file_size: self.limit_file_size.0,
                 open_files: self.limit_open_files.0,
                 cpu_seconds: self.limit_cpu.0,
@@ -896,6 +955,10 @@ pub fn normalize_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString>
 /// Runs the chosen subcommand to its end: each turns its arguments into
 /// its configuration and hands it to its game's or command's entry point.
 pub async fn run(cli: Cli) -> Status {
+    if let Some(Err(why)) = cli.command.bot_options().map(BotOptions::check_enforceable) {
+        eprintln!("referee: {why}");
+        return Status::Usage;
+    }
     match cli.command {
         Command::Dealer(args) => run_dealer(args).await,
         Command::Chomp(args) => run_chomp(args).await,

@@ -45,6 +45,7 @@ fn main() {
     start_signal_thread();
     start_pipe_watch();
     groups::become_subreaper();
+    referee::bot::cgroup::init(cli.no_cgroups);
     referee::bot::cgroup::log_containment();
     groups::start_watchdog();
     // One game drives its bots from one thread: a current-thread runtime

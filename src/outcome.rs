@@ -67,6 +67,8 @@ pub enum LimitKind {
     FileSize,
     /// Memory: the resident memory of all its processes (`--limit-memory`).
     Memory,
+    /// Processes and threads: a fork failed at its cap (`--limit-procs`).
+    Processes,
 }
 
 /// The recorded verdict: a [`Status`] with its detail, flattened into a
@@ -272,6 +274,7 @@ impl LimitKind {
             LimitKind::Cpu => "cpu",
             LimitKind::FileSize => "file_size",
             LimitKind::Memory => "memory",
+            LimitKind::Processes => "processes",
         }
     }
 }

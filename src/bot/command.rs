@@ -7,6 +7,7 @@ use std::time::Duration;
 use nix::sys::signal::Signal;
 use tokio::time::{Instant, timeout};
 
+use super::cgroup::{Cgroup, Kind};
 use super::exit::ExitWatch;
 use super::groups::{self, GroupGuard};
 use super::stderr::{Capture, Tail};
@@ -30,6 +31,11 @@ pub struct Completed {
 /// so that one submission's build cannot take the machine.
 pub const BUILD_MEMORY: u64 = 4 << 30;
 
+/// The processes and threads a build may have at once, where cgroups cap
+/// them: `make -j`, a compiler's jobs and a JVM's threads fit; a fork bomb
+/// in a Makefile does not take the machine.
+pub const BUILD_PROCESSES: u64 = 1024;
+
 impl Completed {
     pub fn success(&self) -> bool {
         self.ended.is_some_and(Ended::success)
@@ -44,7 +50,21 @@ pub async fn run_to_end(
     keep: usize,
 ) -> Result<Completed, SpawnError> {
     let path = spawn::resolve(&spec.program)?;
-    let mut cmd = spawn::command(&path, &spec.args, spec.dir.as_deref(), Resources::NONE)?;
+    let cgroup = Cgroup::create(Kind::Build, Some(BUILD_MEMORY), Some(BUILD_PROCESSES))
+        .map_err(SpawnError::Cgroup)?
+        .map(std::sync::Arc::new);
+    let limits = super::BotLimits {
+        memory: Some(BUILD_MEMORY),
+        ..super::BotLimits::default()
+    };
+    let enclosure = super::enclosure(cgroup.as_deref(), &limits);
+    let mut cmd = spawn::command(
+        &path,
+        &spec.args,
+        spec.dir.as_deref(),
+        Resources::NONE,
+        &enclosure,
+    )?;
     let started = Instant::now();
     let (mut child, mut group) =
         GroupGuard::spawn(|| cmd.spawn()).map_err(|e| spawn::classify(&path, e))?;
@@ -53,12 +73,15 @@ pub async fn run_to_end(
     let mut out = Capture::start(child.stdout.take().expect("stdout is piped"), keep, false);
     let mut err = out.also(child.stderr.take().expect("stderr is piped"));
     let exit = ExitWatch::new(pid);
-    let meter = super::usage::Meter::start(pid, Some(BUILD_MEMORY), false);
+    let meter = super::usage::Meter::start(pid, Some(BUILD_MEMORY), false, cgroup.clone());
     let finished_in_time = timeout(limit, exit.exited()).await.is_ok();
     let elapsed = started.elapsed();
     // Whatever it left running (a make job server, a daemon) goes too,
     // while the unreaped leader still holds the group's number.
     group.signal(Signal::SIGKILL);
+    if let Some(cgroup) = &cgroup {
+        cgroup.kill();
+    }
     let reaped = match timeout(KILL_WAIT, exit.exited()).await {
         Ok(()) => {
             meter.stop();

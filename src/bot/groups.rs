@@ -149,6 +149,9 @@ pub fn kill_all() {
         }
         let watchdog = registry.watchdog_pid;
         drop(registry);
+        // Everything in the bots' cgroups, wherever it moved, and the
+        // cgroups themselves.
+        super::cgroup::finish();
         kill_strays_except(&BTreeSet::new(), watchdog);
         return;
     }
@@ -296,13 +299,20 @@ pub fn start_watchdog() {
             let mut registry = registry();
             registry.watchdog = child.stdin.take();
             registry.watchdog_pid = Some(child.id() as i32);
+            if let Some(pipe) = registry.watchdog.as_mut() {
+                for dir in super::cgroup::run_dirs() {
+                    let _ = writeln!(pipe, "c{}", dir.display());
+                }
+            }
         }
         Err(e) => tracing::warn!("cannot start the watchdog process: {e}"),
     }
 }
 
-/// The watchdog's whole life: read `+pgid`/`-pgid` lines; at EOF (the
-/// referee is gone) kill every group still listed.
+/// The watchdog's whole life: read `+pgid`/`-pgid` lines, and `cPATH` for
+/// each of the run's cgroup directories; at EOF (the referee is gone) kill
+/// every group still listed, then everything in the run's cgroups, and
+/// remove them.
 pub fn watchdog_main() -> ! {
     use nix::sys::signal::{SigHandler, signal};
     for sig in [
@@ -317,8 +327,13 @@ pub fn watchdog_main() -> ! {
         }
     }
     let mut live = BTreeSet::new();
+    let mut cgroups = Vec::new();
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
+        if let Some(dir) = line.strip_prefix('c') {
+            cgroups.push(std::path::PathBuf::from(dir));
+            continue;
+        }
         let (sign, number) = line.split_at(line.len().min(1));
         match (sign, number.parse::<i32>()) {
             ("+", Ok(pgid)) if pgid > 1 => {
@@ -332,6 +347,9 @@ pub fn watchdog_main() -> ! {
     }
     for pgid in live {
         signal_group(pgid, Signal::SIGKILL);
+    }
+    for dir in cgroups {
+        super::cgroup::remove_run(&dir);
     }
     std::process::exit(0)
 }

@@ -116,8 +116,9 @@ pub struct Resources {
     /// Address space of each process, bytes (RLIMIT_AS): opt-in, since a
     /// JVM reserves far more than it uses (see [`usage`]).
     pub address_space: Option<u64>,
-    /// Processes of the user (RLIMIT_NPROC; the kernel does not apply it to
-    /// root).
+    /// Processes and threads of the bot, all together: its cgroup's
+    /// `pids.max` (no rlimit: RLIMIT_NPROC counts all of the user's
+    /// processes, and not root's).
     pub processes: Option<u64>,
     /// Largest file it may write, bytes (RLIMIT_FSIZE).
     pub file_size: Option<u64>,
@@ -194,6 +195,9 @@ impl Resources {
 pub const DEFAULT_MEMORY: u64 = 2 << 30;
 /// Default largest file a bot may write: 1 GiB.
 pub const DEFAULT_FILE_SIZE: u64 = 1 << 30;
+/// Default cap on a bot's processes and threads, where cgroups hold it:
+/// a JVM starts a few dozen threads, Node a dozen, Python one.
+pub const DEFAULT_PROCESSES: u64 = 256;
 /// Default number of open files of a bot.
 pub const DEFAULT_OPEN_FILES: u64 = 1024;
 
@@ -253,8 +257,12 @@ pub enum BotError {
     InvalidUtf8 { lossy: String },
     #[error("cannot relay its debug line: {0}")]
     Relay(io::Error),
-    #[error("{0} (--limit-memory): killed")]
+    #[error("{}", .0.with_option())]
     MemoryLimit(MemoryOverrun),
+    #[error(
+        "{then}, after a fork failed at its cap of {cap} processes and threads (--limit-procs)"
+    )]
+    ProcessCap { cap: u64, then: Box<BotError> },
     #[error("communication failed: {0}")]
     Io(io::Error),
 }
@@ -327,7 +335,8 @@ impl BotError {
             | BotError::Exited { .. }
             | BotError::ClosedOutput
             | BotError::ClosedInput
-            | BotError::MemoryLimit(_) => Fault::Crash,
+            | BotError::MemoryLimit(_)
+            | BotError::ProcessCap { .. } => Fault::Crash,
             BotError::Relay(_) | BotError::Io(_) => Fault::Referee,
         }
     }
@@ -344,6 +353,7 @@ impl BotError {
             BotError::OutputTooLong { .. } => "output_too_long",
             BotError::InvalidUtf8 { .. } => "invalid_utf8",
             BotError::MemoryLimit(_) => "memory_limit",
+            BotError::ProcessCap { .. } => "process_limit",
             BotError::Relay(_) => "relay_failed",
             BotError::Io(_) => "io",
         }
@@ -395,6 +405,9 @@ pub struct Bot {
     limits: BotLimits,
     /// Its memory and CPU time, and its memory limit.
     meter: usage::Meter,
+    /// Its cgroup, where the kernel contains it: killed and removed when
+    /// the bot is dropped.
+    cgroup: Option<std::sync::Arc<cgroup::Cgroup>>,
     /// Its main process's CPU time at its previous reply: each reply's CPU
     /// time is counted from there.
     cpu_mark: Option<Duration>,
@@ -437,7 +450,18 @@ impl Bot {
         } else {
             (path.clone(), spec.args.clone())
         };
-        let mut cmd = spawn::command(&program, &args, spec.dir.as_deref(), limits.resources)?;
+        let cgroup =
+            cgroup::Cgroup::create(cgroup::Kind::Bot, limits.memory, limits.resources.processes)
+                .map_err(SpawnError::Cgroup)?
+                .map(std::sync::Arc::new);
+        let enclosure = enclosure(cgroup.as_deref(), &limits);
+        let mut cmd = spawn::command(
+            &program,
+            &args,
+            spec.dir.as_deref(),
+            limits.resources,
+            &enclosure,
+        )?;
         // With process_group(0) the child's group id is its pid.
         let (mut child, group) =
             GroupGuard::spawn(|| cmd.spawn()).map_err(|e| spawn::classify(&path, e))?;
@@ -449,7 +473,8 @@ impl Bot {
         Ok(Bot {
             child,
             exit: ExitWatch::new(pid),
-            meter: usage::Meter::start(pid, limits.memory, limits.sandbox),
+            meter: usage::Meter::start(pid, limits.memory, limits.sandbox, cgroup.clone()),
+            cgroup,
             cpu_mark: None,
             last_reply_cpu: None,
             group,
@@ -623,11 +648,19 @@ impl Bot {
         self.meter.cpu_now()
     }
 
-    /// `error`, unless the bot was killed for its memory: then that is why.
+    /// `error`, unless the bot was killed for its memory (then that is
+    /// why), or a fork of it failed at its process cap (then the error
+    /// says so, and the verdict is that limit).
     fn or_memory(&self, error: BotError) -> BotError {
-        match self.meter.overrun() {
-            Some(overrun) => BotError::MemoryLimit(overrun),
-            None => error,
+        if let Some(overrun) = self.meter.overrun() {
+            return BotError::MemoryLimit(overrun);
+        }
+        match (self.meter.hit_process_cap(), error.fault()) {
+            (Some(cap), Fault::Crash) => BotError::ProcessCap {
+                cap,
+                then: Box::new(error),
+            },
+            _ => error,
         }
     }
 
@@ -859,6 +892,11 @@ impl Bot {
         }
         let exited = timeout(KILL_WAIT, self.exit.exited()).await.is_ok();
         self.group.signal(Signal::SIGKILL);
+        if let Some(cgroup) = &self.cgroup {
+            // Whatever it started, wherever that moved: a new session, a
+            // double fork, a pid that keeps changing.
+            cgroup.kill();
+        }
         if !exited {
             self.group.forget();
             return Err(io::Error::other(format!(
@@ -1002,6 +1040,17 @@ impl Bot {
     }
 }
 
+/// What a bot with `limits` starts inside: its cgroup, and (as root,
+/// unless bubblewrap gives it its own already) an IPC namespace and a
+/// `/dev/shm` of its own, as large as its memory limit.
+pub(crate) fn enclosure(cgroup: Option<&cgroup::Cgroup>, limits: &BotLimits) -> spawn::Enclosure {
+    spawn::Enclosure {
+        cgroup_procs: cgroup.map(cgroup::Cgroup::procs_files).unwrap_or_default(),
+        private_ipc: (!limits.sandbox && cgroup::private_ipc_available())
+            .then(|| limits.memory.unwrap_or(0)),
+    }
+}
+
 /// `limit` from now, saturating: absurd limits (`--timeout 1000000000h`)
 /// mean "practically never", not an overflow.
 pub fn deadline_after(limit: Duration) -> Instant {
@@ -1046,6 +1095,7 @@ impl From<&BotError> for Verdict {
             BotError::ClosedOutput => Verdict::of(Status::ClosedOutput),
             BotError::ClosedInput => Verdict::of(Status::Crashed),
             BotError::MemoryLimit(_) => Verdict::limit(LimitKind::Memory),
+            BotError::ProcessCap { .. } => Verdict::limit(LimitKind::Processes),
             BotError::LineTooLong { .. }
             | BotError::OutputTooLong { .. }
             | BotError::InvalidUtf8 { .. } => Verdict::of(Status::Incorrect),

@@ -44,6 +44,8 @@ pub enum SpawnError {
     BadDirectory { dir: PathBuf, source: io::Error },
     #[error("{}: cannot start: {source}", .path.display())]
     Other { path: PathBuf, source: io::Error },
+    #[error("cannot make its cgroup: {0}")]
+    Cgroup(io::Error),
     #[error(
         "--sandbox runs bots under bubblewrap, but `bwrap` is not installed \
          (Debian and Ubuntu: apt-get install bubblewrap)"
@@ -416,14 +418,160 @@ pub fn use_launcher(launcher: PathBuf) {
     let _ = LAUNCHER.set(launcher);
 }
 
+/// What a bot is started inside, besides its resource limits: its cgroup,
+/// and an IPC namespace and a `/dev/shm` of its own.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Enclosure {
+    /// The `cgroup.procs` files of its cgroup (one per v1 hierarchy): it
+    /// enters them before it becomes the program, so that everything it
+    /// ever does is charged there.
+    pub cgroup_procs: Vec<PathBuf>,
+    /// Its own IPC namespace (SysV segments, message queues) and a private
+    /// `/dev/shm` of at most this many bytes (`0`: the kernel's default,
+    /// half the memory), both gone with it. Root only (see
+    /// [`super::cgroup::private_ipc_available`]).
+    pub private_ipc: Option<u64>,
+}
+
+impl Enclosure {
+    /// The launcher's arguments for it, after the limits.
+    fn to_args(&self) -> Vec<OsString> {
+        let mut args = Vec::new();
+        for file in &self.cgroup_procs {
+            args.push("--cgroup".into());
+            args.push(file.clone().into_os_string());
+        }
+        if let Some(size) = self.private_ipc {
+            args.push("--private-ipc".into());
+            args.push(size.to_string().into());
+        }
+        args
+    }
+
+    /// The enclosure from [`Enclosure::to_args`]'s arguments.
+    fn from_args(args: &[OsString]) -> Option<Enclosure> {
+        let mut enclosure = Enclosure::default();
+        let mut args = args.iter();
+        while let Some(option) = args.next() {
+            let value = args.next()?;
+            match option.to_str()? {
+                "--cgroup" => enclosure.cgroup_procs.push(PathBuf::from(value)),
+                "--private-ipc" => enclosure.private_ipc = Some(value.to_str()?.parse().ok()?),
+                _ => return None,
+            }
+        }
+        Some(enclosure)
+    }
+
+    /// Its paths and mount options as C strings, made before a fork: the
+    /// child may not allocate.
+    fn prepare(&self) -> io::Result<PreparedEnclosure> {
+        use std::os::unix::ffi::OsStrExt;
+        let c = |bytes: &[u8]| {
+            std::ffi::CString::new(bytes)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
+        };
+        Ok(PreparedEnclosure {
+            cgroup_procs: self
+                .cgroup_procs
+                .iter()
+                .map(|p| c(p.as_os_str().as_bytes()))
+                .collect::<io::Result<_>>()?,
+            shm_options: self
+                .private_ipc
+                .map(|size| match size {
+                    0 => c(b"mode=1777"),
+                    n => c(format!("mode=1777,size={n}").as_bytes()),
+                })
+                .transpose()?,
+        })
+    }
+}
+
+/// An [`Enclosure`] ready to be entered between fork and exec.
+struct PreparedEnclosure {
+    cgroup_procs: Vec<std::ffi::CString>,
+    shm_options: Option<std::ffi::CString>,
+}
+
+impl PreparedEnclosure {
+    /// Enters the cgroup, then the namespaces. Only raw system calls.
+    fn enter(&self) -> nix::Result<()> {
+        use nix::libc;
+        let mut digits = [0u8; 20];
+        let pid = pid_digits(nix::unistd::getpid().as_raw(), &mut digits);
+        for file in &self.cgroup_procs {
+            // SAFETY: a valid C string; the fd is closed before returning.
+            let fd = unsafe { libc::open(file.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
+            if fd < 0 {
+                return Err(nix::errno::Errno::last());
+            }
+            // SAFETY: writes from a live buffer of the given length.
+            let written = unsafe { libc::write(fd, pid.as_ptr().cast(), pid.len()) };
+            let error = nix::errno::Errno::last();
+            // SAFETY: closes the fd opened above.
+            unsafe { libc::close(fd) };
+            if written < 0 {
+                return Err(error);
+            }
+        }
+        if let Some(options) = &self.shm_options {
+            nix::sched::unshare(
+                nix::sched::CloneFlags::CLONE_NEWIPC | nix::sched::CloneFlags::CLONE_NEWNS,
+            )?;
+            // Mounts made from here stay in this namespace.
+            // SAFETY: valid C strings or null, as mount(2) takes them.
+            let private = unsafe {
+                libc::mount(
+                    std::ptr::null(),
+                    c"/".as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_REC | libc::MS_PRIVATE,
+                    std::ptr::null(),
+                )
+            };
+            nix::errno::Errno::result(private)?;
+            // SAFETY: as above.
+            let shm = unsafe {
+                libc::mount(
+                    c"tmpfs".as_ptr(),
+                    c"/dev/shm".as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV,
+                    options.as_ptr().cast(),
+                )
+            };
+            nix::errno::Errno::result(shm)?;
+        }
+        Ok(())
+    }
+}
+
+/// `pid` in decimal, in `buffer`, without allocating.
+fn pid_digits(pid: i32, buffer: &mut [u8; 20]) -> &[u8] {
+    let mut n = pid.unsigned_abs();
+    let mut at = buffer.len();
+    loop {
+        at -= 1;
+        buffer[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    &buffer[at..]
+}
+
 /// Builds the command for a bot: its own process group, piped stdio, and a
 /// parent-death signal so that it dies with the referee even when the
-/// referee is killed with SIGKILL.
+/// referee is killed with SIGKILL; it enters `enclosure` before it becomes
+/// the program.
 pub(crate) fn command(
     path: &Path,
     args: &[OsString],
     dir: Option<&Path>,
     resources: super::Resources,
+    enclosure: &Enclosure,
 ) -> Result<tokio::process::Command, SpawnError> {
     let mut cmd = match LAUNCHER.get() {
         Some(launcher) => {
@@ -431,12 +579,19 @@ pub(crate) fn command(
             cmd.arg(LAUNCH_COMMAND)
                 .arg(std::process::id().to_string())
                 .args(resources.to_args())
+                .args(enclosure.to_args())
                 .arg("--")
                 .arg(path)
                 .args(args);
             cmd
         }
-        None => forked(path, args, resources),
+        None => {
+            let prepared = enclosure.prepare().map_err(|source| SpawnError::Other {
+                path: path.to_owned(),
+                source,
+            })?;
+            forked(path, args, resources, prepared)
+        }
     };
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -457,16 +612,21 @@ pub(crate) fn command(
 
 /// The command that forks the referee and prepares the bot in the child,
 /// between fork and exec.
-fn forked(path: &Path, args: &[OsString], resources: super::Resources) -> tokio::process::Command {
+fn forked(
+    path: &Path,
+    args: &[OsString],
+    resources: super::Resources,
+    enclosure: PreparedEnclosure,
+) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(path);
     cmd.args(args);
     let referee = Pid::this();
     // SAFETY: the closure runs in the forked child before exec and only makes
-    // raw system calls (sigprocmask, sigaction, setrlimit, prctl, getppid,
-    // _exit): no allocation, no locks.
+    // raw system calls (open, write, unshare, mount, sigprocmask, sigaction,
+    // setrlimit, prctl, getppid, _exit): no allocation, no locks.
     unsafe {
         cmd.pre_exec(move || {
-            prepare_bot(resources, referee)?;
+            prepare_bot(resources, referee, &enclosure)?;
             Ok(())
         });
     }
@@ -476,7 +636,13 @@ fn forked(path: &Path, args: &[OsString], resources: super::Resources) -> tokio:
 /// Readies the calling process to become a bot: what a bot must start
 /// with, whichever way it is started. Only raw system calls, so that it
 /// may run between fork and exec.
-fn prepare_bot(resources: super::Resources, referee: Pid) -> nix::Result<()> {
+fn prepare_bot(
+    resources: super::Resources,
+    referee: Pid,
+    enclosure: &PreparedEnclosure,
+) -> nix::Result<()> {
+    // First, so that all it does from here is charged to its cgroup.
+    enclosure.enter()?;
     // A bot starts with every signal deliverable and default handling,
     // whatever the referee blocked (its signal thread blocks SIGINT,
     // SIGTERM and SIGHUP) or inherited as ignored (nohup, background jobs;
@@ -495,7 +661,6 @@ fn prepare_bot(resources: super::Resources, referee: Pid) -> nix::Result<()> {
     use nix::sys::resource::{Resource, setrlimit};
     for (resource, limit) in [
         (Resource::RLIMIT_AS, resources.address_space),
-        (Resource::RLIMIT_NPROC, resources.processes),
         (Resource::RLIMIT_FSIZE, resources.file_size),
         (Resource::RLIMIT_NOFILE, resources.open_files),
         (Resource::RLIMIT_CPU, resources.cpu_seconds),
@@ -543,14 +708,23 @@ pub fn launch_main() -> ! {
 
 fn launch(args: &[OsString]) -> Result<std::convert::Infallible, String> {
     use std::os::unix::ffi::OsStrExt;
-    let usage = || format!("usage: referee {LAUNCH_COMMAND} PID LIMITS -- PROGRAM ARGS...");
+    let usage = || {
+        format!(
+            "usage: referee {LAUNCH_COMMAND} PID LIMITS [--cgroup FILE]... [--private-ipc SIZE] -- PROGRAM ARGS..."
+        )
+    };
     let (referee, rest) = args.split_first().ok_or_else(usage)?;
     let referee: i32 = referee
         .to_str()
         .and_then(|p| p.parse().ok())
         .ok_or_else(usage)?;
     let separator = rest.iter().position(|a| a == "--").ok_or_else(usage)?;
-    let resources = super::Resources::from_args(&rest[..separator]).ok_or_else(usage)?;
+    let (limits, enclosure) = rest[..separator].split_at(5.min(separator));
+    let resources = super::Resources::from_args(limits).ok_or_else(usage)?;
+    let enclosure = Enclosure::from_args(enclosure)
+        .ok_or_else(usage)?
+        .prepare()
+        .map_err(|e| e.to_string())?;
     let command = &rest[separator + 1..];
     let program = command.first().ok_or_else(usage)?;
     let c_strings: Vec<std::ffi::CString> = command
@@ -558,7 +732,7 @@ fn launch(args: &[OsString]) -> Result<std::convert::Infallible, String> {
         .map(|a| std::ffi::CString::new(a.as_bytes()))
         .collect::<Result<_, _>>()
         .map_err(|e| e.to_string())?;
-    prepare_bot(resources, Pid::from_raw(referee)).map_err(|e| e.to_string())?;
+    prepare_bot(resources, Pid::from_raw(referee), &enclosure).map_err(|e| e.to_string())?;
     let errno = match nix::unistd::execv(&c_strings[0], &c_strings) {
         Ok(never) => match never {},
         Err(errno) => errno,

@@ -9,8 +9,16 @@
 //! summed over all its processes. `--limit-address-space` still sets
 //! RLIMIT_AS for whoever wants it.
 //!
-//! How: where no cgroup is available to this process (the usual case for a
-//! referee started from a shell), a sampler thread looks at every live bot
+//! Where the bot has a cgroup ([`super::cgroup`]), the kernel does it all:
+//! it caps the cgroup's memory and kills it when it is over, and counts
+//! its CPU time and peak memory exactly. The sampler thread below then
+//! only looks, every [`SAMPLE_INTERVAL`], at whether the kernel killed one
+//! of the bot's processes for its memory, so that the whole bot goes at
+//! once (a bot whose child was killed must not play on as if nothing
+//! happened).
+//!
+//! Where no cgroup is available (not root, no delegated cgroup, or
+//! `--no-cgroups`), a sampler thread looks at every live bot
 //! every [`SAMPLE_INTERVAL`]. A bot's processes are its leader and every
 //! descendant (`/proc/PID/task/TID/children`); its memory is the sum of
 //! their resident sets (`/proc/PID/stat`), plus, under `--sandbox`, what
@@ -38,6 +46,8 @@ use std::time::Duration;
 
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
+
+use super::cgroup::Cgroup;
 
 /// How often every live bot's memory is looked at.
 pub const SAMPLE_INTERVAL: Duration = Duration::from_millis(10);
@@ -79,22 +89,48 @@ pub struct UsageMark {
     cpu: Duration,
 }
 
-/// A bot that went over its memory limit, as the sampler saw it.
+/// A bot that went over its memory limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryOverrun {
-    /// What it held when it was killed, bytes.
+    /// What it held when it was killed, bytes: its cgroup's peak when the
+    /// kernel killed it.
     pub used: u64,
     pub limit: u64,
+    /// The kernel killed it (its cgroup's limit), rather than the memory
+    /// watch.
+    pub by_kernel: bool,
+}
+
+impl MemoryOverrun {
+    /// What happened, naming the option that set the limit.
+    pub fn with_option(&self) -> String {
+        if self.by_kernel {
+            format!(
+                "reached its memory limit of {} (--limit-memory) and was killed by the kernel",
+                human_bytes(self.limit)
+            )
+        } else {
+            format!("{self} (--limit-memory): killed")
+        }
+    }
 }
 
 impl std::fmt::Display for MemoryOverrun {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "used {} of memory, over its limit of {}",
-            human_bytes(self.used),
-            human_bytes(self.limit)
-        )
+        if self.by_kernel {
+            write!(
+                f,
+                "reached its memory limit of {} and was killed by the kernel",
+                human_bytes(self.limit)
+            )
+        } else {
+            write!(
+                f,
+                "used {} of memory, over its limit of {}",
+                human_bytes(self.used),
+                human_bytes(self.limit)
+            )
+        }
     }
 }
 
@@ -108,6 +144,8 @@ pub struct Meter {
 struct Shared {
     leader: i32,
     limit: Option<u64>,
+    /// The bot's cgroup: then the kernel limits and measures.
+    cgroup: Option<Arc<Cgroup>>,
     /// Count the sandbox's private tmpfs mounts too.
     sandboxed: bool,
     /// The innermost process of a sandboxed bot (the program bubblewrap
@@ -133,11 +171,18 @@ struct State {
 }
 
 impl Meter {
-    /// Starts measuring the bot led by `leader` (its process group's id).
-    pub fn start(leader: i32, limit: Option<u64>, sandboxed: bool) -> Meter {
+    /// Starts measuring the bot led by `leader` (its process group's id),
+    /// through its cgroup when it has one.
+    pub fn start(
+        leader: i32,
+        limit: Option<u64>,
+        sandboxed: bool,
+        cgroup: Option<Arc<Cgroup>>,
+    ) -> Meter {
         let shared = Arc::new(Shared {
             leader,
             limit,
+            cgroup,
             sandboxed,
             main: AtomicI32::new(leader),
             state: Mutex::new(State::default()),
@@ -146,9 +191,22 @@ impl Meter {
         Meter { shared }
     }
 
-    /// Whether the bot was killed for its memory, and with how much.
+    /// Whether the bot was killed for its memory, and with how much. With
+    /// a cgroup, the kernel's count of OOM kills is read now.
     pub fn overrun(&self) -> Option<MemoryOverrun> {
-        self.shared.lock().overrun
+        let mut state = self.shared.lock();
+        self.shared.check_kernel_kills(&mut state);
+        state.overrun
+    }
+
+    /// Whether a fork or a new thread of the bot failed at its process cap
+    /// (`--limit-procs`, a cgroup's `pids.max`), and that cap.
+    pub fn hit_process_cap(&self) -> Option<u64> {
+        let cgroup = self.shared.cgroup.as_ref()?;
+        cgroup
+            .hit_process_cap()
+            .then(|| cgroup.process_cap())
+            .flatten()
     }
 
     /// Returns the usage since `mark` and moves the mark here. Measures
@@ -158,6 +216,17 @@ impl Meter {
     /// a game shorter than the interval may be charged CPU time of the
     /// bot's game before it; over a run, nothing is lost or counted twice.
     pub fn usage_since(&self, mark: &mut UsageMark) -> Usage {
+        if let Some(cgroup) = &self.shared.cgroup {
+            // Exact: the kernel's peak since the last call, and its count
+            // of CPU time, processes gone included.
+            let cpu = cgroup.cpu().unwrap_or_default();
+            let usage = Usage {
+                peak_memory: cgroup.take_peak().unwrap_or(0),
+                cpu: cpu.saturating_sub(mark.cpu),
+            };
+            mark.cpu = cpu;
+            return usage;
+        }
         let mut state = self.shared.fresh();
         let usage = Usage {
             peak_memory: state.window_peak,
@@ -173,6 +242,9 @@ impl Meter {
     ///
     /// [`Bot::cpu_time`]: super::Bot::cpu_time
     pub fn cpu_now(&self) -> Duration {
+        if let Some(cpu) = self.shared.cgroup.as_ref().and_then(|c| c.cpu()) {
+            return cpu;
+        }
         self.shared.fresh().cpu
     }
 
@@ -219,11 +291,44 @@ impl Shared {
         state
     }
 
+    /// With a cgroup: whether the kernel killed one of the bot's processes
+    /// for its memory; if so the rest of it goes too, at once.
+    fn check_kernel_kills(&self, state: &mut State) {
+        let Some(cgroup) = &self.cgroup else { return };
+        if state.overrun.is_some() || cgroup.oom_kills() == 0 {
+            return;
+        }
+        let limit = cgroup.memory_limit().unwrap_or(0);
+        state.overrun = Some(MemoryOverrun {
+            used: cgroup.take_peak().unwrap_or(limit).max(limit),
+            limit,
+            by_kernel: true,
+        });
+        tracing::debug!(
+            pid = self.leader,
+            limit,
+            "the kernel killed the bot for its memory"
+        );
+        cgroup.kill();
+    }
+
     /// Measures the bot's tree, and kills it if it holds more than its
     /// limit. Holding the state's lock keeps [`Meter::stop`] (and so the
     /// reaping of the leader) from running meanwhile: the pids used here
-    /// stay the bot's.
+    /// stay the bot's. With a cgroup, the kernel measures and limits:
+    /// only its OOM kills are looked at, and (sandboxed) which process is
+    /// the bot's main one.
     fn sample(&self, state: &mut State) {
+        if self.cgroup.is_some() {
+            self.check_kernel_kills(state);
+            if self.sandboxed
+                && let Some(&inner) = process_tree(self.leader).last()
+            {
+                self.main.store(inner, Ordering::Relaxed);
+            }
+            state.sampled_at = Some(std::time::Instant::now());
+            return;
+        }
         let tree = process_tree(self.leader);
         let mut memory = 0u64;
         let mut cpu = Duration::ZERO;
@@ -254,6 +359,7 @@ impl Shared {
             state.overrun = Some(MemoryOverrun {
                 used: memory,
                 limit,
+                by_kernel: false,
             });
             tracing::debug!(
                 pid = self.leader,

@@ -1,0 +1,731 @@
+//! Kernel containment: a cgroup for each bot and each build.
+//!
+//! Where the referee may make cgroups (as root on a cgroup v1 hierarchy, or
+//! in a delegated cgroup v2 subtree), every bot and every build runs in a
+//! cgroup of its own, made under a directory for the run
+//! (`referee-PID`) beside the referee's own cgroup. The kernel then:
+//!
+//! - caps its memory, all its processes together, whatever holds it
+//!   (anonymous memory, tmpfs and `/dev/shm` files, `memfd`, SysV
+//!   segments, page tables, the page cache it causes), swap included, and
+//!   kills it when it is over: the OOM-kill count says so, exactly;
+//! - caps its processes and threads (`pids.max`), root included;
+//! - counts its CPU time and its peak memory with no sampling gap;
+//! - kills all of it, however its processes moved (a new session, a double
+//!   fork, a pid that keeps changing): freeze, kill every member, thaw
+//!   (v1), or `cgroup.kill` (v2).
+//!
+//! The version is picked once per run ([`init`]): v2 where its memory and
+//! pids controllers can be had, else v1 with memory, pids, cpuacct and
+//! freezer mounted, else none, and then the memory watch of
+//! [`super::usage`] does what it can (the run says which, once). The run's
+//! directory is removed when the referee ends; a SIGKILLed referee's is
+//! removed by its watchdog, and any left over (a dead machine) by the next
+//! run ([`sweep_stale`]).
+
+pub mod layout;
+
+use std::fs::File;
+use std::io::{self, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+/// The prefix of a run's directory; its referee's pid follows.
+const RUN_PREFIX: &str = "referee-";
+
+/// How long a kill may take to empty a cgroup before giving up on it.
+const KILL_PATIENCE: Duration = Duration::from_secs(2);
+
+/// Which cgroup version is in force.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Version {
+    V1,
+    V2,
+}
+
+/// The directories of one cgroup, by what each is used for: the same
+/// directory four times in v2, one per controller's hierarchy in v1.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dirs {
+    pub memory: PathBuf,
+    pub pids: PathBuf,
+    pub cpu: PathBuf,
+    pub freezer: PathBuf,
+}
+
+impl Dirs {
+    fn join(&self, name: &str) -> Dirs {
+        Dirs {
+            memory: self.memory.join(name),
+            pids: self.pids.join(name),
+            cpu: self.cpu.join(name),
+            freezer: self.freezer.join(name),
+        }
+    }
+
+    /// Each directory once, in a fixed order (the freezer's last, so that
+    /// it is made last and removed first... see [`Cgroup::remove`]).
+    fn distinct(&self) -> Vec<&Path> {
+        let mut dirs: Vec<&Path> = Vec::with_capacity(4);
+        for dir in [&self.memory, &self.pids, &self.cpu, &self.freezer] {
+            if !dirs.contains(&dir.as_path()) {
+                dirs.push(dir);
+            }
+        }
+        dirs
+    }
+}
+
+/// The hierarchy in force for this run and the run's directories.
+#[derive(Debug)]
+pub struct Hierarchy {
+    pub version: Version,
+    /// The run's directory, in each hierarchy.
+    pub run: Dirs,
+}
+
+/// What [`init`] found: the hierarchy, or why there is none.
+static CHOSEN: OnceLock<Result<Hierarchy, String>> = OnceLock::new();
+
+/// The hierarchy in force, if any (none before [`init`]: the library's
+/// unit tests run without cgroups).
+pub fn hierarchy() -> Option<&'static Hierarchy> {
+    CHOSEN.get()?.as_ref().ok()
+}
+
+/// Why bots are not in cgroups, if they are not.
+pub fn why_not() -> Option<&'static str> {
+    match CHOSEN.get() {
+        Some(Ok(_)) => None,
+        Some(Err(why)) => Some(why),
+        None => Some("cgroups were not set up"),
+    }
+}
+
+/// Picks the hierarchy for this run and makes the run's directory, once;
+/// `disabled` (`--no-cgroups`) keeps the memory watch instead. Sweeps the
+/// directories of earlier runs whose referee is dead.
+pub fn init(disabled: bool) {
+    CHOSEN.get_or_init(|| {
+        if disabled {
+            return Err("--no-cgroups".into());
+        }
+        let found = find().and_then(|(version, own)| {
+            sweep_stale(&own);
+            make_run(version, &own).map(|run| Hierarchy { version, run })
+        });
+        if let Err(why) = &found {
+            tracing::debug!("no cgroups: {why}");
+        }
+        found
+    });
+}
+
+/// The hierarchy this process can use, with its own cgroup's directories.
+fn find() -> Result<(Version, Dirs), String> {
+    let read = |path: &str| std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"));
+    let mounts = layout::cgroup_mounts(&read("/proc/self/mountinfo")?);
+    let own = layout::own_cgroups(&read("/proc/self/cgroup")?);
+    let v2 = layout::v2_dir(&mounts, &own);
+    let v2_why = match &v2 {
+        Some(dir) => {
+            let lacking = layout::v2_lacking(dir, &layout::V2_CONTROLLERS);
+            if lacking.is_empty() {
+                let dirs = Dirs {
+                    memory: dir.clone(),
+                    pids: dir.clone(),
+                    cpu: dir.clone(),
+                    freezer: dir.clone(),
+                };
+                return Ok((Version::V2, dirs));
+            }
+            format!(
+                "cgroup v2 at {} lacks the {} controller(s)",
+                dir.display(),
+                lacking.join(" and ")
+            )
+        }
+        None => "no cgroup v2 hierarchy".to_owned(),
+    };
+    let dir = |controller| layout::v1_dir(&mounts, &own, controller);
+    match layout::V1_CONTROLLERS.map(dir) {
+        [Some(memory), Some(pids), Some(cpu), Some(freezer)] => Ok((
+            Version::V1,
+            Dirs {
+                memory,
+                pids,
+                cpu,
+                freezer,
+            },
+        )),
+        found => {
+            let missing: Vec<&str> = layout::V1_CONTROLLERS
+                .iter()
+                .zip(&found)
+                .filter(|(_, dir)| dir.is_none())
+                .map(|(c, _)| *c)
+                .collect();
+            Err(format!(
+                "{v2_why}, and cgroup v1 lacks the {} controller(s)",
+                missing.join(", ")
+            ))
+        }
+    }
+}
+
+/// Makes the run's directory under the referee's own cgroup.
+fn make_run(version: Version, own: &Dirs) -> Result<Dirs, String> {
+    let run = own.join(&format!("{RUN_PREFIX}{}", std::process::id()));
+    if version == Version::V2 {
+        // Children of the run get memory and pids only if the run's parent
+        // hands them down (a v2 cgroup with processes of its own cannot,
+        // unless it is the root: then the referee needs a delegated
+        // cgroup of its own).
+        enable_controllers(&own.memory).map_err(|e| {
+            format!(
+                "cgroup v2: cannot enable the memory and pids controllers below {} ({e}); \
+                 run the referee in a cgroup delegated to it, e.g. \
+                 `systemd-run --scope -p Delegate=yes referee ...`",
+                own.memory.display()
+            )
+        })?;
+    }
+    for dir in run.distinct() {
+        std::fs::create_dir(dir)
+            .map_err(|e| format!("cannot make the cgroup {}: {e}", dir.display()))?;
+    }
+    if version == Version::V2 {
+        enable_controllers(&run.memory)
+            .map_err(|e| format!("cgroup v2: {}: {e}", run.memory.display()))?;
+    }
+    Ok(run)
+}
+
+/// Hands the memory and pids controllers down to `dir`'s children.
+fn enable_controllers(dir: &Path) -> io::Result<()> {
+    let wanted = layout::V2_CONTROLLERS;
+    let on = std::fs::read_to_string(dir.join("cgroup.subtree_control"))?;
+    if wanted
+        .iter()
+        .all(|c| on.split_whitespace().any(|o| o == *c))
+    {
+        return Ok(());
+    }
+    let request: Vec<String> = wanted.iter().map(|c| format!("+{c}")).collect();
+    std::fs::write(dir.join("cgroup.subtree_control"), request.join(" "))
+}
+
+/// Removes the directories of earlier runs (`referee-PID` beside this
+/// run's) whose referee is no longer running, killing what is left in
+/// them first.
+pub fn sweep_stale(own: &Dirs) {
+    for parent in own.distinct() {
+        let Ok(entries) = std::fs::read_dir(parent) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(pid) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix(RUN_PREFIX))
+                .and_then(|n| n.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            if pid as u32 != std::process::id() && !referee_alive(pid) {
+                tracing::debug!(pid, "removing the cgroups of a dead referee");
+                remove_run(&entry.path());
+            }
+        }
+    }
+}
+
+/// Whether `pid` is a live referee (a live process of another program that
+/// took the number does not keep a dead referee's cgroups).
+fn referee_alive(pid: i32) -> bool {
+    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return false;
+    };
+    let program = cmdline.split(|&b| b == 0).next().unwrap_or_default();
+    let name = program.rsplit(|&b| b == b'/').next().unwrap_or_default();
+    name.starts_with(b"referee")
+}
+
+/// Kills everything in a run's directory (one hierarchy's) and removes it
+/// with all its cgroups.
+pub fn remove_run(dir: &Path) {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                let child = entry.path();
+                kill_in(&child);
+                remove_dir(&child);
+            }
+        }
+    }
+    kill_in(dir);
+    remove_dir(dir);
+}
+
+/// Ends the run's containment: kills whatever is left in its cgroups and
+/// removes them all, the run's directory included. For the end of the
+/// referee, however it ends (the signal thread and the panic hook too).
+pub fn finish() {
+    if let Some(hierarchy) = hierarchy() {
+        // The freezer's hierarchy first: it is the one that kills.
+        let run = &hierarchy.run;
+        remove_run(&run.freezer);
+        for dir in run.distinct() {
+            remove_run(dir);
+        }
+    }
+}
+
+/// The run's directories, for the watchdog to remove should the referee
+/// be killed.
+pub fn run_dirs() -> Vec<PathBuf> {
+    hierarchy().map_or_else(Vec::new, |h| {
+        // The freezer's (v1) first: killing needs it.
+        let mut dirs = vec![h.run.freezer.clone()];
+        dirs.extend(h.run.distinct().into_iter().map(Path::to_owned));
+        dirs.dedup();
+        dirs
+    })
+}
+
+/// What a new cgroup is for: its name, and whether it is a build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Bot,
+    Build,
+}
+
+/// One bot's (or build's) cgroup. Dropping it kills whatever is left in
+/// it and removes it.
+#[derive(Debug)]
+pub struct Cgroup {
+    version: Version,
+    dirs: Dirs,
+    memory: Option<u64>,
+    processes: Option<u64>,
+    /// v2: `memory.peak`, kept open, since a write resets the peak as this
+    /// open file sees it (kernel 6.12 and later).
+    peak: Option<std::sync::Mutex<File>>,
+}
+
+impl Cgroup {
+    /// Makes a cgroup in the run's directory, with its limits: `memory`
+    /// bytes (swap included) and `processes` processes and threads. `None`
+    /// when no hierarchy is in force.
+    pub fn create(
+        kind: Kind,
+        memory: Option<u64>,
+        processes: Option<u64>,
+    ) -> io::Result<Option<Cgroup>> {
+        let Some(hierarchy) = hierarchy() else {
+            return Ok(None);
+        };
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let name = match kind {
+            Kind::Bot => "bot-",
+            Kind::Build => "build-",
+        };
+        let name = format!("{name}{}", NEXT.fetch_add(1, Ordering::Relaxed));
+        let mut cgroup = Cgroup {
+            version: hierarchy.version,
+            dirs: hierarchy.run.join(&name),
+            memory,
+            processes,
+            peak: None,
+        };
+        for dir in cgroup.dirs.distinct() {
+            std::fs::create_dir(dir).map_err(|e| in_file(dir, e))?;
+        }
+        cgroup.set_limits()?;
+        if cgroup.version == Version::V2 {
+            cgroup.peak = File::options()
+                .read(true)
+                .write(true)
+                .open(cgroup.dirs.memory.join("memory.peak"))
+                .ok()
+                .map(std::sync::Mutex::new);
+        }
+        Ok(Some(cgroup))
+    }
+
+    fn set_limits(&self) -> io::Result<()> {
+        let (memory, pids) = (&self.dirs.memory, &self.dirs.pids);
+        if let Some(bytes) = self.memory {
+            let bytes = bytes.to_string();
+            match self.version {
+                Version::V1 => {
+                    // Memory first: memory plus swap may never be below it.
+                    write_file(&memory.join("memory.limit_in_bytes"), &bytes)?;
+                    let memsw = memory.join("memory.memsw.limit_in_bytes");
+                    if memsw.exists() {
+                        write_file(&memsw, &bytes)?;
+                    }
+                }
+                Version::V2 => {
+                    write_file(&memory.join("memory.max"), &bytes)?;
+                    let swap = memory.join("memory.swap.max");
+                    if swap.exists() {
+                        write_file(&swap, "0")?;
+                    }
+                }
+            }
+        }
+        let cap = self
+            .processes
+            .map_or_else(|| "max".to_owned(), |n| n.to_string());
+        write_file(&pids.join("pids.max"), &cap)
+    }
+
+    /// The `cgroup.procs` files a process writes its pid to, to enter.
+    pub fn procs_files(&self) -> Vec<PathBuf> {
+        self.dirs
+            .distinct()
+            .into_iter()
+            .map(|d| d.join("cgroup.procs"))
+            .collect()
+    }
+
+    /// Its memory limit, bytes.
+    pub fn memory_limit(&self) -> Option<u64> {
+        self.memory
+    }
+
+    /// Its cap on processes and threads.
+    pub fn process_cap(&self) -> Option<u64> {
+        self.processes
+    }
+
+    /// How many of its processes the kernel killed for its memory limit.
+    /// Not `failcnt`, which also counts reclaim that succeeded.
+    pub fn oom_kills(&self) -> u64 {
+        let (file, key) = match self.version {
+            Version::V1 => ("memory.oom_control", "oom_kill"),
+            Version::V2 => ("memory.events", "oom_kill"),
+        };
+        read_keyed(&self.dirs.memory.join(file), key).unwrap_or(0)
+    }
+
+    /// Whether a fork or a new thread failed at its process cap.
+    pub fn hit_process_cap(&self) -> bool {
+        read_keyed(&self.dirs.pids.join("pids.events"), "max").is_some_and(|n| n > 0)
+    }
+
+    /// Its CPU time so far, user and system, all its processes, those gone
+    /// included.
+    pub fn cpu(&self) -> Option<Duration> {
+        match self.version {
+            Version::V1 => {
+                read_number(&self.dirs.cpu.join("cpuacct.usage")).map(Duration::from_nanos)
+            }
+            Version::V2 => {
+                read_keyed(&self.dirs.cpu.join("cpu.stat"), "usage_usec").map(Duration::from_micros)
+            }
+        }
+    }
+
+    /// The most memory it was charged at once since the last call (or its
+    /// start), and starts counting anew from what it holds now.
+    pub fn take_peak(&self) -> Option<u64> {
+        match self.version {
+            Version::V1 => {
+                let file = self.dirs.memory.join("memory.max_usage_in_bytes");
+                let peak = read_number(&file);
+                let _ = write_file(&file, "0");
+                peak
+            }
+            Version::V2 => {
+                let Some(peak) = &self.peak else {
+                    return read_number(&self.dirs.memory.join("memory.peak"));
+                };
+                let mut file = peak
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let mut text = String::new();
+                file.seek(io::SeekFrom::Start(0)).ok()?;
+                file.read_to_string(&mut text).ok()?;
+                // Kernels before 6.12 refuse the write: then the peak is
+                // the cgroup's whole life's.
+                let _ = file.write_all(b"reset\n");
+                text.trim().parse().ok()
+            }
+        }
+    }
+
+    /// Kills every process in it, wherever they moved, and waits (briefly)
+    /// until it is empty.
+    pub fn kill(&self) {
+        kill_in(&self.dirs.freezer);
+    }
+
+    /// Removes it; what is still in it is killed first.
+    fn remove(&self) {
+        self.kill();
+        // The freezer's first: no process can be moved in once it is gone.
+        remove_dir(&self.dirs.freezer);
+        for dir in self.dirs.distinct() {
+            remove_dir(dir);
+        }
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+/// Kills every process of the cgroup at `dir` (its freezer's directory in
+/// v1): `cgroup.kill` where the kernel has it (v2, 5.14 and later), else
+/// freeze, kill each member, thaw, until it is empty. A frozen process
+/// cannot fork, so none is missed.
+fn kill_in(dir: &Path) {
+    let procs = dir.join("cgroup.procs");
+    if members(&procs).is_empty() {
+        return;
+    }
+    let started = std::time::Instant::now();
+    let kill_file = dir.join("cgroup.kill");
+    if kill_file.exists() && write_file(&kill_file, "1").is_ok() {
+        wait_empty(&procs, started);
+        return;
+    }
+    let (state, frozen, thawed) = if dir.join("freezer.state").exists() {
+        (dir.join("freezer.state"), "FROZEN", "THAWED")
+    } else {
+        (dir.join("cgroup.freeze"), "1", "0")
+    };
+    while started.elapsed() < KILL_PATIENCE {
+        let _ = write_file(&state, frozen);
+        wait_frozen(dir, &state, started);
+        let pids = members(&procs);
+        for &pid in &pids {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+        }
+        let _ = write_file(&state, thawed);
+        if pids.is_empty() || wait_empty(&procs, started) {
+            return;
+        }
+    }
+    tracing::warn!("{}: processes left after SIGKILL", dir.display());
+}
+
+/// Waits until a freeze has taken (v1 `FREEZING` becomes `FROZEN`; v2's
+/// `cgroup.events` says `frozen 1`), a moment at most.
+fn wait_frozen(dir: &Path, state: &Path, started: std::time::Instant) {
+    let limit = Duration::from_millis(100);
+    let begun = std::time::Instant::now();
+    while begun.elapsed() < limit && started.elapsed() < KILL_PATIENCE {
+        let done = if state.ends_with("freezer.state") {
+            std::fs::read_to_string(state).is_ok_and(|s| s.trim() == "FROZEN")
+        } else {
+            read_keyed(&dir.join("cgroup.events"), "frozen") == Some(1)
+        };
+        if done {
+            return;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+/// Waits until `procs` lists no process; whether it came to that.
+fn wait_empty(procs: &Path, started: std::time::Instant) -> bool {
+    loop {
+        if members(procs).is_empty() {
+            return true;
+        }
+        if started.elapsed() >= KILL_PATIENCE {
+            return false;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+/// The processes a `cgroup.procs` file lists.
+fn members(procs: &Path) -> Vec<i32> {
+    std::fs::read_to_string(procs)
+        .unwrap_or_default()
+        .split_ascii_whitespace()
+        .filter_map(|n| n.parse().ok())
+        .collect()
+}
+
+/// Removes an empty cgroup; a moment's retries while its last processes
+/// finish exiting. A cgroup already gone is fine.
+fn remove_dir(dir: &Path) {
+    for _ in 0..500 {
+        match std::fs::remove_dir(dir) {
+            Ok(()) => return,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return,
+            Err(e) if e.raw_os_error() == Some(nix::libc::EBUSY) => {
+                std::thread::sleep(Duration::from_millis(1))
+            }
+            Err(e) => {
+                tracing::warn!("cannot remove the cgroup {}: {e}", dir.display());
+                return;
+            }
+        }
+    }
+    tracing::warn!("cannot remove the cgroup {}: still busy", dir.display());
+}
+
+fn write_file(path: &Path, text: &str) -> io::Result<()> {
+    // One write: a cgroup file takes a value per write call.
+    let mut file = File::options()
+        .write(true)
+        .truncate(true)
+        .open(path)
+        .map_err(|e| in_file(path, e))?;
+    file.write_all(text.as_bytes())
+        .map_err(|e| in_file(path, e))
+}
+
+fn in_file(path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+}
+
+fn read_number(path: &Path) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+fn read_keyed(path: &Path, key: &str) -> Option<u64> {
+    layout::keyed(&std::fs::read_to_string(path).ok()?, key)
+}
+
+/// Whether bots can have an IPC namespace and a `/dev/shm` of their own:
+/// the referee holds CAP_SYS_ADMIN (root, outside a locked-down container).
+pub fn private_ipc_available() -> bool {
+    static AVAILABLE: OnceLock<bool> = OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        const CAP_SYS_ADMIN: u32 = 21;
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let effective = status
+            .lines()
+            .find_map(|l| l.strip_prefix("CapEff:"))
+            .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+            .unwrap_or(0);
+        effective & (1 << CAP_SYS_ADMIN) != 0 && Path::new("/dev/shm").is_dir()
+    })
+}
+
+/// Logs, once per run, how bots are contained.
+pub fn log_containment() {
+    let ipc = if private_ipc_available() {
+        "; an IPC namespace and a /dev/shm of its own for each bot"
+    } else {
+        ""
+    };
+    match hierarchy() {
+        Some(h) => tracing::info!(
+            "containment: a cgroup {} for each bot and build under {} (memory, processes, \
+             CPU time and the kill by the kernel){ipc}; process groups, resource limits, \
+             a subreaper and a watchdog",
+            match h.version {
+                Version::V1 => "v1",
+                Version::V2 => "v2",
+            },
+            h.run.memory.display()
+        ),
+        None => tracing::info!(
+            "containment: memory by use, all processes of each bot, sampled every {}ms, no \
+             process cap, CPU time sampled ({}){ipc}; process groups, resource limits, a \
+             subreaper and a watchdog",
+            super::usage::SAMPLE_INTERVAL.as_millis(),
+            why_not().unwrap_or("no cgroups")
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A v2 cgroup's files, as the kernel shows them, in a plain folder.
+    fn fake_v2(dir: &Path) -> Cgroup {
+        let files = [
+            ("memory.max", "max\n"),
+            ("memory.swap.max", "max\n"),
+            ("memory.peak", "0\n"),
+            ("memory.events", "low 0\nhigh 0\nmax 7\noom 1\noom_kill 1\n"),
+            ("pids.max", "max\n"),
+            ("pids.events", "max 0\n"),
+            (
+                "cpu.stat",
+                "usage_usec 1500\nuser_usec 1000\nsystem_usec 500\n",
+            ),
+            ("cgroup.procs", ""),
+        ];
+        for (name, text) in files {
+            std::fs::write(dir.join(name), text).unwrap();
+        }
+        let dir = dir.to_owned();
+        Cgroup {
+            version: Version::V2,
+            dirs: Dirs {
+                memory: dir.clone(),
+                pids: dir.clone(),
+                cpu: dir.clone(),
+                freezer: dir,
+            },
+            memory: Some(64 << 20),
+            processes: Some(64),
+            peak: None,
+        }
+    }
+
+    #[test]
+    fn v2_files_are_written_and_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let cgroup = fake_v2(dir.path());
+        cgroup.set_limits().unwrap();
+        let read = |name| std::fs::read_to_string(dir.path().join(name)).unwrap();
+        assert_eq!(read("memory.max"), (64u64 << 20).to_string());
+        assert_eq!(read("memory.swap.max"), "0");
+        assert_eq!(read("pids.max"), "64");
+        assert_eq!(cgroup.oom_kills(), 1);
+        assert!(!cgroup.hit_process_cap());
+        assert_eq!(cgroup.cpu(), Some(Duration::from_micros(1500)));
+        std::fs::write(dir.path().join("memory.peak"), "4096\n").unwrap();
+        assert_eq!(cgroup.take_peak(), Some(4096));
+        std::fs::write(dir.path().join("pids.events"), "max 3\n").unwrap();
+        assert!(cgroup.hit_process_cap());
+        assert_eq!(cgroup.procs_files(), vec![dir.path().join("cgroup.procs")]);
+        // Nothing in it: killing it is reading cgroup.procs.
+        cgroup.kill();
+        std::mem::forget(cgroup);
+    }
+
+    #[test]
+    fn the_v1_directories_are_one_per_controller() {
+        let dirs = Dirs {
+            memory: "/m/r".into(),
+            pids: "/p/r".into(),
+            cpu: "/c/r".into(),
+            freezer: "/f/r".into(),
+        };
+        let bot = dirs.join("bot-1");
+        assert_eq!(bot.distinct().len(), 4);
+        assert_eq!(bot.pids, Path::new("/p/r/bot-1"));
+        let same = Dirs {
+            memory: "/u".into(),
+            pids: "/u".into(),
+            cpu: "/u".into(),
+            freezer: "/u".into(),
+        };
+        assert_eq!(same.distinct(), vec![Path::new("/u")]);
+    }
+
+    #[test]
+    fn a_dead_referees_pid_is_not_alive() {
+        assert!(!referee_alive(i32::MAX));
+    }
+}

@@ -1,0 +1,383 @@
+//! Contained and measured by the kernel (issue 28): each attack a tester
+//! made on the user-space containment, replayed through the real binary
+//! against a bot in a cgroup of its own. Each test failed on the code
+//! before cgroups; each skips, saying why, on a machine where the referee
+//! cannot make cgroups (not root, no delegated cgroup v2).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use common::{Marker, fixture, referee};
+
+const MIB: u64 = 1 << 20;
+
+/// The cgroup version the referee uses here, or why it uses none.
+fn cgroups() -> Result<&'static str, String> {
+    let run = referee(["--log", "info", "dealer", "/bin/cat"], b"");
+    if run.stderr.contains("containment: a cgroup v1") {
+        Ok("v1")
+    } else if run.stderr.contains("containment: a cgroup v2") {
+        Ok("v2")
+    } else {
+        Err(run.stderr)
+    }
+}
+
+/// Returns early from a test, saying why, where no cgroups can be made.
+macro_rules! need_cgroups {
+    () => {
+        if let Err(why) = cgroups() {
+            eprintln!("skipped: the referee makes no cgroups on this machine: {why}");
+            return;
+        }
+    };
+}
+
+/// `referee dealer OPTIONS PROGRAM ARGS` on one 4-card game; the run and
+/// its record.
+fn one_game(options: &[&str], program: &str, args: &[&str]) -> (common::Run, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let mut all = vec!["dealer", "--results", results.to_str().unwrap()];
+    all.extend_from_slice(options);
+    all.push(program);
+    all.extend_from_slice(args);
+    let run = referee(all, b"4 876390176\n");
+    let text = std::fs::read_to_string(&results).unwrap();
+    let record = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    (run, record)
+}
+
+fn assert_killed_by_the_kernel(run: &common::Run, record: &Value, limit: &str) {
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert_eq!(record["status"], "limit", "{record}");
+    assert_eq!(record["limit"], "memory", "{record}");
+    let message = format!(
+        "reached its memory limit of {limit} (--limit-memory) and was killed by the kernel"
+    );
+    assert!(run.stdout.contains(&message), "{run:?}");
+}
+
+#[test]
+fn memory_in_a_memfd_counts_against_the_limit() {
+    need_cgroups!();
+    common::need_bwrap();
+    // 128 MiB in a memfd is in no process's resident set: a watch over
+    // /proc saw a few megabytes, with and without --sandbox.
+    for sandbox in [false, true] {
+        let mut options = vec!["--limit-memory", "64MiB"];
+        if sandbox {
+            options.push("--sandbox");
+        }
+        let (run, record) = one_game(&options, &fixture("kernel/memfd.py"), &["128"]);
+        assert_killed_by_the_kernel(&run, &record, "64 MiB");
+        assert_eq!(record["peak_memory_bytes"], 64 * MIB, "{record}");
+    }
+}
+
+/// Whether the host's SysV segments include one of exactly `size` bytes.
+fn host_has_segment(size: u64) -> bool {
+    let table = std::fs::read_to_string("/proc/sysvipc/shm").unwrap_or_default();
+    table
+        .lines()
+        .skip(1)
+        .any(|line| line.split_whitespace().nth(3) == Some(&size.to_string()))
+}
+
+#[test]
+fn sysv_shared_memory_counts_and_dies_with_the_bot() {
+    need_cgroups!();
+    let sysv = fixture("kernel/sysv.py");
+    // A size no one else uses, to find the segment by.
+    let pages = u64::from(std::process::id() % 1000) + 1;
+    let size = 128 * MIB + pages * 4096;
+    let pages = pages.to_string();
+    let (run, record) = one_game(&["--limit-memory", "64MiB"], &sysv, &["128", &pages]);
+    assert_killed_by_the_kernel(&run, &record, "64 MiB");
+    // Under a larger limit it plays; its segment is its memory, and goes
+    // with it (its own IPC namespace) instead of staying on the host.
+    let (run, record) = one_game(&["--limit-memory", "1GiB"], &sysv, &["128", &pages]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        record["peak_memory_bytes"].as_u64().unwrap() >= 128 * MIB,
+        "{record}"
+    );
+    assert!(
+        !host_has_segment(size),
+        "the bot's SysV segment of {size} bytes outlived it"
+    );
+}
+
+#[test]
+fn a_bots_dev_shm_is_its_own_and_goes_with_it() {
+    need_cgroups!();
+    let name = format!("referee-test-{}", std::process::id());
+    let (run, _) = one_game(&[], &fixture("kernel/shm-file.py"), &[&name, "1"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let left = Path::new("/dev/shm").join(&name);
+    let stayed = left.exists();
+    let _ = std::fs::remove_file(&left);
+    assert!(!stayed, "{} outlived the bot", left.display());
+}
+
+#[test]
+fn a_fork_past_the_process_cap_fails_and_the_record_says_so() {
+    need_cgroups!();
+    let forks = fixture("kernel/forks.py");
+    // Root ignores RLIMIT_NPROC: 200 forks went through a cap of 64.
+    let (run, record) = one_game(&["--limit-procs", "64"], &forks, &["200"]);
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert_eq!(record["status"], "limit", "{record}");
+    assert_eq!(record["limit"], "processes", "{record}");
+    assert_eq!(record["error"]["kind"], "process_limit", "{record}");
+    assert!(
+        run.stdout
+            .contains("after a fork failed at its cap of 64 processes and threads (--limit-procs)"),
+        "{run:?}"
+    );
+    // The default cap (256) lets 200 through; `none` lifts it.
+    for options in [&[][..], &["--limit-procs", "none"]] {
+        let (run, record) = one_game(options, &forks, &["200"]);
+        assert_eq!(run.code, Some(0), "{options:?}: {run:?}");
+        assert_eq!(record["status"], "ok", "{record}");
+    }
+}
+
+#[test]
+fn a_process_cap_without_cgroups_is_a_usage_error() {
+    let run = referee(
+        ["--no-cgroups", "dealer", "--limit-procs", "64", "/bin/cat"],
+        b"",
+    );
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("--limit-procs 64: only a cgroup can cap"),
+        "{run:?}"
+    );
+    // The default is only warned about; the run goes on.
+    let (run, record) = one_game(&["--no-cgroups"][..0], common::evensteven_bin(), &[]);
+    assert_eq!(record["status"], "ok", "{run:?}");
+    let run = referee(
+        ["--no-cgroups", "dealer", common::evensteven_bin()],
+        b"4 876390176\n",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stderr.contains("no cap on each bot's processes"),
+        "{run:?}"
+    );
+}
+
+/// The pids the hoppers of `dir` last wrote.
+fn hopper_pids(dir: &Path) -> Vec<i32> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with("hopper-") && !name.ends_with(".new")
+        })
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok()?.trim().parse().ok())
+        .collect()
+}
+
+/// Fails if a hopper of `dir` still runs: its pid file still changes, or
+/// the pid it names is alive (and not a zombie).
+fn assert_hoppers_dead(dir: &Path) {
+    let before = hopper_pids(dir);
+    std::thread::sleep(Duration::from_millis(100));
+    let after = hopper_pids(dir);
+    assert_eq!(before, after, "a hopper still changes its pid");
+    for pid in after {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let running = state
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'));
+        assert!(!running, "hopper {pid} outlived the referee: {state}");
+    }
+}
+
+#[test]
+fn escapees_that_keep_changing_their_pid_die_with_the_run() {
+    need_cgroups!();
+    // Eight processes that each left the bot's session and fork every
+    // millisecond, their parents exiting: a scan of /proc for orphans
+    // missed each about half the time.
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().to_str().unwrap();
+    let (run, record) = one_game(&[], &fixture("kernel/hopper.py"), &[folder, "8"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(record["status"], "ok", "{record}");
+    assert_eq!(hopper_pids(dir.path()).len(), 8);
+    assert_hoppers_dead(dir.path());
+}
+
+/// The run directories (`referee-PID`) of the referee `pid` in every
+/// cgroup hierarchy mounted here.
+fn run_dirs(pid: u32) -> Vec<PathBuf> {
+    let name = format!("referee-{pid}");
+    let mut found = vec![];
+    let mut todo = vec![PathBuf::from("/sys/fs/cgroup")];
+    while let Some(dir) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            if entry.file_name() == name.as_str() {
+                found.push(entry.path());
+            } else if entry.path().components().count() < 8 {
+                todo.push(entry.path());
+            }
+        }
+    }
+    found
+}
+
+/// Waits up to two seconds for `pid`'s run directories to be gone.
+fn assert_run_dirs_removed(pid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let left = run_dirs(pid);
+        if left.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "cgroups left behind: {left:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Starts a dealer whose player leaves hoppers in `dir`, plays one game and
+/// waits for its record; the referee is left waiting for the next game.
+fn referee_mid_run(dir: &Path, marker: &Marker) -> std::process::Child {
+    use std::io::Write;
+    let results = dir.join("r.jsonl");
+    let mut child = common::start(
+        [
+            "dealer",
+            "--results",
+            results.to_str().unwrap(),
+            &fixture("kernel/hopper.py"),
+            dir.to_str().unwrap(),
+            "4",
+        ],
+        marker,
+    );
+    let stdin = child.stdin.as_mut().unwrap();
+    stdin.write_all(b"4 876390176\n").unwrap();
+    stdin.flush().unwrap();
+    common::wait_for_lines(&results, 1);
+    assert!(
+        !run_dirs(child.id()).is_empty(),
+        "the referee made no cgroups"
+    );
+    child
+}
+
+#[test]
+fn no_cgroup_or_process_is_left_by_a_run_an_interrupt_or_a_kill() {
+    need_cgroups!();
+    use nix::sys::signal::Signal;
+    // A run that ends by itself.
+    let run = referee(["dealer", common::evensteven_bin()], b"13 1\n13 2\n");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    // Interrupted, then SIGKILLed in the middle of a run: the watchdog
+    // kills what is left in the run's cgroups and removes them.
+    for signal in [Signal::SIGINT, Signal::SIGKILL] {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = Marker::new();
+        let mut child = referee_mid_run(dir.path(), &marker);
+        let pid = child.id();
+        common::signal(&child, signal);
+        let _ = child.wait();
+        assert_run_dirs_removed(pid);
+        assert_hoppers_dead(dir.path());
+        marker.assert_none_left();
+    }
+}
+
+#[test]
+fn cgroups_of_a_dead_referee_are_swept_by_the_next_run() {
+    need_cgroups!();
+    // A pid no process has: the kernel's largest, less one.
+    let pid_max: u32 = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let dead = pid_max - 1;
+    assert!(!Path::new(&format!("/proc/{dead}")).exists());
+    // Made where this test's own referee makes its runs: beside them.
+    let dir = tempfile::tempdir().unwrap();
+    let marker = Marker::new();
+    let mut child = referee_mid_run(dir.path(), &marker);
+    let parents: Vec<PathBuf> = run_dirs(child.id())
+        .iter()
+        .map(|d| d.parent().unwrap().to_owned())
+        .collect();
+    let stale: Vec<PathBuf> = parents
+        .iter()
+        .map(|p| p.join(format!("referee-{dead}")))
+        .collect();
+    for d in &stale {
+        std::fs::create_dir(d).unwrap();
+        std::fs::create_dir(d.join("bot-1")).unwrap();
+    }
+    drop(child.stdin.take());
+    let _ = child.wait();
+    marker.assert_none_left();
+    let run = referee(["dealer", common::evensteven_bin()], b"4 876390176\n");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let left: Vec<&PathBuf> = stale.iter().filter(|d| d.exists()).collect();
+    assert!(left.is_empty(), "stale cgroups not swept: {left:?}");
+}
+
+#[test]
+fn every_record_has_exact_cpu_time_and_peak_memory() {
+    need_cgroups!();
+    // Sampled every 10 ms, 298 of 300 fast games said 0 µs of CPU.
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let deals: String = (1..=100).map(|seed| format!("13 {seed}\n")).collect();
+    let run = referee(
+        [
+            "dealer",
+            "--results",
+            results.to_str().unwrap(),
+            common::evensteven_bin(),
+        ],
+        deals.as_bytes(),
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let records = common::jsonl(&results);
+    assert_eq!(records.len(), 100);
+    for record in &records {
+        assert!(record["cpu_micros"].as_u64().unwrap() > 0, "{record}");
+        assert!(
+            record["peak_memory_bytes"].as_u64().unwrap() > 0,
+            "{record}"
+        );
+    }
+}
+
+#[test]
+fn the_referee_says_which_containment_is_in_force() {
+    let run = referee(["--log", "info", "--no-cgroups", "dealer", "/bin/cat"], b"");
+    assert!(
+        run.stderr
+            .contains("containment: memory by use, all processes of each bot, sampled every 10ms"),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("(--no-cgroups)"), "{run:?}");
+    match cgroups() {
+        Ok(version) => eprintln!("bots run in cgroup {version} here"),
+        Err(why) => eprintln!("no cgroups here: {why}"),
+    }
+}
