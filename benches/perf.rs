@@ -6,7 +6,7 @@
 //! ```
 //!
 //! Sections: `roundtrip`, `deadline`, `scale`, `tournament`, `engines`,
-//! `results`, `judge`, `starts`.
+//! `results`, `judge`, `starts`, `cgroups`.
 //! Each figure is repeated and reported as min / median / max. Nothing here
 //! is a test: the numbers depend on the machine and on what else it runs,
 //! so run it on an otherwise idle machine.
@@ -54,6 +54,7 @@ fn main() {
             "results",
             "judge",
             "starts",
+            "cgroups",
         ]
         .map(String::from)
         .to_vec();
@@ -70,6 +71,7 @@ fn main() {
             "results" => results(7),
             "judge" => judge(5),
             "starts" => starts(3),
+            "cgroups" => cgroups(7),
             other => {
                 eprintln!("perf: unknown section {other:?}");
                 std::process::exit(2);
@@ -667,6 +669,52 @@ fn tournament(reps: usize) {
     let text = stderr(&out);
     let kb = text.split_whitespace().last().unwrap_or("?");
     println!("- peak memory (max RSS) of the referee with 64 bots on 200x100: {kb} KB");
+}
+
+/// The cost of kernel containment: a tournament of the reference Even
+/// Steven bot (a bot started, contained and removed per game), in games
+/// per second with each bot in a cgroup of its own (and, as root, its own
+/// IPC namespace and /dev/shm) and with `--no-cgroups`, runs interleaved
+/// in pairs; the ratio of the medians and the median of the paired ratios.
+fn cgroups(reps: usize) {
+    const GAMES: usize = 400;
+    println!(
+        "## Kernel containment (Even Steven tournament, {GAMES} games, --jobs 1, games per second, \
+         {reps} interleaved pairs)"
+    );
+    let spec = Path::new(ROOT).join("tournaments/evensteven.toml");
+    let games = GAMES.to_string();
+    let rate = |extra: &[&str]| {
+        let mut args = vec!["--no-fsync"];
+        args.extend_from_slice(extra);
+        args.extend([
+            "tournament",
+            "--no-progress",
+            spec.to_str().unwrap(),
+            "--games",
+            &games,
+            "--jobs",
+            "1",
+        ]);
+        let (t, out) = run(REFEREE, &args, None, false);
+        assert!(out.status.success(), "{}", stderr(&out));
+        GAMES as f64 / t.as_secs_f64()
+    };
+    let (mut with, mut without, mut ratios) = (vec![], vec![], vec![]);
+    for _ in 0..reps {
+        let contained = rate(&[]);
+        let watched = rate(&["--no-cgroups"]);
+        ratios.push(contained / watched);
+        with.push(contained);
+        without.push(watched);
+    }
+    println!("- a cgroup per bot: {}", mmm(&with, 1));
+    println!("- --no-cgroups (the memory watch): {}", mmm(&without, 1));
+    println!(
+        "- with / without: {:.3} (ratio of medians), {:.3} (median of paired ratios)",
+        median(&with) / median(&without),
+        median(&ratios)
+    );
 }
 
 /// Bot starts per second by the referee's size: the bot layer starts

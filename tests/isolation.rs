@@ -241,11 +241,11 @@ fn hoard(sandbox: bool) -> (String, serde_json::Value, bool) {
 fn a_sandboxed_bots_tmp_and_dev_shm_are_private_and_count_as_its_memory() {
     need_bwrap();
     // What it writes to its private /dev/shm and /tmp is memory it holds:
-    // it is killed once that passes its limit (each is also bounded by
-    // that size, should the watch be slow).
+    // it is killed once that reaches its limit (each is also bounded by
+    // that size, should the memory watch be slow where no cgroup holds it).
     let (_, record, kept) = hoard(true);
     assert!(
-        record["peak_memory_bytes"].as_u64().unwrap() > 64 << 20,
+        record["peak_memory_bytes"].as_u64().unwrap() >= 64 << 20,
         "{record}"
     );
     assert_eq!(record["status"], "limit", "{record}");
@@ -260,7 +260,8 @@ fn a_sandboxed_bots_tmp_and_dev_shm_are_private_and_count_as_its_memory() {
 /// A sandboxed bot's process that left its group and session dies with a
 /// SIGKILLed referee: the sandbox's pid namespace ends with bubblewrap,
 /// which dies with its parent. (Without the sandbox such a process goes to
-/// init and survives: docs/containment.md, "Not covered".)
+/// init and survives where no cgroup holds it: docs/containment.md,
+/// "Without cgroups".)
 #[test]
 fn a_sandboxed_escapee_dies_with_a_killed_referee() {
     need_bwrap();

@@ -1,7 +1,8 @@
 //! Memory is what a bot holds, all its processes together, and every
 //! record says what each bot used (issue 19). Each test replays a failure
 //! a tester found when `--limit-memory` was a per-process address-space
-//! limit.
+//! limit. Those that name the memory watch run with `--no-cgroups`; the
+//! kernel's side is tests/kernel.rs.
 
 mod common;
 
@@ -31,7 +32,9 @@ const MIB: u64 = 1 << 20;
 fn children_count_together_against_the_limit() {
     // Four children of 100 MiB: each far under 256 MiB, together over it.
     // An address-space limit let each child have its own allowance.
-    let (run, record) = hold(&["--limit-memory", "256MiB"], &["100", "4"]);
+    // The watch, without cgroups: the kernel's cgroup counts them together
+    // by construction.
+    let (run, record) = hold(&["--no-cgroups", "--limit-memory", "256MiB"], &["100", "4"]);
     assert_eq!(run.code, Some(3), "{run:?}");
     assert!(
         run.stdout
@@ -100,7 +103,13 @@ fn a_size_the_referee_cannot_read_is_a_usage_error() {
 #[test]
 fn the_log_says_how_memory_is_watched() {
     let run = referee(
-        ["--log", "info", "dealer", common::evensteven_bin()],
+        [
+            "--log",
+            "info",
+            "--no-cgroups",
+            "dealer",
+            common::evensteven_bin(),
+        ],
         b"4 876390176\n",
     );
     assert_eq!(run.code, Some(0), "{run:?}");

@@ -830,7 +830,7 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
             "rank", "entrant", "games", "wins", "win rate", "95% CI", &vs,
         ];
         header.extend(FAILURES);
-        header.extend(["unnecessary", "slowest", "memory"]);
+        header.extend(["unnecessary", "slowest", "memory", "cpu"]);
         t = markdown_table(&header, &numbers(&header));
         for r in rows {
             let mut cells = vec![
@@ -855,6 +855,7 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
                 r.unnecessary.to_string(),
                 human_micros(r.slowest_micros),
                 memory(r.max_memory_bytes),
+                cpu(r.max_cpu_micros),
             ]);
             t.add_row(cells);
         }
@@ -870,7 +871,7 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
             "wins",
         ];
         header.extend(FAILURES);
-        header.extend(["slowest", "memory"]);
+        header.extend(["slowest", "memory", "cpu"]);
         t = markdown_table(&header, &numbers(&header));
         for r in rows {
             let mut cells = vec![
@@ -884,7 +885,11 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
                 format!("{:.2}", r.wins),
             ];
             cells.extend(r.failures().map(|n| n.to_string()));
-            cells.extend([human_micros(r.slowest_micros), memory(r.max_memory_bytes)]);
+            cells.extend([
+                human_micros(r.slowest_micros),
+                memory(r.max_memory_bytes),
+                cpu(r.max_cpu_micros),
+            ]);
             t.add_row(cells);
         }
     }
@@ -967,6 +972,16 @@ pub fn memory(bytes: u64) -> String {
         "-".into()
     } else {
         crate::bot::usage::human_bytes(bytes)
+    }
+}
+
+/// A bot's most CPU time in one game, for the table: `-` when none was
+/// measured.
+pub fn cpu(micros: u64) -> String {
+    if micros == 0 {
+        "-".into()
+    } else {
+        human_micros(micros)
     }
 }
 
