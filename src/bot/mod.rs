@@ -224,6 +224,9 @@ pub enum BotError {
     )]
     Timeout {
         limit: Duration,
+        /// How long it had had when the referee gave up (at least `limit`):
+        /// for a reply read after its deadline, the very time compared.
+        waited: Duration,
         /// Its first reply (start-up allowance included), a move, or a
         /// move that ran out the game's clock.
         phase: Phase,
@@ -354,7 +357,8 @@ impl BotError {
 pub type Relay<'a> = Option<&'a mut (dyn Write + Send)>;
 
 /// A line a bot wrote in reply, without its line ending, and how long the
-/// bot took: from the last byte of the referee's message to this line.
+/// bot took: from the referee's message to this line being read, never
+/// more than the reply's limit (see [`Bot::reply_time`]).
 #[derive(Debug)]
 pub struct Reply<'a> {
     pub text: &'a str,
@@ -546,8 +550,9 @@ impl Bot {
                     Some(out) if self.stdout.get(range.clone()).first() == Some(&b'*') => {
                         relay_line(*out, self.stdout.get(range)).map_err(BotError::Relay)?;
                         // A flood of debug lines must not stretch the deadline.
-                        if Instant::now() >= deadline {
-                            return Err(self.timed_out(deadline));
+                        let now = Instant::now();
+                        if now >= deadline {
+                            return Err(self.timed_out(deadline, now));
                         }
                     }
                     _ => break range,
@@ -564,7 +569,7 @@ impl Bot {
                 }
             }
         };
-        let elapsed = self.sent_at.elapsed();
+        let elapsed = self.reply_time(deadline)?;
         let first = self.startup_time.is_none();
         if first {
             self.startup_time = Some(elapsed);
@@ -582,6 +587,20 @@ impl Bot {
                 lossy: String::from_utf8_lossy(bytes).chars().take(200).collect(),
             }),
         }
+    }
+
+    /// The time a reply just read took, from the one clock reading that is
+    /// both recorded and compared with its `deadline`: a reply read after
+    /// its deadline is a timeout, whether it was waiting in the pipe or
+    /// arrived while the referee waited for a CPU. A record then never
+    /// shows an accepted move over its limit (docs/bots.md, "The time
+    /// model").
+    fn reply_time(&self, deadline: Instant) -> Result<Duration, BotError> {
+        let now = Instant::now();
+        if now > deadline {
+            return Err(self.timed_out(deadline, now));
+        }
+        Ok(now.saturating_duration_since(self.sent_at))
     }
 
     /// The CPU time of the main process since the previous reply; moves
@@ -639,10 +658,14 @@ impl Bot {
             match self.read_until(deadline, Unit::Byte, &mut None).await? {
                 Read::Line(_) => unreachable!("asked for a byte"),
                 Read::Byte(next) => match next {
-                    Some(b' ' | b'\t' | b'\r' | b'\n') if Instant::now() < deadline => continue,
-                    Some(b' ' | b'\t' | b'\r' | b'\n') => return Err(self.timed_out(deadline)),
+                    Some(b' ' | b'\t' | b'\r' | b'\n') => {
+                        let now = Instant::now();
+                        if now >= deadline {
+                            return Err(self.timed_out(deadline, now));
+                        }
+                    }
                     Some(byte) => {
-                        let elapsed = self.sent_at.elapsed();
+                        let elapsed = self.reply_time(deadline)?;
                         self.startup_time.get_or_insert(elapsed);
                         self.reply_cpu();
                         return Ok((byte, elapsed));
@@ -720,7 +743,7 @@ impl Bot {
                             Unit::Line => Read::Line(Next::Eof { unterminated: 0..0 }),
                             Unit::Byte => Read::Byte(None),
                         }),
-                        Err(_) => Err(self.timed_out(deadline)),
+                        Err(_) => Err(self.timed_out(deadline, Instant::now())),
                     };
                 }
                 () = self.exit.exited(), if !exited => self.exited_at = Some(Instant::now()),
@@ -769,7 +792,7 @@ impl Bot {
     /// reaps it.
     pub async fn wait_exit(&mut self, deadline: Instant) -> Result<Ended, BotError> {
         if self.ended.is_none() && timeout_at(deadline, self.exit.exited()).await.is_err() {
-            return Err(self.timed_out(deadline));
+            return Err(self.timed_out(deadline, Instant::now()));
         }
         let ended = self.reap().await.map_err(BotError::Io)?;
         match self.meter.overrun() {
@@ -778,9 +801,11 @@ impl Bot {
         }
     }
 
-    fn timed_out(&self, deadline: Instant) -> BotError {
+    /// The timeout of a reply due at `deadline`, given up on `at`.
+    fn timed_out(&self, deadline: Instant, at: Instant) -> BotError {
         self.or_memory(BotError::Timeout {
             limit: deadline.saturating_duration_since(self.sent_at),
+            waited: at.saturating_duration_since(self.sent_at),
             phase: if self.startup_time.is_none() {
                 Phase::Startup
             } else {

@@ -208,6 +208,7 @@ pub async fn judge_with(
     let output = match sent {
         Err(BotError::Timeout { .. } | BotError::WriteTimeout { .. }) => Err(BotError::Timeout {
             limit: config.timeout,
+            waited: started.elapsed(),
             phase: outcome::Phase::Move,
             silent: true,
         }),
