@@ -33,6 +33,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
+use nix::time::ClockId;
 use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::time::{Instant, sleep_until, timeout, timeout_at};
@@ -399,9 +400,10 @@ pub struct Bot {
     limits: BotLimits,
     /// Its memory and CPU time, and its memory limit.
     meter: usage::Meter,
-    /// Its main process's CPU time at its previous reply: each reply's CPU
-    /// time is counted from there.
-    cpu_mark: Option<Duration>,
+    /// Its main process's CPU clock and the time on it at its previous
+    /// reply: each reply's CPU time is counted from there. Set at its first
+    /// message or reply.
+    cpu_mark: Option<CpuMark>,
     /// The CPU time of its latest reply (line or byte).
     last_reply_cpu: Option<Duration>,
     /// When the latest message started to be written: the start of the
@@ -417,6 +419,19 @@ pub struct Bot {
     exited_at: Option<Instant>,
     /// The time its first reply took (start-up included), once it came.
     startup_time: Option<Duration>,
+}
+
+/// See [`Bot::cpu_mark`].
+#[derive(Clone, Copy)]
+struct CpuMark {
+    /// Its main process's CPU clock, made once: a reply then costs one
+    /// system call for its CPU time, where `clock_getcpuclockid` made a
+    /// second one each time to check the process (2% of a fast exchange on
+    /// one CPU: docs/PERFORMANCE.md §13). `None` under bubblewrap, whose
+    /// main process the memory watch finds later: its reading serves.
+    clock: Option<ClockId>,
+    /// The time on it then, where it could be read.
+    at: Option<Duration>,
 }
 
 /// What to read from a bot's output.
@@ -505,7 +520,11 @@ impl Bot {
     pub async fn send(&mut self, message: &[u8], deadline: Instant) -> Result<(), BotError> {
         let started = Instant::now();
         if self.cpu_mark.is_none() {
-            self.cpu_mark = self.meter.main_cpu();
+            let clock = self.cpu_clock();
+            self.cpu_mark = Some(CpuMark {
+                clock,
+                at: self.main_cpu(clock),
+            });
         }
         let Some(stdin) = self.stdin.as_mut() else {
             return Err(BotError::ClosedInput);
@@ -606,13 +625,35 @@ impl Bot {
     /// The CPU time of the main process since the previous reply; moves
     /// the mark.
     fn reply_cpu(&mut self) -> Option<Duration> {
-        let now = self.meter.main_cpu();
+        let clock = self.cpu_clock();
+        let now = self.main_cpu(clock);
         let since = now
-            .zip(self.cpu_mark)
+            .zip(self.cpu_mark.and_then(|mark| mark.at))
             .map(|(now, mark)| now.saturating_sub(mark));
-        self.cpu_mark = now;
+        self.cpu_mark = Some(CpuMark { clock, at: now });
         self.last_reply_cpu = since;
         since
+    }
+
+    /// Its main process's CPU clock: the one made already, or a new one.
+    fn cpu_clock(&self) -> Option<ClockId> {
+        match self.cpu_mark {
+            Some(mark) => mark.clock,
+            None if self.limits.sandbox => None,
+            None => {
+                let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()?).ok()?);
+                nix::time::clock_getcpuclockid(pid).ok()
+            }
+        }
+    }
+
+    /// Its main process's CPU time (all its threads) now, on `clock` (see
+    /// [`CpuMark::clock`]).
+    fn main_cpu(&self, clock: Option<ClockId>) -> Option<Duration> {
+        match clock {
+            Some(clock) => nix::time::clock_gettime(clock).ok().map(Duration::from),
+            None => self.meter.main_cpu(),
+        }
     }
 
     /// The CPU time its main process used for its latest reply, line or
@@ -624,8 +665,8 @@ impl Bot {
     /// The CPU time its main process used since its latest reply: what a
     /// move that timed out has used so far.
     pub fn cpu_since_reply(&self) -> Option<Duration> {
-        let now = self.meter.main_cpu()?;
-        Some(now.saturating_sub(self.cpu_mark?))
+        let mark = self.cpu_mark?;
+        Some(self.main_cpu(mark.clock)?.saturating_sub(mark.at?))
     }
 
     /// What the bot used since `mark` (its peak memory and its CPU time),
