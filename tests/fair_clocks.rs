@@ -94,29 +94,94 @@ fn a_20ms_move_is_never_recorded_under_20ms() {
     assert_eq!(warnings(&stderr), expected, "{stderr}");
 }
 
-/// A bot that spins 30 ms under a 25 ms limit is never accepted with a
-/// time under its own: each move is a timeout or, when the referee itself
-/// waited for a CPU past the deadline, a move recorded at 30 ms or more:
-/// a reply found in the pipe wins over a deadline that passed meanwhile
-/// (docs/bots.md, "The time model"), as the referee cannot tell when it
-/// arrived.
+/// A bot that spins 30 ms under a 25 ms limit is never accepted: each
+/// move is a timeout, recorded at its limit or more, however late the
+/// referee, waiting for a CPU, read the reply (docs/bots.md, "The time
+/// model").
 #[test]
-fn a_30ms_move_under_a_25ms_limit_is_never_accepted_as_faster() {
+fn a_30ms_move_under_a_25ms_limit_is_a_timeout() {
     let (records, _) = play("busy30.toml", &["--games", "3", "--timeout", "25ms"]);
     assert_eq!(records.len(), 3);
     for record in &records {
         for player in record["players"].as_array().unwrap() {
-            let micros = player["micros"].as_array().unwrap();
-            assert_eq!(micros.len(), 1, "{record}");
-            let micros = micros[0].as_u64().unwrap();
-            if player["status"] == "timeout" {
-                assert_eq!(player["phase"], "move", "{record}");
-            } else {
-                assert_eq!(player["status"], "ok", "{record}");
-                assert!(micros >= 30_000, "accepted at {micros} µs: {record}");
-            }
+            assert_move_timed_out(player, 25_000, "move");
         }
     }
+}
+
+/// Checks a player's one move after its start-up reply: a timeout of
+/// `phase`, recorded at `limit` µs or more.
+fn assert_move_timed_out(player: &Value, limit: u64, phase: &str) {
+    assert_eq!(player["status"], "timeout", "{player}");
+    assert_eq!(player["phase"], phase, "{player}");
+    let micros = player["micros"].as_array().unwrap();
+    assert_eq!(micros.len(), 1, "{player}");
+    let micros = micros[0].as_u64().unwrap();
+    assert!(
+        micros >= limit,
+        "a timeout recorded at {micros} µs: {player}"
+    );
+}
+
+/// Plays one game of the fair-clocks judge with one `stall.py` player,
+/// reading its moves as `read` (`line` or `byte`), with `options` for the
+/// judge; the player's result.
+fn play_stalled(read: &str, options: &str, extra: &[&str]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let game = dir.path().join("late.toml");
+    std::fs::write(
+        &game,
+        format!(
+            "name = \"late\"\njudge = [\"python3\", \"{}\"]\nplayers = {{ min = 1, max = 1 }}\n\
+             read = \"{read}\"\n[options]\nrounds = 1\n{options}\n",
+            fair("judge.py")
+        ),
+    )
+    .unwrap();
+    let results = dir.path().join("r.jsonl");
+    let mut args = vec!["--no-fsync", "play", "--seed", "1", "--results"];
+    args.push(results.to_str().unwrap());
+    args.extend(extra);
+    args.push(game.to_str().unwrap());
+    let bot = fair("stall.py");
+    args.push(&bot);
+    let run = referee(args, b"");
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    let records = records(&results);
+    assert_eq!(records.len(), 1);
+    records[0]["players"][0].clone()
+}
+
+/// A reply that was waiting in the pipe when the referee came to read it,
+/// after its deadline, is a timeout, not a move recorded over its limit.
+/// The judge sends the move, waits 300 ms, then asks: the bot answered at
+/// once, but its clock ran from the send (docs/judge-protocol.md), so the
+/// reply is read 300 ms on, under a 150 ms limit, without a wait.
+#[test]
+fn a_reply_waiting_in_the_pipe_past_its_deadline_is_a_timeout() {
+    for read in ["line", "byte"] {
+        let player = play_stalled(read, "busy_ms = 0\npause_ms = 300", &["--timeout", "150ms"]);
+        assert_move_timed_out(&player, 300_000, "move");
+    }
+}
+
+/// A reply that arrives in time while the referee cannot run, and is read
+/// only after the deadline, is a timeout: the bot stops the referee
+/// (SIGSTOP) while it waits, replies, and lets it go on 300 ms later, when
+/// the reply and the expired deadline are both there at once.
+#[test]
+fn a_reply_read_late_by_a_stalled_referee_is_a_timeout() {
+    for read in ["line", "byte"] {
+        let player = play_stalled(read, "busy_ms = 300", &["--timeout", "150ms"]);
+        assert_move_timed_out(&player, 300_000, "move");
+    }
+    // The same under a time control: the clock ran out.
+    let player = play_stalled(
+        "line",
+        "busy_ms = 300",
+        &["--timeout", "10s", "--time-control", "150ms+0s"],
+    );
+    assert_move_timed_out(&player, 150_000, "clock");
 }
 
 /// A tournament of a one-player game with more jobs than CPUs warns once;

@@ -175,6 +175,7 @@ mod tests {
         assert_eq!(timer.limit(), Duration::from_millis(800));
         let timeout = BotError::Timeout {
             limit: timer.limit(),
+            waited: timer.limit(),
             phase: Phase::Move,
             silent: false,
         };

@@ -33,6 +33,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
+use nix::time::ClockId;
 use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::time::{Instant, sleep_until, timeout, timeout_at};
@@ -228,6 +229,9 @@ pub enum BotError {
     )]
     Timeout {
         limit: Duration,
+        /// How long it had had when the referee gave up (at least `limit`):
+        /// for a reply read after its deadline, the very time compared.
+        waited: Duration,
         /// Its first reply (start-up allowance included), a move, or a
         /// move that ran out the game's clock.
         phase: Phase,
@@ -364,7 +368,8 @@ impl BotError {
 pub type Relay<'a> = Option<&'a mut (dyn Write + Send)>;
 
 /// A line a bot wrote in reply, without its line ending, and how long the
-/// bot took: from the last byte of the referee's message to this line.
+/// bot took: from the referee's message to this line being read, never
+/// more than the reply's limit (see [`Bot::reply_time`]).
 #[derive(Debug)]
 pub struct Reply<'a> {
     pub text: &'a str,
@@ -408,9 +413,10 @@ pub struct Bot {
     /// Its cgroup, where the kernel contains it: killed and removed when
     /// the bot is dropped.
     cgroup: Option<std::sync::Arc<cgroup::Cgroup>>,
-    /// Its main process's CPU time at its previous reply: each reply's CPU
-    /// time is counted from there.
-    cpu_mark: Option<Duration>,
+    /// Its main process's CPU clock and the time on it at its previous
+    /// reply: each reply's CPU time is counted from there. Set at its first
+    /// message or reply.
+    cpu_mark: Option<CpuMark>,
     /// The CPU time of its latest reply (line or byte).
     last_reply_cpu: Option<Duration>,
     /// When the latest message started to be written: the start of the
@@ -426,6 +432,19 @@ pub struct Bot {
     exited_at: Option<Instant>,
     /// The time its first reply took (start-up included), once it came.
     startup_time: Option<Duration>,
+}
+
+/// See [`Bot::cpu_mark`].
+#[derive(Clone, Copy)]
+struct CpuMark {
+    /// Its main process's CPU clock, made once: a reply then costs one
+    /// system call for its CPU time, where `clock_getcpuclockid` made a
+    /// second one each time to check the process (2% of a fast exchange on
+    /// one CPU: docs/PERFORMANCE.md §13). `None` under bubblewrap, whose
+    /// main process the memory watch finds later: its reading serves.
+    clock: Option<ClockId>,
+    /// The time on it then, where it could be read.
+    at: Option<Duration>,
 }
 
 /// What to read from a bot's output.
@@ -526,7 +545,11 @@ impl Bot {
     pub async fn send(&mut self, message: &[u8], deadline: Instant) -> Result<(), BotError> {
         let started = Instant::now();
         if self.cpu_mark.is_none() {
-            self.cpu_mark = self.meter.main_cpu();
+            let clock = self.cpu_clock();
+            self.cpu_mark = Some(CpuMark {
+                clock,
+                at: self.main_cpu(clock),
+            });
         }
         let Some(stdin) = self.stdin.as_mut() else {
             return Err(BotError::ClosedInput);
@@ -571,8 +594,9 @@ impl Bot {
                     Some(out) if self.stdout.get(range.clone()).first() == Some(&b'*') => {
                         relay_line(*out, self.stdout.get(range)).map_err(BotError::Relay)?;
                         // A flood of debug lines must not stretch the deadline.
-                        if Instant::now() >= deadline {
-                            return Err(self.timed_out(deadline));
+                        let now = Instant::now();
+                        if now >= deadline {
+                            return Err(self.timed_out(deadline, now));
                         }
                     }
                     _ => break range,
@@ -589,7 +613,7 @@ impl Bot {
                 }
             }
         };
-        let elapsed = self.sent_at.elapsed();
+        let elapsed = self.reply_time(deadline)?;
         let first = self.startup_time.is_none();
         if first {
             self.startup_time = Some(elapsed);
@@ -609,16 +633,52 @@ impl Bot {
         }
     }
 
+    /// The time a reply just read took, from the one clock reading that is
+    /// both recorded and compared with its `deadline`: a reply read after
+    /// its deadline is a timeout, whether it was waiting in the pipe or
+    /// arrived while the referee waited for a CPU. A record then never
+    /// shows an accepted move over its limit (docs/bots.md, "The time
+    /// model").
+    fn reply_time(&self, deadline: Instant) -> Result<Duration, BotError> {
+        let now = Instant::now();
+        if now > deadline {
+            return Err(self.timed_out(deadline, now));
+        }
+        Ok(now.saturating_duration_since(self.sent_at))
+    }
+
     /// The CPU time of the main process since the previous reply; moves
     /// the mark.
     fn reply_cpu(&mut self) -> Option<Duration> {
-        let now = self.meter.main_cpu();
+        let clock = self.cpu_clock();
+        let now = self.main_cpu(clock);
         let since = now
-            .zip(self.cpu_mark)
+            .zip(self.cpu_mark.and_then(|mark| mark.at))
             .map(|(now, mark)| now.saturating_sub(mark));
-        self.cpu_mark = now;
+        self.cpu_mark = Some(CpuMark { clock, at: now });
         self.last_reply_cpu = since;
         since
+    }
+
+    /// Its main process's CPU clock: the one made already, or a new one.
+    fn cpu_clock(&self) -> Option<ClockId> {
+        match self.cpu_mark {
+            Some(mark) => mark.clock,
+            None if self.limits.sandbox => None,
+            None => {
+                let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()?).ok()?);
+                nix::time::clock_getcpuclockid(pid).ok()
+            }
+        }
+    }
+
+    /// Its main process's CPU time (all its threads) now, on `clock` (see
+    /// [`CpuMark::clock`]).
+    fn main_cpu(&self, clock: Option<ClockId>) -> Option<Duration> {
+        match clock {
+            Some(clock) => nix::time::clock_gettime(clock).ok().map(Duration::from),
+            None => self.meter.main_cpu(),
+        }
     }
 
     /// The CPU time its main process used for its latest reply, line or
@@ -630,8 +690,8 @@ impl Bot {
     /// The CPU time its main process used since its latest reply: what a
     /// move that timed out has used so far.
     pub fn cpu_since_reply(&self) -> Option<Duration> {
-        let now = self.meter.main_cpu()?;
-        Some(now.saturating_sub(self.cpu_mark?))
+        let mark = self.cpu_mark?;
+        Some(self.main_cpu(mark.clock)?.saturating_sub(mark.at?))
     }
 
     /// What the bot used since `mark` (its peak memory and its CPU time),
@@ -672,10 +732,14 @@ impl Bot {
             match self.read_until(deadline, Unit::Byte, &mut None).await? {
                 Read::Line(_) => unreachable!("asked for a byte"),
                 Read::Byte(next) => match next {
-                    Some(b' ' | b'\t' | b'\r' | b'\n') if Instant::now() < deadline => continue,
-                    Some(b' ' | b'\t' | b'\r' | b'\n') => return Err(self.timed_out(deadline)),
+                    Some(b' ' | b'\t' | b'\r' | b'\n') => {
+                        let now = Instant::now();
+                        if now >= deadline {
+                            return Err(self.timed_out(deadline, now));
+                        }
+                    }
                     Some(byte) => {
-                        let elapsed = self.sent_at.elapsed();
+                        let elapsed = self.reply_time(deadline)?;
                         self.startup_time.get_or_insert(elapsed);
                         self.reply_cpu();
                         return Ok((byte, elapsed));
@@ -753,7 +817,7 @@ impl Bot {
                             Unit::Line => Read::Line(Next::Eof { unterminated: 0..0 }),
                             Unit::Byte => Read::Byte(None),
                         }),
-                        Err(_) => Err(self.timed_out(deadline)),
+                        Err(_) => Err(self.timed_out(deadline, Instant::now())),
                     };
                 }
                 () = self.exit.exited(), if !exited => self.exited_at = Some(Instant::now()),
@@ -802,7 +866,7 @@ impl Bot {
     /// reaps it.
     pub async fn wait_exit(&mut self, deadline: Instant) -> Result<Ended, BotError> {
         if self.ended.is_none() && timeout_at(deadline, self.exit.exited()).await.is_err() {
-            return Err(self.timed_out(deadline));
+            return Err(self.timed_out(deadline, Instant::now()));
         }
         let ended = self.reap().await.map_err(BotError::Io)?;
         match self.meter.overrun() {
@@ -811,9 +875,11 @@ impl Bot {
         }
     }
 
-    fn timed_out(&self, deadline: Instant) -> BotError {
+    /// The timeout of a reply due at `deadline`, given up on `at`.
+    fn timed_out(&self, deadline: Instant, at: Instant) -> BotError {
         self.or_memory(BotError::Timeout {
             limit: deadline.saturating_duration_since(self.sent_at),
+            waited: at.saturating_duration_since(self.sent_at),
             phase: if self.startup_time.is_none() {
                 Phase::Startup
             } else {

@@ -15,7 +15,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use serde::Serialize;
 
-use crate::bot::{Bot, BotError, BotLimits, BotSpec, Ended, Usage, UsageMark, deadline_after};
+use crate::bot::{Bot, BotError, BotLimits, BotSpec, Ended, Usage, UsageMark, later};
 use crate::exit::Status;
 use crate::outcome;
 use crate::record::{self, Records};
@@ -199,7 +199,7 @@ pub async fn judge_with(
     let mut bot = Bot::spawn(&config.program, config.limits)
         .map_err(|e| format!("cannot start the program: {e}"))?;
     let started = tokio::time::Instant::now();
-    let deadline = deadline_after(config.timeout);
+    let deadline = later(started, config.timeout);
     let input = deck::input_text(deck);
     // A program may stop reading early (and fail): what it printed and how
     // it ended still decide.
@@ -208,6 +208,7 @@ pub async fn judge_with(
     let output = match sent {
         Err(BotError::Timeout { .. } | BotError::WriteTimeout { .. }) => Err(BotError::Timeout {
             limit: config.timeout,
+            waited: started.elapsed(),
             phase: outcome::Phase::Move,
             silent: true,
         }),
@@ -219,6 +220,17 @@ pub async fn judge_with(
         Err(_) => None,
     };
     let elapsed = started.elapsed();
+    // The time recorded is the time judged: a run seen to end after its
+    // deadline is over its limit, however little it was over.
+    let ended = match ended {
+        Some(Ok(_)) if elapsed > config.timeout => Some(Err(BotError::Timeout {
+            limit: config.timeout,
+            waited: elapsed,
+            phase: outcome::Phase::Move,
+            silent: false,
+        })),
+        ended => ended,
+    };
     let finished = bot.kill().await;
     let stderr = bot.stderr(|t| t.last_lines(20).join("\n"));
     let exit = ended.as_ref().and_then(|e| e.as_ref().ok().copied());

@@ -536,15 +536,11 @@ fn fate_of(error: &BotError) -> (Fate, Verdict) {
 /// A turn's deadline is the starvation clock: Chomp has no start-up
 /// allowance (the preparation time serves instead), so every missed turn
 /// is a clock timeout.
-fn clock_timeout(error: BotError) -> BotError {
-    match error {
-        BotError::Timeout { limit, silent, .. } => BotError::Timeout {
-            limit,
-            phase: Phase::Clock,
-            silent,
-        },
-        other => other,
+fn clock_timeout(mut error: BotError) -> BotError {
+    if let BotError::Timeout { phase, .. } = &mut error {
+        *phase = Phase::Clock;
     }
+    error
 }
 
 async fn take_turn(

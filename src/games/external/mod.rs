@@ -861,7 +861,13 @@ impl Seat {
                 }
             }
             Err(e) => {
-                let waited = bot.sent_at().elapsed().as_micros() as u64;
+                // A timeout's wait as compared with the limit; another
+                // failure's, as it is now.
+                let waited = match &e {
+                    BotError::Timeout { waited, .. } => *waited,
+                    _ => bot.sent_at().elapsed(),
+                };
+                let waited = waited.as_micros() as u64;
                 let used = bot.cpu_since_reply();
                 let e = self.timer.classify(e);
                 if first {
