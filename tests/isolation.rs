@@ -36,6 +36,8 @@ struct Class {
     alice_changed: bool,
     stole: bool,
     connected: bool,
+    /// What her build read of `/proc/1/cmdline` and its mounts.
+    seen_at_build: String,
 }
 
 fn class_tournament(sandbox: bool) -> Class {
@@ -82,6 +84,10 @@ fn class_tournament(sandbox: bool) -> Class {
         alice_changed: std::fs::read_to_string(&alice).unwrap() != before,
         stole: class.join("submissions/mallory/stolen.sh").exists(),
         connected: listener.accept().is_ok(),
+        seen_at_build: String::from_utf8_lossy(
+            &std::fs::read(class.join("submissions/mallory/seen-at-build")).unwrap_or_default(),
+        )
+        .into_owned(),
         run,
     }
 }
@@ -112,10 +118,15 @@ fn a_sandboxed_class_submission_stays_in_its_folder() {
         "read class: no",
         "write outside: no",
         "write own: no",
+        "names alice: no",
     ] {
         assert!(c.stderr.contains(line), "{line:?} not in:\n{}", c.stderr);
     }
     assert!(!c.stderr.contains(": yes"), "{}", c.stderr);
+    // Nothing in her build's sandbox names another entrant's folder:
+    // neither bubblewrap's command line (its pid 1) nor a mount.
+    assert!(c.seen_at_build.contains("bwrap"), "{}", c.seen_at_build);
+    assert!(!c.seen_at_build.contains("alice"), "{}", c.seen_at_build);
 }
 
 #[test]
