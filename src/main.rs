@@ -21,6 +21,12 @@ fn main() {
     {
         referee::bot::launch_main();
     }
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|arg| arg == referee::bot::SANDBOX_COMMAND)
+    {
+        referee::bot::sandbox_main();
+    }
     install_panic_hook();
     let cli = match Cli::try_parse_from(cli::normalize_args(std::env::args_os())) {
         Ok(cli) => cli,

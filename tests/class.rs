@@ -268,6 +268,71 @@ fn glob_mistakes_are_named_with_the_line() {
     }
 }
 
+/// A glob's matches must be folders of its own folder, one each: a link
+/// that leads out of it (to `/`, whose build would write there, or to a
+/// folder elsewhere) is refused, naming where it leads, and so are two
+/// names of one folder; with or without `--sandbox`, before any build.
+#[test]
+fn glob_matches_that_are_links_out_or_twice_are_refused() {
+    let (dir, class) = class();
+    let outside = dir.path().join("elsewhere");
+    std::fs::create_dir(&outside).unwrap();
+    let submissions = class.join("submissions");
+    let cases: [(&str, &Path, String); 3] = [
+        (
+            "root",
+            Path::new("/"),
+            "matches \"root\", a link to /, outside".to_owned(),
+        ),
+        (
+            "away",
+            &outside,
+            format!("matches \"away\", a link to {}, outside", outside.display()),
+        ),
+        (
+            "alias",
+            Path::new("alice"),
+            format!(
+                "matches \"alias\" and \"alice\", which are one folder, {}",
+                submissions.join("alice").canonicalize().unwrap().display()
+            ),
+        ),
+    ];
+    for (name, target, expected) in cases {
+        let link = submissions.join(name);
+        std::os::unix::fs::symlink(target, &link).unwrap();
+        for sandbox in [false, true] {
+            let file = class.join("class.toml");
+            let mut args = vec![file.to_str().unwrap()];
+            if sandbox {
+                args.push("--sandbox");
+            }
+            let run = tournament(&args);
+            assert_eq!(run.code, Some(64), "{run:?}");
+            assert!(
+                run.stderr.contains("line 11: glob \"submissions/*/\""),
+                "{}",
+                run.stderr
+            );
+            assert!(run.stderr.contains(&expected), "{expected}: {}", run.stderr);
+            assert!(!run.stderr.contains("building"), "{}", run.stderr);
+        }
+        std::fs::remove_file(&link).unwrap();
+    }
+    // Entrants named one by one may share a folder (as
+    // tournaments/chomp.toml does).
+    let file = class.join("shared.toml");
+    std::fs::write(
+        &file,
+        "game = \"evensteven\"\ngames = 2\n[limits]\ntimeout = \"2s\"\n\
+         [[entrant]]\nname = \"a\"\ndir = \"submissions/alice\"\ncommand = [\"./executeit\"]\n\
+         [[entrant]]\nname = \"b\"\ndir = \"submissions/alice\"\ncommand = [\"./executeit\"]\n",
+    )
+    .unwrap();
+    let run = tournament(&[file.to_str().unwrap()]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+}
+
 #[test]
 fn an_interrupted_class_run_prints_the_standings_so_far() {
     let (_dir, class) = class();

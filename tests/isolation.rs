@@ -36,6 +36,8 @@ struct Class {
     alice_changed: bool,
     stole: bool,
     connected: bool,
+    /// What her build read of `/proc/1/cmdline` and its mounts.
+    seen_at_build: String,
 }
 
 fn class_tournament(sandbox: bool) -> Class {
@@ -82,6 +84,10 @@ fn class_tournament(sandbox: bool) -> Class {
         alice_changed: std::fs::read_to_string(&alice).unwrap() != before,
         stole: class.join("submissions/mallory/stolen.sh").exists(),
         connected: listener.accept().is_ok(),
+        seen_at_build: String::from_utf8_lossy(
+            &std::fs::read(class.join("submissions/mallory/seen-at-build")).unwrap_or_default(),
+        )
+        .into_owned(),
         run,
     }
 }
@@ -112,10 +118,15 @@ fn a_sandboxed_class_submission_stays_in_its_folder() {
         "read class: no",
         "write outside: no",
         "write own: no",
+        "names alice: no",
     ] {
         assert!(c.stderr.contains(line), "{line:?} not in:\n{}", c.stderr);
     }
     assert!(!c.stderr.contains(": yes"), "{}", c.stderr);
+    // Nothing in her build's sandbox names another entrant's folder:
+    // neither bubblewrap's command line (its pid 1) nor a mount.
+    assert!(c.seen_at_build.contains("bwrap"), "{}", c.seen_at_build);
+    assert!(!c.seen_at_build.contains("alice"), "{}", c.seen_at_build);
 }
 
 #[test]
@@ -293,4 +304,70 @@ fn a_sandboxed_escapee_dies_with_a_killed_referee() {
     common::signal(&child, nix::sys::signal::Signal::SIGKILL);
     common::finish(child, b"");
     marker.assert_none_left();
+}
+
+/// A copy of the guess package in a fresh directory, with `part` of it
+/// moved out beside it and linked back in its place (an absolute link);
+/// the directory, the package, and where the part went.
+fn linked_package(part: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let package = dir.path().join("guess");
+    let copied = std::process::Command::new("cp")
+        .args(["-r", &guess(), package.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let away = dir.path().join("elsewhere").join(part.replace('/', "-"));
+    std::fs::create_dir_all(away.parent().unwrap()).unwrap();
+    std::fs::rename(package.join(part), &away).unwrap();
+    std::os::unix::fs::symlink(&away, package.join(part)).unwrap();
+    (dir, package, away)
+}
+
+#[test]
+fn test_data_that_leads_outside_the_package_is_refused_under_the_sandbox() {
+    need_bwrap();
+    // The sandbox hides the package, not the answer its link leads to.
+    let (_dir, package, away) = linked_package("data/secret/3.ans");
+    let program = format!("{}/submissions/accepted/binary.py", guess());
+    let args = |sandbox: bool| {
+        let mut args = vec!["interactive".to_owned()];
+        if sandbox {
+            args.push("--sandbox".into());
+        }
+        args.extend([package.to_str().unwrap().to_owned(), program.clone()]);
+        args
+    };
+    let run = referee(args(true), b"");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    let said = format!(
+        "{} leads to {}",
+        package.join("data/secret/3.ans").display(),
+        away.display()
+    );
+    assert!(run.stderr.contains(&said), "{said}: {}", run.stderr);
+    assert!(run.stderr.contains("--sandbox"), "{}", run.stderr);
+    assert!(run.stdout.is_empty(), "{run:?}");
+    // Without the sandbox nothing is hidden, and the link is followed.
+    let run = referee(args(false), b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.contains("6 of 6 test cases accepted"), "{run:?}");
+}
+
+#[test]
+fn a_validator_linked_from_outside_the_package_judges_under_the_sandbox() {
+    need_bwrap();
+    let (_dir, package, _) = linked_package("output_validators/guess");
+    let program = format!("{}/submissions/accepted/binary.py", guess());
+    let run = referee(
+        [
+            "interactive",
+            "--sandbox",
+            package.to_str().unwrap(),
+            &program,
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.contains("6 of 6 test cases accepted"), "{run:?}");
 }

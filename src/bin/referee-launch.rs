@@ -2,7 +2,15 @@
 //! for the referee (see `bot::spawn::launch_main`). A program of its own
 //! because it starts in less time than the referee's much larger binary,
 //! which also launches bots, where this one is not installed beside it.
+//! `referee-launch __sandbox ...` then starts a sandboxed one's bubblewrap
+//! (see `bot::spawn::sandbox_main`).
 
 fn main() {
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|arg| arg == referee::bot::SANDBOX_COMMAND)
+    {
+        referee::bot::sandbox_main();
+    }
     referee::bot::launch_main();
 }

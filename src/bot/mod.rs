@@ -42,7 +42,9 @@ use eager::EagerRead;
 use exit::ExitWatch;
 use groups::GroupGuard;
 pub use lines::{LineReader, Next};
-pub use spawn::{LAUNCH_COMMAND, SpawnError, launch_main, use_launcher};
+pub use spawn::{
+    LAUNCH_COMMAND, SANDBOX_COMMAND, SpawnError, launch_main, sandbox_main, use_launcher,
+};
 pub use status::Ended;
 pub use usage::{MemoryOverrun, Usage, UsageMark};
 

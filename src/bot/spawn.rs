@@ -51,6 +51,12 @@ pub enum SpawnError {
          (Debian and Ubuntu: apt-get install bubblewrap)"
     )]
     NoSandbox,
+    #[error(
+        "{}: a sandboxed build may write in its folder, and this folder is the whole \
+         file system (/)",
+        .0.display()
+    )]
+    RootFolder(PathBuf),
 }
 
 /// Where `program` is. A name with a `/` is a path (relative to the
@@ -126,6 +132,10 @@ pub fn sandboxed(
         Some(dir) => std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned()),
         None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
     };
+    // A folder that leads to / would make the whole system writable.
+    if access == Access::Build && std::fs::canonicalize(&dir).is_ok_and(|d| d == Path::new("/")) {
+        return Err(SpawnError::RootFolder(dir));
+    }
     let mounts = mounts(path, &dir, &spec.hide, access);
     let mut wrapped: Vec<OsString> = [
         "--unshare-all",
@@ -148,10 +158,142 @@ pub fn sandboxed(
     wrapped.extend(mount_arguments(&mounts, size));
     wrapped.push("--chdir".into());
     wrapped.push(dir.into_os_string());
-    wrapped.push("--".into());
-    wrapped.push(path.as_os_str().to_owned());
-    wrapped.extend(spec.args.iter().cloned());
-    Ok((bwrap, wrapped))
+    let command = std::iter::once(path.as_os_str().to_owned()).chain(spec.args.iter().cloned());
+    // Through the launcher, bubblewrap is started by `__sandbox` (see
+    // [`sandbox_main`]); without one (the library's unit tests) it holds
+    // the pipes and shows its arguments, as it would on its own.
+    let Some(launcher) = LAUNCHER.get() else {
+        wrapped.push("--".into());
+        wrapped.extend(command);
+        return Ok((bwrap, wrapped));
+    };
+    let mut args: Vec<OsString> = vec![SANDBOX_COMMAND.into(), bwrap.into_os_string()];
+    args.extend(wrapped);
+    args.push("--".into());
+    args.extend(command);
+    Ok((launcher.clone(), args))
+}
+
+/// The hidden subcommand that starts bubblewrap for a sandboxed process:
+/// `LAUNCHER __sandbox BWRAP OPTIONS... -- PROGRAM ARGS...`, run by the
+/// launcher once the process is ready (see [`sandbox_main`]).
+pub const SANDBOX_COMMAND: &str = "__sandbox";
+
+/// Where the program's standard input and output wait, inside the sandbox,
+/// until [`SHIM`] puts them in place.
+const INNER_STDIN: i32 = 3;
+const INNER_STDOUT: i32 = 4;
+
+/// Run by `/bin/sh` inside the sandbox, as `sh -c SHIM PROGRAM ARGS...`:
+/// gives the program its standard input and output, and becomes it.
+const SHIM: &str = "exec 0<&3 1>&4 3<&- 4>&-; exec \"$0\" \"$@\"";
+
+/// `LAUNCHER __sandbox BWRAP OPTIONS... -- PROGRAM ARGS...`: becomes
+/// bubblewrap, such that
+///
+/// - bubblewrap's own standard input and output are `/dev/null`, and the
+///   program's (the game's pipes) reach it as other descriptors, which
+///   bubblewrap's two waiting processes close (its standard ones they
+///   keep for as long as the sandbox lives). Otherwise a bot that closes
+///   its output and keeps running is never seen to have closed it: it
+///   would starve under `--sandbox` where it crashes without;
+/// - bubblewrap reads OPTIONS from a pipe (`--args`): its command line,
+///   which the sandbox's own processes see as `/proc/1/cmdline`, would
+///   otherwise name every directory it hides (other entrants' folders).
+///
+/// Standard error stays bubblewrap's, for its own errors. A failure is
+/// said on standard error (the bot's), with status 127.
+pub fn sandbox_main() -> ! {
+    let args: Vec<OsString> = std::env::args_os().skip(2).collect();
+    let error = match enter_sandbox(&args) {
+        Ok(never) => match never {},
+        Err(error) => error,
+    };
+    eprintln!("referee: cannot start the sandbox: {error}");
+    std::process::exit(127);
+}
+
+fn enter_sandbox(args: &[OsString]) -> Result<std::convert::Infallible, String> {
+    use std::os::unix::ffi::OsStrExt;
+    let usage = || format!("usage: referee {SANDBOX_COMMAND} BWRAP OPTIONS... -- PROGRAM ARGS...");
+    let (bwrap, rest) = args.split_first().ok_or_else(usage)?;
+    let separator = rest.iter().position(|a| a == "--").ok_or_else(usage)?;
+    let (options, command) = (&rest[..separator], &rest[separator + 1..]);
+    if command.is_empty() {
+        return Err(usage());
+    }
+    fn at(what: &str) -> impl Fn(nix::Error) -> String + '_ {
+        move |e| format!("{what}: {e}")
+    }
+    // SAFETY: the launcher starts with descriptors 0, 1 and 2 only (the
+    // referee opens everything else close-on-exec), so 3 and 4 have no
+    // other owner.
+    let inner = unsafe {
+        (
+            nix::unistd::dup2_raw(io::stdin(), INNER_STDIN).map_err(at("standard input"))?,
+            nix::unistd::dup2_raw(io::stdout(), INNER_STDOUT).map_err(at("standard output"))?,
+        )
+    };
+    // Left open (`dup2` made them so across `exec`) for bubblewrap.
+    std::mem::forget(inner);
+    use nix::fcntl::{OFlag, open};
+    let null = open(
+        "/dev/null",
+        OFlag::O_RDWR | OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    )
+    .map_err(at("/dev/null"))?;
+    nix::unistd::dup2_stdin(&null).map_err(at("/dev/null"))?;
+    nix::unistd::dup2_stdout(&null).map_err(at("/dev/null"))?;
+    drop(null);
+    let mut argv: Vec<OsString> = vec!["bwrap".into()];
+    match options_pipe(options) {
+        Some(fd) => argv.extend(["--args".into(), fd.to_string().into()]),
+        // Too many to wait in a pipe: on the command line, as before.
+        None => argv.extend(options.iter().cloned()),
+    }
+    argv.extend(["--".into(), "/bin/sh".into(), "-c".into(), SHIM.into()]);
+    argv.extend(command.iter().cloned());
+    let c_strings: Vec<std::ffi::CString> = std::iter::once(bwrap)
+        .chain(&argv)
+        .map(|a| std::ffi::CString::new(a.as_bytes()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    let errno = match nix::unistd::execv(&c_strings[0], &c_strings[1..]) {
+        Ok(never) => match never {},
+        Err(errno) => errno,
+    };
+    Err(format!("{}: {errno}", Path::new(bwrap).display()))
+}
+
+/// A pipe holding `options`, each ended by a NUL, as bubblewrap's
+/// `--args` reads them; its reading end's number, left open across
+/// `exec`. `None` when they do not fit in a pipe (bubblewrap reads them
+/// only after `exec`, and no process is left to write more).
+fn options_pipe(options: &[OsString]) -> Option<i32> {
+    use nix::fcntl::{FcntlArg, FdFlag, OFlag, fcntl};
+    use std::os::fd::IntoRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let mut data = Vec::new();
+    for option in options {
+        data.extend_from_slice(option.as_bytes());
+        data.push(0);
+    }
+    let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK).ok()?;
+    // A pipe holds 64 KiB unless asked for more (up to
+    // /proc/sys/fs/pipe-max-size, 1 MiB by default).
+    if data.len() > 64 * 1024 {
+        let _ = fcntl(&write, FcntlArg::F_SETPIPE_SZ(data.len().try_into().ok()?));
+    }
+    let mut rest = data.as_slice();
+    while !rest.is_empty() {
+        let n = nix::unistd::write(&write, rest).ok()?;
+        rest = &rest[n..];
+    }
+    drop(write);
+    fcntl(&read, FcntlArg::F_SETFD(FdFlag::empty())).ok()?;
+    fcntl(&read, FcntlArg::F_SETFL(OFlag::empty())).ok()?;
+    Some(read.into_raw_fd())
 }
 
 /// One mount of the sandbox, over the read-only system.
@@ -213,6 +355,24 @@ fn mounts(path: &Path, dir: &Path, hide: &[PathBuf], access: Access) -> Vec<(Pat
     mounts.retain(|(p, m)| *m != Mount::Cover || !shown.contains(p));
     mounts.sort();
     mounts.dedup();
+    // A cover inside a covered directory, with nothing shown between,
+    // hides nothing more; and every mount point is listed in the sandbox's
+    // /proc/self/mountinfo: those of other entrants' folders (inside the
+    // tournament's, which is hidden) would name them. (Inside a private
+    // directory a cover stays: it is read-only, the private one is not.)
+    let redundant: Vec<bool> = mounts
+        .iter()
+        .map(|(p, m)| {
+            *m == Mount::Cover
+                && mounts
+                    .iter()
+                    .filter(|(q, _)| q != p && p.starts_with(q))
+                    .max_by_key(|(q, _)| q.as_os_str().len())
+                    .is_some_and(|(_, around)| *around == Mount::Cover)
+        })
+        .collect();
+    let mut redundant = redundant.into_iter();
+    mounts.retain(|_| !redundant.next().unwrap_or(false));
     mounts
 }
 
@@ -796,6 +956,30 @@ mod tests {
             resolve(OsStr::new("/tmp/")),
             Err(SpawnError::IsDirectory(_))
         ));
+    }
+
+    #[test]
+    fn a_folder_inside_a_hidden_one_is_not_covered_again() {
+        let class = tempfile::tempdir().unwrap();
+        let class = class.path().canonicalize().unwrap();
+        let (alice, bob) = (class.join("subs/alice"), class.join("subs/bob"));
+        for d in [&alice, &bob] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let hide = [class.clone(), alice.clone(), bob.clone()];
+        let made = mounts(&alice.join("pc2"), &alice, &hide, Access::Bot);
+        let covers: Vec<&PathBuf> = made
+            .iter()
+            .filter(|(_, m)| *m == Mount::Cover)
+            .map(|(p, _)| p)
+            .collect();
+        // The class is covered, bob inside it is not again: a mount point
+        // would name him.
+        assert!(!covers.contains(&&bob), "{made:?}");
+        assert!(made.contains(&(alice.clone(), Mount::Show { writable: false })));
+        // A build's folder holding a hidden one still has it covered.
+        let made = mounts(&class.join("sh"), &class.join("subs"), &hide, Access::Build);
+        assert!(made.contains(&(bob.clone(), Mount::Cover)), "{made:?}");
     }
 
     #[test]

@@ -127,6 +127,32 @@ fn validator_args(dir: &Path) -> Result<Option<Vec<OsString>>, String> {
     Ok(Some(words.into_iter().map(OsString::from).collect()))
 }
 
+/// Under `--sandbox`, why the test data cannot be used, if a case's input
+/// or answer is a link that leads outside the package: the sandbox hides
+/// the package, not where its links lead, which the program would read.
+fn data_outside(problem: &Path, cases: &[Case]) -> Result<(), String> {
+    let package =
+        std::fs::canonicalize(problem).map_err(|e| format!("{}: {e}", problem.display()))?;
+    let outside: Vec<String> = cases
+        .iter()
+        .flat_map(|case| [&case.input, &case.answer])
+        .filter_map(|file| {
+            let real = std::fs::canonicalize(file).ok()?;
+            (!real.starts_with(&package))
+                .then(|| format!("{} leads to {}", file.display(), real.display()))
+        })
+        .collect();
+    if outside.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "--sandbox hides the problem package {} from the program, but not where a \
+         link leads, and test data does lead outside it (copy the files in):\n  {}",
+        problem.display(),
+        outside.join("\n  ")
+    ))
+}
+
 pub(super) fn names(paths: &[PathBuf]) -> String {
     paths
         .iter()
@@ -140,8 +166,9 @@ pub(super) fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// Reads and checks the package, and gets its validator ready.
-pub(super) async fn load(problem: &Path, work: &Path) -> Result<Package, String> {
+/// Reads and checks the package (for `sandbox`, that its test data is in
+/// it), and gets its validator ready.
+pub(super) async fn load(problem: &Path, work: &Path, sandbox: bool) -> Result<Package, String> {
     if !problem.is_dir() {
         return Err(format!("{}: not a directory", problem.display()));
     }
@@ -155,6 +182,9 @@ pub(super) async fn load(problem: &Path, work: &Path) -> Result<Package, String>
             "{}: no test cases (*.in under data/sample/ or data/secret/)",
             problem.display()
         ));
+    }
+    if sandbox {
+        data_outside(&problem, &cases)?;
     }
     let dir = validator_dir(&problem)?;
     let mut validator = prepare_validator(&dir, work).await?;

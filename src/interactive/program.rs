@@ -168,7 +168,7 @@ impl<'a> Judging<'a> {
         config: &'a InteractiveConfig,
         work: &'a Path,
     ) -> Result<Judging<'a>, String> {
-        let package = load(&config.problem, work).await?;
+        let package = load(&config.problem, work, config.limits.sandbox).await?;
         let limits = CaseLimits::resolve(
             config.time_limit,
             config.wall_limit,

@@ -266,6 +266,9 @@ pub fn expand_globs(entrants: &mut Vec<EntrantSpec>, text: &str, base: &Path) ->
         .map(|e| e.name.clone())
         .collect();
     let mut out = Vec::new();
+    // Each matched folder as it resolves, with its name and its glob's
+    // place: two matches of one folder would be one submission twice.
+    let mut folders: Vec<(PathBuf, String, String)> = Vec::new();
     for e in std::mem::take(entrants) {
         let Some(glob) = &e.glob else {
             out.push(e);
@@ -298,6 +301,21 @@ pub fn expand_globs(entrants: &mut Vec<EntrantSpec>, text: &str, base: &Path) ->
                             "{at} matches {name:?}, which is also an explicit entrant's name"
                         ));
                         continue;
+                    }
+                    if is_dir && let Ok(real) = std::fs::canonicalize(under(base, &path)) {
+                        if let Some((_, first, first_at)) = folders.iter().find(|f| f.0 == real) {
+                            let also = if *first_at == at {
+                                String::new()
+                            } else {
+                                format!(" ({first_at})")
+                            };
+                            problems.push(format!(
+                                "{at} matches {first:?}{also} and {name:?}, which are one folder, {}",
+                                real.display()
+                            ));
+                            continue;
+                        }
+                        folders.push((real, name.clone(), at.clone()));
                     }
                     out.push(if is_dir {
                         EntrantSpec {
@@ -373,7 +391,29 @@ fn glob_matches(pattern: &str, base: &Path) -> Result<Vec<(String, PathBuf, bool
         out.push((name.clone(), parent.join(&name), is_dir));
     }
     out.sort();
+    for (name, _, is_dir) in &out {
+        if *is_dir {
+            outside(&dir, name)?;
+        }
+    }
     Ok(out)
+}
+
+/// Why the folder `name` a glob matched in `dir` cannot be an entrant, if
+/// it leads out of `dir`: a link to `/` would have its build write
+/// there; to anywhere else, the sandbox would show that to it.
+fn outside(dir: &Path, name: &str) -> Result<(), String> {
+    let within = std::fs::canonicalize(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let real = std::fs::canonicalize(dir.join(name))
+        .map_err(|e| format!("{}: {e}", dir.join(name).display()))?;
+    if real.starts_with(&within) && real != within {
+        return Ok(());
+    }
+    Err(format!(
+        "matches {name:?}, a link to {}, outside {}: a submission's folder must be in the glob's",
+        real.display(),
+        within.display()
+    ))
 }
 
 /// Whether `name` matches `pattern`: `*` any characters, `?` one.
