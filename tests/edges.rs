@@ -129,16 +129,16 @@ fn ctrl_c_during_a_tournament_game_records_nothing_and_resume_plays_it() {
 #[test]
 fn a_bot_stopped_with_the_whole_job_is_not_recorded_as_crashed() {
     let dir = tempfile::tempdir().unwrap();
-    // Signals the referee 50 ms after itself, from outside its group.
+    // Kills itself with SIGTERM; the test signals the referee 50 ms later,
+    // from outside (a process the bot left behind would be killed with it,
+    // its cgroup's, before it could).
+    let ready = dir.path().join("signalled");
     let bot = dir.path().join("stopped.sh");
     std::fs::write(
         &bot,
         format!(
-            "#!/bin/sh\nreferee=$PPID\nready={ready}\n\
-             setsid sh -c \"touch $ready; sleep 0.05; kill -TERM $referee\" </dev/null >/dev/null 2>&1 &\n\
-             while [ ! -e $ready ]; do sleep 0.005; done\n\
-             kill -TERM $$\nsleep 5\n",
-            ready = dir.path().join("detached").display()
+            "#!/bin/sh\ntouch {ready}\nkill -TERM $$\nsleep 5\n",
+            ready = ready.display()
         ),
     )
     .unwrap();
@@ -156,7 +156,8 @@ fn a_bot_stopped_with_the_whole_job_is_not_recorded_as_crashed() {
     )
     .unwrap();
     let out = dir.path().join("out");
-    let run = referee(
+    let marker = common::Marker::new();
+    let child = common::start(
         [
             "tournament",
             file.to_str().unwrap(),
@@ -164,8 +165,16 @@ fn a_bot_stopped_with_the_whole_job_is_not_recorded_as_crashed() {
             "--out",
             out.to_str().unwrap(),
         ],
-        b"",
+        &marker,
     );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !ready.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    common::signal(&child, nix::sys::signal::Signal::SIGTERM);
+    let run = common::finish(child, b"");
+    marker.assert_none_left();
     assert!(run.stderr.contains("interrupted by SIGTERM"), "{run:?}");
     let records = common::jsonl(&out.join("records.jsonl"));
     assert!(records.is_empty(), "{records:?}");

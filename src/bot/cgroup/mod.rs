@@ -316,6 +316,8 @@ pub struct Cgroup {
     /// v2: `memory.peak`, kept open, since a write resets the peak as this
     /// open file sees it (kernel 6.12 and later).
     peak: Option<std::sync::Mutex<File>>,
+    /// What the kernel had counted when it was taken.
+    base: Counts,
 }
 
 impl Cgroup {
@@ -330,23 +332,20 @@ impl Cgroup {
         let Some(hierarchy) = hierarchy() else {
             return Ok(None);
         };
-        static NEXT: AtomicU64 = AtomicU64::new(1);
-        let name = match kind {
-            Kind::Bot => "bot-",
-            Kind::Build => "build-",
+        let dirs = match take_idle() {
+            Some(dirs) => dirs,
+            None => make_dirs(hierarchy, kind)?,
         };
-        let name = format!("{name}{}", NEXT.fetch_add(1, Ordering::Relaxed));
         let mut cgroup = Cgroup {
             version: hierarchy.version,
-            dirs: hierarchy.run.join(&name),
+            dirs,
             memory,
             processes,
             peak: None,
+            base: Counts::default(),
         };
-        for dir in cgroup.dirs.distinct() {
-            std::fs::create_dir(dir).map_err(|e| in_file(dir, e))?;
-        }
         cgroup.set_limits()?;
+        cgroup.base = cgroup.counts();
         if cgroup.version == Version::V2 {
             cgroup.peak = File::options()
                 .read(true)
@@ -355,28 +354,47 @@ impl Cgroup {
                 .ok()
                 .map(std::sync::Mutex::new);
         }
+        // It starts counting its peak from here.
+        let _ = cgroup.take_peak();
         Ok(Some(cgroup))
+    }
+
+    /// The kernel's counts that cannot be reset, as they stand now.
+    fn counts(&self) -> Counts {
+        let (file, key) = match self.version {
+            Version::V1 => ("memory.oom_control", "oom_kill"),
+            Version::V2 => ("memory.events", "oom_kill"),
+        };
+        Counts {
+            oom_kills: read_keyed(&self.dirs.memory.join(file), key).unwrap_or(0),
+            cap_hits: read_keyed(&self.dirs.pids.join("pids.events"), "max").unwrap_or(0),
+            cpu: self.cpu_total().unwrap_or_default(),
+        }
     }
 
     fn set_limits(&self) -> io::Result<()> {
         let (memory, pids) = (&self.dirs.memory, &self.dirs.pids);
-        if let Some(bytes) = self.memory {
-            let bytes = bytes.to_string();
-            match self.version {
-                Version::V1 => {
-                    // Memory first: memory plus swap may never be below it.
-                    write_file(&memory.join("memory.limit_in_bytes"), &bytes)?;
-                    let memsw = memory.join("memory.memsw.limit_in_bytes");
-                    if memsw.exists() {
-                        write_file(&memsw, &bytes)?;
-                    }
+        match self.version {
+            Version::V1 => {
+                // Memory plus swap may never be below memory: lifted first
+                // (a cgroup used before may have a lower one), set last.
+                let memsw = memory.join("memory.memsw.limit_in_bytes");
+                let swap = memsw.exists();
+                if swap {
+                    write_file(&memsw, "-1")?;
                 }
-                Version::V2 => {
-                    write_file(&memory.join("memory.max"), &bytes)?;
-                    let swap = memory.join("memory.swap.max");
-                    if swap.exists() {
-                        write_file(&swap, "0")?;
-                    }
+                let bytes = self.memory.map_or_else(|| "-1".to_owned(), |b| b.to_string());
+                write_file(&memory.join("memory.limit_in_bytes"), &bytes)?;
+                if swap && self.memory.is_some() {
+                    write_file(&memsw, &bytes)?;
+                }
+            }
+            Version::V2 => {
+                let bytes = self.memory.map_or_else(|| "max".to_owned(), |b| b.to_string());
+                write_file(&memory.join("memory.max"), &bytes)?;
+                let swap = memory.join("memory.swap.max");
+                if swap.exists() {
+                    write_file(&swap, "0")?;
                 }
             }
         }
@@ -408,21 +426,23 @@ impl Cgroup {
     /// How many of its processes the kernel killed for its memory limit.
     /// Not `failcnt`, which also counts reclaim that succeeded.
     pub fn oom_kills(&self) -> u64 {
-        let (file, key) = match self.version {
-            Version::V1 => ("memory.oom_control", "oom_kill"),
-            Version::V2 => ("memory.events", "oom_kill"),
-        };
-        read_keyed(&self.dirs.memory.join(file), key).unwrap_or(0)
+        self.counts().oom_kills.saturating_sub(self.base.oom_kills)
     }
 
     /// Whether a fork or a new thread failed at its process cap.
     pub fn hit_process_cap(&self) -> bool {
-        read_keyed(&self.dirs.pids.join("pids.events"), "max").is_some_and(|n| n > 0)
+        read_keyed(&self.dirs.pids.join("pids.events"), "max")
+            .is_some_and(|n| n > self.base.cap_hits)
     }
 
     /// Its CPU time so far, user and system, all its processes, those gone
     /// included.
     pub fn cpu(&self) -> Option<Duration> {
+        Some(self.cpu_total()?.saturating_sub(self.base.cpu))
+    }
+
+    /// The cgroup's CPU time since it was made.
+    fn cpu_total(&self) -> Option<Duration> {
         match self.version {
             Version::V1 => {
                 read_number(&self.dirs.cpu.join("cpuacct.usage")).map(Duration::from_nanos)
@@ -467,6 +487,23 @@ impl Cgroup {
         kill_in(&self.dirs.freezer);
     }
 
+    /// Kills what is still in it, and keeps it for the next bot when it is
+    /// empty, else removes it.
+    fn recycle(&self) {
+        self.kill();
+        let empty = members(&self.dirs.freezer.join("cgroup.procs")).is_empty();
+        if empty {
+            if self.version == Version::V1 {
+                // The page cache still charged to it would count as the
+                // next bot's memory.
+                let _ = write_file(&self.dirs.memory.join("memory.force_empty"), "0");
+            }
+            idle().push(self.dirs.clone());
+            return;
+        }
+        self.remove();
+    }
+
     /// Removes it; what is still in it is killed first.
     fn remove(&self) {
         self.kill();
@@ -480,8 +517,44 @@ impl Cgroup {
 
 impl Drop for Cgroup {
     fn drop(&mut self) {
-        self.remove();
+        self.recycle();
     }
+}
+
+/// What a cgroup had counted when it was taken for a bot: a cgroup is used
+/// again (making and removing one costs milliseconds of kernel time, as
+/// much as a short game), and these counts cannot be reset.
+#[derive(Clone, Copy, Debug, Default)]
+struct Counts {
+    oom_kills: u64,
+    cap_hits: u64,
+    cpu: Duration,
+}
+
+/// Cgroups of bots that have ended, empty, ready for the next.
+fn idle() -> std::sync::MutexGuard<'static, Vec<Dirs>> {
+    static IDLE: std::sync::Mutex<Vec<Dirs>> = std::sync::Mutex::new(Vec::new());
+    IDLE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn take_idle() -> Option<Dirs> {
+    idle().pop()
+}
+
+/// Makes a new cgroup in the run's directory.
+fn make_dirs(hierarchy: &Hierarchy, kind: Kind) -> io::Result<Dirs> {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    let name = match kind {
+        Kind::Bot => "bot-",
+        Kind::Build => "build-",
+    };
+    let dirs = hierarchy
+        .run
+        .join(&format!("{name}{}", NEXT.fetch_add(1, Ordering::Relaxed)));
+    for dir in dirs.distinct() {
+        std::fs::create_dir(dir).map_err(|e| in_file(dir, e))?;
+    }
+    Ok(dirs)
 }
 
 /// Kills every process of the cgroup at `dir` (its freezer's directory in
@@ -679,6 +752,7 @@ mod tests {
             memory: Some(64 << 20),
             processes: Some(64),
             peak: None,
+            base: Counts::default(),
         }
     }
 
