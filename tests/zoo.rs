@@ -30,7 +30,7 @@ fn bin(name: &str) -> &'static str {
 }
 
 /// One zoo animal: its script, the well-behaved bot it wraps (if any), and
-/// extra environment for it.
+/// extra environment for it (given with `--env`).
 struct Animal<'a> {
     script: &'a str,
     wraps: bool,
@@ -73,7 +73,8 @@ impl<'a> Animal<'a> {
 /// source tree) and checks the time bound.
 fn run(args: Vec<String>, input: &[u8], env: &[(&str, &str)]) -> Run {
     let scratch = tempfile::tempdir().unwrap();
-    let run = referee_with(&args, input, env, Some(scratch.path()));
+    let args: Vec<String> = common::env_args(env).into_iter().chain(args).collect();
+    let run = referee_with(&args, input, &[], Some(scratch.path()));
     assert!(run.elapsed < BOUND, "{args:?} took {:?}", run.elapsed);
     run
 }

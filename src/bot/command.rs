@@ -38,13 +38,16 @@ impl Completed {
 
 /// Runs `spec` with no input until it exits or `limit` passes, or until it
 /// holds more than [`BUILD_MEMORY`]; then kills its whole process group.
+/// `sandboxed`: `spec` runs bubblewrap (which decides its `TMPDIR`).
 pub async fn run_to_end(
     spec: &BotSpec,
     limit: Duration,
     keep: usize,
+    sandboxed: bool,
 ) -> Result<Completed, SpawnError> {
     let path = spawn::resolve(&spec.program)?;
-    let mut cmd = spawn::command(&path, &spec.args, spec.dir.as_deref(), Resources::NONE)?;
+    let env = spec.env.vars(sandboxed);
+    let mut cmd = spawn::command(&path, &spec.args, spec.dir.as_deref(), Resources::NONE, env)?;
     let started = Instant::now();
     let (mut child, mut group) =
         GroupGuard::spawn(|| cmd.spawn()).map_err(|e| spawn::classify(&path, e))?;
