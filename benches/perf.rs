@@ -765,6 +765,7 @@ fn starts_child() {
         args: vec![],
         dir: None,
         hide: vec![],
+        env: Default::default(),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -13,18 +13,22 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 
 use crate::bot::BotLimits;
+use crate::bot::environment::Vars;
 use crate::bot::usage::human_bytes;
 use crate::exit::Status;
 use crate::game::{GameRecord, GameRef, SeatResult, Seating};
 use crate::stats::{self, Pairs, SprtSpec, sprt_figures, wilson95};
 use crate::tournament::TournamentConfig;
-use crate::tournament::spec::{self, EntrantSpec, Limits, Spec, toml_error};
+use crate::tournament::spec::{self, EntrantSpec, EnvTable, Limits, Spec, toml_error};
 use crate::tournament::units::Plan;
 use crate::units::{TomlDuration, TomlSize};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Suite {
+    /// Variables every bot and build of every case gets, on top of `--env`'s.
+    #[serde(default)]
+    env: EnvTable,
     #[serde(rename = "case", default)]
     cases: Vec<Case>,
 }
@@ -57,6 +61,10 @@ struct Case {
     limits: Limits,
     #[serde(default)]
     expect: Expect,
+    /// Variables the case's bot gets, on top of the suite's (as an
+    /// entrant's `env`; its opponents have their own).
+    #[serde(default)]
+    env: EnvTable,
 }
 
 /// A head-to-head case's baseline: a command, or a table like an
@@ -70,6 +78,8 @@ enum Baseline {
         dir: Option<PathBuf>,
         #[serde(default)]
         command: Option<Vec<String>>,
+        #[serde(default)]
+        env: EnvTable,
     },
 }
 
@@ -171,8 +181,9 @@ impl Outcome {
     }
 }
 
-/// Runs a suite; with `junit`, writes the JUnit XML report there.
-pub async fn run(file: &Path, junit: Option<&Path>, limits: BotLimits) -> Status {
+/// Runs a suite; with `junit`, writes the JUnit XML report there. `env`
+/// (`--env`) is set for every bot and build.
+pub async fn run(file: &Path, junit: Option<&Path>, limits: BotLimits, env: &Vars) -> Status {
     let base = file
         .parent()
         .map_or_else(|| PathBuf::from("."), Path::to_owned);
@@ -184,7 +195,7 @@ pub async fn run(file: &Path, junit: Option<&Path>, limits: BotLimits) -> Status
     // so that one that cannot run is named at once, not hours later.
     let mut plans = Vec::new();
     for case in &suite.cases {
-        plans.push(prepare(case, &base, limits).await);
+        plans.push(prepare(&case_spec(case, &suite.env), case, &base, limits, env).await);
     }
     warn_if_crowded(&suite.cases, &plans);
     let mut outcomes = Vec::new();
@@ -275,7 +286,7 @@ fn print_outcome(outcome: &Outcome) {
 fn load(file: &Path, base: &Path) -> Result<Suite, Vec<String>> {
     let text = std::fs::read_to_string(file).map_err(|e| vec![e.to_string()])?;
     let mut suite: Suite = toml::from_str(&text).map_err(|e| vec![toml_error(&e)])?;
-    let mut problems = Vec::new();
+    let mut problems = suite.env.problems(&text);
     for case in &mut suite.cases {
         problems.extend(spec::expand_globs(&mut case.opponents, &text, base));
     }
@@ -301,24 +312,27 @@ fn load(file: &Path, base: &Path) -> Result<Suite, Vec<String>> {
     }
 }
 
-/// The case as a small tournament: the bot first, then its opponents.
-fn case_spec(case: &Case) -> Spec {
+/// The case as a small tournament (with the suite's `env`): the bot
+/// first, then its opponents.
+fn case_spec(case: &Case, env: &EnvTable) -> Spec {
     let mut entrants = vec![EntrantSpec {
         name: case.name.clone(),
         dir: case.dir.clone(),
         command: case.command.clone(),
         glob: None,
+        env: case.env.clone(),
     }];
     if let Some(baseline) = &case.baseline {
-        let (dir, command) = match baseline.clone() {
-            Baseline::Command(command) => (None, Some(command)),
-            Baseline::Entrant { dir, command } => (dir, command),
+        let (dir, command, env) = match baseline.clone() {
+            Baseline::Command(command) => (None, Some(command), EnvTable::default()),
+            Baseline::Entrant { dir, command, env } => (dir, command, env),
         };
         entrants.push(EntrantSpec {
             name: BASELINE.to_owned(),
             dir,
             command,
             glob: None,
+            env,
         });
     }
     entrants.extend(case.opponents.iter().cloned());
@@ -335,6 +349,7 @@ fn case_spec(case: &Case) -> Spec {
         gauntlet: (case.format == spec::Format::Gauntlet).then(|| case.name.clone()),
         sprt: None,
         baseline: None,
+        env: env.clone(),
     }
 }
 
@@ -343,8 +358,11 @@ fn case_problems(case: &Case, base: &Path, text: &str) -> Vec<String> {
     if case.name.trim().is_empty() {
         out.push("the name is empty".to_owned());
     }
-    let spec = case_spec(case);
+    let spec = case_spec(case, &EnvTable::default());
     out.extend(spec::problems(&spec, base));
+    for e in &spec.entrants {
+        out.extend(e.env.problems(text));
+    }
     let e = &case.expect;
     // What applies depends on the game: ask it.
     if let Ok(game) = crate::game::load(&case.game, &case.limits, spec.entrants.len(), base, false)
@@ -383,10 +401,7 @@ fn case_problems(case: &Case, base: &Path, text: &str) -> Vec<String> {
         }
         (None, Some(_)) => out.push("expect.sprt needs a baseline to test against".to_owned()),
         (Some(_), Some(sprt)) => {
-            let line = text[..sprt.span().start.min(text.len())]
-                .matches('\n')
-                .count()
-                + 1;
+            let line = crate::units::line_at(text, sprt.span().start);
             for p in sprt.get_ref().test().problems() {
                 out.push(format!("line {line}: expect.sprt: {p}"));
             }
@@ -459,8 +474,13 @@ fn min_games(p: f64, sprt: Option<&Sprt>) -> u64 {
 }
 
 /// The case's plan: its bot and opponents built and checked.
-async fn prepare(case: &Case, base: &Path, limits: BotLimits) -> Result<Arc<Plan>, String> {
-    let spec = case_spec(case);
+async fn prepare(
+    spec: &Spec,
+    case: &Case,
+    base: &Path,
+    limits: BotLimits,
+    env: &Vars,
+) -> Result<Arc<Plan>, String> {
     let config = TournamentConfig {
         file: base.join("ci"),
         games: None,
@@ -475,8 +495,9 @@ async fn prepare(case: &Case, base: &Path, limits: BotLimits) -> Result<Arc<Plan
         progress: false,
         record_moves: false,
         limits,
+        env: env.clone(),
     };
-    let mut plan = Plan::prepare(&spec, base, &config).await?;
+    let mut plan = Plan::prepare(spec, base, &config).await?;
     if case.baseline.is_some() {
         plan = plan.paired();
     }

@@ -4,12 +4,15 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand};
 
 use crate::bot::build::BuildOptions;
 use crate::bot::clock::{MoveLimits, TimeControl};
+use crate::bot::environment::{self, EnvArg, Vars};
 use crate::bot::{
-    BotLimits, BotSpec, DEFAULT_MAX_LINE, DEFAULT_MEMORY, DEFAULT_STDERR_KEEP, Resources,
+    BotLimits, BotSpec, DEFAULT_MAX_LINE, DEFAULT_MEMORY, DEFAULT_STDERR_KEEP, Environment,
+    Resources,
 };
 use crate::exit::{EXIT_STATUS_HELP, Status};
 use crate::games::acesup::{self, Decks, JudgeConfig, RunOptions};
@@ -52,6 +55,21 @@ pub struct Cli {
     /// kills all of it at the end (see docs/containment.md).
     #[arg(long, global = true)]
     pub no_cgroups: bool,
+
+    /// Set NAME to VALUE for every bot and build; NAME alone passes the
+    /// referee's own NAME on (nothing when it has none). Repeatable. Bots
+    /// and builds otherwise get only PATH, HOME, the locale (LANG,
+    /// LANGUAGE, LC_*) and TMPDIR, whatever the shell has: e.g. --env
+    /// JAVA_HOME --env PYTHONPATH=lib. A tournament or ci file's `env`
+    /// tables come on top. Judges and validators keep the referee's
+    /// environment. See docs/bots.md.
+    #[arg(
+        long,
+        global = true,
+        value_name = "NAME[=VALUE]",
+        value_parser = clap::builder::OsStringValueParser::new().try_map(environment::parse_env)
+    )]
+    pub env: Vec<EnvArg>,
 
     #[command(subcommand)]
     pub command: Command,
@@ -923,14 +941,15 @@ pub struct ReportArgs {
     pub output: Option<PathBuf>,
 }
 
-/// Splits `PROGRAM [ARGS...]` into a bot spec.
-fn bot_spec(command: &[OsString]) -> BotSpec {
+/// Splits `PROGRAM [ARGS...]` into a bot spec, with `env` set.
+fn bot_spec(command: &[OsString], env: &Vars) -> BotSpec {
     let (program, args) = command.split_first().expect("clap requires PROGRAM");
     BotSpec {
         program: program.clone(),
         args: args.to_vec(),
         dir: None,
         hide: vec![],
+        env: Environment::clean(env),
     }
 }
 
@@ -959,25 +978,26 @@ pub async fn run(cli: Cli) -> Status {
         eprintln!("referee: {why}");
         return Status::Usage;
     }
+    let env = &environment::vars(&cli.env);
     match cli.command {
-        Command::Dealer(args) => run_dealer(args).await,
-        Command::Chomp(args) => run_chomp(args).await,
-        Command::Septica(args) => run_septica(args).await,
-        Command::Tournament(args) => run_tournament(args).await,
+        Command::Dealer(args) => run_dealer(args, env).await,
+        Command::Chomp(args) => run_chomp(args, env).await,
+        Command::Septica(args) => run_septica(args, env).await,
+        Command::Tournament(args) => run_tournament(args, env).await,
         Command::Merge(args) => tournament::merge(&args.outs, args.out.as_deref()),
         Command::Report(args) => run_report(args),
         Command::Replay(args) => run_replay(args),
-        Command::Ci(args) => run_ci(args).await,
-        Command::Acesup(args) => run_acesup(args).await,
-        Command::Play(args) => run_play(args).await,
-        Command::Interactive(args) => run_interactive(args).await,
+        Command::Ci(args) => run_ci(args, env).await,
+        Command::Acesup(args) => run_acesup(args, env).await,
+        Command::Play(args) => run_play(args, env).await,
+        Command::Interactive(args) => run_interactive(args, env).await,
     }
 }
 
 /// `referee dealer`: the dealer deals Even Steven games to one program.
-async fn run_dealer(args: DealerArgs) -> Status {
+async fn run_dealer(args: DealerArgs, env: &Vars) -> Status {
     let config = DealerConfig {
-        player: bot_spec(&args.command),
+        player: bot_spec(&args.command, env),
         limits: args.bot.limits(args.max_line),
         time: MoveLimits {
             timeout: args.timeout,
@@ -991,7 +1011,7 @@ async fn run_dealer(args: DealerArgs) -> Status {
 }
 
 /// `referee chomp`: the bots in DIR... are built and play Chomp.
-async fn run_chomp(args: ChompArgs) -> Status {
+async fn run_chomp(args: ChompArgs, env: &Vars) -> Status {
     crate::parallel::warn_if_oversubscribed("chomp", None, args.dirs.len());
     let start = args
         .start
@@ -1012,6 +1032,7 @@ async fn run_chomp(args: ChompArgs) -> Status {
             sandbox: args.bot.sandbox,
             hide: vec![],
             prebuilt: false,
+            env: Environment::clean(env),
         },
         results: args.results,
         record_moves: args.record_moves,
@@ -1024,7 +1045,7 @@ async fn run_chomp(args: ChompArgs) -> Status {
 
 /// `referee septica`: one program plays Septica's matches, unless its
 /// `--need` could never be met.
-async fn run_septica(args: SepticaArgs) -> Status {
+async fn run_septica(args: SepticaArgs, env: &Vars) -> Status {
     // Only a --need given with it: the default, the statement's
     // 500, goes with the default 1000 matches. (A --deal-file sets
     // the number of matches itself.)
@@ -1039,7 +1060,7 @@ async fn run_septica(args: SepticaArgs) -> Status {
         return Status::Usage;
     }
     let config = SepticaConfig {
-        player: bot_spec(&args.command),
+        player: bot_spec(&args.command, env),
         limits: args.bot.limits(args.max_line),
         time: MoveLimits {
             timeout: args.timeout,
@@ -1057,7 +1078,7 @@ async fn run_septica(args: SepticaArgs) -> Status {
 }
 
 /// `referee tournament`: the file's entrants play its games.
-async fn run_tournament(args: TournamentArgs) -> Status {
+async fn run_tournament(args: TournamentArgs, env: &Vars) -> Status {
     let shard = match args
         .shard
         .map(|arg| tournament::shard::resolve(arg, |name| std::env::var(name).ok()))
@@ -1087,6 +1108,7 @@ async fn run_tournament(args: TournamentArgs) -> Status {
         progress: !args.no_progress,
         record_moves: args.record_moves,
         limits: args.bot.limits(DEFAULT_MAX_LINE),
+        env: env.clone(),
     };
     tournament::run(&config).await
 }
@@ -1116,17 +1138,18 @@ fn run_replay(args: ReplayArgs) -> Status {
 }
 
 /// `referee ci`: a suite's cases, played and checked.
-async fn run_ci(args: CiArgs) -> Status {
+async fn run_ci(args: CiArgs, env: &Vars) -> Status {
     crate::ci::run(
         &args.suite,
         args.junit.as_deref(),
         args.bot.limits(DEFAULT_MAX_LINE),
+        env,
     )
     .await
 }
 
 /// `referee acesup`: one program judged on every deck, `--jobs` at once.
-async fn run_acesup(args: AcesupArgs) -> Status {
+async fn run_acesup(args: AcesupArgs, env: &Vars) -> Status {
     let decks = match (args.decks, args.random) {
         (Some(file), _) => Decks::File(file),
         (None, Some(count)) => Decks::Random {
@@ -1136,7 +1159,7 @@ async fn run_acesup(args: AcesupArgs) -> Status {
         (None, None) => unreachable!("clap requires one"),
     };
     let config = JudgeConfig {
-        program: bot_spec(&args.command),
+        program: bot_spec(&args.command, env),
         limits: args.bot.limits(DEFAULT_MAX_LINE),
         timeout: args.timeout,
         decks,
@@ -1166,13 +1189,13 @@ async fn run_acesup(args: AcesupArgs) -> Status {
 }
 
 /// `referee play`: bots play a game file's game, refereed by its judge.
-async fn run_play(args: PlayArgs) -> Status {
+async fn run_play(args: PlayArgs, env: &Vars) -> Status {
     let config = crate::games::external::run::PlayConfig {
         game: args.game,
         bots: args
             .bots
             .iter()
-            .map(|b| bot_spec(std::slice::from_ref(b)))
+            .map(|b| bot_spec(std::slice::from_ref(b), env))
             .collect(),
         limits: args.bot.limits(DEFAULT_MAX_LINE),
         timeout: args.timeout,
@@ -1187,10 +1210,10 @@ async fn run_play(args: PlayArgs) -> Status {
 
 /// `referee interactive`: one program against a problem package's
 /// validator, test case by test case.
-async fn run_interactive(args: InteractiveArgs) -> Status {
+async fn run_interactive(args: InteractiveArgs, env: &Vars) -> Status {
     let config = crate::interactive::InteractiveConfig {
         problem: args.problem,
-        program: (!args.command.is_empty()).then(|| bot_spec(&args.command)),
+        program: (!args.command.is_empty()).then(|| bot_spec(&args.command, env)),
         limits: args.bot.limits(crate::interactive::MAX_LINE),
         time_limit: args.timeout,
         wall_limit: args.wall_limit,
@@ -1199,6 +1222,7 @@ async fn run_interactive(args: InteractiveArgs) -> Status {
         results: args.results,
         jobs: usize::from(args.jobs),
         junit: args.junit,
+        env: Environment::clean(env),
     };
     crate::interactive::run(&config).await
 }

@@ -179,6 +179,15 @@ impl<'de> serde::Deserialize<'de> for TomlSize {
     }
 }
 
+/// The line (from 1) of byte `offset` of `text`, as a TOML span gives it.
+pub fn line_at(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
 /// A TOML error on one line: `line L, column C: what`.
 pub fn toml_error(e: &toml::de::Error) -> String {
     let text = e.to_string();

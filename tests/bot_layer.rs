@@ -14,6 +14,7 @@ fn sh(script: &str) -> BotSpec {
         args: vec![OsString::from("-c"), script.into()],
         dir: None,
         hide: vec![],
+        env: Default::default(),
     }
 }
 

@@ -24,12 +24,17 @@ fn class() -> (tempfile::TempDir, PathBuf) {
     (dir, to)
 }
 
-const ENV: [(&str, &str); 1] = [("EVENSTEVEN", env!("CARGO_BIN_EXE_evensteven"))];
+/// The bots' environment: the fixture's scripts run `$EVENSTEVEN`.
+fn env() -> Vec<String> {
+    common::env_args(&[("EVENSTEVEN", env!("CARGO_BIN_EXE_evensteven"))])
+}
 
 fn tournament(args: &[&str]) -> common::Run {
+    let env = env();
     let mut all = vec!["tournament", "--no-progress"];
+    all.extend(env.iter().map(String::as_str));
     all.extend_from_slice(args);
-    referee_with(all, b"", &ENV, None)
+    referee_with(all, b"", &[], None)
 }
 
 /// A CSV file's lines, split at commas (the fixture's fields hold none
@@ -353,7 +358,7 @@ fn an_interrupted_class_run_prints_the_standings_so_far() {
         ],
         &marker,
     );
-    cmd.envs(ENV)
+    cmd.args(env())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -347,22 +347,19 @@ fn a_class_built_once_is_played_without_building() {
     assert!(copied.success());
     std::fs::remove_dir_all(class.join("submissions/carol")).unwrap();
     let file = class.join("class.toml");
-    let env = [("EVENSTEVEN", evensteven_bin())];
+    let env = common::env_args(&[("EVENSTEVEN", evensteven_bin())]);
     let play = |flag: &str, out: &str| {
         let out = dir.path().join(out);
-        referee_with(
-            [
-                "tournament",
-                file.to_str().unwrap(),
-                "--no-progress",
-                flag,
-                "--out",
-                out.to_str().unwrap(),
-            ],
-            b"",
-            &env,
-            None,
-        )
+        let mut args = vec![
+            "tournament",
+            file.to_str().unwrap(),
+            "--no-progress",
+            flag,
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend(env.iter().map(String::as_str));
+        referee_with(args, b"", &[], None)
     };
     let run = play("--no-build", "early");
     assert_eq!(run.code, Some(64), "{run:?}");

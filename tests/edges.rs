@@ -188,8 +188,9 @@ fn a_reader_that_stops_at_a_game_line_finds_that_game_recorded() {
         let marker = Marker::new();
         // The header, then game 1's line: `head` leaves after it.
         let script = format!(
-            "{} --no-fsync play --seed 1 --games 4 --results {} {} {} {} | head -2",
+            "{} {} --no-fsync play --seed 1 --games 4 --results {} {} {} {} | head -2",
             common::referee_bin(),
+            common::MARKER_ENV.join(" "),
             results.display(),
             edges("race.toml"),
             edges("slow.sh"),
@@ -650,7 +651,10 @@ fn ctrl_c_during_a_built_in_game_records_nothing_of_it() {
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("r.jsonl");
     let marker = Marker::new();
+    let acesup = format!("ACESUP={}", env!("CARGO_BIN_EXE_acesup"));
     let args = [
+        "--env",
+        &acesup,
         "--no-fsync",
         "acesup",
         "--random",
@@ -660,8 +664,7 @@ fn ctrl_c_during_a_built_in_game_records_nothing_of_it() {
         &edges("slow-acesup.sh"),
     ];
     let mut cmd = common::command(args, &marker);
-    cmd.env("ACESUP", env!("CARGO_BIN_EXE_acesup"))
-        .stdin(std::process::Stdio::piped())
+    cmd.stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let child = cmd.spawn().unwrap();

@@ -60,14 +60,16 @@ fn class_tournament(sandbox: bool) -> Class {
     if sandbox {
         args.push("--sandbox");
     }
-    let env = [
+    // For the bots and the builds, which see no other variable.
+    let env = common::env_args(&[
         ("EVENSTEVEN", env!("CARGO_BIN_EXE_evensteven")),
         ("PORT", port.as_str()),
         ("ESCAPE_TO", escape_to.to_str().unwrap()),
-    ];
+    ]);
+    args.extend(env.iter().map(String::as_str));
     // referee_with also checks that no process (the build's `setsid
     // sleep` included) is left.
-    let run = referee_with(args, b"", &env, None);
+    let run = referee_with(args, b"", &[], None);
     let escaped = [
         class.join("submissions/escaped-relative"),
         class.join("escaped-absolute"),

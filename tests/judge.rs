@@ -320,12 +320,15 @@ fn play_persist(
     if let Some(crash) = &crash {
         env.push(("PERSIST_CRASH", crash));
     }
-    let mut all = vec!["--no-fsync", "play", "--games", &games, "--seed", "3"];
+    // The player's settings, which it gets only when they are passed on.
+    let env = common::env_args(&env);
+    let mut all: Vec<&str> = env.iter().map(String::as_str).collect();
+    all.extend(["--no-fsync", "play", "--games", &games, "--seed", "3"]);
     all.extend(["--results", results.to_str().unwrap()]);
     all.extend(args);
     let player = judges("persist.sh");
     all.extend([game, &player]);
-    let run = referee_with(all, b"", &env, None);
+    let run = referee_with(all, b"", &[], None);
     let records = records(&results);
     (run, records)
 }

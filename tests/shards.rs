@@ -98,6 +98,8 @@ fn shards_built_from_the_same_directories_merge_to_one_run() {
         .args([
             "--will-cite",
             referee_bin(),
+            common::MARKER_ENV[0],
+            common::MARKER_ENV[1],
             "tournament",
             "--no-progress",
             &file,

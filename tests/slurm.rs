@@ -589,6 +589,7 @@ fn a_job_array_with_a_requeued_task_merges_to_one_machines_standings() {
         .arg(&file)
         .arg(&out)
         .args(["4", "--seed", "22"])
+        .args(common::MARKER_ENV)
         .env("REFEREE", referee_bin())
         .current_dir(dir)
         .stdin(Stdio::null())

@@ -32,7 +32,7 @@ fn bin(name: &str) -> &'static str {
 }
 
 /// One zoo animal: its script, the well-behaved bot it wraps (if any), and
-/// extra environment for it.
+/// extra environment for it (given with `--env`).
 struct Animal<'a> {
     script: &'a str,
     wraps: bool,
@@ -93,7 +93,8 @@ fn run(mut args: Vec<String>, input: &[u8], env: &[(&str, &str)]) -> Run {
         args.insert(1, "--sandbox".to_owned());
     }
     let scratch = tempfile::tempdir().unwrap();
-    let run = referee_with(&args, input, env, Some(scratch.path()));
+    let args: Vec<String> = common::env_args(env).into_iter().chain(args).collect();
+    let run = referee_with(&args, input, &[], Some(scratch.path()));
     assert!(run.elapsed < BOUND, "{args:?} took {:?}", run.elapsed);
     run
 }

@@ -21,7 +21,7 @@ use nix::unistd::{AccessFlags, access};
 
 use super::command::{Completed, run_to_end};
 use super::spawn::{self, Access, SpawnError};
-use super::{BotSpec, Ended};
+use super::{BotSpec, Ended, Environment};
 use crate::text;
 
 /// The program every entrant must provide.
@@ -49,6 +49,8 @@ pub struct BuildOptions {
     /// Build nothing: each directory's `pc2` must be there already, and
     /// newer than its sources (see [`check_prebuilt`]).
     pub prebuilt: bool,
+    /// The environment of the builds, and of the programs built.
+    pub env: Environment,
 }
 
 /// Time limit of each build.
@@ -75,6 +77,7 @@ pub async fn build_all(dirs: &[PathBuf], options: &BuildOptions) -> Vec<Built> {
             let dir = built?;
             let mut spec = pc2_in(&dir).map_err(|why| format!("{}: {why}", given.display()))?;
             spec.hide.clone_from(&hide);
+            spec.env.clone_from(&options.env);
             Ok(spec)
         })
         .collect()
@@ -94,6 +97,7 @@ fn pc2_in(dir: &Path) -> Built {
         args: vec![],
         dir: Some(dir.to_owned()),
         hide: vec![],
+        env: Environment::default(),
     })
 }
 
@@ -281,7 +285,7 @@ async fn make(
             options.make
         );
         let started = Instant::now();
-        let mut completed = run_to_end(&spec, options.timeout, LOG_KEEP)
+        let mut completed = run_to_end(&spec, options.timeout, LOG_KEEP, options.sandbox)
             .await
             .map_err(cannot_run)?;
         if options.sandbox {
@@ -318,6 +322,7 @@ fn build_command(
         args: vec![OsString::from("-c"), OsString::from(&options.make)],
         dir: Some(dir.to_owned()),
         hide: hide.to_vec(),
+        env: options.env.clone(),
     };
     if !options.sandbox {
         return Ok(spec);
@@ -399,8 +404,10 @@ pub fn program(dir: &Path) -> PathBuf {
 /// not depend on where a run keeps its copies.
 pub fn as_submitted(spec: &BotSpec) -> BotSpec {
     let mut spec = spec.clone();
-    // Nor on what its sandbox hides (where this run writes, say).
+    // Nor on what its sandbox hides (where this run writes, say), nor on
+    // its environment, which `--env NAME` may take from the machine.
     spec.hide.clear();
+    spec.env = Environment::default();
     if let Some(dir) = Snapshots::dir_of(Path::new(&spec.program)) {
         spec.program = dir.join(PROGRAM).into_os_string();
     }

@@ -44,10 +44,12 @@ impl Completed {
 
 /// Runs `spec` with no input until it exits or `limit` passes, or until it
 /// holds more than [`BUILD_MEMORY`]; then kills its whole process group.
+/// `sandboxed`: `spec` runs bubblewrap (which decides its `TMPDIR`).
 pub async fn run_to_end(
     spec: &BotSpec,
     limit: Duration,
     keep: usize,
+    sandboxed: bool,
 ) -> Result<Completed, SpawnError> {
     let path = spawn::resolve(&spec.program)?;
     let cgroup = Cgroup::create(Kind::Build, Some(BUILD_MEMORY), Some(BUILD_PROCESSES))
@@ -55,15 +57,18 @@ pub async fn run_to_end(
         .map(std::sync::Arc::new);
     let limits = super::BotLimits {
         memory: Some(BUILD_MEMORY),
+        sandbox: sandboxed,
         ..super::BotLimits::default()
     };
     let enclosure = super::enclosure(cgroup.as_deref(), &limits);
+    let env = spec.env.vars(sandboxed);
     let mut cmd = spawn::command(
         &path,
         &spec.args,
         spec.dir.as_deref(),
         Resources::NONE,
         &enclosure,
+        env,
     )?;
     let started = Instant::now();
     let (mut child, mut group) =

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use super::command::{Completed, run_to_end};
 use super::spawn::{self, Access, SpawnError};
-use super::{BotSpec, Ended};
+use super::{BotSpec, Ended, Environment};
 
 /// A language a program may be written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -369,6 +369,8 @@ pub struct BuildSettings {
     pub sandbox: bool,
     /// How much of the compiler's output is kept.
     pub log_keep: usize,
+    /// The environment of the compiler, and of the program built.
+    pub env: Environment,
 }
 
 /// The default time limit of a build.
@@ -380,6 +382,7 @@ impl Default for BuildSettings {
             timeout: DEFAULT_TIMEOUT,
             sandbox: false,
             log_keep: 64 * 1024,
+            env: Environment::default(),
         }
     }
 }
@@ -500,7 +503,7 @@ pub async fn build(
             log,
         });
     }
-    Ok(run_spec(source, &out_dir))
+    Ok(run_spec(source, &out_dir, &settings.env))
 }
 
 fn links_statically(language: Language) -> bool {
@@ -598,12 +601,13 @@ sys.exit(failed)
 ";
 
 /// How to run the built program.
-fn run_spec(source: &Source, out_dir: &Path) -> BotSpec {
+fn run_spec(source: &Source, out_dir: &Path, env: &Environment) -> BotSpec {
     let spec = |program: OsString, args: Vec<OsString>, dir: &Path| BotSpec {
         program,
         args,
         dir: Some(dir.to_owned()),
         hide: vec![],
+        env: env.clone(),
     };
     // No -Xmx: the referee bounds a program by the memory it uses, and a
     // JVM sizes its heap from the machine; a stack as deep as the judges'.
@@ -643,6 +647,7 @@ async fn compile(
         args,
         dir: Some(out_dir.to_owned()),
         hide: vec![],
+        env: settings.env.clone(),
     };
     if settings.sandbox {
         let path = spawn::resolve(&spec.program).map_err(cannot)?;
@@ -651,7 +656,7 @@ async fn compile(
         spec.program = bwrap.into_os_string();
         spec.args = wrapped;
     }
-    let mut completed = run_to_end(&spec, settings.timeout, settings.log_keep)
+    let mut completed = run_to_end(&spec, settings.timeout, settings.log_keep, settings.sandbox)
         .await
         .map_err(cannot)?;
     if settings.sandbox {
@@ -896,7 +901,13 @@ mod tests {
     fn python_with_a_module_runs() {
         if have("python3") {
             let files = [("main.py", PYTHON), ("helper.py", "PREFIX = 'echo '\n")];
-            builds_and_echoes(&files, BuildSettings::default());
+            // Python caches the imported module beside it when it runs (as
+            // docs/languages.md says): only the build must write nothing.
+            let settings = BuildSettings {
+                env: Environment::clean(&[("PYTHONDONTWRITEBYTECODE".into(), "1".into())]),
+                ..BuildSettings::default()
+            };
+            builds_and_echoes(&files, settings);
         }
     }
 

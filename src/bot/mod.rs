@@ -18,6 +18,7 @@ pub mod cgroup;
 pub mod clock;
 pub mod command;
 mod eager;
+pub mod environment;
 mod exit;
 pub mod groups;
 pub mod language;
@@ -39,6 +40,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::time::{Instant, sleep_until, timeout, timeout_at};
 
 use eager::EagerRead;
+pub use environment::Environment;
 use exit::ExitWatch;
 use groups::GroupGuard;
 pub use lines::{LineReader, Next};
@@ -80,6 +82,9 @@ pub struct BotSpec {
     /// Directories a sandboxed bot must not see (other entrants, test
     /// data); its own directories are shown again (see [`spawn::sandboxed`]).
     pub hide: Vec<PathBuf>,
+    /// Its environment: a bot's or build's clean one, or the referee's own
+    /// for the organiser's programs (see [`environment`]).
+    pub env: Environment,
 }
 
 /// Runs `f` to its end on a runtime of its own: for tests of async code.
@@ -476,12 +481,14 @@ impl Bot {
                 .map_err(SpawnError::Cgroup)?
                 .map(std::sync::Arc::new);
         let enclosure = enclosure(cgroup.as_deref(), &limits);
+        let env = spec.env.vars(limits.sandbox);
         let mut cmd = spawn::command(
             &program,
             &args,
             spec.dir.as_deref(),
             limits.resources,
             &enclosure,
+            env,
         )?;
         // With process_group(0) the child's group id is its pid.
         let (mut child, group) =

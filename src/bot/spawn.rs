@@ -725,13 +725,15 @@ fn pid_digits(pid: i32, buffer: &mut [u8; 20]) -> &[u8] {
 /// Builds the command for a bot: its own process group, piped stdio, and a
 /// parent-death signal so that it dies with the referee even when the
 /// referee is killed with SIGKILL; it enters `enclosure` before it becomes
-/// the program.
+/// the program; the environment `env`, or the referee's own when `None`
+/// (see [`super::environment`]).
 pub(crate) fn command(
     path: &Path,
     args: &[OsString],
     dir: Option<&Path>,
     resources: super::Resources,
     enclosure: &Enclosure,
+    env: Option<super::environment::Vars>,
 ) -> Result<tokio::process::Command, SpawnError> {
     let mut cmd = match LAUNCHER.get() {
         Some(launcher) => {
@@ -758,6 +760,10 @@ pub(crate) fn command(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    // The launcher passes its own environment on to the bot with exec.
+    if let Some(vars) = env {
+        cmd.env_clear().envs(vars);
+    }
     if let Some(dir) = dir {
         if let Err(source) = std::fs::read_dir(dir) {
             return Err(SpawnError::BadDirectory {

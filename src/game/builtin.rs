@@ -438,6 +438,7 @@ impl Game for External {
                         args: vec![],
                         dir: None,
                         hide: vec![],
+                        env: Default::default(),
                     },
                 })
                 .collect();

@@ -117,6 +117,8 @@ pub struct InteractiveConfig {
     pub jobs: usize,
     /// A whole-package run: a JUnit test case per submission.
     pub junit: Option<PathBuf>,
+    /// The environment of the programs judged and their builds (`--env`).
+    pub env: crate::bot::Environment,
 }
 
 /// A directory of the run's own, removed when dropped.

@@ -351,6 +351,7 @@ pub(super) async fn prepare_program(
         Some(source) => {
             let settings = BuildSettings {
                 sandbox: config.limits.sandbox,
+                env: config.env.clone(),
                 ..BuildSettings::default()
             };
             let spec = build(&source, out_dir, &settings)
@@ -366,6 +367,7 @@ pub(super) async fn prepare_program(
                 args: vec![],
                 dir: None,
                 hide: vec![],
+                env: config.env.clone(),
             },
             "executable".to_string(),
         ),

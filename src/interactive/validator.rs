@@ -8,7 +8,7 @@ use super::package::{Case, is_executable, names};
 use super::{InteractiveConfig, MAX_LINE};
 use crate::bot::command::run_to_end;
 use crate::bot::language::{BuildSettings, Language, Source, build};
-use crate::bot::{Bot, BotLimits, BotSpec, Resources};
+use crate::bot::{Bot, BotLimits, BotSpec, Environment, Resources};
 
 /// Time limit of a validator's `build` script or compilation.
 pub(super) const BUILD_TIMEOUT: Duration = Duration::from_secs(120);
@@ -90,8 +90,10 @@ async fn run_build_script(script: &Path, dir: &Path) -> Result<(), String> {
         args: vec![],
         dir: Some(dir.to_owned()),
         hide: vec![],
+        // The organiser's program: the referee's environment.
+        env: Environment::Inherited,
     };
-    let completed = run_to_end(&spec, BUILD_TIMEOUT, LOG_KEEP)
+    let completed = run_to_end(&spec, BUILD_TIMEOUT, LOG_KEEP, false)
         .await
         .map_err(|e| format!("cannot start `build`: {e}"))?;
     if completed.success() {
@@ -165,6 +167,7 @@ pub(super) async fn prepare_validator(dir: &Path, work: &Path) -> Result<Validat
     };
     let settings = BuildSettings {
         timeout: BUILD_TIMEOUT,
+        env: Environment::Inherited,
         ..BuildSettings::default()
     };
     let spec = build(&source, &work.join("validator"), &settings)
@@ -196,6 +199,7 @@ pub(super) fn start_validator(
         args,
         dir: Some(validator.0.dir.clone()),
         hide: vec![],
+        env: Environment::Inherited,
     };
     let v_limits = BotLimits {
         max_line: MAX_LINE,

@@ -48,6 +48,8 @@ pub struct TournamentConfig {
     /// Records keep every game's moves, for replays.
     pub record_moves: bool,
     pub limits: BotLimits,
+    /// `--env`: set for every bot and build, under the file's `env`.
+    pub env: crate::bot::environment::Vars,
 }
 
 /// Whether a run builds its entrants.

@@ -5,6 +5,7 @@
 //! game = "chomp"          # evensteven, chomp, septica or acesup
 //! games = 40
 //! seed = 7
+//! env = { OMP_NUM_THREADS = 1 }   # for every bot and build (docs/bots.md)
 //!
 //! [limits]                # the subcommand options of the same names
 //! prep = "0s"
@@ -18,11 +19,16 @@
 //! [[entrant]]
 //! name = "greedy"
 //! command = ["../target/release/chomp-greedy"]
+//! env = { PYTHONPATH = "lib" }    # for this entrant only
 //! ```
 
+use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+
+use crate::bot::environment::{self, Vars};
 
 pub use crate::game::Limits;
 pub use crate::units::toml_error;
@@ -64,6 +70,9 @@ pub struct Spec {
     /// With `sprt`: the entrant that is the old version, by name.
     #[serde(default)]
     pub baseline: Option<String>,
+    /// Variables every bot and build gets, on top of `--env`'s.
+    #[serde(default)]
+    pub env: EnvTable,
 }
 
 /// How a tournament seats its entrants (see `docs/tournaments.md`).
@@ -94,6 +103,9 @@ pub struct EntrantSpec {
     /// see [`expand_globs`]. Kept with its place in the file, for errors.
     #[serde(default)]
     pub glob: Option<toml::Spanned<String>>,
+    /// Variables its program gets, on top of the file's.
+    #[serde(default)]
+    pub env: EnvTable,
 }
 
 /// Reads and checks a tournament file; errors name the file (and, for
@@ -108,7 +120,9 @@ pub fn load(path: &Path) -> Result<Spec, String> {
 /// from `base`. All problems are reported at once, one per line.
 pub fn parse(text: &str, base: &Path) -> Result<Spec, String> {
     let mut spec: Spec = toml::from_str(text).map_err(|e| toml_error(&e))?;
-    let mut problems = expand_globs(&mut spec.entrants, text, base);
+    let mut problems = spec.env.problems(text);
+    problems.extend(spec.entrants.iter().flat_map(|e| e.env.problems(text)));
+    problems.extend(expand_globs(&mut spec.entrants, text, base));
     if problems.is_empty() {
         problems = self::problems(&spec, base);
     }
@@ -323,6 +337,7 @@ pub fn expand_globs(entrants: &mut Vec<EntrantSpec>, text: &str, base: &Path) ->
                             dir: Some(path),
                             command: e.command.clone(),
                             glob: None,
+                            env: e.env.clone(),
                         }
                     } else {
                         // `./name` so that a match beside the file is not
@@ -333,6 +348,7 @@ pub fn expand_globs(entrants: &mut Vec<EntrantSpec>, text: &str, base: &Path) ->
                             dir: None,
                             command: Some(vec![program.to_string_lossy().into_owned()]),
                             glob: None,
+                            env: e.env.clone(),
                         }
                     });
                 }
@@ -465,6 +481,63 @@ impl Limits {
         .into_iter()
         .filter_map(|(key, given)| given.then_some(key))
         .collect()
+    }
+}
+
+/// An `env` table: `NAME = "value"` (or an integer) for each variable.
+/// Names keep their place in the file, for errors.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(transparent)]
+pub struct EnvTable(BTreeMap<toml::Spanned<String>, EnvValue>);
+
+/// A variable's value: a string, or an integer written as a string would
+/// be (`OMP_NUM_THREADS = 1`).
+#[derive(Clone, Debug)]
+pub struct EnvValue(String);
+
+impl<'de> Deserialize<'de> for EnvValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<EnvValue, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = EnvValue;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string (or an integer) as a variable's value")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<EnvValue, E> {
+                Ok(EnvValue(v.to_owned()))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<EnvValue, E> {
+                Ok(EnvValue(v.to_string()))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<EnvValue, E> {
+                Ok(EnvValue(v.to_string()))
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+impl EnvTable {
+    /// The variables, in the order of their names.
+    pub fn vars(&self) -> Vars {
+        self.0
+            .iter()
+            .map(|(name, value)| (OsString::from(name.get_ref()), OsString::from(&value.0)))
+            .collect()
+    }
+
+    /// Names and values no process could be given, each with its line in
+    /// `text`, the file's.
+    pub fn problems(&self, text: &str) -> Vec<String> {
+        self.0
+            .iter()
+            .filter_map(|(name, value)| {
+                let why = environment::name_problem(name.get_ref().as_bytes())
+                    .or_else(|| environment::value_problem(value.0.as_bytes()))?;
+                let line = crate::units::line_at(text, name.span().start);
+                Some(format!("line {line}: env: {:?}: {why}", name.get_ref()))
+            })
+            .collect()
     }
 }
 

@@ -13,7 +13,7 @@ use std::time::Duration;
 use super::TournamentConfig;
 use super::spec::Spec;
 use crate::bot::build::{self, BuildOptions};
-use crate::bot::{BotLimits, BotSpec, spawn};
+use crate::bot::{BotLimits, BotSpec, Environment, spawn};
 use crate::game::{Game, GameRecord, Seat, SeatResult, Seating};
 use crate::outcome::{self, Disqualified, Verdict};
 use crate::parallel;
@@ -96,11 +96,13 @@ fn bot_limits(
 }
 
 /// How to run an entrant: its directory's `pc2` once built, or its
-/// command (a relative path in it is its directory's, else the file's).
+/// command (a relative path in it is its directory's, else the file's);
+/// with the environment `env`.
 fn entrant_program(
     dir: Option<Result<PathBuf, String>>,
     command: Option<&[String]>,
     base: &Path,
+    env: Environment,
 ) -> Result<BotSpec, Disqualified> {
     match (dir, command) {
         (Some(Err(why)), _) => Err(Disqualified::build_failed(why)),
@@ -109,6 +111,7 @@ fn entrant_program(
             args: vec![],
             dir: Some(dir),
             hide: vec![],
+            env,
         }),
         (dir, Some(command)) => {
             let dir = dir.and_then(Result::ok);
@@ -123,6 +126,7 @@ fn entrant_program(
                 args: command[1..].iter().map(OsString::from).collect(),
                 dir,
                 hide: vec![],
+                env,
             })
         }
         (None, None) => unreachable!("checked when the file was read"),
@@ -130,9 +134,11 @@ fn entrant_program(
 }
 
 /// What decides the games: the file's limits and the command line's (a
-/// resumed run must play under the same rules), and each entrant as
-/// submitted. A disqualification counts by its status only: its message
-/// (a build log's tail) differs from run to run.
+/// resumed run must play under the same rules), each entrant as
+/// submitted, and the file's `env` tables. A disqualification counts by
+/// its status only: its message (a build log's tail) differs from run to
+/// run. `--env` does not count: shards on different machines may pass on
+/// different values of the same variable.
 fn fingerprint(
     game: &dyn crate::game::Game,
     spec: &Spec,
@@ -156,6 +162,11 @@ fn fingerprint(
             Err(why) => why.status.name().to_owned(),
         };
         parts.push(format!("{} {program}", e.name));
+    }
+    let tables = std::iter::once(("", &spec.env))
+        .chain(spec.entrants.iter().map(|e| (e.name.as_str(), &e.env)));
+    for (name, table) in tables.filter(|(_, t)| !t.vars().is_empty()) {
+        parts.push(format!("env {name} {:?}", table.vars()));
     }
     parts.extend(game.fingerprint());
     if let Some(g) = gauntlet {
@@ -191,6 +202,9 @@ impl Plan {
         let hidden: Vec<PathBuf> = std::iter::once(base.to_owned())
             .chain(config.out.iter().cloned())
             .collect();
+        // The most specific wins: the entrant's over the file's over --env.
+        // A folder is built once, whoever shares it: with the file's.
+        let env = Environment::clean(&config.env).with(&spec.env.vars());
         let build = BuildOptions {
             make: l.make.clone().unwrap_or_else(|| build::DEFAULT_MAKE.into()),
             timeout: duration(&l.build_timeout, build::DEFAULT_BUILD_TIMEOUT),
@@ -198,6 +212,7 @@ impl Plan {
             sandbox: limits.sandbox,
             hide: hidden.clone(),
             prebuilt: config.build == super::BuildMode::Prebuilt,
+            env: env.clone(),
         };
         let dirs: Vec<Option<PathBuf>> = spec
             .entrants
@@ -212,7 +227,7 @@ impl Plan {
             let dir = dir
                 .as_ref()
                 .map(|_| built.next().expect("one build per dir"));
-            let program = entrant_program(dir, e.command.as_deref(), base);
+            let program = entrant_program(dir, e.command.as_deref(), base, env.with(&e.env.vars()));
             if let (true, Ok(spec)) = (build.prebuilt, &program) {
                 not_built.extend(prebuilt_problem(&e.name, spec));
             }

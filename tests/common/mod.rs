@@ -25,9 +25,14 @@ pub fn fixture(name: &str) -> String {
 }
 
 /// A unique value put in the environment of each referee run. Every process
-/// the run starts inherits it, so any process still carrying it after the
-/// run is a leftover.
+/// the run starts carries it (bots and builds because the helpers pass
+/// [`MARKER_ENV`]), so any process still carrying it after the run is a
+/// leftover.
 pub struct Marker(String);
+
+/// The referee's options that pass the marker on to bots and builds, which
+/// otherwise get a clean environment: the helpers put them first.
+pub const MARKER_ENV: [&str; 2] = ["--env", "REFEREE_TEST_MARKER"];
 
 impl Marker {
     pub fn new() -> Marker {
@@ -90,6 +95,14 @@ impl Marker {
     }
 }
 
+/// `--env NAME=VALUE` for each of `vars`: what a test's bots and builds
+/// need from the environment (they do not see the referee's).
+pub fn env_args(vars: &[(&str, &str)]) -> Vec<String> {
+    vars.iter()
+        .flat_map(|(name, value)| ["--env".to_owned(), format!("{name}={value}")])
+        .collect()
+}
+
 /// The result of one referee run.
 #[derive(Debug)]
 pub struct Run {
@@ -115,8 +128,8 @@ where
     referee_with(args, input, &[], None)
 }
 
-/// [`referee`] with extra environment variables (inherited by the bots)
-/// and a working directory.
+/// [`referee`] with extra environment variables (the referee's own: bots
+/// and builds get them with [`env_args`]) and a working directory.
 pub fn referee_with<I, S>(
     args: I,
     input: &[u8],
@@ -128,9 +141,8 @@ where
     S: AsRef<OsStr>,
 {
     let marker = Marker::new();
-    let mut cmd = Command::new(referee_bin());
-    cmd.args(args)
-        .stdin(Stdio::piped())
+    let mut cmd = command(args, &marker);
+    cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     for (key, value) in env {
@@ -139,7 +151,6 @@ where
     if let Some(dir) = dir {
         cmd.current_dir(dir);
     }
-    marker.apply(&mut cmd);
     let child = cmd.spawn().expect("start referee");
     let run = finish(child, input);
     marker.assert_none_left();
@@ -152,13 +163,12 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    let mut cmd = Command::new(referee_bin());
-    cmd.args(args)
+    command(args, marker)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    marker.apply(&mut cmd);
-    cmd.spawn().expect("start referee")
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start referee")
 }
 
 /// `referee ARGS` with the marker in its environment, not started yet:
@@ -169,7 +179,7 @@ where
     S: AsRef<OsStr>,
 {
     let mut cmd = Command::new(referee_bin());
-    cmd.args(args);
+    cmd.args(MARKER_ENV).args(args);
     marker.apply(&mut cmd);
     cmd
 }

@@ -21,7 +21,8 @@ use tokio::time::Instant;
 
 use crate::bot::clock::{MoveLimits, Timer};
 use crate::bot::{
-    Bot, BotError, BotLimits, BotSpec, Resources, Usage, UsageMark, deadline_after, later,
+    Bot, BotError, BotLimits, BotSpec, Environment, Resources, Usage, UsageMark, deadline_after,
+    later,
 };
 use crate::outcome::{Status, Verdict};
 use protocol::{Answer, Eliminated, Failure, FromJudge, StartPlayer, ToJudge};
@@ -499,6 +500,8 @@ impl<'g> Session<'g> {
                 args: self.game.judge[1..].to_vec(),
                 dir: Some(self.game.dir.clone()),
                 hide: vec![],
+                // The organiser's program: the referee's environment.
+                env: Environment::Inherited,
             };
             let judge = Bot::spawn(&spec, self.judge_limits(limits))
                 .map_err(|e| format!("the judge cannot be started: {e}"))?;
