@@ -300,7 +300,7 @@ impl Shared {
         }
         let limit = cgroup.memory_limit().unwrap_or(0);
         state.overrun = Some(MemoryOverrun {
-            used: cgroup.take_peak().unwrap_or(limit).max(limit),
+            used: cgroup.peak().unwrap_or(limit).max(limit),
             limit,
             by_kernel: true,
         });

@@ -383,14 +383,18 @@ impl Cgroup {
                 if swap {
                     write_file(&memsw, "-1")?;
                 }
-                let bytes = self.memory.map_or_else(|| "-1".to_owned(), |b| b.to_string());
+                let bytes = self
+                    .memory
+                    .map_or_else(|| "-1".to_owned(), |b| b.to_string());
                 write_file(&memory.join("memory.limit_in_bytes"), &bytes)?;
                 if swap && self.memory.is_some() {
                     write_file(&memsw, &bytes)?;
                 }
             }
             Version::V2 => {
-                let bytes = self.memory.map_or_else(|| "max".to_owned(), |b| b.to_string());
+                let bytes = self
+                    .memory
+                    .map_or_else(|| "max".to_owned(), |b| b.to_string());
                 write_file(&memory.join("memory.max"), &bytes)?;
                 let swap = memory.join("memory.swap.max");
                 if swap.exists() {
@@ -450,6 +454,15 @@ impl Cgroup {
             Version::V2 => {
                 read_keyed(&self.dirs.cpu.join("cpu.stat"), "usage_usec").map(Duration::from_micros)
             }
+        }
+    }
+
+    /// The most memory it was charged at once since [`Cgroup::take_peak`]
+    /// was last called (or its start), leaving the count alone.
+    pub fn peak(&self) -> Option<u64> {
+        match self.version {
+            Version::V1 => read_number(&self.dirs.memory.join("memory.max_usage_in_bytes")),
+            Version::V2 => read_number(&self.dirs.memory.join("memory.peak")),
         }
     }
 
@@ -534,7 +547,8 @@ struct Counts {
 /// Cgroups of bots that have ended, empty, ready for the next.
 fn idle() -> std::sync::MutexGuard<'static, Vec<Dirs>> {
     static IDLE: std::sync::Mutex<Vec<Dirs>> = std::sync::Mutex::new(Vec::new());
-    IDLE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    IDLE.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn take_idle() -> Option<Dirs> {
