@@ -332,9 +332,9 @@ impl Cgroup {
         let Some(hierarchy) = hierarchy() else {
             return Ok(None);
         };
-        let dirs = match take_idle() {
-            Some(dirs) => dirs,
-            None => make_dirs(hierarchy, kind)?,
+        let (dirs, set, base) = match take_idle(memory, processes) {
+            Some(idle) => idle,
+            None => (make_dirs(hierarchy, kind)?, None, None),
         };
         let mut cgroup = Cgroup {
             version: hierarchy.version,
@@ -344,8 +344,18 @@ impl Cgroup {
             peak: None,
             base: Counts::default(),
         };
-        cgroup.set_limits()?;
-        cgroup.base = cgroup.counts();
+        // A cgroup used before keeps its limits when they are the same, and
+        // was counted and reset when it was cleaned: nothing to write.
+        if set != Some((memory, processes)) {
+            cgroup.set_limits()?;
+        }
+        cgroup.base = match base {
+            Some(base) => base,
+            None => {
+                let _ = cgroup.take_peak();
+                cgroup.counts()
+            }
+        };
         if cgroup.version == Version::V2 {
             cgroup.peak = File::options()
                 .read(true)
@@ -354,8 +364,6 @@ impl Cgroup {
                 .ok()
                 .map(std::sync::Mutex::new);
         }
-        // It starts counting its peak from here.
-        let _ = cgroup.take_peak();
         Ok(Some(cgroup))
     }
 
@@ -505,16 +513,36 @@ impl Cgroup {
     fn recycle(&self) {
         self.kill();
         let empty = members(&self.dirs.freezer.join("cgroup.procs")).is_empty();
-        if empty {
-            if self.version == Version::V1 {
-                // The page cache still charged to it would count as the
-                // next bot's memory.
-                let _ = write_file(&self.dirs.memory.join("memory.force_empty"), "0");
-            }
-            idle().push(self.dirs.clone());
+        if !empty {
+            return self.remove();
+        }
+        let ended = Ended {
+            dirs: self.dirs.clone(),
+            version: self.version,
+            limits: (self.memory, self.processes),
+        };
+        if self.version == Version::V2 {
+            idle().push(ended.cleaned());
             return;
         }
-        self.remove();
+        // The page cache still charged to it would count as the next bot's
+        // memory: emptied on a thread of its own (a millisecond each, which
+        // the game need not wait for).
+        let (dirty, wake) = &DIRTY;
+        dirty
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(ended);
+        wake.notify_one();
+        static CLEANER: std::sync::Once = std::sync::Once::new();
+        CLEANER.call_once(|| {
+            let started = std::thread::Builder::new()
+                .name("cgroup-cleaner".into())
+                .spawn(clean_dirty);
+            if let Err(e) = started {
+                tracing::warn!("cannot start the cgroup cleaner: {e}; cgroups are not used again");
+            }
+        });
     }
 
     /// Removes it; what is still in it is killed first.
@@ -544,15 +572,92 @@ struct Counts {
     cpu: Duration,
 }
 
+/// An ended bot's cgroup, empty, on its way to be used again.
+struct Ended {
+    dirs: Dirs,
+    version: Version,
+    /// The limits it has (memory, processes).
+    limits: (Option<u64>, Option<u64>),
+}
+
+/// A cgroup ready for the next bot: its limits, and what the kernel had
+/// counted when it was cleaned (its peak and, in v1, its CPU time reset).
+type Idle = (Dirs, (Option<u64>, Option<u64>), Counts);
+
+impl Ended {
+    /// Empties it of the page cache still charged to it (v1: it would
+    /// count as the next bot's memory), resets what can be reset and
+    /// counts the rest.
+    fn cleaned(self) -> Idle {
+        let cgroup = Cgroup {
+            version: self.version,
+            dirs: self.dirs,
+            memory: self.limits.0,
+            processes: self.limits.1,
+            peak: None,
+            base: Counts::default(),
+        };
+        if cgroup.version == Version::V1 {
+            let memory = &cgroup.dirs.memory;
+            let _ = write_file(&memory.join("memory.force_empty"), "0");
+            let _ = write_file(&memory.join("memory.max_usage_in_bytes"), "0");
+        }
+        let counts = cgroup.counts();
+        let dirs = cgroup.dirs.clone();
+        // Not removed: it is idle now.
+        std::mem::forget(cgroup);
+        (dirs, self.limits, counts)
+    }
+}
+
 /// Cgroups of bots that have ended, empty, ready for the next.
-fn idle() -> std::sync::MutexGuard<'static, Vec<Dirs>> {
-    static IDLE: std::sync::Mutex<Vec<Dirs>> = std::sync::Mutex::new(Vec::new());
+fn idle() -> std::sync::MutexGuard<'static, Vec<Idle>> {
+    static IDLE: std::sync::Mutex<Vec<Idle>> = std::sync::Mutex::new(Vec::new());
     IDLE.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn take_idle() -> Option<Dirs> {
-    idle().pop()
+/// An idle cgroup, one with the same limits if there is one: its
+/// directories, its limits, and its counts.
+#[allow(clippy::type_complexity)]
+fn take_idle(
+    memory: Option<u64>,
+    processes: Option<u64>,
+) -> Option<(Dirs, Option<(Option<u64>, Option<u64>)>, Option<Counts>)> {
+    let mut idle = idle();
+    let at = idle
+        .iter()
+        .position(|(_, limits, _)| *limits == (memory, processes))
+        .or_else(|| idle.len().checked_sub(1))?;
+    let (dirs, limits, counts) = idle.swap_remove(at);
+    Some((dirs, Some(limits), Some(counts)))
+}
+
+/// Cgroups (v1) of bots that have ended, still charged with page cache.
+static DIRTY: (std::sync::Mutex<Vec<Ended>>, std::sync::Condvar) =
+    (std::sync::Mutex::new(Vec::new()), std::sync::Condvar::new());
+
+/// The cleaner thread: cleans each ended bot's cgroup (a millisecond
+/// each, which the games need not wait for), and makes it idle.
+fn clean_dirty() {
+    let (dirty, wake) = &DIRTY;
+    loop {
+        let next = {
+            let mut queue = dirty
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            while queue.is_empty() {
+                queue = wake
+                    .wait(queue)
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+            }
+            queue.pop()
+        };
+        if let Some(ended) = next {
+            let idle_one = ended.cleaned();
+            idle().push(idle_one);
+        }
+    }
 }
 
 /// Makes a new cgroup in the run's directory.
