@@ -318,6 +318,37 @@ pub struct Cgroup {
     peak: Option<std::sync::Mutex<File>>,
     /// What the kernel had counted when it was taken.
     base: Counts,
+    /// v1: the files read at every game, kept open (a read is then one
+    /// system call, not three: the dealer reads them once a game).
+    open: Option<OpenFiles>,
+}
+
+/// A v1 cgroup's CPU time and peak memory files, open.
+#[derive(Debug)]
+struct OpenFiles {
+    cpu: File,
+    peak: File,
+}
+
+impl OpenFiles {
+    fn open(dirs: &Dirs) -> Option<OpenFiles> {
+        Some(OpenFiles {
+            cpu: File::open(dirs.cpu.join("cpuacct.usage")).ok()?,
+            peak: File::options()
+                .read(true)
+                .write(true)
+                .open(dirs.memory.join("memory.max_usage_in_bytes"))
+                .ok()?,
+        })
+    }
+}
+
+/// The number a cgroup file holds, read from its start.
+fn pread_number(file: &File) -> Option<u64> {
+    use std::os::unix::fs::FileExt;
+    let mut buffer = [0u8; 32];
+    let n = file.read_at(&mut buffer, 0).ok()?;
+    std::str::from_utf8(&buffer[..n]).ok()?.trim().parse().ok()
 }
 
 impl Cgroup {
@@ -343,6 +374,7 @@ impl Cgroup {
             processes,
             peak: None,
             base: Counts::default(),
+            open: None,
         };
         // A cgroup used before keeps its limits when they are the same, and
         // was counted and reset when it was cleaned: nothing to write.
@@ -356,6 +388,9 @@ impl Cgroup {
                 cgroup.counts()
             }
         };
+        if cgroup.version == Version::V1 {
+            cgroup.open = OpenFiles::open(&cgroup.dirs);
+        }
         if cgroup.version == Version::V2 {
             cgroup.peak = File::options()
                 .read(true)
@@ -456,9 +491,11 @@ impl Cgroup {
     /// The cgroup's CPU time since it was made.
     fn cpu_total(&self) -> Option<Duration> {
         match self.version {
-            Version::V1 => {
-                read_number(&self.dirs.cpu.join("cpuacct.usage")).map(Duration::from_nanos)
+            Version::V1 => match &self.open {
+                Some(open) => pread_number(&open.cpu),
+                None => read_number(&self.dirs.cpu.join("cpuacct.usage")),
             }
+            .map(Duration::from_nanos),
             Version::V2 => {
                 read_keyed(&self.dirs.cpu.join("cpu.stat"), "usage_usec").map(Duration::from_micros)
             }
@@ -469,7 +506,10 @@ impl Cgroup {
     /// was last called (or its start), leaving the count alone.
     pub fn peak(&self) -> Option<u64> {
         match self.version {
-            Version::V1 => read_number(&self.dirs.memory.join("memory.max_usage_in_bytes")),
+            Version::V1 => match &self.open {
+                Some(open) => pread_number(&open.peak),
+                None => read_number(&self.dirs.memory.join("memory.max_usage_in_bytes")),
+            },
             Version::V2 => read_number(&self.dirs.memory.join("memory.peak")),
         }
     }
@@ -479,9 +519,15 @@ impl Cgroup {
     pub fn take_peak(&self) -> Option<u64> {
         match self.version {
             Version::V1 => {
-                let file = self.dirs.memory.join("memory.max_usage_in_bytes");
-                let peak = read_number(&file);
-                let _ = write_file(&file, "0");
+                let Some(open) = &self.open else {
+                    let file = self.dirs.memory.join("memory.max_usage_in_bytes");
+                    let peak = read_number(&file);
+                    let _ = write_file(&file, "0");
+                    return peak;
+                };
+                use std::os::unix::fs::FileExt;
+                let peak = pread_number(&open.peak);
+                let _ = open.peak.write_at(b"0", 0);
                 peak
             }
             Version::V2 => {
@@ -596,6 +642,7 @@ impl Ended {
             processes: self.limits.1,
             peak: None,
             base: Counts::default(),
+            open: None,
         };
         if cgroup.version == Version::V1 {
             let memory = &cgroup.dirs.memory;
@@ -872,6 +919,7 @@ mod tests {
             processes: Some(64),
             peak: None,
             base: Counts::default(),
+            open: None,
         }
     }
 
