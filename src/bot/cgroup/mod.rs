@@ -404,15 +404,20 @@ impl Cgroup {
 
     /// The kernel's counts that cannot be reset, as they stand now.
     fn counts(&self) -> Counts {
-        let (file, key) = match self.version {
-            Version::V1 => ("memory.oom_control", "oom_kill"),
-            Version::V2 => ("memory.events", "oom_kill"),
-        };
         Counts {
-            oom_kills: read_keyed(&self.dirs.memory.join(file), key).unwrap_or(0),
+            oom_kills: self.oom_kills_total(),
             cap_hits: read_keyed(&self.dirs.pids.join("pids.events"), "max").unwrap_or(0),
             cpu: self.cpu_total().unwrap_or_default(),
         }
+    }
+
+    /// The kernel's count of OOM kills in the cgroup since it was made.
+    fn oom_kills_total(&self) -> u64 {
+        let file = match self.version {
+            Version::V1 => "memory.oom_control",
+            Version::V2 => "memory.events",
+        };
+        read_keyed(&self.dirs.memory.join(file), "oom_kill").unwrap_or(0)
     }
 
     fn set_limits(&self) -> io::Result<()> {
@@ -473,7 +478,7 @@ impl Cgroup {
     /// How many of its processes the kernel killed for its memory limit.
     /// Not `failcnt`, which also counts reclaim that succeeded.
     pub fn oom_kills(&self) -> u64 {
-        self.counts().oom_kills.saturating_sub(self.base.oom_kills)
+        self.oom_kills_total().saturating_sub(self.base.oom_kills)
     }
 
     /// Whether a fork or a new thread failed at its process cap.
@@ -549,17 +554,15 @@ impl Cgroup {
     }
 
     /// Kills every process in it, wherever they moved, and waits (briefly)
-    /// until it is empty.
-    pub fn kill(&self) {
-        kill_in(&self.dirs.freezer);
+    /// until it is empty; whether it is.
+    pub fn kill(&self) -> bool {
+        kill_in(&self.dirs.freezer)
     }
 
     /// Kills what is still in it, and keeps it for the next bot when it is
     /// empty, else removes it.
     fn recycle(&self) {
-        self.kill();
-        let empty = members(&self.dirs.freezer.join("cgroup.procs")).is_empty();
-        if !empty {
+        if !self.kill() {
             return self.remove();
         }
         let ended = Ended {
@@ -726,17 +729,16 @@ fn make_dirs(hierarchy: &Hierarchy, kind: Kind) -> io::Result<Dirs> {
 /// Kills every process of the cgroup at `dir` (its freezer's directory in
 /// v1): `cgroup.kill` where the kernel has it (v2, 5.14 and later), else
 /// freeze, kill each member, thaw, until it is empty. A frozen process
-/// cannot fork, so none is missed.
-fn kill_in(dir: &Path) {
+/// cannot fork, so none is missed. Whether it is empty now.
+fn kill_in(dir: &Path) -> bool {
     let procs = dir.join("cgroup.procs");
     if members(&procs).is_empty() {
-        return;
+        return true;
     }
     let started = std::time::Instant::now();
     let kill_file = dir.join("cgroup.kill");
     if kill_file.exists() && write_file(&kill_file, "1").is_ok() {
-        wait_empty(&procs, started);
-        return;
+        return wait_empty(&procs, started);
     }
     let (state, frozen, thawed) = if dir.join("freezer.state").exists() {
         (dir.join("freezer.state"), "FROZEN", "THAWED")
@@ -752,10 +754,11 @@ fn kill_in(dir: &Path) {
         }
         let _ = write_file(&state, thawed);
         if pids.is_empty() || wait_empty(&procs, started) {
-            return;
+            return true;
         }
     }
     tracing::warn!("{}: processes left after SIGKILL", dir.display());
+    false
 }
 
 /// Waits until a freeze has taken (v1 `FREEZING` becomes `FROZEN`; v2's
