@@ -629,14 +629,23 @@ struct Ended {
     limits: (Option<u64>, Option<u64>),
 }
 
+/// What an ended bot's cgroup may stay charged with and be used again
+/// without being emptied: the kernel memory of its freed objects, which
+/// the kernel releases late (a few hundred KiB). Emptying it
+/// (`memory.force_empty`) shrinks every cache of the kernel's and cost a
+/// tournament of short games a sixth of its CPU time (docs/PERFORMANCE.md
+/// §14); what is left counts in the next bot's peak, as it would in a new
+/// cgroup's.
+const LEFTOVER: u64 = 1 << 20;
+
 /// A cgroup ready for the next bot: its limits, and what the kernel had
 /// counted when it was cleaned (its peak and, in v1, its CPU time reset).
 type Idle = (Dirs, (Option<u64>, Option<u64>), Counts);
 
 impl Ended {
-    /// Empties it of the page cache still charged to it (v1: it would
-    /// count as the next bot's memory), resets what can be reset and
-    /// counts the rest.
+    /// Empties it of the page cache still charged to it when there is
+    /// more than [`LEFTOVER`] (v1: it would count as the next bot's
+    /// memory), resets what can be reset and counts the rest.
     fn cleaned(self) -> Idle {
         let cgroup = Cgroup {
             version: self.version,
@@ -649,7 +658,10 @@ impl Ended {
         };
         if cgroup.version == Version::V1 {
             let memory = &cgroup.dirs.memory;
-            let _ = write_file(&memory.join("memory.force_empty"), "0");
+            let charged = read_number(&memory.join("memory.usage_in_bytes"));
+            if charged.is_none_or(|bytes| bytes > LEFTOVER) {
+                let _ = write_file(&memory.join("memory.force_empty"), "0");
+            }
             let _ = write_file(&memory.join("memory.max_usage_in_bytes"), "0");
         }
         let counts = cgroup.counts();
