@@ -381,3 +381,92 @@ fn the_referee_says_which_containment_is_in_force() {
         Err(why) => eprintln!("no cgroups here: {why}"),
     }
 }
+
+/// The facts each run of `kernel/facts.sh` wrote in `dir`, by pid.
+fn facts(dir: &Path) -> Vec<std::collections::BTreeMap<String, Vec<String>>> {
+    let mut all = vec![];
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        let mut facts = std::collections::BTreeMap::<String, Vec<String>>::new();
+        for line in text.lines() {
+            let (key, value) = line.split_once(' ').unwrap_or((line, ""));
+            facts
+                .entry(key.to_owned())
+                .or_default()
+                .push(value.to_owned());
+        }
+        all.push(facts);
+    }
+    all
+}
+
+#[test]
+fn a_bot_from_a_launcher_on_standby_starts_like_any_other() {
+    need_cgroups!();
+    // From its second bot on, a thread starts each bot through a launcher
+    // that entered the cgroup and namespaces while the previous game
+    // played (src/bot/standby.rs). Eight games, one thread: six of them so.
+    let dir = tempfile::tempdir().unwrap();
+    let (out, folder) = (dir.path().join("facts"), dir.path().join("a"));
+    std::fs::create_dir(&out).unwrap();
+    std::fs::create_dir(&folder).unwrap();
+    let file = dir.path().join("t.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"evensteven\"\ngames = 8\nseed = 1\n\
+             [[entrant]]\nname = \"a\"\ndir = \"a\"\ncommand = [{:?}, {:?}, {:?}]\n",
+            fixture("kernel/facts.sh"),
+            out.to_str().unwrap(),
+            common::evensteven_bin(),
+        ),
+    )
+    .unwrap();
+    let run = common::referee_with(
+        [
+            "tournament",
+            "--no-progress",
+            "--jobs",
+            "1",
+            "--limit-open-files",
+            "99",
+            file.to_str().unwrap(),
+        ],
+        b"",
+        &[("REFEREE_TEST_SECRET", "shell")],
+        None,
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let bots = facts(&out);
+    assert_eq!(bots.len(), 8, "{bots:#?}");
+    let own = |ns: &str| {
+        let link = std::fs::read_link(format!("/proc/self/ns/{ns}")).unwrap();
+        vec![link.to_str().unwrap().to_owned()]
+    };
+    let folder = folder.canonicalize().unwrap();
+    for bot in &bots {
+        assert_eq!(bot["cwd"], [folder.to_str().unwrap()], "{bot:#?}");
+        assert_eq!(bot["files"], ["99"], "{bot:#?}");
+        assert_eq!(bot["env"], bots[0]["env"], "{bot:#?}");
+        assert!(!bot["env"][0].contains("REFEREE_TEST_SECRET"), "{bot:#?}");
+        assert!(bot["env"][0].contains("PATH"), "{bot:#?}");
+        // Its own IPC namespace and /dev/shm (a namespace's number may be
+        // used again once it is gone: only the referee's is compared).
+        assert_ne!(bot["ipc"], own("ipc"), "{bot:#?}");
+        assert_ne!(bot["mnt"], own("mnt"), "{bot:#?}");
+        // v1: a line per controller the referee uses; v2: the one line of
+        // the unified hierarchy (`0::PATH`, written `:PATH`).
+        let unified = |line: &&String| line.starts_with(':');
+        let lines: Vec<&String> = match cgroups() {
+            Ok("v1") => bot["cgroup"].iter().filter(|l| !unified(l)).collect(),
+            _ => bot["cgroup"].iter().filter(unified).collect(),
+        };
+        assert!(!lines.is_empty(), "{bot:#?}");
+        assert!(
+            lines
+                .iter()
+                .all(|line| line.contains("/referee-") && line.contains("/bot-")),
+            "{bot:#?}"
+        );
+    }
+}

@@ -24,6 +24,7 @@ pub mod groups;
 pub mod language;
 pub mod lines;
 pub mod spawn;
+mod standby;
 pub mod status;
 pub mod stderr;
 pub mod usage;
@@ -476,23 +477,22 @@ impl Bot {
         } else {
             (path.clone(), spec.args.clone())
         };
-        let cgroup =
-            cgroup::Cgroup::create(cgroup::Kind::Bot, limits.memory, limits.resources.processes)
-                .map_err(SpawnError::Cgroup)?
-                .map(std::sync::Arc::new);
-        let enclosure = enclosure(cgroup.as_deref(), &limits);
-        let env = spec.env.vars(limits.sandbox);
-        let mut cmd = spawn::command(
-            &program,
-            &args,
-            spec.dir.as_deref(),
-            limits.resources,
-            &enclosure,
-            env,
+        let standby::Started {
+            mut child,
+            group,
+            cgroup,
+        } = standby::start(
+            standby::Program {
+                path: &program,
+                args: &args,
+                dir: spec.dir.as_deref(),
+                env: spec.env.vars(limits.sandbox),
+                named: &path,
+            },
+            &limits,
         )?;
+        let cgroup = cgroup.map(std::sync::Arc::new);
         // With process_group(0) the child's group id is its pid.
-        let (mut child, group) =
-            GroupGuard::spawn(|| cmd.spawn()).map_err(|e| spawn::classify(&path, e))?;
         let pid = group.pgid();
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout is piped");

@@ -649,6 +649,7 @@ impl Enclosure {
 }
 
 /// An [`Enclosure`] ready to be entered between fork and exec.
+#[derive(Default)]
 struct PreparedEnclosure {
     cgroup_procs: Vec<std::ffi::CString>,
     shm_options: Option<std::ffi::CString>,
@@ -755,25 +756,105 @@ pub(crate) fn command(
             forked(path, args, resources, prepared)
         }
     };
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
+    piped(&mut cmd);
     // The launcher passes its own environment on to the bot with exec.
     if let Some(vars) = env {
         cmd.env_clear().envs(vars);
     }
     if let Some(dir) = dir {
-        if let Err(source) = std::fs::read_dir(dir) {
-            return Err(SpawnError::BadDirectory {
-                dir: dir.to_owned(),
-                source,
-            });
-        }
+        check_directory(dir)?;
         cmd.current_dir(dir);
     }
     Ok(cmd)
+}
+
+/// What every bot process starts with: its standard streams piped to the
+/// referee, a process group of its own, and death with its handle.
+fn piped(cmd: &mut tokio::process::Command) {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+}
+
+/// A bot's working directory, checked before it is started in it.
+fn check_directory(dir: &Path) -> Result<(), SpawnError> {
+    std::fs::read_dir(dir)
+        .map(drop)
+        .map_err(|source| SpawnError::BadDirectory {
+            dir: dir.to_owned(),
+            source,
+        })
+}
+
+/// The command for a launcher on standby (see [`super::standby`]): it
+/// enters `enclosure` at once, then waits for the program to become on its
+/// standard input (see [`instruction`]). `None` without a launcher.
+pub(crate) fn standby_command(enclosure: &Enclosure) -> Option<tokio::process::Command> {
+    let launcher = LAUNCHER.get()?;
+    let mut cmd = tokio::process::Command::new(launcher);
+    cmd.arg(LAUNCH_COMMAND)
+        .arg(std::process::id().to_string())
+        .arg(STANDBY)
+        .args(enclosure.to_args());
+    piped(&mut cmd);
+    Some(cmd)
+}
+
+/// The launcher's option that puts it on standby.
+const STANDBY: &str = "--standby";
+
+/// Longest instruction sent to a launcher on standby: it must fit in the
+/// empty pipe at once (Linux's holds 64 KiB), since the referee does not
+/// wait to write it. A longer one (a huge environment) starts a launcher
+/// of its own.
+const MOST_INSTRUCTION: usize = 60 << 10;
+
+/// What a launcher on standby is told to become: its length (4 bytes,
+/// little-endian), then NUL-terminated fields: the limits as
+/// [`super::Resources::to_args`] gives them, `--dir DIR`, `--env NAME=VALUE`
+/// for each variable of a clean environment (`--env-clear` first), `--`,
+/// the program and its arguments. `None` when it would be too long.
+pub(crate) fn instruction(
+    path: &Path,
+    args: &[OsString],
+    dir: Option<&Path>,
+    resources: super::Resources,
+    env: Option<&super::environment::Vars>,
+) -> Result<Option<Vec<u8>>, SpawnError> {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let mut fields: Vec<OsString> = resources.to_args().into_iter().map(Into::into).collect();
+    if let Some(dir) = dir {
+        check_directory(dir)?;
+        fields.extend(["--dir".into(), dir.as_os_str().to_owned()]);
+    }
+    if let Some(vars) = env {
+        fields.push("--env-clear".into());
+        for (name, value) in vars {
+            let mut pair = name.clone();
+            pair.push("=");
+            pair.push(value);
+            fields.extend(["--env".into(), pair]);
+        }
+    }
+    fields.push("--".into());
+    fields.push(path.as_os_str().to_owned());
+    fields.extend(args.iter().cloned());
+    if fields.iter().any(|f| f.as_bytes().contains(&0)) {
+        return Ok(None);
+    }
+    let mut body = Vec::new();
+    for field in fields {
+        body.extend(field.into_vec());
+        body.push(0);
+    }
+    if body.len() + 4 > MOST_INSTRUCTION {
+        return Ok(None);
+    }
+    let mut message = (body.len() as u32).to_le_bytes().to_vec();
+    message.extend(body);
+    Ok(Some(message))
 }
 
 /// The command that forks the referee and prepares the bot in the child,
@@ -876,7 +957,8 @@ fn launch(args: &[OsString]) -> Result<std::convert::Infallible, String> {
     use std::os::unix::ffi::OsStrExt;
     let usage = || {
         format!(
-            "usage: referee {LAUNCH_COMMAND} PID LIMITS [--cgroup FILE]... [--private-ipc SIZE] -- PROGRAM ARGS..."
+            "usage: referee {LAUNCH_COMMAND} PID LIMITS [--cgroup FILE]... [--private-ipc SIZE] -- PROGRAM ARGS...\n\
+             \x20      referee {LAUNCH_COMMAND} PID {STANDBY} [--cgroup FILE]... [--private-ipc SIZE]"
         )
     };
     let (referee, rest) = args.split_first().ok_or_else(usage)?;
@@ -884,6 +966,10 @@ fn launch(args: &[OsString]) -> Result<std::convert::Infallible, String> {
         .to_str()
         .and_then(|p| p.parse().ok())
         .ok_or_else(usage)?;
+    if rest.first().is_some_and(|a| a == STANDBY) {
+        let enclosure = Enclosure::from_args(&rest[1..]).ok_or_else(usage)?;
+        return stand_by(Pid::from_raw(referee), &enclosure);
+    }
     let separator = rest.iter().position(|a| a == "--").ok_or_else(usage)?;
     let (limits, enclosure) = rest[..separator].split_at(5.min(separator));
     let resources = super::Resources::from_args(limits).ok_or_else(usage)?;
@@ -904,6 +990,96 @@ fn launch(args: &[OsString]) -> Result<std::convert::Infallible, String> {
         Err(errno) => errno,
     };
     Err(classify(Path::new(program), io::Error::from(errno)).to_string())
+}
+
+/// A launcher on standby: enters `enclosure` now (the slow part of a
+/// start: the kernel's cgroup migration and the namespaces), then waits
+/// for its [`instruction`] and becomes the program as [`launch`] does. A
+/// closed standard input before it is the referee's "not needed": it
+/// exits quietly.
+fn stand_by(referee: Pid, enclosure: &Enclosure) -> Result<std::convert::Infallible, String> {
+    let prepared = enclosure.prepare().map_err(|e| e.to_string())?;
+    prepared.enter().map_err(|e| e.to_string())?;
+    // Until the instruction comes, it must die with the referee too.
+    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(|e| e.to_string())?;
+    if nix::unistd::getppid() != referee {
+        std::process::exit(1);
+    }
+    let Some(fields) = read_instruction().map_err(|e| format!("reading its instruction: {e}"))?
+    else {
+        std::process::exit(0);
+    };
+    let bad = || "a malformed instruction".to_owned();
+    let separator = fields.iter().position(|a| a == "--").ok_or_else(bad)?;
+    let (limits, options) = fields[..separator].split_at(5.min(separator));
+    let resources = super::Resources::from_args(limits).ok_or_else(bad)?;
+    let mut env: Option<Vec<std::ffi::CString>> = None;
+    let mut options = options.iter();
+    while let Some(option) = options.next() {
+        match option.to_str() {
+            Some("--dir") => {
+                let dir = options.next().ok_or_else(bad)?;
+                std::env::set_current_dir(dir)
+                    .map_err(|e| format!("working directory {}: {e}", Path::new(dir).display()))?;
+            }
+            Some("--env-clear") => env = Some(Vec::new()),
+            Some("--env") => {
+                let pair = c_string(options.next().ok_or_else(bad)?)?;
+                env.get_or_insert_with(Vec::new).push(pair);
+            }
+            _ => return Err(bad()),
+        }
+    }
+    let command = &fields[separator + 1..];
+    let program = command.first().ok_or_else(bad)?;
+    let argv: Vec<std::ffi::CString> = command.iter().map(c_string).collect::<Result<_, _>>()?;
+    let entered = PreparedEnclosure::default();
+    prepare_bot(resources, referee, &entered).map_err(|e| e.to_string())?;
+    let result = match &env {
+        Some(env) => nix::unistd::execve(&argv[0], &argv, env),
+        None => nix::unistd::execv(&argv[0], &argv),
+    };
+    let errno = match result {
+        Ok(never) => match never {},
+        Err(errno) => errno,
+    };
+    Err(classify(Path::new(program), io::Error::from(errno)).to_string())
+}
+
+fn c_string(s: &OsString) -> Result<std::ffi::CString, String> {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::CString::new(s.as_bytes()).map_err(|e| e.to_string())
+}
+
+/// Reads an [`instruction`] from standard input, exactly its bytes (what
+/// follows is the bot's input): its fields, or `None` at the end of input.
+fn read_instruction() -> io::Result<Option<Vec<OsString>>> {
+    use std::io::Read;
+    use std::os::unix::ffi::OsStringExt;
+    // Not `io::stdin()`, which reads ahead into a buffer.
+    // SAFETY: fd 0 is open, and this process owns it; ManuallyDrop keeps
+    // it open for the bot.
+    let mut input = std::mem::ManuallyDrop::new(unsafe {
+        <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(0)
+    });
+    let mut length = [0u8; 4];
+    match input.read_exact(&mut length) {
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
+        other => other?,
+    }
+    let length = u32::from_le_bytes(length) as usize;
+    if length > MOST_INSTRUCTION {
+        return Err(io::Error::other("an instruction longer than allowed"));
+    }
+    let mut body = vec![0u8; length];
+    input.read_exact(&mut body)?;
+    let mut fields: Vec<OsString> = body
+        .split(|&b| b == 0)
+        .map(|f| OsString::from_vec(f.to_vec()))
+        .collect();
+    // The last field's terminator leaves an empty piece.
+    fields.pop();
+    Ok(Some(fields))
 }
 
 /// Turns an `exec` failure into the most precise error available.

@@ -402,6 +402,16 @@ impl Cgroup {
         Ok(Some(cgroup))
     }
 
+    /// Counts its CPU time and peak memory from now on: for a cgroup a
+    /// launcher waited in before it became the bot (see
+    /// [`super::standby`]).
+    pub fn count_from_now(&mut self) {
+        let _ = self.take_peak();
+        if let Some(cpu) = self.cpu_total() {
+            self.base.cpu = cpu;
+        }
+    }
+
     /// The kernel's counts that cannot be reset, as they stand now.
     fn counts(&self) -> Counts {
         Counts {
