@@ -384,17 +384,18 @@ pub struct BotOptions {
     #[arg(long)]
     pub show_stderr: bool,
 
-    /// Memory a bot may hold: the resident memory of all its processes
-    /// together (with --sandbox, its private /tmp and /dev/shm too),
-    /// sampled every 10ms; over it, the bot is killed and its status is
-    /// `limit` (memory). E.g. 2GiB, 512MiB, or `none` to measure only.
+    /// Memory a bot may hold, all its processes together: everything the
+    /// kernel charges its cgroup (shared memory and its page cache
+    /// included); with --no-cgroups, their resident memory sampled every
+    /// 10ms. Over it, the bot is killed and its status is `limit`
+    /// (memory). E.g. 2GiB, 512MiB, or `none` to measure only.
     /// Default: 2GiB (`referee interactive`: the package's
     /// `limits.memory`, else 2GiB).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub limit_memory: Option<Limit>,
 
-    /// Address space of each bot process (RLIMIT_AS), e.g. 4GiB. Off by
-    /// default: a JVM reserves far more address space than it uses, and a
+    /// Address space of each bot process (RLIMIT_AS), e.g. 4GiB; at least
+    /// 16MiB. Off by default: a JVM reserves far more address space than it uses, and a
     /// failed allocation shows as the bot's own crash.
     #[arg(long, value_name = "SIZE", default_value = "none", value_parser = parse_size)]
     pub limit_address_space: Limit,
@@ -403,7 +404,8 @@ pub struct BotOptions {
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_size)]
     pub limit_file_size: Limit,
 
-    /// Open files per bot process (`none` for no limit).
+    /// Open files per bot process: at least 4, at most the kernel's
+    /// /proc/sys/fs/nr_open (`none` for no limit).
     #[arg(long, value_name = "N", default_value = "1024", value_parser = parse_count)]
     pub limit_open_files: Limit,
 
@@ -434,10 +436,29 @@ fn default_process_cap() -> Option<u64> {
     crate::bot::cgroup::hierarchy().map(|_| crate::bot::DEFAULT_PROCESSES)
 }
 
+/// Smallest `--limit-address-space`: below it no dynamically linked
+/// program starts (documented in docs/containment.md).
+pub const LEAST_ADDRESS_SPACE: u64 = 16 << 20;
+
+/// Smallest `--limit-open-files`: the three standard streams, and one
+/// more, which the program loader needs to open a library.
+pub const LEAST_OPEN_FILES: u64 = 4;
+
+/// The most open files the kernel lets a process have (`nr_open`), which
+/// even root cannot raise its limit past.
+fn most_open_files() -> Option<u64> {
+    std::fs::read_to_string("/proc/sys/fs/nr_open")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 impl BotOptions {
     /// Refuses, before anything runs, a limit the user asked for that this
     /// machine cannot enforce; warns of a default it cannot.
     pub fn check_enforceable(&self) -> Result<(), String> {
+        self.check_resource_limits()?;
         let Some(why) = crate::bot::cgroup::why_not() else {
             return Ok(());
         };
@@ -454,6 +475,85 @@ impl BotOptions {
                 Ok(())
             }
         }
+    }
+
+    /// Refuses a resource limit no bot could be started under: below what
+    /// any program needs, or one the kernel would refuse to set (every bot
+    /// would then fail to start, and be recorded as crashing).
+    fn check_resource_limits(&self) -> Result<(), String> {
+        use crate::bot::usage::human_bytes;
+        if let Some(bytes) = self.limit_address_space.0
+            && bytes < LEAST_ADDRESS_SPACE
+        {
+            return Err(format!(
+                "--limit-address-space {}: must be at least {} (the program loader and \
+                 the C library alone map more), or `none`",
+                human_bytes(bytes),
+                human_bytes(LEAST_ADDRESS_SPACE)
+            ));
+        }
+        if let Some(files) = self.limit_open_files.0 {
+            if files < LEAST_OPEN_FILES {
+                return Err(format!(
+                    "--limit-open-files {files}: must be at least {LEAST_OPEN_FILES} (a bot's \
+                     three standard streams, and the libraries its loader opens), or `none`"
+                ));
+            }
+            if let Some(most) = most_open_files()
+                && files > most
+            {
+                return Err(format!(
+                    "--limit-open-files {files}: the kernel allows at most {most} open files \
+                     per process (/proc/sys/fs/nr_open), or `none`"
+                ));
+            }
+        }
+        self.check_within_own_limits()
+    }
+
+    /// Without root, a process may not raise a hard limit: a bot's limits
+    /// can be at most the referee's own.
+    fn check_within_own_limits(&self) -> Result<(), String> {
+        use nix::sys::resource::{Resource, getrlimit};
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        if unsafe { nix::libc::geteuid() } == 0 {
+            return Ok(());
+        }
+        let asked = [
+            (
+                "--limit-address-space",
+                Resource::RLIMIT_AS,
+                self.limit_address_space.0,
+            ),
+            (
+                "--limit-file-size",
+                Resource::RLIMIT_FSIZE,
+                self.limit_file_size.0,
+            ),
+            (
+                "--limit-open-files",
+                Resource::RLIMIT_NOFILE,
+                self.limit_open_files.0,
+            ),
+            // The CPU limit's hard limit is a second above it.
+            (
+                "--limit-cpu",
+                Resource::RLIMIT_CPU,
+                self.limit_cpu.0.map(|s| s.saturating_add(1)),
+            ),
+        ];
+        for (option, resource, limit) in asked {
+            let (Some(limit), Ok((_, hard))) = (limit, getrlimit(resource)) else {
+                continue;
+            };
+            if hard != nix::sys::resource::RLIM_INFINITY && limit > hard {
+                return Err(format!(
+                    "{option}: above the referee's own hard limit ({hard}; `ulimit -H`), \
+                     which only root may raise; ask for at most that, or `none`"
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Limits for bots whose lines are at most `max_line` bytes.

@@ -181,6 +181,57 @@ fn zero_jobs_and_negative_durations_get_plain_messages() {
     }
 }
 
+#[test]
+fn a_limit_no_bot_could_be_started_under_is_a_usage_error() {
+    // Recorded as the bot crashing (EPERM from setrlimit, exit 3), and
+    // every bot dying of SIGSEGV, before they were refused.
+    let nr_open = std::fs::read_to_string("/proc/sys/fs/nr_open").unwrap();
+    let cases: [(&[&str], &[&str]); 5] = [
+        (
+            &["--limit-open-files", "99999999999"],
+            &["--limit-open-files 99999999999", "nr_open", nr_open.trim()],
+        ),
+        (
+            &["--limit-address-space", "0"],
+            &["--limit-address-space 0 B", "at least 16 MiB"],
+        ),
+        (
+            &["--limit-address-space", "1"],
+            &["--limit-address-space 1 B", "at least 16 MiB"],
+        ),
+        (
+            &["--limit-address-space", "4096"],
+            &["--limit-address-space 4 KiB", "at least 16 MiB"],
+        ),
+        (
+            &["--limit-open-files", "0"],
+            &["--limit-open-files 0", "at least"],
+        ),
+    ];
+    for (options, says) in cases {
+        for game in ["dealer", "septica"] {
+            let mut args = vec![game];
+            args.extend_from_slice(options);
+            args.push(evensteven_bin());
+            let run = referee(&args, b"4 876390176\n");
+            assert_usage(&run, says);
+        }
+    }
+    // At the floor, the reference bot plays.
+    let run = referee(
+        [
+            "dealer",
+            "--limit-address-space",
+            "16MiB",
+            "--limit-open-files",
+            "16",
+            evensteven_bin(),
+        ],
+        b"4 876390176\n",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+}
+
 /// Waits (two minutes at most) for a referee whose output was closed.
 fn wait(child: &mut Child) -> ExitStatus {
     let deadline = Instant::now() + Duration::from_secs(120);
