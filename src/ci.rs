@@ -275,9 +275,10 @@ fn print_outcome(outcome: &Outcome) {
             "referee ci: {}: the judge's last lines on standard error:",
             outcome.name
         );
-        for line in outcome.judge_stderr.lines() {
-            eprintln!("  | {line}");
-        }
+        eprint!(
+            "{}",
+            crate::text::quoted_lines(outcome.judge_stderr.lines())
+        );
     }
 }
 

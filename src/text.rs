@@ -61,6 +61,18 @@ pub fn terminal_lines(text: &str) -> Cow<'_, str> {
     Cow::Owned(lines.join("\n"))
 }
 
+/// Lines a program wrote (its standard error, a judge's message), quoted
+/// for a terminal: each as `  | LINE`, its control characters escaped as
+/// [`terminal`] does, so that what a bot writes can neither retitle nor
+/// clear the terminal nor plant a link in it. Each line ends in `\n`.
+pub fn quoted_lines<'a>(lines: impl IntoIterator<Item = &'a str>) -> String {
+    let mut out = String::new();
+    for line in lines {
+        let _ = writeln!(out, "  | {}", terminal(line));
+    }
+    out
+}
+
 /// A path for a terminal, as [`terminal`] writes text.
 pub fn terminal_path(path: &std::path::Path) -> String {
     terminal(&path.to_string_lossy()).into_owned()

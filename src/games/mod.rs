@@ -32,9 +32,10 @@ pub(crate) fn report_fault(
     let tail = bot.stderr(|t| t.last_lines(10));
     if !tail.is_empty() {
         eprintln!("referee {name}: the player's last lines on standard error:");
-        for line in tail {
-            eprintln!("  | {line}");
-        }
+        eprint!(
+            "{}",
+            crate::text::quoted_lines(tail.iter().map(String::as_str))
+        );
     }
     Ok(())
 }

@@ -192,6 +192,8 @@ pub(super) fn one_line(text: &str) -> String {
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
         .join("; ");
+    // A validator's words reach the terminal: escaped, as a bot's are.
+    let joined = crate::text::terminal(&joined).into_owned();
     if joined.chars().count() > 300 {
         joined.chars().take(300).collect::<String>() + "..."
     } else {

@@ -290,7 +290,7 @@ impl<'a> Judging<'a> {
         let name = crate::text::terminal(&case.name);
         let _ = writeln!(out, "{name}: {verdict} ({})", self.timing(judged));
         for note in &judged.feedback_notes {
-            let _ = writeln!(out, "  note: {note}");
+            let _ = writeln!(out, "  note: {}", crate::text::terminal(note));
         }
         let tail = match verdict {
             Verdict::RuntimeError(_) => judged.stderr.as_str(),
@@ -298,9 +298,8 @@ impl<'a> Judging<'a> {
             _ => "",
         };
         let lines: Vec<&str> = tail.lines().collect();
-        for line in &lines[lines.len().saturating_sub(5)..] {
-            let _ = writeln!(out, "  | {line}");
-        }
+        let last = &lines[lines.len().saturating_sub(5)..];
+        let _ = write!(out, "{}", crate::text::quoted_lines(last.iter().copied()));
     }
 
     /// `CPU 12.0ms, wall 40.3ms`; for a time limit, against which limit.

@@ -621,12 +621,11 @@ impl<'c> Run<'c> {
         };
         eprintln!(
             "referee tournament: game {}: judge error: {}; the tournament stops",
-            record.index, e.message
+            record.index,
+            crate::text::terminal(&e.message)
         );
         if let Some(stderr) = &e.stderr {
-            for line in stderr.lines() {
-                eprintln!("  | {line}");
-            }
+            eprint!("{}", crate::text::quoted_lines(stderr.lines()));
         }
         Status::Internal
     }

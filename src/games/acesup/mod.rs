@@ -401,16 +401,9 @@ pub async fn run(config: &JudgeConfig, options: &RunOptions) -> Status {
             Verdict::RuntimeError { .. } | Verdict::MemoryLimit(_)
         ) && !stderr.is_empty()
         {
-            for line in stderr
-                .lines()
-                .rev()
-                .take(5)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-            {
-                let _ = writeln!(out, "  | {line}");
-            }
+            let lines: Vec<&str> = stderr.lines().collect();
+            let last = &lines[lines.len().saturating_sub(5)..];
+            let _ = write!(out, "{}", crate::text::quoted_lines(last.iter().copied()));
         }
         if options.max_failures.is_some_and(|max| failures >= max) {
             stopped = Some(match failures {

@@ -113,18 +113,22 @@ pub async fn run(config: &PlayConfig) -> Status {
             }
         }
         for line in &result.log {
-            eprintln!("referee play: game {index}: judge: {line}");
+            eprintln!(
+                "referee play: game {index}: judge: {}",
+                crate::text::terminal(line)
+            );
         }
         let _ = writeln!(out, "{}", game_line(&result));
         let _ = out.flush();
         tally.add(&result);
         if let Some(error) = &result.judge_error {
-            eprintln!("referee play: game {index}: judge error: {}", error.message);
+            eprintln!(
+                "referee play: game {index}: judge error: {}",
+                crate::text::terminal(&error.message)
+            );
             if let Some(stderr) = &error.stderr {
                 eprintln!("referee play: the judge's last lines on standard error:");
-                for line in stderr.lines() {
-                    eprintln!("  | {line}");
-                }
+                eprint!("{}", crate::text::quoted_lines(stderr.lines()));
             }
             status = Status::Internal;
             break;
@@ -164,7 +168,11 @@ async fn close(session: &mut Session<'_>, bots: &[BotSpec], mut status: Status) 
 /// `game 3: [0] score 1 rank 1 ok; [1] score 0 rank 2 timeout (move)`.
 fn game_line(result: &ExternalResult) -> String {
     if let Some(error) = &result.judge_error {
-        return format!("game {}: judge error: {}", result.index, error.message);
+        return format!(
+            "game {}: judge error: {}",
+            result.index,
+            crate::text::terminal(&error.message)
+        );
     }
     let players: Vec<String> = result
         .players
