@@ -131,6 +131,14 @@ fn a_judge_that_crashes_is_a_judge_error_and_no_bot_is_blamed() {
     assert_eq!(run.code, Some(70), "{}", run.stderr);
     assert!(run.stderr.contains("judge error"), "{}", run.stderr);
     assert!(run.stderr.contains("cannot cope"), "{}", run.stderr);
+    // A void game gave no score: no seat's mean is printed as 0.
+    assert!(
+        run.stdout
+            .contains("no game was judged: every game is void (its judge failed)"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("mean score"), "{}", run.stdout);
     let records = records(&results);
     assert_eq!(records.len(), 1, "the run stops at the judge error");
     let error = &records[0]["judge_error"];

@@ -52,7 +52,7 @@ fn chomp_standings_per_array_and_shared_wins_explained() {
     );
     assert!(
         run.stdout
-            .contains("a win shared by k players (equal best score) counts 1/k"),
+            .contains("a first place shared by k players counts 1/k (Chomp: an equal best score"),
         "{}",
         run.stdout
     );

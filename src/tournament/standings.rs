@@ -986,9 +986,11 @@ pub fn cpu(micros: u64) -> String {
 }
 
 /// The line printed under every table that shows shared (fractional)
-/// wins: games between players.
-pub const SHARED_WINS: &str =
-    "wins: a game won alone counts 1; a win shared by k players (equal best score) counts 1/k";
+/// wins: games between players. Who placed first is Chomp's best score,
+/// or an external game's judge's rank 1 (its ranking decides, whatever
+/// the scores).
+pub const SHARED_WINS: &str = "wins: a game won alone counts 1; a first place shared by k players \
+     counts 1/k (Chomp: an equal best score; a judge's game: the judge's rank 1)";
 
 /// One entrant's line on one array (Chomp), or on one value of whatever
 /// `array` a game's records hold.

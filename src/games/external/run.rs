@@ -231,12 +231,18 @@ impl Tally {
             self.judge_errors,
             if self.judge_errors == 1 { "" } else { "s" },
         );
-        let judged = (self.games - self.judge_errors).max(1) as f64;
+        let judged = self.games - self.judge_errors;
+        if judged == 0 {
+            // No score was given: a mean of 0 would read as one.
+            text.push_str("no game was judged: every game is void (its judge failed)\n");
+            return text;
+        }
         for (seat, (tally, bot)) in self.seats.iter().zip(bots).enumerate() {
             text.push_str(&format!(
-                "[{seat}] {}: mean score {:.3}, first {} time{}, failed {}\n",
-                bot.program.to_string_lossy(),
-                tally.score / judged,
+                "[{seat}] {}: mean score {:.3} over {judged} judged game{}, first {} time{}, failed {}\n",
+                crate::text::terminal(&bot.program.to_string_lossy()),
+                tally.score / judged as f64,
+                if judged == 1 { "" } else { "s" },
                 tally.firsts,
                 if tally.firsts == 1 { "" } else { "s" },
                 tally.failures,
