@@ -111,6 +111,34 @@ where
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
+/// A message of several lines on one line: each line trimmed, with a
+/// build log's quote mark (`  | `) taken off, empty ones left out, the
+/// rest joined with ` / `.
+pub fn one_line(text: &str) -> String {
+    text.lines()
+        .map(|l| l.trim().trim_start_matches('|').trim())
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" / ")
+}
+
+/// At most `most` characters of `text`, with `…` where it was cut.
+pub fn cut(text: &str, most: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(most) {
+        Some((end, _)) => Cow::Owned(format!("{}…", &text[..end])),
+        None => Cow::Borrowed(text),
+    }
+}
+
+/// Whether a line of a build's output reads as a compiler's error: gcc's,
+/// clang's and javac's `FILE:LINE: error: ...`, rustc's `error: ...` and
+/// `error[E0308]: ...`, Python's `SyntaxError: ...`. Not make's closing
+/// `*** [Makefile:2: pc2] Error 1`, which only says that something failed.
+pub fn is_error_line(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    lower.contains("error:") || lower.contains("error[")
+}
+
 /// What a plain file name is made of: POSIX's portable file name set.
 fn is_portable(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')
@@ -236,6 +264,29 @@ mod tests {
             ],
         );
         assert_eq!(text, "name,n\n'=1,2\n\"a,\"\"b\"\"\nc\",-3\n");
+    }
+
+    #[test]
+    fn compilers_errors_are_told_from_makes_summary() {
+        for line in [
+            "carol.c:3:27: error: expected ';' before '}' token",
+            "Main.java:5: error: ';' expected",
+            "error[E0308]: mismatched types",
+            "error: expected one of `.`, `;`, `?`, `}`, or an operator, found `x`",
+            "SyntaxError: invalid syntax",
+        ] {
+            assert!(is_error_line(line), "{line}");
+        }
+        for line in [
+            "make: *** [Makefile:2: pc2] Error 1",
+            "    3 | int main(void) { return 0 }",
+            "1 error generated.",
+        ] {
+            assert!(!is_error_line(line), "{line}");
+        }
+        assert_eq!(one_line("a\n  | b\n\n  |\nc "), "a / b / c");
+        assert_eq!(cut("héllo", 2), "hé…");
+        assert_eq!(cut("hé", 2), "hé");
     }
 
     #[test]

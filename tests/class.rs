@@ -587,3 +587,247 @@ fn every_entrant_has_log_files_of_its_own_that_say_whose_they_are() {
     built.sort();
     assert_eq!(built, want);
 }
+
+/// A compiler's output for a syntax error, as gcc prints it, with more
+/// after the first error than a build message's last ten lines hold.
+const GCC_LOG: &str = "\
+cc -O2 -o pc2 carol.c
+carol.c: In function 'main':
+carol.c:3:27: error: expected ';' before '}' token
+    3 | int main(void) { return 0 }
+      |                           ^~
+      |                           ;
+carol.c:7:5: warning: implicit declaration of function 'play' [-Wimplicit-function-declaration]
+    7 |     play(board);
+      |     ^~~~
+carol.c:9:12: error: 'board' undeclared (first use in this function)
+    9 |     return board;
+      |            ^~~~~
+carol.c:9:12: note: each undeclared identifier is reported only once for each function it appears in
+carol.c:12:1: error: expected declaration or statement at end of input
+   12 | }
+      | ^
+";
+
+/// A submission's files: name and text.
+type Files<'a> = &'a [(&'a str, &'a str)];
+
+/// Folders `submissions/NAME/` in `dir`, one per `(name, makefile,
+/// files)`, each file made executable.
+fn submissions(dir: &Path, students: &[(&str, &str, Files)]) {
+    use std::os::unix::fs::PermissionsExt;
+    for (name, makefile, files) in students {
+        let sub = dir.join("submissions").join(name);
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(sub.join("Makefile"), makefile).unwrap();
+        for (file, text) in *files {
+            let path = sub.join(file);
+            std::fs::write(&path, text).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+}
+
+/// A makefile whose build fails printing `log` (the file `build.log`).
+const FAILING_MAKE: &str = "pc2 executeit:\n\t@cat build.log >&2; exit 1\n";
+
+/// A row of `grades.csv`: column to cell.
+type Grade = std::collections::BTreeMap<String, String>;
+
+/// The rows of `grades.csv` by entrant.
+fn grades(out: &Path) -> Vec<Grade> {
+    let rows = csv_records(&out.join("grades.csv"));
+    rows[1..]
+        .iter()
+        .map(|row| rows[0].iter().cloned().zip(row.iter().cloned()).collect())
+        .collect()
+}
+
+fn grade<'a>(rows: &'a [Grade], name: &str) -> &'a Grade {
+    rows.iter().find(|r| r["entrant"] == name).unwrap()
+}
+
+/// Every figure of the grade sheet has at most three decimals.
+fn assert_three_decimals(rows: &[Grade]) {
+    for row in rows {
+        for column in ["wins", "win_rate"] {
+            let decimals = row[column].split_once('.').map_or(0, |(_, d)| d.len());
+            assert!(decimals <= 3, "{column}: {row:?}");
+        }
+    }
+}
+
+/// Issue 29: a teacher reads `grades.csv` alone. Every student with a
+/// game not `ok` gets a note (the first failure, its game and why, and
+/// how many failed), a failed build's note shows the compiler's first
+/// error, and the students who could not play share the rank after all
+/// who did, whatever their figures.
+#[test]
+fn grade_notes_say_how_each_student_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let player = "#!/bin/sh\nexec \"$EVENSTEVEN\" \"$@\"\n";
+    // In the order dealt, but exits (status 3) on a hand holding an ace.
+    let ace_crasher = "#!/usr/bin/env bash\n\
+        while read -r first rest; do\n\
+          [[ $first == YOU ]] && continue\n\
+          if [[ -n $rest ]]; then [[ $rest == *A* ]] && exit 3; hand=($rest); i=0; continue; fi\n\
+          echo \"${hand[i]}\"; i=$((i + 1))\n\
+        done\n";
+    let copy = |from: &str| format!("executeit: {from}\n\tcp {from} executeit\n");
+    let javac =
+        "Main.java:5: error: ';' expected\n        int x = 1\n                 ^\n1 error\n";
+    submissions(
+        dir.path(),
+        &[
+            ("alice", &copy("player.sh"), &[("player.sh", player)]),
+            ("bob", &copy("bob.sh"), &[("bob.sh", ace_crasher)]),
+            (
+                "quinn",
+                &copy("quit.sh"),
+                &[("quit.sh", "#!/bin/sh\nexit 1\n")],
+            ),
+            ("carol", FAILING_MAKE, &[("build.log", GCC_LOG)]),
+            ("dave", FAILING_MAKE, &[("build.log", javac)]),
+        ],
+    );
+    let file = dir.path().join("class.toml");
+    std::fs::write(
+        &file,
+        "game = \"evensteven\"\ngames = 12\nseed = 5\n[limits]\ntimeout = \"2s\"\n\
+         [[entrant]]\nglob = \"submissions/*/\"\ncommand = [\"./executeit\"]\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let run = tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    // The build's message on the terminal names the first error too.
+    assert!(
+        run.stderr
+            .contains("first error: carol.c:3:27: error: expected ';' before '}' token"),
+        "{}",
+        run.stderr
+    );
+
+    let rows = grades(&out);
+    let text = std::fs::read_to_string(out.join("grades.csv")).unwrap();
+    assert_eq!(text.lines().count(), 6, "one line per student: {text}");
+    for row in &rows {
+        assert!(!row["note"].contains('\n'), "{row:?}");
+        assert!(row["note"].chars().count() <= 400, "{row:?}");
+    }
+    assert_eq!(grade(&rows, "alice")["note"], "", "{rows:?}");
+
+    // Each note starts with the first game not ok in the records.
+    let records = common::timeless_records(&out);
+    for name in ["bob", "quinn", "carol", "dave"] {
+        let mut failed: Vec<(u64, String)> = records
+            .iter()
+            .flat_map(|r| {
+                let index = r["index"].as_u64().unwrap();
+                r["results"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|s| s["entrant"] == name && s["status"] != "ok")
+                    .map(move |s| (index, s["status"].as_str().unwrap().to_owned()))
+            })
+            .collect();
+        failed.sort();
+        assert!(!failed.is_empty(), "{name} never failed: {records:?}");
+        let note = &grade(&rows, name)["note"];
+        let (game, status) = &failed[0];
+        let start = match status.as_str() {
+            "build_failed" => "build_failed: ".to_owned(),
+            _ => format!("{status} in game {game}: "),
+        };
+        assert!(note.starts_with(&start), "{name}: {note}");
+        assert!(
+            note.ends_with(&format!("; {} of 12 games failed", failed.len())),
+            "{name}: {note}"
+        );
+    }
+    let bob = grade(&rows, "bob");
+    assert!(bob["note"].contains("status 3"), "{bob:?}");
+    assert!(bob["crashed"] != "0" && bob["crashed"] != "12", "{bob:?}");
+    // A failed build: the compiler's first error, not its tail.
+    let carol = &grade(&rows, "carol")["note"];
+    assert!(
+        carol.contains("carol.c:3:27: error: expected ';' before '}' token"),
+        "{carol}"
+    );
+    assert!(!carol.contains("| ^"), "{carol}");
+    let dave = &grade(&rows, "dave")["note"];
+    assert!(dave.contains("Main.java:5: error: ';' expected"), "{dave}");
+
+    // Quinn played (and lost every game); carol and dave could not: they
+    // share the rank after the three who played.
+    for name in ["alice", "bob", "quinn"] {
+        let rank: usize = grade(&rows, name)["rank"].parse().unwrap();
+        assert!(rank <= 3, "{name}: {rows:?}");
+    }
+    assert_eq!(grade(&rows, "carol")["rank"], "4", "{rows:?}");
+    assert_eq!(grade(&rows, "dave")["rank"], "4", "{rows:?}");
+    assert_three_decimals(&rows);
+}
+
+/// Shared wins (a third, a half) come out to three decimals, as `1.833`,
+/// and two students whose builds failed share the last rank, though the
+/// seating gave them different opponents and so different ratings.
+#[test]
+fn a_table_class_rounds_shared_wins_and_ranks_unbuilt_students_together() {
+    let dir = tempfile::tempdir().unwrap();
+    // Chomps every round: at one table, players always tie.
+    let chomper = "#!/usr/bin/env bash\n\
+        read -r p k; read -r m n\n\
+        for ((i = 0; i < n; i++)); do read -r row; done\n\
+        while :; do\n\
+          for ((i = 0; i < k; i++)); do read -r line || exit 0; done\n\
+          printf C\n\
+        done\n";
+    let make = "pc2: bot.sh\n\tcp bot.sh pc2\n";
+    let bot: Files = &[("bot.sh", chomper)];
+    let log: Files = &[("build.log", GCC_LOG)];
+    submissions(
+        dir.path(),
+        &[
+            ("p", FAILING_MAKE, log),
+            ("q", FAILING_MAKE, log),
+            ("x", make, bot),
+            ("y", make, bot),
+            ("z", make, bot),
+        ],
+    );
+    std::fs::write(dir.path().join("array.txt"), "ABC\nDEF\n").unwrap();
+    let file = dir.path().join("class.toml");
+    std::fs::write(
+        &file,
+        "game = \"chomp\"\ngames = 5\nseed = 3\n\
+         [limits]\nprep = \"0s\"\narrays = \"array.txt\"\nseats = 3\nmax_rounds = 3\n\
+         [[entrant]]\nglob = \"submissions/*/\"\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let run = tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+
+    // Game i seats p, q, x, y, z from the (i-1)-th on: x wins game 1
+    // alone, shares game 2 with y and game 3 with y and z.
+    let rows = grades(&out);
+    assert_eq!(grade(&rows, "x")["wins"], "1.833", "{rows:?}");
+    assert_eq!(grade(&rows, "y")["wins"], "1.333", "{rows:?}");
+    assert_eq!(grade(&rows, "x")["win_rate"], "0.611", "{rows:?}");
+    assert_three_decimals(&rows);
+    for name in ["p", "q"] {
+        assert_eq!(grade(&rows, name)["rank"], "4", "{name}: {rows:?}");
+        let note = &grade(&rows, name)["note"];
+        assert!(
+            note.contains("carol.c:3:27: error: expected ';' before '}' token"),
+            "{note}"
+        );
+    }
+    let standings = common::timeless_standings(&out);
+    for row in &standings {
+        let unbuilt = row["entrant"] == "p" || row["entrant"] == "q";
+        assert_eq!(row["rank"] == 4, unbuilt, "{standings:?}");
+    }
+}

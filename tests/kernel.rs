@@ -343,21 +343,7 @@ fn cgroups_of_a_dead_referee_are_swept_by_the_next_run() {
 fn every_record_has_exact_cpu_time_and_peak_memory() {
     need_cgroups!();
     // Sampled every 10 ms, 298 of 300 fast games said 0 µs of CPU.
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
-    let deals: String = (1..=100).map(|seed| format!("13 {seed}\n")).collect();
-    let run = referee(
-        [
-            "dealer",
-            "--results",
-            results.to_str().unwrap(),
-            common::evensteven_bin(),
-        ],
-        deals.as_bytes(),
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
-    let records = common::jsonl(&results);
-    assert_eq!(records.len(), 100);
+    let records = common::dealer_records(&[], 13, 100);
     for record in &records {
         assert!(record["cpu_micros"].as_u64().unwrap() > 0, "{record}");
         assert!(

@@ -121,25 +121,20 @@ fn the_log_says_how_memory_is_watched() {
     );
 }
 
-/// A tournament of two entrants, one holding 100 MiB: the standings and
-/// the terminal table show each one's largest peak; a ci case expects a
-/// maximum.
-#[test]
-fn standings_and_ci_read_the_peak() {
-    let dir = tempfile::tempdir().unwrap();
-    let holder = fixture("memory/holder.py");
-    let spec = dir.path().join("t.toml");
-    std::fs::write(
-        &spec,
-        format!(
-            "game = \"evensteven\"\ngames = 3\nseed = 1\n\
-             [[entrant]]\nname = \"lean\"\ncommand = [\"{}\"]\n\
-             [[entrant]]\nname = \"fat\"\ncommand = [\"{holder}\", \"100\"]\n",
-            common::evensteven_bin()
-        ),
-    )
-    .unwrap();
-    let out = dir.path().join("out");
+/// A tournament of three games of Even Steven in `dir` between two
+/// entrants, `(name, command)` (its words as TOML strings): the run, after
+/// checking it passed, and its output directory.
+fn three_games(
+    dir: &std::path::Path,
+    entrants: [(&str, &str); 2],
+) -> (common::Run, std::path::PathBuf) {
+    let mut spec_text = "game = \"evensteven\"\ngames = 3\nseed = 1\n".to_owned();
+    for (name, command) in entrants {
+        spec_text += &format!("[[entrant]]\nname = \"{name}\"\ncommand = [{command}]\n");
+    }
+    let spec = dir.join("t.toml");
+    std::fs::write(&spec, spec_text).unwrap();
+    let out = dir.join("out");
     let run = referee(
         [
             "tournament",
@@ -150,6 +145,23 @@ fn standings_and_ci_read_the_peak() {
         b"",
     );
     assert_eq!(run.code, Some(0), "{run:?}");
+    (run, out)
+}
+
+/// A tournament of two entrants, one holding 100 MiB: the standings and
+/// the terminal table show each one's largest peak; a ci case expects a
+/// maximum.
+#[test]
+fn standings_and_ci_read_the_peak() {
+    let dir = tempfile::tempdir().unwrap();
+    let holder = fixture("memory/holder.py");
+    let (run, out) = three_games(
+        dir.path(),
+        [
+            ("lean", &format!("\"{}\"", common::evensteven_bin())),
+            ("fat", &format!("\"{holder}\", \"100\"")),
+        ],
+    );
     assert!(run.stdout.contains("memory"), "{}", run.stdout);
     let rows: Vec<Value> =
         serde_json::from_str(&std::fs::read_to_string(out.join("standings.json")).unwrap())
@@ -202,4 +214,92 @@ fn standings_and_ci_read_the_peak() {
         "{}",
         run.stderr
     );
+}
+
+/// Issue 29: a figure the referee did not measure is left out of the
+/// record, never written as 0, which reads as "used nothing". Without
+/// cgroups the memory watch looks every 10 ms: most of 300 quick games
+/// of one player process pass between two looks; their CPU time goes to
+/// the next game the watch looked in.
+#[test]
+fn a_figure_not_measured_is_left_out_not_written_as_zero() {
+    let records = common::dealer_records(&["--no-cgroups"], 3, 300);
+    for record in &records {
+        for field in ["cpu_micros", "peak_memory_bytes"] {
+            assert!(
+                record.get(field).is_none_or(|v| v.as_u64() > Some(0)),
+                "{field}: {record}"
+            );
+        }
+    }
+    let measured = records.iter().filter(|r| r.get("cpu_micros").is_some());
+    assert!(measured.count() >= 1, "{records:?}");
+    assert!(
+        records.iter().any(|r| r.get("cpu_micros").is_none()),
+        "every game looked at: {records:?}"
+    );
+}
+
+/// Records without the figures (not measured, or from before the referee
+/// measured them) read as unknown: the standings, the report and a replay
+/// take them, and show `-`, not 0.
+#[test]
+fn records_without_figures_are_read_as_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let reference = format!("\"{}\"", common::evensteven_bin());
+    let (_, out) = three_games(dir.path(), [("a", &reference), ("b", &reference)]);
+    // b's figures taken out of every record.
+    let records = out.join("records.jsonl");
+    let mut lines = common::jsonl(&records);
+    for record in &mut lines {
+        for result in record["results"].as_array_mut().unwrap() {
+            if result["entrant"] == "b" {
+                let fields = result.as_object_mut().unwrap();
+                fields.remove("cpu_micros");
+                fields.remove("peak_memory_bytes");
+            }
+        }
+    }
+    let text: String = lines.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(&records, text).unwrap();
+
+    let run = referee(["report", out.to_str().unwrap()], b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let merged = dir.path().join("merged");
+    let run = referee(
+        [
+            "merge",
+            out.to_str().unwrap(),
+            "--out",
+            merged.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    // The table printed shows b's figures as unknown.
+    let b = run.stdout.lines().find(|l| l.contains("| b ")).unwrap();
+    let cells: Vec<&str> = b.split('|').map(str::trim).collect();
+    assert_eq!(cells[cells.len() - 3..], ["-", "-", ""], "{b}");
+    let rows: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(merged.join("standings.json")).unwrap())
+            .unwrap();
+    let row = |name: &str| rows.iter().find(|r| r["entrant"] == name).unwrap().clone();
+    assert!(row("a")["max_cpu_micros"].as_u64() > Some(0), "{rows:?}");
+    assert!(row("b").get("max_cpu_micros").is_none(), "{rows:?}");
+    assert!(row("b").get("max_memory_bytes").is_none(), "{rows:?}");
+    let csv = std::fs::read_to_string(merged.join("standings.csv")).unwrap();
+    let b = csv.lines().find(|l| l.contains(",b,")).unwrap();
+    assert!(b.ends_with(",,"), "{csv}");
+
+    let page = dir.path().join("replay.html");
+    let run = referee(
+        [
+            "replay",
+            records.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
 }

@@ -571,16 +571,35 @@ fn check_build(completed: &Completed, options: &BuildOptions) -> Result<(), Stri
         ),
         (None, Some(ended)) => format!("build failed: `{}` {ended}", options.make),
     };
-    let tail: Vec<&str> = completed.log.lines().rev().take(10).collect();
     let mut message = what;
+    // The first error is the one to fix (the later ones often follow from
+    // it), and the tail alone starts in the middle of a diagnostic.
+    if let Some(first) = first_error(completed) {
+        message.push_str("\nfirst error: ");
+        message.push_str(&text::cut(first, FIRST_ERROR_LONGEST));
+    }
+    let tail: Vec<&str> = completed.log.lines().rev().take(10).collect();
     if !tail.is_empty() {
-        message.push_str("; last lines of the build log:");
+        message.push_str("\nlast lines of the build log:");
         for line in tail.iter().rev() {
             message.push_str("\n  | ");
             message.push_str(line);
         }
     }
     Err(message)
+}
+
+/// The longest first error a build's message quotes (a C++ template's
+/// can run to pages).
+const FIRST_ERROR_LONGEST: usize = 500;
+
+/// The compiler's first error in a build's log, trimmed: its first line
+/// that reads like one ([`text::is_error_line`]), from the beginning of a
+/// long log if it was kept.
+fn first_error(completed: &Completed) -> Option<&str> {
+    [&completed.log_head, &completed.log]
+        .into_iter()
+        .find_map(|log| log.lines().map(str::trim).find(|l| text::is_error_line(l)))
 }
 
 /// Writes the build's output to `LOGS/LOG.log`, after a line that says

@@ -22,9 +22,15 @@ pub struct Completed {
     /// Its standard output and error, interleaved, the last `keep` bytes.
     pub log: String,
     pub log_truncated: bool,
+    /// When `log` lost its beginning: the first [`LOG_HEAD`] bytes.
+    pub log_head: String,
     /// Set when it was killed for holding more than [`BUILD_MEMORY`].
     pub memory_overrun: Option<super::MemoryOverrun>,
 }
+
+/// How much of the beginning of a long log is kept besides its end: where
+/// a compiler's first error is.
+pub const LOG_HEAD: usize = 16 * 1024;
 
 /// The memory a build may hold, all its processes together: more than a
 /// bot's default, since compilers (javac, rustc) are hungry, but a bound,
@@ -75,7 +81,11 @@ pub async fn run_to_end(
         GroupGuard::spawn(|| cmd.spawn()).map_err(|e| spawn::classify(&path, e))?;
     let pid = group.pgid();
     drop(child.stdin.take());
-    let mut out = Capture::start(child.stdout.take().expect("stdout is piped"), keep, false);
+    let mut out = Capture::start(
+        child.stdout.take().expect("stdout is piped"),
+        Tail::with_head(keep, LOG_HEAD),
+        false,
+    );
     let mut err = out.also(child.stderr.take().expect("stderr is piped"));
     let exit = ExitWatch::new(pid);
     let meter = super::usage::Meter::start(pid, Some(BUILD_MEMORY), false, cgroup.clone());
@@ -106,6 +116,7 @@ pub async fn run_to_end(
         elapsed,
         log,
         log_truncated,
+        log_head: out.with(Tail::head),
         memory_overrun: meter.overrun(),
     })
 }

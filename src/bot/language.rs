@@ -405,12 +405,11 @@ impl BuildError {
 
     /// The lines of the log worth showing: from the first error on (where
     /// the compiler names the file and line), at most `max`; or the last
-    /// `max` lines when no line says `error`.
+    /// `max` lines when no line reads as an error
+    /// ([`crate::text::is_error_line`]).
     pub fn excerpt(&self, max: usize) -> Vec<&str> {
         let lines: Vec<&str> = self.log.lines().collect();
-        let first = lines
-            .iter()
-            .position(|l| l.to_ascii_lowercase().contains("error"));
+        let first = lines.iter().position(|l| crate::text::is_error_line(l));
         match first {
             // A line of context before it (gcc's "In function ...").
             Some(at) => lines[at.saturating_sub(1)..]

@@ -508,7 +508,11 @@ impl Bot {
             group,
             stdin,
             stdout: LineReader::new(EagerRead::new(stdout), limits.max_line),
-            stderr: stderr::Capture::start(stderr, limits.stderr_keep, limits.echo_stderr),
+            stderr: stderr::Capture::start(
+                stderr,
+                stderr::Tail::new(limits.stderr_keep),
+                limits.echo_stderr,
+            ),
             limits,
             sent_at: Instant::now(),
             ended: None,

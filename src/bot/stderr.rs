@@ -10,25 +10,39 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::task::JoinHandle;
 
-/// The last `keep` bytes a bot wrote to stderr, and how many it wrote in all.
+/// The last `keep` bytes a bot wrote to stderr, and how many it wrote in all
+/// (and, for a build's log, its first bytes too).
 #[derive(Debug)]
 pub struct Tail {
     keep: usize,
     bytes: VecDeque<u8>,
     total: u64,
+    /// The first `head_keep` bytes.
+    head: Vec<u8>,
+    head_keep: usize,
 }
 
 impl Tail {
     pub fn new(keep: usize) -> Tail {
+        Tail::with_head(keep, 0)
+    }
+
+    /// A tail that also keeps the first `head` bytes: a compiler's first
+    /// error, which a long log of errors after it would push out.
+    pub fn with_head(keep: usize, head: usize) -> Tail {
         Tail {
             keep,
             bytes: VecDeque::new(),
             total: 0,
+            head: Vec::new(),
+            head_keep: head,
         }
     }
 
     pub fn push(&mut self, chunk: &[u8]) {
         self.total += chunk.len() as u64;
+        let room = self.head_keep.saturating_sub(self.head.len());
+        self.head.extend_from_slice(&chunk[..room.min(chunk.len())]);
         let chunk = &chunk[chunk.len().saturating_sub(self.keep)..];
         let overflow = (self.bytes.len() + chunk.len()).saturating_sub(self.keep);
         self.bytes.drain(..overflow);
@@ -52,6 +66,15 @@ impl Tail {
             String::from_utf8_lossy(&text).into_owned(),
             kept as u64 != new,
         )
+    }
+
+    /// The first bytes kept by [`Tail::with_head`] (lossy UTF-8), when the
+    /// tail no longer holds them; else empty.
+    pub fn head(&self) -> String {
+        if self.total <= self.bytes.len() as u64 {
+            return String::new();
+        }
+        String::from_utf8_lossy(&self.head).into_owned()
     }
 
     /// The last `n` lines (lossy UTF-8), for error messages.
@@ -78,11 +101,11 @@ impl Capture {
     /// the referee's own stderr as it arrives (for watching a bot live).
     pub fn start<R: AsyncRead + AsFd + Unpin + Send + 'static>(
         pipe: R,
-        keep: usize,
+        tail: Tail,
         echo: bool,
     ) -> Capture {
         let fd = nonblocking_dup(&pipe);
-        let mut capture = Capture::into_shared(pipe, Arc::new(Mutex::new(Tail::new(keep))), echo);
+        let mut capture = Capture::into_shared(pipe, Arc::new(Mutex::new(tail)), echo);
         capture.fd = fd;
         capture
     }
@@ -195,6 +218,17 @@ mod tests {
         assert_eq!(tail.since(0).0, "56789");
         assert_eq!(tail.since(15), ("89".to_string(), false));
         assert_eq!(tail.since(17), (String::new(), false));
+        assert_eq!(tail.head(), "");
+    }
+
+    #[test]
+    fn keeps_the_first_bytes_once_the_tail_has_lost_them() {
+        let mut tail = Tail::with_head(5, 3);
+        tail.push(b"ab");
+        assert_eq!(tail.head(), "");
+        tail.push(b"cdefg");
+        assert_eq!(tail.head(), "abc");
+        assert_eq!(tail.since(0).0, "cdefg");
     }
 
     #[test]

@@ -57,18 +57,41 @@ pub const SAMPLE_INTERVAL: Duration = Duration::from_millis(10);
 const MAX_PROCESSES: usize = 4096;
 
 /// What a bot used over a stretch of its life (a game, or all of it).
-/// Records hold it as `peak_memory_bytes` and `cpu_micros`.
+/// Records hold it as `peak_memory_bytes` and `cpu_micros`. A figure that
+/// could not be measured (the cgroup's file could not be read, or the
+/// memory watch did not look at the bot in that stretch) is `None`, and
+/// left out of the record: 0 would read as "used nothing".
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Usage {
-    /// The largest resident memory seen, all processes together, bytes.
-    pub peak_memory: u64,
+    /// The largest memory held at once, all processes together, bytes.
+    pub peak_memory: Option<u64>,
     /// User plus system CPU time.
-    pub cpu: Duration,
+    pub cpu: Option<Duration>,
 }
 
 impl Usage {
-    pub fn cpu_micros(&self) -> u64 {
-        u64::try_from(self.cpu.as_micros()).unwrap_or(u64::MAX)
+    pub fn cpu_micros(&self) -> Option<u64> {
+        self.cpu
+            .map(|cpu| u64::try_from(cpu.as_micros()).unwrap_or(u64::MAX))
+    }
+
+    /// The CPU time as far as it is known, for limits: an unknown time is
+    /// over none.
+    pub fn cpu_known(&self) -> Duration {
+        self.cpu.unwrap_or_default()
+    }
+
+    /// The usage of two stretches together: their CPU times added, the
+    /// larger peak; a figure known in neither stays unknown.
+    pub fn and(self, other: Usage) -> Usage {
+        let cpu = match (self.cpu, other.cpu) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or_default() + b.unwrap_or_default()),
+        };
+        Usage {
+            peak_memory: self.peak_memory.max(other.peak_memory),
+            cpu,
+        }
     }
 }
 
@@ -76,17 +99,25 @@ impl serde::Serialize for Usage {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let mut fields = serializer.serialize_struct("Usage", 2)?;
-        fields.serialize_field("peak_memory_bytes", &self.peak_memory)?;
-        fields.serialize_field("cpu_micros", &self.cpu_micros())?;
+        match self.peak_memory {
+            Some(peak) => fields.serialize_field("peak_memory_bytes", &peak)?,
+            None => fields.skip_field("peak_memory_bytes")?,
+        }
+        match self.cpu_micros() {
+            Some(cpu) => fields.serialize_field("cpu_micros", &cpu)?,
+            None => fields.skip_field("cpu_micros")?,
+        }
         fields.end()
     }
 }
 
-/// Where [`Meter::usage_since`] starts counting: the CPU time at the mark.
+/// Where [`Meter::usage_since`] starts counting: the CPU time at the mark,
+/// and (without a cgroup) the memory watch's looks at the bot until then.
 /// A fresh mark counts from the bot's start.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct UsageMark {
     cpu: Duration,
+    looks: u64,
 }
 
 /// A bot that went over its memory limit.
@@ -163,6 +194,8 @@ struct State {
     /// The sum at the latest look, and when that was.
     last: u64,
     sampled_at: Option<std::time::Instant>,
+    /// Looks at the bot's processes so far.
+    looks: u64,
     /// Total CPU time so far (never decreases).
     cpu: Duration,
     overrun: Option<MemoryOverrun>,
@@ -212,27 +245,37 @@ impl Meter {
     /// Returns the usage since `mark` and moves the mark here. Measures
     /// first unless the last look is fresher than [`SAMPLE_INTERVAL`]: a
     /// look costs tens of microseconds, as much as a short game's moves,
-    /// and one every interval is as often as memory is watched anyway. So
-    /// a game shorter than the interval may be charged CPU time of the
-    /// bot's game before it; over a run, nothing is lost or counted twice.
+    /// and one every interval is as often as memory is watched anyway.
+    /// Without a cgroup, a stretch in which the watch did not look at the
+    /// bot (a game shorter than the interval) has no figures: its CPU
+    /// time is charged to the next stretch that has; over a run, nothing
+    /// is lost or counted twice.
     pub fn usage_since(&self, mark: &mut UsageMark) -> Usage {
         if let Some(cgroup) = &self.shared.cgroup {
             // Exact: the kernel's peak since the last call, and its count
             // of CPU time, processes gone included.
-            let cpu = cgroup.cpu().unwrap_or_default();
+            let cpu = cgroup.cpu();
             let usage = Usage {
-                peak_memory: cgroup.take_peak().unwrap_or(0),
-                cpu: cpu.saturating_sub(mark.cpu),
+                peak_memory: cgroup.take_peak(),
+                cpu: cpu.map(|cpu| cpu.saturating_sub(mark.cpu)),
             };
-            mark.cpu = cpu;
+            if let Some(cpu) = cpu {
+                mark.cpu = cpu;
+            }
             return usage;
         }
         let mut state = self.shared.fresh();
+        if state.looks == mark.looks {
+            return Usage::default();
+        }
         let usage = Usage {
-            peak_memory: state.window_peak,
-            cpu: state.cpu.saturating_sub(mark.cpu),
+            // A live process holds memory: a sum of 0 is a look that found
+            // the bot gone, not a measure.
+            peak_memory: Some(state.window_peak).filter(|&peak| peak > 0),
+            cpu: Some(state.cpu.saturating_sub(mark.cpu)),
         };
         mark.cpu = state.cpu;
+        mark.looks = state.looks;
         // The next window starts from what the bot holds now.
         state.window_peak = state.last;
         usage
@@ -348,6 +391,8 @@ impl Shared {
                 memory += private_tmpfs_bytes(inner);
             }
         }
+        // Only a look that found the bot alive (holding memory) measured it.
+        state.looks += u64::from(memory > 0);
         state.last = memory;
         state.sampled_at = Some(std::time::Instant::now());
         state.window_peak = state.window_peak.max(memory);

@@ -254,8 +254,8 @@ impl SeatResult {
     /// The same result with what its bot used during the game.
     pub fn measured(self, usage: Usage) -> SeatResult {
         SeatResult {
-            peak_memory_bytes: Some(usage.peak_memory),
-            cpu_micros: Some(usage.cpu_micros()),
+            peak_memory_bytes: usage.peak_memory,
+            cpu_micros: usage.cpu_micros(),
             ..self
         }
     }

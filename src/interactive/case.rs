@@ -435,7 +435,7 @@ pub(super) async fn finish_case(
     // A program that ended between two looks at its CPU time may still
     // have used more than its limit.
     let stop = match stop {
-        None if usage.cpu > cpu_limit => Some(Stop::TimeLimit),
+        None if usage.cpu_known() > cpu_limit => Some(Stop::TimeLimit),
         stop => stop,
     };
     Judged {

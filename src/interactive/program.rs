@@ -141,9 +141,9 @@ impl Tally {
         if self
             .slowest
             .as_ref()
-            .is_none_or(|(_, t)| judged.usage.cpu > *t)
+            .is_none_or(|(_, t)| judged.usage.cpu_known() > *t)
         {
-            self.slowest = Some((case.name.clone(), judged.usage.cpu));
+            self.slowest = Some((case.name.clone(), judged.usage.cpu_known()));
         }
     }
 }
@@ -305,7 +305,7 @@ impl<'a> Judging<'a> {
     /// `CPU 12.0ms, wall 40.3ms`; for a time limit, against which limit.
     fn timing(&self, judged: &Judged) -> String {
         let ms = |t: Duration| format!("{:.1}ms", t.as_secs_f64() * 1e3);
-        let (cpu, wall) = (judged.usage.cpu, judged.time);
+        let (cpu, wall) = (judged.usage.cpu_known(), judged.time);
         let human = crate::units::human_duration;
         match judged.verdict {
             Verdict::TimeLimit if cpu > self.limits.time.value => format!(

@@ -128,8 +128,7 @@ impl Judged {
     /// Counts the passes `before` this one in the case's time and usage.
     pub(super) fn add_earlier(&mut self, before: Judged) {
         self.time += before.time;
-        self.usage.cpu += before.usage.cpu;
-        self.usage.peak_memory = self.usage.peak_memory.max(before.usage.peak_memory);
+        self.usage = self.usage.and(before.usage);
     }
 }
 

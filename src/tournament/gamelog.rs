@@ -201,19 +201,7 @@ fn value(v: &Value) -> String {
 /// `text` on one line, at most [`LONGEST`] characters (before the escapes
 /// of [`text::terminal`]).
 fn short(text: &str) -> String {
-    // Lines (a build log's quoted tail: `  | ...`) joined with ` / `.
-    let one = text
-        .lines()
-        .map(|l| l.trim().trim_start_matches('|').trim())
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" / ");
-    if one.chars().count() > LONGEST {
-        let cut: String = one.chars().take(LONGEST).collect();
-        format!("{}…", text::terminal(&cut))
-    } else {
-        text::terminal(&one).into_owned()
-    }
+    text::terminal(&text::cut(&text::one_line(text), LONGEST)).into_owned()
 }
 
 /// A tag's value with `\` and `"` escaped, as PGN does, then control

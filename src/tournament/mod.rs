@@ -847,7 +847,7 @@ fn report(info: &RunInfo, tally: &Tally, out: Option<&Path>) -> Result<(), Strin
         record::write_file(&out.join("standings.csv"), standings::csv(&rows).as_bytes())?;
         record::write_file(
             &out.join("grades.csv"),
-            standings::grades_csv(&rows, &tally.notes()).as_bytes(),
+            standings::grades_csv(&rows, &tally.failures()).as_bytes(),
         )?;
     }
     Ok(())

@@ -543,7 +543,7 @@ fn section_standings(page: &mut String, solo: bool, rows: &[Row]) {
             "<td>{}</td><td>{}</td><td>{}</td></tr>",
             human_micros(row.slowest_micros),
             standings::memory(row.max_memory_bytes),
-            human_micros(row.max_cpu_micros)
+            standings::cpu(row.max_cpu_micros)
         );
     }
     page.push_str("</table>\n");

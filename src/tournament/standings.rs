@@ -17,7 +17,7 @@ use skillratings::weng_lin::{WengLinConfig, WengLinRating, weng_lin_multi_team};
 
 use crate::game::{GameRecord, SeatResult};
 use crate::games::chomp::standings::markdown_table;
-use crate::outcome::Status;
+use crate::outcome::{Status, Verdict};
 use std::collections::BTreeMap;
 
 use crate::stats::{Moments, wilson95};
@@ -83,10 +83,14 @@ pub struct Row {
     /// Even Steven: winnable hands lost.
     pub unnecessary: u64,
     pub slowest_micros: u64,
-    /// The largest peak resident memory of its bot in any game, bytes.
-    pub max_memory_bytes: u64,
-    /// The most CPU time its bot used in any game.
-    pub max_cpu_micros: u64,
+    /// The largest peak memory of its bot in any game, bytes; absent when
+    /// no game of it measured one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_memory_bytes: Option<u64>,
+    /// The most CPU time its bot used in any game; absent when no game of
+    /// it measured one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_cpu_micros: Option<u64>,
 }
 
 impl Row {
@@ -114,9 +118,15 @@ impl Row {
             internal: 0,
             unnecessary: 0,
             slowest_micros: 0,
-            max_memory_bytes: 0,
-            max_cpu_micros: 0,
+            max_memory_bytes: None,
+            max_cpu_micros: None,
         }
+    }
+
+    /// Whether it could not play at all: every game of it was a
+    /// disqualification (its build failed, its program cannot start).
+    pub fn could_not_play(&self) -> bool {
+        self.games > 0 && self.disqualified == self.games
     }
 
     /// The games it lost by its own fault: `internal` errors are the
@@ -148,10 +158,9 @@ impl Row {
         }
         self.unnecessary += u64::from(result.outcome.as_deref() == Some("lose_unnecessarily"));
         self.slowest_micros = self.slowest_micros.max(result.slowest_micros.unwrap_or(0));
-        self.max_memory_bytes = self
-            .max_memory_bytes
-            .max(result.peak_memory_bytes.unwrap_or(0));
-        self.max_cpu_micros = self.max_cpu_micros.max(result.cpu_micros.unwrap_or(0));
+        // `None` is below every measure: a known figure wins.
+        self.max_memory_bytes = self.max_memory_bytes.max(result.peak_memory_bytes);
+        self.max_cpu_micros = self.max_cpu_micros.max(result.cpu_micros);
     }
 }
 
@@ -165,6 +174,23 @@ pub struct Point {
     pub value: f64,
     pub low: f64,
     pub high: f64,
+}
+
+/// A game an entrant did not end `ok` (void games left out).
+#[derive(Clone, Debug)]
+pub struct Failure {
+    pub game: u64,
+    pub verdict: Verdict,
+    /// Why, for people (the record's `error`).
+    pub error: Option<String>,
+}
+
+/// An entrant's games that did not end `ok`: the first, for a note, and
+/// how many.
+#[derive(Clone, Debug, Default)]
+pub struct Failures {
+    pub first: Option<Failure>,
+    pub count: u64,
 }
 
 /// The standings of `entrants` from `records` (of one tournament run), for
@@ -227,8 +253,9 @@ pub struct Tally {
     /// the given number of points.
     history: Option<(usize, Vec<Thinned>)>,
     arrays: Vec<(String, Vec<ArrayTally>)>,
-    /// Why each entrant was disqualified, the first time it was.
-    notes: Vec<Option<String>>,
+    /// Each entrant's first game that did not end `ok`, and how many did
+    /// not.
+    failures: Vec<Failures>,
     /// The records not counted yet, put in game order.
     order: InOrder,
 }
@@ -347,7 +374,7 @@ impl Tally {
             pairs: vec![PairTally::default(); if solo { n * n.saturating_sub(1) / 2 } else { 0 }],
             history: history.map(|most| (most, vec![Thinned::default(); n])),
             arrays: Vec::new(),
-            notes: vec![None; n],
+            failures: vec![Failures::default(); n],
             order: InOrder::default(),
         }
     }
@@ -388,14 +415,16 @@ impl Tally {
         }
     }
 
-    /// Why each entrant was first disqualified, by entrant.
-    pub fn notes(&self) -> Vec<(String, String)> {
+    /// Each entrant's games that did not end `ok`: the first and how
+    /// many, by entrant (those with none left out).
+    pub fn failures(&self) -> Vec<(String, Failures)> {
         let mut all = self.clone();
         all.count_all();
         all.entrants
             .iter()
-            .zip(&all.notes)
-            .filter_map(|(e, n)| Some((e.clone(), n.clone()?)))
+            .zip(&all.failures)
+            .filter(|(_, f)| f.count > 0)
+            .map(|(e, f)| (e.clone(), f.clone()))
             .collect()
     }
 
@@ -414,7 +443,7 @@ impl Tally {
             }
             return;
         }
-        self.count_notes(&record);
+        self.count_failures(&record);
         if self.solo {
             self.count_solo(&record);
         } else {
@@ -426,13 +455,19 @@ impl Tally {
         self.seat.get(name?).copied()
     }
 
-    fn count_notes(&mut self, record: &GameRecord) {
+    fn count_failures(&mut self, record: &GameRecord) {
         for result in &record.results {
-            if let Some(i) = self.at(result.entrant.as_deref())
-                && self.notes[i].is_none()
-                && result.status().is_disqualification()
-            {
-                self.notes[i] = result.error.clone();
+            if result.status() == Status::Ok {
+                continue;
+            }
+            if let Some(i) = self.at(result.entrant.as_deref()) {
+                let failures = &mut self.failures[i];
+                failures.count += 1;
+                failures.first.get_or_insert_with(|| Failure {
+                    game: record.index,
+                    verdict: result.verdict,
+                    error: result.error.clone(),
+                });
             }
         }
     }
@@ -795,9 +830,13 @@ fn pair_slot(i: usize, j: usize, n: usize) -> usize {
 }
 
 /// Sorts best first by `key` (ties keep entrant order) and numbers ranks,
-/// equal keys sharing one.
+/// equal keys sharing one. Entrants that could not play at all share the
+/// rank after everyone who played: their ratings, from games lost without
+/// a move, would rank them among themselves by the luck of the seating.
 fn rank_by(rows: &mut [Row], key: impl Fn(&Row) -> f64) {
-    let mut order: Vec<usize> = (0..rows.len()).collect();
+    let mut order: Vec<usize> = (0..rows.len())
+        .filter(|&i| !rows[i].could_not_play())
+        .collect();
     order.sort_by(|&a, &b| key(&rows[b]).total_cmp(&key(&rows[a])).then(a.cmp(&b)));
     let mut rank = 0;
     let mut previous = None;
@@ -808,6 +847,10 @@ fn rank_by(rows: &mut [Row], key: impl Fn(&Row) -> f64) {
             previous = Some(k);
         }
         rows[i].rank = rank;
+    }
+    let after_all_who_played = order.len() + 1;
+    for row in rows.iter_mut().filter(|r| r.could_not_play()) {
+        row.rank = after_all_who_played;
     }
     rows.sort_by_key(|r| r.rank);
 }
@@ -951,38 +994,25 @@ pub fn csv(rows: &[Row]) -> String {
                 opt(r.mean_score_ci),
             ];
             cells.extend(r.failures().map(|n| n.to_string()));
+            cells.extend([r.unnecessary, r.slowest_micros].map(|n| n.to_string()));
             cells.extend(
-                [
-                    r.unnecessary,
-                    r.slowest_micros,
-                    r.max_memory_bytes,
-                    r.max_cpu_micros,
-                ]
-                .map(|n| n.to_string()),
+                [r.max_memory_bytes, r.max_cpu_micros]
+                    .map(|n| n.map_or(String::new(), |n| n.to_string())),
             );
             cells
         }),
     )
 }
 
-/// A bot's largest peak memory for the table: `-` when none was measured
-/// (records from before the referee measured it).
-pub fn memory(bytes: u64) -> String {
-    if bytes == 0 {
-        "-".into()
-    } else {
-        crate::bot::usage::human_bytes(bytes)
-    }
+/// A bot's largest peak memory for the table: `-` when none was measured.
+pub fn memory(bytes: Option<u64>) -> String {
+    bytes.map_or_else(|| "-".into(), crate::bot::usage::human_bytes)
 }
 
 /// A bot's most CPU time in one game, for the table: `-` when none was
 /// measured.
-pub fn cpu(micros: u64) -> String {
-    if micros == 0 {
-        "-".into()
-    } else {
-        human_micros(micros)
-    }
+pub fn cpu(micros: Option<u64>) -> String {
+    micros.map_or_else(|| "-".into(), human_micros)
 }
 
 /// The line printed under every table that shows shared (fractional)
@@ -1059,41 +1089,31 @@ pub fn array_csv(rows: &[ArrayRow]) -> String {
 }
 
 /// The standings for a gradebook: one line per entrant, sorted by name,
-/// with the failures by kind and, for an entrant that could not play, why
-/// (its error, lines joined with ` / `: a failed build, a program that cannot
-/// start). Columns: `entrant,games,wins,win_rate,failures,timeouts,
-/// crashed,incorrect,disqualified,internal,rank,note`.
-pub fn grades_csv(rows: &[Row], notes: &[(String, String)]) -> String {
+/// with the failures by kind and, for an entrant with any game not `ok`, a
+/// note on the first and how many (see [`note`]). Columns: `entrant,games,
+/// wins,win_rate,failures,timeouts,crashed,incorrect,disqualified,internal,
+/// rank,note`; fractions rounded to three decimals.
+pub fn grades_csv(rows: &[Row], failures: &[(String, Failures)]) -> String {
     let mut header = vec!["entrant", "games", "wins", "win_rate", "failures"];
     header.extend(FAILURES);
     header.extend(["rank", "note"]);
     let mut rows: Vec<&Row> = rows.iter().collect();
     rows.sort_by(|a, b| a.entrant.cmp(&b.entrant));
     let lines = rows.into_iter().map(|r| {
-        let note = notes
+        let note = failures
             .iter()
             .find(|(entrant, _)| *entrant == r.entrant)
-            .map(|(_, e)| {
-                // Its lines (a build log's quoted tail: `  | ...`) joined.
-                e.lines()
-                    .map(|l| l.trim().trim_start_matches('|').trim())
-                    .filter(|l| !l.is_empty())
-                    .collect::<Vec<_>>()
-                    .join(" / ")
-                    .chars()
-                    .take(300)
-                    .collect::<String>()
-            })
+            .map(|(_, f)| note(r, f))
             .unwrap_or_default();
         let win_rate = if r.games == 0 {
             String::new()
         } else {
-            format!("{:.4}", r.wins / r.games as f64)
+            decimals3(r.wins / r.games as f64)
         };
         let mut cells = vec![
             text::csv_text(&r.entrant).into_owned(),
             r.games.to_string(),
-            r.wins.to_string(),
+            decimals3(r.wins),
             win_rate,
             r.faults().to_string(),
         ];
@@ -1102,6 +1122,59 @@ pub fn grades_csv(rows: &[Row], notes: &[(String, String)]) -> String {
         cells
     });
     text::csv(&header, lines)
+}
+
+/// The longest part of a note that quotes an error.
+const NOTE_ERROR_LONGEST: usize = 200;
+
+/// A gradebook's note on an entrant's failures, on one line: the first
+/// failure's class, the game (but for a failed build) and why (a build's
+/// first error), then how many games failed: `crashed in game 12: move 3:
+/// crashed: the player exited with status 1; 3 of 40 games failed`.
+fn note(row: &Row, failures: &Failures) -> String {
+    let Some(first) = &failures.first else {
+        return String::new();
+    };
+    let why = first
+        .error
+        .as_deref()
+        .map(|e| {
+            format!(
+                ": {}",
+                text::terminal(&text::cut(&gist(e), NOTE_ERROR_LONGEST))
+            )
+        })
+        .unwrap_or_default();
+    // A failed build is no event of one game: it is every game's.
+    let at = if first.verdict.status == Status::BuildFailed {
+        String::new()
+    } else {
+        format!(" in game {}", first.game)
+    };
+    format!(
+        "{}{at}{why}; {} of {} games failed",
+        first.verdict, failures.count, row.games
+    )
+}
+
+/// A message's gist on one line: its first line and, when a later one
+/// reads as a compiler's error (a build's `first error:`), that line; else
+/// all its lines (a build log's last lines).
+fn gist(message: &str) -> String {
+    let mut lines = message.lines().map(str::trim).filter(|l| !l.is_empty());
+    let Some(head) = lines.next() else {
+        return String::new();
+    };
+    match lines.find(|l| text::is_error_line(l)) {
+        Some(error) => text::one_line(&format!("{head}\n{error}")),
+        None => text::one_line(message),
+    }
+}
+
+/// A figure for people, to three decimals at most: `1.833`, `0.5`, `12`.
+fn decimals3(x: f64) -> String {
+    let text = format!("{x:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
 #[cfg(test)]

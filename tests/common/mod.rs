@@ -369,6 +369,26 @@ pub fn jsonl(path: &std::path::Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// The records of `referee [GLOBAL...] dealer --results FILE EVENSTEVEN`
+/// on deals `1..=games` of `n` cards, after checking it ran them all.
+pub fn dealer_records(global: &[&str], n: u32, games: u32) -> Vec<serde_json::Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let deals: String = (1..=games).map(|seed| format!("{n} {seed}\n")).collect();
+    let mut args = global.to_vec();
+    args.extend([
+        "dealer",
+        "--results",
+        results.to_str().unwrap(),
+        evensteven_bin(),
+    ]);
+    let run = referee(args, deals.as_bytes());
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let records = jsonl(&results);
+    assert_eq!(records.len(), games as usize);
+    records
+}
+
 /// Fails the test, saying what to install, where bubblewrap is missing.
 pub fn need_bwrap() {
     assert!(

@@ -446,8 +446,8 @@ impl Game {
             let result = &mut self.seats[i].result;
             result.stderr = (!text.is_empty()).then_some(text);
             result.stderr_truncated = truncated;
-            result.peak_memory_bytes = Some(usage.peak_memory);
-            result.cpu_micros = Some(usage.cpu_micros());
+            result.peak_memory_bytes = usage.peak_memory;
+            result.cpu_micros = usage.cpu_micros();
         }
     }
 

@@ -404,8 +404,8 @@ impl<'g> Session<'g> {
             startup_micros: seat.startup_micros,
             micros: seat.micros,
             move_cpu_micros: seat.move_cpu.unwrap_or_default(),
-            peak_memory_bytes: seat.usage.map(|u| u.peak_memory),
-            cpu_micros: seat.usage.map(|u| u.cpu_micros()),
+            peak_memory_bytes: seat.usage.and_then(|u| u.peak_memory),
+            cpu_micros: seat.usage.and_then(|u| u.cpu_micros()),
             stderr: seat.stderr,
             stderr_truncated: seat.stderr_truncated,
         }
