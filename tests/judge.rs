@@ -461,3 +461,62 @@ fn a_kept_player_that_outstays_its_grace_at_the_end_fails_the_run() {
     }
     assert!(run.stdout.contains("3 games played"), "{}", run.stdout);
 }
+
+/// A folder to run the referee from, holding an executable `python3` and
+/// `sh` that are not the system's: each only says it was run, and fails.
+fn shadowing_folder() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["python3", "sh"] {
+        let path = dir.path().join(name);
+        std::fs::write(
+            &path,
+            format!("#!/bin/false\n{name} from the current folder\n"),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn a_judge_named_bare_is_not_taken_from_the_folder_the_referee_runs_in() {
+    // The judge is `python3 judge.py`: a `python3` in the folder the user
+    // runs from stood in for the system's, and every game was a judge error.
+    let here = shadowing_folder();
+    let run = referee_with(
+        ["play", "--games", "2", &game_file(), evensteven_bin()],
+        b"",
+        &[],
+        Some(here.path()),
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stdout.contains("2 games played, 0 judge errors"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn a_bot_named_bare_on_the_command_line_says_when_the_current_folder_shadows_path() {
+    // As the statement's `dealer evensteven`: the current folder first. A
+    // name also on PATH is said, once, with how to choose.
+    let here = shadowing_folder();
+    let run = referee_with(
+        ["dealer", "sh", "-c", "exit 0"],
+        b"4 1\n",
+        &[],
+        Some(here.path()),
+    );
+    // The folder's `sh` ran (and failed).
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("sh: the one in the current directory (")
+            && run.stderr.contains("is used, not /")
+            && run
+                .stderr
+                .contains("on PATH; name it ./sh or by its full path to choose"),
+        "{run:?}"
+    );
+}

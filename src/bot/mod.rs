@@ -88,6 +88,19 @@ pub struct BotSpec {
     pub env: Environment,
 }
 
+impl BotSpec {
+    /// Where its program is: a bare name beside its working directory (an
+    /// entrant's folder, a judge's game file), then on `PATH`; without one
+    /// (named on the command line), in the current directory, then on
+    /// `PATH` (see [`spawn::resolve`]).
+    pub fn locate(&self) -> Result<PathBuf, SpawnError> {
+        match &self.dir {
+            Some(dir) => spawn::resolve_beside(&self.program, dir),
+            None => spawn::resolve(&self.program),
+        }
+    }
+}
+
 /// Runs `f` to its end on a runtime of its own: for tests of async code.
 #[cfg(test)]
 pub(crate) fn block_on<F: std::future::Future>(f: F) -> F::Output {
@@ -471,7 +484,7 @@ enum Read {
 impl Bot {
     /// Starts a bot. Must be called from within the tokio runtime.
     pub fn spawn(spec: &BotSpec, limits: BotLimits) -> Result<Bot, SpawnError> {
-        let path = spawn::resolve(&spec.program)?;
+        let path = spec.locate()?;
         let (program, args) = if limits.sandbox {
             spawn::sandboxed(&path, spec, spawn::Access::Bot, limits.memory)?
         } else {

@@ -20,6 +20,8 @@ pub enum SpawnError {
     NotFound(PathBuf),
     #[error("{0:?}: not found in the current directory or on PATH")]
     NotOnPath(OsString),
+    #[error("{name:?}: not found in {} or on PATH", .dir.display())]
+    NotBesideOrOnPath { name: OsString, dir: PathBuf },
     #[error("{}: is a directory, not a program", .0.display())]
     IsDirectory(PathBuf),
     #[error("{}: is not executable (mode {mode:o}); try `chmod +x`", .path.display())]
@@ -59,32 +61,94 @@ pub enum SpawnError {
     RootFolder(PathBuf),
 }
 
-/// Where `program` is. A name with a `/` is a path (relative to the
-/// referee's working directory). A bare name is looked for in the current
-/// directory first, as the statement's `dealer evensteven` expects, and then
-/// on `PATH`, as a shell would.
+/// Where a program named on the command line is. A name with a `/` is a
+/// path (relative to the referee's working directory). A bare name is
+/// looked for in the current directory first, as the statement's `dealer
+/// evensteven` expects, and then on `PATH`, as a shell would. A bare name
+/// found in both is used from the current directory, with a warning: a
+/// `python3` there would otherwise silently stand in for the system's.
 pub fn resolve(program: &OsStr) -> Result<PathBuf, SpawnError> {
+    if let Some(path) = as_path(program)? {
+        return Ok(path);
+    }
+    let here = Path::new(".").join(program);
+    if !here.is_file() {
+        let path = on_path(program).ok_or_else(|| SpawnError::NotOnPath(program.to_owned()))?;
+        check_format(&path)?;
+        return Ok(path);
+    }
+    let path = std::path::absolute(&here).unwrap_or(here);
+    check_runnable(&path)?;
+    if let Some(system) = on_path(program) {
+        warn_shadowed(program, &path, &system);
+    }
+    Ok(path)
+}
+
+/// Where a program named in a file is (a judge in its game file, an
+/// entrant in its tournament or ci file): a name with a `/` as given; a
+/// bare name beside `dir` (the file's folder, or the entrant's), then on
+/// `PATH`; never in the referee's current directory, which is wherever
+/// the user ran it from.
+pub fn resolve_beside(program: &OsStr, dir: &Path) -> Result<PathBuf, SpawnError> {
+    if let Some(path) = as_path(program)? {
+        return Ok(path);
+    }
+    let beside = dir.join(program);
+    if beside.is_file() {
+        let path = std::path::absolute(&beside).unwrap_or(beside);
+        check_runnable(&path)?;
+        return Ok(path);
+    }
+    let path = on_path(program).ok_or_else(|| SpawnError::NotBesideOrOnPath {
+        name: program.to_owned(),
+        dir: dir.to_owned(),
+    })?;
+    check_format(&path)?;
+    Ok(path)
+}
+
+/// `program` as a path, checked, when it has a `/`.
+fn as_path(program: &OsStr) -> Result<Option<PathBuf>, SpawnError> {
+    if !program.as_encoded_bytes().contains(&b'/') {
+        return Ok(None);
+    }
     let as_path = Path::new(program);
-    if program.as_encoded_bytes().contains(&b'/') {
-        let path = std::path::absolute(as_path).map_err(|source| SpawnError::Other {
-            path: as_path.to_owned(),
-            source,
-        })?;
-        check_runnable(&path)?;
-        return Ok(path);
-    }
-    let here = Path::new(".").join(as_path);
-    if here.is_file() {
-        let path = std::path::absolute(&here).unwrap_or(here);
-        check_runnable(&path)?;
-        return Ok(path);
-    }
+    let path = std::path::absolute(as_path).map_err(|source| SpawnError::Other {
+        path: as_path.to_owned(),
+        source,
+    })?;
+    check_runnable(&path)?;
+    Ok(Some(path))
+}
+
+/// The first executable file named `name` on `PATH`.
+fn on_path(name: &OsStr) -> Option<PathBuf> {
     let search = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&search)
-        .map(|dir| dir.join(as_path))
+        .map(|dir| dir.join(name))
         .find(|candidate| candidate.is_file() && access(candidate, AccessFlags::X_OK).is_ok())
-        .ok_or_else(|| SpawnError::NotOnPath(program.to_owned()))
-        .and_then(|path| check_format(&path).map(|()| path))
+}
+
+/// Says, once per name in a run, that a program in the current directory
+/// stands in for one on `PATH`.
+fn warn_shadowed(name: &OsStr, used: &Path, system: &Path) {
+    static WARNED: std::sync::Mutex<Vec<OsString>> = std::sync::Mutex::new(Vec::new());
+    let mut warned = WARNED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if warned.iter().any(|n| n == name) {
+        return;
+    }
+    warned.push(name.to_owned());
+    tracing::warn!(
+        "{}: the one in the current directory ({}) is used, not {} on PATH; \
+         name it ./{} or by its full path to choose",
+        crate::text::terminal(&name.to_string_lossy()),
+        crate::text::terminal_path(used),
+        crate::text::terminal_path(system),
+        crate::text::terminal(&name.to_string_lossy()),
+    );
 }
 
 /// What a sandboxed process may do with its own directories.

@@ -116,8 +116,13 @@ fn entrant_program(
         (dir, Some(command)) => {
             let dir = dir.and_then(Result::ok);
             let first = Path::new(&command[0]);
-            let program = if command[0].contains('/') && first.is_relative() {
-                under(dir.as_deref().unwrap_or(base), first).into_os_string()
+            let beside = dir.as_deref().unwrap_or(base);
+            // A bare name is looked for beside the file (or in the
+            // entrant's folder, see `BotSpec::locate`) before `PATH`.
+            let program = if (command[0].contains('/') && first.is_relative())
+                || (dir.is_none() && !command[0].contains('/') && beside.join(first).is_file())
+            {
+                under(beside, first).into_os_string()
             } else {
                 OsString::from(&command[0])
             };
@@ -233,7 +238,7 @@ impl Plan {
             }
             // A program that cannot be started is found now, once, not
             // as a crash in every game.
-            let program = program.and_then(|spec| match spawn::resolve(&spec.program) {
+            let program = program.and_then(|spec| match spec.locate() {
                 Ok(_) => Ok(spec),
                 Err(e) => Err(Disqualified::cannot_start(e.to_string())),
             });

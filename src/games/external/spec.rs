@@ -183,13 +183,12 @@ impl ExternalGame {
 /// The judge's program: a path with a `/` is relative to the game file's
 /// directory; a bare name is looked for there first, then on `PATH`.
 fn resolve_judge(program: &str, dir: &Path) -> Result<PathBuf, String> {
-    let candidate = dir.join(program);
-    let program = if program.contains('/') || candidate.is_file() {
-        candidate.into_os_string()
+    let program = if program.contains('/') {
+        dir.join(program).into_os_string()
     } else {
         program.into()
     };
-    spawn::resolve(&program).map_err(|e| e.to_string())
+    spawn::resolve_beside(&program, dir).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
