@@ -129,3 +129,59 @@ pub fn clear_report() {
 pub fn report() -> Option<String> {
     try_lock_for(&REPORT, LOCK_WAIT)?.as_ref().map(|f| f())
 }
+
+/// The run's own directories (`referee interactive`'s work directories:
+/// feedback, compiled validators and submissions), removed however the
+/// run ends: by their owner when it is done with them, by the thread that
+/// ends the run early ([`remove_own_dirs`]) otherwise.
+static OWN_DIRS: Mutex<Vec<std::path::PathBuf>> = Mutex::new(Vec::new());
+
+/// Creates `path`, a directory of the run's own, to be removed at its end
+/// whatever the end. Once the run is ending it never returns: the
+/// directories were removed, or are being removed, and the process is
+/// about to exit.
+pub fn make_own_dir(path: &std::path::Path) -> std::io::Result<()> {
+    let mut dirs = OWN_DIRS.lock().unwrap_or_else(|e| e.into_inner());
+    if ending() {
+        drop(dirs);
+        wait_for_exit();
+    }
+    std::fs::create_dir_all(path)?;
+    dirs.push(path.to_owned());
+    Ok(())
+}
+
+/// Creates `path` and its parents, inside a directory of the run's own:
+/// never once the run is ending, so that a directory removed by
+/// [`remove_own_dirs`] is not made again by a thread still running.
+pub fn make_dir_within(path: &std::path::Path) -> std::io::Result<()> {
+    let dirs = OWN_DIRS.lock().unwrap_or_else(|e| e.into_inner());
+    if ending() {
+        drop(dirs);
+        wait_for_exit();
+    }
+    std::fs::create_dir_all(path)
+}
+
+/// Removes `path`, made by [`make_own_dir`], its owner being done with it.
+pub fn remove_own_dir(path: &std::path::Path) {
+    let mut dirs = OWN_DIRS.lock().unwrap_or_else(|e| e.into_inner());
+    let _ = std::fs::remove_dir_all(path);
+    dirs.retain(|d| d != path);
+}
+
+/// Removes every directory of the run's own still there: for the thread
+/// that ends the run, once the bots are killed. The lock is then kept
+/// for good, so that nothing makes one again before the process exits.
+/// Waits a moment at most for the lock: an interrupt must never hang.
+pub fn remove_own_dirs() {
+    let Some(mut dirs) = try_lock_for(&OWN_DIRS, LOCK_WAIT) else {
+        return;
+    };
+    for dir in dirs.drain(..) {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    if ending() {
+        std::mem::forget(dirs);
+    }
+}

@@ -75,6 +75,7 @@ fn main() {
     referee::interrupt::stop_if_ending();
     // Kills every bot group left and every orphan (a full stray scan).
     groups::kill_all();
+    referee::interrupt::remove_own_dirs();
     let _ = std::io::stdout().flush();
     std::process::exit(status.code());
 }
@@ -188,6 +189,9 @@ fn end_run() -> (i32, i32) {
     referee::interrupt::end_publishing();
     let kept = (silence(1), silence(2));
     groups::kill_all();
+    // The run's work directories (compiled validators, feedback): no
+    // Drop runs past an `exit`.
+    referee::interrupt::remove_own_dirs();
     kept
 }
 
@@ -279,6 +283,7 @@ fn install_panic_hook() {
             quit_quietly();
         }
         groups::kill_all();
+        referee::interrupt::remove_own_dirs();
         default(info);
         // Not eprintln!, which would panic again on a closed stderr.
         let _ = writeln!(

@@ -354,10 +354,18 @@ pub fn read_records<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T
 pub fn records<T: serde::de::DeserializeOwned>(
     path: &Path,
 ) -> Result<impl Iterator<Item = Result<T, RecordError>> + use<T>, RecordError> {
+    Ok(numbered_records(path)?.map(|r| r.map(|(_, record)| record)))
+}
+
+/// [`records`] with each record's line number (from 1), for messages
+/// that name the line.
+pub fn numbered_records<T: serde::de::DeserializeOwned>(
+    path: &Path,
+) -> Result<impl Iterator<Item = Result<(usize, T), RecordError>> + use<T>, RecordError> {
     let path_owned = path.to_owned();
     Ok(objects(path)?.filter_map(move |object| match object {
         Ok((line, value)) => match T::deserialize(value) {
-            Ok(record) => Some(Ok(record)),
+            Ok(record) => Some(Ok((line, record))),
             Err(e) => {
                 skipped(&path_owned, line, &e.to_string());
                 None

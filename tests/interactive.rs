@@ -643,3 +643,162 @@ fn a_validators_judgeerror_txt_is_shown_with_its_judge_error() {
         "{records:?}"
     );
 }
+
+/// What a run left in its own temporary directory `tmp` (its `TMPDIR`).
+fn left_in(tmp: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// `referee interactive` on the C validator's package (a compiled
+/// validator in the run's work directory) with a program that hangs,
+/// started with `tmp` as its `TMPDIR`; returns once the first line is out,
+/// the validator built.
+fn start_hanging_run(
+    tmp: &std::path::Path,
+    marker: &common::Marker,
+) -> (
+    std::process::Child,
+    std::io::BufReader<std::process::ChildStdout>,
+) {
+    use std::io::BufRead;
+    let mut child = common::command(
+        [
+            "interactive",
+            "--timeout",
+            "60s",
+            &fixture("interactive/cjudge"),
+            &fixture("interactive/hang.sh"),
+        ],
+        marker,
+    )
+    .env("TMPDIR", tmp)
+    .stdin(std::process::Stdio::null())
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    assert!(first.starts_with("interactive: "), "{first}");
+    assert!(
+        left_in(tmp)
+            .iter()
+            .any(|n| n.starts_with("referee-interactive-")),
+        "the run's work directories are where they should be: {:?}",
+        left_in(tmp)
+    );
+    (child, out)
+}
+
+/// Waits (a minute at most) for `child` to end; its exit status.
+fn wait_for(child: &mut std::process::Child) -> Option<i32> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the referee did not end");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn an_interrupted_run_leaves_no_work_directory_behind() {
+    for signal in [
+        nix::sys::signal::Signal::SIGINT,
+        nix::sys::signal::Signal::SIGTERM,
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let marker = common::Marker::new();
+        let (mut child, _out) = start_hanging_run(tmp.path(), &marker);
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        common::signal(&child, signal);
+        assert_eq!(wait_for(&mut child), Some(130), "{signal}");
+        marker.assert_none_left();
+        assert_eq!(left_in(tmp.path()), Vec::<String>::new(), "{signal}");
+    }
+}
+
+#[test]
+fn a_run_whose_output_is_closed_leaves_no_work_directory_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let marker = common::Marker::new();
+    let (mut child, out) = start_hanging_run(tmp.path(), &marker);
+    // `referee interactive ... | head -1`: the reader goes.
+    drop(out);
+    assert_eq!(wait_for(&mut child), Some(141));
+    marker.assert_none_left();
+    assert_eq!(left_in(tmp.path()), Vec::<String>::new());
+}
+
+#[test]
+fn a_run_that_ends_leaves_no_work_directory_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tmp_dir = tmp.path().to_str().unwrap();
+    // Ended normally, and ended by an error (a program that cannot start).
+    for program in ["cat", "/nonexistent/solution"] {
+        let run = common::referee_with(
+            ["interactive", &fixture("interactive/cjudge"), program],
+            b"",
+            &[("TMPDIR", tmp_dir)],
+            None,
+        );
+        assert!(matches!(run.code, Some(1 | 64)), "{run:?}");
+        assert_eq!(left_in(tmp.path()), Vec::<String>::new(), "{run:?}");
+    }
+}
+
+#[test]
+fn a_single_threaded_programs_cpu_time_is_never_more_than_its_wall_time() {
+    // The program's CPU time and its wall time are measured over the same
+    // interval, its start included: a single-threaded program cannot use
+    // more CPU time than the time that passed. A C program that computes
+    // for a few milliseconds and exits, on every case, many times over.
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("spin.c");
+    std::fs::write(
+        &source,
+        "int main(void) { volatile unsigned long x = 0;\n\
+         for (unsigned long i = 0; i < 3000000; i++) x += i;\n\
+         return 0; }\n",
+    )
+    .unwrap();
+    let inputs: Vec<String> = (1..=30).map(|i| format!("{i}\n")).collect();
+    let inputs: Vec<&str> = inputs.iter().map(String::as_str).collect();
+    let package = package(dir.path(), &inputs, "#!/bin/sh\ncat >/dev/null\nexit 42\n");
+    for cgroups in [true, false] {
+        let results = dir.path().join(format!("r-{cgroups}.jsonl"));
+        let mut args = vec!["--no-cgroups"];
+        if cgroups {
+            args.clear();
+        }
+        args.extend([
+            "interactive",
+            "--results",
+            results.to_str().unwrap(),
+            package.to_str().unwrap(),
+            source.to_str().unwrap(),
+        ]);
+        let run = run(&args);
+        assert_eq!(run.code, Some(0), "{run:?}");
+        for record in records(&results) {
+            let (cpu, wall) = (
+                record["cpu_micros"].as_u64().unwrap(),
+                record["micros"].as_u64().unwrap(),
+            );
+            // A little for the clocks' granularity.
+            assert!(
+                cpu <= wall + 100,
+                "cgroups {cgroups}: CPU {cpu}µs, wall {wall}µs: {record}"
+            );
+        }
+    }
+}

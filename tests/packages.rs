@@ -293,15 +293,21 @@ fn each_groups_testdata_yaml_gives_its_validator_arguments() {
     );
 }
 
-#[test]
-fn a_bad_problem_yaml_is_refused_naming_the_file_and_the_line() {
-    let package = guess_with("name: x\nlimits:\n  time_limit: fast\n", &[]);
+/// A run on `package` that is refused before any case (status 64).
+fn refused(package: &tempfile::TempDir) -> Run {
     let run = run(&[
         "interactive",
-        path(&package),
+        path(package),
         &fixture("interactive/hang.sh"),
     ]);
     assert_eq!(run.code, Some(64), "{run:?}");
+    run
+}
+
+#[test]
+fn a_bad_problem_yaml_is_refused_naming_the_file_and_the_line() {
+    let package = guess_with("name: x\nlimits:\n  time_limit: fast\n", &[]);
+    let run = refused(&package);
     assert!(
         run.stderr.contains("problem.yaml") && run.stderr.contains("line 3"),
         "{}",
@@ -311,12 +317,7 @@ fn a_bad_problem_yaml_is_refused_naming_the_file_and_the_line() {
         "validation: custom interactive\n",
         &[(".timelimit", "soon")],
     );
-    let run = self::run(&[
-        "interactive",
-        path(&package),
-        &fixture("interactive/hang.sh"),
-    ]);
-    assert_eq!(run.code, Some(64), "{run:?}");
+    let run = refused(&package);
     assert!(
         run.stderr
             .contains(".timelimit: expected a number of seconds, found `soon`"),
@@ -641,5 +642,108 @@ fn a_package_is_judged_whole_under_the_sandbox() {
     assert!(
         run.stdout
             .contains("6 of 6 submissions got their folder's verdict")
+    );
+}
+
+#[test]
+fn a_deeply_nested_problem_yaml_or_testdata_yaml_is_refused_at_once() {
+    // 50,000 `[` after a key took the YAML parser seconds of CPU time
+    // before it refused them (200,000: minutes); they are refused before
+    // it gets that far.
+    let problem_yaml = format!("name: {}", "[".repeat(50_000));
+    let testdata_yaml = format!("output_validator_args: {}\n", "{a: ".repeat(50_000));
+    let packages = [
+        ("problem.yaml", guess_with(&problem_yaml, &[])),
+        (
+            "testdata.yaml",
+            guess_with(
+                "validation: custom interactive\n",
+                &[("data/sample/testdata.yaml", &testdata_yaml)],
+            ),
+        ),
+    ];
+    for (file, package) in packages {
+        let run = refused(&package);
+        assert!(
+            run.stderr.contains(&format!("{file}: line 1: "))
+                && run.stderr.contains("nested more than 64 levels deep"),
+            "{}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn answer_files_without_an_input_are_named_in_a_warning() {
+    let package = guess_with(
+        "validation: custom interactive\n",
+        &[
+            ("data/secret/9.ans", "1\n"),
+            ("data/secret/10.ans", "2\n"),
+            ("data/secret/group/3.ans", "3\n"),
+        ],
+    );
+    let run = run(&[
+        "interactive",
+        path(&package),
+        guess()
+            .join("submissions/accepted/binary.py")
+            .to_str()
+            .unwrap(),
+    ]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let warning = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("warning"))
+        .unwrap_or_else(|| panic!("no warning in:\n{}", run.stderr));
+    assert!(
+        warning.contains("3 answer files without an input")
+            && warning.contains("secret/9.ans, secret/10.ans, secret/group/3.ans")
+            && warning.contains("not judged"),
+        "{warning}"
+    );
+}
+
+#[test]
+fn a_time_limit_submission_accepted_with_the_extra_time_only_warns_as_verifyproblem_does() {
+    // Limit 1s; a time-limit submission is judged at 1s times the safety
+    // margin (3s): this one takes about 1.5s of CPU time, then plays
+    // well. A TIME LIMIT at the limit, ACCEPTED at 3s: verifyproblem
+    // passes it with a warning that it is sensitive to the time limit.
+    let package = guess_with(
+        "validation: custom interactive\nlimits:\n  time_limit: 1\n  time_safety_margin: 3\n",
+        &[],
+    );
+    let slow = package
+        .path()
+        .join("submissions/time_limit_exceeded/slow.py");
+    std::fs::create_dir_all(slow.parent().unwrap()).unwrap();
+    let binary = std::fs::read_to_string(guess().join("submissions/accepted/binary.py")).unwrap();
+    std::fs::write(
+        &slow,
+        format!(
+            "import time\nwhile time.process_time() < 1.5:\n    pass\n{}",
+            binary.replace("#!/usr/bin/env python3\n", "")
+        ),
+    )
+    .unwrap();
+    let run = run(&["interactive", path(&package)]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let line = line(&run, "time_limit_exceeded/slow.py");
+    assert!(
+        line.contains("TIME LIMIT, as expected")
+            && line
+                .contains("warning: sensitive to the time limit: TIME LIMIT at 1s, ACCEPTED at 3s"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(
+            "interactive: 1 of 1 submissions got their folder's verdict; \
+             warning: 1 sensitive to the time limit (time_limit_exceeded/slow.py)"
+        ),
+        "{}",
+        run.stdout
     );
 }

@@ -221,3 +221,125 @@ fn two_chomp_runs_building_one_directory_both_play() {
     assert_eq!(builds, "start\nend\nstart\nend\n");
     assert_eq!(snapshots_left(&tmp), Vec::<PathBuf>::new());
 }
+
+/// An Even Steven tournament of 8 games in `dir`: the reference player
+/// against the in-order one.
+fn evensteven_file(dir: &Path) -> String {
+    let text = format!(
+        "game = \"evensteven\"\ngames = 8\nseed = 3\n[limits]\ntimeout = \"2s\"\n\
+         [[entrant]]\nname = \"reference\"\ncommand = [\"{}\"]\n\
+         [[entrant]]\nname = \"in-order\"\ncommand = [\"{}\", \"play\", \"0\"]\n",
+        env!("CARGO_BIN_EXE_evensteven"),
+        common::fixture("misbehave.sh")
+    );
+    let path = dir.join("t.toml");
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+/// Plays shard `k` of 2 of `file` into `out`.
+fn play_shard(file: &str, k: u64, out: &Path) -> common::Run {
+    referee(
+        [
+            "tournament",
+            "--no-progress",
+            file,
+            "--shard",
+            &format!("{k}/2"),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        b"",
+    )
+}
+
+/// `out`'s records file with `line` added at its end; the line's number.
+fn append_record(out: &Path, line: &str) -> usize {
+    let path = out.join("records.jsonl");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str(line);
+    text.push('\n');
+    std::fs::write(&path, &text).unwrap();
+    text.lines().count()
+}
+
+#[test]
+fn tampered_shards_are_refused_naming_the_file_and_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = evensteven_file(dir.path());
+    let (one, two) = (dir.path().join("one"), dir.path().join("two"));
+    assert_eq!(play_shard(&file, 1, &one).code, Some(0));
+    assert_eq!(play_shard(&file, 2, &two).code, Some(0));
+    let merge = |outs: &[&Path]| {
+        let mut args = vec!["merge".to_owned()];
+        args.extend(outs.iter().map(|o| o.to_str().unwrap().to_owned()));
+        referee(args, b"")
+    };
+    let whole = merge(&[&one, &two]);
+    assert_eq!(whole.code, Some(0), "{whole:?}");
+    assert!(whole.stdout.contains("8 of 8 games"), "{}", whole.stdout);
+
+    let original = std::fs::read_to_string(one.join("records.jsonl")).unwrap();
+    let first: Value = serde_json::from_str(original.lines().next().unwrap()).unwrap();
+    assert_eq!(first["index"], 1);
+    let tampered = |change: &dyn Fn(&mut Value)| {
+        let mut record = first.clone();
+        change(&mut record);
+        record.to_string()
+    };
+    let cases: [(&str, String, &str); 4] = [
+        (
+            "past the run",
+            tampered(&|r| r["index"] = 9.into()),
+            "game 9 is past the run's 8 games",
+        ),
+        (
+            "another shard's game",
+            tampered(&|r| r["index"] = 2.into()),
+            "game 2 is not one of shard 1/2's games",
+        ),
+        (
+            "a duplicate",
+            tampered(&|_| {}),
+            "game 1 is recorded twice in this file",
+        ),
+        (
+            "a stranger",
+            tampered(&|r| {
+                r["index"] = 3.into();
+                r["results"][0]["entrant"] = "mallory".into();
+            }),
+            "entrant \"mallory\" is not one of the run's (reference, in-order)",
+        ),
+    ];
+    let records = one.join("records.jsonl");
+    for (what, line, says) in cases {
+        std::fs::write(&records, &original).unwrap();
+        if what == "a stranger" {
+            // Game 3 replaced by the stranger's: no duplicate.
+            let kept: Vec<&str> = original
+                .lines()
+                .filter(|l| serde_json::from_str::<Value>(l).unwrap()["index"] != 3)
+                .collect();
+            std::fs::write(&records, kept.join("\n") + "\n").unwrap();
+        }
+        let at = append_record(&one, &line);
+        let where_ = format!("{}, line {at}: ", records.display());
+        let run = merge(&[&one, &two]);
+        assert_eq!(run.code, Some(64), "{what}: {run:?}");
+        assert!(
+            run.stderr.contains(&where_) && run.stderr.contains(says),
+            "{what}: {}",
+            run.stderr
+        );
+        assert!(!run.stdout.contains("standings"), "{what}: {}", run.stdout);
+        // The shard run again (continued) refuses its records too.
+        let again = play_shard(&file, 1, &one);
+        assert_eq!(again.code, Some(64), "{what}: {again:?}");
+        assert!(
+            again.stderr.contains(&where_) && again.stderr.contains(says),
+            "{what}: {}",
+            again.stderr
+        );
+    }
+}

@@ -462,7 +462,7 @@ pub async fn build(
     if let Some(runtime) = language.runtime() {
         needs(runtime)?;
     }
-    std::fs::create_dir_all(out_dir)
+    crate::interrupt::make_dir_within(out_dir)
         .map_err(|e| BuildError::new(format!("{}: {e}", out_dir.display())))?;
     let out_dir = std::fs::canonicalize(out_dir)
         .map_err(|e| BuildError::new(format!("{}: {e}", out_dir.display())))?;

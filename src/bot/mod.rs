@@ -494,6 +494,7 @@ impl Bot {
             mut child,
             group,
             cgroup,
+            cpu_base,
         } = standby::start(
             standby::Program {
                 path: &program,
@@ -514,7 +515,13 @@ impl Bot {
         Ok(Bot {
             child,
             exit: ExitWatch::new(pid),
-            meter: usage::Meter::start(pid, limits.memory, limits.sandbox, cgroup.clone()),
+            meter: usage::Meter::start_from(
+                pid,
+                limits.memory,
+                limits.sandbox,
+                cgroup.clone(),
+                cpu_base,
+            ),
             cgroup,
             cpu_mark: None,
             last_reply_cpu: None,

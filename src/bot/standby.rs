@@ -33,6 +33,9 @@ pub(crate) struct Started {
     pub child: Child,
     pub group: GroupGuard,
     pub cgroup: Option<Cgroup>,
+    /// The CPU time its process had used before it was told to become
+    /// the bot (a launcher that waited), which is not the bot's.
+    pub cpu_base: std::time::Duration,
 }
 
 /// What a bot is to run: the program (bubblewrap's command line under
@@ -128,13 +131,21 @@ fn hand_over(
     let Some(stdin) = waiting.child.stdin.as_ref() else {
         return Ok(None);
     };
+    // What the launcher used to get ready is not the bot's: counted from
+    // here, while it waits for its instruction (and uses no CPU time).
+    match &mut waiting.cgroup {
+        Some(cgroup) => cgroup.count_from_now(),
+        None => {
+            waiting.cpu_base = waiting
+                .child
+                .id()
+                .and_then(|pid| super::usage::process_cpu_clock(pid as i32))
+                .unwrap_or_default();
+        }
+    }
     // Into an empty pipe, whole or not at all (see `spawn::instruction`).
     if nix::unistd::write(stdin, &instruction).ok() != Some(instruction.len()) {
         return Ok(None);
-    }
-    if let Some(cgroup) = &mut waiting.cgroup {
-        // What the launcher used while it waited is not the bot's.
-        cgroup.count_from_now();
     }
     Ok(Some(waiting))
 }
@@ -157,6 +168,7 @@ fn start_new(program: &Program<'_>, limits: &BotLimits) -> Result<Started, Spawn
         child,
         group,
         cgroup,
+        cpu_base: std::time::Duration::ZERO,
     })
 }
 
@@ -186,6 +198,7 @@ fn ready_next(key: Key, limits: &BotLimits) {
             child,
             group,
             cgroup,
+            cpu_base: std::time::Duration::ZERO,
         }))
     };
     match ready() {

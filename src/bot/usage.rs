@@ -179,6 +179,8 @@ struct Shared {
     cgroup: Option<Arc<Cgroup>>,
     /// Count the sandbox's private tmpfs mounts too.
     sandboxed: bool,
+    /// The leader's CPU time before it became the bot, left out.
+    cpu_base: Duration,
     /// The innermost process of a sandboxed bot (the program bubblewrap
     /// started), whose CPU clock times its moves; the leader otherwise.
     /// Outside the lock: it is read on every reply, while a look holds
@@ -212,11 +214,26 @@ impl Meter {
         sandboxed: bool,
         cgroup: Option<Arc<Cgroup>>,
     ) -> Meter {
+        Meter::start_from(leader, limit, sandboxed, cgroup, Duration::ZERO)
+    }
+
+    /// [`Meter::start`] for a leader that had used `cpu_base` of CPU time
+    /// before it became the bot (a launcher that waited on standby, see
+    /// `super::standby`), which is not the bot's. A cgroup's count starts
+    /// at the bot's start anyway.
+    pub fn start_from(
+        leader: i32,
+        limit: Option<u64>,
+        sandboxed: bool,
+        cgroup: Option<Arc<Cgroup>>,
+        cpu_base: Duration,
+    ) -> Meter {
         let shared = Arc::new(Shared {
             leader,
             limit,
             cgroup,
             sandboxed,
+            cpu_base,
             main: AtomicI32::new(leader),
             state: Mutex::new(State::default()),
         });
@@ -396,7 +413,7 @@ impl Shared {
         state.last = memory;
         state.sampled_at = Some(std::time::Instant::now());
         state.window_peak = state.window_peak.max(memory);
-        state.cpu = state.cpu.max(cpu);
+        state.cpu = state.cpu.max(cpu.saturating_sub(self.cpu_base));
         if let Some(limit) = self.limit
             && memory > limit
             && state.overrun.is_none()
@@ -559,7 +576,7 @@ fn system_value(name: nix::unistd::SysconfVar, fallback: u64) -> u64 {
 }
 
 /// A process's CPU time (user + system, all threads) from its CPU clock.
-fn process_cpu_clock(pid: i32) -> Option<Duration> {
+pub(crate) fn process_cpu_clock(pid: i32) -> Option<Duration> {
     let clock = nix::time::clock_getcpuclockid(Pid::from_raw(pid)).ok()?;
     let time = nix::time::clock_gettime(clock).ok()?;
     Some(Duration::new(

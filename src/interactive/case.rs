@@ -82,7 +82,7 @@ pub struct Setup<'a> {
 /// `nextpass.in` the validator writes, while it accepts. An `Err` is a
 /// program or validator that cannot be started, which ends the run.
 pub async fn judge(setup: &Setup<'_>, case: &Case, feedback_dir: &Path) -> Result<Judged, String> {
-    std::fs::create_dir_all(feedback_dir)
+    crate::interrupt::make_dir_within(feedback_dir)
         .map_err(|e| format!("feedback directory {}: {e}", feedback_dir.display()))?;
     let mut pass_case = case.clone();
     let mut so_far: Option<Judged> = None;
@@ -163,6 +163,10 @@ impl<'a> Relay<'a> {
         let start = Instant::now();
         let v_deadline = later(start, config.validator_timeout.max(limits.wall));
         let mut v_bot = start_validator(config, setup.validator, case, feedback_dir)?;
+        // Before the program is started: it may run before `spawn`
+        // returns, and its CPU time counts from its start, which its wall
+        // time must include (CPU time <= wall time x threads).
+        let p_start = Instant::now();
         let p_bot = match Bot::spawn(setup.program, config.limits) {
             Ok(bot) => bot,
             Err(e) => {
@@ -170,7 +174,6 @@ impl<'a> Relay<'a> {
                 return Err(format!("cannot start the program: {e}"));
             }
         };
-        let p_start = Instant::now();
         Ok(Relay {
             config,
             limits,
@@ -396,7 +399,10 @@ impl<'a> Relay<'a> {
 
     /// Ends the case on what the relay saw (see [`finish_case`]).
     async fn finish(self, feedback_dir: &Path, stop: Option<Stop>) -> Judged {
-        let time = self.p.ended_at.unwrap_or_else(Instant::now) - self.p_start;
+        let span = Span {
+            start: self.p_start,
+            ended: self.p.ended_at,
+        };
         let ends = Ends {
             program: self.p.ended,
             validator: self.v.ended,
@@ -410,11 +416,18 @@ impl<'a> Relay<'a> {
             self.p_bot,
             ends,
             stop,
-            time,
+            span,
             limit,
         )
         .await
     }
+}
+
+/// When the program started, and when it was seen to end, if it ended
+/// of itself.
+pub(super) struct Span {
+    pub(super) start: Instant,
+    pub(super) ended: Option<Instant>,
 }
 
 /// Ends a test case: kills what is left of both sides, reads the feedback
@@ -426,10 +439,12 @@ pub(super) async fn finish_case(
     mut p_bot: Bot,
     relayed: Ends,
     stop: Option<Stop>,
-    time: Duration,
+    span: Span,
     cpu_limit: Duration,
 ) -> Judged {
     let (ends, overrun) = kill_both(&mut v_bot, &mut p_bot, relayed).await;
+    // A program killed here ran until the kill: its wall time too.
+    let time = span.ended.unwrap_or_else(Instant::now) - span.start;
     let feedback = read_feedback(feedback_dir).await;
     let usage = p_bot.usage_since(&mut UsageMark::default());
     // A program that ended between two looks at its CPU time may still

@@ -210,10 +210,87 @@ pub fn read_settings(problem: &Path) -> Result<PackageSettings, String> {
     })
 }
 
+/// Reads a YAML file of the package (problem.yaml, testdata.yaml).
 /// serde_yaml_ng's errors say the line and column; a document that is
-/// not a mapping at all is said plainly.
-fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+/// not a mapping at all is said plainly. A document nested deeper than
+/// [`MOST_NESTING`] is refused first, at once: the parser takes time
+/// quadratic in the nesting (50,000 `[` after a key: seconds of CPU
+/// time, 200,000: minutes), and serde_yaml_ng refuses more than 128
+/// levels anyway, but only once it has read them all.
+pub(super) fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+    check_nesting(text.as_bytes())?;
     serde_yaml_ng::from_str(text).map_err(|e| e.to_string())
+}
+
+/// The deepest the collections of a package's YAML file may nest. Real
+/// ones nest two or three levels.
+pub const MOST_NESTING: usize = 64;
+
+/// Refuses `text` when its collections nest more than [`MOST_NESTING`]
+/// deep, reading it as libyaml parses it, one event at a time, and
+/// stopping there: the nesting is counted exactly as serde_yaml_ng will
+/// see it, and never more than that many levels are parsed. A syntax
+/// error is left to serde_yaml_ng, which says it with its line.
+fn check_nesting(text: &[u8]) -> Result<(), String> {
+    use std::mem::MaybeUninit;
+
+    /// The parser, boxed: libyaml keeps pointers into it, so it must not
+    /// move once initialized; deleted when dropped.
+    struct Parser(Box<MaybeUninit<unsafe_libyaml::yaml_parser_t>>);
+    impl Drop for Parser {
+        fn drop(&mut self) {
+            // SAFETY: only made once `yaml_parser_initialize` succeeded.
+            unsafe { unsafe_libyaml::yaml_parser_delete(self.0.as_mut_ptr()) }
+        }
+    }
+
+    let mut boxed = Box::new(MaybeUninit::<unsafe_libyaml::yaml_parser_t>::uninit());
+    // SAFETY: initializes the parser in place; on failure (no memory)
+    // nothing is to be deleted, and serde_yaml_ng is left to say it.
+    if unsafe { unsafe_libyaml::yaml_parser_initialize(boxed.as_mut_ptr()) }.fail {
+        return Ok(());
+    }
+    let mut parser = Parser(boxed);
+    let raw = parser.0.as_mut_ptr();
+    // SAFETY: `raw` is initialized and does not move (boxed); `text`
+    // outlives the parser, which is dropped at the end of this function.
+    unsafe {
+        unsafe_libyaml::yaml_parser_set_encoding(raw, unsafe_libyaml::YAML_UTF8_ENCODING);
+        unsafe_libyaml::yaml_parser_set_input_string(raw, text.as_ptr(), text.len() as u64);
+    }
+    let mut depth = 0usize;
+    loop {
+        let mut event = MaybeUninit::<unsafe_libyaml::yaml_event_t>::uninit();
+        // SAFETY: `raw` is a live parser; a parsed event is read, then
+        // deleted once, before the next one is parsed.
+        let (kind, line) = unsafe {
+            if unsafe_libyaml::yaml_parser_parse(raw, event.as_mut_ptr()).fail {
+                return Ok(());
+            }
+            let event = event.as_mut_ptr();
+            let seen = ((*event).type_, (*event).start_mark.line);
+            unsafe_libyaml::yaml_event_delete(event);
+            seen
+        };
+        match kind {
+            unsafe_libyaml::YAML_SEQUENCE_START_EVENT
+            | unsafe_libyaml::YAML_MAPPING_START_EVENT => {
+                depth += 1;
+                if depth > MOST_NESTING {
+                    return Err(format!(
+                        "line {}: lists and mappings nested more than {MOST_NESTING} levels \
+                         deep: refused without reading further",
+                        line + 1
+                    ));
+                }
+            }
+            unsafe_libyaml::YAML_SEQUENCE_END_EVENT | unsafe_libyaml::YAML_MAPPING_END_EVENT => {
+                depth = depth.saturating_sub(1);
+            }
+            unsafe_libyaml::YAML_STREAM_END_EVENT => return Ok(()),
+            _ => {}
+        }
+    }
 }
 
 /// The problem must be interactive, when it says what it is.
@@ -478,6 +555,18 @@ mod tests {
         #[test]
         fn any_problem_yaml_is_read_or_refused_without_a_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
             let _ = parse_yaml::<ProblemYaml>(&String::from_utf8_lossy(&bytes));
+        }
+
+        #[test]
+        fn any_nesting_is_read_or_refused_and_deep_nesting_is_refused(
+            text in "(\\[|\\]|\\{|\\}|a|: |, |- |\"|'|#|\n|  ){0,200}",
+            depth in 0usize..200,
+        ) {
+            let _ = parse_yaml::<ProblemYaml>(&text);
+            let nested = format!("limits: {}{}", "[".repeat(depth), "]".repeat(depth));
+            let refused = check_nesting(nested.as_bytes()).is_err();
+            // The mapping is one level, each list one more.
+            prop_assert_eq!(refused, depth + 1 > MOST_NESTING);
         }
 
         #[test]

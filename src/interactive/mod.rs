@@ -121,7 +121,8 @@ pub struct InteractiveConfig {
     pub env: crate::bot::Environment,
 }
 
-/// A directory of the run's own, removed when dropped.
+/// A directory of the run's own, removed when dropped, or as the run
+/// ends if it ends first (see [`crate::interrupt::remove_own_dirs`]).
 struct WorkDir(PathBuf);
 
 /// A run's two directories: one for the feedback of its cases (hidden
@@ -144,13 +145,15 @@ impl WorkDir {
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         ));
-        std::fs::create_dir_all(&path)?;
+        crate::interrupt::make_own_dir(&path)?;
         Ok(WorkDir(path))
     }
 }
 
+/// Removed when the run is done with it; a run that ends otherwise
+/// (an interrupt, its output closed, a panic) removes it as it ends.
 impl Drop for WorkDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        crate::interrupt::remove_own_dir(&self.0);
     }
 }

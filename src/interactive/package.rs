@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use super::limits::{PackageSettings, Words, read_settings};
+use super::limits::{PackageSettings, Words, parse_yaml, read_settings};
 use super::validator::{Validator, prepare_validator, validator_dir};
 
 /// One test case of the package.
@@ -34,16 +34,25 @@ pub(super) struct Package {
 /// case is named by its group's path (`secret/group1/3`). A missing group
 /// is empty. A symbolic link to a directory is not followed (it could
 /// loop). Each group's `testdata.yaml` gives its cases' validator
-/// arguments, and its subgroups' unless they have their own.
-pub(super) fn cases_of(problem: &Path, group: &str) -> Result<Vec<Case>, String> {
+/// arguments, and its subgroups' unless they have their own. An answer
+/// file without an input beside it is no test case: it is noted.
+fn read_group(problem: &Path, group: &str) -> Result<Group, String> {
     let data = problem.join("data");
     let dir = data.join(group);
-    let mut cases = Vec::new();
+    let mut found = Group::default();
     if dir.is_dir() {
         let inherited = validator_args(&data)?.unwrap_or_default();
-        collect_cases(&dir, group, &inherited, &mut cases)?;
+        collect_cases(&dir, group, &inherited, &mut found)?;
     }
-    Ok(cases)
+    Ok(found)
+}
+
+/// What `data/GROUP` holds: its test cases, and the answer files that
+/// have no input beside them (`secret/9.ans`), which are not test cases.
+#[derive(Default)]
+struct Group {
+    cases: Vec<Case>,
+    lone_answers: Vec<String>,
 }
 
 /// The entries of `dir`, in natural order of their names (`2` before
@@ -61,7 +70,7 @@ fn collect_cases(
     dir: &Path,
     group: &str,
     inherited: &[OsString],
-    cases: &mut Vec<Case>,
+    found: &mut Group,
 ) -> Result<(), String> {
     let own = validator_args(dir)?;
     let args = own.as_deref().unwrap_or(inherited);
@@ -72,11 +81,17 @@ fn collect_cases(
                 &path,
                 &format!("{group}/{}", crate::text::name_of(&path)),
                 args,
-                cases,
+                found,
             )?;
             continue;
         }
-        if !(path.extension().is_some_and(|x| x == "in") && path.is_file()) {
+        let extension = path.extension().unwrap_or_default();
+        if extension == "ans" && path.is_file() && !path.with_extension("in").is_file() {
+            found
+                .lone_answers
+                .push(format!("{group}/{}", crate::text::name_of(&path)));
+        }
+        if !(extension == "in" && path.is_file()) {
             continue;
         }
         let answer = path.with_extension("ans");
@@ -88,7 +103,7 @@ fn collect_cases(
             ));
         }
         let stem = path.file_stem().unwrap_or_default().to_string_lossy();
-        cases.push(Case {
+        found.cases.push(Case {
             name: format!("{group}/{stem}"),
             input: path,
             answer,
@@ -117,8 +132,7 @@ fn validator_args(dir: &Path) -> Result<Option<Vec<OsString>>, String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("{}: {e}", path.display())),
     };
-    let yaml: TestdataYaml =
-        serde_yaml_ng::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let yaml: TestdataYaml = parse_yaml(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     let words = match (yaml.output_validator_args, yaml.output_validator_flags) {
         (Some(args), _) => args.list(),
         (None, Some(flags)) => flags.split_whitespace().map(String::from).collect(),
@@ -166,6 +180,25 @@ pub(super) fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
+/// Says which answer files have no input beside them: they are not test
+/// cases, and a package that has them has most likely lost its inputs.
+fn warn_lone_answers(problem: &Path, groups: [&Group; 2]) {
+    let lone: Vec<&str> = groups
+        .iter()
+        .flat_map(|g| g.lone_answers.iter().map(String::as_str))
+        .collect();
+    if lone.is_empty() {
+        return;
+    }
+    eprintln!(
+        "referee interactive: warning: {}: {} answer file{} without an input, not judged: {}",
+        problem.join("data").display(),
+        lone.len(),
+        if lone.len() == 1 { "" } else { "s" },
+        crate::text::terminal(&lone.join(", "))
+    );
+}
+
 /// Reads and checks the package (for `sandbox`, that its test data is in
 /// it), and gets its validator ready.
 pub(super) async fn load(problem: &Path, work: &Path, sandbox: bool) -> Result<Package, String> {
@@ -175,8 +208,13 @@ pub(super) async fn load(problem: &Path, work: &Path, sandbox: bool) -> Result<P
     let problem =
         std::path::absolute(problem).map_err(|e| format!("{}: {e}", problem.display()))?;
     let settings = read_settings(&problem)?;
-    let mut cases = cases_of(&problem, "sample")?;
-    cases.extend(cases_of(&problem, "secret")?);
+    let (sample, secret) = (
+        read_group(&problem, "sample")?,
+        read_group(&problem, "secret")?,
+    );
+    warn_lone_answers(&problem, [&sample, &secret]);
+    let mut cases = sample.cases;
+    cases.extend(secret.cases);
     if cases.is_empty() {
         return Err(format!(
             "{}: no test cases (*.in under data/sample/ or data/secret/)",

@@ -128,10 +128,34 @@ pub(super) struct Tally {
     pub(super) first_failure: Option<(String, Verdict)>,
     /// The case that used the most CPU time, and that time.
     pub(super) slowest: Option<(String, Duration)>,
+    /// Judged at a higher limit than the one its verdict is read at (a
+    /// whole-package run, as verifyproblem judges): the first case not
+    /// accepted at that lower limit, and its verdict there.
+    pub(super) at_limit: Option<(String, Verdict)>,
+    pub(super) two_limits: bool,
 }
 
 impl Tally {
-    fn add(&mut self, case: &Case, judged: &Judged) {
+    /// The verdict, and the case that decided it: at the limit the verdict
+    /// is read at (`at_limit`), or at the one the cases were judged at.
+    pub(super) fn verdict(&self, at_limit: bool) -> (&Verdict, Option<&str>) {
+        let failure = match at_limit && self.two_limits {
+            true => &self.at_limit,
+            false => &self.first_failure,
+        };
+        failure
+            .as_ref()
+            .map_or((&Verdict::Accepted, None), |(case, v)| (v, Some(case)))
+    }
+
+    fn add(&mut self, case: &Case, judged: &Judged, lower: Option<&CaseLimits>) {
+        if let Some(lower) = lower {
+            self.two_limits = true;
+            let verdict = at_lower_limit(judged, lower);
+            if verdict != Verdict::Accepted && self.at_limit.is_none() {
+                self.at_limit = Some((case.name.clone(), verdict));
+            }
+        }
         self.judged += 1;
         self.accepted += usize::from(judged.verdict == Verdict::Accepted);
         self.judge_errors += usize::from(matches!(judged.verdict, Verdict::JudgeError(_)));
@@ -148,11 +172,28 @@ impl Tally {
     }
 }
 
+/// The verdict of a case judged at a higher limit, read at `lower`, as
+/// problemtools reads it: a TIME LIMIT if the program used more CPU time
+/// than the lower limit (or more wall time than its cap), unless the
+/// validator had rejected it first (rulings, 2); the verdict it got
+/// otherwise.
+fn at_lower_limit(judged: &Judged, lower: &CaseLimits) -> Verdict {
+    let over = judged.usage.cpu > lower.time.value || judged.time > lower.wall;
+    let rejected_first = matches!(judged.verdict, Verdict::WrongAnswer(_))
+        && judged.first_ended == Some(Side::Validator);
+    match over && !rejected_first {
+        true => Verdict::TimeLimit,
+        false => judged.verdict.clone(),
+    }
+}
+
 /// A program to judge, and how its cases are reported.
 pub(super) struct Judgee<'a> {
     pub(super) program: &'a BotSpec,
-    /// The limits of its cases (a time-limit submission's are longer).
+    /// The limits its cases are judged by.
     pub(super) limits: &'a CaseLimits,
+    /// A lower limit its verdict is also read at (see [`Tally::verdict`]).
+    pub(super) lower: Option<&'a CaseLimits>,
     /// Its name among the package's submissions, in a whole-package run.
     pub(super) submission: Option<&'a str>,
     /// Where its cases' feedback directories go.
@@ -231,7 +272,7 @@ impl<'a> Judging<'a> {
                 Status::Usage
             })?;
             let _ = std::fs::remove_dir_all(&feedback_dir);
-            tally.add(case, &judged);
+            tally.add(case, &judged, judgee.lower);
             each(i, case, &judged)?;
             if judgee.lazy && judged.verdict != Verdict::Accepted {
                 break;
@@ -420,6 +461,7 @@ pub async fn run(config: &InteractiveConfig) -> Status {
     let judgee = Judgee {
         program: &program,
         limits: &judging.limits,
+        lower: None,
         submission: None,
         feedback: &work.0,
         lazy: false,

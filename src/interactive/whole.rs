@@ -58,6 +58,22 @@ impl Submission {
             .find(|(name, _)| *name == self.folder)
             .map(|(_, is)| is(verdict))
     }
+
+    /// Whether `outcome` is its folder's verdict, as verifyproblem has it:
+    /// at the time limit, or else at the higher limit its cases were
+    /// judged at ("with extra time"). `None`: not checked (another
+    /// folder), or not judged.
+    fn got_expected(&self, outcome: &Outcome) -> Option<bool> {
+        let at_limit = self.expects(outcome.verdict()?)?;
+        let judged = outcome.judged_verdict().and_then(|v| self.expects(v));
+        Some(at_limit || judged == Some(true))
+    }
+
+    /// Its folder's verdict only with the extra time.
+    fn with_extra_time(&self, outcome: &Outcome) -> bool {
+        outcome.verdict().and_then(|v| self.expects(v)) == Some(false)
+            && self.got_expected(outcome) == Some(true)
+    }
 }
 
 /// What became of one submission.
@@ -67,31 +83,59 @@ struct Outcome {
     result: Result<Tally, String>,
     language: String,
     elapsed: Duration,
+    /// The time limit, and the higher one its cases were judged at, when
+    /// they differ.
+    limits: Option<(Duration, Duration)>,
 }
 
 impl Outcome {
-    /// The verdict, as the table shows it.
+    /// The verdict at the time limit, in full.
     fn got(&self) -> String {
-        match &self.result {
-            Ok(tally) => match &tally.first_failure {
-                None => "ACCEPTED".into(),
-                Some((_, verdict)) => verdict.to_string(),
-            },
-            Err(why) => format!("not judged: {why}"),
+        match (&self.result, self.verdict()) {
+            (_, Some(verdict)) => verdict.to_string(),
+            (Err(why), None) => format!("not judged: {why}"),
+            (Ok(_), None) => String::new(),
         }
     }
 
+    /// The verdict at the time limit: what the folder is checked against
+    /// first, and what the table shows.
     fn verdict(&self) -> Option<&Verdict> {
-        match &self.result {
-            Ok(tally) => Some(
-                tally
-                    .first_failure
-                    .as_ref()
-                    .map_or(&Verdict::Accepted, |(_, v)| v),
-            ),
-            Err(_) => None,
-        }
+        Some(self.result.as_ref().ok()?.verdict(true).0)
     }
+
+    /// The case that decided the verdict at the time limit.
+    fn at_case(&self) -> Option<&str> {
+        self.result.as_ref().ok()?.verdict(true).1
+    }
+
+    /// The verdict at the limit the cases were judged at.
+    fn judged_verdict(&self) -> Option<&Verdict> {
+        Some(self.result.as_ref().ok()?.verdict(false).0)
+    }
+
+    /// verifyproblem's "sensitive to time limit": the verdicts at the two
+    /// limits differ; says both.
+    fn sensitive(&self) -> Option<String> {
+        let (at_limit, judged) = (self.verdict()?, self.judged_verdict()?);
+        let (limit, higher) = self.limits?;
+        let human = crate::units::human_duration;
+        (at_limit.name() != judged.name()).then(|| {
+            format!(
+                "{} at {}, {} at {}",
+                short(at_limit),
+                human(limit),
+                short(judged),
+                human(higher)
+            )
+        })
+    }
+}
+
+/// A verdict's name as printed, without its reason: `WRONG ANSWER`.
+fn short(verdict: &Verdict) -> String {
+    let text = verdict.to_string();
+    text.split(':').next().unwrap_or_default().to_owned()
 }
 
 /// Runs `referee interactive PACKAGE`: every submission, checked.
@@ -117,6 +161,7 @@ pub async fn run(config: &InteractiveConfig) -> Status {
         records,
         work: &work.0,
         builds: &builds.0,
+        deriving: false,
     };
     verify.run(submissions).await
 }
@@ -128,6 +173,9 @@ struct Verify<'a> {
     records: RefCell<Option<Records>>,
     work: &'a Path,
     builds: &'a Path,
+    /// The accepted submissions are being judged to set the time limit:
+    /// at the default limit alone.
+    deriving: bool,
 }
 
 impl Verify<'_> {
@@ -146,7 +194,9 @@ impl Verify<'_> {
                 config.problem.display()
             );
             self.judging.limits.time.value = DEFAULT_TIME_LIMIT;
+            self.deriving = true;
             outcomes.extend(self.judge_all(&accepted).await);
+            self.deriving = false;
             self.derive_limit(&outcomes);
         }
         println!("{}", self.judging.header());
@@ -188,14 +238,15 @@ impl Verify<'_> {
         let (program, language) = match prepared {
             Ok(ready) => ready,
             Err(why) => {
-                return self.ended(submission, started, String::new(), Err(why));
+                return self.ended(submission, started, String::new(), Err(why), None);
             }
         };
-        let limits = self.limits_for(submission);
+        let (limits, lower) = self.limits_for();
         let feedback = self.work.join(submission.name.replace('/', "~"));
         let judgee = Judgee {
             program: &program,
             limits: &limits,
+            lower: lower.as_ref(),
             submission: Some(&submission.name),
             feedback: &feedback,
             lazy: true,
@@ -212,7 +263,8 @@ impl Verify<'_> {
             })
             .await
             .map_err(|status| format!("the run stopped ({status:?})"));
-        self.ended(submission, started, language, judged)
+        let two = lower.map(|lower| (lower.time.value, limits.time.value));
+        self.ended(submission, started, language, judged, two)
     }
 
     /// Reports a submission's end on its own line.
@@ -222,22 +274,27 @@ impl Verify<'_> {
         started: Instant,
         language: String,
         result: Result<Tally, String>,
+        limits: Option<(Duration, Duration)>,
     ) -> Outcome {
         let outcome = Outcome {
             result,
             language,
             elapsed: started.elapsed(),
+            limits,
         };
         let got = one_line(&outcome.got());
-        let line = match (
-            outcome.verdict(),
-            outcome.verdict().and_then(|v| submission.expects(v)),
-        ) {
+        let mut line = match (outcome.verdict(), submission.got_expected(&outcome)) {
+            (_, Some(true)) if submission.with_extra_time(&outcome) => {
+                format!("{got}, as expected with the extra time")
+            }
             (_, Some(true)) => format!("{got}, as expected"),
             (_, Some(false)) => format!("{got}, but {} expects otherwise", submission.folder),
             (Some(_), None) => format!("{got} (folder {}: not checked)", submission.folder),
             (None, _) => got,
         };
+        if let Some(both) = outcome.sensitive() {
+            line.push_str(&format!("; warning: sensitive to the time limit: {both}"));
+        }
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{}: {line}", crate::text::terminal(&submission.name));
         if let Err(why) = &outcome.result {
@@ -248,18 +305,23 @@ impl Verify<'_> {
         outcome
     }
 
-    /// The limits a submission is judged by: a time-limit submission's
-    /// time is the limit times the safety margin.
-    fn limits_for(&self, submission: &Submission) -> CaseLimits {
-        let mut limits = self.judging.limits.clone();
-        if submission.folder == "time_limit_exceeded" {
-            let margin = self.judging.package.settings.time_limit_to_tle;
-            limits.time.value = limits.time.value.mul_f64(margin);
-            if self.judging.config.wall_limit.is_none() {
-                limits.wall = limits.time.value * WALL_FACTOR;
-            }
+    /// The limits a submission's cases are judged by, and the lower limit
+    /// its verdict is read at first, as verifyproblem judges: every
+    /// submission at the time limit times the safety margin, its verdict
+    /// read at the time limit and, failing that, at the higher one. While
+    /// the accepted submissions set the limit: the default limit alone.
+    fn limits_for(&self) -> (CaseLimits, Option<CaseLimits>) {
+        let limit = self.judging.limits.clone();
+        if self.deriving {
+            return (limit, None);
         }
-        limits
+        let mut higher = limit.clone();
+        let margin = self.judging.package.settings.time_limit_to_tle;
+        higher.time.value = limit.time.value.mul_f64(margin);
+        if self.judging.config.wall_limit.is_none() {
+            higher.wall = higher.time.value * WALL_FACTOR;
+        }
+        (higher, Some(limit))
     }
 
     /// Sets the time limit from the accepted submissions' slowest case.
@@ -340,15 +402,31 @@ fn report(submissions: &[&Submission], outcomes: &[Outcome]) -> Status {
         "CPU",
     ]);
     let (mut wrong, mut judge_errors) = (0, 0);
+    let mut sensitive = Vec::new();
     for (s, o) in submissions.iter().zip(outcomes) {
         let verdict = o.verdict();
-        judge_errors += usize::from(matches!(verdict, Some(Verdict::JudgeError(_))));
-        let ok = verdict.and_then(|v| s.expects(v));
+        judge_errors += usize::from(
+            [verdict, o.judged_verdict()]
+                .iter()
+                .any(|v| matches!(v, Some(Verdict::JudgeError(_)))),
+        );
+        let ok = s.got_expected(o);
         wrong += usize::from(ok == Some(false) || verdict.is_none());
+        if o.sensitive().is_some() {
+            sensitive.push(crate::text::terminal(&s.name).into_owned());
+        }
         let tally = o.result.as_ref().ok();
-        let at = tally.and_then(|t| t.first_failure.as_ref().map(|(c, _)| c.clone()));
         let slowest = tally.and_then(|t| t.slowest.clone());
-        let got = verdict.map_or_else(|| "not judged".to_string(), |v| v.name().to_string());
+        let mut got = verdict.map_or_else(|| "not judged".to_string(), |v| v.name().to_string());
+        if let (Some((_, higher)), Some(judged)) = (o.limits, o.judged_verdict())
+            && Some(judged.name()) != verdict.map(Verdict::name)
+        {
+            got += &format!(
+                " ({} at {})",
+                judged.name(),
+                crate::units::human_duration(higher)
+            );
+        }
         table.add_row(vec![
             crate::text::terminal(&s.name).into_owned(),
             o.language.clone(),
@@ -357,7 +435,7 @@ fn report(submissions: &[&Submission], outcomes: &[Outcome]) -> Status {
                 true => format!("{got} (!)"),
                 false => got,
             },
-            at.unwrap_or_default(),
+            o.at_case().unwrap_or_default().to_owned(),
             slowest.as_ref().map(|(c, _)| c.clone()).unwrap_or_default(),
             slowest
                 .map(|(_, t)| format!("{:.1}ms", t.as_secs_f64() * 1e3))
@@ -367,11 +445,18 @@ fn report(submissions: &[&Submission], outcomes: &[Outcome]) -> Status {
     println!("{table}");
     let total = submissions.len();
     println!(
-        "interactive: {} of {total} submissions got their folder's verdict{}",
+        "interactive: {} of {total} submissions got their folder's verdict{}{}",
         total - wrong,
         match judge_errors {
             0 => String::new(),
             n => format!(", {n} judge error{}", if n == 1 { "" } else { "s" }),
+        },
+        match sensitive.len() {
+            0 => String::new(),
+            n => format!(
+                "; warning: {n} sensitive to the time limit ({})",
+                sensitive.join(", ")
+            ),
         }
     );
     if judge_errors > 0 {
@@ -396,7 +481,7 @@ fn write_junit(
     let mut suite = TestSuite::new(problem_name.clone());
     for (s, o) in submissions.iter().zip(outcomes) {
         let verdict = o.verdict();
-        let status = match (verdict, verdict.and_then(|v| s.expects(v))) {
+        let status = match (verdict, s.got_expected(o)) {
             (Some(Verdict::JudgeError(_)), _) => {
                 let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
                 status.set_message(o.got());

@@ -110,8 +110,14 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
     }
     let _writing = config.out.as_deref().map(lock_out).transpose()?;
     let info = run_info(config, &spec, &plan, sprt.is_some())?;
+    // The games already in `--out` (a record that is not this run's is
+    // refused here, with status 64, before anything is written).
+    let earlier = match &config.out {
+        Some(dir) if continues(config) => Some(earlier_games(dir, &info, config.resume)?),
+        _ => None,
+    };
     let out = match &config.out {
-        Some(dir) => match OutDir::open(dir, config, &info) {
+        Some(dir) => match OutDir::open(dir, config, &info, earlier) {
             Ok(out) => Some(out),
             Err(e) => return Ok(io_failure(&e)),
         },
@@ -342,14 +348,17 @@ struct OutDir {
 impl OutDir {
     /// Opens `dir` for the run: a fresh one, or (`--resume`) one holding
     /// the run's earlier games; writes `run.json` and a copy of the file.
-    fn open(dir: &Path, config: &TournamentConfig, info: &RunInfo) -> Result<OutDir, String> {
+    fn open(
+        dir: &Path,
+        config: &TournamentConfig,
+        info: &RunInfo,
+        earlier: Option<(GameSet, Tally)>,
+    ) -> Result<OutDir, String> {
         std::fs::create_dir_all(dir.join("stderr"))
             .map_err(|e| format!("{}: {e}", dir.display()))?;
-        let (done, earlier) = if continues(config) {
-            let (done, earlier) = earlier_games(dir, info, config.resume)?;
-            (done, Some(earlier))
-        } else {
-            (GameSet::default(), None)
+        let (done, earlier) = match earlier {
+            Some((done, earlier)) => (done, Some(earlier)),
+            None => (GameSet::default(), None),
         };
         write_json(&dir.join("run.json"), info)?;
         std::fs::read(&config.file)
@@ -393,16 +402,20 @@ impl OutDir {
 /// The games of this run already in `dir` (resuming, with `--resume` or
 /// by running the same command again): their indices and standings, read
 /// one record at a time. A game voided by its judge is not among them: it
-/// is played again.
+/// is played again. A record of the run that cannot be one of its games
+/// (see [`FileCheck`]) is refused.
 fn earlier_games(dir: &Path, info: &RunInfo, asked: bool) -> Result<(GameSet, Tally), String> {
     let mut done = GameSet::default();
     let mut void = BTreeSet::new();
     let mut earlier = Tally::for_run(info);
-    for r in record::records::<GameRecord>(&records_path(dir)).map_err(|e| e.to_string())? {
-        let r = r.map_err(|e| e.to_string())?;
+    let path = records_path(dir);
+    let mut check = FileCheck::new(info, &path);
+    for r in record::numbered_records::<GameRecord>(&path).map_err(|e| e.to_string())? {
+        let (line, r) = r.map_err(|e| e.to_string())?;
         if !of_run(&r, &info.fingerprint, info.seed) {
             continue;
         }
+        check.check(line, &r)?;
         if r.is_void() {
             void.insert(r.index);
         } else {
@@ -794,6 +807,73 @@ fn of_run(record: &GameRecord, fingerprint: &str, seed: u64) -> bool {
     record.tournament.as_deref() == Some(fingerprint) && record.seed == seed
 }
 
+/// The records of one run's records file, checked one at a time against
+/// the run (its `run.json`): each must be one of its games (from 1 to
+/// its `games`, and of its shard), recorded once (a void game may be
+/// recorded again, played to its end, by `--resume`), between its
+/// entrants. A record that is not is refused, naming the file and the
+/// line: standings that counted it would count a game nobody played.
+struct FileCheck<'a> {
+    info: &'a RunInfo,
+    path: &'a Path,
+    /// The games recorded so far, played to their end.
+    played: GameSet,
+}
+
+impl<'a> FileCheck<'a> {
+    fn new(info: &'a RunInfo, path: &'a Path) -> FileCheck<'a> {
+        FileCheck {
+            info,
+            path,
+            played: GameSet::default(),
+        }
+    }
+
+    /// Whether the record on line `line` can be a game of the run.
+    fn check(&mut self, line: usize, record: &GameRecord) -> Result<(), String> {
+        let info = self.info;
+        let index = record.index;
+        let wrong = if index == 0 {
+            Some("game 0 is no game: games are numbered from 1".to_owned())
+        } else if index > info.games {
+            Some(format!(
+                "game {index} is past the run's {} games",
+                info.games
+            ))
+        } else if let Some((k, n)) = info.shard
+            && (index - 1) % n != k - 1
+        {
+            Some(format!("game {index} is not one of shard {k}/{n}'s games"))
+        } else if self.played.contains(index) {
+            Some(format!("game {index} is recorded twice in this file"))
+        } else {
+            record
+                .results
+                .iter()
+                .filter_map(|seat| seat.entrant.as_deref())
+                .find(|name| !info.entrants.iter().any(|e| e == name))
+                .map(|name| {
+                    format!(
+                        "entrant {:?} is not one of the run's ({})",
+                        crate::text::terminal(name),
+                        crate::text::terminal(&info.entrants.join(", "))
+                    )
+                })
+        };
+        if let Some(wrong) = wrong {
+            return Err(format!(
+                "{}, line {line}: {wrong}: not a record of this run (was the file edited?); \
+                 nothing was merged or played",
+                self.path.display()
+            ));
+        }
+        if !record.is_void() {
+            self.played.insert(index);
+        }
+        Ok(())
+    }
+}
+
 /// What a record says of each seat: `a: score 1, rank 1, ok; b: ...`.
 fn outcome_words(record: &GameRecord) -> String {
     let seats: Vec<String> = record
@@ -869,19 +949,20 @@ fn read_run_info(out: &Path) -> Result<RunInfo, String> {
 /// in game order, one at a time, and written out as they come: memory does
 /// not grow with the games.
 pub fn merge(outs: &[PathBuf], into: Option<&Path>) -> Status {
-    let first = match same_run(outs) {
-        Ok(first) => first,
+    let infos = match same_run(outs) {
+        Ok(infos) => infos,
         Err(e) => {
             eprintln!("referee merge: {e}");
             return Status::Usage;
         }
     };
+    let first = &infos[0];
     let merged = RunInfo {
         shard: None,
         ..first.clone()
     };
     let paths: Vec<PathBuf> = outs.iter().map(|out| records_path(out)).collect();
-    let tally = match merge_records(&paths, &merged, into) {
+    let tally = match merge_records(&paths, &infos, &merged, into) {
         Ok(tally) => tally,
         Err(MergeError::Usage(e)) => {
             eprintln!("referee merge: {e}");
@@ -905,7 +986,7 @@ pub fn merge(outs: &[PathBuf], into: Option<&Path>) -> Status {
             "referee merge: warning: {count} game(s) missing (the first: {first_missing}); the standings cover the rest",
         );
     }
-    let reported = report(&first, &tally, into).and_then(|()| match into {
+    let reported = report(first, &tally, into).and_then(|()| match into {
         Some(into) => report::regenerate(into, None).map(|path| {
             println!("report: {}", path.display());
         }),
@@ -920,9 +1001,9 @@ pub fn merge(outs: &[PathBuf], into: Option<&Path>) -> Status {
     }
 }
 
-/// The run the shards `outs` are of: refused when there are none or they
-/// are of different runs.
-fn same_run(outs: &[PathBuf]) -> Result<RunInfo, String> {
+/// The run each of the shards `outs` is (its shard differs): refused
+/// when there are none or they are of different runs.
+fn same_run(outs: &[PathBuf]) -> Result<Vec<RunInfo>, String> {
     let infos: Vec<RunInfo> = outs
         .iter()
         .map(|o| read_run_info(o))
@@ -941,7 +1022,7 @@ fn same_run(outs: &[PathBuf]) -> Result<RunInfo, String> {
             ));
         }
     }
-    Ok(first.clone())
+    Ok(infos)
 }
 
 enum MergeError {
@@ -1002,9 +1083,15 @@ impl MergedOut {
 /// tallies the standings.
 fn merge_records(
     paths: &[PathBuf],
+    shards: &[RunInfo],
     info: &RunInfo,
     into: Option<&Path>,
 ) -> Result<Tally, MergeError> {
+    let mut checks: Vec<FileCheck> = shards
+        .iter()
+        .zip(paths)
+        .map(|(shard, path)| FileCheck::new(shard, path))
+        .collect();
     let mut out = into
         .map(|into| MergedOut::create(into, info))
         .transpose()
@@ -1014,10 +1101,13 @@ fn merge_records(
     // A void game is written only if no shard played it to its end.
     let mut voids: BTreeMap<u64, GameRecord> = BTreeMap::new();
     for item in by_index(paths).map_err(MergeError::Usage)? {
-        let (from, record) = item.map_err(MergeError::Usage)?;
+        let (from, line, record) = item.map_err(MergeError::Usage)?;
         if !of_run(&record, &info.fingerprint, info.seed) {
             continue;
         }
+        checks[from]
+            .check(line, &record)
+            .map_err(MergeError::Usage)?;
         if record.is_void() {
             if !tally.has(record.index) {
                 voids.entry(record.index).or_insert(record);
@@ -1054,12 +1144,13 @@ fn merge_records(
 /// next index of any file keeps the whole nearly in order.
 fn by_index(
     paths: &[PathBuf],
-) -> Result<impl Iterator<Item = Result<(usize, GameRecord), String>>, String> {
-    type Records = std::iter::Peekable<Box<dyn Iterator<Item = Result<GameRecord, String>>>>;
+) -> Result<impl Iterator<Item = Result<(usize, usize, GameRecord), String>>, String> {
+    type Numbered = Result<(usize, GameRecord), String>;
+    type Records = std::iter::Peekable<Box<dyn Iterator<Item = Numbered>>>;
     let mut files: Vec<Records> = Vec::new();
     for path in paths {
-        let records = record::records::<GameRecord>(path).map_err(|e| e.to_string())?;
-        let records: Box<dyn Iterator<Item = Result<GameRecord, String>>> =
+        let records = record::numbered_records::<GameRecord>(path).map_err(|e| e.to_string())?;
+        let records: Box<dyn Iterator<Item = Numbered>> =
             Box::new(records.map(|r| r.map_err(|e| e.to_string())));
         files.push(records.peekable());
     }
@@ -1068,11 +1159,11 @@ fn by_index(
         let next = (0..files.len())
             .filter_map(|i| {
                 let head = files[i].peek()?;
-                Some((head.as_ref().map_or(0, |r| r.index), head.is_ok(), i))
+                Some((head.as_ref().map_or(0, |(_, r)| r.index), head.is_ok(), i))
             })
             .min()?;
         let i = next.2;
-        Some(files[i].next()?.map(|record| (i, record)))
+        Some(files[i].next()?.map(|(line, record)| (i, line, record)))
     }))
 }
 
