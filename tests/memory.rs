@@ -232,7 +232,11 @@ fn a_figure_not_measured_is_left_out_not_written_as_zero() {
             );
         }
     }
-    let measured = records.iter().filter(|r| r.get("cpu_micros").is_some());
+    // The watch looked in some game (its CPU time, in 10 ms ticks, may
+    // still be below one tick: then it too is left out).
+    let measured = records
+        .iter()
+        .filter(|r| r.get("peak_memory_bytes").is_some());
     assert!(measured.count() >= 1, "{records:?}");
     assert!(
         records.iter().any(|r| r.get("cpu_micros").is_none()),

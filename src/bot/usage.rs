@@ -289,7 +289,10 @@ impl Meter {
             // A live process holds memory: a sum of 0 is a look that found
             // the bot gone, not a measure.
             peak_memory: Some(state.window_peak).filter(|&peak| peak > 0),
-            cpu: Some(state.cpu.saturating_sub(mark.cpu)),
+            // Counted in clock ticks (10 ms): a stretch that used less than
+            // a tick shows none, which is not a measure of none; it stays
+            // for the next stretch.
+            cpu: Some(state.cpu.saturating_sub(mark.cpu)).filter(|cpu| !cpu.is_zero()),
         };
         mark.cpu = state.cpu;
         mark.looks = state.looks;

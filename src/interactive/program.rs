@@ -178,7 +178,8 @@ impl Tally {
 /// validator had rejected it first (rulings, 2); the verdict it got
 /// otherwise.
 fn at_lower_limit(judged: &Judged, lower: &CaseLimits) -> Verdict {
-    let over = judged.usage.cpu.is_some_and(|cpu| cpu > lower.time.value) || judged.time > lower.wall;
+    let over =
+        judged.usage.cpu.is_some_and(|cpu| cpu > lower.time.value) || judged.time > lower.wall;
     let rejected_first = matches!(judged.verdict, Verdict::WrongAnswer(_))
         && judged.first_ended == Some(Side::Validator);
     match over && !rejected_first {
