@@ -390,6 +390,17 @@ pub fn objects(
     impl Iterator<Item = Result<(usize, serde_json::Value), RecordError>> + use<>,
     RecordError,
 > {
+    Ok(sized_objects(path)?.map(|object| object.map(|(line, _, value)| (line, value))))
+}
+
+/// The objects of [`read_objects`], one line read at a time, each with
+/// its line's length in bytes.
+pub fn sized_objects(
+    path: &Path,
+) -> Result<
+    impl Iterator<Item = Result<(usize, usize, serde_json::Value), RecordError>> + use<>,
+    RecordError,
+> {
     use std::io::BufRead;
     let file = match File::open(path) {
         Ok(file) => Some(io::BufReader::with_capacity(1 << 16, file)),
@@ -426,7 +437,7 @@ pub fn objects(
                 continue;
             }
             match serde_json::from_slice::<serde_json::Value>(text) {
-                Ok(value) if value.is_object() => return Some(Ok((number, value))),
+                Ok(value) if value.is_object() => return Some(Ok((number, text.len(), value))),
                 _ => skipped(&path, number, "not a complete record"),
             }
         }

@@ -479,3 +479,54 @@ fn a_report_embeds_replays_up_to_its_cap_and_says_so() {
     assert_eq!(g["steps"].as_str().unwrap().split(' ').count(), 40_000);
     assert_eq!(g["wraps"].as_array().unwrap().len(), 200);
 }
+
+/// `dir`/records.jsonl: the first `games` records of the dealer's fixture,
+/// each padded to `mib` MiB with a field the viewer does not read.
+fn padded_records(dir: &std::path::Path, games: usize, mib: usize) -> std::path::PathBuf {
+    let results = dir.join("records.jsonl");
+    let padding = "x".repeat(mib << 20);
+    let text: String = std::fs::read_to_string(fixture("replay/dealer.jsonl"))
+        .unwrap()
+        .lines()
+        .take(games)
+        .map(|line| {
+            let mut record: Value = serde_json::from_str(line).unwrap();
+            record["padding"] = Value::String(padding.clone());
+            format!("{record}\n")
+        })
+        .collect();
+    std::fs::write(&results, text).unwrap();
+    results
+}
+
+#[test]
+fn games_too_large_for_one_page_are_refused_saying_which() {
+    // Eight games of 64 MiB of frames each took 3.2 GB and made a page of
+    // 537 MB. A page shows at most 64 MiB of records.
+    let dir = tempfile::tempdir().unwrap();
+    let records = padded_records(dir.path(), 3, 30);
+    let page = dir.path().join("page.html");
+    let args = [
+        "replay",
+        records.to_str().unwrap(),
+        "--out",
+        page.to_str().unwrap(),
+    ];
+    let run = referee(args, b"");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("the games to show hold 90 MiB of records (game ")
+            && run
+                .stderr
+                .contains("more than a page shows (64 MiB): choose fewer with --game N"),
+        "{run:?}"
+    );
+    assert!(!page.exists());
+    // One of them fits.
+    let mut one = args.to_vec();
+    one.extend(["--game", "2"]);
+    let run = referee(one, b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(page.exists());
+}

@@ -7,8 +7,7 @@
 //! embedded) only applies the computed steps and draws them, so a replay
 //! shows exactly what the referee did.
 //!
-//! Reusable pieces: [`view`] (one record), [`read_records`] (a results
-//! file, strictly), [`page`] (a whole page), and [`STYLE`], [`SCRIPT`] and
+//! Reusable pieces: [`view`] (one record), [`page`] (a whole page), and [`STYLE`], [`SCRIPT`] and
 //! [`data_script`] to embed replays in another page (the viewer draws the
 //! games of the `<script type="application/json" id="replay-data">` element
 //! into the element with id `replay`).
@@ -33,27 +32,6 @@ pub const SCRIPT: &str = include_str!("assets/viewer.js");
 pub struct Numbered {
     pub line: usize,
     pub record: Value,
-}
-
-/// Reads every record of a results file, skipping with a warning what is
-/// not one (a torn last line of an interrupted run), as every reader of
-/// results does. A file with no record at all is an error naming it.
-pub fn read_records(path: &Path) -> Result<Vec<Numbered>, String> {
-    if let Err(e) = std::fs::metadata(path) {
-        return Err(format!("{}: {e}", path.display()));
-    }
-    let records: Vec<Numbered> = crate::record::read_objects(path)
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .map(|(line, record)| Numbered { line, record })
-        .collect();
-    if records.is_empty() {
-        return Err(format!(
-            "{}: no game records (one JSON object per line)",
-            path.display()
-        ));
-    }
-    Ok(records)
 }
 
 /// The viewer's data for one record. `base` is where relative paths in
@@ -520,19 +498,12 @@ pub fn default_output(records: &Path) -> PathBuf {
 /// page).
 pub fn build(config: &ReplayConfig) -> Result<(PathBuf, usize), (Status, String)> {
     let usage = |e: String| (Status::Usage, e);
-    let records = read_records(&config.records).map_err(usage)?;
+    let chosen = read_chosen(&config.records, config.game).map_err(usage)?;
     let base = config
         .records
         .parent()
         .map(Path::to_owned)
         .unwrap_or_default();
-    let chosen: Vec<&Numbered> = match config.game {
-        None => records.iter().collect(),
-        Some(n) => records
-            .iter()
-            .filter(|r| r.record["index"].as_u64() == Some(n))
-            .collect(),
-    };
     if chosen.is_empty() {
         return Err(usage(match config.game {
             Some(n) => format!("{}: no game {n}", config.records.display()),
@@ -565,6 +536,62 @@ pub fn build(config: &ReplayConfig) -> Result<(PathBuf, usize), (Status, String)
     crate::record::write_file(&out, page(&title, &shown).as_bytes())
         .map_err(|e| (Status::Io, e))?;
     Ok((out, shown.len()))
+}
+
+/// Most record text one page shows, bytes: the page holds it (as the
+/// viewer's data), and the referee holds it parsed, several times over,
+/// while it writes the page. Eight games of 64 MiB of frames each took
+/// 3.2 GB and made a page of 537 MB that no browser opens well.
+pub const MOST_PAGE_RECORDS: u64 = 64 << 20;
+
+/// The records of `path` a page shows (game `game`, or all), read one at a
+/// time; refused, saying which games are how large, when together they
+/// pass [`MOST_PAGE_RECORDS`].
+fn read_chosen(path: &Path, game: Option<u64>) -> Result<Vec<Numbered>, String> {
+    use crate::bot::usage::human_bytes;
+    if let Err(e) = std::fs::metadata(path) {
+        return Err(format!("{}: {e}", path.display()));
+    }
+    let mut chosen = Vec::new();
+    let (mut total, mut largest) = (0u64, Vec::new());
+    for object in crate::record::sized_objects(path).map_err(|e| e.to_string())? {
+        let (line, bytes, record) = object.map_err(|e| e.to_string())?;
+        if game.is_some_and(|n| record["index"].as_u64() != Some(n)) {
+            continue;
+        }
+        total += bytes as u64;
+        largest.push((
+            bytes as u64,
+            record["index"].as_u64().unwrap_or(line as u64),
+        ));
+        if total > MOST_PAGE_RECORDS {
+            // Counted on, not kept: only the sizes are needed to say so.
+            chosen.clear();
+            continue;
+        }
+        chosen.push(Numbered { line, record });
+    }
+    if total > MOST_PAGE_RECORDS {
+        largest.sort_unstable_by(|a, b| b.cmp(a));
+        let named: Vec<String> = largest
+            .iter()
+            .take(3)
+            .map(|(bytes, index)| format!("game {index}: {}", human_bytes(*bytes)))
+            .collect();
+        let advice = if game.is_some() {
+            "too large to show"
+        } else {
+            "choose fewer with --game N"
+        };
+        return Err(format!(
+            "{}: the games to show hold {} of records ({}), more than a page shows ({}): {advice}",
+            path.display(),
+            human_bytes(total),
+            named.join(", "),
+            human_bytes(MOST_PAGE_RECORDS),
+        ));
+    }
+    Ok(chosen)
 }
 
 /// Runs `referee replay`.

@@ -371,7 +371,7 @@ impl Tally {
             rows: entrants.iter().map(|e| Row::new(e)).collect(),
             ratings: vec![WengLinRating::new(); if solo { 0 } else { n }],
             scores: vec![Moments::default(); if solo { 0 } else { n }],
-            pairs: vec![PairTally::default(); if solo { n * n.saturating_sub(1) / 2 } else { 0 }],
+            pairs: vec![PairTally::default(); if paired(solo, n) { n * (n - 1) / 2 } else { 0 }],
             history: history.map(|most| (most, vec![Thinned::default(); n])),
             arrays: Vec::new(),
             failures: vec![Failures::default(); n],
@@ -509,7 +509,9 @@ impl Tally {
                 } else {
                     (j, i, wj, wi)
                 };
-                let pair = &mut self.pairs[pair_slot(lo, hi, self.entrants.len())];
+                let Some(pair) = self.pairs.get_mut(pair_slot(lo, hi, self.entrants.len())) else {
+                    continue;
+                };
                 pair.games += 1;
                 pair.ahead += u64::from(wlo && !whi);
                 pair.behind += u64::from(whi && !wlo);
@@ -627,6 +629,11 @@ impl Tally {
         });
         let vs = self.against.map(|i| self.entrants[i].clone());
         let n = self.entrants.len();
+        if self.pairs.is_empty() {
+            // Too many entrants to compare every pair: no paired column.
+            rank_by(&mut self.rows, |r| r.win_rate.unwrap_or(0.0));
+            return;
+        }
         for i in 0..n {
             let (mean, half) = match i.cmp(&best) {
                 std::cmp::Ordering::Equal => (0.0, 0.0),
@@ -887,11 +894,14 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
                     percent(r.win_rate_low.unwrap_or(0.0)),
                     percent(r.win_rate_high.unwrap_or(1.0))
                 ),
-                format!(
-                    "{:+.1} ± {:.1} pts",
-                    100.0 * r.paired_diff.unwrap_or(0.0),
-                    100.0 * r.paired_diff_ci.unwrap_or(0.0)
-                ),
+                match r.paired_diff {
+                    Some(diff) => format!(
+                        "{:+.1} ± {:.1} pts",
+                        100.0 * diff,
+                        100.0 * r.paired_diff_ci.unwrap_or(0.0)
+                    ),
+                    None => "-".to_owned(),
+                },
             ];
             cells.extend(r.failures().map(|n| n.to_string()));
             cells.extend([
@@ -940,6 +950,12 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
         format!(
             "{t}\ngauntlet: each entrant's paired difference is to {}, the gauntlet entrant",
             text::terminal(name)
+        )
+    } else if solo && rows.len() > MOST_PAIRED {
+        format!(
+            "{t}\nvs best: not compared, with more than {MOST_PAIRED} entrants (every pair \
+             of {} would be tallied)",
+            rows.len()
         )
     } else if solo {
         t.to_string()
@@ -1013,6 +1029,18 @@ pub fn memory(bytes: Option<u64>) -> String {
 /// measured.
 pub fn cpu(micros: Option<u64>) -> String {
     micros.map_or_else(|| "-".into(), human_micros)
+}
+
+/// Most entrants of a one-player game whose every pair is compared on the
+/// deals both played (the paired difference with the best): the tallies
+/// grow as the square of the entrants (2,000: two million, 48 MB;
+/// 200,000 would take 480 GB). Past it the standings have no paired
+/// column, and say why.
+pub const MOST_PAIRED: usize = 2_000;
+
+/// Whether a tournament of `n` entrants compares them in pairs.
+pub fn paired(solo: bool, n: usize) -> bool {
+    solo && (2..=MOST_PAIRED).contains(&n)
 }
 
 /// The line printed under every table that shows shared (fractional)
