@@ -314,7 +314,9 @@ impl Game for Chomp {
             let results = players
                 .iter()
                 .map(|p| SeatResult {
-                    seat: Some(p.player),
+                    // Seats count from 0 in every tournament record;
+                    // Chomp's own players, as in the statement, from 1.
+                    seat: Some(p.player - 1),
                     score: Some(Score::Points(p.score.into())),
                     slowest_micros: Some(p.slowest_micros),
                     peak_memory_bytes: p.peak_memory_bytes,
