@@ -588,3 +588,49 @@ fn the_reference_bots_build_and_play_from_their_makefiles() {
     assert!(run.stdout.contains("every cell eaten"), "{}", run.stdout);
     assert!(!run.stdout.contains("disqualified"), "{}", run.stdout);
 }
+
+/// A player in `name/` whose `pc2` is `script` (a shell script).
+fn scripted_pc2(arena: &Arena, name: &str, script: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = arena.path(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let pc2 = dir.join("pc2");
+    std::fs::write(&pc2, script).unwrap();
+    std::fs::set_permissions(&pc2, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_player_that_exits_shows_its_last_stderr_lines_escaped() {
+    let arena = Arena::new();
+    let array = arena.array("a.txt", "Z\n");
+    // What a JVM says when its class is missing, then an escape sequence
+    // that must not reach the terminal as one.
+    let java = scripted_pc2(
+        &arena,
+        "java",
+        "#!/bin/sh\nread p; read size; read row; read update\n\
+         printf 'Error: Could not find or load main class Bot\\n\\033[31mCaused by: ClassNotFoundException\\n' >&2\n\
+         exit 1\n",
+    );
+    let run = arena.chomp(&[&array, &java]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stderr.contains("exited with status 1"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("  | Error: Could not find or load main class Bot\n"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("  | \\x1b[31mCaused by: ClassNotFoundException\n"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains('\x1b'), "{:?}", run.stderr);
+}

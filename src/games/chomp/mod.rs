@@ -23,11 +23,14 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::{STDERR_TAIL_LINES, show_stderr_tail};
+use crate::bot::stderr::last_lines;
 use crate::bot::{BotLimits, BotSpec};
 use crate::exit::Status;
 use crate::outcome::Disqualified;
 use crate::record::{self, Records};
 use crate::rng::{SplitMix64, fresh_seed};
+use crate::text;
 use build::BuildOptions;
 use game::{End, GameResult, PlayerResult, Rules, SeatSpec};
 pub use grid::{Cell, Dir, Grid};
@@ -212,6 +215,7 @@ async fn prepare_and_play(config: &ChompConfig) -> Result<Status, String> {
         .map(|d| d.display().to_string())
         .collect();
     let mut aggregate = standings::Aggregate::new(&dirs);
+    let mut told = vec![false; k];
     let rules = Rules {
         prep: config.prep,
         starve: config.starve,
@@ -250,6 +254,7 @@ async fn prepare_and_play(config: &ChompConfig) -> Result<Status, String> {
         if let Some(result) = done.remove(&(index + 1)) {
             println!("  already played (resumed from the results file)");
             report(&result, config.games, &dirs);
+            show_failures(&result, index + 1, config.games, &mut told);
             aggregate.add(&result);
             continue;
         }
@@ -290,6 +295,7 @@ async fn prepare_and_play(config: &ChompConfig) -> Result<Status, String> {
         // Reported once recorded: a reader that stops at this report
         // (`| head`) finds the game in the file.
         report(&result, config.games, &dirs);
+        show_failures(&result, index + 1, config.games, &mut told);
         aggregate.add(&result);
     }
     if config.games > 1 {
@@ -309,11 +315,6 @@ fn report(result: &GameResult, games: u64, dirs: &[String]) {
     if games == 1 {
         println!("game over after {summary}");
         println!("{}", standings::game_table(result));
-        for p in &result.players {
-            if let Some(error) = &p.error {
-                eprintln!("referee chomp: player {} ({}): {error}", p.player, p.dir);
-            }
-        }
         return;
     }
     let mut by_entrant: Vec<&PlayerResult> = result.players.iter().collect();
@@ -329,6 +330,38 @@ fn report(result: &GameResult, games: u64, dirs: &[String]) {
         })
         .collect();
     println!("  {summary}: {}", scores.join(", "));
+}
+
+/// Says on standard error why players of game `index` failed, each with
+/// its last lines on standard error (a JVM's `Could not find or load main
+/// class`). In a run of one game every failure; in a longer one each
+/// entrant's first (`told` marks the entrants told of), so that a bot that
+/// fails every game does not bury the others: the game lines show the rest.
+fn show_failures(result: &GameResult, index: u64, games: u64, told: &mut [bool]) {
+    for p in &result.players {
+        let Some(error) = &p.error else {
+            continue;
+        };
+        if std::mem::replace(&mut told[p.entrant], true) && games > 1 {
+            continue;
+        }
+        let whose = format!("player {} ({})", p.player, text::terminal(&p.dir));
+        let (game, first) = match games {
+            1 => (String::new(), ""),
+            _ => (
+                format!("game {index}, "),
+                " (this entrant's first failure; the game lines show the others)",
+            ),
+        };
+        eprintln!(
+            "referee chomp: {game}{whose}: {}{first}",
+            text::terminal_lines(error)
+        );
+        show_stderr_tail(
+            &format!("referee chomp: {whose}: its last lines on standard error:"),
+            &last_lines(p.stderr.as_deref().unwrap_or_default(), STDERR_TAIL_LINES),
+        );
+    }
 }
 
 /// What decides a run's games, apart from the seed: the arrays (their
