@@ -634,3 +634,22 @@ fn a_player_that_exits_shows_its_last_stderr_lines_escaped() {
     );
     assert!(!run.stderr.contains('\x1b'), "{:?}", run.stderr);
 }
+
+#[test]
+fn a_pc2_script_that_finds_its_files_through_its_own_path_plays() {
+    let arena = Arena::new();
+    let array = arena.array("a.txt", STATEMENT);
+    // A wrapper as students write them: the real player lies beside it.
+    let p = scripted_pc2(
+        &arena,
+        "wrapped",
+        "#!/bin/sh\nexec \"$(dirname \"$0\")/player.sh\"\n",
+    );
+    std::fs::copy(fixture("chomp-script.sh"), Path::new(&p).join("player.sh")).unwrap();
+    std::fs::write(Path::new(&p).join("moves"), "C\n").unwrap();
+    let run = arena.chomp(&["--start", "5", "3", "--max-rounds", "1", &array, &p]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let record = &arena.records()[0];
+    assert_eq!(player_field(record, 1, "fate"), "alive", "{run:?}");
+    assert_eq!(player_field(record, 1, "score"), 25);
+}
