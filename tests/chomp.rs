@@ -653,3 +653,108 @@ fn a_pc2_script_that_finds_its_files_through_its_own_path_plays() {
     assert_eq!(player_field(record, 1, "fate"), "alive", "{run:?}");
     assert_eq!(player_field(record, 1, "score"), 25);
 }
+
+#[test]
+fn the_first_reply_is_recorded_apart_as_the_start_up() {
+    let arena = Arena::new();
+    let array = arena.array("a.txt", STATEMENT);
+    let p = arena.player("p", &["sleep 0.4 C", "C", "C"]);
+    let run = arena.chomp(&[
+        "--starve",
+        "5s",
+        "--start",
+        "5",
+        "3",
+        "--max-rounds",
+        "3",
+        &array,
+        &p,
+    ]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let record = &arena.records()[0];
+    let startup = player_field(record, 1, "startup_micros").as_u64().unwrap();
+    assert!(startup >= 400_000, "{record}");
+    // Not a move time: the slowest move is one of the later two.
+    assert!(
+        player_field(record, 1, "slowest_micros").as_u64().unwrap() < startup,
+        "{record}"
+    );
+    assert_eq!(player_field(record, 1, "moves"), 3);
+
+    // A tournament's record keeps it too.
+    let file = arena.path("t.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"chomp\"\ngames = 1\nseed = 1\n[limits]\nprep = \"0s\"\nstarve = \"5s\"\n\
+             max_rounds = 3\nstart = [\"5\", \"3\"]\narrays = \"a.txt\"\n\
+             [[entrant]]\nname = \"p\"\ndir = \"{p}\"\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(Path::new(&p).join("moves"), "sleep 0.4 C\nC\nC\n").unwrap();
+    let out = arena.path("out");
+    let run = referee(
+        [
+            "tournament",
+            "--no-progress",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let records = common::jsonl(&out.join("records.jsonl"));
+    let result = &records[0]["results"][0];
+    assert!(
+        result["startup_micros"].as_u64().unwrap() >= 400_000,
+        "{result}"
+    );
+}
+
+#[test]
+fn start_up_counts_against_the_starvation_clock_unless_the_preparation_covers_it() {
+    // A player that takes 0.6s to start, as a JVM may, under a 300ms
+    // starvation budget.
+    let slow_start = |arena: &Arena| {
+        let p = scripted_pc2(arena, "slow", "#!/bin/sh\nsleep 0.6\nexec ./player.sh\n");
+        std::fs::copy(fixture("chomp-script.sh"), Path::new(&p).join("player.sh")).unwrap();
+        std::fs::write(Path::new(&p).join("moves"), "").unwrap();
+        p
+    };
+    let play = |prep: &str| {
+        let arena = Arena::new();
+        let array = arena.array("a.txt", STATEMENT);
+        let p = slow_start(&arena);
+        let results = arena.results();
+        let run = referee(
+            [
+                "chomp",
+                "--prep",
+                prep,
+                "--starve",
+                "300ms",
+                "--max-rounds",
+                "2",
+                "--results",
+                &results,
+                &array,
+                &p,
+            ],
+            b"",
+        );
+        assert_eq!(run.code, Some(0), "{run:?}");
+        arena.records().remove(0)
+    };
+    let unprepared = play("0s");
+    assert_eq!(
+        player_field(&unprepared, 1, "fate"),
+        "starved",
+        "{unprepared}"
+    );
+    assert_eq!(player_field(&unprepared, 1, "died_round"), 1);
+    let prepared = play("2s");
+    assert_eq!(player_field(&prepared, 1, "fate"), "alive", "{prepared}");
+    assert_eq!(player_field(&prepared, 1, "moves"), 2);
+}

@@ -319,6 +319,7 @@ impl Game for Chomp {
                     seat: Some(p.player - 1),
                     score: Some(Score::Points(p.score.into())),
                     slowest_micros: Some(p.slowest_micros),
+                    startup_micros: p.startup_micros,
                     peak_memory_bytes: p.peak_memory_bytes,
                     cpu_micros: p.cpu_micros,
                     error: p.error.clone(),
