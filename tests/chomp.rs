@@ -758,3 +758,68 @@ fn start_up_counts_against_the_starvation_clock_unless_the_preparation_covers_it
     assert_eq!(player_field(&prepared, 1, "fate"), "alive", "{prepared}");
     assert_eq!(player_field(&prepared, 1, "moves"), 2);
 }
+
+#[test]
+fn long_runs_under_the_statements_limits_are_warned_about() {
+    let arena = Arena::new();
+    let array = arena.array("z.txt", "Z\n");
+    let bot = |name: &str, binary: &str| {
+        scripted_pc2(&arena, name, &format!("#!/bin/sh\nexec {binary}\n"))
+    };
+    let strong = bot("strong", env!("CARGO_BIN_EXE_chomp"));
+    let greedy = bot("greedy", env!("CARGO_BIN_EXE_chomp-greedy"));
+    let chomp = |games: &str| {
+        let run = referee(
+            [
+                "chomp", "--prep", "0s", "--games", games, "--seed", "1", &array, &strong, &greedy,
+            ],
+            b"",
+        );
+        assert_eq!(run.code, Some(0), "{run:?}");
+        run
+    };
+    // 50 games one after the other: a bot that stops answering would
+    // cost 45s in each, 37m 30s in all.
+    let run = chomp("50");
+    assert!(
+        run.stderr.contains(
+            "referee chomp: warning: 50 Chomp games, one at a time, with prep 0s and \
+             starve 45s (the statement's default) may spend up to 37m 30s only waiting"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("set --starve 5s ("), "{}", run.stderr);
+    assert!(!chomp("5").stderr.contains("warning"));
+
+    // A tournament of 200 games, 2 at once, says what to set in its file.
+    let file = arena.path("t.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"chomp\"\ngames = 200\nseed = 1\njobs = 2\n[limits]\nprep = \"0s\"\n\
+             arrays = \"z.txt\"\n\
+             [[entrant]]\nname = \"strong\"\ncommand = [\"{}\"]\n\
+             [[entrant]]\nname = \"greedy\"\ncommand = [\"{}\"]\n",
+            env!("CARGO_BIN_EXE_chomp"),
+            env!("CARGO_BIN_EXE_chomp-greedy"),
+        ),
+    )
+    .unwrap();
+    let run = referee(["tournament", "--no-progress", file.to_str().unwrap()], b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "referee tournament: warning: 200 Chomp games, 2 at once, with prep 0s and \
+             starve 45s (the statement's default) may spend up to 1h 15m only waiting"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("for a class, set starve = \"5s\" in [limits]"),
+        "{}",
+        run.stderr
+    );
+}

@@ -282,6 +282,16 @@ impl Game for Chomp {
         expectation == "mean_score"
     }
 
+    fn run_warning(&self, games: u64, at_once: usize) -> Option<String> {
+        chomp::long_run_warning(
+            games,
+            at_once,
+            self.rules.prep,
+            self.rules.starve,
+            chomp::LimitNames::File,
+        )
+    }
+
     fn play<'a>(
         &'a self,
         index: u64,

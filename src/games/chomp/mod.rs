@@ -21,6 +21,80 @@ pub const DEFAULT_STARVE: Duration = Duration::from_secs(45);
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// Runs whose waits may add up to more than this are warned about (see
+/// [`long_run_warning`]).
+const LONG_RUN: Duration = Duration::from_secs(30 * 60);
+
+/// How a warning names the limits to set: `referee chomp`'s options, or
+/// a tournament file's `[limits]` keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LimitNames {
+    Options,
+    File,
+}
+
+/// The warning, if any, for `games` games played `at_once` at a time under
+/// `prep` and `starve`: when they may spend more than half an hour only
+/// waiting, and the statement's defaults, made for one game of a contest,
+/// are why. Every game waits its whole preparation time; a bot that stops
+/// answering costs a whole starvation budget in each game it plays. Says
+/// what a class would set instead (docs/chomp.md, "A class-sized run").
+pub fn long_run_warning(
+    games: u64,
+    at_once: usize,
+    prep: Duration,
+    starve: Duration,
+    names: LimitNames,
+) -> Option<String> {
+    let rounds = u32::try_from(games.div_ceil(at_once.max(1) as u64)).unwrap_or(u32::MAX);
+    let worst = prep.saturating_add(starve).saturating_mul(rounds);
+    let defaults = [
+        ("prep", prep, prep == DEFAULT_PREP, "3s"),
+        ("starve", starve, starve == DEFAULT_STARVE, "5s"),
+    ];
+    if worst <= LONG_RUN || !defaults.iter().any(|(_, _, default, _)| *default) {
+        return None;
+    }
+    let human = crate::units::human_duration;
+    let limits: Vec<String> = defaults
+        .iter()
+        .map(|(name, value, default, _)| match default {
+            true => format!("{name} {} (the statement's default)", human(*value)),
+            false => format!("{name} {}", human(*value)),
+        })
+        .collect();
+    let advice: Vec<String> = defaults
+        .iter()
+        .filter(|(_, _, default, _)| *default)
+        .map(|(name, _, _, class)| match names {
+            LimitNames::Options => format!("--{name} {class}"),
+            LimitNames::File => format!("{name} = \"{class}\""),
+        })
+        .collect();
+    let advice = match names {
+        LimitNames::Options => advice.join(" "),
+        LimitNames::File => format!("{} in [limits]", advice.join(" and ")),
+    };
+    let pace = match at_once {
+        0 | 1 => "one at a time".to_owned(),
+        n => format!("{n} at once"),
+    };
+    let preparation = match prep.is_zero() {
+        true => String::new(),
+        false => format!(
+            "each game waits its whole preparation time ({} in all), and ",
+            human(prep.saturating_mul(rounds))
+        ),
+    };
+    Some(format!(
+        "{games} Chomp games, {pace}, with {} may spend up to {} only waiting: \
+         {preparation}a bot that stops answering costs a whole starvation budget in \
+         each of its games; for a class, set {advice} (docs/chomp.md, \"A class-sized run\")",
+        limits.join(" and "),
+        human(worst),
+    ))
+}
+
 use serde::Serialize;
 
 use super::{STDERR_TAIL_LINES, show_stderr_tail};
@@ -229,6 +303,12 @@ async fn prepare_and_play(config: &ChompConfig) -> Result<Status, String> {
         config.games,
         if config.games == 1 { "" } else { "s" },
     );
+    let to_play = config.games.saturating_sub(done.len() as u64);
+    if let Some(warning) =
+        long_run_warning(to_play, 1, config.prep, config.starve, LimitNames::Options)
+    {
+        eprintln!("referee chomp: warning: {warning}");
+    }
     for index in 0..config.games {
         // Seats rotate: in game g, seat s holds entrant (s + g) mod K.
         let seats: Vec<SeatSpec> = (0..k)
@@ -489,6 +569,49 @@ pub(crate) fn start_cell(start: (Coord, Coord), array: &ArrayFile, rng: &mut Spl
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_statements_limits_over_many_games_are_a_warning_with_advice() {
+        let secs = Duration::from_secs;
+        let warning =
+            long_run_warning(200, 2, DEFAULT_PREP, DEFAULT_STARVE, LimitNames::File).unwrap();
+        assert!(
+            warning.starts_with(
+                "200 Chomp games, 2 at once, with prep 1m (the statement's default) and \
+                 starve 45s (the statement's default) may spend up to 2h 55m only waiting: \
+                 each game waits its whole preparation time (1h 40m in all)"
+            ),
+            "{warning}"
+        );
+        assert!(
+            warning.contains("set prep = \"3s\" and starve = \"5s\" in [limits]"),
+            "{warning}"
+        );
+        let warning =
+            long_run_warning(50, 1, secs(0), DEFAULT_STARVE, LimitNames::Options).unwrap();
+        assert!(warning.contains("one at a time"), "{warning}");
+        assert!(
+            warning.contains("up to 37m 30s only waiting: a bot"),
+            "{warning}"
+        );
+        assert!(warning.contains("set --starve 5s ("), "{warning}");
+        // Limits chosen by hand, or a short run: nothing to say.
+        assert_eq!(
+            long_run_warning(200, 2, secs(61), secs(46), LimitNames::File),
+            None
+        );
+        assert_eq!(
+            long_run_warning(30, 2, secs(0), DEFAULT_STARVE, LimitNames::File),
+            None
+        );
+        assert_eq!(
+            long_run_warning(0, 0, DEFAULT_PREP, DEFAULT_STARVE, LimitNames::File),
+            None
+        );
+        assert!(
+            long_run_warning(u64::MAX, 1, DEFAULT_PREP, DEFAULT_STARVE, LimitNames::File).is_some()
+        );
+    }
 
     #[test]
     fn a_resumed_game_reads_its_moves_in_either_form() {
