@@ -823,3 +823,64 @@ fn long_runs_under_the_statements_limits_are_warned_about() {
         run.stderr
     );
 }
+
+/// The commands of the README's Chomp example: the lines of its Chomp
+/// section's code blocks that run `referee chomp` (not its synopsis).
+fn readme_chomp_commands() -> Vec<String> {
+    let readme =
+        std::fs::read_to_string(format!("{}/README.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let section = readme
+        .split("\n## ")
+        .find(|s| s.starts_with("Chomp\n"))
+        .expect("the README has a Chomp section");
+    let mut in_code = false;
+    let mut commands = Vec::new();
+    for line in section.lines() {
+        if line.starts_with("```") {
+            in_code = !in_code;
+        } else if in_code && line.contains("referee chomp ") && !line.contains("[OPTIONS]") {
+            commands.push(line.to_owned());
+        }
+    }
+    commands
+}
+
+#[test]
+fn the_readme_chomp_example_runs_with_only_the_installed_programs() {
+    // What `cargo install --path .` gives, and nothing else of Rust's:
+    // no cargo, no target/ on the PATH.
+    let bin = tempfile::tempdir().unwrap();
+    for (name, path) in [
+        ("referee", env!("CARGO_BIN_EXE_referee")),
+        ("referee-launch", env!("CARGO_BIN_EXE_referee-launch")),
+        ("chomp", env!("CARGO_BIN_EXE_chomp")),
+        ("chomp-greedy", env!("CARGO_BIN_EXE_chomp-greedy")),
+    ] {
+        std::os::unix::fs::symlink(path, bin.path().join(name)).unwrap();
+    }
+    let path = format!("{}:/usr/bin:/bin", bin.path().display());
+    let commands = readme_chomp_commands();
+    assert!(commands.len() >= 2, "{commands:?}");
+    for command in &commands {
+        let marker = common::Marker::new();
+        let mut sh = std::process::Command::new("sh");
+        sh.args(["-c", command])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("PATH", &path)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        marker.apply(&mut sh);
+        let run = common::finish(sh.spawn().unwrap(), b"");
+        marker.assert_none_left();
+        assert_eq!(run.code, Some(0), "{command}: {run:?}");
+        // Nothing built, nobody failed: no player said anything.
+        for word in ["building", "disqualified", "player 1", "player 2"] {
+            assert!(!run.stderr.contains(word), "{command}: {run:?}");
+        }
+        assert!(
+            run.stdout.contains("every cell eaten"),
+            "{command}: {run:?}"
+        );
+    }
+}
