@@ -884,3 +884,42 @@ fn the_readme_chomp_example_runs_with_only_the_installed_programs() {
         );
     }
 }
+
+#[test]
+fn a_resumed_record_with_an_entrant_the_run_lacks_is_refused() {
+    let arena = Arena::new();
+    let array = arena.array("z.txt", "Z\n");
+    let p = arena.player("p", &[]);
+    let results = arena.results();
+    let resume = |games: &str| {
+        referee(
+            [
+                "chomp",
+                "--prep",
+                "0s",
+                "--seed",
+                "3",
+                "--games",
+                games,
+                "--resume",
+                "--results",
+                &results,
+                &array,
+                &p,
+                &p,
+            ],
+            b"",
+        )
+    };
+    assert_eq!(resume("1").code, Some(0));
+    let text = std::fs::read_to_string(&results).unwrap();
+    std::fs::write(&results, text.replace("\"entrant\":1", "\"entrant\":7")).unwrap();
+    let run = resume("2");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("game 1 of this run does not have its 2 players, entrants 0 to 1"),
+        "{}",
+        run.stderr
+    );
+}

@@ -21,80 +21,6 @@ pub const DEFAULT_STARVE: Duration = Duration::from_secs(45);
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Runs whose waits may add up to more than this are warned about (see
-/// [`long_run_warning`]).
-const LONG_RUN: Duration = Duration::from_secs(30 * 60);
-
-/// How a warning names the limits to set: `referee chomp`'s options, or
-/// a tournament file's `[limits]` keys.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LimitNames {
-    Options,
-    File,
-}
-
-/// The warning, if any, for `games` games played `at_once` at a time under
-/// `prep` and `starve`: when they may spend more than half an hour only
-/// waiting, and the statement's defaults, made for one game of a contest,
-/// are why. Every game waits its whole preparation time; a bot that stops
-/// answering costs a whole starvation budget in each game it plays. Says
-/// what a class would set instead (docs/chomp.md, "A class-sized run").
-pub fn long_run_warning(
-    games: u64,
-    at_once: usize,
-    prep: Duration,
-    starve: Duration,
-    names: LimitNames,
-) -> Option<String> {
-    let rounds = u32::try_from(games.div_ceil(at_once.max(1) as u64)).unwrap_or(u32::MAX);
-    let worst = prep.saturating_add(starve).saturating_mul(rounds);
-    let defaults = [
-        ("prep", prep, prep == DEFAULT_PREP, "3s"),
-        ("starve", starve, starve == DEFAULT_STARVE, "5s"),
-    ];
-    if worst <= LONG_RUN || !defaults.iter().any(|(_, _, default, _)| *default) {
-        return None;
-    }
-    let human = crate::units::human_duration;
-    let limits: Vec<String> = defaults
-        .iter()
-        .map(|(name, value, default, _)| match default {
-            true => format!("{name} {} (the statement's default)", human(*value)),
-            false => format!("{name} {}", human(*value)),
-        })
-        .collect();
-    let advice: Vec<String> = defaults
-        .iter()
-        .filter(|(_, _, default, _)| *default)
-        .map(|(name, _, _, class)| match names {
-            LimitNames::Options => format!("--{name} {class}"),
-            LimitNames::File => format!("{name} = \"{class}\""),
-        })
-        .collect();
-    let advice = match names {
-        LimitNames::Options => advice.join(" "),
-        LimitNames::File => format!("{} in [limits]", advice.join(" and ")),
-    };
-    let pace = match at_once {
-        0 | 1 => "one at a time".to_owned(),
-        n => format!("{n} at once"),
-    };
-    let preparation = match prep.is_zero() {
-        true => String::new(),
-        false => format!(
-            "each game waits its whole preparation time ({} in all), and ",
-            human(prep.saturating_mul(rounds))
-        ),
-    };
-    Some(format!(
-        "{games} Chomp games, {pace}, with {} may spend up to {} only waiting: \
-         {preparation}a bot that stops answering costs a whole starvation budget in \
-         each of its games; for a class, set {advice} (docs/chomp.md, \"A class-sized run\")",
-        limits.join(" and "),
-        human(worst),
-    ))
-}
-
 use serde::Serialize;
 
 use super::{STDERR_TAIL_LINES, show_stderr_tail};
@@ -422,7 +348,11 @@ fn show_failures(result: &GameResult, index: u64, games: u64, told: &mut [bool])
         let Some(error) = &p.error else {
             continue;
         };
-        if std::mem::replace(&mut told[p.entrant], true) && games > 1 {
+        // A record read back names its entrant: never trusted as an index.
+        let Some(told) = told.get_mut(p.entrant) else {
+            continue;
+        };
+        if std::mem::replace(told, true) && games > 1 {
             continue;
         }
         let whose = format!("player {} ({})", p.player, text::terminal(&p.dir));
@@ -502,6 +432,21 @@ fn resume(
                 path.display()
             )
         })?;
+    // Standings index entrants by these numbers: a record that does not
+    // fit this run is refused, not trusted.
+    let k = config.dirs.len();
+    if let Some(bad) = stored
+        .iter()
+        .find(|g| g.players.len() != k || g.players.iter().any(|p| p.entrant >= k))
+    {
+        return Err(format!(
+            "{}: game {} of this run does not have its {k} players, entrants 0 to {}: \
+             the record was changed",
+            path.display(),
+            bad.index,
+            k - 1
+        ));
+    }
     let seed = match (config.seed, stored.first()) {
         (Some(seed), _) => seed,
         (None, Some(first)) => first.seed,
@@ -564,6 +509,80 @@ pub(crate) fn start_cell(start: (Coord, Coord), array: &ArrayFile, rng: &mut Spl
     let col = pick(start.0, array.cols());
     let row = pick(start.1, array.rows());
     Cell { col, row }
+}
+
+/// Runs whose waits may add up to more than this are warned about (see
+/// [`long_run_warning`]).
+const LONG_RUN: Duration = Duration::from_secs(30 * 60);
+
+/// How a warning names the limits to set: `referee chomp`'s options, or
+/// a tournament file's `[limits]` keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LimitNames {
+    Options,
+    File,
+}
+
+/// The warning, if any, for `games` games played `at_once` at a time under
+/// `prep` and `starve`: when they may spend more than half an hour only
+/// waiting, and the statement's defaults, made for one game of a contest,
+/// are why. Every game waits its whole preparation time; a bot that stops
+/// answering costs a whole starvation budget in each game it plays. Says
+/// what a class would set instead (docs/chomp.md, "A class-sized run").
+pub fn long_run_warning(
+    games: u64,
+    at_once: usize,
+    prep: Duration,
+    starve: Duration,
+    names: LimitNames,
+) -> Option<String> {
+    let rounds = u32::try_from(games.div_ceil(at_once.max(1) as u64)).unwrap_or(u32::MAX);
+    let worst = prep.saturating_add(starve).saturating_mul(rounds);
+    let defaults = [
+        ("prep", prep, prep == DEFAULT_PREP, "3s"),
+        ("starve", starve, starve == DEFAULT_STARVE, "5s"),
+    ];
+    if worst <= LONG_RUN || !defaults.iter().any(|(_, _, default, _)| *default) {
+        return None;
+    }
+    let human = crate::units::human_duration;
+    let limits: Vec<String> = defaults
+        .iter()
+        .map(|(name, value, default, _)| match default {
+            true => format!("{name} {} (the statement's default)", human(*value)),
+            false => format!("{name} {}", human(*value)),
+        })
+        .collect();
+    let advice: Vec<String> = defaults
+        .iter()
+        .filter(|(_, _, default, _)| *default)
+        .map(|(name, _, _, class)| match names {
+            LimitNames::Options => format!("--{name} {class}"),
+            LimitNames::File => format!("{name} = \"{class}\""),
+        })
+        .collect();
+    let advice = match names {
+        LimitNames::Options => advice.join(" "),
+        LimitNames::File => format!("{} in [limits]", advice.join(" and ")),
+    };
+    let pace = match at_once {
+        0 | 1 => "one at a time".to_owned(),
+        n => format!("{n} at once"),
+    };
+    let preparation = match prep.is_zero() {
+        true => String::new(),
+        false => format!(
+            "each game waits its whole preparation time ({} in all), and ",
+            human(prep.saturating_mul(rounds))
+        ),
+    };
+    Some(format!(
+        "{games} Chomp games, {pace}, with {} may spend up to {} only waiting: \
+         {preparation}a bot that stops answering costs a whole starvation budget in \
+         each of its games; for a class, set {advice} (docs/chomp.md, \"A class-sized run\")",
+        limits.join(" and "),
+        human(worst),
+    ))
 }
 
 #[cfg(test)]
