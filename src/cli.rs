@@ -328,11 +328,11 @@ than once). Each distinct DIR is built once with `make` there (skipped when it
 has no makefile), then ./pc2 runs in it. A failed build or a missing pc2
 disqualifies that player; the others still play.
 
-Examples:
-  referee chomp tournaments/chomp/statement.txt bots/chomp bots/chomp-greedy
+Examples (in the source folder; examples/chomp/* run the installed bots):
+  referee chomp tournaments/chomp/statement.txt examples/chomp/strong examples/chomp/greedy
   referee chomp -start 3 4 arrays/big.txt . ../rival ../rival
   referee chomp --start R 4 --prep 0s --starve 2s ARRAY DIR...
-  referee chomp --prep 0s --games 100 --seed 7 tournaments/chomp bots/chomp bots/chomp-greedy
+  referee chomp --prep 0s --games 8 --seed 7 tournaments/chomp examples/chomp/strong examples/chomp/greedy
 
 Exit status:
   0    the game(s) were played, whatever the bots did

@@ -588,3 +588,338 @@ fn the_reference_bots_build_and_play_from_their_makefiles() {
     assert!(run.stdout.contains("every cell eaten"), "{}", run.stdout);
     assert!(!run.stdout.contains("disqualified"), "{}", run.stdout);
 }
+
+/// A player in `name/` whose `pc2` is `script` (a shell script).
+fn scripted_pc2(arena: &Arena, name: &str, script: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = arena.path(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let pc2 = dir.join("pc2");
+    std::fs::write(&pc2, script).unwrap();
+    std::fs::set_permissions(&pc2, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_player_that_exits_shows_its_last_stderr_lines_escaped() {
+    let arena = Arena::new();
+    let array = arena.array("a.txt", "Z\n");
+    // What a JVM says when its class is missing, then an escape sequence
+    // that must not reach the terminal as one.
+    let java = scripted_pc2(
+        &arena,
+        "java",
+        "#!/bin/sh\nread p; read size; read row; read update\n\
+         printf 'Error: Could not find or load main class Bot\\n\\033[31mCaused by: ClassNotFoundException\\n' >&2\n\
+         exit 1\n",
+    );
+    let run = arena.chomp(&[&array, &java]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stderr.contains("exited with status 1"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("  | Error: Could not find or load main class Bot\n"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("  | \\x1b[31mCaused by: ClassNotFoundException\n"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains('\x1b'), "{:?}", run.stderr);
+}
+
+#[test]
+fn a_pc2_script_that_finds_its_files_through_its_own_path_plays() {
+    let arena = Arena::new();
+    let array = arena.array("a.txt", STATEMENT);
+    // A wrapper as students write them: the real player lies beside it.
+    let p = scripted_pc2(
+        &arena,
+        "wrapped",
+        "#!/bin/sh\nexec \"$(dirname \"$0\")/player.sh\"\n",
+    );
+    std::fs::copy(fixture("chomp-script.sh"), Path::new(&p).join("player.sh")).unwrap();
+    std::fs::write(Path::new(&p).join("moves"), "C\n").unwrap();
+    let run = arena.chomp(&["--start", "5", "3", "--max-rounds", "1", &array, &p]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let record = &arena.records()[0];
+    assert_eq!(player_field(record, 1, "fate"), "alive", "{run:?}");
+    assert_eq!(player_field(record, 1, "score"), 25);
+}
+
+#[test]
+fn the_first_reply_is_recorded_apart_as_the_start_up() {
+    let arena = Arena::new();
+    let array = arena.array("a.txt", STATEMENT);
+    let p = arena.player("p", &["sleep 0.4 C", "C", "C"]);
+    let run = arena.chomp(&[
+        "--starve",
+        "5s",
+        "--start",
+        "5",
+        "3",
+        "--max-rounds",
+        "3",
+        &array,
+        &p,
+    ]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let record = &arena.records()[0];
+    let startup = player_field(record, 1, "startup_micros").as_u64().unwrap();
+    assert!(startup >= 400_000, "{record}");
+    // Not a move time: the slowest move is one of the later two.
+    assert!(
+        player_field(record, 1, "slowest_micros").as_u64().unwrap() < startup,
+        "{record}"
+    );
+    assert_eq!(player_field(record, 1, "moves"), 3);
+
+    // A tournament's record keeps it too.
+    let file = arena.path("t.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"chomp\"\ngames = 1\nseed = 1\n[limits]\nprep = \"0s\"\nstarve = \"5s\"\n\
+             max_rounds = 3\nstart = [\"5\", \"3\"]\narrays = \"a.txt\"\n\
+             [[entrant]]\nname = \"p\"\ndir = \"{p}\"\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(Path::new(&p).join("moves"), "sleep 0.4 C\nC\nC\n").unwrap();
+    let out = arena.path("out");
+    let run = referee(
+        [
+            "tournament",
+            "--no-progress",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let records = common::jsonl(&out.join("records.jsonl"));
+    let result = &records[0]["results"][0];
+    assert!(
+        result["startup_micros"].as_u64().unwrap() >= 400_000,
+        "{result}"
+    );
+}
+
+#[test]
+fn start_up_counts_against_the_starvation_clock_unless_the_preparation_covers_it() {
+    // A player that takes 0.6s to start, as a JVM may, under a 300ms
+    // starvation budget.
+    let slow_start = |arena: &Arena| {
+        let p = scripted_pc2(arena, "slow", "#!/bin/sh\nsleep 0.6\nexec ./player.sh\n");
+        std::fs::copy(fixture("chomp-script.sh"), Path::new(&p).join("player.sh")).unwrap();
+        std::fs::write(Path::new(&p).join("moves"), "").unwrap();
+        p
+    };
+    let play = |prep: &str| {
+        let arena = Arena::new();
+        let array = arena.array("a.txt", STATEMENT);
+        let p = slow_start(&arena);
+        let results = arena.results();
+        let run = referee(
+            [
+                "chomp",
+                "--prep",
+                prep,
+                "--starve",
+                "300ms",
+                "--max-rounds",
+                "2",
+                "--results",
+                &results,
+                &array,
+                &p,
+            ],
+            b"",
+        );
+        assert_eq!(run.code, Some(0), "{run:?}");
+        arena.records().remove(0)
+    };
+    let unprepared = play("0s");
+    assert_eq!(
+        player_field(&unprepared, 1, "fate"),
+        "starved",
+        "{unprepared}"
+    );
+    assert_eq!(player_field(&unprepared, 1, "died_round"), 1);
+    let prepared = play("2s");
+    assert_eq!(player_field(&prepared, 1, "fate"), "alive", "{prepared}");
+    assert_eq!(player_field(&prepared, 1, "moves"), 2);
+}
+
+#[test]
+fn long_runs_under_the_statements_limits_are_warned_about() {
+    let arena = Arena::new();
+    let array = arena.array("z.txt", "Z\n");
+    let bot = |name: &str, binary: &str| {
+        scripted_pc2(&arena, name, &format!("#!/bin/sh\nexec {binary}\n"))
+    };
+    let strong = bot("strong", env!("CARGO_BIN_EXE_chomp"));
+    let greedy = bot("greedy", env!("CARGO_BIN_EXE_chomp-greedy"));
+    let chomp = |games: &str| {
+        let run = referee(
+            [
+                "chomp", "--prep", "0s", "--games", games, "--seed", "1", &array, &strong, &greedy,
+            ],
+            b"",
+        );
+        assert_eq!(run.code, Some(0), "{run:?}");
+        run
+    };
+    // 50 games one after the other: a bot that stops answering would
+    // cost 45s in each, 37m 30s in all.
+    let run = chomp("50");
+    assert!(
+        run.stderr.contains(
+            "referee chomp: warning: 50 Chomp games, one at a time, with prep 0s and \
+             starve 45s (the statement's default) may spend up to 37m 30s only waiting"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("set --starve 5s ("), "{}", run.stderr);
+    assert!(!chomp("5").stderr.contains("warning"));
+
+    // A tournament of 200 games, 2 at once, says what to set in its file.
+    let file = arena.path("t.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"chomp\"\ngames = 200\nseed = 1\njobs = 2\n[limits]\nprep = \"0s\"\n\
+             arrays = \"z.txt\"\n\
+             [[entrant]]\nname = \"strong\"\ncommand = [\"{}\"]\n\
+             [[entrant]]\nname = \"greedy\"\ncommand = [\"{}\"]\n",
+            env!("CARGO_BIN_EXE_chomp"),
+            env!("CARGO_BIN_EXE_chomp-greedy"),
+        ),
+    )
+    .unwrap();
+    let run = referee(["tournament", "--no-progress", file.to_str().unwrap()], b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "referee tournament: warning: 200 Chomp games, 2 at once, with prep 0s and \
+             starve 45s (the statement's default) may spend up to 1h 15m only waiting"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("for a class, set starve = \"5s\" in [limits]"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// The commands of the README's Chomp example: the lines of its Chomp
+/// section's code blocks that run `referee chomp` (not its synopsis).
+fn readme_chomp_commands() -> Vec<String> {
+    let readme =
+        std::fs::read_to_string(format!("{}/README.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let section = readme
+        .split("\n## ")
+        .find(|s| s.starts_with("Chomp\n"))
+        .expect("the README has a Chomp section");
+    let mut in_code = false;
+    let mut commands = Vec::new();
+    for line in section.lines() {
+        if line.starts_with("```") {
+            in_code = !in_code;
+        } else if in_code && line.contains("referee chomp ") && !line.contains("[OPTIONS]") {
+            commands.push(line.to_owned());
+        }
+    }
+    commands
+}
+
+#[test]
+fn the_readme_chomp_example_runs_with_only_the_installed_programs() {
+    // What `cargo install --path .` gives, and nothing else of Rust's:
+    // no cargo, no target/ on the PATH.
+    let bin = tempfile::tempdir().unwrap();
+    for (name, path) in [
+        ("referee", env!("CARGO_BIN_EXE_referee")),
+        ("referee-launch", env!("CARGO_BIN_EXE_referee-launch")),
+        ("chomp", env!("CARGO_BIN_EXE_chomp")),
+        ("chomp-greedy", env!("CARGO_BIN_EXE_chomp-greedy")),
+    ] {
+        std::os::unix::fs::symlink(path, bin.path().join(name)).unwrap();
+    }
+    let path = format!("{}:/usr/bin:/bin", bin.path().display());
+    let commands = readme_chomp_commands();
+    assert!(commands.len() >= 2, "{commands:?}");
+    for command in &commands {
+        let marker = common::Marker::new();
+        let mut sh = std::process::Command::new("sh");
+        sh.args(["-c", command])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("PATH", &path)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        marker.apply(&mut sh);
+        let run = common::finish(sh.spawn().unwrap(), b"");
+        marker.assert_none_left();
+        assert_eq!(run.code, Some(0), "{command}: {run:?}");
+        // Nothing built, nobody failed: no player said anything.
+        for word in ["building", "disqualified", "player 1", "player 2"] {
+            assert!(!run.stderr.contains(word), "{command}: {run:?}");
+        }
+        assert!(
+            run.stdout.contains("every cell eaten"),
+            "{command}: {run:?}"
+        );
+    }
+}
+
+#[test]
+fn a_resumed_record_with_an_entrant_the_run_lacks_is_refused() {
+    let arena = Arena::new();
+    let array = arena.array("z.txt", "Z\n");
+    let p = arena.player("p", &[]);
+    let results = arena.results();
+    let resume = |games: &str| {
+        referee(
+            [
+                "chomp",
+                "--prep",
+                "0s",
+                "--seed",
+                "3",
+                "--games",
+                games,
+                "--resume",
+                "--results",
+                &results,
+                &array,
+                &p,
+                &p,
+            ],
+            b"",
+        )
+    };
+    assert_eq!(resume("1").code, Some(0));
+    let text = std::fs::read_to_string(&results).unwrap();
+    std::fs::write(&results, text.replace("\"entrant\":1", "\"entrant\":7")).unwrap();
+    let run = resume("2");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("game 1 of this run does not have its 2 players, entrants 0 to 1"),
+        "{}",
+        run.stderr
+    );
+}

@@ -299,3 +299,34 @@ fn bad_tournament_files_are_named() {
     );
     assert_eq!(run.code, Some(64));
 }
+
+/// The seats of every record of the run in `out`, in game order.
+fn seats(out: &Path) -> Vec<Vec<u64>> {
+    records(out)
+        .iter()
+        .map(|r| {
+            r["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x["seat"].as_u64().unwrap())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn seats_count_from_0_in_every_game_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let chomp = dir.path().join("chomp");
+    tournament(&[&chomp_file(dir.path(), 2), "--out", chomp.to_str().unwrap()]);
+    assert_eq!(seats(&chomp), [[0, 1], [0, 1]]);
+    let log = std::fs::read_to_string(chomp.join("games.log")).unwrap();
+    assert!(log.contains(": seat 0,"), "{log}");
+    assert!(!log.contains(": seat 2,"), "{log}");
+
+    let tron = dir.path().join("tron");
+    let file = format!("{}/tournaments/tron.toml", env!("CARGO_MANIFEST_DIR"));
+    tournament(&[&file, "--games", "2", "--out", tron.to_str().unwrap()]);
+    assert_eq!(seats(&tron), [[0, 1], [0, 1]]);
+}

@@ -4,8 +4,9 @@
 //! Runs of the referee that build the same directory at the same time (the
 //! shards of a tournament on one machine) never race: each build holds the
 //! directory's build lock (see [`lock_dir`]), and each run then plays its
-//! own private copy of the `pc2` it built (see [`Snapshots`]), so another
-//! run's later build cannot change, or be refused by, what this run runs.
+//! own private copy of the binary `pc2` it built (see [`Snapshots`]), so
+//! another run's later build cannot change, or be refused by, what this
+//! run runs. A script `pc2` runs in place (see [`is_script`]).
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -201,6 +202,7 @@ async fn build_one(
     }
     let built = dir.join(PROGRAM);
     if built.is_file()
+        && !is_script(&built)
         && let Err(e) = Snapshots::take(dir, &built)
     {
         eprintln!(
@@ -209,6 +211,19 @@ async fn build_one(
         );
     }
     Ok(())
+}
+
+/// Whether `program` is a script (it starts with `#!`). A script runs in
+/// place, not from this run's copy: it finds its files through its own
+/// path (`exec "$(dirname "$0")/bot"`), which a copy would move away from
+/// them; and its interpreter reads it, where the kernel maps a binary, so a
+/// build that replaces it is never refused as `Text file busy`.
+fn is_script(program: &Path) -> bool {
+    use std::io::Read;
+    let mut start = [0u8; 2];
+    File::open(program)
+        .and_then(|mut file| file.read_exact(&mut start))
+        .is_ok_and(|()| &start == b"#!")
 }
 
 /// The program `program` of directory `dir` is there and no source of it
@@ -392,8 +407,8 @@ async fn lock_dir(dir: &Path, given: &Path) -> Option<Flock<File>> {
 }
 
 /// The program to run for the `pc2` of `dir` (canonical) built by this
-/// run: this run's private copy of it, or, where no copy could be taken,
-/// the directory's own. The bot still runs in `dir`.
+/// run: this run's private copy of it, or the directory's own where it is
+/// a script or no copy could be taken. The bot runs in `dir` either way.
 pub fn program(dir: &Path) -> PathBuf {
     Snapshots::of(dir).unwrap_or_else(|| dir.join(PROGRAM))
 }

@@ -79,11 +79,15 @@ impl Tail {
 
     /// The last `n` lines (lossy UTF-8), for error messages.
     pub fn last_lines(&self, n: usize) -> Vec<String> {
-        let (text, _) = self.since(0);
-        let mut lines: Vec<String> = text.lines().rev().take(n).map(str::to_owned).collect();
-        lines.reverse();
-        lines
+        last_lines(&self.since(0).0, n)
     }
+}
+
+/// The last `n` lines of `text`, for error messages.
+pub fn last_lines(text: &str, n: usize) -> Vec<String> {
+    let mut lines: Vec<String> = text.lines().rev().take(n).map(str::to_owned).collect();
+    lines.reverse();
+    lines
 }
 
 /// A running drain of one stderr pipe into a shared [`Tail`].

@@ -282,6 +282,16 @@ impl Game for Chomp {
         expectation == "mean_score"
     }
 
+    fn run_warning(&self, games: u64, at_once: usize) -> Option<String> {
+        chomp::long_run_warning(
+            games,
+            at_once,
+            self.rules.prep,
+            self.rules.starve,
+            chomp::LimitNames::File,
+        )
+    }
+
     fn play<'a>(
         &'a self,
         index: u64,
@@ -314,9 +324,12 @@ impl Game for Chomp {
             let results = players
                 .iter()
                 .map(|p| SeatResult {
-                    seat: Some(p.player),
+                    // Seats count from 0 in every tournament record;
+                    // Chomp's own players, as in the statement, from 1.
+                    seat: Some(p.player - 1),
                     score: Some(Score::Points(p.score.into())),
                     slowest_micros: Some(p.slowest_micros),
+                    startup_micros: p.startup_micros,
                     peak_memory_bytes: p.peak_memory_bytes,
                     cpu_micros: p.cpu_micros,
                     error: p.error.clone(),

@@ -193,6 +193,12 @@ pub trait Game: Send + Sync {
         Vec::new()
     }
 
+    /// What to warn of before a run of `games` games, `at_once` at a
+    /// time, starts (Chomp: the statement's limits over a long run).
+    fn run_warning(&self, _games: u64, _at_once: usize) -> Option<String> {
+        None
+    }
+
     /// Its own start-up allowance, when it has one (an external game's
     /// file); a tournament or ci file's `startup` goes over it.
     fn startup(&self) -> Option<Duration> {

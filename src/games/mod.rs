@@ -29,15 +29,28 @@ pub(crate) fn report_fault(
     if !(io::stdout().is_terminal() && io::stderr().is_terminal()) {
         eprintln!("referee {name}: {message}");
     }
-    let tail = bot.stderr(|t| t.last_lines(10));
-    if !tail.is_empty() {
-        eprintln!("referee {name}: the player's last lines on standard error:");
-        eprint!(
-            "{}",
-            crate::text::quoted_lines(tail.iter().map(String::as_str))
-        );
-    }
+    show_stderr_tail(
+        &format!("referee {name}: the player's last lines on standard error:"),
+        &bot.stderr(|t| t.last_lines(STDERR_TAIL_LINES)),
+    );
     Ok(())
+}
+
+/// How many of a failed player's last lines on standard error are shown.
+pub(crate) const STDERR_TAIL_LINES: usize = 10;
+
+/// Shows `lines`, a failed player's last lines on standard error, under
+/// `heading` (nothing when there are none). Each is escaped: what a bot
+/// wrote must not act on the terminal (see [`crate::text`]).
+pub(crate) fn show_stderr_tail(heading: &str, lines: &[String]) {
+    if lines.is_empty() {
+        return;
+    }
+    eprintln!("{heading}");
+    eprint!(
+        "{}",
+        crate::text::quoted_lines(lines.iter().map(String::as_str))
+    );
 }
 
 /// Ends the bot of a single game (tournaments, ci): killed at once after a

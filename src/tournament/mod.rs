@@ -521,11 +521,17 @@ impl<'c> Run<'c> {
             self.info.seed,
             self.jobs,
         );
+        let at_once = self.jobs.min(shard_games as usize);
         crate::parallel::warn_if_oversubscribed(
             "tournament",
-            Some((self.jobs.min(shard_games as usize), "--jobs")),
+            Some((at_once, "--jobs")),
             plan.game.seating().bots_at_once(),
         );
+        let done = self.finished.lock().map_or(0, |t| t.games());
+        let to_play = shard_games.saturating_sub(done);
+        if let Some(warning) = plan.game.run_warning(to_play, at_once) {
+            eprintln!("referee tournament: warning: {warning}");
+        }
         for (name, why) in plan.disqualified() {
             eprintln!(
                 "referee tournament: entrant {} disqualified: {why}",

@@ -118,7 +118,13 @@ pub struct PlayerResult {
     pub eaten: u64,
     pub moves: u64,
     pub rounds: u64,
+    /// Its slowest move, the first reply left out.
     pub slowest_micros: u64,
+    /// Its first reply's time, start-up included where the preparation
+    /// time did not cover it: recorded apart from the moves' times, as in
+    /// every game, but counted against the starvation clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_micros: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub died_round: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -370,8 +376,14 @@ impl Game {
                 if let Some(times) = times {
                     times[i] = millis(elapsed);
                 }
+                // The statement's clock runs from the first turn: a
+                // start-up the preparation time did not cover counts.
                 seat.bank += elapsed;
-                seat.slowest = seat.slowest.max(elapsed);
+                if seat.result.moves == 0 {
+                    seat.result.startup_micros = Some(micros(elapsed));
+                } else {
+                    seat.slowest = seat.slowest.max(elapsed);
+                }
                 seat.result.moves += 1;
                 Move::from_byte(byte).expect("the bot layer skips whitespace")
             }
@@ -460,8 +472,7 @@ impl Game {
                 .seats
                 .into_iter()
                 .map(|mut seat| {
-                    seat.result.slowest_micros =
-                        u64::try_from(seat.slowest.as_micros()).unwrap_or(u64::MAX);
+                    seat.result.slowest_micros = micros(seat.slowest);
                     seat.result
                 })
                 .collect(),
@@ -507,6 +518,7 @@ fn seat(player: usize, spec: &SeatSpec, start: Cell, limits: BotLimits) -> Seat 
             moves: 0,
             rounds: 0,
             slowest_micros: 0,
+            startup_micros: None,
             died_round: (status == Fate::Disqualified).then_some(0),
             error,
             peak_memory_bytes: None,
@@ -520,6 +532,11 @@ fn seat(player: usize, spec: &SeatSpec, start: Cell, limits: BotLimits) -> Seat 
         slowest: Duration::ZERO,
         final_update_due: false,
     }
+}
+
+/// `time` in whole microseconds, as records keep times.
+fn micros(time: Duration) -> u64 {
+    u64::try_from(time.as_micros()).unwrap_or(u64::MAX)
 }
 
 /// Not answering in time, or not reading the update in time, is starving;

@@ -23,11 +23,14 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::{STDERR_TAIL_LINES, show_stderr_tail};
+use crate::bot::stderr::last_lines;
 use crate::bot::{BotLimits, BotSpec};
 use crate::exit::Status;
 use crate::outcome::Disqualified;
 use crate::record::{self, Records};
 use crate::rng::{SplitMix64, fresh_seed};
+use crate::text;
 use build::BuildOptions;
 use game::{End, GameResult, PlayerResult, Rules, SeatSpec};
 pub use grid::{Cell, Dir, Grid};
@@ -212,6 +215,7 @@ async fn prepare_and_play(config: &ChompConfig) -> Result<Status, String> {
         .map(|d| d.display().to_string())
         .collect();
     let mut aggregate = standings::Aggregate::new(&dirs);
+    let mut told = vec![false; k];
     let rules = Rules {
         prep: config.prep,
         starve: config.starve,
@@ -225,6 +229,12 @@ async fn prepare_and_play(config: &ChompConfig) -> Result<Status, String> {
         config.games,
         if config.games == 1 { "" } else { "s" },
     );
+    let to_play = config.games.saturating_sub(done.len() as u64);
+    if let Some(warning) =
+        long_run_warning(to_play, 1, config.prep, config.starve, LimitNames::Options)
+    {
+        eprintln!("referee chomp: warning: {warning}");
+    }
     for index in 0..config.games {
         // Seats rotate: in game g, seat s holds entrant (s + g) mod K.
         let seats: Vec<SeatSpec> = (0..k)
@@ -250,6 +260,7 @@ async fn prepare_and_play(config: &ChompConfig) -> Result<Status, String> {
         if let Some(result) = done.remove(&(index + 1)) {
             println!("  already played (resumed from the results file)");
             report(&result, config.games, &dirs);
+            show_failures(&result, index + 1, config.games, &mut told);
             aggregate.add(&result);
             continue;
         }
@@ -290,6 +301,7 @@ async fn prepare_and_play(config: &ChompConfig) -> Result<Status, String> {
         // Reported once recorded: a reader that stops at this report
         // (`| head`) finds the game in the file.
         report(&result, config.games, &dirs);
+        show_failures(&result, index + 1, config.games, &mut told);
         aggregate.add(&result);
     }
     if config.games > 1 {
@@ -309,11 +321,6 @@ fn report(result: &GameResult, games: u64, dirs: &[String]) {
     if games == 1 {
         println!("game over after {summary}");
         println!("{}", standings::game_table(result));
-        for p in &result.players {
-            if let Some(error) = &p.error {
-                eprintln!("referee chomp: player {} ({}): {error}", p.player, p.dir);
-            }
-        }
         return;
     }
     let mut by_entrant: Vec<&PlayerResult> = result.players.iter().collect();
@@ -329,6 +336,42 @@ fn report(result: &GameResult, games: u64, dirs: &[String]) {
         })
         .collect();
     println!("  {summary}: {}", scores.join(", "));
+}
+
+/// Says on standard error why players of game `index` failed, each with
+/// its last lines on standard error (a JVM's `Could not find or load main
+/// class`). In a run of one game every failure; in a longer one each
+/// entrant's first (`told` marks the entrants told of), so that a bot that
+/// fails every game does not bury the others: the game lines show the rest.
+fn show_failures(result: &GameResult, index: u64, games: u64, told: &mut [bool]) {
+    for p in &result.players {
+        let Some(error) = &p.error else {
+            continue;
+        };
+        // A record read back names its entrant: never trusted as an index.
+        let Some(told) = told.get_mut(p.entrant) else {
+            continue;
+        };
+        if std::mem::replace(told, true) && games > 1 {
+            continue;
+        }
+        let whose = format!("player {} ({})", p.player, text::terminal(&p.dir));
+        let (game, first) = match games {
+            1 => (String::new(), ""),
+            _ => (
+                format!("game {index}, "),
+                " (this entrant's first failure; the game lines show the others)",
+            ),
+        };
+        eprintln!(
+            "referee chomp: {game}{whose}: {}{first}",
+            text::terminal_lines(error)
+        );
+        show_stderr_tail(
+            &format!("referee chomp: {whose}: its last lines on standard error:"),
+            &last_lines(p.stderr.as_deref().unwrap_or_default(), STDERR_TAIL_LINES),
+        );
+    }
 }
 
 /// What decides a run's games, apart from the seed: the arrays (their
@@ -389,6 +432,21 @@ fn resume(
                 path.display()
             )
         })?;
+    // Standings index entrants by these numbers: a record that does not
+    // fit this run is refused, not trusted.
+    let k = config.dirs.len();
+    if let Some(bad) = stored
+        .iter()
+        .find(|g| g.players.len() != k || g.players.iter().any(|p| p.entrant >= k))
+    {
+        return Err(format!(
+            "{}: game {} of this run does not have its {k} players, entrants 0 to {}: \
+             the record was changed",
+            path.display(),
+            bad.index,
+            k - 1
+        ));
+    }
     let seed = match (config.seed, stored.first()) {
         (Some(seed), _) => seed,
         (None, Some(first)) => first.seed,
@@ -453,9 +511,126 @@ pub(crate) fn start_cell(start: (Coord, Coord), array: &ArrayFile, rng: &mut Spl
     Cell { col, row }
 }
 
+/// Runs whose waits may add up to more than this are warned about (see
+/// [`long_run_warning`]).
+const LONG_RUN: Duration = Duration::from_secs(30 * 60);
+
+/// How a warning names the limits to set: `referee chomp`'s options, or
+/// a tournament file's `[limits]` keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LimitNames {
+    Options,
+    File,
+}
+
+/// The warning, if any, for `games` games played `at_once` at a time under
+/// `prep` and `starve`: when they may spend more than half an hour only
+/// waiting, and the statement's defaults, made for one game of a contest,
+/// are why. Every game waits its whole preparation time; a bot that stops
+/// answering costs a whole starvation budget in each game it plays. Says
+/// what a class would set instead (docs/chomp.md, "A class-sized run").
+pub fn long_run_warning(
+    games: u64,
+    at_once: usize,
+    prep: Duration,
+    starve: Duration,
+    names: LimitNames,
+) -> Option<String> {
+    let rounds = u32::try_from(games.div_ceil(at_once.max(1) as u64)).unwrap_or(u32::MAX);
+    let worst = prep.saturating_add(starve).saturating_mul(rounds);
+    let defaults = [
+        ("prep", prep, prep == DEFAULT_PREP, "3s"),
+        ("starve", starve, starve == DEFAULT_STARVE, "5s"),
+    ];
+    if worst <= LONG_RUN || !defaults.iter().any(|(_, _, default, _)| *default) {
+        return None;
+    }
+    let human = crate::units::human_duration;
+    let limits: Vec<String> = defaults
+        .iter()
+        .map(|(name, value, default, _)| match default {
+            true => format!("{name} {} (the statement's default)", human(*value)),
+            false => format!("{name} {}", human(*value)),
+        })
+        .collect();
+    let advice: Vec<String> = defaults
+        .iter()
+        .filter(|(_, _, default, _)| *default)
+        .map(|(name, _, _, class)| match names {
+            LimitNames::Options => format!("--{name} {class}"),
+            LimitNames::File => format!("{name} = \"{class}\""),
+        })
+        .collect();
+    let advice = match names {
+        LimitNames::Options => advice.join(" "),
+        LimitNames::File => format!("{} in [limits]", advice.join(" and ")),
+    };
+    let pace = match at_once {
+        0 | 1 => "one at a time".to_owned(),
+        n => format!("{n} at once"),
+    };
+    let preparation = match prep.is_zero() {
+        true => String::new(),
+        false => format!(
+            "each game waits its whole preparation time ({} in all), and ",
+            human(prep.saturating_mul(rounds))
+        ),
+    };
+    Some(format!(
+        "{games} Chomp games, {pace}, with {} may spend up to {} only waiting: \
+         {preparation}a bot that stops answering costs a whole starvation budget in \
+         each of its games; for a class, set {advice} (docs/chomp.md, \"A class-sized run\")",
+        limits.join(" and "),
+        human(worst),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_statements_limits_over_many_games_are_a_warning_with_advice() {
+        let secs = Duration::from_secs;
+        let warning =
+            long_run_warning(200, 2, DEFAULT_PREP, DEFAULT_STARVE, LimitNames::File).unwrap();
+        assert!(
+            warning.starts_with(
+                "200 Chomp games, 2 at once, with prep 1m (the statement's default) and \
+                 starve 45s (the statement's default) may spend up to 2h 55m only waiting: \
+                 each game waits its whole preparation time (1h 40m in all)"
+            ),
+            "{warning}"
+        );
+        assert!(
+            warning.contains("set prep = \"3s\" and starve = \"5s\" in [limits]"),
+            "{warning}"
+        );
+        let warning =
+            long_run_warning(50, 1, secs(0), DEFAULT_STARVE, LimitNames::Options).unwrap();
+        assert!(warning.contains("one at a time"), "{warning}");
+        assert!(
+            warning.contains("up to 37m 30s only waiting: a bot"),
+            "{warning}"
+        );
+        assert!(warning.contains("set --starve 5s ("), "{warning}");
+        // Limits chosen by hand, or a short run: nothing to say.
+        assert_eq!(
+            long_run_warning(200, 2, secs(61), secs(46), LimitNames::File),
+            None
+        );
+        assert_eq!(
+            long_run_warning(30, 2, secs(0), DEFAULT_STARVE, LimitNames::File),
+            None
+        );
+        assert_eq!(
+            long_run_warning(0, 0, DEFAULT_PREP, DEFAULT_STARVE, LimitNames::File),
+            None
+        );
+        assert!(
+            long_run_warning(u64::MAX, 1, DEFAULT_PREP, DEFAULT_STARVE, LimitNames::File).is_some()
+        );
+    }
 
     #[test]
     fn a_resumed_game_reads_its_moves_in_either_form() {
