@@ -37,7 +37,15 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "interactive",
-        &["bot", "exit", "outcome", "record", "text", "units"],
+        &[
+            "bot",
+            "exit",
+            "interrupt",
+            "outcome",
+            "record",
+            "text",
+            "units",
+        ],
     ),
     (
         "game",
