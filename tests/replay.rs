@@ -530,3 +530,38 @@ fn games_too_large_for_one_page_are_refused_saying_which() {
     assert_eq!(run.code, Some(0), "{run:?}");
     assert!(page.exists());
 }
+
+#[test]
+fn a_judges_game_named_as_a_built_in_one_replays_from_its_frames() {
+    // games/evensteven's judge names its game `evensteven`: its records
+    // were taken for the dealer's and refused ("no \"n\" field").
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("records.jsonl");
+    let game = format!("{}/games/evensteven/game.toml", env!("CARGO_MANIFEST_DIR"));
+    let run = referee(
+        [
+            "play",
+            "--games",
+            "2",
+            "--results",
+            results.to_str().unwrap(),
+            &game,
+            common::evensteven_bin(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let page = dir.path().join("page.html");
+    let run = referee(
+        [
+            "replay",
+            results.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let games = data(&std::fs::read_to_string(&page).unwrap());
+    assert_eq!(games["games"][0]["kind"], "frames", "{games}");
+}

@@ -42,7 +42,14 @@ pub fn view(record: &Value, base: &Path) -> Result<Value, String> {
         .as_str()
         .ok_or("no \"game\" field: not a record of the referee")?;
     let index = record["index"].as_u64().unwrap_or(0);
+    // A judge may name its game as a built-in one (games/evensteven plays
+    // the dealer's game): its records, whose players have seats, are the
+    // judge's, drawn from their frames.
+    let judged = record["players"]
+        .as_array()
+        .is_some_and(|players| players.iter().any(|p| p.get("seat").is_some()));
     let mut v = match game {
+        _ if judged => external(record),
         "evensteven" => evensteven(record),
         "chomp" => chomp::view(record, base),
         "septica" => septica(record),
