@@ -337,6 +337,16 @@ fn tampered_shards_are_refused_naming_the_file_and_the_line() {
             run.stderr
         );
         assert!(!run.stdout.contains("standings"), "{what}: {}", run.stdout);
+        // So does a report of it: it would show a game nobody played.
+        let report = referee(["report", one.to_str().unwrap()], b"");
+        assert_eq!(report.code, Some(64), "{what}: {report:?}");
+        assert!(
+            report.stderr.contains(&where_)
+                && report.stderr.contains(says)
+                && report.stderr.contains("no report was made"),
+            "{what}: {}",
+            report.stderr
+        );
         // The shard run again (continued) refuses its records too.
         let again = play_shard(&file, 1, &one);
         assert_eq!(again.code, Some(64), "{what}: {again:?}");

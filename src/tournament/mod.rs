@@ -819,11 +819,13 @@ fn of_run(record: &GameRecord, fingerprint: &str, seed: u64) -> bool {
 /// recorded again, played to its end, by `--resume`), between its
 /// entrants. A record that is not is refused, naming the file and the
 /// line: standings that counted it would count a game nobody played.
-struct FileCheck<'a> {
+pub(crate) struct FileCheck<'a> {
     info: &'a RunInfo,
     path: &'a Path,
     /// The games recorded so far, played to their end.
     played: GameSet,
+    /// What the refusal means for the command, said after it.
+    consequence: &'static str,
 }
 
 impl<'a> FileCheck<'a> {
@@ -832,11 +834,20 @@ impl<'a> FileCheck<'a> {
             info,
             path,
             played: GameSet::default(),
+            consequence: "nothing was merged or played",
+        }
+    }
+
+    /// For `referee report`, which then makes no page.
+    pub(crate) fn for_report(info: &'a RunInfo, path: &'a Path) -> FileCheck<'a> {
+        FileCheck {
+            consequence: "no report was made",
+            ..FileCheck::new(info, path)
         }
     }
 
     /// Whether the record on line `line` can be a game of the run.
-    fn check(&mut self, line: usize, record: &GameRecord) -> Result<(), String> {
+    pub(crate) fn check(&mut self, line: usize, record: &GameRecord) -> Result<(), String> {
         let info = self.info;
         let index = record.index;
         let wrong = if index == 0 {
@@ -868,9 +879,9 @@ impl<'a> FileCheck<'a> {
         };
         if let Some(wrong) = wrong {
             return Err(format!(
-                "{}, line {line}: {wrong}: not a record of this run (was the file edited?); \
-                 nothing was merged or played",
-                self.path.display()
+                "{}, line {line}: {wrong}: not a record of this run (was the file edited?); {}",
+                self.path.display(),
+                self.consequence
             ));
         }
         if !record.is_void() {

@@ -46,9 +46,14 @@ pub fn report_path(out: &Path) -> PathBuf {
 pub fn regenerate(out: &Path, to: Option<&Path>) -> Result<PathBuf, String> {
     let info = read_run_info(out)?;
     let mut gathered = Gathered::new(&info);
-    for r in record::records::<GameRecord>(&records_path(out)).map_err(|e| e.to_string())? {
-        let r = r.map_err(|e| e.to_string())?;
+    let path = records_path(out);
+    // As merge does: a record that cannot be one of the run's games would
+    // put a game nobody played on the page.
+    let mut check = super::FileCheck::for_report(&info, &path);
+    for r in record::numbered_records::<GameRecord>(&path).map_err(|e| e.to_string())? {
+        let (line, r) = r.map_err(|e| e.to_string())?;
         if r.tournament.as_deref() == Some(info.fingerprint.as_str()) {
+            check.check(line, &r)?;
             gathered.add(r);
         }
     }
