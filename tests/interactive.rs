@@ -805,3 +805,36 @@ fn a_single_threaded_programs_cpu_time_is_never_more_than_its_wall_time() {
         }
     }
 }
+
+#[test]
+fn a_validators_message_reaches_the_terminal_escaped() {
+    // Before, `ESC ]0;PWNED BEL ESC [2J` in judgemessage.txt retitled and
+    // cleared the user's terminal.
+    let dir = tempfile::tempdir().unwrap();
+    let package = package(
+        dir.path(),
+        &["1\n"],
+        "#!/bin/sh\nprintf 'no \\033]0;PWNED\\007\\033[2J\\n' > \"$3/judgemessage.txt\"\nexit 43\n",
+    );
+    let run = run(&[
+        "interactive",
+        "--timeout",
+        "1s",
+        package.to_str().unwrap(),
+        "sh",
+        "-c",
+        "cat >/dev/null",
+    ]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    for (stream, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
+        assert!(
+            !text.contains(['\u{1b}', '\u{7}']),
+            "a control character reached {stream}: {run:?}"
+        );
+    }
+    let shown = r"WRONG ANSWER: no \x1b]0;PWNED\x07\x1b[2J";
+    assert!(
+        run.stdout.contains(shown) || run.stderr.contains(shown),
+        "{run:?}"
+    );
+}

@@ -1,7 +1,8 @@
 //! What reaches the terminal from programs the referee does not trust: a
-//! bot's standard error, a judge's, a validator's message. Each is shown
-//! escaped, as entrant names are: before, `ESC ]0;PWNED BEL ESC [2J`
-//! retitled and cleared the user's terminal and an OSC 8 link was live.
+//! bot's standard error, a judge's (a validator's message: in
+//! tests/interactive.rs). Each is shown escaped, as entrant names are:
+//! before, `ESC ]0;PWNED BEL ESC [2J` retitled and cleared the user's
+//! terminal and an OSC 8 link was live.
 
 mod common;
 
@@ -50,41 +51,4 @@ fn a_judges_standard_error_reaches_the_terminal_escaped() {
     );
     assert_eq!(run.code, Some(70), "{run:?}");
     assert_escaped(&run, r"  | judge \x1b]0;PWNED\x07\x1b[2J");
-}
-
-#[test]
-fn a_validators_message_reaches_the_terminal_escaped() {
-    let dir = tempfile::tempdir().unwrap();
-    let package = dir.path().join("package");
-    std::fs::create_dir_all(package.join("data/sample")).unwrap();
-    std::fs::create_dir_all(package.join("output_validators/v")).unwrap();
-    std::fs::write(
-        package.join("problem.yaml"),
-        "validation: custom interactive\n",
-    )
-    .unwrap();
-    std::fs::write(package.join("data/sample/1.in"), "1\n").unwrap();
-    std::fs::write(package.join("data/sample/1.ans"), "").unwrap();
-    let validator = package.join("output_validators/v/run");
-    std::fs::write(
-        &validator,
-        "#!/bin/sh\nprintf 'no \\033]0;PWNED\\007\\033[2J\\n' > \"$3/judgemessage.txt\"\nexit 43\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&validator, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let run = referee(
-        [
-            "interactive",
-            "--timeout",
-            "1s",
-            package.to_str().unwrap(),
-            "sh",
-            "-c",
-            "cat >/dev/null",
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(1), "{run:?}");
-    assert_escaped(&run, r"WRONG ANSWER: no \x1b]0;PWNED\x07\x1b[2J");
 }

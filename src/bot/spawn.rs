@@ -1018,7 +1018,6 @@ pub fn launch_main() -> ! {
 }
 
 fn launch(args: &[OsString]) -> Result<std::convert::Infallible, String> {
-    use std::os::unix::ffi::OsStrExt;
     let usage = || {
         format!(
             "usage: referee {LAUNCH_COMMAND} PID LIMITS [--cgroup FILE]... [--private-ipc SIZE] -- PROGRAM ARGS...\n\
@@ -1042,18 +1041,32 @@ fn launch(args: &[OsString]) -> Result<std::convert::Infallible, String> {
         .prepare()
         .map_err(|e| e.to_string())?;
     let command = &rest[separator + 1..];
-    let program = command.first().ok_or_else(usage)?;
-    let c_strings: Vec<std::ffi::CString> = command
-        .iter()
-        .map(|a| std::ffi::CString::new(a.as_bytes()))
-        .collect::<Result<_, _>>()
-        .map_err(|e| e.to_string())?;
-    prepare_bot(resources, Pid::from_raw(referee), &enclosure).map_err(|e| e.to_string())?;
-    let errno = match nix::unistd::execv(&c_strings[0], &c_strings) {
+    if command.is_empty() {
+        return Err(usage());
+    }
+    become_bot(resources, Pid::from_raw(referee), &enclosure, command, None)
+}
+
+/// Readies this process as [`prepare_bot`] does and becomes `command`
+/// (with the environment `env`, else its own); the reason when it cannot.
+fn become_bot(
+    resources: super::Resources,
+    referee: Pid,
+    enclosure: &PreparedEnclosure,
+    command: &[OsString],
+    env: Option<&[std::ffi::CString]>,
+) -> Result<std::convert::Infallible, String> {
+    let argv: Vec<std::ffi::CString> = command.iter().map(c_string).collect::<Result<_, _>>()?;
+    prepare_bot(resources, referee, enclosure).map_err(|e| e.to_string())?;
+    let result = match env {
+        Some(env) => nix::unistd::execve(&argv[0], &argv, env),
+        None => nix::unistd::execv(&argv[0], &argv),
+    };
+    let errno = match result {
         Ok(never) => match never {},
         Err(errno) => errno,
     };
-    Err(classify(Path::new(program), io::Error::from(errno)).to_string())
+    Err(classify(Path::new(&command[0]), io::Error::from(errno)).to_string())
 }
 
 /// A launcher on standby: enters `enclosure` now (the slow part of a
@@ -1095,19 +1108,12 @@ fn stand_by(referee: Pid, enclosure: &Enclosure) -> Result<std::convert::Infalli
         }
     }
     let command = &fields[separator + 1..];
-    let program = command.first().ok_or_else(bad)?;
-    let argv: Vec<std::ffi::CString> = command.iter().map(c_string).collect::<Result<_, _>>()?;
+    if command.is_empty() {
+        return Err(bad());
+    }
+    // Entered already, at its start.
     let entered = PreparedEnclosure::default();
-    prepare_bot(resources, referee, &entered).map_err(|e| e.to_string())?;
-    let result = match &env {
-        Some(env) => nix::unistd::execve(&argv[0], &argv, env),
-        None => nix::unistd::execv(&argv[0], &argv),
-    };
-    let errno = match result {
-        Ok(never) => match never {},
-        Err(errno) => errno,
-    };
-    Err(classify(Path::new(program), io::Error::from(errno)).to_string())
+    become_bot(resources, referee, &entered, command, env.as_deref())
 }
 
 fn c_string(s: &OsString) -> Result<std::ffi::CString, String> {
