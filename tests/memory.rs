@@ -232,16 +232,13 @@ fn a_figure_not_measured_is_left_out_not_written_as_zero() {
             );
         }
     }
-    // The watch looked in some game (its CPU time, in 10 ms ticks, may
-    // still be below one tick: then it too is left out).
+    // The watch looked in some game. How many games pass between two
+    // looks depends on the machine's speed and load, so the test does not
+    // count them: on a slow machine the watch may look in every game.
     let measured = records
         .iter()
         .filter(|r| r.get("peak_memory_bytes").is_some());
     assert!(measured.count() >= 1, "{records:?}");
-    assert!(
-        records.iter().any(|r| r.get("cpu_micros").is_none()),
-        "every game looked at: {records:?}"
-    );
 }
 
 /// Records without the figures (not measured, or from before the referee
