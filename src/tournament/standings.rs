@@ -159,6 +159,7 @@ impl EloFigures {
     }
 }
 
+/// A figure as JSON holds it: null for ±∞, which JSON cannot write.
 fn finite_or_null<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
     if x.is_finite() {
         s.serialize_f64(*x)
