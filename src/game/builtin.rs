@@ -503,6 +503,10 @@ impl Game for External {
             if !result.frames.is_empty() {
                 setup.insert("frames".into(), Value::Array(result.frames));
             }
+            if !result.log.is_empty() {
+                let log = result.log.into_iter().map(Value::String).collect();
+                setup.insert("log".into(), Value::Array(log));
+            }
             Played {
                 setup,
                 results,

@@ -519,7 +519,7 @@ pub fn summary(record: &GameRecord) -> GameRecord {
         result.micros = None;
         result.detail.clear();
     }
-    for replay in ["moves", "times", "frames"] {
+    for replay in ["moves", "times", "frames", "log"] {
         record.setup.remove(replay);
     }
     record
