@@ -167,3 +167,22 @@ fn a_ci_gauntlet_seats_the_case_bot_in_every_game() {
     let round_robin = suite("");
     assert!(round_robin.contains("4 games"), "{round_robin}");
 }
+
+/// A round robin of four entrants at tables of two meets every pair, as
+/// cutechess-cli's round robin does: six pairs, each a round of two games
+/// with the seats swapped.
+#[test]
+fn a_round_robin_at_tables_of_two_meets_every_pair() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = chomp_file(dir.path(), &["a", "b", "c", "d"], 2, 12, "");
+    let seen = tables(&file, &dir.path().join("out"));
+    let mut pairs = std::collections::BTreeSet::new();
+    for round in seen.chunks(2) {
+        assert_eq!(round[0][0], round[1][1], "{seen:?}");
+        assert_eq!(round[0][1], round[1][0], "{seen:?}");
+        let mut pair = round[0].clone();
+        pair.sort();
+        assert!(pairs.insert(pair), "a pair met twice: {seen:?}");
+    }
+    assert_eq!(pairs.len(), 6, "{seen:?}");
+}

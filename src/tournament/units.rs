@@ -190,6 +190,33 @@ fn fingerprint(
     record::fingerprint(&refs)
 }
 
+/// Pairing `n` (from 0, taken modulo the number of pairings) of a round
+/// robin of `e` entrants: every pair once in `e(e − 1)/2`, scheduled by the
+/// circle method, so that each entrant plays once in every run of
+/// `⌊e/2⌋` pairings (with an odd `e`, one sits out each).
+fn nth_pairing(e: u64, n: u64) -> (usize, usize) {
+    // With an odd number, a phantom entrant `e` makes it even; pairs with
+    // it are skipped.
+    let even = e + e % 2;
+    let per_day = even / 2;
+    let pairs: Vec<(u64, u64)> = (0..even - 1)
+        .flat_map(|day| {
+            (0..per_day).map(move |k| {
+                let a = (day + k) % (even - 1);
+                let b = if k == 0 {
+                    even - 1
+                } else {
+                    (day + even - 1 - k) % (even - 1)
+                };
+                (a.min(b), a.max(b))
+            })
+        })
+        .filter(|&(_, b)| b < e)
+        .collect();
+    let (a, b) = pairs[(n % pairs.len() as u64) as usize];
+    (a as usize, b as usize)
+}
+
 impl Plan {
     /// Resolves and builds the entrants and reads what the games need.
     pub async fn prepare(
@@ -341,7 +368,9 @@ impl Plan {
     /// so that over a round every entrant of the table has every seat
     /// once. The round's table:
     ///
-    /// - Round robin: entrants `(o − 1 + t) mod E` for `t = 0, 1, ...`.
+    /// - Round robin: entrants `(o − 1 + t) mod E` for `t = 0, 1, ...`;
+    ///   for two seats among more than two entrants, every pair in turn
+    ///   ([`nth_pairing`]).
     /// - Gauntlet of entrant `g`: `g`, then the others (in file order,
     ///   `O`) `O[(o − 1 + t) mod (E − 1)]` for `t = 0, 1, ...`: every
     ///   `E − 1` rounds, `g` has met each other entrant.
@@ -367,6 +396,10 @@ impl Plan {
                 std::iter::once(g)
                     .chain((0..seats as u64 - 1).map(|t| others[((o + t) % n) as usize]))
                     .collect()
+            }
+            _ if seats == 2 && e > 2 => {
+                let (a, b) = nth_pairing(e, o);
+                vec![a, b]
             }
             _ => (0..seats as u64).map(|t| ((o + t) % e) as usize).collect(),
         }
@@ -529,5 +562,37 @@ pub fn strip_stderr(record: &mut GameRecord) {
     for result in &mut record.results {
         result.stderr = None;
         result.detail.retain(|_, v| !v.is_null());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_round_robin_of_pairs_meets_every_pair_once_and_plays_evenly() {
+        for e in 3..=9u64 {
+            let count = e * (e - 1) / 2;
+            let mut seen = std::collections::BTreeSet::new();
+            let mut played = vec![0u64; e as usize];
+            for n in 0..count {
+                let (a, b) = nth_pairing(e, n);
+                assert!(a < b && (b as u64) < e, "{e}: {a} {b}");
+                assert!(seen.insert((a, b)), "{e}: ({a}, {b}) twice");
+                played[a] += 1;
+                played[b] += 1;
+            }
+            assert_eq!(seen.len() as u64, count);
+            assert!(played.iter().all(|&p| p == e - 1), "{e}: {played:?}");
+            // The schedule repeats.
+            assert_eq!(nth_pairing(e, count), nth_pairing(e, 0));
+        }
+        // Four entrants: three days of two disjoint pairs.
+        let days: Vec<(usize, usize)> = (0..6).map(|n| nth_pairing(4, n)).collect();
+        for day in days.chunks(2) {
+            let mut four = vec![day[0].0, day[0].1, day[1].0, day[1].1];
+            four.sort();
+            assert_eq!(four, [0, 1, 2, 3], "{days:?}");
+        }
     }
 }
