@@ -297,3 +297,47 @@ fn an_engine_that_thinks_past_its_clock_loses_on_time() {
     let waited = waited.as_u64().unwrap();
     assert!((200_000..5_000_000).contains(&waited), "{record}");
 }
+
+/// `tournaments/chess.toml` as it is, for two games at its 2s+50ms: no
+/// engine out of time (with the file's Move Overhead), and `OUT/games.pgn`
+/// holds both games of opening 1, colours swapped, each a PGN that reads.
+#[test]
+fn the_sample_tournament_writes_both_colours_of_an_opening_to_games_pgn() {
+    let Some(_serial) = ready() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let file = format!("{}/tournaments/chess.toml", root());
+    let run = referee(
+        [
+            "--no-fsync",
+            "tournament",
+            &file,
+            "--games",
+            "2",
+            "--no-progress",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let records = common::jsonl(&out.join("records.jsonl"));
+    assert_eq!(records.len(), 2);
+    for record in &records {
+        for result in record["results"].as_array().unwrap() {
+            assert_eq!(result["status"], "ok", "{record}");
+        }
+    }
+    let pgn = std::fs::read_to_string(out.join("games.pgn")).unwrap();
+    let games: Vec<&str> = pgn.split("\n\n[Event ").collect();
+    assert_eq!(games.len(), 2, "{pgn}");
+    let (white, black) = (tag(&pgn, "White"), tag(&pgn, "Black"));
+    assert_eq!((white, black), (Some("sf-skill-3"), Some("sf-skill-8")));
+    let second = format!("[Event {}", games[1]);
+    assert_eq!(
+        (tag(&second, "White"), tag(&second, "Black")),
+        (black, white)
+    );
+    assert_eq!(tag(&second, "Round"), Some("1"), "{pgn}");
+    assert_eq!(replay(&[&pgn[..games[0].len()], &second]).len(), 2);
+}
