@@ -20,9 +20,10 @@ TAGS = dict.fromkeys(["checkmate", "stalemate", "insufficient_material", "fifty_
                       "threefold_repetition"], "normal")
 TAGS.update(dict.fromkeys(["resignation", "draw_by_score", "max_plies"], "adjudication"),
             illegal_move="rules infraction", timeout="time forfeit")
-LEGEND = {}  # for the replay: White's pieces are capitals
+LEGEND, COLORS = {}, {}  # for the replay: White's pieces are capitals, one colour a side
 for symbol, piece in zip(chess.PIECE_SYMBOLS[1:], chess.PIECE_NAMES[1:]):
     LEGEND.update({symbol.upper(): "white " + piece, symbol: "black " + piece})
+    COLORS.update({symbol.upper(): "#ffd966", symbol: "#8fb3de"})
 
 
 def say(message):
@@ -121,7 +122,8 @@ def play(start, opts, book):
     if failed:
         return forfeit([r["player"] for r in failed], failed[0]["status"])
 
-    say(frame(board, "%s: %s" % (summary["opening_name"], board.fen()), legend=LEGEND))
+    opening = "%s: %s" % (summary["opening_name"], board.fen())
+    say(frame(board, opening, legend=LEGEND, colors=COLORS))
     moves, resigning, quiet = [], [0, 0], 0
     while True:
         if rules_end(board):
