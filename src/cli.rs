@@ -187,13 +187,18 @@ pub enum Command {
 
 const PLAY_HELP: &str = "\
 GAME.toml names the judge program, the number of players, the default limits
-and how a move is read (docs/judge-protocol.md). Each BOT is one program path
-(seat 0 is the first BOT); a bot that needs arguments gets a two-line wrapper
-script. Every game starts fresh bot processes; seats are not rotated.
+and how a move is read (docs/judge-protocol.md). Each BOT is [NAME=]COMMAND:
+a program path, or a program with its arguments in one quoted argument, under
+the name the judge and the records use (the command as written unless NAME=
+gives one). Seats rotate: games come in rounds of one game per seat on one
+opening, so with two bots games 1 and 2 are a colour-swapped pair. Every game
+starts fresh bot processes unless the game file says keep_players = true.
 
 Examples:
   referee play games/evensteven/game.toml target/release/evensteven
   referee play --games 1000 --seed 7 --results out.jsonl games/evensteven/game.toml ./player
+  referee play --games 20 --time-control 2s+50ms --option 'weak:Skill Level=3' \
+      games/chess/game.toml weak=/usr/games/stockfish strong=/usr/games/stockfish
 
 Exit status:
   0    the games were played, whatever the bots did (their failures are in

@@ -801,7 +801,7 @@ fn a_table_class_rounds_shared_wins_and_ranks_unbuilt_students_together() {
     let file = dir.path().join("class.toml");
     std::fs::write(
         &file,
-        "game = \"chomp\"\ngames = 5\nseed = 3\n\
+        "game = \"chomp\"\ngames = 7\nseed = 3\n\
          [limits]\nprep = \"0s\"\narrays = \"array.txt\"\nseats = 3\nmax_rounds = 3\n\
          [[entrant]]\nglob = \"submissions/*/\"\n",
     )
@@ -810,12 +810,15 @@ fn a_table_class_rounds_shared_wins_and_ranks_unbuilt_students_together() {
     let run = tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(run.code, Some(0), "{run:?}");
 
-    // Game i seats p, q, x, y, z from the (i-1)-th on: x wins game 1
-    // alone, shares game 2 with y and game 3 with y and z.
+    // Rounds of three games on one array: round o's table is p, q, x,
+    // y, z from the (o-1)-th on. Round 1 (p, q, x): x wins its three
+    // games alone; round 2 (q, x, y): x and y share three; game 7 opens
+    // round 3 (x, y, z), shared by the three.
     let rows = grades(&out);
-    assert_eq!(grade(&rows, "x")["wins"], "1.833", "{rows:?}");
-    assert_eq!(grade(&rows, "y")["wins"], "1.333", "{rows:?}");
-    assert_eq!(grade(&rows, "x")["win_rate"], "0.611", "{rows:?}");
+    assert_eq!(grade(&rows, "x")["wins"], "4.833", "{rows:?}");
+    assert_eq!(grade(&rows, "y")["wins"], "1.833", "{rows:?}");
+    assert_eq!(grade(&rows, "z")["wins"], "0.333", "{rows:?}");
+    assert_eq!(grade(&rows, "y")["win_rate"], "0.458", "{rows:?}");
     assert_three_decimals(&rows);
     for name in ["p", "q"] {
         assert_eq!(grade(&rows, name)["rank"], "4", "{name}: {rows:?}");

@@ -70,6 +70,9 @@ impl PgnFile {
         };
         let reading = |e: std::io::Error| format!("{}: {e}", records.display());
         let mut reader = match File::open(records) {
+            // Only a regular file holds records to read again: a device
+            // (`/dev/full`, `/dev/zero`) would be read for ever.
+            Ok(file) if !file.metadata().map_err(reading)?.is_file() => return pgn.remove(),
             Ok(file) => BufReader::with_capacity(1 << 16, file),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return pgn.remove(),
             Err(e) => return Err(reading(e)),

@@ -81,7 +81,8 @@ pub async fn run(config: &PlayConfig) -> Status {
     // Frames are kept for the records only.
     game.keep_frames = config.record_moves;
     let mut session = Session::new(&game);
-    // The seats hold the same programs in every game of the run.
+    // The same bots play every game of the run: a kept process follows
+    // its bot from seat to seat.
     session.keep_players = game.keep_players;
     if let Some(timeout) = config.timeout {
         session.time.timeout = timeout;
