@@ -8,7 +8,9 @@
 # tests), a JDK and Node.js (tests/languages.rs: bots in Java and
 # JavaScript; Debian's default-jdk-headless and nodejs), and Slurm with
 # munge (tests/slurm.rs starts a one-node cluster as root; slurm-wlm,
-# munge, installed only when the script runs as root). They are
+# munge, installed only when the script runs as root), Debian's stockfish
+# and python3-venv (tests/chess.rs; the script then makes the chess
+# judge's venv, games/chess/.venv, from PyPI). They are
 # installed with apt-get, without questions, only when missing, and only
 # as root or with sudo; otherwise the script says what to install and runs
 # the tests anyway.
@@ -31,6 +33,9 @@ need chromedriver chromium-driver
 need javac default-jdk-headless
 need java default-jdk-headless
 need node nodejs
+# Debian puts it in /usr/games, which a user's PATH may lack.
+[[ -x /usr/games/stockfish ]] || missing+=(stockfish)
+python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
 # Slurm's daemons run only as root, so the cluster test skips for anyone
 # else, and installing Slurm then would only start services for nothing.
 # They live in /usr/sbin, which a user's PATH may lack.
@@ -62,6 +67,11 @@ if ((${#missing[@]} > 0)); then
     echo "scripts/test.sh: missing ${missing[*]}; some tests will fail without them." >&2
     echo "  On Debian, as root: apt-get install ${missing[*]}" >&2
   fi
+fi
+
+# No root needed: a venv of its own (Debian has no python3-chess).
+if ! games/chess/make-venv.sh; then
+  echo "scripts/test.sh: could not make games/chess/.venv; tests/chess.rs will skip." >&2
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then

@@ -1,0 +1,189 @@
+"""Chess between UCI engines, judged over the referee's JSON Lines protocol
+(version 2). python-chess holds the rules; the harness times the engines on
+their clocks, and this judge speaks UCI to them through it. Seat 0 plays
+White. Openings, adjudication and the summary: docs/chess.md.
+"""
+
+import json
+import sys
+
+import chess
+import chess.pgn
+
+OPTIONS = {"openings": "openings.epd", "max_plies": 400, "movetime": 100, "draw_after": 80,
+           "draw_cp": 10, "draw_plies": 8, "resign_cp": 1000, "resign_moves": 4}
+MATE = 100000  # a mate score in centipawns: beyond any evaluation
+SCORES = {"1-0": [1, 0], "0-1": [0, 1], "1/2-1/2": [0.5, 0.5], "*": [0, 0]}
+# PGN's Termination tag for the summary's `termination`; a player's failure
+# other than a timeout is "abandoned".
+TAGS = dict.fromkeys(["checkmate", "stalemate", "insufficient_material", "fifty_moves",
+                      "threefold_repetition"], "normal")
+TAGS.update(dict.fromkeys(["resignation", "draw_by_score", "max_plies"], "adjudication"),
+            illegal_move="rules infraction", timeout="time forfeit")
+LEGEND, COLORS = {}, {}  # for the replay: White's pieces are capitals, one colour a side
+for symbol, piece in zip(chess.PIECE_SYMBOLS[1:], chess.PIECE_NAMES[1:]):
+    LEGEND.update({symbol.upper(): "white " + piece, symbol: "black " + piece})
+    COLORS.update({symbol.upper(): "#ffd966", symbol: "#8fb3de"})
+
+
+def say(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def hear():
+    line = sys.stdin.readline()
+    if not line:
+        sys.exit(0)
+    return json.loads(line)
+
+
+def settings(given):
+    for key, value in given.items():
+        if key not in OPTIONS or type(value) is not type(OPTIONS[key]):
+            sys.exit("chess judge: option %s = %r: the options are %s" % (key, value, OPTIONS))
+    return dict(OPTIONS, **given)
+
+
+def engine_score(lines):
+    """The last score in the engine's info lines, in centipawns from its own
+    side (as UCI gives it), or None."""
+    for words in (line.split() for line in reversed(lines)):
+        if words[:1] == ["info"] and "score" in words[:-2]:
+            kind, value = words[words.index("score") + 1:][:2]
+            if kind in ("cp", "mate") and value.lstrip("-").isdigit():
+                value = int(value)  # "mate 0" or "mate -N": it is being mated
+                return value if kind == "cp" else MATE - value if value > 0 else -MATE - value
+    return None
+
+
+def uci_value(value):
+    return str(value).lower() if isinstance(value, bool) else str(value)  # UCI's true, false
+
+
+def rules_end(board):
+    """The rules' own end, or None; a draw a player could claim is taken at
+    once (as fastchess and cutechess do)."""
+    if board.is_fifty_moves():
+        return "1/2-1/2", "fifty_moves"
+    if board.is_repetition(3):
+        return "1/2-1/2", "threefold_repetition"
+    outcome = board.outcome()
+    return outcome and (outcome.result(), outcome.termination.name.lower())
+
+
+def frame(board, text, **extra):
+    grid = str(board).replace(" ", "").split("\n")
+    return {"type": "frame", "data": dict(grid=grid, text=text, fen=board.fen(), **extra)}
+
+
+def play(start, opts, book):
+    names = [p["name"] for p in start["players"]]
+    board, ops = chess.Board.from_epd(book[(start["opening"] - 1) % len(book)])
+    summary = {"opening": start["opening"], "opening_name": ops.get("id"), "fen": board.fen(),
+               "white": names[0], "black": names[1]}
+    controls = [p["time_control"] for p in start["players"]]
+    clocks = [c and c["base_micros"] for c in controls]
+    comments = []  # the PGN's, one per move: the engine's score and time
+
+    def ask(seats, until, **setup):
+        say(dict(type="ask", players=seats, until=until, **setup))
+        answer = hear()
+        clocks[:] = answer.get("clocks") or clocks
+        return answer["replies"]
+
+    def finish(result, termination):
+        game = chess.pgn.Game.from_board(board)  # FEN and SetUp when not the usual start
+        game.headers.update(Event=start["game"], Site="referee", Round=str(start["opening"]),
+                            White=names[0], Black=names[1], Result=result,
+                            Termination=TAGS.get(termination, "abandoned"))
+        if all(controls):
+            game.headers["TimeControl"] = "%g+%g" % (controls[0]["base_micros"] / 1e6,
+                                                     controls[0]["increment_micros"] / 1e6)
+        for node, comment in zip(game.mainline(), comments):
+            node.comment = comment
+        summary.update(result=result, termination=termination, plies=len(board.move_stack),
+                       pgn=str(game))
+        say({"type": "end", "scores": SCORES[result], "summary": summary})
+
+    def forfeit(losers, termination):
+        finish("*" if len(losers) > 1 else ("0-1", "1-0")[losers[0]], termination)
+
+    # Set-up, on the start-up allowance: uci, the entrant's options, a new game.
+    say({"type": "send", "to": [0, 1], "text": "uci\n"})
+    failed = [r for r in ask([0, 1], "uciok", setup=True) if "text" not in r]
+    alive = [s for s in (0, 1) if s not in [r["player"] for r in failed]]
+    for seat in alive:
+        options = start["players"][seat]["options"].items()
+        text = "".join("setoption name %s value %s\n" % (k, uci_value(v)) for k, v in options)
+        say({"type": "send", "to": [seat], "text": text + "ucinewgame\nisready\n"})
+    if alive:
+        failed += [r for r in ask(alive, "readyok", setup=True) if "text" not in r]
+    if failed:
+        return forfeit([r["player"] for r in failed], failed[0]["status"])
+
+    opening = "%s: %s" % (summary["opening_name"], board.fen())
+    say(frame(board, opening, legend=LEGEND, colors=COLORS))
+    moves, resigning, quiet = [], [0, 0], 0
+    while True:
+        if rules_end(board):
+            return finish(*rules_end(board))
+        if max(resigning) >= opts["resign_moves"]:
+            return finish("0-1" if resigning[0] >= opts["resign_moves"] else "1-0", "resignation")
+        if len(moves) >= opts["draw_after"] and quiet >= opts["draw_plies"]:
+            return finish("1/2-1/2", "draw_by_score")
+        if len(moves) >= opts["max_plies"]:
+            return finish("1/2-1/2", "max_plies")
+
+        seat = 0 if board.turn == chess.WHITE else 1
+        go = "go movetime %d" % opts["movetime"]
+        if all(controls):
+            left = [max(1, c // 1000) for c in clocks]
+            inc = [c["increment_micros"] // 1000 for c in controls]
+            go = "go wtime %d btime %d winc %d binc %d" % (*left, *inc)
+        position = " ".join(["position fen", summary["fen"]] + (["moves"] + moves if moves else []))
+        say({"type": "send", "to": [seat], "text": position + "\n" + go + "\n"})
+        (reply,) = ask([seat], "bestmove")
+        if "text" not in reply:
+            return forfeit([seat], reply["status"])
+        words = reply["text"].split()
+        try:
+            move = chess.Move.from_uci(words[1])
+        except (IndexError, ValueError):
+            move = None
+        if move is None or not board.is_legal(move):
+            what = "illegal" if move else "unparsable"
+            what += " move %r" % (" ".join(words[1:2]) or reply["text"])
+            say({"type": "eliminate", "player": seat, "status": "incorrect",
+                 "message": "%s at ply %d, position %s" % (what, len(moves) + 1, board.fen())})
+            return forfeit([seat], "illegal_move")
+
+        # Adjudication counts consecutive moves: a move without a score resets them.
+        score = engine_score(reply.get("lines", []))
+        bad = score is not None and score <= -opts["resign_cp"]
+        resigning[seat] = resigning[seat] + 1 if bad else 0
+        quiet = quiet + 1 if score is not None and abs(score) <= opts["draw_cp"] else 0
+        shown = "" if score is None else "%+.2f " % (score / 100) if abs(score) < MATE // 2 \
+            else "%sM%d " % ("+-"[score < 0], MATE - abs(score))
+        comments.append("%s%.3fs" % (shown, reply["micros"] / 1e6))
+        label = "%d%s %s" % (board.fullmove_number, "." if board.turn else "...", board.san(move))
+        board.push(move)
+        moves.append(move.uci())
+        say(frame(board, "%s (%s, %s)" % (label, names[seat], comments[-1])))
+
+
+def main():
+    book = None
+    while True:
+        start = hear()
+        if start.get("version") != 2:
+            sys.exit("chess judge: needs judge protocol 2 (protocol = 2 in game.toml)")
+        opts = settings(start["options"])
+        if book is None:  # one file per run: the game file's options do not change
+            with open(opts["openings"]) as f:
+                book = [line for line in f.read().splitlines() if line.strip()]
+        play(start, opts, book)
+
+
+if __name__ == "__main__":
+    main()
