@@ -347,25 +347,21 @@ impl Elo {
     /// given by its bounds, `+338.0 (95%: +120.4 to +inf)`; an infinite
     /// estimate has no interval, `+inf (every game won)`.
     pub fn text(&self) -> String {
+        // An even score's estimate may come out as -0.0: shown as +0.0.
+        let Elo { elo, low, high, .. } = *self;
+        let (elo, low, high) = (elo + 0.0, low + 0.0, high + 0.0);
         let unit = match self.model {
             EloModel::Pentanomial => "pair",
             EloModel::Trinomial => "game",
         };
-        if self.elo == f64::INFINITY {
+        if elo == f64::INFINITY {
             format!("+inf (every {unit} won)")
-        } else if self.elo == f64::NEG_INFINITY {
+        } else if elo == f64::NEG_INFINITY {
             format!("-inf (every {unit} lost)")
-        } else if self.low.is_finite() && self.high.is_finite() {
-            format!(
-                "{:+.1} ± {:.1} (95%)",
-                self.elo,
-                (self.high - self.low) / 2.0
-            )
+        } else if low.is_finite() && high.is_finite() {
+            format!("{:+.1} ± {:.1} (95%)", elo, (high - low) / 2.0)
         } else {
-            format!(
-                "{:+.1} (95%: {:+.1} to {:+.1})",
-                self.elo, self.low, self.high
-            )
+            format!("{:+.1} (95%: {:+.1} to {:+.1})", elo, low, high)
         }
     }
 }

@@ -304,3 +304,34 @@ fn a_tournament_passes_each_entrants_name_and_options() {
         starts[1]["players"][0]["name"]
     );
 }
+
+/// `play` between two bots is a match: its summary gives the first's Elo
+/// against the second, from the colour-swapped pairs. Here whoever has
+/// seat 0 forfeits, so each pair is one win each.
+#[test]
+fn play_of_two_bots_prints_the_elo_from_its_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = game_file(dir.path(), "", "moves = 1\nforfeit_at = 0");
+    let run = referee(
+        [
+            "play",
+            "--games",
+            "4",
+            &game,
+            &engine("a", ""),
+            &engine("b", ""),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("Elo of [0] against [1]: "))
+        .unwrap_or_else(|| panic!("{}", run.stdout));
+    assert!(
+        line.contains("+0.0") && line.contains("pentanomial [0, 0, 2, 0, 0]"),
+        "{line}"
+    );
+    assert!(line.contains("[0] won 2, drew 0, lost 2"), "{line}");
+}

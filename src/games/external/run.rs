@@ -13,6 +13,7 @@ use crate::bot::{BotLimits, DEFAULT_STARTUP};
 use crate::exit::Status;
 use crate::outcome::Status as Outcome;
 use crate::record::{REFEREE_VERSION, Records, timestamp};
+use crate::stats::{Elo, EloModel, HeadToHead};
 
 /// What `referee play` was asked to do.
 #[derive(Debug)]
@@ -211,6 +212,8 @@ struct Tally {
     games: u64,
     judge_errors: u64,
     bots: Vec<SeatTally>,
+    /// Two bots: the first's games against the second, for its Elo.
+    head_to_head: Option<HeadToHead>,
 }
 
 #[derive(Clone, Default)]
@@ -226,6 +229,7 @@ impl Tally {
             games: 0,
             judge_errors: 0,
             bots: vec![SeatTally::default(); bots],
+            head_to_head: (bots == 2).then(HeadToHead::default),
         }
     }
 
@@ -235,6 +239,11 @@ impl Tally {
         if result.judge_error.is_some() {
             self.judge_errors += 1;
             return;
+        }
+        if let Some(h2h) = self.head_to_head.as_mut()
+            && let Some(score) = first_bots_score(result, seated)
+        {
+            h2h.add(result.index, score);
         }
         for (bot, player) in seated.iter().zip(&result.players) {
             let tally = &mut self.bots[bot.bot];
@@ -270,6 +279,38 @@ impl Tally {
                 tally.failures,
             ));
         }
+        if let Some(h2h) = &self.head_to_head
+            && let Some(elo) = Elo::of(h2h.games, h2h.pairs())
+        {
+            let [lost, drew, won] = h2h.games;
+            let from = match elo.model {
+                EloModel::Pentanomial => format!(
+                    "from {} game pairs (games 2k−1 and 2k), pentanomial [{}]",
+                    h2h.pairs().iter().sum::<u64>(),
+                    h2h.pairs().map(|c| c.to_string()).join(", ")
+                ),
+                EloModel::Trinomial => "from single games (no pair complete)".to_owned(),
+            };
+            text.push_str(&format!(
+                "Elo of [0] against [1]: {}, {from}; [0] won {won}, drew {drew}, lost {lost}\n",
+                elo.text()
+            ));
+        }
         text
     }
+}
+
+/// The first bot's score in a judged game of two (1 for a first place
+/// alone, ½ for a shared one, 0 otherwise), from the ranks.
+fn first_bots_score(result: &ExternalResult, seated: &[Player]) -> Option<f64> {
+    let rank_of = |bot: usize| {
+        let seat = seated.iter().position(|p| p.bot == bot)?;
+        result.players.get(seat)?.rank
+    };
+    let (first, second) = (rank_of(0)?, rank_of(1)?);
+    Some(match first.cmp(&second) {
+        std::cmp::Ordering::Less => 1.0,
+        std::cmp::Ordering::Equal => 0.5,
+        std::cmp::Ordering::Greater => 0.0,
+    })
 }
