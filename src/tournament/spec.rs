@@ -188,6 +188,13 @@ pub fn problems(spec: &Spec, base: &Path) -> Vec<String> {
             }
             _ => {}
         }
+        if e.options.is_some() && matches!(spec.game, crate::game::GameRef::Builtin(_)) {
+            out.push(format!(
+                "entrant {:?}: options are passed to an external game's judge; {} has none",
+                e.name,
+                spec.game.name()
+            ));
+        }
     }
     out.extend(format_problems(spec));
     out.extend(sprt_problems(spec));
@@ -615,6 +622,14 @@ mod tests {
             parse(&two, Path::new("."))
                 .unwrap_err()
                 .contains("two entrants are named \"a\"")
+        );
+        let options = format!(
+            "{base}[[entrant]]\nname = \"a\"\ncommand = [\"x\"]\noptions = {{ Hash = 16 }}\n"
+        );
+        let error = parse(&options, Path::new(".")).unwrap_err();
+        assert!(
+            error.contains("entrant \"a\": options are passed to an external game's judge"),
+            "{error}"
         );
         assert!(
             parse("game = \"poker\"\ngames = 1\n", Path::new("."))
