@@ -341,3 +341,46 @@ fn the_sample_tournament_writes_both_colours_of_an_opening_to_games_pgn() {
     assert_eq!(tag(&second, "Round"), Some("1"), "{pgn}");
     assert_eq!(replay(&[&pgn[..games[0].len()], &second]).len(), 2);
 }
+
+/// Fixed work per move, as fastchess's `nodes=N`: a game file without a
+/// clock and with the judge's option `nodes` sends `go nodes N`, and the
+/// PGN has no time control.
+#[test]
+fn fixed_nodes_per_move_without_a_clock() {
+    let Some(_serial) = ready() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let chess = format!("{}/games/chess", root());
+    let game = dir.path().join("game.toml");
+    std::fs::write(
+        &game,
+        format!(
+            "name = \"chess\"\njudge = [\"{chess}/.venv/bin/python3\", \"{chess}/judge.py\"]\n\
+             protocol = 2\nplayers = {{ min = 2, max = 2 }}\nreuse = true\n\
+             [options]\nnodes = 2000\nmax_plies = 6\nopenings = \"{chess}/openings.epd\"\n"
+        ),
+    )
+    .unwrap();
+    let results = dir.path().join("r.jsonl");
+    let fake = |name: &str| format!("{name}={} {} plays", python(), fixture("chess/fake.py"));
+    let run = referee(
+        [
+            "play",
+            "--results",
+            results.to_str().unwrap(),
+            game.to_str().unwrap(),
+            &fake("a"),
+            &fake("b"),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let record = &common::jsonl(&results)[0];
+    assert_eq!(record["summary"]["termination"], "max_plies", "{record}");
+    for player in record["players"].as_array().unwrap() {
+        let stderr = player["stderr"].as_str().unwrap();
+        let goes: Vec<&str> = stderr.lines().filter(|l| l.starts_with("go")).collect();
+        assert_eq!(goes, ["go nodes 2000"; 3], "{record}");
+    }
+    let pgn = record["summary"]["pgn"].as_str().unwrap();
+    assert_eq!(tag(pgn, "TimeControl"), None, "{pgn}");
+}

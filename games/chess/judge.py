@@ -10,8 +10,8 @@ import sys
 import chess
 import chess.pgn
 
-OPTIONS = {"openings": "openings.epd", "max_plies": 400, "movetime": 100, "draw_after": 80,
-           "draw_cp": 10, "draw_plies": 8, "resign_cp": 1000, "resign_moves": 4}
+OPTIONS = {"openings": "openings.epd", "max_plies": 400, "movetime": 100, "nodes": 0,
+           "draw_after": 80, "draw_cp": 10, "draw_plies": 8, "resign_cp": 1000, "resign_moves": 4}
 MATE = 100000  # a mate score in centipawns: beyond any evaluation
 SCORES = {"1-0": [1, 0], "0-1": [0, 1], "1/2-1/2": [0.5, 0.5], "*": [0, 0]}
 # PGN's Termination tag for the summary's `termination`; a player's failure
@@ -136,11 +136,13 @@ def play(start, opts, book):
             return finish("1/2-1/2", "max_plies")
 
         seat = 0 if board.turn == chess.WHITE else 1
-        go = "go movetime %d" % opts["movetime"]
+        go = "go nodes %d" % opts["nodes"] if opts["nodes"] else "go"  # fixed work per move
         if all(controls):
             left = [max(1, c // 1000) for c in clocks]
             inc = [c["increment_micros"] // 1000 for c in controls]
-            go = "go wtime %d btime %d winc %d binc %d" % (*left, *inc)
+            go += " wtime %d btime %d winc %d binc %d" % (*left, *inc)
+        elif not opts["nodes"]:
+            go += " movetime %d" % opts["movetime"]
         position = " ".join(["position fen", summary["fen"]] + (["moves"] + moves if moves else []))
         say({"type": "send", "to": [seat], "text": position + "\n" + go + "\n"})
         (reply,) = ask([seat], "bestmove")
