@@ -251,7 +251,7 @@ fn play_usage_errors_name_the_bot_or_option() {
 
 /// In a tournament, `start` names the entrants as the file does and
 /// passes each its `options`: one program with two settings is two
-/// entrants.
+/// entrants. A game thread keeps its judge from game to game.
 #[test]
 fn a_tournament_passes_each_entrants_name_and_options() {
     let dir = tempfile::tempdir().unwrap();
@@ -261,7 +261,7 @@ fn a_tournament_passes_each_entrants_name_and_options() {
     std::fs::write(
         &file,
         format!(
-            "game = \"{game}\"\ngames = 2\nseed = 1\n\
+            "game = \"{game}\"\ngames = 4\nseed = 1\njobs = 1\n\
              [[entrant]]\nname = \"weak\"\ncommand = [\"{engine}\"]\noptions = {{ \"Skill Level\" = 3 }}\n\
              [[entrant]]\nname = \"strong\"\ncommand = [\"{engine}\"]\noptions = {{ \"Skill Level\" = 8 }}\n"
         ),
@@ -280,7 +280,14 @@ fn a_tournament_passes_each_entrants_name_and_options() {
     );
     assert_eq!(run.code, Some(0), "{run:?}");
     let records = common::jsonl(&out.join("records.jsonl"));
-    assert_eq!(records.len(), 2);
+    assert_eq!(records.len(), 4);
+    // One game at a time: one judge for the run (`reuse = true`), not an
+    // interpreter's start per game.
+    let judges: std::collections::BTreeSet<u64> = records
+        .iter()
+        .map(|r| logged(r, "judge")[0].as_u64().unwrap())
+        .collect();
+    assert_eq!(judges.len(), 1, "{judges:?}");
     for record in &records {
         let start = &logged(record, "start")[0];
         for (seat, player) in start["players"].as_array().unwrap().iter().enumerate() {

@@ -464,9 +464,17 @@ impl Game for External {
                     bot: s.entrant,
                 })
                 .collect();
-            let result =
-                external::play_game(&self.game, &players, limits, seed, deal.index, deal.round)
-                    .await;
+            // Another game's judge (a ci run's cases share no thread, but
+            // nothing depends on it) is not this one's.
+            let judge = KEPT_JUDGE
+                .with_borrow_mut(|kept| kept.take())
+                .filter(|(file, _)| *file == self.game.file)
+                .map(|(_, judge)| judge);
+            let (result, judge) = external::play_game(
+                &self.game, &players, limits, seed, deal.index, deal.round, judge,
+            )
+            .await;
+            KEPT_JUDGE.set(judge.map(|judge| (self.game.file.clone(), judge)));
             let solo = self.seating() == Seating::Solo;
             let results = result
                 .players
@@ -514,6 +522,18 @@ impl Game for External {
             }
         })
     }
+}
+
+thread_local! {
+    /// The judge a game thread keeps for its next game (`reuse = true`):
+    /// each game thread runs its games one after another on a runtime of
+    /// its own, so its judge serves them all, as `referee play`'s does,
+    /// instead of an interpreter's start per game. A run's threads play
+    /// one game, so one judge per thread, with its game file; it is killed
+    /// with its thread when the run's games are done (before the run ends:
+    /// the threads are joined).
+    static KEPT_JUDGE: std::cell::RefCell<Option<(PathBuf, crate::bot::Bot)>> =
+        const { std::cell::RefCell::new(None) };
 }
 
 fn duration(value: Option<crate::units::TomlDuration>, default: Duration) -> Duration {

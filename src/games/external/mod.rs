@@ -163,8 +163,11 @@ pub struct Player {
     pub bot: usize,
 }
 
-/// Plays one game of `game` between `players` (seat `i` is `players[i]`),
-/// with a judge process of its own.
+/// Plays one game of `game` between `players` (seat `i` is `players[i]`).
+/// Its judge is `judge`, one kept from an earlier game of the run on this
+/// thread, or a fresh one; the judge to keep for the next game is handed
+/// back (with `reuse = true`, unless it failed), so that a run of many
+/// short games does not start an interpreter per game.
 pub async fn play_game(
     game: &ExternalGame,
     players: &[Player],
@@ -172,11 +175,14 @@ pub async fn play_game(
     seed: u64,
     index: u64,
     round: Round,
-) -> ExternalResult {
+    judge: Option<Bot>,
+) -> (ExternalResult, Option<Bot>) {
     let mut session = Session::new(game);
+    session.judge = judge.filter(|_| game.reuse);
     let result = session.play(players, limits, seed, index, round).await;
+    let judge = session.judge.take();
     let _ = session.close().await;
-    result
+    (result, judge)
 }
 
 /// A judge that may play several games in a row (`reuse = true` in the
