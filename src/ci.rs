@@ -322,6 +322,7 @@ fn case_spec(case: &Case, env: &EnvTable) -> Spec {
         command: case.command.clone(),
         glob: None,
         env: case.env.clone(),
+        options: None,
     }];
     if let Some(baseline) = &case.baseline {
         let (dir, command, env) = match baseline.clone() {
@@ -334,6 +335,7 @@ fn case_spec(case: &Case, env: &EnvTable) -> Spec {
             command,
             glob: None,
             env,
+            options: None,
         });
     }
     entrants.extend(case.opponents.iter().cloned());

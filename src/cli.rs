@@ -862,7 +862,16 @@ pub struct PlayArgs {
     #[arg(value_name = "GAME.toml")]
     pub game: PathBuf,
 
-    /// The bots, one program path each, in seat order.
+    /// An option for the judge to pass on to a bot, `NAME:KEY=VALUE`
+    /// (protocol 2's `start`; as a tournament entrant's `options`).
+    /// Repeat it for more.
+    #[arg(long = "option", value_name = "NAME:KEY=VALUE")]
+    pub options: Vec<String>,
+
+    /// The bots: `[NAME=]COMMAND` each, COMMAND a program path or a
+    /// program with its arguments in one quoted argument
+    /// ('sf=stockfish --threads 1'). Seats rotate from game to game:
+    /// games come in rounds of one game per seat on one opening.
     #[arg(value_name = "BOT", required = true)]
     pub bots: Vec<OsString>,
 }
@@ -1290,13 +1299,19 @@ async fn run_acesup(args: AcesupArgs, env: &Vars) -> Status {
 
 /// `referee play`: bots play a game file's game, refereed by its judge.
 async fn run_play(args: PlayArgs, env: &Vars) -> Status {
+    let bots = crate::games::external::players::parse(&args.bots, &args.options, |words| {
+        bot_spec(words, env)
+    });
+    let bots = match bots {
+        Ok(bots) => bots,
+        Err(e) => {
+            eprintln!("referee play: {e}");
+            return Status::Usage;
+        }
+    };
     let config = crate::games::external::run::PlayConfig {
         game: args.game,
-        bots: args
-            .bots
-            .iter()
-            .map(|b| bot_spec(std::slice::from_ref(b), env))
-            .collect(),
+        bots,
         limits: args.bot.limits(DEFAULT_MAX_LINE),
         timeout: args.timeout,
         time_control: args.time_control,

@@ -249,26 +249,154 @@ fn nearest_with_mean(p: &[f64; 5], s: f64) -> [f64; 5] {
 /// mean pair score, its standard error from the pairs' spread, each
 /// turned into logistic Elo. `None` when there are no pairs.
 pub fn pair_elo(pairs: [u64; 5]) -> Option<(f64, f64, f64)> {
-    let n: u64 = pairs.iter().sum();
+    mean_score_elo(&pairs, &PAIR_SCORES)
+}
+
+/// The score of each single game's outcome: a loss, a draw, a win.
+pub const GAME_SCORES: [f64; 3] = [0.0, 0.5, 1.0];
+
+/// The Elo estimate from trinomial counts (games lost, drawn, won), with
+/// its 95% interval, as [`pair_elo`] but over single games: for games
+/// that are not paired, whose scores are independent. `None` when there
+/// are no games.
+pub fn game_elo(games: [u64; 3]) -> Option<(f64, f64, f64)> {
+    mean_score_elo(&games, &GAME_SCORES)
+}
+
+/// The mean score of outcomes counted `counts`, each scoring `scores`,
+/// and the bounds of its 95% interval (normal approximation, the spread
+/// from the outcomes), each as logistic Elo. A score of 0 or 1 is −∞ or
+/// +∞ Elo, never NaN: every game won gives `(+∞, +∞, +∞)`, an interval
+/// that reaches past 1 an upper bound of +∞.
+fn mean_score_elo(counts: &[u64], scores: &[f64]) -> Option<(f64, f64, f64)> {
+    let n: u64 = counts.iter().sum();
     if n == 0 {
         return None;
     }
     let n = n as f64;
-    let mean = pairs
+    let mean = counts
         .iter()
-        .zip(PAIR_SCORES)
+        .zip(scores)
         .map(|(c, a)| *c as f64 * a)
         .sum::<f64>()
         / n;
-    let var = pairs
+    let var = counts
         .iter()
-        .zip(PAIR_SCORES)
+        .zip(scores)
         .map(|(c, a)| *c as f64 * (a - mean).powi(2))
         .sum::<f64>()
         / n;
     let half = 1.959_964 * (var / n).sqrt();
     let elo = |s: f64| score_to_elo(s.clamp(0.0, 1.0));
     Some((elo(mean), elo(mean - half), elo(mean + half)))
+}
+
+/// Which outcomes an [`Elo`] was estimated from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EloModel {
+    /// Game pairs (`2k − 1`, `2k`), each scoring 0, ¼, ½, ¾ or 1: a pair
+    /// plays one setup twice with the seats swapped, so the setup's luck
+    /// cancels and the interval is narrower.
+    Pentanomial,
+    /// Single games, lost, drawn or won.
+    Trinomial,
+}
+
+impl EloModel {
+    pub fn name(self) -> &'static str {
+        match self {
+            EloModel::Pentanomial => "pentanomial",
+            EloModel::Trinomial => "trinomial",
+        }
+    }
+}
+
+/// A logistic Elo difference of one entrant against another, with the
+/// bounds of its 95% interval. A figure is infinite where its score is 0
+/// or 1: the estimate when every game (or pair) was won or lost, a bound
+/// when the interval reaches past them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Elo {
+    pub model: EloModel,
+    pub elo: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+impl Elo {
+    /// From two entrants' games against each other, from the first's
+    /// side: pentanomial when any pair is complete (the incomplete ones
+    /// left out), else trinomial; `None` without any game.
+    pub fn of(games: [u64; 3], pairs: [u64; 5]) -> Option<Elo> {
+        let (model, (elo, low, high)) = match pair_elo(pairs) {
+            Some(figures) => (EloModel::Pentanomial, figures),
+            None => (EloModel::Trinomial, game_elo(games)?),
+        };
+        Some(Elo {
+            model,
+            elo,
+            low,
+            high,
+        })
+    }
+
+    /// As fastchess and cutechess print it: `+35.2 ± 48.1 (95%)`, the
+    /// `±` half the interval's width in Elo (the interval is not quite
+    /// symmetric: `low` and `high` are exact). An unbounded interval is
+    /// given by its bounds, `+338.0 (95%: +120.4 to +inf)`; an infinite
+    /// estimate has no interval, `+inf (every game won)`.
+    pub fn text(&self) -> String {
+        let unit = match self.model {
+            EloModel::Pentanomial => "pair",
+            EloModel::Trinomial => "game",
+        };
+        if self.elo == f64::INFINITY {
+            format!("+inf (every {unit} won)")
+        } else if self.elo == f64::NEG_INFINITY {
+            format!("-inf (every {unit} lost)")
+        } else if self.low.is_finite() && self.high.is_finite() {
+            format!(
+                "{:+.1} ± {:.1} (95%)",
+                self.elo,
+                (self.high - self.low) / 2.0
+            )
+        } else {
+            format!(
+                "{:+.1} (95%: {:+.1} to {:+.1})",
+                self.elo, self.low, self.high
+            )
+        }
+    }
+}
+
+/// Two entrants' games against each other, from the first's side, as
+/// they are counted: each game lost, drawn or won, and game pairs
+/// (`2k − 1`, `2k`) as both their games come.
+#[derive(Clone, Debug, Default)]
+pub struct HeadToHead {
+    /// Games the first lost, drew, won.
+    pub games: [u64; 3],
+    pairs: Pairs,
+}
+
+impl HeadToHead {
+    /// Game `index`, in which the first scored `score` (0, ½ or 1).
+    pub fn add(&mut self, index: u64, score: f64) {
+        self.games[outcome(score * 2.0, 2)] += 1;
+        self.pairs.add(index, score);
+    }
+
+    /// The complete pairs scoring 0, ¼, ½, ¾, 1 for the first.
+    pub fn pairs(&self) -> [u64; 5] {
+        self.pairs.counts
+    }
+}
+
+/// `x` rounded into `0..=most`, an index into counts (NaN is 0): a score
+/// that cannot be one still counts somewhere, without a panic.
+fn outcome(x: f64, most: usize) -> usize {
+    (x.round().clamp(0.0, most as f64) as usize).min(most)
 }
 
 /// A head-to-head sequential test as written in a file (ci's
@@ -301,21 +429,30 @@ impl SprtSpec {
 
 /// Head-to-head games gathered into pairs (games `2k − 1` and `2k`) as
 /// they finish, in any order.
-#[derive(Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Pairs {
     /// Pairs scoring 0, ¼, ½, ¾, 1 for the bot.
     pub counts: [u64; 5],
     /// The first game of each pair still waiting for its second.
-    waiting: std::collections::HashMap<u64, f64>,
+    waiting: std::collections::BTreeMap<u64, f64>,
 }
 
 impl Pairs {
+    /// Most first games kept waiting: a pair whose second game has not
+    /// come after this many later pairs began (a shard's games skip it,
+    /// a game is missing) is let go, so that the memory does not grow
+    /// with the games.
+    const MOST_WAITING: usize = 4096;
+
     pub fn add(&mut self, index: u64, score: f64) {
         let pair = index.div_ceil(2);
         match self.waiting.remove(&pair) {
-            Some(other) => self.counts[((score + other) * 2.0).round() as usize] += 1,
+            Some(other) => self.counts[outcome((score + other) * 2.0, 4)] += 1,
             None => {
                 self.waiting.insert(pair, score);
+                if self.waiting.len() > Self::MOST_WAITING {
+                    self.waiting.pop_first();
+                }
             }
         }
     }
@@ -494,5 +631,85 @@ mod tests {
         let (elo, low, high) = pair_elo([0, 0, 10, 0, 10]).unwrap();
         assert!((elo - 190.85).abs() < 0.1, "{elo}");
         assert!(low < elo && elo < high);
+    }
+
+    #[test]
+    fn elo_from_single_games() {
+        assert_eq!(game_elo([0; 3]), None);
+        assert_eq!(game_elo([0, 10, 0]), Some((0.0, 0.0, 0.0)));
+        // 30 won, 10 drawn, 20 lost: mean 0.5833, +58.5 Elo; the 95%
+        // interval of the mean, 0.4698 .. 0.6969, is -21.0 .. +144.6.
+        let (elo, low, high) = game_elo([20, 10, 30]).unwrap();
+        assert!((elo - 58.45).abs() < 0.01, "{elo}");
+        assert!((low + 21.02).abs() < 0.01, "{low}");
+        assert!((high - 144.62).abs() < 0.01, "{high}");
+        // Reversed counts: the other side, negated.
+        let (elo2, low2, high2) = game_elo([30, 10, 20]).unwrap();
+        assert!(
+            (elo + elo2).abs() < 1e-9 && (low + high2).abs() < 1e-9 && (high + low2).abs() < 1e-9
+        );
+    }
+
+    #[test]
+    fn an_elo_from_pairs_when_any_is_complete_else_from_games() {
+        assert_eq!(Elo::of([0; 3], [0; 5]), None);
+        // Mean pair score 0.75: +190.8, whatever the single games say.
+        let e = Elo::of([5, 0, 5], [0, 0, 10, 0, 10]).unwrap();
+        assert_eq!(e.model, EloModel::Pentanomial);
+        assert!((e.elo - 190.85).abs() < 0.01, "{e:?}");
+        let e = Elo::of([1, 0, 3], [0; 5]).unwrap();
+        assert_eq!(e.model, EloModel::Trinomial);
+        assert!((e.elo - 190.85).abs() < 0.01, "{e:?}");
+        // 2, 4, 8, 6 pairs scoring ¼ .. 1: +168.4, -86.3 .. +273.4.
+        let e = Elo::of([0; 3], [0, 2, 4, 8, 6]).unwrap();
+        assert!(
+            (e.low - 86.25).abs() < 0.01 && (e.high - 273.44).abs() < 0.01,
+            "{e:?}"
+        );
+        assert_eq!(e.text(), "+168.4 ± 93.6 (95%)");
+    }
+
+    #[test]
+    fn one_sided_results_print_without_nan() {
+        let won = Elo::of([0, 0, 5], [0; 5]).unwrap();
+        assert_eq!(won.elo, f64::INFINITY);
+        assert_eq!(won.text(), "+inf (every game won)");
+        let lost = Elo::of([0; 3], [3, 0, 0, 0, 0]).unwrap();
+        assert_eq!(lost.elo, f64::NEG_INFINITY);
+        assert_eq!(lost.text(), "-inf (every pair lost)");
+        // An interval past a score of 1: its bound is +inf.
+        let e = Elo::of([1, 0, 3], [0; 5]).unwrap();
+        assert_eq!(e.high, f64::INFINITY);
+        assert_eq!(e.text(), "+190.8 (95%: -126.4 to +inf)");
+        for e in [won, lost, e] {
+            assert!(![e.elo, e.low, e.high].iter().any(|x| x.is_nan()), "{e:?}");
+        }
+    }
+
+    #[test]
+    fn head_to_head_pairs_only_complete_pairs() {
+        let mut h = HeadToHead::default();
+        // Games 1 and 2 a pair (won, drawn: ¾), 3 alone, 6 without 5.
+        for (index, score) in [(2, 0.5), (3, 1.0), (1, 1.0), (6, 0.0)] {
+            h.add(index, score);
+        }
+        assert_eq!(h.games, [1, 1, 2]);
+        assert_eq!(h.pairs(), [0, 0, 0, 1, 0]);
+        // A score that is none still counts, without a panic.
+        h.add(7, f64::NAN);
+        h.add(8, 7.0);
+        assert_eq!(h.games, [2, 1, 3]);
+    }
+
+    #[test]
+    fn pairs_waiting_for_their_second_game_are_bounded() {
+        let mut pairs = Pairs::default();
+        for k in 0..10_000 {
+            pairs.add(2 * k + 1, 1.0);
+        }
+        assert_eq!(pairs.waiting.len(), Pairs::MOST_WAITING);
+        assert_eq!(pairs.counts, [0; 5]);
+        pairs.add(20_000, 1.0);
+        assert_eq!(pairs.counts, [0, 0, 0, 0, 1]);
     }
 }

@@ -293,9 +293,12 @@ fn players_asked_at_once_are_answered_each_with_its_own_verdict() {
         b"",
     );
     assert_eq!(run.code, Some(0), "{}", run.stderr);
+    // Each seat with its entrant: the BOT as given.
+    let (answer, silent) = (judges("answer.sh"), judges("silent.sh"));
     assert!(
-        run.stdout
-            .contains("game 1: [0] score 1 rank 1 ok; [1] score 0 rank 2 timeout"),
+        run.stdout.contains(&format!(
+            "game 1: [0] {answer} score 1 rank 1 ok; [1] {silent} score 0 rank 2 timeout"
+        )),
         "{}",
         run.stdout
     );

@@ -263,3 +263,208 @@ fn a_report_of_a_huge_class_stays_in_bounded_memory_and_says_what_it_left_out() 
     let page = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(page.contains("s199999"), "every entrant is listed");
 }
+
+/// A tournament file in `dir` of `games` games of the duel fixture
+/// between `entrants` (fixture bots named by their script's stem).
+fn duel(dir: &Path, entrants: &[&str], games: u64) -> String {
+    let mut text = format!(
+        "game = \"{}\"\ngames = {games}\nseed = 1\njobs = 1\n[limits]\nseats = 2\n",
+        fixture("duel/game.toml")
+    );
+    for (i, bot) in entrants.iter().enumerate() {
+        // A second `weak` is another entrant with the same program.
+        text += &format!(
+            "[[entrant]]\nname = \"{bot}{}\"\ncommand = [\"{}\"]\n",
+            if i > 1 { "2" } else { "" },
+            fixture(&format!("duel/{bot}.sh"))
+        );
+    }
+    let path = dir.join(format!("duel{}.toml", entrants.len()));
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+/// From the records: `strong`'s games against `weak` lost, drawn and won
+/// (by rank: 1 alone wins, equal ranks draw), and its complete pairs of
+/// games `2k − 1`, `2k` scoring 0, ¼, ½, ¾, 1.
+fn strongs_outcomes(out: &Path) -> ([u64; 3], [u64; 5]) {
+    let mut scores = std::collections::BTreeMap::new();
+    for record in common::jsonl(&out.join("records.jsonl")) {
+        let results = record["results"].as_array().unwrap();
+        let rank = |name: &str| {
+            results.iter().find(|r| r["entrant"] == name).unwrap()["rank"]
+                .as_u64()
+                .unwrap()
+        };
+        let score = match rank("strong").cmp(&rank("weak")) {
+            std::cmp::Ordering::Less => 2,
+            std::cmp::Ordering::Equal => 1,
+            std::cmp::Ordering::Greater => 0,
+        };
+        scores.insert(record["index"].as_u64().unwrap(), score);
+    }
+    let mut games = [0; 3];
+    let mut pairs = [0; 5];
+    for (&index, &score) in &scores {
+        games[score] += 1;
+        if index % 2 == 0
+            && let Some(first) = scores.get(&(index - 1))
+        {
+            pairs[first + score] += 1;
+        }
+    }
+    (games, pairs)
+}
+
+/// The mean of outcomes `counts` scoring `step` apart, as logistic Elo,
+/// with the bounds of its 95% interval (normal approximation).
+fn elo_of(counts: &[u64], step: f64) -> (f64, f64, f64) {
+    let n: u64 = counts.iter().sum();
+    let n = n as f64;
+    let score = |k: usize| k as f64 * step;
+    let mean = counts
+        .iter()
+        .enumerate()
+        .map(|(k, &c)| c as f64 * score(k))
+        .sum::<f64>()
+        / n;
+    let var = counts
+        .iter()
+        .enumerate()
+        .map(|(k, &c)| c as f64 * (score(k) - mean).powi(2))
+        .sum::<f64>()
+        / n;
+    let half = 1.959964 * (var / n).sqrt();
+    let elo = |s: f64| -400.0 * (1.0 / s - 1.0).log10();
+    (elo(mean), elo(mean - half), elo(mean + half))
+}
+
+#[test]
+fn two_entrants_get_an_elo_from_their_game_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = duel(dir.path(), &["strong", "weak"], 11);
+    let out = dir.path().join("out");
+    let run = tournament(&[&file, "--out", out.to_str().unwrap()]);
+    // strong: won 6, drew 1, lost 4; pairs 1-2 won twice, 3-4, 5-6 and
+    // 9-10 won once, 7-8 drawn and lost; game 11 has no twin.
+    let (games, pairs) = strongs_outcomes(&out);
+    assert_eq!((games, pairs), ([4, 1, 6], [0, 1, 3, 0, 1]));
+    let (elo, low, high) = elo_of(&pairs, 0.25);
+    // Mean pair score 0.55.
+    assert!((elo - 34.86).abs() < 0.01, "{elo}");
+
+    let rows = common::timeless_standings(&out);
+    let row = |name: &str| rows.iter().find(|r| r["entrant"] == name).unwrap().clone();
+    let (strong, weak) = (row("strong"), row("weak"));
+    let close = |v: &Value, x: f64| (v.as_f64().unwrap() - x).abs() < 1e-6;
+    assert!(close(&strong["elo"], elo), "{strong}");
+    assert!(
+        close(&strong["elo_low"], low) && close(&strong["elo_high"], high),
+        "{strong}"
+    );
+    assert_eq!(strong["elo_model"], "pentanomial");
+    assert_eq!(strong["elo_vs"], "weak");
+    assert_eq!(
+        [
+            &strong["elo_wins"],
+            &strong["elo_draws"],
+            &strong["elo_losses"]
+        ],
+        [6, 1, 4]
+    );
+    assert_eq!(
+        strong["elo_pentanomial"],
+        serde_json::json!([0, 1, 3, 0, 1])
+    );
+    // The other side: negated, every count the other way round.
+    assert!(
+        close(&weak["elo"], -elo) && close(&weak["elo_low"], -high),
+        "{weak}"
+    );
+    assert_eq!(weak["elo_vs"], "strong");
+    assert_eq!([&weak["elo_wins"], &weak["elo_losses"]], [4, 6]);
+    assert_eq!(weak["elo_pentanomial"], serde_json::json!([1, 0, 3, 1, 0]));
+
+    // The table: beside the rating, as fastchess prints it; the line
+    // under it says what it is counted from.
+    let text = format!("{elo:+.1} ± {:.1} (95%)", (high - low) / 2.0);
+    assert_eq!(
+        table_row(&run.stdout, "strong")["Elo"],
+        text,
+        "{}",
+        run.stdout
+    );
+    assert!(table_row(&run.stdout, "weak")["Elo"].starts_with("-34.9 ± "));
+    assert!(
+        run.stdout.contains(
+            "Elo: logistic, strong against weak, 95% interval; from 5 game pairs (games 2k−1 and \
+             2k), pentanomial [0, 1, 3, 0, 1] (pairs scoring 0, ¼, ½, ¾, 1 for strong), 1 \
+             unpaired game left out; strong won 6, drew 1, lost 4 of 11 games"
+        ),
+        "{}",
+        run.stdout
+    );
+    let csv = std::fs::read_to_string(out.join("standings.csv")).unwrap();
+    let lines: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    let at = |column: &str| lines[0].iter().position(|c| *c == column).unwrap();
+    let strong_csv = lines.iter().find(|l| l[1] == "strong").unwrap();
+    assert_eq!(strong_csv[at("elo_model")], "pentanomial");
+    assert_eq!(strong_csv[at("elo_pentanomial")], "0 1 3 0 1");
+    assert!((strong_csv[at("elo")].parse::<f64>().unwrap() - elo).abs() < 1e-6);
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        report.contains("<th>Elo</th>") && report.contains(&text),
+        "{report}"
+    );
+}
+
+#[test]
+fn without_a_complete_pair_the_elo_is_from_single_games() {
+    // Shard 1 of 2 plays the odd games only: no pair is complete. Games 1
+    // and 3, both won: an Elo with no bound, null in JSON.
+    let dir = tempfile::tempdir().unwrap();
+    let file = duel(dir.path(), &["strong", "weak"], 3);
+    let out = dir.path().join("out");
+    let run = tournament(&[&file, "--shard", "1/2", "--out", out.to_str().unwrap()]);
+    assert_eq!(strongs_outcomes(&out), ([0, 0, 2], [0; 5]));
+    let rows = common::timeless_standings(&out);
+    let strong = rows.iter().find(|r| r["entrant"] == "strong").unwrap();
+    assert_eq!(strong["elo_model"], "trinomial", "{strong}");
+    assert_eq!([&strong["elo_wins"], &strong["elo_losses"]], [2, 0]);
+    assert!(
+        strong["elo"].is_null() && strong["elo_low"].is_null(),
+        "{strong}"
+    );
+    assert_eq!(
+        table_row(&run.stdout, "strong")["Elo"],
+        "+inf (every game won)"
+    );
+    assert_eq!(
+        table_row(&run.stdout, "weak")["Elo"],
+        "-inf (every game lost)"
+    );
+    assert!(
+        run.stdout
+            .contains("from single games (trinomial): no game pair complete"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("NaN") && !run.stdout.contains("nan"));
+}
+
+#[test]
+fn three_entrants_get_no_elo() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = duel(dir.path(), &["strong", "weak", "weak"], 6);
+    let out = dir.path().join("out");
+    let run = tournament(&[&file, "--out", out.to_str().unwrap()]);
+    assert!(!run.stdout.contains("Elo"), "{}", run.stdout);
+    let rows = common::timeless_standings(&out);
+    assert_eq!(rows.len(), 3);
+    assert!(
+        rows.iter().all(|r| r.get("elo_model").is_none()),
+        "{rows:?}"
+    );
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(!report.contains("Elo"));
+}

@@ -90,8 +90,15 @@ fn two_bots_play_to_the_end_with_a_ranking() {
         for player in record["players"].as_array().unwrap() {
             assert_eq!(player["status"], "ok", "{record}");
         }
-        voronoi += record["players"][0]["score"].as_f64().unwrap();
-        random += record["players"][1]["score"].as_f64().unwrap();
+        // Seats rotate from game to game: each bot's score by its name.
+        for player in record["players"].as_array().unwrap() {
+            let score = player["score"].as_f64().unwrap();
+            match player["entrant"].as_str().unwrap() {
+                name if name.ends_with("voronoi.py") => voronoi += score,
+                name if name.ends_with("random.py") => random += score,
+                other => panic!("{other}: {record}"),
+            }
+        }
         // The start: seat 1 is seat 0's point reflection, heads on the grid.
         let start = &record["frames"][0];
         let s = &record["summary"]["starts"];

@@ -100,6 +100,16 @@ impl Timer {
         }
     }
 
+    /// The cap and the time control it runs under.
+    pub fn limits(&self) -> MoveLimits {
+        self.limits
+    }
+
+    /// Time left on the clock, if there is one.
+    pub fn left(&self) -> Option<Duration> {
+        self.left
+    }
+
     /// How long the next reply may take (start-up allowance not included).
     pub fn limit(&self) -> Duration {
         match self.left {

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::GameKind;
 use super::GameRef;
 use super::record::{Score, SeatResult};
-use super::{Game, Limits, PlayFuture, Played, Seat, Seating};
+use super::{Deal, Game, Limits, PlayFuture, Played, Seat, Seating};
 use crate::bot::clock::MoveLimits;
 use crate::bot::{BotLimits, BotSpec};
 use crate::games::acesup::{self, Decks, JudgeConfig};
@@ -79,11 +79,12 @@ impl Game for EvenSteven {
 
     fn play<'a>(
         &'a self,
-        index: u64,
+        deal: Deal,
         seed: u64,
         seats: &'a [Seat],
         limits: BotLimits,
     ) -> PlayFuture<'a> {
+        let index = deal.setup;
         Box::pin(async move {
             let mut rng = SplitMix64::for_game(seed, index - 1);
             // Uniform over the statement's ranges: 1..=MAX_HAND, 1..=MAX_SEED.
@@ -135,11 +136,12 @@ impl Game for Septica {
 
     fn play<'a>(
         &'a self,
-        index: u64,
+        deal: Deal,
         seed: u64,
         seats: &'a [Seat],
         limits: BotLimits,
     ) -> PlayFuture<'a> {
+        let index = deal.setup;
         Box::pin(async move {
             let result = match septica::play_single(
                 ready(seats),
@@ -198,11 +200,12 @@ impl Game for Acesup {
 
     fn play<'a>(
         &'a self,
-        index: u64,
+        deal: Deal,
         seed: u64,
         seats: &'a [Seat],
         limits: BotLimits,
     ) -> PlayFuture<'a> {
+        let index = deal.setup;
         Box::pin(async move {
             let deck = acesup::deck::random_deck(seed, index - 1);
             let config = JudgeConfig {
@@ -294,11 +297,12 @@ impl Game for Chomp {
 
     fn play<'a>(
         &'a self,
-        index: u64,
+        deal: Deal,
         seed: u64,
         seats: &'a [Seat],
         limits: BotLimits,
     ) -> PlayFuture<'a> {
+        let index = deal.setup;
         Box::pin(async move {
             let specs: Vec<SeatSpec> = seats
                 .iter()
@@ -433,7 +437,7 @@ impl Game for External {
 
     fn play<'a>(
         &'a self,
-        index: u64,
+        deal: Deal,
         seed: u64,
         seats: &'a [Seat],
         limits: BotLimits,
@@ -442,20 +446,27 @@ impl Game for External {
             // A disqualified seat is given a program that cannot start, so
             // the judge sees it fail like any player that cannot start;
             // its record then says why it never played.
-            let bots: Vec<BotSpec> = seats
+            let players: Vec<external::Player> = seats
                 .iter()
-                .map(|s| match &s.program {
-                    Ok(spec) => spec.clone(),
-                    Err(_) => BotSpec {
-                        program: "/nonexistent/disqualified".into(),
-                        args: vec![],
-                        dir: None,
-                        hide: vec![],
-                        env: Default::default(),
+                .map(|s| external::Player {
+                    name: s.name.clone(),
+                    spec: match &s.program {
+                        Ok(spec) => spec.clone(),
+                        Err(_) => BotSpec {
+                            program: "/nonexistent/disqualified".into(),
+                            args: vec![],
+                            dir: None,
+                            hide: vec![],
+                            env: Default::default(),
+                        },
                     },
+                    options: s.options.clone(),
+                    bot: s.entrant,
                 })
                 .collect();
-            let result = external::play_game(&self.game, &bots, limits, seed, index).await;
+            let result =
+                external::play_game(&self.game, &players, limits, seed, deal.index, deal.round)
+                    .await;
             let solo = self.seating() == Seating::Solo;
             let results = result
                 .players
@@ -491,6 +502,10 @@ impl Game for External {
             }
             if !result.frames.is_empty() {
                 setup.insert("frames".into(), Value::Array(result.frames));
+            }
+            if !result.log.is_empty() {
+                let log = result.log.into_iter().map(Value::String).collect();
+                setup.insert("log".into(), Value::Array(log));
             }
             Played {
                 setup,

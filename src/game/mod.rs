@@ -24,6 +24,7 @@ use serde_json::{Map, Value};
 use crate::bot::clock::TimeControl;
 use crate::bot::{BotLimits, BotSpec};
 use crate::games::external::JudgeError;
+pub use crate::games::external::Round;
 use crate::outcome::Disqualified;
 use crate::units::TomlDuration;
 pub use builtin::load;
@@ -151,6 +152,25 @@ pub struct Seat {
     pub entrant: usize,
     pub name: String,
     pub program: Result<BotSpec, Disqualified>,
+    /// The entrant's `options`, for an external game's judge (an empty
+    /// object when it has none).
+    pub options: Value,
+}
+
+/// Which game of a run is played. Games come in rounds that share an
+/// opening while the seats rotate (`docs/tournaments.md`, "Seats"), so a
+/// game has three numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Deal {
+    /// The game's number as a judge's `start` gives it: the game's own
+    /// index for games between players, the shared setup's for games
+    /// played alone (every entrant on the same deal).
+    pub index: u64,
+    /// The setup a built-in game deals from (its deal, deck, array):
+    /// shared by every game of a round.
+    pub setup: u64,
+    /// The game's round and its place in it.
+    pub round: Round,
 }
 
 /// One game's outcome: the game's own fields (its setup and how it
@@ -210,7 +230,7 @@ pub trait Game: Send + Sync {
     /// caller); table games get every seat, disqualified ones included.
     fn play<'a>(
         &'a self,
-        index: u64,
+        deal: Deal,
         seed: u64,
         seats: &'a [Seat],
         limits: BotLimits,

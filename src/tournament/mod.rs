@@ -3,6 +3,7 @@
 //! merge`, which puts shards back together. See `docs/tournaments.md`.
 
 pub mod gamelog;
+pub mod pgn;
 pub mod report;
 pub mod shard;
 pub mod spec;
@@ -339,6 +340,7 @@ struct OutDir {
     dir: PathBuf,
     records: Option<Records>,
     log: gamelog::GameLog,
+    pgn: pgn::PgnFile,
     /// The games recorded before (resuming), which are not played again,
     /// and their standings.
     done: Arc<GameSet>,
@@ -366,17 +368,23 @@ impl OutDir {
             .and_then(|text| record::write_file(&dir.join("tournament.toml"), &text))?;
         let records = Records::open(&records_path(dir)).map_err(|e| e.to_string())?;
         let log = gamelog::GameLog::open(&dir.join("games.log"))?;
+        // From the records: a game an interrupted run wrote to games.pgn
+        // but not to its records is played again, and must not be there
+        // twice.
+        let pgn = pgn::PgnFile::rebuild(dir, &records_path(dir), info, "referee tournament")?;
         Ok(OutDir {
             dir: dir.to_owned(),
             records: Some(records),
             log,
+            pgn,
             done: Arc::new(done),
             earlier,
         })
     }
 
     /// Appends a finished game to the records (its stderr moved to
-    /// `stderr/NAME.log`) and to `games.log`.
+    /// `stderr/NAME.log`), then its PGN to `games.pgn` and the game to
+    /// `games.log`.
     fn append(&mut self, record: &GameRecord, fingerprint: &str) -> Result<(), String> {
         units::save_stderr(&self.dir, record);
         let mut record = record.clone();
@@ -385,6 +393,7 @@ impl OutDir {
         if let Some(file) = self.records.as_mut() {
             file.append(&record).map_err(|e| e.to_string())?;
         }
+        self.pgn.append(&record)?;
         self.log
             .append(&record)
             .map_err(|e| format!("{}: {e}", self.dir.join("games.log").display()))
@@ -1050,7 +1059,7 @@ enum MergeError {
 }
 
 /// The merged output being written: records and games.log, each put in
-/// place whole at the end.
+/// place whole at the end, then games.pgn made from those records.
 struct MergedOut {
     into: PathBuf,
     info: RunInfo,
@@ -1091,7 +1100,8 @@ impl MergedOut {
             file.commit()
                 .map_err(|e| format!("{}: {e}", path.display()))?;
         }
-        Ok(())
+        let records = records_path(&self.into);
+        pgn::PgnFile::rebuild(&self.into, &records, &self.info, "referee merge").map(drop)
     }
 }
 

@@ -495,6 +495,7 @@ fn esc(text: &str) -> String {
 }
 
 fn section_standings(page: &mut String, solo: bool, rows: &[Row]) {
+    let with_elo = rows.iter().any(|r| r.elo.is_some());
     page.push_str("<h2 id=\"standings\">Standings</h2>\n<table><tr><th>rank</th><th class=\"l\">entrant</th><th>games</th>");
     if solo {
         let vs = rows.first().and_then(|r| r.paired_vs.as_deref());
@@ -504,7 +505,11 @@ fn section_standings(page: &mut String, solo: bool, rows: &[Row]) {
             vs.map_or("best".to_owned(), esc)
         );
     } else {
-        page.push_str("<th>rating</th><th>± σ</th><th>wins</th><th>mean score</th>");
+        page.push_str("<th>rating</th><th>± σ</th>");
+        if with_elo {
+            page.push_str("<th>Elo</th>");
+        }
+        page.push_str("<th>wins</th><th>mean score</th>");
     }
     for class in standings::FAILURES {
         let _ = write!(page, "<th>{class}</th>");
@@ -531,9 +536,16 @@ fn section_standings(page: &mut String, solo: bool, rows: &[Row]) {
         } else {
             let _ = write!(
                 page,
-                "<td>{:.2}</td><td>{:.2}</td><td>{}</td><td>{:.1} ± {:.1}</td>",
+                "<td>{:.2}</td><td>{:.2}</td>",
                 row.rating.unwrap_or(0.0),
-                row.uncertainty.unwrap_or(0.0),
+                row.uncertainty.unwrap_or(0.0)
+            );
+            if with_elo {
+                let _ = write!(page, "<td>{}</td>", esc(&standings::elo_cell(row)));
+            }
+            let _ = write!(
+                page,
+                "<td>{}</td><td>{:.1} ± {:.1}</td>",
                 trim_float(row.wins),
                 row.mean_score.unwrap_or(0.0),
                 row.mean_score_ci.unwrap_or(0.0)
@@ -554,6 +566,9 @@ fn section_standings(page: &mut String, solo: bool, rows: &[Row]) {
     page.push_str("</table>\n");
     if !solo {
         let _ = writeln!(page, "<p>{}</p>", esc(standings::SHARED_WINS));
+    }
+    if let Some(line) = standings::elo_line(solo, rows) {
+        let _ = writeln!(page, "<p>{}</p>", esc(&line));
     }
     if !solo {
         page.push_str(

@@ -106,6 +106,21 @@ pub struct EntrantSpec {
     /// Variables its program gets, on top of the file's.
     #[serde(default)]
     pub env: EnvTable,
+    /// Settings an external game's judge passes on to the program
+    /// (`options = { "Skill Level" = 3 }`): one program with two
+    /// settings is two entrants.
+    #[serde(default)]
+    pub options: Option<toml::Table>,
+}
+
+impl EntrantSpec {
+    /// Its `options` as the judge gets them: a JSON object.
+    pub fn options_json(&self) -> serde_json::Value {
+        self.options
+            .as_ref()
+            .and_then(|table| serde_json::to_value(table).ok())
+            .unwrap_or_else(|| serde_json::Value::Object(Default::default()))
+    }
 }
 
 /// Reads and checks a tournament file; errors name the file (and, for
@@ -338,6 +353,7 @@ pub fn expand_globs(entrants: &mut Vec<EntrantSpec>, text: &str, base: &Path) ->
                             command: e.command.clone(),
                             glob: None,
                             env: e.env.clone(),
+                            options: e.options.clone(),
                         }
                     } else {
                         // `./name` so that a match beside the file is not
@@ -349,6 +365,7 @@ pub fn expand_globs(entrants: &mut Vec<EntrantSpec>, text: &str, base: &Path) ->
                             command: Some(vec![program.to_string_lossy().into_owned()]),
                             glob: None,
                             env: e.env.clone(),
+                            options: e.options.clone(),
                         }
                     });
                 }

@@ -7,6 +7,9 @@
 //!   from the ranking of the scores (equal scores tie), with its
 //!   uncertainty; mean score with a 95% interval; wins (a shared win counts
 //!   `1/k`); starvations, crashes, disqualifications; the slowest move.
+//!   With exactly two entrants, also each one's logistic Elo against the
+//!   other, from their game pairs (pentanomial) or, with no pair
+//!   complete, from single games (trinomial), with its 95% interval.
 //! - One-player games: win rate with Wilson's 95% interval, and the paired
 //!   difference to the best entrant (per game, won minus the best's won,
 //!   averaged, with a 95% interval), since all entrants play the same games.
@@ -20,7 +23,7 @@ use crate::games::chomp::standings::markdown_table;
 use crate::outcome::{Status, Verdict};
 use std::collections::BTreeMap;
 
-use crate::stats::{Moments, wilson95};
+use crate::stats::{Elo, EloModel, HeadToHead, Moments, wilson95};
 use crate::text;
 use crate::units::human_micros;
 
@@ -91,6 +94,78 @@ pub struct Row {
     /// it measured one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_cpu_micros: Option<u64>,
+    /// Games between players of exactly two entrants: its Elo against the
+    /// other, once they have played each other.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub elo: Option<EloFigures>,
+}
+
+/// An entrant's logistic Elo against the other of two (games between
+/// players), with what it is counted from, as `standings.json` holds it.
+#[derive(Clone, Debug, Serialize)]
+pub struct EloFigures {
+    /// The estimate and the bounds of its 95% interval; null where
+    /// unbounded (every game won or lost; an interval past a score of 0
+    /// or 1), since JSON has no infinity.
+    #[serde(serialize_with = "finite_or_null")]
+    pub elo: f64,
+    #[serde(serialize_with = "finite_or_null")]
+    pub elo_low: f64,
+    #[serde(serialize_with = "finite_or_null")]
+    pub elo_high: f64,
+    /// `pentanomial`: from the complete game pairs; `trinomial`: from
+    /// single games, when no pair is complete.
+    pub elo_model: EloModel,
+    /// The other entrant.
+    pub elo_vs: String,
+    /// Its games against the other (void ones left out).
+    pub elo_wins: u64,
+    pub elo_draws: u64,
+    pub elo_losses: u64,
+    /// Its complete game pairs (games `2k − 1` and `2k`) scoring 0, ¼, ½,
+    /// ¾ and 1.
+    pub elo_pentanomial: [u64; 5],
+}
+
+impl EloFigures {
+    /// The figures from one side of two entrants' `games` (lost, drawn,
+    /// won) and `pairs`; `None` when they have not played each other.
+    fn of(vs: &str, games: [u64; 3], pairs: [u64; 5]) -> Option<EloFigures> {
+        let elo = Elo::of(games, pairs)?;
+        Some(EloFigures {
+            elo: elo.elo,
+            elo_low: elo.low,
+            elo_high: elo.high,
+            elo_model: elo.model,
+            elo_vs: vs.to_owned(),
+            elo_wins: games[2],
+            elo_draws: games[1],
+            elo_losses: games[0],
+            elo_pentanomial: pairs,
+        })
+    }
+
+    pub fn estimate(&self) -> Elo {
+        Elo {
+            model: self.elo_model,
+            elo: self.elo,
+            low: self.elo_low,
+            high: self.elo_high,
+        }
+    }
+
+    fn games(&self) -> u64 {
+        self.elo_wins + self.elo_draws + self.elo_losses
+    }
+}
+
+/// A figure as JSON holds it: null for ±∞, which JSON cannot write.
+fn finite_or_null<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+    if x.is_finite() {
+        s.serialize_f64(*x)
+    } else {
+        s.serialize_none()
+    }
 }
 
 impl Row {
@@ -120,6 +195,7 @@ impl Row {
             slowest_micros: 0,
             max_memory_bytes: None,
             max_cpu_micros: None,
+            elo: None,
         }
     }
 
@@ -249,6 +325,9 @@ pub struct Tally {
     /// One-player games: per pair of entrants, how their wins compared in
     /// the games both played (see [`PairTally`]).
     pairs: Vec<PairTally>,
+    /// Games between players of exactly two entrants: their games against
+    /// each other, from the first's side, for the Elo.
+    head_to_head: Option<HeadToHead>,
     /// Each entrant's standing after its games, thinned to at most twice
     /// the given number of points.
     history: Option<(usize, Vec<Thinned>)>,
@@ -372,6 +451,7 @@ impl Tally {
             ratings: vec![WengLinRating::new(); if solo { 0 } else { n }],
             scores: vec![Moments::default(); if solo { 0 } else { n }],
             pairs: vec![PairTally::default(); if paired(solo, n) { n * (n - 1) / 2 } else { 0 }],
+            head_to_head: (!solo && n == 2).then(HeadToHead::default),
             history: history.map(|most| (most, vec![Thinned::default(); n])),
             arrays: Vec::new(),
             failures: vec![Failures::default(); n],
@@ -556,6 +636,14 @@ impl Tally {
             }
         }
         self.rate(record.index, &seats);
+        // A game of the two alone; `head_to_head` pairs games 2k − 1 and
+        // 2k, which seat the two both ways.
+        if let Some(h2h) = self.head_to_head.as_mut()
+            && record.results.len() == 2
+            && let Some(score) = record.head_to_head(false, &self.entrants[0], &self.entrants[1])
+        {
+            h2h.add(record.index, score);
+        }
     }
 
     /// Weng-Lin: rank 1 is the best place; equal places share a rank.
@@ -656,6 +744,14 @@ impl Tally {
             row.rating = Some(self.ratings[i].rating);
             row.uncertainty = Some(self.ratings[i].uncertainty);
             row.conservative = Some(self.ratings[i].rating - 3.0 * self.ratings[i].uncertainty);
+        }
+        if let Some(h2h) = &self.head_to_head {
+            let (mut games, mut pairs) = (h2h.games, h2h.pairs());
+            self.rows[0].elo = EloFigures::of(&self.entrants[1], games, pairs);
+            // The second's side: every count the other way round.
+            games.reverse();
+            pairs.reverse();
+            self.rows[1].elo = EloFigures::of(&self.entrants[0], games, pairs);
         }
         rank_by(&mut self.rows, |r| r.conservative.unwrap_or(0.0));
     }
@@ -923,6 +1019,11 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
             "95% CI",
             "wins",
         ];
+        // Two entrants: the Elo beside the rating.
+        let with_elo = rows.iter().any(|r| r.elo.is_some());
+        if with_elo {
+            header.insert(5, "Elo");
+        }
         header.extend(FAILURES);
         header.extend(["slowest", "memory", "cpu"]);
         t = markdown_table(&header, &numbers(&header));
@@ -937,6 +1038,9 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
                 format!("±{:.1}", r.mean_score_ci.unwrap_or(0.0)),
                 format!("{:.2}", r.wins),
             ];
+            if with_elo {
+                cells.insert(5, elo_cell(r));
+            }
             cells.extend(r.failures().map(|n| n.to_string()));
             cells.extend([
                 human_micros(r.slowest_micros),
@@ -959,9 +1063,65 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
         )
     } else if solo {
         t.to_string()
+    } else if let Some(line) = elo_line(solo, rows) {
+        format!("{t}\n{SHARED_WINS}\n{line}")
     } else {
         format!("{t}\n{SHARED_WINS}")
     }
+}
+
+/// An entrant's Elo against the other for a table: `+35.2 ± 48.1 (95%)`,
+/// `-` before they have played each other.
+pub fn elo_cell(row: &Row) -> String {
+    row.elo
+        .as_ref()
+        .map_or_else(|| "-".to_owned(), |e| e.estimate().text())
+}
+
+/// The line under the standings of two entrants' games between players:
+/// what the Elo is counted from, on the first row's side (or why there is
+/// none yet); `None` for other standings.
+pub fn elo_line(solo: bool, rows: &[Row]) -> Option<String> {
+    let [first, _] = rows else {
+        return None;
+    };
+    if solo {
+        return None;
+    }
+    let Some(e) = &first.elo else {
+        return Some("Elo: none yet, no game of the two alone against each other".to_owned());
+    };
+    let (me, vs) = (text::terminal(&first.entrant), text::terminal(&e.elo_vs));
+    let games = e.games();
+    let record = format!(
+        "{me} won {}, drew {}, lost {} of {games} game{}",
+        e.elo_wins,
+        e.elo_draws,
+        e.elo_losses,
+        if games == 1 { "" } else { "s" }
+    );
+    let from = match e.elo_model {
+        EloModel::Pentanomial => {
+            let pairs: u64 = e.elo_pentanomial.iter().sum();
+            let counts = e.elo_pentanomial.map(|c| c.to_string()).join(", ");
+            let unpaired = match games.saturating_sub(2 * pairs) {
+                0 => String::new(),
+                n => format!(
+                    ", {n} unpaired game{} left out",
+                    if n == 1 { "" } else { "s" }
+                ),
+            };
+            format!(
+                "from {pairs} game pair{} (games 2k−1 and 2k), pentanomial [{counts}] \
+                 (pairs scoring 0, ¼, ½, ¾, 1 for {me}){unpaired}",
+                if pairs == 1 { "" } else { "s" }
+            )
+        }
+        EloModel::Trinomial => "from single games (trinomial): no game pair complete".to_owned(),
+    };
+    Some(format!(
+        "Elo: logistic, {me} against {vs}, 95% interval; {from}; {record}"
+    ))
 }
 
 /// The standings as CSV (header, then one line per entrant).
@@ -989,6 +1149,15 @@ pub fn csv(rows: &[Row]) -> String {
         "slowest_micros",
         "max_memory_bytes",
         "max_cpu_micros",
+        "elo",
+        "elo_low",
+        "elo_high",
+        "elo_model",
+        "elo_vs",
+        "elo_wins",
+        "elo_draws",
+        "elo_losses",
+        "elo_pentanomial",
     ]);
     text::csv(
         &header,
@@ -1015,6 +1184,22 @@ pub fn csv(rows: &[Row]) -> String {
                 [r.max_memory_bytes, r.max_cpu_micros]
                     .map(|n| n.map_or(String::new(), |n| n.to_string())),
             );
+            // An unbounded figure is `inf` or `-inf`, as spreadsheets and
+            // most parsers read it.
+            cells.extend(match &r.elo {
+                Some(e) => vec![
+                    e.elo.to_string(),
+                    e.elo_low.to_string(),
+                    e.elo_high.to_string(),
+                    e.elo_model.name().to_owned(),
+                    text::csv_text(&e.elo_vs).into_owned(),
+                    e.elo_wins.to_string(),
+                    e.elo_draws.to_string(),
+                    e.elo_losses.to_string(),
+                    e.elo_pentanomial.map(|c| c.to_string()).join(" "),
+                ],
+                None => vec![String::new(); 9],
+            });
             cells
         }),
     )
@@ -1341,5 +1526,68 @@ mod tests {
         let rows = tally.rows();
         assert_eq!(tally.games(), 1);
         assert!(rows.iter().all(|r| r.games == 1 && r.internal == 0));
+    }
+    #[test]
+    fn two_entrants_elo_from_judged_pairs_only() {
+        let names: Vec<String> = ["a", "b"].map(String::from).to_vec();
+        // Ranks of a and b per game: 1-2 a wins both, 3-4 a wins and
+        // draws, 5 a loses and 6 is void (its pair incomplete).
+        let games = [(1, 2), (1, 2), (1, 2), (1, 1), (2, 1), (1, 2)];
+        let mut values: Vec<Value> = games
+            .iter()
+            .enumerate()
+            .map(|(i, &(ra, rb))| {
+                let index = i + 1;
+                // Seats swap from game to game, as two entrants' do.
+                let mut seats = vec![
+                    json!({"entrant": "a", "rank": ra, "status": "ok"}),
+                    json!({"entrant": "b", "rank": rb, "status": "ok"}),
+                ];
+                if index % 2 == 0 {
+                    seats.reverse();
+                }
+                json!({"index": index, "results": seats})
+            })
+            .collect();
+        values[5]["judge_error"] = json!({"message": "judge died"});
+        let rows = compute(false, &names, &records(values));
+        let row = |name: &str| rows.iter().find(|r| r.entrant == name).unwrap();
+        let a = row("a").elo.as_ref().unwrap();
+        assert_eq!(a.elo_model, EloModel::Pentanomial);
+        assert_eq!((a.elo_wins, a.elo_draws, a.elo_losses), (3, 1, 1));
+        assert_eq!(a.elo_pentanomial, [0, 0, 0, 1, 1]);
+        let b = row("b").elo.as_ref().unwrap();
+        assert_eq!(b.elo_pentanomial, [1, 1, 0, 0, 0]);
+        assert_eq!(b.elo_vs, "a");
+        assert!((a.elo + b.elo).abs() < 1e-9 && (a.elo_low + b.elo_high).abs() < 1e-9);
+        let line = elo_line(false, &rows).unwrap();
+        assert!(line.contains("from 2 game pairs"), "{line}");
+        assert!(line.contains("1 unpaired game left out"), "{line}");
+        assert!(table(false, &rows).contains(" Elo |"));
+        // The table's line and CSV's columns follow the rows.
+        assert!(csv(&rows).lines().all(|l| l.split(',').count() == 32));
+    }
+
+    #[test]
+    fn games_of_more_seats_than_the_two_entrants_give_no_elo() {
+        let names: Vec<String> = ["e0", "e1"].map(String::from).to_vec();
+        // One entrant twice at the table: not a game of the two alone.
+        let mut game = table_game(1, &[3, 2, 1]);
+        game.results[2].entrant = Some("e0".into());
+        let rows = compute(false, &names, &[game]);
+        assert!(rows.iter().all(|r| r.elo.is_none()));
+        assert_eq!(
+            elo_line(false, &rows).as_deref(),
+            Some("Elo: none yet, no game of the two alone against each other")
+        );
+        assert!(!table(false, &rows).contains(" Elo |"));
+        // One-player games and three entrants: no Elo, and no line.
+        assert_eq!(elo_line(true, &rows), None);
+        let three = compute(
+            false,
+            &["e0", "e1", "e2"].map(String::from),
+            &[table_game(1, &[1, 2, 3])],
+        );
+        assert_eq!(elo_line(false, &three), None);
     }
 }

@@ -14,7 +14,7 @@ use super::TournamentConfig;
 use super::spec::Spec;
 use crate::bot::build::{self, BuildOptions};
 use crate::bot::{BotLimits, BotSpec, Environment, spawn};
-use crate::game::{Game, GameRecord, Seat, SeatResult, Seating};
+use crate::game::{Deal, Game, GameRecord, Round, Seat, SeatResult, Seating};
 use crate::outcome::{self, Disqualified, Verdict};
 use crate::parallel;
 use crate::record;
@@ -26,6 +26,9 @@ use crate::units::TomlDuration;
 pub struct Entrant {
     pub name: String,
     pub program: Result<BotSpec, Disqualified>,
+    /// Its `options`, for an external game's judge (an empty object when
+    /// it has none).
+    pub options: serde_json::Value,
 }
 
 /// Everything needed to play any game of a tournament.
@@ -167,7 +170,13 @@ fn fingerprint(
             Err(why) => why.status.name().to_owned(),
         };
         parts.push(format!("{} {program}", e.name));
+        if e.options.as_object().is_some_and(|o| !o.is_empty()) {
+            parts.push(format!("options {} {}", e.name, e.options));
+        }
     }
+    // Games come in rounds (see `Plan::deal`): runs of earlier referees,
+    // which paired games otherwise, are not continued with these.
+    parts.push("rounds".to_owned());
     let tables = std::iter::once(("", &spec.env))
         .chain(spec.entrants.iter().map(|e| (e.name.as_str(), &e.env)));
     for (name, table) in tables.filter(|(_, t)| !t.vars().is_empty()) {
@@ -245,6 +254,7 @@ impl Plan {
             entrants.push(Entrant {
                 name: e.name.clone(),
                 program,
+                options: e.options_json(),
             });
         }
         if !not_built.is_empty() {
@@ -287,8 +297,9 @@ impl Plan {
         self
     }
 
-    /// The index whose setup game `index` is played on.
-    fn setup_index(&self, index: u64) -> u64 {
+    /// The setup index of a game played alone: head to head, games
+    /// `2k − 1` and `2k` share game `k`'s.
+    fn solo_setup(&self, index: u64) -> u64 {
         if self.paired {
             index.div_ceil(2)
         } else {
@@ -296,43 +307,69 @@ impl Plan {
         }
     }
 
-    /// Which entrant sits in each of `seats` seats in game `index`.
-    ///
-    /// - Round robin: seat `s` holds entrant `(i − 1 + s) mod E`.
-    /// - Gauntlet of entrant `g`: the others, in file order, are `O`;
-    ///   seat by seat from 0, `O[(i − 1 + t) mod (E − 1)]` for
-    ///   `t = 0, 1, ...`, with `g` put in seat `⌊(i − 1) / (E − 1)⌋ mod
-    ///   seats`: every `E − 1` games, `g` has met each other entrant once
-    ///   and moves to the next seat.
-    /// - Paired (head to head): pair `k` (games `2k − 1`, `2k`) seats as
-    ///   game `k` would, and its second game swaps entrants 0 and 1.
-    pub fn table_seats(&self, index: u64, seats: usize) -> Vec<usize> {
-        let e = self.entrants.len();
-        let i = self.setup_index(index) - 1;
-        let mut out: Vec<usize> = match self.gauntlet {
-            Some(g) if e > 1 => {
-                let others: Vec<usize> = (0..e).filter(|&x| x != g).collect();
-                let mut out: Vec<usize> = (0..seats.saturating_sub(1))
-                    .map(|t| others[((i + t as u64) % others.len() as u64) as usize])
-                    .collect();
-                let at = ((i / others.len() as u64) % seats as u64) as usize;
-                out.insert(at.min(out.len()), g);
-                out
+    /// Which game `index` is: games between `K` players come in rounds of
+    /// `K` games on one setup (the round's opening), the seats rotating
+    /// (see [`Plan::table_seats`]); a game played alone is a round of its
+    /// own.
+    pub fn deal(&self, index: u64) -> Deal {
+        match self.game.seating() {
+            Seating::Solo => {
+                let setup = self.solo_setup(index);
+                Deal {
+                    index: setup,
+                    setup,
+                    round: Round {
+                        opening: setup,
+                        rotation: 0,
+                    },
+                }
             }
-            _ => (0..seats as u64)
-                .map(|s| ((i % e as u64 + s) % e as u64) as usize)
-                .collect(),
-        };
-        if self.paired && index.is_multiple_of(2) {
-            for x in &mut out {
-                *x = match *x {
-                    0 => 1,
-                    1 => 0,
-                    other => other,
-                };
+            Seating::Table { seats } => {
+                let round = Round::of(index, seats);
+                Deal {
+                    index,
+                    setup: round.opening,
+                    round,
+                }
             }
         }
-        out
+    }
+
+    /// Which entrant sits in each of `seats` seats in game `index`: game
+    /// `r` of round `o` (see [`Plan::deal`]) seats the round's table
+    /// rotated by `r`, seat `s` holding the table's `(s + r) mod seats`,
+    /// so that over a round every entrant of the table has every seat
+    /// once. The round's table:
+    ///
+    /// - Round robin: entrants `(o − 1 + t) mod E` for `t = 0, 1, ...`.
+    /// - Gauntlet of entrant `g`: `g`, then the others (in file order,
+    ///   `O`) `O[(o − 1 + t) mod (E − 1)]` for `t = 0, 1, ...`: every
+    ///   `E − 1` rounds, `g` has met each other entrant.
+    ///
+    /// Head to head (`sprt`) is the round robin of two entrants: each
+    /// round a colour-swapped pair on one opening.
+    pub fn table_seats(&self, index: u64, seats: usize) -> Vec<usize> {
+        let round = Round::of(index, seats);
+        let table = self.round_table(round.opening, seats);
+        (0..table.len())
+            .map(|s| table[(s + round.rotation as usize) % table.len()])
+            .collect()
+    }
+
+    /// The entrants of round `opening`'s table, in its first game's seats.
+    fn round_table(&self, opening: u64, seats: usize) -> Vec<usize> {
+        let e = self.entrants.len() as u64;
+        let o = opening - 1;
+        match self.gauntlet {
+            Some(g) if e > 1 => {
+                let others: Vec<usize> = (0..e as usize).filter(|&x| x != g).collect();
+                let n = others.len() as u64;
+                std::iter::once(g)
+                    .chain((0..seats as u64 - 1).map(|t| others[((o + t) % n) as usize]))
+                    .collect()
+            }
+            _ => (0..seats as u64).map(|t| ((o + t) % e) as usize).collect(),
+        }
     }
 
     pub fn names(&self) -> Vec<String> {
@@ -375,7 +412,9 @@ impl Plan {
             entrant,
             name: self.entrants[entrant].name.clone(),
             program: self.entrants[entrant].program.clone(),
+            options: self.entrants[entrant].options.clone(),
         };
+        let deal = self.deal(index);
         let mut setup = Default::default();
         let mut judge_error = None;
         let mut results = Vec::new();
@@ -386,10 +425,7 @@ impl Plan {
                     let result = match &e.program {
                         Err(why) => SeatResult::disqualified(why),
                         Ok(_) => {
-                            let played = self
-                                .game
-                                .play(self.setup_index(index), seed, &[seat(i)], self.limits)
-                                .await;
+                            let played = self.game.play(deal, seed, &[seat(i)], self.limits).await;
                             setup = played.setup;
                             judge_error = judge_error.or(played.judge_error);
                             played.results.into_iter().next().unwrap_or_else(|| {
@@ -410,10 +446,7 @@ impl Plan {
                     .into_iter()
                     .map(seat)
                     .collect();
-                let played = self
-                    .game
-                    .play(self.setup_index(index), seed, &seats, self.limits)
-                    .await;
+                let played = self.game.play(deal, seed, &seats, self.limits).await;
                 setup = played.setup;
                 judge_error = played.judge_error;
                 results = played
@@ -486,7 +519,7 @@ pub fn summary(record: &GameRecord) -> GameRecord {
         result.micros = None;
         result.detail.clear();
     }
-    for replay in ["moves", "times", "frames"] {
+    for replay in ["moves", "times", "frames", "log"] {
         record.setup.remove(replay);
     }
     record

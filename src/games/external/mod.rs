@@ -7,6 +7,7 @@
 //! [`JUDGE_LIMIT`] for one message) or breaks the protocol is a judge
 //! error of the game, never a bot's failure; its players get `internal`.
 
+pub mod players;
 pub mod protocol;
 pub mod run;
 pub mod spec;
@@ -24,8 +25,11 @@ use crate::bot::{
     Bot, BotError, BotLimits, BotSpec, Environment, Resources, Usage, UsageMark, deadline_after,
     later,
 };
-use crate::outcome::{Status, Verdict};
-use protocol::{Answer, Eliminated, Failure, FromJudge, StartPlayer, ToJudge};
+use crate::outcome::{Phase, Status, Verdict};
+pub use protocol::Round;
+use protocol::{
+    Answer, ClockSpec, Eliminated, Failure, FromJudge, StartEntrant, StartPlayer, ToJudge, Until,
+};
 pub use spec::{ExternalGame, ReadUnit};
 
 /// The longest a judge may take for one message (its process's first
@@ -107,6 +111,10 @@ pub struct JudgeError {
 pub struct PlayerResult {
     /// The seat, from 0: the player's number in the protocol.
     pub seat: usize,
+    /// The entrant's name (`referee play`'s `NAME=` or the command as
+    /// given), which tells apart two entrants of one program.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entrant: Option<String>,
     /// The program and its arguments.
     pub player: Vec<String>,
     /// The judge's score (none after a judge error).
@@ -142,17 +150,31 @@ pub struct PlayerResult {
     pub stderr_truncated: bool,
 }
 
-/// Plays one game of `game` between `bots` (seat `i` is `bots[i]`), with a
-/// judge process of its own.
+/// Who plays a seat: an entrant and its program.
+#[derive(Clone, Debug)]
+pub struct Player {
+    /// The entrant's name, as the judge (version 2) and the records see it.
+    pub name: String,
+    pub spec: BotSpec,
+    /// The entrant's options, passed to the judge in `start` (version 2).
+    pub options: serde_json::Value,
+    /// Which of the run's bots this is: a process kept between games
+    /// (`keep_players`) follows its bot, wherever the rotation seats it.
+    pub bot: usize,
+}
+
+/// Plays one game of `game` between `players` (seat `i` is `players[i]`),
+/// with a judge process of its own.
 pub async fn play_game(
     game: &ExternalGame,
-    bots: &[BotSpec],
+    players: &[Player],
     limits: BotLimits,
     seed: u64,
     index: u64,
+    round: Round,
 ) -> ExternalResult {
     let mut session = Session::new(game);
-    let result = session.play(bots, limits, seed, index).await;
+    let result = session.play(players, limits, seed, index, round).await;
     let _ = session.close().await;
     result
 }
@@ -174,7 +196,7 @@ pub struct Session<'g> {
     /// or was eliminated. Off unless the caller turns it on: the seats of
     /// successive games must hold the same programs.
     pub keep_players: bool,
-    /// The kept players, by seat, between games.
+    /// The kept players, by bot ([`Player::bot`]), between games.
     kept: Vec<Option<Kept>>,
     /// The message being written to the judge (its buffer, reused).
     line: Vec<u8>,
@@ -198,7 +220,8 @@ struct Kept {
 /// Something to report about a kept player's end, after the last game.
 #[derive(Debug)]
 pub struct Farewell {
-    pub seat: usize,
+    /// Which of the run's bots ([`Player::bot`]).
+    pub bot: usize,
     /// What it makes of the run's exit status: `Crashed` when the player
     /// did not exit within the grace period, `Internal` when it could not
     /// be reaped; `None` for a warning.
@@ -230,15 +253,15 @@ impl<'g> Session<'g> {
         let players = join_all(
             kept.into_iter()
                 .enumerate()
-                .filter_map(|(seat, kept)| Some((seat, kept?)))
-                .map(|(seat, mut kept)| async move {
+                .filter_map(|(bot, kept)| Some((bot, kept?)))
+                .map(|(bot, mut kept)| async move {
                     // The last game's last words first; a player that
                     // has gone already is judged by the shutdown.
                     if !kept.pending.is_empty() {
                         let deadline = deadline_after(kept.grace);
                         let _ = kept.bot.send(&kept.pending, deadline).await;
                     }
-                    farewell(seat, &mut kept.bot, kept.grace).await
+                    farewell(bot, &mut kept.bot, kept.grace).await
                 }),
         );
         let ((), farewells) = tokio::join!(judge, players);
@@ -258,18 +281,19 @@ impl<'g> Session<'g> {
         }
     }
 
-    /// Plays one game.
+    /// Plays one game, game `round.rotation` of round `round.opening`.
     pub async fn play(
         &mut self,
-        bots: &[BotSpec],
+        players: &[Player],
         limits: BotLimits,
         seed: u64,
         index: u64,
+        round: Round,
     ) -> ExternalResult {
-        let mut seats = self.seat_players(bots, limits);
+        let mut seats = self.seat_players(players, limits);
         let mut game = Game {
             result: ExternalResult::new(&self.game.name, index, seed),
-            read: self.game.read,
+            round,
         };
         let ended = match self
             .referee_within_bound(&mut seats, &mut game, seed, index, limits)
@@ -293,15 +317,20 @@ impl<'g> Session<'g> {
         game.result
     }
 
-    /// Each seat's player: its process kept from the last game, or a fresh
-    /// one.
-    fn seat_players(&mut self, bots: &[BotSpec], limits: BotLimits) -> Vec<Seat> {
-        if self.kept.len() != bots.len() {
-            self.kept.resize_with(bots.len(), || None);
+    /// Each seat's player: its bot's process kept from the last game, or a
+    /// fresh one.
+    fn seat_players(&mut self, players: &[Player], limits: BotLimits) -> Vec<Seat> {
+        let bots = players.iter().map(|p| p.bot + 1).max().unwrap_or(0);
+        if self.kept.len() < bots {
+            self.kept.resize_with(bots, || None);
         }
-        bots.iter()
+        players
+            .iter()
             .enumerate()
-            .map(|(i, spec)| Seat::start(i, spec, limits, self.time, self.kept[i].take()))
+            .map(|(i, player)| {
+                let kept = self.kept[player.bot].take();
+                Seat::start(i, player, limits, self.time, kept)
+            })
             .collect()
     }
 
@@ -377,7 +406,7 @@ impl<'g> Session<'g> {
             seat.stderr_truncated = truncated;
             seat.usage = Some(bot.usage_since(&mut seat.usage_mark));
             if keep {
-                self.kept[i] = Some(Kept {
+                self.kept[seat.bot_index] = Some(Kept {
                     bot,
                     stderr_mark: seat.stderr_mark,
                     usage_mark: seat.usage_mark,
@@ -396,7 +425,8 @@ impl<'g> Session<'g> {
         };
         PlayerResult {
             seat: i,
-            player: seat.name,
+            entrant: Some(seat.entrant),
+            player: seat.program,
             score: ended.map(|(scores, _)| scores[i]),
             rank: ended.map(|(_, ranks)| ranks[i]),
             verdict,
@@ -422,8 +452,9 @@ impl<'g> Session<'g> {
         limits: BotLimits,
     ) -> Result<(Vec<f64>, Vec<u32>), String> {
         self.start_judge(&limits)?;
+        let (spec, time) = (self.game, self.time);
         let judge = self.judge.as_mut().expect("started above");
-        let start = start_message(self.game, seats, seed, index);
+        let start = start_message(self.game, seats, seed, index, game.round);
         let line = &mut self.line;
         tell(judge, line, &start).await?;
         let mut relay = Relay {
@@ -460,17 +491,29 @@ impl<'g> Session<'g> {
                         seats[p].send(text.as_bytes()).await;
                     }
                 }
-                FromJudge::Ask { players } => {
-                    let answers = ask(seats, &players, game.read).await.map_err(bad)?;
-                    tell(judge, line, &ToJudge::Replies { replies: answers }).await?;
+                FromJudge::Ask {
+                    players,
+                    until,
+                    setup,
+                } => {
+                    let asking = asking(spec, until.as_ref(), setup).map_err(bad)?;
+                    let answers = ask(seats, &players, &asking).await.map_err(bad)?;
+                    let clocks = clocks(spec, time, seats);
+                    let replies = ToJudge::Replies {
+                        replies: answers,
+                        clocks,
+                    };
+                    tell(judge, line, &replies).await?;
                 }
                 FromJudge::Eliminate {
                     player,
                     status,
+                    phase,
                     message,
                 } => {
                     check_seats(&[player], seats.len()).map_err(bad)?;
-                    eliminate(&mut seats[player], status, message).await;
+                    let verdict = eliminated_verdict(status, phase).map_err(bad)?;
+                    eliminate(&mut seats[player], verdict, message).await;
                 }
                 FromJudge::Frame { data } => {
                     // A colour the pages would fetch (`url(...)`) is the
@@ -512,22 +555,51 @@ impl<'g> Session<'g> {
 }
 
 /// The `start` message of game `index`.
-fn start_message<'g>(game: &'g ExternalGame, seats: &[Seat], seed: u64, index: u64) -> ToJudge<'g> {
+/// The `start` of a game: version 1's, or version 2's with the round,
+/// the entrants and their limits.
+fn start_message<'g>(
+    game: &'g ExternalGame,
+    seats: &[Seat],
+    seed: u64,
+    index: u64,
+    round: Round,
+) -> ToJudge<'g> {
+    let v2 = game.protocol >= 2;
     ToJudge::Start {
-        version: protocol::VERSION,
+        version: game.protocol,
         game: &game.name,
         seed,
         index,
+        round: v2.then_some(round),
         players: seats
             .iter()
             .map(|s| StartPlayer {
                 seat: s.seat,
-                name: s.name.join(" "),
+                name: if v2 {
+                    s.entrant.clone()
+                } else {
+                    s.program.join(" ")
+                },
+                entrant: v2.then(|| StartEntrant {
+                    program: s.program.clone(),
+                    options: s.options.clone(),
+                    timeout_micros: micros(s.timer.limits().timeout),
+                    startup_micros: micros(s.startup),
+                    time_control: s.timer.limits().control.map(|c| ClockSpec {
+                        base_micros: micros(c.base),
+                        increment_micros: micros(c.increment),
+                    }),
+                }),
                 failed: s.failure.clone(),
             })
             .collect(),
         options: &game.options,
     }
+}
+
+/// A duration in the protocol's unit.
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
 /// The judge's next message, under its time limit. It is often here
@@ -559,9 +631,51 @@ async fn next_message(judge: &mut Bot, seats: &mut [Seat]) -> Result<String, Str
     got.map_err(|e| format!("the judge {}", judge_failure(&e)))
 }
 
+/// How an `ask` of `game` reads its players' moves; `until` and `setup`
+/// are version 2's.
+fn asking<'u>(
+    game: &ExternalGame,
+    until: Option<&'u Until>,
+    setup: bool,
+) -> Result<Asking<'u>, String> {
+    if game.protocol < 2 && (until.is_some() || setup) {
+        return Err(
+            "`until` and `setup` are protocol version 2: the game file needs `protocol = 2`"
+                .to_owned(),
+        );
+    }
+    let until = until.map(Until::words).transpose()?;
+    if until.is_some() && game.read == ReadUnit::Byte {
+        return Err("`until` reads lines, and this game reads a byte per move".to_owned());
+    }
+    Ok(Asking {
+        read: game.read,
+        until,
+        setup,
+    })
+}
+
+/// Each seat's time left on its clock (version 2, with a time control).
+fn clocks(game: &ExternalGame, time: MoveLimits, seats: &[Seat]) -> Option<Vec<Option<u64>>> {
+    (game.protocol >= 2 && time.control.is_some())
+        .then(|| seats.iter().map(|s| s.timer.left().map(micros)).collect())
+}
+
+/// How one `ask` reads: a move's unit, the words that end a move of
+/// several lines, and whether it is a set-up exchange.
+struct Asking<'u> {
+    read: ReadUnit,
+    until: Option<&'u [String]>,
+    setup: bool,
+}
+
 /// Reads one move from each of `players`, all at once; the answers in the
 /// order asked.
-async fn ask(seats: &mut [Seat], players: &[usize], read: ReadUnit) -> Result<Vec<Answer>, String> {
+async fn ask(
+    seats: &mut [Seat],
+    players: &[usize],
+    asking: &Asking<'_>,
+) -> Result<Vec<Answer>, String> {
     check_seats(players, seats.len())?;
     if players.is_empty() {
         return Err("an ask for no player".to_owned());
@@ -576,21 +690,34 @@ async fn ask(seats: &mut [Seat], players: &[usize], read: ReadUnit) -> Result<Ve
     let asked = seats
         .iter_mut()
         .filter(|s| players.contains(&s.seat))
-        .map(|s| s.ask(read));
+        .map(|s| s.ask(asking));
     let mut answers = join_all(asked).await;
     answers.sort_by_key(|a| players.iter().position(|p| *p == a.player));
     Ok(answers)
 }
 
+/// The verdict of an `eliminate`: a `phase` goes with `timeout` only, and
+/// names a limit a judge can see run out.
+fn eliminated_verdict(status: Eliminated, phase: Option<Phase>) -> Result<Verdict, String> {
+    match (status, phase) {
+        (Eliminated::Incorrect, None) => Ok(Verdict::of(Status::Incorrect)),
+        (Eliminated::Ok, None) => Ok(Verdict::OK),
+        (Eliminated::Timeout, None) => Ok(Verdict::timeout(Phase::Clock)),
+        (Eliminated::Timeout, Some(phase @ (Phase::Clock | Phase::Move | Phase::Startup))) => {
+            Ok(Verdict::timeout(phase))
+        }
+        (Eliminated::Timeout, Some(_)) => {
+            Err("an eliminating timeout's phase is `clock`, `move` or `startup`".to_owned())
+        }
+        (_, Some(_)) => Err("`phase` goes with `\"status\":\"timeout\"` only".to_owned()),
+    }
+}
+
 /// Takes a player out at the judge's word (its messages so far delivered
 /// first); one out already stays out as it went.
-async fn eliminate(seat: &mut Seat, status: Eliminated, message: String) {
+async fn eliminate(seat: &mut Seat, verdict: Verdict, message: String) {
     seat.deliver().await;
     if seat.failure.is_none() {
-        let verdict = match status {
-            Eliminated::Incorrect => Verdict::of(Status::Incorrect),
-            Eliminated::Ok => Verdict::OK,
-        };
         seat.out(Failure { verdict, message }).await;
     }
 }
@@ -666,13 +793,17 @@ impl Relay<'_> {
 
 struct Game {
     result: ExternalResult,
-    read: ReadUnit,
+    round: Round,
 }
 
 /// One player's process and record during a game.
 struct Seat {
     seat: usize,
-    name: Vec<String>,
+    /// Which of the run's bots plays it ([`Player::bot`]).
+    bot_index: usize,
+    entrant: String,
+    program: Vec<String>,
+    options: serde_json::Value,
     bot: Option<Bot>,
     /// How much of its stderr earlier games' records have shown (a kept
     /// process's).
@@ -688,6 +819,11 @@ struct Seat {
     /// of a kept process's previous game, which wait for its next message).
     urgent: bool,
     timer: Timer,
+    /// The start-up allowance (`startup`).
+    startup: Duration,
+    /// What is left of it for this game's set-up exchanges (version 2's
+    /// `setup` asks share one allowance per game).
+    setup_left: Duration,
     /// Why it is out of the game, once it is.
     failure: Option<Failure>,
     startup_micros: Option<u64>,
@@ -705,12 +841,13 @@ impl Seat {
     /// fresh one.
     fn start(
         seat: usize,
-        spec: &BotSpec,
+        player: &Player,
         limits: BotLimits,
         time: MoveLimits,
         kept: Option<Kept>,
     ) -> Seat {
-        let name = std::iter::once(&spec.program)
+        let spec = &player.spec;
+        let program = std::iter::once(&spec.program)
             .chain(&spec.args)
             .map(|s: &OsString| s.to_string_lossy().into_owned())
             .collect();
@@ -738,13 +875,18 @@ impl Seat {
         };
         Seat {
             seat,
-            name,
+            bot_index: player.bot,
+            entrant: player.name.clone(),
+            program,
+            options: player.options.clone(),
             bot,
             stderr_mark,
             usage_mark,
             pending,
             urgent: false,
             timer: Timer::new(time),
+            startup: limits.startup,
+            setup_left: limits.startup,
             failure,
             startup_micros: None,
             micros: Vec::new(),
@@ -818,14 +960,17 @@ impl Seat {
         }
     }
 
-    /// Reads one move under the player's own limits.
-    async fn ask(&mut self, read: ReadUnit) -> Answer {
+    /// Reads one move under the player's own limits, or a set-up
+    /// exchange under what is left of its start-up allowance.
+    async fn ask(&mut self, asking: &Asking<'_>) -> Answer {
         self.deliver().await;
         let player = self.seat;
         let Some(bot) = self.bot.as_mut() else {
             return Answer {
                 player,
                 text: None,
+                lines: None,
+                lines_dropped: 0,
                 micros: 0,
                 out: true,
                 failed: self.failure.clone(),
@@ -833,31 +978,31 @@ impl Seat {
         };
         let allowance = bot.startup_allowance();
         let first = bot.startup_time().is_none();
-        let deadline = bot.reply_deadline(self.timer.limit());
-        let got = match read {
-            ReadUnit::Line => bot
-                .recv_line(deadline, None)
-                .await
-                .map(|r| (r.text.to_owned(), r.elapsed)),
-            ReadUnit::Byte => bot
-                .recv_byte(deadline)
-                .await
-                .map(|(b, elapsed)| (char::from(b).to_string(), elapsed)),
+        let deadline = if asking.setup {
+            later(bot.sent_at(), self.setup_left)
+        } else {
+            bot.reply_deadline(self.timer.limit())
         };
-        match got {
-            Ok((text, elapsed)) => {
-                self.timer.charge(elapsed, allowance);
-                let micros = elapsed.as_micros() as u64;
-                if first {
-                    self.startup_micros = Some(micros);
+        match read_move(bot, asking, deadline).await {
+            Ok(got) => {
+                let micros = micros(got.elapsed);
+                if asking.setup {
+                    self.setup_left = self.setup_left.saturating_sub(got.elapsed);
+                    self.startup_micros = Some(self.startup_micros.unwrap_or(0) + micros);
                 } else {
-                    self.micros.push(micros);
-                    let cpu = bot.last_reply_cpu();
-                    self.note_move_cpu(cpu);
+                    self.timer.charge(got.elapsed, allowance);
+                    if first {
+                        self.startup_micros = Some(micros);
+                    } else {
+                        self.micros.push(micros);
+                        self.note_move_cpu(got.cpu);
+                    }
                 }
                 Answer {
                     player,
-                    text: Some(text),
+                    text: Some(got.text),
+                    lines: got.lines,
+                    lines_dropped: got.lines_dropped,
                     micros,
                     out: false,
                     failed: None,
@@ -870,11 +1015,17 @@ impl Seat {
                     BotError::Timeout { waited, .. } => *waited,
                     _ => bot.sent_at().elapsed(),
                 };
-                let waited = waited.as_micros() as u64;
+                let waited = micros(waited);
                 let used = bot.cpu_since_reply();
-                let e = self.timer.classify(e);
-                if first {
-                    self.startup_micros = Some(waited);
+                let e = if asking.setup || first {
+                    // A set-up exchange, or a process's first move of
+                    // several lines whose first line came: start-up.
+                    as_startup(e)
+                } else {
+                    self.timer.classify(e)
+                };
+                if asking.setup || first {
+                    self.startup_micros = Some(self.startup_micros.unwrap_or(0) + waited);
                 } else {
                     self.micros.push(waited);
                     self.note_move_cpu(used);
@@ -883,6 +1034,8 @@ impl Seat {
                 Answer {
                     player,
                     text: None,
+                    lines: None,
+                    lines_dropped: 0,
                     micros: waited,
                     out: false,
                     failed: self.failure.clone(),
@@ -892,12 +1045,78 @@ impl Seat {
     }
 }
 
+/// A timeout of a set-up exchange or of a process's first reply is one of
+/// its start-up.
+fn as_startup(mut error: BotError) -> BotError {
+    if let BotError::Timeout { phase, .. } = &mut error {
+        *phase = Phase::Startup;
+    }
+    error
+}
+
+/// A move as read: its last line (or byte), the lines before it when it
+/// was asked `until` a word, and its time from the write that began it.
+struct Move {
+    text: String,
+    lines: Option<Vec<String>>,
+    lines_dropped: u64,
+    elapsed: Duration,
+    cpu: Option<Duration>,
+}
+
+/// Reads a move by `asking`'s rules, by `deadline`. A move of several
+/// lines is timed from the write that began it to the line that ends it,
+/// and its CPU time is that of all its lines.
+async fn read_move(
+    bot: &mut Bot,
+    asking: &Asking<'_>,
+    deadline: Instant,
+) -> Result<Move, BotError> {
+    if asking.read == ReadUnit::Byte {
+        let (byte, elapsed) = bot.recv_byte(deadline).await?;
+        return Ok(Move {
+            text: char::from(byte).to_string(),
+            lines: None,
+            lines_dropped: 0,
+            elapsed,
+            cpu: bot.last_reply_cpu(),
+        });
+    }
+    let mut lines = Vec::new();
+    let (mut kept_bytes, mut dropped) = (0, 0);
+    let mut cpu = Some(Duration::ZERO);
+    loop {
+        let reply = bot.recv_line(deadline, None).await?;
+        cpu = cpu.zip(reply.cpu).map(|(a, b)| a + b);
+        let ends = asking
+            .until
+            .is_none_or(|words| protocol::ends_move(reply.text, words));
+        if ends {
+            return Ok(Move {
+                text: reply.text.to_owned(),
+                lines: asking.until.map(|_| lines),
+                lines_dropped: dropped,
+                elapsed: reply.elapsed,
+                cpu,
+            });
+        }
+        if lines.len() < protocol::MAX_PASSED_LINES
+            && kept_bytes + reply.text.len() <= protocol::MAX_PASSED_BYTES
+        {
+            kept_bytes += reply.text.len();
+            lines.push(reply.text.to_owned());
+        } else {
+            dropped += 1;
+        }
+    }
+}
+
 /// Ends a kept player after the last game: its input closed, `--grace` to
 /// exit (as the dealer ends its player). Something to say, if anything.
-async fn farewell(seat: usize, bot: &mut Bot, grace: Duration) -> Option<Farewell> {
+async fn farewell(index: usize, bot: &mut Bot, grace: Duration) -> Option<Farewell> {
     let say = |fault, message| {
         Some(Farewell {
-            seat,
+            bot: index,
             fault,
             message,
         })

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::{ExternalGame, ExternalResult, Session};
+use super::{ExternalGame, ExternalResult, Player, Round, Session};
 use crate::bot::clock::TimeControl;
-use crate::bot::{BotLimits, BotSpec, DEFAULT_STARTUP};
+use crate::bot::{BotLimits, DEFAULT_STARTUP};
 use crate::exit::Status;
 use crate::outcome::Status as Outcome;
 use crate::record::{REFEREE_VERSION, Records, timestamp};
@@ -18,7 +18,8 @@ use crate::record::{REFEREE_VERSION, Records, timestamp};
 #[derive(Debug)]
 pub struct PlayConfig {
     pub game: PathBuf,
-    pub bots: Vec<BotSpec>,
+    /// The bots, in the order given; [`Player::bot`] is the position.
+    pub bots: Vec<Player>,
     pub limits: BotLimits,
     pub timeout: Option<Duration>,
     pub time_control: Option<TimeControl>,
@@ -93,7 +94,9 @@ pub async fn run(config: &PlayConfig) -> Status {
     let mut tally = Tally::new(count);
     let mut status = Status::Pass;
     for index in 1..=config.games {
-        let mut result = session.play(&config.bots, limits, seed, index).await;
+        let round = Round::of(index, count);
+        let seated = seated(&config.bots, round);
+        let mut result = session.play(&seated, limits, seed, index, round).await;
         // The record first, then the line that reports it: a reader that
         // stops at the line (`| head`) finds the game in the file.
         let publishing = crate::interrupt::publishing();
@@ -120,7 +123,7 @@ pub async fn run(config: &PlayConfig) -> Status {
         }
         let _ = writeln!(out, "{}", game_line(&result));
         let _ = out.flush();
-        tally.add(&result);
+        tally.add(&result, &seated);
         if let Some(error) = &result.judge_error {
             eprintln!(
                 "referee play: game {index}: judge error: {}",
@@ -150,12 +153,12 @@ pub async fn run(config: &PlayConfig) -> Status {
 /// Ends the judge and the kept players; a kept player that does not exit
 /// within the grace period makes the status 3 at least, as it does the
 /// dealer's (there is no game left to record it in).
-async fn close(session: &mut Session<'_>, bots: &[BotSpec], mut status: Status) -> Status {
+async fn close(session: &mut Session<'_>, bots: &[Player], mut status: Status) -> Status {
     for farewell in session.close().await {
         eprintln!(
             "referee play: [{}] {}: {}",
-            farewell.seat,
-            bots[farewell.seat].program.to_string_lossy(),
+            farewell.bot,
+            crate::text::terminal(&bots[farewell.bot].name),
             farewell.message
         );
         if let Some(fault) = farewell.fault {
@@ -165,7 +168,19 @@ async fn close(session: &mut Session<'_>, bots: &[BotSpec], mut status: Status) 
     status
 }
 
-/// `game 3: [0] score 1 rank 1 ok; [1] score 0 rank 2 timeout (move)`.
+/// The bots in their seats for game `round.rotation` of round
+/// `round.opening`: the one pairing rule of every run
+/// (`docs/judge-protocol.md`), here for a table of every bot: round `o`
+/// seats bot `(o − 1 + s) mod K` in seat `s`, and its game `r` rotates
+/// that by `r`.
+fn seated(bots: &[Player], round: Round) -> Vec<Player> {
+    let k = bots.len() as u64;
+    (0..k)
+        .map(|s| bots[((round.opening - 1 + s + round.rotation) % k) as usize].clone())
+        .collect()
+}
+
+/// `game 3: [0] a score 1 rank 1 ok; [1] b score 0 rank 2 timeout (move)`.
 fn game_line(result: &ExternalResult) -> String {
     if let Some(error) = &result.judge_error {
         return format!(
@@ -180,17 +195,21 @@ fn game_line(result: &ExternalResult) -> String {
         .map(|p| {
             let score = p.score.map_or("-".to_owned(), |s| s.to_string());
             let rank = p.rank.map_or("-".to_owned(), |r| r.to_string());
-            format!("[{}] score {score} rank {rank} {}", p.seat, p.verdict)
+            let name = crate::text::terminal(p.entrant.as_deref().unwrap_or_default());
+            format!(
+                "[{}] {name} score {score} rank {rank} {}",
+                p.seat, p.verdict
+            )
         })
         .collect();
     format!("game {}: {}", result.index, players.join("; "))
 }
 
-/// Totals per seat over the run.
+/// Totals per bot over the run.
 struct Tally {
     games: u64,
     judge_errors: u64,
-    seats: Vec<SeatTally>,
+    bots: Vec<SeatTally>,
 }
 
 #[derive(Clone, Default)]
@@ -201,21 +220,23 @@ struct SeatTally {
 }
 
 impl Tally {
-    fn new(seats: usize) -> Tally {
+    fn new(bots: usize) -> Tally {
         Tally {
             games: 0,
             judge_errors: 0,
-            seats: vec![SeatTally::default(); seats],
+            bots: vec![SeatTally::default(); bots],
         }
     }
 
-    fn add(&mut self, result: &ExternalResult) {
+    /// Game `result`, whose seats `seated` held.
+    fn add(&mut self, result: &ExternalResult, seated: &[Player]) {
         self.games += 1;
         if result.judge_error.is_some() {
             self.judge_errors += 1;
             return;
         }
-        for (tally, player) in self.seats.iter_mut().zip(&result.players) {
+        for (bot, player) in seated.iter().zip(&result.players) {
+            let tally = &mut self.bots[bot.bot];
             tally.score += player.score.unwrap_or(0.0);
             tally.firsts += u64::from(player.rank == Some(1));
             tally.failures +=
@@ -223,7 +244,7 @@ impl Tally {
         }
     }
 
-    fn summary(&self, bots: &[BotSpec]) -> String {
+    fn summary(&self, bots: &[Player]) -> String {
         let mut text = format!(
             "{} game{} played, {} judge error{}\n",
             self.games,
@@ -237,10 +258,10 @@ impl Tally {
             text.push_str("no game was judged: every game is void (its judge failed)\n");
             return text;
         }
-        for (seat, (tally, bot)) in self.seats.iter().zip(bots).enumerate() {
+        for (i, (tally, bot)) in self.bots.iter().zip(bots).enumerate() {
             text.push_str(&format!(
-                "[{seat}] {}: mean score {:.3} over {judged} judged game{}, first {} time{}, failed {}\n",
-                crate::text::terminal(&bot.program.to_string_lossy()),
+                "[{i}] {}: mean score {:.3} over {judged} judged game{}, first {} time{}, failed {}\n",
+                crate::text::terminal(&bot.name),
                 tally.score / judged as f64,
                 if judged == 1 { "" } else { "s" },
                 tally.firsts,

@@ -27,6 +27,8 @@ pub enum ReadUnit {
 struct File {
     name: String,
     judge: Vec<String>,
+    #[serde(default)]
+    protocol: Option<u32>,
     players: Players,
     #[serde(default)]
     read: ReadUnit,
@@ -77,6 +79,8 @@ pub struct ExternalGame {
     pub judge: Vec<std::ffi::OsString>,
     /// The game file's directory: the judge's working directory.
     pub dir: PathBuf,
+    /// The judge protocol's version (`protocol`, 1 unless the file says 2).
+    pub protocol: u32,
     pub min_players: usize,
     pub max_players: usize,
     pub read: ReadUnit,
@@ -137,6 +141,12 @@ impl ExternalGame {
         if file.limits.timeout.is_some_and(|t| t.0.is_zero()) {
             problems.push("limits.timeout must be longer than zero".to_owned());
         }
+        let protocol = file.protocol.unwrap_or(1);
+        if !super::protocol::VERSIONS.contains(&protocol) {
+            problems.push(format!(
+                "protocol = {protocol}: the referee speaks protocol version 1 or 2"
+            ));
+        }
         if file.limits.game_timeout.is_some_and(|t| t.0.is_zero()) {
             problems.push("limits.game_timeout must be longer than zero".to_owned());
         }
@@ -162,6 +172,7 @@ impl ExternalGame {
             file: path.to_owned(),
             judge,
             dir,
+            protocol,
             min_players: file.players.min,
             max_players: file.players.max,
             read: file.read,
@@ -215,6 +226,15 @@ mod tests {
         let plain =
             parse("name = \"x\"\njudge = [\"sh\"]\nplayers = { min = 1, max = 1 }\n").unwrap();
         assert!(!plain.keep_players && !plain.reuse);
+        assert_eq!(plain.protocol, 1);
+        let two =
+            parse("name = \"x\"\njudge = [\"sh\"]\nprotocol = 2\nplayers = { min = 1, max = 1 }\n")
+                .unwrap();
+        assert_eq!(two.protocol, 2);
+        let three =
+            parse("name = \"x\"\njudge = [\"sh\"]\nprotocol = 3\nplayers = { min = 1, max = 1 }\n")
+                .unwrap_err();
+        assert!(three.contains("protocol = 3"), "{three}");
     }
 
     #[test]
