@@ -366,6 +366,17 @@ impl Elo {
     }
 }
 
+/// Where a pentanomial Elo comes from, in words: `10 game pairs (games
+/// 2k−1 and 2k), pentanomial [0, 1, 4, 3, 2]`.
+pub fn pairs_text(pairs: [u64; 5]) -> String {
+    let count: u64 = pairs.iter().sum();
+    format!(
+        "{count} game pair{} (games 2k−1 and 2k), pentanomial [{}]",
+        if count == 1 { "" } else { "s" },
+        pairs.map(|c| c.to_string()).join(", ")
+    )
+}
+
 /// Two entrants' games against each other, from the first's side, as
 /// they are counted: each game lost, drawn or won, and game pairs
 /// (`2k − 1`, `2k`) as both their games come.

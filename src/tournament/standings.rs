@@ -1103,7 +1103,6 @@ pub fn elo_line(solo: bool, rows: &[Row]) -> Option<String> {
     let from = match e.elo_model {
         EloModel::Pentanomial => {
             let pairs: u64 = e.elo_pentanomial.iter().sum();
-            let counts = e.elo_pentanomial.map(|c| c.to_string()).join(", ");
             let unpaired = match games.saturating_sub(2 * pairs) {
                 0 => String::new(),
                 n => format!(
@@ -1112,9 +1111,8 @@ pub fn elo_line(solo: bool, rows: &[Row]) -> Option<String> {
                 ),
             };
             format!(
-                "from {pairs} game pair{} (games 2k−1 and 2k), pentanomial [{counts}] \
-                 (pairs scoring 0, ¼, ½, ¾, 1 for {me}){unpaired}",
-                if pairs == 1 { "" } else { "s" }
+                "from {} (pairs scoring 0, ¼, ½, ¾, 1 for {me}){unpaired}",
+                crate::stats::pairs_text(e.elo_pentanomial)
             )
         }
         EloModel::Trinomial => "from single games (trinomial): no game pair complete".to_owned(),

@@ -1023,19 +1023,16 @@ impl Seat {
                 };
                 let waited = micros(waited);
                 let used = bot.cpu_since_reply();
+                // A set-up exchange, or a process's first move (of several
+                // lines, its first line may have come): its start-up.
                 let e = if asking.setup || first {
-                    // A set-up exchange, or a process's first move of
-                    // several lines whose first line came: start-up.
-                    as_startup(e)
-                } else {
-                    self.timer.classify(e)
-                };
-                if asking.setup || first {
                     self.startup_micros = Some(self.startup_micros.unwrap_or(0) + waited);
+                    as_startup(e)
                 } else {
                     self.micros.push(waited);
                     self.note_move_cpu(used);
-                }
+                    self.timer.classify(e)
+                };
                 self.fail(&e).await;
                 Answer {
                     player,

@@ -13,7 +13,7 @@ use crate::bot::{BotLimits, DEFAULT_STARTUP};
 use crate::exit::Status;
 use crate::outcome::Status as Outcome;
 use crate::record::{REFEREE_VERSION, Records, timestamp};
-use crate::stats::{Elo, EloModel, HeadToHead};
+use crate::stats::{Elo, EloModel, HeadToHead, pairs_text};
 
 /// What `referee play` was asked to do.
 #[derive(Debug)]
@@ -41,7 +41,7 @@ struct Record<'a> {
 
 /// Plays the games; the exit status.
 pub async fn run(config: &PlayConfig) -> Status {
-    let mut game = match ExternalGame::load(&config.game) {
+    let mut game = match load_game(&config.game, config.bots.len()) {
         Ok(game) => game,
         Err(e) => {
             eprintln!("referee play: {e}");
@@ -49,20 +49,6 @@ pub async fn run(config: &PlayConfig) -> Status {
         }
     };
     let count = config.bots.len();
-    if count < game.min_players || count > game.max_players {
-        eprintln!(
-            "referee play: {} takes {} player{} but {count} {} given",
-            game.name,
-            if game.min_players == game.max_players {
-                game.min_players.to_string()
-            } else {
-                format!("{} to {}", game.min_players, game.max_players)
-            },
-            if game.max_players == 1 { "" } else { "s" },
-            if count == 1 { "was" } else { "were" },
-        );
-        return Status::Usage;
-    }
     crate::parallel::warn_if_oversubscribed("play", None, count);
     let mut records = match config.results.as_deref().map(Records::open).transpose() {
         Ok(records) => records,
@@ -72,25 +58,10 @@ pub async fn run(config: &PlayConfig) -> Status {
         }
     };
     let seed = config.seed.unwrap_or_else(crate::rng::fresh_seed);
-    let mut limits = config.limits;
-    // The game file's start-up allowance, unless --startup says otherwise.
-    if limits.startup == DEFAULT_STARTUP
-        && let Some(startup) = game.startup
-    {
-        limits.startup = startup;
-    }
+    let limits = bot_limits(config, &game);
     // Frames are kept for the records only.
     game.keep_frames = config.record_moves;
-    let mut session = Session::new(&game);
-    // The same bots play every game of the run: a kept process follows
-    // its bot from seat to seat.
-    session.keep_players = game.keep_players;
-    if let Some(timeout) = config.timeout {
-        session.time.timeout = timeout;
-    }
-    if config.time_control.is_some() {
-        session.time.control = config.time_control;
-    }
+    let mut session = session(config, &game);
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{}: seed {seed}", game.name);
     let mut tally = Tally::new(count);
@@ -127,14 +98,7 @@ pub async fn run(config: &PlayConfig) -> Status {
         let _ = out.flush();
         tally.add(&result, &seated);
         if let Some(error) = &result.judge_error {
-            eprintln!(
-                "referee play: game {index}: judge error: {}",
-                crate::text::terminal(&error.message)
-            );
-            if let Some(stderr) = &error.stderr {
-                eprintln!("referee play: the judge's last lines on standard error:");
-                eprint!("{}", crate::text::quoted_lines(stderr.lines()));
-            }
+            report_judge_error(index, error);
             status = Status::Internal;
             break;
         }
@@ -150,6 +114,66 @@ pub async fn run(config: &PlayConfig) -> Status {
     let _ = write!(out, "{}", tally.summary(&config.bots));
     let _ = out.flush();
     status
+}
+
+/// Reads the game file and checks that it takes `count` players.
+fn load_game(file: &std::path::Path, count: usize) -> Result<ExternalGame, String> {
+    let game = ExternalGame::load(file)?;
+    if count < game.min_players || count > game.max_players {
+        return Err(format!(
+            "{} takes {} player{} but {count} {} given",
+            game.name,
+            if game.min_players == game.max_players {
+                game.min_players.to_string()
+            } else {
+                format!("{} to {}", game.min_players, game.max_players)
+            },
+            if game.max_players == 1 { "" } else { "s" },
+            if count == 1 { "was" } else { "were" },
+        ));
+    }
+    Ok(game)
+}
+
+/// The bots' limits: the command line's, with the game file's start-up
+/// allowance unless --startup says otherwise.
+fn bot_limits(config: &PlayConfig, game: &ExternalGame) -> BotLimits {
+    let mut limits = config.limits;
+    if limits.startup == DEFAULT_STARTUP
+        && let Some(startup) = game.startup
+    {
+        limits.startup = startup;
+    }
+    limits
+}
+
+/// The run's session: the game file's move limits unless the command
+/// line overrides them, and its players kept if it says so (the same
+/// bots play every game of the run: a kept process follows its bot from
+/// seat to seat).
+fn session<'g>(config: &PlayConfig, game: &'g ExternalGame) -> Session<'g> {
+    let mut session = Session::new(game);
+    session.keep_players = game.keep_players;
+    if let Some(timeout) = config.timeout {
+        session.time.timeout = timeout;
+    }
+    if config.time_control.is_some() {
+        session.time.control = config.time_control;
+    }
+    session
+}
+
+/// Says on standard error how game `index`'s judge failed, with its last
+/// lines on standard error.
+fn report_judge_error(index: u64, error: &super::JudgeError) {
+    eprintln!(
+        "referee play: game {index}: judge error: {}",
+        crate::text::terminal(&error.message)
+    );
+    if let Some(stderr) = &error.stderr {
+        eprintln!("referee play: the judge's last lines on standard error:");
+        eprint!("{}", crate::text::quoted_lines(stderr.lines()));
+    }
 }
 
 /// Ends the judge and the kept players; a kept player that does not exit
@@ -284,11 +308,7 @@ impl Tally {
         {
             let [lost, drew, won] = h2h.games;
             let from = match elo.model {
-                EloModel::Pentanomial => format!(
-                    "from {} game pairs (games 2k−1 and 2k), pentanomial [{}]",
-                    h2h.pairs().iter().sum::<u64>(),
-                    h2h.pairs().map(|c| c.to_string()).join(", ")
-                ),
+                EloModel::Pentanomial => format!("from {}", pairs_text(h2h.pairs())),
                 EloModel::Trinomial => "from single games (no pair complete)".to_owned(),
             };
             text.push_str(&format!(
