@@ -37,8 +37,16 @@ pub struct Games<R> {
 /// CPU the worker is pinned to (with `pin`); processes the game starts
 /// inherit that binding. Items are taken from `items` one at a time, as
 /// workers become free, so a run of any length holds only the games in
-/// flight.
-pub fn run<I, T, R, F, Fut>(items: I, jobs: usize, pin: bool, play: F) -> Games<R>
+/// flight. A worker with no items left runs `end()` on its thread before
+/// it stops (what it kept between games is ended there, by the thread
+/// that started it); a stopped worker does not.
+pub fn run<I, T, R, F, Fut, E, EndFut>(
+    items: I,
+    jobs: usize,
+    pin: bool,
+    play: F,
+    end: E,
+) -> Games<R>
 where
     I: IntoIterator<Item = T>,
     I::IntoIter: Send + 'static,
@@ -46,6 +54,8 @@ where
     R: Send + 'static,
     F: Fn(T, Option<usize>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = R>,
+    E: Fn() -> EndFut + Send + Sync + 'static,
+    EndFut: Future<Output = ()>,
 {
     let (sender, results) = mpsc::unbounded_channel();
     let (stop, stopped) = watch::channel(false);
@@ -53,11 +63,11 @@ where
     let most = items.size_hint().1.unwrap_or(usize::MAX);
     // The items, and how many were taken (for messages).
     let items = Arc::new(Mutex::new((items.fuse(), 0usize)));
-    let play = Arc::new(play);
+    let (play, end) = (Arc::new(play), Arc::new(end));
     let cpus = cpus();
     let workers = (0..jobs.clamp(1, most.max(1)))
         .map(|w| {
-            let (items, play) = (Arc::clone(&items), Arc::clone(&play));
+            let (items, play, end) = (Arc::clone(&items), Arc::clone(&play), Arc::clone(&end));
             let (sender, failed) = (sender.clone(), sender.clone());
             let mut stopped = stopped.clone();
             let cpu = pin.then_some(w % cpus);
@@ -89,6 +99,14 @@ where
                             })
                         };
                         let Some((i, item)) = next else {
+                            let _ = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                                runtime.block_on(async {
+                                    tokio::select! {
+                                        () = end() => {}
+                                        _ = stopped.wait_for(|stop| *stop) => {}
+                                    }
+                                })
+                            }));
                             return;
                         };
                         // A game that panics is reported, not silently lost,
@@ -231,16 +249,53 @@ mod tests {
         })
     }
 
+    async fn no_end() {}
+
+    #[test]
+    fn each_worker_ends_on_its_own_thread_after_its_last_game() {
+        use std::collections::HashSet;
+        let played = Arc::new(Mutex::new(HashSet::new()));
+        let ended = Arc::new(Mutex::new(Vec::new()));
+        let (p, e) = (Arc::clone(&played), Arc::clone(&ended));
+        let results = collect(run(
+            1..=10,
+            2,
+            false,
+            move |_: u32, _| {
+                let p = Arc::clone(&p);
+                async move {
+                    // Long enough that both workers take games.
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                    p.lock().unwrap().insert(std::thread::current().id())
+                }
+            },
+            move || {
+                let e = Arc::clone(&e);
+                async move { e.lock().unwrap().push(std::thread::current().id()) }
+            },
+        ));
+        assert_eq!(results.len(), 10);
+        let ended = ended.lock().unwrap().clone();
+        assert_eq!(ended.len(), 2, "one end per worker");
+        assert_ne!(ended[0], ended[1]);
+        let played = played.lock().unwrap();
+        assert!(
+            ended.iter().all(|id| played.contains(id)),
+            "on the worker's own thread"
+        );
+    }
+
     #[test]
     fn every_item_is_played_once_whatever_the_jobs() {
         for jobs in [1, 2, 5, 50] {
-            let mut got: Vec<u32> = collect(run(1..=20, jobs, false, |i, cpu| async move {
+            let played = |i: u32, cpu| async move {
                 assert_eq!(cpu, None);
                 i * 10
-            }))
-            .into_iter()
-            .map(Result::unwrap)
-            .collect();
+            };
+            let mut got: Vec<u32> = collect(run(1..=20, jobs, false, played, no_end))
+                .into_iter()
+                .map(Result::unwrap)
+                .collect();
             got.sort_unstable();
             assert_eq!(
                 got,
@@ -253,7 +308,7 @@ mod tests {
     #[test]
     fn items_are_taken_lazily() {
         // Far more items than memory could hold: only those played are made.
-        let mut games = run(0..u64::MAX, 2, false, |i, _| async move { i });
+        let mut games = run(0..u64::MAX, 2, false, |i, _| async move { i }, no_end);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
@@ -270,15 +325,25 @@ mod tests {
 
     #[test]
     fn no_items_no_results() {
-        assert!(collect(run(Vec::<u32>::new(), 2, false, |i, _| async move { i })).is_empty());
+        assert!(
+            collect(run(
+                Vec::<u32>::new(),
+                2,
+                false,
+                |i, _| async move { i },
+                no_end
+            ))
+            .is_empty()
+        );
     }
 
     #[test]
     fn a_panicking_game_is_reported_and_the_others_still_play() {
-        let results = collect(run(1..=6, 2, false, |i: u32, _| async move {
+        let played = |i: u32, _| async move {
             assert_ne!(i, 3, "game 3 fails on purpose");
             i
-        }));
+        };
+        let results = collect(run(1..=6, 2, false, played, no_end));
         assert_eq!(results.len(), 6);
         let errors: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
         assert_eq!(errors, [&"game 3 of this run panicked".to_owned()]);
@@ -287,7 +352,13 @@ mod tests {
     #[test]
     fn pinned_workers_are_told_their_cpu() {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        for r in collect(run(vec![(); 8], 2, true, |(), cpu| async move { cpu })) {
+        for r in collect(run(
+            vec![(); 8],
+            2,
+            true,
+            |(), cpu| async move { cpu },
+            no_end,
+        )) {
             let cpu = r.unwrap().expect("a pinned worker has a CPU");
             assert!(cpu < cpus.min(2));
         }
@@ -296,9 +367,10 @@ mod tests {
     #[test]
     fn dropping_the_games_stops_the_workers_promptly() {
         let started = std::time::Instant::now();
-        let games = run(0..4, 2, false, |_: u32, _| async move {
+        let played = |_: u32, _| async move {
             tokio::time::sleep(std::time::Duration::from_secs(60)).await;
-        });
+        };
+        let games = run(0..4, 2, false, played, no_end);
         std::thread::sleep(std::time::Duration::from_millis(50));
         drop(games);
         assert!(started.elapsed() < std::time::Duration::from_secs(30));

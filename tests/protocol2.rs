@@ -7,6 +7,7 @@
 
 mod common;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use common::{fixture, referee};
@@ -43,6 +44,39 @@ fn play(dir: &Path, args: &[&str]) -> Vec<Value> {
     let run = referee(&all, b"");
     assert_eq!(run.code, Some(0), "{run:?}");
     common::jsonl(&results)
+}
+
+/// `referee tournament FILE --out OUT`, which must succeed; its records.
+fn tournament(file: &Path, out: &Path) -> Vec<Value> {
+    let run = referee(
+        [
+            "tournament",
+            "--no-progress",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    common::jsonl(&out.join("records.jsonl"))
+}
+
+/// Each entrant's engine processes in `records`, by the process number its
+/// `id` line (the set-up reply) gives.
+fn processes(records: &[Value]) -> BTreeMap<String, BTreeSet<String>> {
+    let mut pids: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for record in records {
+        let start = &logged(record, "start")[0];
+        for reply in logged(record, "setup")[0]["replies"].as_array().unwrap() {
+            let seat = reply["player"].as_u64().unwrap() as usize;
+            let name = start["players"][seat]["name"].as_str().unwrap().to_owned();
+            let id = reply["lines"][0].as_str().unwrap();
+            let pid = id.rsplit(' ').next().unwrap().to_owned();
+            pids.entry(name).or_default().insert(pid);
+        }
+    }
+    pids
 }
 
 /// The judge's log lines of a record with `key`, parsed: each the
@@ -170,18 +204,7 @@ fn kept_players_follow_their_bot_through_the_rotation() {
         dir.path(),
         &["--games", "4", &game, &engine("a", ""), &engine("b", "")],
     );
-    let mut pids: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
-        Default::default();
-    for record in &records {
-        let start = &logged(record, "start")[0];
-        let setup = &logged(record, "setup")[0];
-        for reply in setup["replies"].as_array().unwrap() {
-            let seat = reply["player"].as_u64().unwrap() as usize;
-            let name = start["players"][seat]["name"].as_str().unwrap().to_owned();
-            let id = reply["lines"][0].as_str().unwrap().to_owned();
-            pids.entry(name).or_default().insert(id);
-        }
-    }
+    let pids = processes(&records);
     assert_eq!(pids.len(), 2, "{pids:?}");
     for (name, ids) in &pids {
         assert_eq!(ids.len(), 1, "{name} had several processes: {pids:?}");
@@ -267,19 +290,7 @@ fn a_tournament_passes_each_entrants_name_and_options() {
         ),
     )
     .unwrap();
-    let out = dir.path().join("out");
-    let run = referee(
-        [
-            "tournament",
-            "--no-progress",
-            file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
-    let records = common::jsonl(&out.join("records.jsonl"));
+    let records = tournament(&file, &dir.path().join("out"));
     assert_eq!(records.len(), 4);
     // One game at a time: one judge for the run (`reuse = true`), not an
     // interpreter's start per game.
@@ -341,4 +352,47 @@ fn play_of_two_bots_prints_the_elo_from_its_pairs() {
         "{line}"
     );
     assert!(line.contains("[0] won 2, drew 0, lost 2"), "{line}");
+}
+
+/// A tournament keeps a `keep_players` game's processes too, on each game
+/// thread, as fastchess keeps its engines (issue 30: an engine started for
+/// every game made a tournament cost 1.3× fastchess): two entrants on one
+/// thread have one process each for the run. A class of more entrants
+/// keeps at most two per seat, the one used least recently ended. Every
+/// process is ended as a kept one is, its input closed: none is killed.
+#[test]
+fn a_tournament_keeps_its_entrants_processes_between_games() {
+    for (entrants, games) in [(2, 6), (5, 20)] {
+        let dir = tempfile::tempdir().unwrap();
+        let ended = dir.path().join("ended");
+        std::fs::create_dir(&ended).unwrap();
+        let game = game_file(dir.path(), "keep_players = true", "moves = 1");
+        let mut text = format!(
+            "game = \"{game}\"\ngames = {games}\nseed = 1\njobs = 1\n[limits]\nseats = 2\n"
+        );
+        for e in 0..entrants {
+            text += &format!(
+                "[[entrant]]\nname = \"e{e}\"\ncommand = [\"{}\", \"0\", \"3\", \"0\", \"{}\"]\n",
+                fixture("protocol2/engine.py"),
+                ended.display()
+            );
+        }
+        let file = dir.path().join("match.toml");
+        std::fs::write(&file, text).unwrap();
+        let records = tournament(&file, &dir.path().join("out"));
+        assert_eq!(records.len(), games);
+        let pids = processes(&records);
+        let all: BTreeSet<String> = pids.values().flatten().cloned().collect();
+        let gone: BTreeSet<String> = std::fs::read_dir(&ended)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(gone, all, "every process saw its input end: {pids:?}");
+        if entrants == 2 {
+            assert!(pids.values().all(|p| p.len() == 1), "{pids:?}");
+        } else {
+            // Five entrants, four kept: some are started again, most not.
+            assert!((6..2 * games).contains(&all.len()), "{pids:?}");
+        }
+    }
 }

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::GameKind;
 use super::GameRef;
 use super::record::{Score, SeatResult};
-use super::{Deal, Game, Limits, PlayFuture, Played, Seat, Seating};
+use super::{Deal, EndFuture, Game, Limits, PlayFuture, Played, Seat, Seating};
 use crate::bot::clock::MoveLimits;
 use crate::bot::{BotLimits, BotSpec};
 use crate::games::acesup::{self, Decks, JudgeConfig};
@@ -435,6 +435,18 @@ impl Game for External {
         expectation == "mean_score"
     }
 
+    fn end_of_thread(&self) -> EndFuture<'_> {
+        Box::pin(async move {
+            // Another game file's (not reached: a run's threads play one
+            // game) is killed as it is dropped.
+            if let Some((file, carried)) = CARRIED.take()
+                && file == self.game.file
+            {
+                carried.close(&self.game).await;
+            }
+        })
+    }
+
     fn play<'a>(
         &'a self,
         deal: Deal,
@@ -464,17 +476,18 @@ impl Game for External {
                     bot: s.entrant,
                 })
                 .collect();
-            // Another game's judge (a ci run's cases share no thread, but
-            // nothing depends on it) is not this one's.
-            let judge = KEPT_JUDGE
+            // What another game file's games carried is not this one's
+            // (a ci run's cases may share a thread).
+            let carried = CARRIED
                 .with_borrow_mut(|kept| kept.take())
                 .filter(|(file, _)| *file == self.game.file)
-                .map(|(_, judge)| judge);
-            let (result, judge) = external::play_game(
-                &self.game, &players, limits, seed, deal.index, deal.round, judge,
+                .map(|(_, carried)| carried)
+                .unwrap_or_default();
+            let (result, carried) = external::play_game(
+                &self.game, &players, limits, seed, deal.index, deal.round, carried,
             )
             .await;
-            KEPT_JUDGE.set(judge.map(|judge| (self.game.file.clone(), judge)));
+            CARRIED.set(Some((self.game.file.clone(), carried)));
             let solo = self.seating() == Seating::Solo;
             let results = result
                 .players
@@ -525,14 +538,15 @@ impl Game for External {
 }
 
 thread_local! {
-    /// The judge a game thread keeps for its next game (`reuse = true`):
-    /// each game thread runs its games one after another on a runtime of
-    /// its own, so its judge serves them all, as `referee play`'s does,
-    /// instead of an interpreter's start per game. A run's threads play
-    /// one game, so one judge per thread, with its game file; it is killed
-    /// with its thread when the run's games are done (before the run ends:
-    /// the threads are joined).
-    static KEPT_JUDGE: std::cell::RefCell<Option<(PathBuf, crate::bot::Bot)>> =
+    /// What a game thread carries to its next game: its judge (`reuse =
+    /// true`) and its players (`keep_players = true`). Each game thread
+    /// runs its games one after another on a runtime of its own, so one
+    /// judge serves them all, as `referee play`'s does, instead of an
+    /// interpreter's start per game, and an engine plays its next game
+    /// without starting again. One game file's at a time; ended by
+    /// [`Game::end_of_thread`] when the thread has no more games, or
+    /// killed with the thread (a stopped run).
+    static CARRIED: std::cell::RefCell<Option<(PathBuf, external::Carried)>> =
         const { std::cell::RefCell::new(None) };
 }
 

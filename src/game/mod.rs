@@ -184,6 +184,7 @@ pub struct Played {
 }
 
 pub type PlayFuture<'a> = Pin<Box<dyn Future<Output = Played> + 'a>>;
+pub type EndFuture<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
 
 /// A game the harness can run many of.
 pub trait Game: Send + Sync {
@@ -235,4 +236,10 @@ pub trait Game: Send + Sync {
         seats: &'a [Seat],
         limits: BotLimits,
     ) -> PlayFuture<'a>;
+
+    /// Ends what a game thread kept between its games (an external
+    /// game's judge and players), once the thread has played its last.
+    fn end_of_thread(&self) -> EndFuture<'_> {
+        Box::pin(async {})
+    }
 }

@@ -431,12 +431,21 @@ impl Plan {
         jobs: usize,
         pin: bool,
     ) -> parallel::Games<GameRecord> {
-        let plan = Arc::clone(self);
+        let (plan, ending) = (Arc::clone(self), Arc::clone(self));
         // A pinned worker's bots inherit its CPU binding.
-        parallel::run(indices, jobs, pin, move |index, _cpu| {
-            let plan = Arc::clone(&plan);
-            async move { plan.play(index, seed).await }
-        })
+        parallel::run(
+            indices,
+            jobs,
+            pin,
+            move |index, _cpu| {
+                let plan = Arc::clone(&plan);
+                async move { plan.play(index, seed).await }
+            },
+            move || {
+                let plan = Arc::clone(&ending);
+                async move { plan.game.end_of_thread().await }
+            },
+        )
     }
 
     /// Plays game `index` of the tournament with `seed`: one record.

@@ -163,11 +163,13 @@ pub struct Player {
     pub bot: usize,
 }
 
-/// Plays one game of `game` between `players` (seat `i` is `players[i]`).
-/// Its judge is `judge`, one kept from an earlier game of the run on this
-/// thread, or a fresh one; the judge to keep for the next game is handed
-/// back (with `reuse = true`, unless it failed), so that a run of many
-/// short games does not start an interpreter per game.
+/// Plays one game of `game` between `players` (seat `i` is `players[i]`),
+/// with what an earlier game on this thread `carried`: a kept judge
+/// (`reuse = true`) and kept players (`keep_players = true`), or none.
+/// What to carry to the next game is handed back, so that a run of many
+/// short games does not start an interpreter or an engine per game. At
+/// most [`KEPT_PER_SEAT`] players per seat stay kept: the ones used least
+/// recently are ended (`--grace` to exit) once the game is over.
 pub async fn play_game(
     game: &ExternalGame,
     players: &[Player],
@@ -175,14 +177,53 @@ pub async fn play_game(
     seed: u64,
     index: u64,
     round: Round,
-    judge: Option<Bot>,
-) -> (ExternalResult, Option<Bot>) {
+    carried: Carried,
+) -> (ExternalResult, Carried) {
     let mut session = Session::new(game);
-    session.judge = judge.filter(|_| game.reuse);
+    session.keep_players = game.keep_players;
+    session.take_up(carried);
     let result = session.play(players, limits, seed, index, round).await;
-    let judge = session.judge.take();
-    let _ = session.close().await;
-    (result, judge)
+    for farewell in session.keep_at_most(KEPT_PER_SEAT * players.len()).await {
+        warn_of(&farewell);
+    }
+    (result, session.hand_over())
+}
+
+/// How many players a game thread keeps, per seat of its game, between
+/// the games of a tournament: the last game's and the next one's, so a
+/// match between two entrants keeps both, and a class of 200 entrants
+/// keeps a few per thread, not 200.
+pub const KEPT_PER_SEAT: usize = 2;
+
+/// What a game thread carries from one game to the next (see
+/// [`play_game`]). Ended with [`Carried::close`] when the thread has no
+/// more games; dropped, its processes are killed.
+#[derive(Default)]
+pub struct Carried {
+    judge: Option<Bot>,
+    players: Vec<Option<Kept>>,
+    games: u64,
+}
+
+impl Carried {
+    /// Ends what is carried: the judge, and the kept players with
+    /// `--grace` to exit, warning of any that did not end well (their
+    /// games are recorded already).
+    pub async fn close(self, game: &ExternalGame) {
+        let mut session = Session::new(game);
+        session.take_up(self);
+        for farewell in session.close().await {
+            warn_of(&farewell);
+        }
+    }
+}
+
+fn warn_of(farewell: &Farewell) {
+    tracing::warn!(
+        "{}, kept between games: {}",
+        crate::text::terminal(&farewell.name),
+        farewell.message
+    );
 }
 
 /// A judge that may play several games in a row (`reuse = true` in the
@@ -204,6 +245,12 @@ pub struct Session<'g> {
     pub keep_players: bool,
     /// The kept players, by bot ([`Player::bot`]), between games.
     kept: Vec<Option<Kept>>,
+    /// Games played with this session's kept players (their last game's
+    /// number says which were used least recently).
+    games: u64,
+    /// Kept players whose bot is now another program (a thread's next
+    /// run), to be ended.
+    leaving: Vec<(usize, Kept)>,
     /// The message being written to the judge (its buffer, reused).
     line: Vec<u8>,
 }
@@ -211,6 +258,13 @@ pub struct Session<'g> {
 /// A player process kept for the next game.
 struct Kept {
     bot: Bot,
+    /// Its entrant's name.
+    name: String,
+    /// Whose process it is ([`identity`]): a kept process plays only for
+    /// the same entrant and program.
+    identity: String,
+    /// The number of the last game it played ([`Session::games`]).
+    used: u64,
     /// How much of its stderr earlier games' records have shown.
     stderr_mark: u64,
     /// Where its usage in the next game's record starts.
@@ -228,6 +282,8 @@ struct Kept {
 pub struct Farewell {
     /// Which of the run's bots ([`Player::bot`]).
     pub bot: usize,
+    /// Its entrant's name.
+    pub name: String,
     /// What it makes of the run's exit status: `Crashed` when the player
     /// did not exit within the grace period, `Internal` when it could not
     /// be reaped; `None` for a warning.
@@ -243,8 +299,58 @@ impl<'g> Session<'g> {
             time: game.time,
             keep_players: false,
             kept: Vec::new(),
+            games: 0,
+            leaving: Vec::new(),
             line: Vec::new(),
         }
+    }
+
+    /// Goes on with what an earlier game `carried` (its judge only with
+    /// `reuse = true`).
+    fn take_up(&mut self, carried: Carried) {
+        self.judge = carried.judge.filter(|_| self.game.reuse);
+        self.kept = carried.players;
+        self.games = carried.games;
+    }
+
+    /// What the next game is to go on with.
+    fn hand_over(&mut self) -> Carried {
+        Carried {
+            judge: self.judge.take(),
+            players: std::mem::take(&mut self.kept),
+            games: self.games,
+        }
+    }
+
+    /// Ends the kept players used least recently until at most `most`
+    /// are kept, and those whose bot is now another program.
+    async fn keep_at_most(&mut self, most: usize) -> Vec<Farewell> {
+        let mut leaving = std::mem::take(&mut self.leaving);
+        loop {
+            let kept = self
+                .kept
+                .iter()
+                .enumerate()
+                .filter_map(|(bot, k)| Some((bot, k.as_ref()?)));
+            if kept.clone().count() <= most {
+                break;
+            }
+            let Some((oldest, _)) = kept.min_by_key(|(_, k)| k.used) else {
+                break;
+            };
+            if let Some(kept) = self.kept[oldest].take() {
+                leaving.push((oldest, kept));
+            }
+        }
+        join_all(
+            leaving
+                .into_iter()
+                .map(|(bot, kept)| say_goodbye(bot, kept)),
+        )
+        .await
+        .into_iter()
+        .flatten()
+        .collect()
     }
 
     /// Ends the judge process, if one is kept, and the kept players: their
@@ -260,15 +366,8 @@ impl<'g> Session<'g> {
             kept.into_iter()
                 .enumerate()
                 .filter_map(|(bot, kept)| Some((bot, kept?)))
-                .map(|(bot, mut kept)| async move {
-                    // The last game's last words first; a player that
-                    // has gone already is judged by the shutdown.
-                    if !kept.pending.is_empty() {
-                        let deadline = deadline_after(kept.grace);
-                        let _ = kept.bot.send(&kept.pending, deadline).await;
-                    }
-                    farewell(bot, &mut kept.bot, kept.grace).await
-                }),
+                .chain(std::mem::take(&mut self.leaving))
+                .map(|(bot, kept)| say_goodbye(bot, kept)),
         );
         let ((), farewells) = tokio::join!(judge, players);
         farewells.into_iter().flatten().collect()
@@ -296,6 +395,7 @@ impl<'g> Session<'g> {
         index: u64,
         round: Round,
     ) -> ExternalResult {
+        self.games += 1;
         let mut seats = self.seat_players(players, limits);
         let mut game = Game {
             result: ExternalResult::new(&self.game.name, index, seed),
@@ -334,7 +434,13 @@ impl<'g> Session<'g> {
             .iter()
             .enumerate()
             .map(|(i, player)| {
-                let kept = self.kept[player.bot].take();
+                let kept = match self.kept[player.bot].take() {
+                    Some(kept) if kept.identity != identity(player) => {
+                        self.leaving.push((player.bot, kept));
+                        None
+                    }
+                    kept => kept,
+                };
                 Seat::start(i, player, limits, self.time, kept)
             })
             .collect()
@@ -414,6 +520,9 @@ impl<'g> Session<'g> {
             if keep {
                 self.kept[seat.bot_index] = Some(Kept {
                     bot,
+                    name: seat.entrant.clone(),
+                    identity: seat.identity.clone(),
+                    used: self.games,
                     stderr_mark: seat.stderr_mark,
                     usage_mark: seat.usage_mark,
                     grace,
@@ -807,6 +916,8 @@ struct Seat {
     seat: usize,
     /// Which of the run's bots plays it ([`Player::bot`]).
     bot_index: usize,
+    /// Its player's [`identity`].
+    identity: String,
     entrant: String,
     program: Vec<String>,
     options: serde_json::Value,
@@ -882,6 +993,7 @@ impl Seat {
         Seat {
             seat,
             bot_index: player.bot,
+            identity: identity(player),
             entrant: player.name.clone(),
             program,
             options: player.options.clone(),
@@ -1114,12 +1226,33 @@ async fn read_move(
     }
 }
 
+/// Ends a kept player after its last game: the game's last words
+/// delivered, then [`farewell`]. A player that has gone already is judged
+/// by the shutdown.
+async fn say_goodbye(bot: usize, mut kept: Kept) -> Option<Farewell> {
+    if !kept.pending.is_empty() {
+        let deadline = deadline_after(kept.grace);
+        let _ = kept.bot.send(&kept.pending, deadline).await;
+    }
+    farewell(bot, kept.name, &mut kept.bot, kept.grace).await
+}
+
+/// Who plays as `player`, for a kept process: its entrant and program.
+fn identity(player: &Player) -> String {
+    let spec = &player.spec;
+    format!(
+        "{}\0{:?}\0{:?}\0{:?}",
+        player.name, spec.program, spec.args, spec.dir
+    )
+}
+
 /// Ends a kept player after the last game: its input closed, `--grace` to
 /// exit (as the dealer ends its player). Something to say, if anything.
-async fn farewell(index: usize, bot: &mut Bot, grace: Duration) -> Option<Farewell> {
+async fn farewell(index: usize, name: String, bot: &mut Bot, grace: Duration) -> Option<Farewell> {
     let say = |fault, message| {
         Some(Farewell {
             bot: index,
+            name: name.clone(),
             fault,
             message,
         })
