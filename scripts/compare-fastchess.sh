@@ -21,12 +21,14 @@
 # (the table counts them), and the wall times compare the same work.
 #
 # The ways: fastchess as it runs by default (one process per engine for the
-# whole match) and `referee tournament` (fresh engines and a fresh judge
-# every game). With --all-ways also fastchess with -each restart=on (fresh
-# engines every game), `referee play` (fresh engines every game, one judge
-# for the run: reuse = true) and `referee play` with keep_players = true
-# (one process per engine for the run), which tell apart what the engines'
-# starts and the judge's cost. Within a run every way plays once; each run
+# whole match) and `referee tournament` as games/chess/game.toml sets it up
+# (one judge and one process per engine on its job thread: reuse and
+# keep_players). With --all-ways also fastchess with -each restart=on
+# (fresh engines every game), `referee tournament` without keep_players
+# (fresh engines every game), `referee play` (fresh engines every game, one
+# judge for the run: reuse = true) and `referee play` with keep_players =
+# true (one process per engine for the run), which tell apart what the
+# engines' starts and the judge's cost. Within a run every way plays once; each run
 # starts with another.
 #
 # Needs: /usr/games/stockfish (apt-get install stockfish; or STOCKFISH=path),
@@ -106,18 +108,19 @@ params = dict(line.split("=", 1) for line in (W / "params").read_text().splitlin
 runs, games, ways = int(params["runs"]), int(params["games"]), params["ways"].split()
 first, second = params["engines"].split()
 LABEL = {"fastchess": "fastchess", "fastchess-restart": "fastchess restart=on",
-         "tournament": "referee tournament", "play-fresh": "referee play",
-         "play-kept": "referee play kept"}
+         "tournament": "referee tournament", "tournament-fresh": "referee tournament fresh",
+         "play-fresh": "referee play", "play-kept": "referee play kept"}
 ENGINES = {"fastchess": "kept for the match", "fastchess-restart": "fresh every game",
-           "tournament": "fresh every game", "play-fresh": "fresh every game",
-           "play-kept": "kept for the run"}
-JUDGE = {"fastchess": "-", "fastchess-restart": "-", "tournament": "fresh every game",
+           "tournament": "kept per job thread", "tournament-fresh": "fresh every game",
+           "play-fresh": "fresh every game", "play-kept": "kept for the run"}
+JUDGE = {"fastchess": "-", "fastchess-restart": "-", "tournament": "one per job thread",
+         "tournament-fresh": "one per job thread",
          "play-fresh": "one for the run", "play-kept": "one for the run"}
 
 def pgns(way, d):
     if way.startswith("fastchess"):
         text = (d / "games.pgn").read_text()
-    elif way == "tournament":
+    elif way.startswith("tournament"):
         text = (d / "out" / "games.pgn").read_text()
     else:
         text = "\n\n".join(json.loads(line)["summary"]["pgn"]
@@ -142,7 +145,7 @@ def elo(way, d):
         value, margin = m[-1]
         value = value[1:] if value.startswith("-") else "+" + value.lstrip("+")
         return "%s +/- %s" % (value, margin)
-    if way == "tournament":  # the Elo column of the second engine's row
+    if way.startswith("tournament"):  # the Elo column of the second engine's row
         rows = [[c.strip() for c in l.strip().strip("|").split("|")]
                 for l in out.splitlines() if l.startswith("|")]
         if rows and "Elo" in rows[0]:
@@ -182,7 +185,7 @@ for way in ways:
         thinks.append(think)
         elos.append(elo(way, d))
         if not way.startswith("fastchess"):  # the engines' set-up (uci .. readyok): records
-            recs = d / ("out/records.jsonl" if way == "tournament" else "results.jsonl")
+            recs = d / ("out/records.jsonl" if way.startswith("tournament") else "results.jsonl")
             recs = [json.loads(l) for l in recs.read_text().splitlines()]
             setups.append(sum(p.get("startup_micros", 0) for g in recs
                               for p in g.get("results") or g.get("players")) / 1e6)
@@ -344,7 +347,8 @@ options() {  # options I: entrant I's UCI options as KEY=VALUE lines
 }
 
 # The referee's game files: games/chess/game.toml's, with absolute paths;
-# at fixed nodes without a clock. keep_players only for `referee play`.
+# at fixed nodes without a clock, with keep_players (game-kept.toml, as
+# games/chess/game.toml) and without.
 game_file() {  # game_file FILE KEEP
   cat > "$1" <<EOF
 name = "chess"
@@ -367,14 +371,18 @@ EOF
 }
 game_file "$W/game.toml" false
 game_file "$W/game-kept.toml" true
-{  # tournaments/chess.toml's, on that game file
-  echo "game = \"game.toml\""; echo "games = $games"; echo "seed = 1"; echo "jobs = 1"
-  for i in 0 1; do
-    echo; echo "[[entrant]]"; echo "name = \"${names[$i]}\""
-    echo "command = [\"$STOCKFISH\"]"
-    echo "options = { $(options "$i" | sed 's/^\(.*\)=\(.*\)$/"\1" = \2/' | paste -sd, | sed 's/,/, /g') }"
-  done
-} > "$W/tournament.toml"
+tournament_file() {  # tournament_file FILE GAME-FILE: tournaments/chess.toml's
+  {
+    echo "game = \"$2\""; echo "games = $games"; echo "seed = 1"; echo "jobs = 1"
+    for i in 0 1; do
+      echo; echo "[[entrant]]"; echo "name = \"${names[$i]}\""
+      echo "command = [\"$STOCKFISH\"]"
+      echo "options = { $(options "$i" | sed 's/^\(.*\)=\(.*\)$/"\1" = \2/' | paste -sd, | sed 's/,/, /g') }"
+    done
+  } > "$1"
+}
+tournament_file "$W/tournament.toml" game-kept.toml
+tournament_file "$W/tournament-fresh.toml" game.toml
 
 if ((clock)); then limit="tc=2+0.05" regime="2s+50ms"; else limit="tc=inf nodes=$nodes" regime="go nodes $nodes"; fi
 run_fastchess() {  # run_fastchess DIR [restart=on]
@@ -389,8 +397,8 @@ run_fastchess() {  # run_fastchess DIR [restart=on]
     -rounds $((games / 2)) -repeat -concurrency 1 "${fc_adjudication[@]}" \
     -maxmoves 200 -pgnout file=games.pgn > out.txt 2>&1)
 }
-run_tournament() {  # run_tournament DIR
-  "$REFEREE" tournament "$W/tournament.toml" --games "$games" --seed 1 --jobs 1 --no-progress \
+run_tournament() {  # run_tournament DIR TOURNAMENT-FILE
+  "$REFEREE" tournament "$2" --games "$games" --seed 1 --jobs 1 --no-progress \
     --out "$1/out" > "$1/out.txt" 2>&1
 }
 run_play() {  # run_play DIR GAME-FILE
@@ -402,7 +410,7 @@ run_play() {  # run_play DIR GAME-FILE
     "$2" "${names[0]}=$STOCKFISH" "${names[1]}=$STOCKFISH" > "$1/out.txt" 2>&1
 }
 ways=(fastchess tournament)
-((all)) && ways=(fastchess fastchess-restart tournament play-fresh play-kept)
+((all)) && ways=(fastchess fastchess-restart tournament tournament-fresh play-fresh play-kept)
 
 steal() { awk '/^cpu /{print $9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat; }
 read -r steal0 total0 < <(steal)
@@ -418,7 +426,8 @@ for ((r = 1; r <= runs; r++)); do
     case $way in
       fastchess) run_fastchess "$dir" ;;
       fastchess-restart) run_fastchess "$dir" restart=on ;;
-      tournament) run_tournament "$dir" ;;
+      tournament) run_tournament "$dir" "$W/tournament.toml" ;;
+      tournament-fresh) run_tournament "$dir" "$W/tournament-fresh.toml" ;;
       play-fresh) run_play "$dir" "$W/game.toml" ;;
       play-kept) run_play "$dir" "$W/game-kept.toml" ;;
     esac || { say "$way failed (run $r); the end of its output:"; tail -20 "$dir/out.txt" >&2; exit 1; }
