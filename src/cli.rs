@@ -109,6 +109,7 @@ impl Command {
             Command::Interactive(args) => Some(&args.bot),
             Command::Tournament(args) => Some(&args.bot),
             Command::Ci(args) => Some(&args.bot),
+            Command::League(args) => args.bot_options(),
             Command::Merge(_) | Command::Report(_) | Command::Replay(_) => None,
         }
     }
@@ -143,6 +144,10 @@ pub enum Command {
     /// Many games of one kind between entrants, from a TOML file.
     #[command(after_help = TOURNAMENT_HELP, after_long_help = TOURNAMENT_HELP)]
     Tournament(TournamentArgs),
+
+    /// A league that plays until stopped while entrants come and go, into a database.
+    #[command(after_help = crate::league::cli::HELP, after_long_help = crate::league::cli::HELP)]
+    League(crate::league::cli::LeagueArgs),
 
     /// Checks expectations about bots (strength, speed, no crashes), for CI.
     #[command(after_help = CI_HELP, after_long_help = CI_HELP)]
@@ -1098,6 +1103,7 @@ pub async fn run(cli: Cli) -> Status {
         Command::Chomp(args) => run_chomp(args, env).await,
         Command::Septica(args) => run_septica(args, env).await,
         Command::Tournament(args) => run_tournament(args, env).await,
+        Command::League(args) => crate::league::cli::run(args, env).await,
         Command::Merge(args) => tournament::merge(&args.outs, args.out.as_deref()),
         Command::Report(args) => run_report(args),
         Command::Replay(args) => run_replay(args),

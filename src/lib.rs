@@ -16,6 +16,7 @@ pub mod game;
 pub mod games;
 pub mod interactive;
 pub mod interrupt;
+pub mod league;
 pub mod outcome;
 pub mod parallel;
 pub mod record;

@@ -35,7 +35,7 @@ pub fn set_fsync(on: bool) {
     FSYNC.store(on, Ordering::Relaxed);
 }
 
-fn fsync_on() -> bool {
+pub fn fsync_on() -> bool {
     FSYNC.load(Ordering::Relaxed)
 }
 

@@ -41,7 +41,9 @@ pub struct Spec {
     /// A built-in game's name, or an external game's `game.toml`.
     pub game: GameRef,
     /// Games (or matches, or decks) to play; each entrant plays each one in
-    /// a one-player game.
+    /// a one-player game. Required in a tournament (0 when missing, which
+    /// [`problems`] refuses); refused in a league.
+    #[serde(default)]
     pub games: u64,
     #[serde(default)]
     pub seed: Option<u64>,
@@ -148,11 +150,81 @@ pub fn parse(text: &str, base: &Path) -> Result<Spec, String> {
     }
 }
 
+/// Reads a tournament file for a league (`referee league run`): the keys
+/// of a run of so many games (`games`, `format = "gauntlet"`, `sprt`...)
+/// are refused, a glob may match nothing yet, and the globs are kept as
+/// globs, for the league to look at again ([`expand_globs_now`]). The
+/// rest is checked as a tournament's, with the globs as they match now.
+pub fn load_league(path: &Path) -> Result<(Spec, String), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let at = |e: String| format!("{}: {e}", path.display());
+    let spec: Spec = toml::from_str(&text).map_err(|e| at(toml_error(&e)))?;
+    let mut problems = league_refusals(&spec);
+    problems.extend(spec.env.problems(&text));
+    problems.extend(spec.entrants.iter().flat_map(|e| e.env.problems(&text)));
+    let mut now = spec.clone();
+    problems.extend(expand_globs_now(&mut now.entrants, &text, base));
+    if problems.is_empty() {
+        now.games = 1;
+        let globs = spec.entrants.iter().any(|e| e.glob.is_some());
+        problems = self::problems(&now, base)
+            .into_iter()
+            .filter(|p| !(globs && p == NO_ENTRANT))
+            .collect();
+    }
+    if problems.is_empty() {
+        Ok((spec, text))
+    } else {
+        Err(at(problems.join("\n  ")))
+    }
+}
+
+/// What a league does not take: it plays until stopped, each entrant's
+/// current version against the others by its own matchmaking.
+fn league_refusals(spec: &Spec) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut refuse = |given: bool, key: &str, why: &str| {
+        if given {
+            out.push(format!("{key}: a league {why}"));
+        }
+    };
+    refuse(
+        spec.games != 0,
+        "games",
+        "plays until it is stopped (referee league run --games N stops after N)",
+    );
+    refuse(
+        spec.format == Format::Gauntlet || spec.gauntlet.is_some(),
+        "format = \"gauntlet\"",
+        "picks its tables by matchmaking; for a gauntlet, run a tournament",
+    );
+    refuse(
+        spec.sprt.is_some() || spec.baseline.is_some(),
+        "sprt",
+        "has no end to decide; for a test of a new version, run a tournament with sprt",
+    );
+    refuse(
+        spec.standings_every.is_some(),
+        "standings_every",
+        "shows its standings on its live page (--serve) and at its end",
+    );
+    out
+}
+
+const NO_ENTRANT: &str = "no [[entrant]]";
+
+/// The league's entrants now: [`expand_globs`], where a glob that matches
+/// nothing is no problem (its folder is looked at again).
+pub fn expand_globs_now(entrants: &mut Vec<EntrantSpec>, text: &str, base: &Path) -> Vec<String> {
+    globs(entrants, text, base, true)
+}
+
 /// Checks what TOML types alone cannot; every problem, not only the first.
 pub fn problems(spec: &Spec, base: &Path) -> Vec<String> {
     let mut out = Vec::new();
     if spec.entrants.is_empty() {
-        out.push("no [[entrant]]".to_owned());
+        out.push(NO_ENTRANT.to_owned());
     }
     // Games are produced lazily: any number of them costs nothing until
     // it is played.
@@ -295,6 +367,10 @@ fn sprt_problems(spec: &Spec) -> Vec<String> {
 /// match's file name. A glob that matches nothing, or a name an explicit
 /// entrant already has, is a problem named with the glob's line in `text`.
 pub fn expand_globs(entrants: &mut Vec<EntrantSpec>, text: &str, base: &Path) -> Vec<String> {
+    globs(entrants, text, base, false)
+}
+
+fn globs(entrants: &mut Vec<EntrantSpec>, text: &str, base: &Path, empty_ok: bool) -> Vec<String> {
     let mut problems = Vec::new();
     let explicit: Vec<String> = entrants
         .iter()
@@ -323,6 +399,7 @@ pub fn expand_globs(entrants: &mut Vec<EntrantSpec>, text: &str, base: &Path) ->
         }
         match glob_matches(pattern, base) {
             Err(why) => problems.push(format!("{at}: {why}")),
+            Ok(matches) if matches.is_empty() && empty_ok => {}
             Ok(matches) if matches.is_empty() => problems.push(format!(
                 "{at} matches nothing in {}",
                 under(base, Path::new(pattern))

@@ -339,6 +339,15 @@ pub struct Tally {
     order: InOrder,
 }
 
+/// An entrant's games and wins so far, and its rating and uncertainty in
+/// a game between players (see [`Tally::standing`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Standing {
+    pub games: u64,
+    pub wins: f64,
+    pub rating: Option<(f64, f64)>,
+}
+
 impl Tally {
     /// The run's games are `first`, `first + step`, ... (a shard's): records
     /// in that order are counted at once, not held.
@@ -457,6 +466,39 @@ impl Tally {
             failures: vec![Failures::default(); n],
             order: InOrder::default(),
         }
+    }
+
+    /// A new entrant (a league's new version), counted from its first
+    /// game. The pairs of one-player games and the head-to-head Elo are
+    /// for a fixed set of entrants: a tally that grows keeps neither.
+    pub fn add_entrant(&mut self, name: &str) {
+        let i = self.entrants.len();
+        self.entrants.push(name.to_owned());
+        self.seat.entry(name.to_owned()).or_insert(i);
+        self.rows.push(Row::new(name));
+        if !self.solo {
+            self.ratings.push(WengLinRating::new());
+            self.scores.push(Moments::default());
+        }
+        self.pairs.clear();
+        self.head_to_head = None;
+        if let Some((_, series)) = &mut self.history {
+            series.push(Thinned::default());
+        }
+        self.failures.push(Failures::default());
+    }
+
+    /// An entrant's games and wins counted so far, and in a game between
+    /// players its rating and uncertainty (for a league's matchmaking,
+    /// without ranking everyone as [`Tally::rows`] does).
+    pub fn standing(&self, name: &str) -> Option<Standing> {
+        let i = self.at(Some(name))?;
+        let row = &self.rows[i];
+        Some(Standing {
+            games: row.games,
+            wins: row.wins,
+            rating: self.ratings.get(i).map(|r| (r.rating, r.uncertainty)),
+        })
     }
 
     /// Takes one record: counted now, or once the records before it in

@@ -45,12 +45,12 @@ pub struct Plan {
     paired: bool,
 }
 
-fn duration(value: &Option<TomlDuration>, default: Duration) -> Duration {
+pub(crate) fn duration(value: &Option<TomlDuration>, default: Duration) -> Duration {
     value.map_or(default, |d| d.0)
 }
 
 /// `path` relative to the tournament file's directory.
-fn under(base: &Path, path: &Path) -> PathBuf {
+pub(crate) fn under(base: &Path, path: &Path) -> PathBuf {
     if path.is_absolute() {
         path.to_owned()
     } else {
@@ -85,7 +85,16 @@ fn bot_limits(
     l: &super::spec::Limits,
     game_startup: Option<Duration>,
 ) -> BotLimits {
-    let mut limits = config.limits;
+    limits_over(config.limits, l, game_startup)
+}
+
+/// `limits` (the command line's) with the file's and the game's where
+/// they give one.
+pub(crate) fn limits_over(
+    mut limits: BotLimits,
+    l: &super::spec::Limits,
+    game_startup: Option<Duration>,
+) -> BotLimits {
     limits.grace = duration(&l.grace, limits.grace);
     limits.startup = l
         .startup
@@ -101,7 +110,7 @@ fn bot_limits(
 /// How to run an entrant: its directory's `pc2` once built, or its
 /// command (a relative path in it is its directory's, else the file's);
 /// with the environment `env`.
-fn entrant_program(
+pub(crate) fn entrant_program(
     dir: Option<Result<PathBuf, String>>,
     command: Option<&[String]>,
     base: &Path,
@@ -450,69 +459,94 @@ impl Plan {
 
     /// Plays game `index` of the tournament with `seed`: one record.
     pub async fn play(&self, index: u64, seed: u64) -> GameRecord {
-        let seat = |entrant: usize| Seat {
-            entrant,
-            name: self.entrants[entrant].name.clone(),
-            program: self.entrants[entrant].program.clone(),
-            options: self.entrants[entrant].options.clone(),
-        };
         let deal = self.deal(index);
-        let mut setup = Default::default();
-        let mut judge_error = None;
-        let mut results = Vec::new();
-        match self.game.seating() {
-            // Every entrant on the same setup, one after the other.
-            Seating::Solo => {
-                for (i, e) in self.entrants.iter().enumerate() {
-                    let result = match &e.program {
-                        Err(why) => SeatResult::disqualified(why),
-                        Ok(_) => {
-                            let played = self.game.play(deal, seed, &[seat(i)], self.limits).await;
-                            setup = played.setup;
-                            judge_error = judge_error.or(played.judge_error);
-                            played.results.into_iter().next().unwrap_or_else(|| {
-                                SeatResult::of(Verdict::of(outcome::Status::Internal))
-                            })
-                        }
-                    };
-                    results.push(SeatResult {
-                        entrant: Some(e.name.clone()),
-                        ..result
-                    });
-                }
-            }
-            // Seats rotate (see `table_seats`).
-            Seating::Table { seats } => {
-                let seats: Vec<Seat> = self
-                    .table_seats(index, seats)
-                    .into_iter()
-                    .map(seat)
-                    .collect();
-                let played = self.game.play(deal, seed, &seats, self.limits).await;
-                setup = played.setup;
-                judge_error = played.judge_error;
-                results = played
-                    .results
-                    .into_iter()
-                    .zip(&seats)
-                    .map(|(result, seat)| SeatResult {
-                        entrant: Some(seat.name.clone()),
-                        ..result
-                    })
-                    .collect();
+        let players: Vec<(usize, &Entrant)> = match self.game.seating() {
+            Seating::Solo => self.entrants.iter().enumerate().collect(),
+            Seating::Table { seats } => self
+                .table_seats(index, seats)
+                .into_iter()
+                .map(|e| (e, &self.entrants[e]))
+                .collect(),
+        };
+        play_unit(&*self.game, self.limits, &players, index, deal, seed).await
+    }
+
+    /// The bots' limits.
+    pub fn limits(&self) -> BotLimits {
+        self.limits
+    }
+}
+
+/// Plays game `index` of a run, `game` at `deal` with `seed`: one record. A table
+/// game seats `players` in order; a game played alone is played by each
+/// of them in turn on the same setup (a disqualified one is recorded as
+/// such). Each player is `(bot, entrant)`: `bot` tells the entrant's
+/// processes apart (a process kept between games is its bot's).
+pub async fn play_unit(
+    game: &dyn Game,
+    limits: BotLimits,
+    players: &[(usize, &Entrant)],
+    index: u64,
+    deal: Deal,
+    seed: u64,
+) -> GameRecord {
+    let seat = |&(bot, e): &(usize, &Entrant)| Seat {
+        entrant: bot,
+        name: e.name.clone(),
+        program: e.program.clone(),
+        options: e.options.clone(),
+    };
+    let mut setup = Default::default();
+    let mut judge_error = None;
+    let mut results = Vec::new();
+    match game.seating() {
+        // Every entrant on the same setup, one after the other.
+        Seating::Solo => {
+            for player in players {
+                let e = player.1;
+                let result = match &e.program {
+                    Err(why) => SeatResult::disqualified(why),
+                    Ok(_) => {
+                        let played = game.play(deal, seed, &[seat(player)], limits).await;
+                        setup = played.setup;
+                        judge_error = judge_error.or(played.judge_error);
+                        played.results.into_iter().next().unwrap_or_else(|| {
+                            SeatResult::of(Verdict::of(outcome::Status::Internal))
+                        })
+                    }
+                };
+                results.push(SeatResult {
+                    entrant: Some(e.name.clone()),
+                    ..result
+                });
             }
         }
-        GameRecord {
-            game: self.game.name(),
-            index,
-            seed,
-            tournament: None,
-            results,
-            judge_error,
-            time: record::timestamp(),
-            referee: record::REFEREE_VERSION.to_owned(),
-            setup,
+        Seating::Table { .. } => {
+            let seats: Vec<Seat> = players.iter().map(seat).collect();
+            let played = game.play(deal, seed, &seats, limits).await;
+            setup = played.setup;
+            judge_error = played.judge_error;
+            results = played
+                .results
+                .into_iter()
+                .zip(&seats)
+                .map(|(result, seat)| SeatResult {
+                    entrant: Some(seat.name.clone()),
+                    ..result
+                })
+                .collect();
         }
+    }
+    GameRecord {
+        game: game.name(),
+        index,
+        seed,
+        tournament: None,
+        results,
+        judge_error,
+        time: record::timestamp(),
+        referee: record::REFEREE_VERSION.to_owned(),
+        setup,
     }
 }
 

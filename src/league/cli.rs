@@ -1,0 +1,127 @@
+//! `referee league`'s command line: its own file, as `src/cli.rs` splits
+//! by subcommand.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+
+use super::LeagueConfig;
+use crate::bot::DEFAULT_MAX_LINE;
+use crate::bot::environment::Vars;
+use crate::cli::BotOptions;
+use crate::exit::Status;
+use crate::units::{parse_at_least_one, parse_positive_duration};
+
+pub const HELP: &str = "\
+A league reads a tournament file once (its game, limits, entrants and globs;
+not games, format = \"gauntlet\", sprt or standings_every) and plays until it
+is stopped. Every few seconds it looks at the globs' folders again: a new
+folder is built and enters, a folder whose sources changed enters as the
+entrant's next version (name@v2, ...; the one before stops playing and keeps
+its games), a folder that is gone leaves. A new version plays first until its
+rating is known; then games go where they tell the most, every version
+keeping a share. Every finished game is committed to the database (SQLite);
+a league started again on it goes on where it stopped.
+
+Examples:
+  referee league run class.toml --db class.db
+  referee league run class.toml --db class.db --games 200 --jobs 2
+  referee league export class.db out/ && referee report out/
+
+docs/league.md has the matchmaking, the database and a teacher's term.";
+
+#[derive(Debug, Args)]
+pub struct LeagueArgs {
+    #[command(subcommand)]
+    pub command: LeagueCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LeagueCommand {
+    /// Runs a league from a tournament file until it is stopped.
+    #[command(after_help = HELP, after_long_help = HELP)]
+    Run(Box<RunArgs>),
+    /// Writes a league's games as a tournament's output folder (records,
+    /// run.json, report), each version an entrant name@vN.
+    Export(ExportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The tournament file (TOML) that names the game, limits and entrants.
+    #[arg(value_name = "FILE.toml")]
+    pub file: PathBuf,
+
+    /// The league's database (SQLite), made if missing; a league started
+    /// again on it goes on where it stopped.
+    #[arg(long, value_name = "PATH")]
+    pub db: PathBuf,
+
+    /// Stop once the database holds N games (for tests and CI); without
+    /// it the league plays until Ctrl-C or SIGTERM.
+    #[arg(long, value_name = "N", value_parser = parse_at_least_one, allow_negative_numbers = true)]
+    pub games: Option<u64>,
+
+    /// Games at once (default: the file's jobs, else the number of CPUs).
+    #[arg(long, value_name = "N", value_parser = parse_at_least_one, allow_negative_numbers = true)]
+    pub jobs: Option<u64>,
+
+    /// Pin each job (its referee thread and its bots) to one CPU.
+    #[arg(long)]
+    pub pin: bool,
+
+    /// The league's seed, for a new database (overrides the file's; a
+    /// league started again keeps its own).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// How often the entrants' folders are looked at again.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_positive_duration)]
+    pub scan_every: Duration,
+
+    #[command(flatten)]
+    pub bot: BotOptions,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The league's database.
+    #[arg(value_name = "DB")]
+    pub db: PathBuf,
+    /// The folder to write: records.jsonl, run.json, report.html.
+    #[arg(value_name = "OUT")]
+    pub out: PathBuf,
+}
+
+impl LeagueArgs {
+    pub fn bot_options(&self) -> Option<&BotOptions> {
+        match &self.command {
+            LeagueCommand::Run(args) => Some(&args.bot),
+            LeagueCommand::Export(_) => None,
+        }
+    }
+}
+
+/// `referee league ...`.
+pub async fn run(args: LeagueArgs, env: &Vars) -> Status {
+    match args.command {
+        LeagueCommand::Run(args) => {
+            let args = *args;
+            let config = LeagueConfig {
+                file: args.file,
+                db: args.db,
+                games: args.games,
+                jobs: args.jobs.map(|j| j as usize),
+                pin: args.pin,
+                seed: args.seed,
+                scan_every: args.scan_every,
+                limits: args.bot.limits(DEFAULT_MAX_LINE),
+                env: env.clone(),
+                durable: crate::record::fsync_on(),
+            };
+            super::run(&config).await
+        }
+        LeagueCommand::Export(args) => super::export(&args.db, &args.out),
+    }
+}

@@ -1,0 +1,201 @@
+//! A league's entrants as their folders are now: each one's sources
+//! fingerprinted apart from what its own build writes (so that a build
+//! never calls for the next), and a new version built when they change.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::bot::build::{self, BuildOptions};
+use crate::bot::{BotSpec, Environment};
+use crate::outcome::Disqualified;
+use crate::tournament::spec::EntrantSpec;
+use crate::tournament::units::{entrant_program, under};
+
+/// Files larger than this are fingerprinted by their size and time only.
+const MOST_HASHED: u64 = 16 << 20;
+
+/// What identifies an entrant's submission: its command, options and
+/// environment, and the contents of its folder's files but `products`
+/// (relative paths its last build wrote); for an entrant with only a
+/// command, the program's file when it is one.
+pub fn fingerprint(e: &EntrantSpec, base: &Path, products: &[String]) -> String {
+    let mut hash = Fnv::default();
+    hash.text(&format!(
+        "{:?} {:?} {:?}",
+        e.command,
+        e.options,
+        e.env.vars()
+    ));
+    match &e.dir {
+        Some(dir) => {
+            for (path, _) in files(&under(base, dir)) {
+                let rel = path
+                    .strip_prefix(under(base, dir))
+                    .unwrap_or(&path)
+                    .to_string_lossy()
+                    .into_owned();
+                if products.contains(&rel) {
+                    continue;
+                }
+                hash.text(&rel);
+                hash.file(&path);
+            }
+        }
+        None => {
+            if let Some(program) = e.command.as_ref().and_then(|c| c.first()) {
+                let path = under(base, Path::new(program));
+                if path.is_file() {
+                    hash.file(&path);
+                }
+            }
+        }
+    }
+    hash.hex()
+}
+
+/// An entrant's program once built: ready, or why it cannot play; the
+/// files its build wrote; and what to show of the build.
+pub struct Built {
+    pub program: Result<BotSpec, Disqualified>,
+    pub products: Vec<String>,
+    pub log: Option<String>,
+}
+
+/// Builds `e` (`make` in its folder, when it has one) as a tournament
+/// builds its entrants, noting the files the build wrote.
+pub async fn build(
+    e: &EntrantSpec,
+    base: &Path,
+    options: &BuildOptions,
+    env: &Environment,
+) -> Built {
+    let dir = e.dir.as_ref().map(|d| under(base, d));
+    let before = dir.as_deref().map(files).unwrap_or_default();
+    let built = match &dir {
+        Some(dir) => Some(
+            build::build_dirs(std::slice::from_ref(dir), options)
+                .await
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| Err("not built".into())),
+        ),
+        None => None,
+    };
+    let products = match &dir {
+        Some(dir) => files(dir)
+            .into_iter()
+            .filter(|(path, stamp)| before.get(path) != Some(stamp))
+            .filter_map(|(path, _)| {
+                Some(path.strip_prefix(dir).ok()?.to_string_lossy().into_owned())
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let log = match &built {
+        Some(Err(why)) => Some(why.clone()),
+        _ => None,
+    };
+    let program = entrant_program(built, e.command.as_deref(), base, env.with(&e.env.vars()))
+        .and_then(|spec| match spec.locate() {
+            Ok(_) => Ok(spec),
+            Err(why) => Err(Disqualified::cannot_start(why.to_string())),
+        });
+    Built {
+        program,
+        products,
+        log,
+    }
+}
+
+/// Every file under `dir` (symbolic links not followed), with its size and
+/// time: what a build changes.
+fn files(dir: &Path) -> BTreeMap<PathBuf, (u64, Option<SystemTime>)> {
+    let mut out = BTreeMap::new();
+    let mut todo = vec![dir.to_owned()];
+    while let Some(at) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&at) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(meta) = entry.path().symlink_metadata() else {
+                continue;
+            };
+            if meta.is_dir() {
+                todo.push(entry.path());
+            } else {
+                out.insert(entry.path(), (meta.len(), meta.modified().ok()));
+            }
+        }
+    }
+    out
+}
+
+/// FNV-1a, 64 bits: a fingerprint, not a defence against collisions made
+/// on purpose.
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    fn bytes(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn text(&mut self, text: &str) {
+        self.bytes(text.as_bytes());
+        self.bytes(b"\0");
+    }
+
+    fn file(&mut self, path: &Path) {
+        match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.len() > MOST_HASHED => {
+                self.text(&format!("{} {:?}", meta.len(), meta.modified().ok()));
+            }
+            Ok(meta) if meta.file_type().is_symlink() => {
+                self.text(&format!("-> {:?}", std::fs::read_link(path).ok()));
+            }
+            _ => match std::fs::read(path) {
+                Ok(bytes) => self.bytes(&bytes),
+                Err(e) => self.text(&e.to_string()),
+            },
+        }
+        self.bytes(b"\0");
+    }
+
+    fn hex(&self) -> String {
+        format!("{:016x}", self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entrant(dir: &Path) -> EntrantSpec {
+        toml::from_str(&format!("name = \"a\"\ndir = \"{}\"\n", dir.display())).unwrap()
+    }
+
+    #[test]
+    fn a_source_changes_the_fingerprint_and_a_product_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("bot.c"), "int main() {}").unwrap();
+        let e = entrant(dir.path());
+        let first = fingerprint(&e, dir.path(), &[]);
+        std::fs::write(dir.path().join("pc2"), "built").unwrap();
+        let products = vec!["pc2".to_owned()];
+        let without = fingerprint(&e, dir.path(), &products);
+        assert_eq!(first, without);
+        std::fs::write(dir.path().join("pc2"), "built again").unwrap();
+        assert_eq!(fingerprint(&e, dir.path(), &products), first);
+        std::fs::write(dir.path().join("bot.c"), "int main() { return 1; }").unwrap();
+        assert_ne!(fingerprint(&e, dir.path(), &products), first);
+    }
+}

@@ -1,0 +1,612 @@
+//! `referee league run FILE.toml --db PATH`: a league that plays until it
+//! is stopped while its entrants come and go, each new version of a
+//! submission entering as it is built; and `referee league export`,
+//! which writes a league's games as a tournament's output. See
+//! `docs/league.md`.
+//!
+//! A league is built from a tournament's pieces: its file and entrants
+//! (`tournament::spec`), builds (`bot::build`), one game at a time
+//! (`tournament::units::play_unit`) on the job threads a tournament uses
+//! (`parallel`), the same records and standings (`tournament::standings`).
+//! What is its own: the database ([`db`]), the matchmaking
+//! ([`matchmaking`]) and the entrants' versions ([`entrants`], [`roster`]).
+
+pub mod cli;
+pub mod db;
+pub mod entrants;
+pub mod matchmaking;
+mod roster;
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+use crate::bot::BotLimits;
+use crate::bot::environment::Vars;
+use crate::exit::Status;
+use crate::game::{Deal, Game, GameRecord, Round, Seating};
+use crate::rng::SplitMix64;
+use crate::tournament::standings::{self, Tally};
+use crate::tournament::units::{Entrant, play_unit};
+use db::Db;
+use matchmaking::{Candidate, Policy};
+use roster::Roster;
+
+/// How to run a league.
+#[derive(Clone, Debug)]
+pub struct LeagueConfig {
+    pub file: PathBuf,
+    pub db: PathBuf,
+    /// Stop once the database holds this many games.
+    pub games: Option<u64>,
+    pub jobs: Option<usize>,
+    pub pin: bool,
+    pub seed: Option<u64>,
+    /// How often the entrants' folders are looked at again.
+    pub scan_every: Duration,
+    pub limits: BotLimits,
+    pub env: Vars,
+    /// Each game's commit waits for the disk (not with `--no-fsync`).
+    pub durable: bool,
+}
+
+/// A version of an entrant, as the league plays it. Its place in
+/// [`State::versions`] is its bot number: a process kept between games
+/// is one version's.
+struct Version {
+    /// Its row in the database.
+    id: i64,
+    entrant: String,
+    /// Its program, named `entrant@vN` as the records name it.
+    player: Entrant,
+    /// Its entrant's current version, and its entrant is in the league.
+    active: bool,
+    /// A one-player game's deals it has played (the next is the first
+    /// missing).
+    deals: std::collections::BTreeSet<u64>,
+    in_flight: u64,
+}
+
+impl Version {
+    fn name(entrant: &str, number: u32) -> String {
+        format!("{entrant}@v{number}")
+    }
+}
+
+/// One game to play: its deal, and the versions in its seats.
+#[derive(Clone)]
+struct Job {
+    deal: Deal,
+    /// Versions (their bot numbers), in seat order.
+    seats: Vec<usize>,
+}
+
+/// What the league's threads share.
+struct State {
+    versions: Vec<Version>,
+    tally: Tally,
+    policy: Policy,
+    rng: SplitMix64,
+    /// Seats at a table; `None` for a game played alone.
+    seats: Option<usize>,
+    next_round: u64,
+    queue: VecDeque<Job>,
+    /// Games handed to a job thread.
+    scheduled: u64,
+    /// Games in the database.
+    committed: u64,
+    limit: Option<u64>,
+    /// A build is under way on a machine without a spare CPU: no new game
+    /// starts.
+    holding: bool,
+    /// What the league last said it waits for (said once).
+    waiting: Option<String>,
+    done: bool,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Runs a league until it is stopped (or has `--games` games).
+pub async fn run(config: &LeagueConfig) -> Status {
+    match run_inner(config).await {
+        Ok(status) => status,
+        Err((status, message)) => {
+            eprintln!("referee league: {message}");
+            status
+        }
+    }
+}
+
+type Failed = (Status, String);
+
+fn usage(message: String) -> Failed {
+    (Status::Usage, message)
+}
+
+async fn run_inner(config: &LeagueConfig) -> Result<Status, Failed> {
+    let (spec, text) = crate::tournament::spec::load_league(&config.file).map_err(usage)?;
+    let base = config
+        .file
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_owned);
+    let game = crate::game::load(&spec.game, &spec.limits, 2, &base, true).map_err(usage)?;
+    let db = Db::open(&config.db, config.durable).map_err(usage)?;
+    let meta = check_meta(&db, config, &spec, &*game)?;
+    let limits = crate::tournament::units::limits_over(config.limits, &spec.limits, game.startup());
+    let mut roster = Roster::new(spec, text, base, config, limits);
+    let shared = Arc::new(Shared {
+        state: Mutex::new(State::new(&db, &*game, meta.seed, config.games).map_err(usage)?),
+        changed: Condvar::new(),
+    });
+    let db = Arc::new(Mutex::new(db));
+    roster
+        .scan(&db, &shared)
+        .await
+        .map_err(|e| (Status::Io, e))?;
+    announce(config, &*game, &shared);
+    report_on_interrupt(&shared);
+    let jobs = jobs(config, &roster);
+    let scanning = roster.keep_scanning(Arc::clone(&db), Arc::clone(&shared), jobs);
+    let status = play(&game, &db, &shared, limits, meta.seed, jobs, config.pin).await;
+    shared.lock().done = true;
+    shared.changed.notify_all();
+    drop(scanning);
+    if status == Status::Pass {
+        print_standings(&shared);
+    }
+    Ok(status)
+}
+
+/// The league's seed and kind, from the database of a league played
+/// before (the same game, or the database is refused) or new.
+fn check_meta(
+    db: &Db,
+    config: &LeagueConfig,
+    spec: &crate::tournament::spec::Spec,
+    game: &dyn Game,
+) -> Result<db::Meta, Failed> {
+    let solo = game.seating() == Seating::Solo;
+    let game_ref = serde_json::to_string(&spec.game).unwrap_or_default();
+    match db.meta().map_err(usage)? {
+        Some(meta) if meta.game != game_ref || meta.solo != solo => Err(usage(format!(
+            "{} is the database of a league of {}, not of {}",
+            config.db.display(),
+            meta.game,
+            game_ref
+        ))),
+        Some(meta) => Ok(meta),
+        None => {
+            let meta = db::Meta {
+                game: game_ref,
+                solo,
+                seed: config
+                    .seed
+                    .or(spec.seed)
+                    .unwrap_or_else(crate::rng::fresh_seed),
+            };
+            db.set_meta(&meta).map_err(usage)?;
+            Ok(meta)
+        }
+    }
+}
+
+impl State {
+    /// The state of a league with the games already in `db`.
+    fn new(db: &Db, game: &dyn Game, seed: u64, limit: Option<u64>) -> Result<State, String> {
+        let solo = game.seating() == Seating::Solo;
+        let mut tally = Tally::new(solo, &[], None, Some(200));
+        let mut versions = Vec::new();
+        // A version that did not build never played.
+        for row in db.versions()?.into_iter().filter(|r| r.build_ok) {
+            let name = Version::name(&row.entrant, row.version);
+            tally.add_entrant(&name);
+            let deals = if solo {
+                db.rounds_of(row.id)?.into_iter().collect()
+            } else {
+                Default::default()
+            };
+            versions.push(Version {
+                id: row.id,
+                entrant: row.entrant,
+                player: Entrant {
+                    name,
+                    program: Err(crate::outcome::Disqualified::build_failed(
+                        "not built in this run",
+                    )),
+                    options: serde_json::Value::Object(Default::default()),
+                },
+                active: false,
+                deals,
+                in_flight: 0,
+            });
+        }
+        db.each_game(|record| tally.add(record))?;
+        let committed = db.games()?;
+        Ok(State {
+            versions,
+            tally,
+            policy: Policy::default(),
+            rng: SplitMix64::for_game(seed, committed),
+            seats: match game.seating() {
+                Seating::Solo => None,
+                Seating::Table { seats } => Some(seats),
+            },
+            next_round: db.next_round()?,
+            queue: VecDeque::new(),
+            scheduled: committed,
+            committed,
+            limit,
+            holding: false,
+            waiting: None,
+            done: false,
+        })
+    }
+
+    /// The next game to play, if one can start now; `Err` with what it
+    /// waits for.
+    fn next_job(&mut self) -> Result<Job, String> {
+        if self.holding {
+            return Err("a build, on a machine without a spare CPU".into());
+        }
+        while let Some(job) = self.queue.pop_front() {
+            if job.seats.iter().all(|&v| self.versions[v].active) {
+                return Ok(job);
+            }
+        }
+        let candidates = self.candidates();
+        match self.seats {
+            None => {
+                let v = matchmaking::solo(&candidates, &self.policy, &mut self.rng)
+                    .ok_or("an entrant")?;
+                let deals = &self.versions[v].deals;
+                let deal = (1..).find(|d| !deals.contains(d)).unwrap_or(1);
+                self.versions[v].deals.insert(deal);
+                Ok(Job {
+                    deal: Deal {
+                        index: deal,
+                        setup: deal,
+                        round: Round {
+                            opening: deal,
+                            rotation: 0,
+                        },
+                    },
+                    seats: vec![v],
+                })
+            }
+            Some(k) => {
+                let table = matchmaking::table(&candidates, k, &self.policy, &mut self.rng)
+                    .ok_or_else(|| format!("{k} entrants to play"))?;
+                let opening = self.next_round;
+                self.next_round += 1;
+                // A round: one game per seat on one setup, the seats
+                // rotating, as in a tournament.
+                for rotation in 0..k as u64 {
+                    let seats = (0..k).map(|s| table[(s + rotation as usize) % k]).collect();
+                    self.queue.push_back(Job {
+                        deal: Deal {
+                            index: (opening - 1) * k as u64 + rotation + 1,
+                            setup: opening,
+                            round: Round { opening, rotation },
+                        },
+                        seats,
+                    });
+                }
+                self.queue.pop_front().ok_or_else(|| "a table".into())
+            }
+        }
+    }
+
+    /// The active versions, as the matchmaking sees them.
+    fn candidates(&self) -> Vec<Candidate> {
+        self.versions
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.active)
+            .map(|(id, v)| {
+                let standings::Standing {
+                    games,
+                    wins,
+                    rating,
+                } = self.tally.standing(&v.player.name).unwrap_or_default();
+                let (rating, uncertainty) = match rating {
+                    Some(r) => r,
+                    None => {
+                        let (low, high) = crate::stats::wilson95(wins as u64, games);
+                        (
+                            if games == 0 { 0.5 } else { wins / games as f64 },
+                            (high - low) / 2.0,
+                        )
+                    }
+                };
+                Candidate {
+                    id,
+                    rating,
+                    uncertainty,
+                    games,
+                    in_flight: v.in_flight,
+                }
+            })
+            .collect()
+    }
+}
+
+/// The items of [`crate::parallel::run`]: the next game, as a job thread
+/// asks for it; it waits while none can start, and ends at `--games`.
+struct Schedule(Arc<Shared>);
+
+impl Iterator for Schedule {
+    type Item = Job;
+
+    fn next(&mut self) -> Option<Job> {
+        let mut state = self.0.lock();
+        loop {
+            if state.done || state.limit.is_some_and(|n| state.scheduled >= n) {
+                return None;
+            }
+            match state.next_job() {
+                Ok(job) => {
+                    state.scheduled += 1;
+                    state.waiting = None;
+                    for &v in &job.seats {
+                        state.versions[v].in_flight += 1;
+                    }
+                    return Some(job);
+                }
+                Err(what) => {
+                    if state.waiting.as_deref() != Some(&what) {
+                        eprintln!("league: waiting for {what}");
+                        state.waiting = Some(what);
+                    }
+                    state = self
+                        .0
+                        .changed
+                        .wait_timeout(state, Duration::from_secs(1))
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
+                }
+            }
+        }
+    }
+}
+
+/// Plays games as the job threads ask for them, committing each as it
+/// ends, until `--games` or a failure.
+async fn play(
+    game: &Arc<dyn Game>,
+    db: &Arc<Mutex<Db>>,
+    shared: &Arc<Shared>,
+    limits: BotLimits,
+    seed: u64,
+    jobs: usize,
+    pin: bool,
+) -> Status {
+    let (playing, ending) = (Arc::clone(game), Arc::clone(game));
+    let players = Arc::clone(shared);
+    let mut games = crate::parallel::run(
+        Schedule(Arc::clone(shared)),
+        jobs,
+        pin,
+        move |job: Job, _cpu| {
+            let (game, shared) = (Arc::clone(&playing), Arc::clone(&players));
+            async move {
+                let seated: Vec<(usize, Entrant)> = {
+                    let state = shared.lock();
+                    job.seats
+                        .iter()
+                        .map(|&v| (v, state.versions[v].player.clone()))
+                        .collect()
+                };
+                let players: Vec<(usize, &Entrant)> = seated.iter().map(|(v, e)| (*v, e)).collect();
+                let record =
+                    play_unit(&*game, limits, &players, job.deal.index, job.deal, seed).await;
+                (job, record)
+            }
+        },
+        move || {
+            let game = Arc::clone(&ending);
+            async move { game.end_of_thread().await }
+        },
+    );
+    while let Some(finished) = games.next().await {
+        let (job, record) = match finished {
+            Ok(finished) => finished,
+            Err(e) => {
+                eprintln!("referee league: {e}");
+                return Status::Internal;
+            }
+        };
+        if let Err(e) = commit(db, shared, job, record) {
+            eprintln!("referee league: {e}");
+            return Status::Io;
+        }
+    }
+    Status::Pass
+}
+
+/// One finished game: in the database, counted, and said.
+fn commit(db: &Mutex<Db>, shared: &Shared, job: Job, mut record: GameRecord) -> Result<(), String> {
+    let _publishing = crate::interrupt::publishing();
+    let ids: Vec<i64> = {
+        let state = shared.lock();
+        job.seats.iter().map(|&v| state.versions[v].id).collect()
+    };
+    let id = db.lock().unwrap_or_else(|e| e.into_inner()).add_game(
+        &mut record,
+        job.deal.round.opening,
+        job.deal.round.rotation,
+        &ids,
+    )?;
+    println!("game {id}: {}", line(&record));
+    let mut state = shared.lock();
+    for &v in &job.seats {
+        state.versions[v].in_flight -= 1;
+    }
+    state.committed += 1;
+    state.tally.add(record);
+    drop(state);
+    shared.changed.notify_all();
+    Ok(())
+}
+
+/// A finished game in a line: each seat's version and how it did.
+fn line(record: &GameRecord) -> String {
+    record
+        .results
+        .iter()
+        .map(|r| {
+            let name = crate::text::terminal(r.entrant.as_deref().unwrap_or("?"));
+            let how = match (r.status(), r.won, r.points()) {
+                (crate::outcome::Status::Ok, Some(won), _) => {
+                    if won { "won" } else { "lost" }.to_owned()
+                }
+                (crate::outcome::Status::Ok, None, Some(points)) => format!("{points}"),
+                (status, _, _) => status.name().to_owned(),
+            };
+            format!("{name} {how}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Games at once: `--jobs`, the file's `jobs`, else the CPUs.
+fn jobs(config: &LeagueConfig, roster: &Roster) -> usize {
+    config
+        .jobs
+        .or(roster.jobs())
+        .unwrap_or_else(crate::parallel::cpus)
+        .max(1)
+}
+
+fn announce(config: &LeagueConfig, game: &dyn Game, shared: &Shared) {
+    let state = shared.lock();
+    let playing: Vec<&str> = state
+        .versions
+        .iter()
+        .filter(|v| v.active)
+        .map(|v| v.player.name.as_str())
+        .collect();
+    eprintln!(
+        "league: {} in {} ({} game{} so far); playing: {}",
+        game.name(),
+        config.db.display(),
+        state.committed,
+        if state.committed == 1 { "" } else { "s" },
+        if playing.is_empty() {
+            "nobody yet".to_owned()
+        } else {
+            crate::text::terminal(&playing.join(", ")).into_owned()
+        }
+    );
+}
+
+/// The standings of every version, as a tournament prints them.
+fn standings_text(shared: &Shared) -> String {
+    let state = shared.lock();
+    let solo = state.seats.is_none();
+    standings::table(solo, &state.tally.rows())
+}
+
+fn print_standings(shared: &Shared) {
+    let games = shared.lock().committed;
+    println!(
+        "\nstandings after {games} game{}:\n{}",
+        if games == 1 { "" } else { "s" },
+        standings_text(shared)
+    );
+}
+
+fn report_on_interrupt(shared: &Arc<Shared>) {
+    let shared = Arc::clone(shared);
+    crate::interrupt::set_report(move || {
+        let games = shared.lock().committed;
+        format!(
+            "\nleague interrupted: standings after {games} game{}:\n{}\n",
+            if games == 1 { "" } else { "s" },
+            standings_text(&shared)
+        )
+    });
+}
+
+/// `referee league export DB OUT`: the league's games as a tournament's
+/// `--out`, each version an entrant `name@vN`, for `report` and `replay`.
+pub fn export(db: &Path, out: &Path) -> Status {
+    match export_inner(db, out) {
+        Ok(games) => {
+            println!(
+                "exported {games} game{} to {}",
+                if games == 1 { "" } else { "s" },
+                out.display()
+            );
+            Status::Pass
+        }
+        Err((status, message)) => {
+            eprintln!("referee league export: {message}");
+            status
+        }
+    }
+}
+
+fn export_inner(path: &Path, out: &Path) -> Result<u64, Failed> {
+    use std::io::Write;
+    let db = Db::read(path).map_err(usage)?;
+    let meta = db
+        .meta()
+        .map_err(usage)?
+        .ok_or_else(|| usage("no league".into()))?;
+    let game: crate::game::GameRef = serde_json::from_str(&meta.game)
+        .map_err(|e| usage(format!("{}: its game {:?}: {e}", path.display(), meta.game)))?;
+    std::fs::create_dir_all(out).map_err(|e| (Status::Io, format!("{}: {e}", out.display())))?;
+    let entrants: Vec<String> = db
+        .versions()
+        .map_err(usage)?
+        .into_iter()
+        .map(|v| Version::name(&v.entrant, v.version))
+        .collect();
+    let records = out.join("records.jsonl");
+    let mut file = crate::record::NewFile::create(&records)
+        .map_err(|e| (Status::Io, format!("{}: {e}", records.display())))?;
+    let mut games = 0u64;
+    let mut failed = None;
+    db.each_game(|record| {
+        games += 1;
+        if failed.is_none()
+            && let Err(e) = serde_json::to_writer(&mut file, &record)
+                .map_err(std::io::Error::from)
+                .and_then(|()| file.write_all(b"\n"))
+        {
+            failed = Some(e);
+        }
+    })
+    .map_err(usage)?;
+    if let Some(e) = failed {
+        return Err((Status::Io, format!("{}: {e}", records.display())));
+    }
+    file.commit()
+        .map_err(|e| (Status::Io, format!("{}: {e}", records.display())))?;
+    let info = crate::tournament::RunInfo {
+        game,
+        solo: meta.solo,
+        fingerprint: format!("league {}", path.display()),
+        seed: meta.seed,
+        games,
+        entrants,
+        shard: None,
+        gauntlet: None,
+    };
+    let run = out.join("run.json");
+    let text = serde_json::to_string_pretty(&info).unwrap_or_default();
+    std::fs::write(&run, text + "\n")
+        .map_err(|e| (Status::Io, format!("{}: {e}", run.display())))?;
+    crate::tournament::report::regenerate(out, None).map_err(|e| (Status::Io, e))?;
+    Ok(games)
+}

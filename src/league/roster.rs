@@ -1,0 +1,326 @@
+//! Who is in the league: the file's entrants, its globs matched again
+//! every few seconds, each entrant's sources compared with its last
+//! version's. A new folder is built and enters; changed sources are built
+//! and enter as the next version (the one before stops playing, its games
+//! kept); a failed build keeps the last good version playing; a folder
+//! that is gone retires its entrant.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::db::{Db, NewVersion, VersionRow};
+use super::{LeagueConfig, Shared, Version, entrants};
+use crate::bot::build::{self, BuildOptions};
+use crate::bot::{BotLimits, Environment};
+use crate::tournament::spec::{EntrantSpec, Spec, expand_globs_now};
+use crate::tournament::units::{Entrant, duration};
+
+pub struct Roster {
+    spec: Spec,
+    text: String,
+    base: PathBuf,
+    build: BuildOptions,
+    env: Environment,
+    /// What every sandboxed entrant is kept from seeing: the league's own
+    /// files and every entrant's folder (its own is shown again).
+    hidden: Vec<PathBuf>,
+    scan_every: Duration,
+    /// Whether a build may run beside the games (a spare CPU), set once
+    /// the jobs are known.
+    spare_cpu: bool,
+}
+
+/// A scan's finding about one entrant.
+enum Change {
+    /// Sources never built, or changed since its last version.
+    New(EntrantSpec),
+    /// Its last version, not yet built by this run (a league started
+    /// again): built as it is, the same version.
+    Rebuild(EntrantSpec, i64),
+}
+
+impl Roster {
+    pub fn new(
+        spec: Spec,
+        text: String,
+        base: PathBuf,
+        config: &LeagueConfig,
+        limits: BotLimits,
+    ) -> Roster {
+        let l = &spec.limits;
+        let env = Environment::clean(&config.env).with(&spec.env.vars());
+        let mut hidden = vec![base.clone(), config.db.clone()];
+        for e in &spec.entrants {
+            if let Some(glob) = &e.glob {
+                let parent = Path::new(glob.get_ref()).parent().unwrap_or(Path::new(""));
+                hidden.push(base.join(parent));
+            }
+            if let Some(dir) = &e.dir {
+                hidden.push(base.join(dir));
+            }
+        }
+        let build = BuildOptions {
+            make: l.make.clone().unwrap_or_else(|| build::DEFAULT_MAKE.into()),
+            timeout: duration(&l.build_timeout, build::DEFAULT_BUILD_TIMEOUT),
+            logs: None,
+            sandbox: limits.sandbox,
+            hide: hidden.clone(),
+            prebuilt: false,
+            env: env.clone(),
+        };
+        Roster {
+            spec,
+            text,
+            base,
+            build,
+            env,
+            hidden,
+            scan_every: config.scan_every,
+            spare_cpu: true,
+        }
+    }
+
+    /// The file's `jobs`.
+    pub fn jobs(&self) -> Option<usize> {
+        self.spec.jobs
+    }
+
+    /// The entrants as the file and its globs give them now.
+    fn entrants_now(&self) -> Vec<EntrantSpec> {
+        let mut now = self.spec.entrants.clone();
+        for problem in expand_globs_now(&mut now, &self.text, &self.base) {
+            eprintln!("league: {problem}");
+        }
+        now
+    }
+
+    /// Looks at every entrant once: builds what is new or changed, retires
+    /// what is gone, and tells the games.
+    pub async fn scan(&mut self, db: &Mutex<Db>, shared: &Shared) -> Result<(), String> {
+        let now = self.entrants_now();
+        let rows = lock(db).versions()?;
+        self.retire_gone(&now, &rows, db, shared)?;
+        for e in now {
+            let Some(change) = self.change(&e, &rows, shared) else {
+                continue;
+            };
+            self.hold(shared, &e.name, true);
+            let built = entrants::build(&e, &self.base, &self.build, &self.env).await;
+            self.hold(shared, &e.name, false);
+            match change {
+                Change::New(e) => self.enter(&e, built, db, shared)?,
+                Change::Rebuild(e, id) => self.rebuilt(&e, id, built, shared),
+            }
+        }
+        Ok(())
+    }
+
+    /// What is to be done about `e`, if anything.
+    fn change(&self, e: &EntrantSpec, rows: &[VersionRow], shared: &Shared) -> Option<Change> {
+        let last = rows.iter().rev().find(|r| r.entrant == e.name);
+        let products = last.map_or(&[][..], |r| &r.products[..]);
+        let now = entrants::fingerprint(e, &self.base, products);
+        match last {
+            Some(last) if last.fingerprint == now => {
+                let state = shared.lock();
+                let unbuilt = state
+                    .versions
+                    .iter()
+                    .any(|v| v.id == last.id && v.player.program.is_err() && !v.active);
+                (last.build_ok && unbuilt).then(|| Change::Rebuild(e.clone(), last.id))
+            }
+            _ => Some(Change::New(e.clone())),
+        }
+    }
+
+    /// While a build runs on a machine without a spare CPU, no new game
+    /// starts (games in flight go on).
+    fn hold(&self, shared: &Shared, name: &str, building: bool) {
+        if self.spare_cpu {
+            return;
+        }
+        if building {
+            eprintln!(
+                "league: building {}: no new game starts until it is done (no spare CPU)",
+                crate::text::terminal(name)
+            );
+        }
+        shared.lock().holding = building;
+        shared.changed.notify_all();
+    }
+
+    /// A new version of `e`: in the database, and playing if it built.
+    fn enter(
+        &self,
+        e: &EntrantSpec,
+        built: entrants::Built,
+        db: &Mutex<Db>,
+        shared: &Shared,
+    ) -> Result<(), String> {
+        let fingerprint = entrants::fingerprint(e, &self.base, &built.products);
+        let log = match &built.program {
+            Err(why) => Some(built.log.clone().unwrap_or_else(|| why.why.clone())),
+            Ok(_) => None,
+        };
+        let (id, number) = lock(db).add_version(&NewVersion {
+            entrant: &e.name,
+            fingerprint: &fingerprint,
+            products: &built.products,
+            build_ok: built.program.is_ok(),
+            build_log: log.as_deref(),
+        })?;
+        let name = Version::name(&e.name, number);
+        let mut state = shared.lock();
+        let before = state
+            .versions
+            .iter()
+            .rfind(|v| v.entrant == e.name && v.active)
+            .map(|v| v.player.name.clone());
+        let Ok(program) = built.program else {
+            let why = log.unwrap_or_default();
+            eprintln!(
+                "league: {} did not build: {}{}",
+                crate::text::terminal(&name),
+                crate::text::terminal(why.lines().next().unwrap_or("")),
+                match &before {
+                    Some(before) => format!("; {} keeps playing", crate::text::terminal(before)),
+                    None => String::new(),
+                }
+            );
+            return Ok(());
+        };
+        for v in state.versions.iter_mut().filter(|v| v.entrant == e.name) {
+            v.active = false;
+        }
+        state.tally.add_entrant(&name);
+        state.versions.push(Version {
+            id,
+            entrant: e.name.clone(),
+            player: Entrant {
+                name: name.clone(),
+                program: Ok(self.hide(program)),
+                options: e.options_json(),
+            },
+            active: true,
+            deals: Default::default(),
+            in_flight: 0,
+        });
+        drop(state);
+        shared.changed.notify_all();
+        eprintln!(
+            "league: {} enters{}",
+            crate::text::terminal(&name),
+            match before {
+                Some(before) => format!(" ({} stops playing)", crate::text::terminal(&before)),
+                None => String::new(),
+            }
+        );
+        Ok(())
+    }
+
+    /// The last version of `e`, built again by this run: playing again.
+    fn rebuilt(&self, e: &EntrantSpec, id: i64, built: entrants::Built, shared: &Shared) {
+        let mut state = shared.lock();
+        let Some(v) = state.versions.iter_mut().find(|v| v.id == id) else {
+            return;
+        };
+        match built.program {
+            Ok(program) => {
+                v.player.program = Ok(self.hide(program));
+                v.player.options = e.options_json();
+                v.active = true;
+            }
+            Err(why) => {
+                eprintln!(
+                    "league: {} did not build again: {}",
+                    crate::text::terminal(&v.player.name),
+                    crate::text::terminal(why.why.lines().next().unwrap_or(""))
+                );
+            }
+        }
+        drop(state);
+        shared.changed.notify_all();
+    }
+
+    /// Entrants in the league whose folder (or file entry) is gone leave it.
+    fn retire_gone(
+        &self,
+        now: &[EntrantSpec],
+        rows: &[VersionRow],
+        db: &Mutex<Db>,
+        shared: &Shared,
+    ) -> Result<(), String> {
+        let mut gone: Vec<&str> = rows
+            .iter()
+            .filter(|r| !r.retired && !now.iter().any(|e| e.name == r.entrant))
+            .map(|r| r.entrant.as_str())
+            .collect();
+        gone.dedup();
+        for name in gone {
+            lock(db).retire(name)?;
+            let mut state = shared.lock();
+            for v in state.versions.iter_mut().filter(|v| v.entrant == name) {
+                v.active = false;
+            }
+            drop(state);
+            eprintln!(
+                "league: {} leaves (its entry is gone)",
+                crate::text::terminal(name)
+            );
+        }
+        Ok(())
+    }
+
+    fn hide(&self, mut program: crate::bot::BotSpec) -> crate::bot::BotSpec {
+        program.hide.clone_from(&self.hidden);
+        program
+    }
+
+    /// Looks at the entrants again every `scan_every` on a thread of its
+    /// own (builds included), until the league is done.
+    pub fn keep_scanning(
+        mut self,
+        db: Arc<Mutex<Db>>,
+        shared: Arc<Shared>,
+        jobs: usize,
+    ) -> Option<std::thread::JoinHandle<()>> {
+        let seats = shared.lock().seats.unwrap_or(1);
+        self.spare_cpu = crate::parallel::cpus() > jobs * seats;
+        std::thread::Builder::new()
+            .name("league-scan".into())
+            .spawn(move || {
+                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                else {
+                    eprintln!("league: cannot look at the entrants again: no runtime");
+                    return;
+                };
+                loop {
+                    {
+                        let state = shared.lock();
+                        let state =
+                            match shared
+                                .changed
+                                .wait_timeout_while(state, self.scan_every, |s| !s.done)
+                            {
+                                Ok((state, _)) => state,
+                                Err(e) => e.into_inner().0,
+                            };
+                        if state.done {
+                            return;
+                        }
+                    }
+                    if let Err(e) = runtime.block_on(self.scan(&db, &shared)) {
+                        eprintln!("league: {e}");
+                    }
+                }
+            })
+            .ok()
+    }
+}
+
+fn lock(db: &Mutex<Db>) -> std::sync::MutexGuard<'_, Db> {
+    db.lock().unwrap_or_else(|e| e.into_inner())
+}
