@@ -1,0 +1,333 @@
+//! `referee league` through the real binary (issue 31): a league over a
+//! folder of submissions that come and go while it plays, its SQLite
+//! database, and its export as a tournament's output.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Marker, fixture, referee};
+use serde_json::Value;
+
+/// A league over `subs/*` in `dir`: one folder per name, each a duel
+/// player (`weak.sh`, or `strong.sh` for the names in `strong`) as its
+/// `pc2`. Returns the league file.
+fn class(dir: &Path, names: &[&str], strong: &[&str]) -> PathBuf {
+    for name in names {
+        let folder = dir.join("subs").join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        let bot = if strong.contains(name) {
+            "strong"
+        } else {
+            "weak"
+        };
+        std::fs::copy(fixture(&format!("duel/{bot}.sh")), folder.join("pc2")).unwrap();
+    }
+    let file = dir.join("league.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"{}\"\nseed = 3\n[limits]\nseats = 2\n[[entrant]]\nglob = \"subs/*\"\n",
+            fixture("duel/game.toml")
+        ),
+    )
+    .unwrap();
+    file
+}
+
+/// `referee league run FILE --db DB ARGS`, to its end.
+fn league(file: &Path, db: &Path, args: &[&str]) -> common::Run {
+    let mut all = vec![
+        "league",
+        "run",
+        file.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+    ];
+    all.extend(args);
+    referee(&all, b"")
+}
+
+/// The league's games, as `referee league export` writes them.
+fn exported(dir: &Path, db: &Path) -> Vec<Value> {
+    let out = dir.join("export");
+    let _ = std::fs::remove_dir_all(&out);
+    let run = referee(
+        [
+            "league",
+            "export",
+            db.to_str().unwrap(),
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    common::jsonl(&out.join("records.jsonl"))
+}
+
+fn entrants(record: &Value) -> Vec<String> {
+    record["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["entrant"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A league started in the background, its output in files.
+struct Running {
+    child: Child,
+    stdout: PathBuf,
+    stderr: PathBuf,
+}
+
+impl Running {
+    fn start(file: &Path, db: &Path, args: &[&str], marker: &Marker) -> Running {
+        let dir = db.parent().unwrap();
+        let n = std::fs::read_dir(dir).unwrap().count();
+        let (stdout, stderr) = (
+            dir.join(format!("out{n}.txt")),
+            dir.join(format!("err{n}.txt")),
+        );
+        let mut all = vec![
+            "league",
+            "run",
+            file.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+        ];
+        all.extend(args);
+        let child = common::command(&all, marker)
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&stdout).unwrap())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .unwrap();
+        Running {
+            child,
+            stdout,
+            stderr,
+        }
+    }
+
+    fn stdout(&self) -> String {
+        std::fs::read_to_string(&self.stdout).unwrap_or_default()
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
+    /// Waits (30 s at most) until `what` holds of the league's output.
+    fn wait(&self, what: &str, holds: impl Fn(&str, &str) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !holds(&self.stdout(), &self.stderr()) {
+            assert!(
+                Instant::now() < deadline,
+                "never saw {what}:\n{}\n{}",
+                self.stdout(),
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn end(mut self, signal: nix::sys::signal::Signal) -> Option<i32> {
+        common::signal(&self.child, signal);
+        let status = self.child.wait().unwrap();
+        status.code()
+    }
+}
+
+/// Games numbered 1, 2, ... in the order they finished, none twice.
+fn assert_numbered(records: &[Value]) {
+    let indexes: Vec<u64> = records
+        .iter()
+        .map(|r| r["index"].as_u64().unwrap())
+        .collect();
+    let expected: Vec<u64> = (1..=records.len() as u64).collect();
+    assert_eq!(indexes, expected);
+}
+
+/// The league plays its glob, stops at --games, and a league started again
+/// on the database goes on (after a SIGKILL too) with nothing doubled; its
+/// export is a tournament's output that `report` reads.
+#[test]
+fn a_league_goes_on_where_it_stopped_and_exports_as_a_tournament() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = class(dir.path(), &["ann", "bob", "cat"], &["cat"]);
+    let db = dir.path().join("league.db");
+    let run = league(&file, &db, &["--games", "6", "--jobs", "2"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stderr.contains("league: ann@v1 enters"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stdout.contains("standings after 6 games"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(exported(dir.path(), &db).len(), 6);
+
+    // Killed outright mid-game, it loses at most the games in flight.
+    let marker = Marker::new();
+    let running = Running::start(&file, &db, &["--jobs", "2"], &marker);
+    running.wait("game 10", |out, _| out.contains("game 10:"));
+    assert_eq!(running.end(nix::sys::signal::Signal::SIGKILL), None);
+    marker.assert_none_left();
+    let after_kill = exported(dir.path(), &db).len();
+    assert!(after_kill >= 10, "{after_kill}");
+
+    let run = league(&file, &db, &["--games", &(after_kill + 4).to_string()]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stderr.contains(&format!("({after_kill} games so far)")),
+        "{}",
+        run.stderr
+    );
+    let records = exported(dir.path(), &db);
+    assert_eq!(records.len(), after_kill + 4);
+    assert_numbered(&records);
+    let report = referee(["report", dir.path().join("export").to_str().unwrap()], b"");
+    assert_eq!(report.code, Some(0), "{report:?}");
+    let page = std::fs::read_to_string(dir.path().join("export/report.html")).unwrap();
+    assert!(page.contains("cat@v1"), "the report names the versions");
+}
+
+/// While the league plays: a changed folder enters as the next version and
+/// the one before stops playing; a failed build keeps the last good
+/// version playing; a removed folder leaves; a second league on the same
+/// database is refused; SIGTERM ends it with 130 and every game kept.
+#[test]
+fn entrants_come_and_go_while_the_league_plays() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = class(dir.path(), &["ann", "bob", "cat"], &[]);
+    let db = dir.path().join("league.db");
+    let marker = Marker::new();
+    let running = Running::start(
+        &file,
+        &db,
+        &["--jobs", "1", "--scan-every", "100ms"],
+        &marker,
+    );
+    running.wait("a few games", |out, _| out.contains("game 3:"));
+
+    let second = league(&file, &db, &["--games", "1"]);
+    assert_eq!(second.code, Some(64), "{second:?}");
+    assert!(
+        second.stderr.contains("a league running now"),
+        "{}",
+        second.stderr
+    );
+
+    // ann's new version: the strong player.
+    let ann = dir.path().join("subs/ann");
+    std::fs::copy(fixture("duel/strong.sh"), ann.join("pc2")).unwrap();
+    running.wait("ann@v2 playing", |out, err| {
+        err.contains("league: ann@v2 enters") && out.contains("ann@v2")
+    });
+    // A build that fails: ann@v2 plays on.
+    std::fs::write(ann.join("Makefile"), "pc2: bot.c\n\tcc -o pc2 bot.c\n").unwrap();
+    std::fs::write(ann.join("bot.c"), "this is not C\n").unwrap();
+    running.wait("ann@v3's failure", |_, err| {
+        err.contains("league: ann@v3 did not build") && err.contains("ann@v2 keeps playing")
+    });
+    std::fs::remove_dir_all(dir.path().join("subs/cat")).unwrap();
+    running.wait("cat leaving", |_, err| err.contains("league: cat leaves"));
+    let games_then = running.stdout().matches("game ").count();
+    running.wait("more games", |out, _| {
+        out.matches("game ").count() > games_then + 4
+    });
+    assert_eq!(running.end(nix::sys::signal::Signal::SIGTERM), Some(130));
+    marker.assert_none_left();
+
+    let records = exported(dir.path(), &db);
+    assert_numbered(&records);
+    let seated: Vec<Vec<String>> = records.iter().map(entrants).collect();
+    let first_v2 = seated
+        .iter()
+        .position(|e| e.contains(&"ann@v2".to_owned()))
+        .unwrap();
+    // Once ann@v2 played, ann@v1 started no game (one game at a time).
+    assert!(
+        seated[first_v2..]
+            .iter()
+            .all(|e| !e.contains(&"ann@v1".to_owned())),
+        "{seated:?}"
+    );
+    assert!(seated.iter().all(|e| !e.contains(&"ann@v3".to_owned())));
+    assert!(
+        seated[..first_v2]
+            .iter()
+            .any(|e| e.contains(&"ann@v1".to_owned()))
+    );
+    // The last games are between those still in the league.
+    let last = seated.last().unwrap();
+    assert!(
+        last.iter().all(|e| e == "ann@v2" || e == "bob@v1"),
+        "{last:?}"
+    );
+}
+
+/// The keys of a run of so many games make no sense in a league: each is
+/// refused, naming the file and what to do instead.
+#[test]
+fn a_leagues_file_refuses_the_keys_of_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = class(dir.path(), &["ann", "bob"], &[]);
+    let text = std::fs::read_to_string(&file).unwrap();
+    for (key, says) in [
+        ("games = 10\n", "games: a league plays until it is stopped"),
+        (
+            "format = \"gauntlet\"\ngauntlet = \"ann\"\n",
+            "format = \"gauntlet\": a league picks its tables by matchmaking",
+        ),
+        ("standings_every = 5\n", "standings_every"),
+    ] {
+        std::fs::write(&file, format!("{key}{text}")).unwrap();
+        let run = league(&file, &dir.path().join("l.db"), &["--games", "1"]);
+        assert_eq!(run.code, Some(64), "{run:?}");
+        assert!(run.stderr.contains("league.toml"), "{}", run.stderr);
+        assert!(run.stderr.contains(says), "{key}: {}", run.stderr);
+    }
+}
+
+/// A one-player game: each version plays the deals in the same order, so
+/// versions compare on the same deals.
+#[test]
+fn in_a_one_player_league_every_version_plays_the_same_deals() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("solo.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"evensteven\"\nseed = 5\n[limits]\ntimeout = \"2s\"\n\
+             [[entrant]]\nname = \"ref\"\ncommand = [\"{}\"]\n\
+             [[entrant]]\nname = \"again\"\ncommand = [\"{}\"]\n",
+            common::evensteven_bin(),
+            common::evensteven_bin()
+        ),
+    )
+    .unwrap();
+    let db = dir.path().join("solo.db");
+    let run = league(&file, &db, &["--games", "10", "--jobs", "1"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let records = exported(dir.path(), &db);
+    assert_eq!(records.len(), 10);
+    let mut deals: std::collections::BTreeMap<String, Vec<Value>> = Default::default();
+    for r in &records {
+        let who = entrants(r).remove(0);
+        let deal = serde_json::json!([r["n"], r["deal_seed"]]);
+        assert!(r["n"].is_u64(), "{r}");
+        deals.entry(who).or_default().push(deal);
+    }
+    assert_eq!(deals.len(), 2, "{deals:?}");
+    let (a, b) = (&deals["ref@v1"], &deals["again@v1"]);
+    let n = a.len().min(b.len());
+    assert!(n >= 2, "{deals:?}");
+    assert_eq!(a[..n], b[..n], "the same deals in the same order");
+}
