@@ -718,6 +718,125 @@ fn a_bad_fragment_is_ignored(s: &Session, dir: &Path) {
 }
 
 /// One kind of replay, checked in the shared session.
+/// The live page of a league (`referee league run --serve`): the
+/// leaderboard fills in and updates itself as games finish, without a
+/// reload; a name with markup in it shows as text; an entrant's page has
+/// its plot and its games, whose replay opens in the viewer.
+fn league_live_page(s: &Session, dir: &Path) {
+    let subs = dir.join("league/subs");
+    let hostile = "<img id=owned src=x onerror=alert(1)>";
+    for (name, bot) in [("ann", "weak"), ("cat", "strong"), (hostile, "weak")] {
+        std::fs::create_dir_all(subs.join(name)).unwrap();
+        std::fs::copy(
+            common::fixture(&format!("duel/{bot}.sh")),
+            subs.join(name).join("pc2"),
+        )
+        .unwrap();
+    }
+    let file = dir.join("league/league.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"{}\"\n[limits]\nseats = 2\n[[entrant]]\nglob = \"subs/*\"\n",
+            common::fixture("duel/game.toml")
+        ),
+    )
+    .unwrap();
+    let port = free_port();
+    let marker = common::Marker::new();
+    let db = dir.join("league/league.db");
+    let address = format!("127.0.0.1:{port}");
+    let mut league = common::command(
+        [
+            "league",
+            "run",
+            file.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+            "--jobs",
+            "1",
+            "--serve",
+            &address,
+        ],
+        &marker,
+    )
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    let up = Instant::now();
+    while TcpStream::connect(&address).is_err() && up.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let url = |path: &str| json!({ "url": format!("http://{address}{path}") });
+    s.call("POST", "/url", Some(url("/")));
+    let count = || -> u64 { s.text("#games").parse().unwrap_or(0) };
+    let waited = Instant::now();
+    while s.js("return document.querySelectorAll('#board tr.entrant').length;") != 3
+        && waited.elapsed() < Duration::from_secs(10)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        s.js("return document.querySelectorAll('#board tr.entrant').length;"),
+        3
+    );
+    let first = count();
+    std::thread::sleep(Duration::from_millis(600));
+    assert!(count() > first, "no update without a reload: {first}");
+    assert_eq!(s.text("#live"), "live");
+    // The markup in a name is text, not an element.
+    assert_eq!(
+        s.js("return document.getElementById('owned');"),
+        Value::Null
+    );
+    let names = s.js(
+        "return Array.from(document.querySelectorAll('#board tr.entrant a')).map(function (a) { return a.textContent; });",
+    );
+    assert!(
+        names.as_array().unwrap().contains(&json!(hostile)),
+        "{names}"
+    );
+    assert_eq!(s.js("return window.leagueErrors;"), json!([]));
+    s.screenshot("league");
+    // The board is drawn again at every game: found and clicked at once.
+    s.js("document.querySelector(\"#board a[href='/entrant/cat']\").click();");
+    let opened = Instant::now();
+    while s.js("return document.getElementById('entrant') && document.getElementById('entrant').textContent;") != "cat"
+        && opened.elapsed() < Duration::from_secs(10)
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(s.text("#entrant"), "cat");
+    assert_eq!(
+        s.js("return document.querySelectorAll('#plot polyline.line').length;"),
+        1
+    );
+    assert!(
+        s.js("return document.querySelectorAll('#games tr.game').length;")
+            .as_u64()
+            > Some(0)
+    );
+    s.screenshot("league-entrant");
+    s.click("#games a.replay");
+    let opened = Instant::now();
+    while !s.text("#title").starts_with("duel #") && opened.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        s.text("#title").starts_with("duel #"),
+        "{}",
+        s.text("#title")
+    );
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(league.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    assert_eq!(league.wait().unwrap().code(), Some(130));
+    marker.assert_none_left();
+}
+
 type Case = fn(&Session, &Path);
 
 #[test]
@@ -729,7 +848,7 @@ fn replays_in_headless_chromium() {
     {
         let driver = Driver::start(&marker);
         let session = Session::new(&driver);
-        let cases: [(&str, Case); 11] = [
+        let cases: [(&str, Case); 12] = [
             ("chomp (crafted)", chomp_crafted),
             ("chomp", chomp_real),
             ("chomp on a large array", chomp_big),
@@ -741,6 +860,7 @@ fn replays_in_headless_chromium() {
             ("judge colours in a replay", judge_colours_in_a_replay),
             ("judge colours in a report", judge_colours_in_a_report),
             ("a bad fragment", a_bad_fragment_is_ignored),
+            ("league live page", league_live_page),
         ];
         for (name, case) in cases {
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

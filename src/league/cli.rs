@@ -76,6 +76,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
+    /// Serve the live page (leaderboard, entrants, replays, JSON) at ADDR:
+    /// a port alone is loopback's (8080 is 127.0.0.1:8080); beyond
+    /// loopback only when the address says so (0.0.0.0:8080).
+    #[arg(long, value_name = "ADDR", value_parser = super::serve_address)]
+    pub serve: Option<std::net::SocketAddr>,
+
     /// How often the entrants' folders are looked at again.
     #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_positive_duration)]
     pub scan_every: Duration,
@@ -119,6 +125,7 @@ pub async fn run(args: LeagueArgs, env: &Vars) -> Status {
                 limits: args.bot.limits(DEFAULT_MAX_LINE),
                 env: env.clone(),
                 durable: crate::record::fsync_on(),
+                serve: args.serve,
             };
             super::run(&config).await
         }

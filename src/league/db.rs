@@ -85,6 +85,8 @@ pub struct VersionRow {
     pub fingerprint: String,
     /// Files its build wrote (relative paths): not sources.
     pub products: Vec<String>,
+    /// When it was built.
+    pub built: String,
     pub build_ok: bool,
     pub build_log: Option<String>,
     /// Its entrant has left the league (its folder is gone).
@@ -227,7 +229,7 @@ impl Db {
             .conn
             .prepare(
                 "SELECT v.id, e.name, v.version, v.fingerprint, v.products, v.build_ok, \
-                 v.build_log, e.retired FROM versions v JOIN entrants e ON e.id = v.entrant \
+                 v.build_log, e.retired, v.built FROM versions v JOIN entrants e ON e.id = v.entrant \
                  ORDER BY v.id",
             )
             .map_err(sql(&self.path))?;
@@ -243,6 +245,7 @@ impl Db {
                     build_ok: r.get::<_, i64>(5)? != 0,
                     build_log: r.get(6)?,
                     retired: r.get::<_, i64>(7)? != 0,
+                    built: r.get(8)?,
                 })
             })
             .map_err(sql(&self.path))?;
@@ -370,6 +373,89 @@ impl Db {
             .query_map([version], |r| r.get::<_, i64>(0).map(|n| n as u64))
             .map_err(sql(&self.path))?;
         rows.collect::<Result<_, _>>().map_err(sql(&self.path))
+    }
+
+    /// The last game version `version` did not end `ok`: its number, its
+    /// status and the message its record gives.
+    pub fn last_failure(&self, version: i64) -> Result<Option<(u64, String, String)>, String> {
+        let found: Option<(i64, String, i64, String)> = self
+            .conn
+            .query_row(
+                "SELECT g.id, s.status, s.seat, g.record FROM seats s JOIN games g ON g.id = s.game \
+                 WHERE s.version = ?1 AND s.status <> 'ok' ORDER BY s.game DESC LIMIT 1",
+                [version],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .optional()
+            .map_err(sql(&self.path))?;
+        Ok(found.map(|(game, status, seat, record)| {
+            let record: serde_json::Value = serde_json::from_str(&record).unwrap_or_default();
+            let message = record["results"][seat as usize]["error"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            (game as u64, status, message)
+        }))
+    }
+
+    /// The last `limit` games (of `entrant`'s versions, if given), newest
+    /// first: each one's number, when it finished, and its seats.
+    pub fn recent_games(
+        &self,
+        entrant: Option<&str>,
+        limit: u64,
+    ) -> Result<Vec<serde_json::Value>, String> {
+        let mut statement = self
+            .conn
+            .prepare(
+                "SELECT g.id, g.finished, g.record FROM games g WHERE ?1 IS NULL OR g.id IN \
+                 (SELECT s.game FROM seats s JOIN versions v ON v.id = s.version \
+                 JOIN entrants e ON e.id = v.entrant WHERE e.name = ?1) \
+                 ORDER BY g.id DESC LIMIT ?2",
+            )
+            .map_err(sql(&self.path))?;
+        let rows = statement
+            .query_map(params![entrant, limit as i64], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })
+            .map_err(sql(&self.path))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, finished, record) = row.map_err(sql(&self.path))?;
+            let record: serde_json::Value = serde_json::from_str(&record).unwrap_or_default();
+            let seats: Vec<serde_json::Value> = record["results"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|r| {
+                    serde_json::json!({
+                        "entrant": r["entrant"], "status": r["status"], "score": r["score"],
+                        "rank": r["rank"], "won": r["won"], "error": r["error"],
+                    })
+                })
+                .collect();
+            out.push(serde_json::json!({ "game": id, "finished": finished, "seats": seats }));
+        }
+        Ok(out)
+    }
+
+    /// Game `id`'s record, as JSON.
+    pub fn game(&self, id: u64) -> Result<Option<serde_json::Value>, String> {
+        let text: Option<String> = self
+            .conn
+            .query_row("SELECT record FROM games WHERE id = ?1", [id as i64], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(sql(&self.path))?;
+        text.map(|t| {
+            serde_json::from_str(&t).map_err(|e| format!("{}: game {id}: {e}", self.path.display()))
+        })
+        .transpose()
     }
 
     /// Every finished game's record in the order they finished, one at a

@@ -15,7 +15,9 @@ pub mod cli;
 pub mod db;
 pub mod entrants;
 pub mod matchmaking;
+mod page;
 mod roster;
+mod serve;
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -49,6 +51,8 @@ pub struct LeagueConfig {
     pub env: Vars,
     /// Each game's commit waits for the disk (not with `--no-fsync`).
     pub durable: bool,
+    /// Serve the live page there.
+    pub serve: Option<std::net::SocketAddr>,
 }
 
 /// A version of an entrant, as the league plays it. Its place in
@@ -58,6 +62,7 @@ struct Version {
     /// Its row in the database.
     id: i64,
     entrant: String,
+    number: u32,
     /// Its program, named `entrant@vN` as the records name it.
     player: Entrant,
     /// Its entrant's current version, and its entrant is in the league.
@@ -108,6 +113,8 @@ struct State {
 struct Shared {
     state: Mutex<State>,
     changed: Condvar,
+    /// The games in the database, for the live page's listeners.
+    updates: tokio::sync::watch::Sender<u64>,
 }
 
 impl Shared {
@@ -115,6 +122,8 @@ impl Shared {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
+
+pub use serve::address as serve_address;
 
 /// Runs a league until it is stopped (or has `--games` games).
 pub async fn run(config: &LeagueConfig) -> Status {
@@ -143,9 +152,11 @@ async fn run_inner(config: &LeagueConfig) -> Result<Status, Failed> {
     let db = Db::open(&config.db, config.durable).map_err(usage)?;
     let meta = check_meta(&db, config, &spec, &*game)?;
     let limits = crate::tournament::units::limits_over(config.limits, &spec.limits, game.startup());
-    let mut roster = Roster::new(spec, text, base, config, limits);
+    let mut roster = Roster::new(spec, text, base.clone(), config, limits);
+    let state = State::new(&db, &*game, meta.seed, config.games).map_err(usage)?;
     let shared = Arc::new(Shared {
-        state: Mutex::new(State::new(&db, &*game, meta.seed, config.games).map_err(usage)?),
+        updates: tokio::sync::watch::Sender::new(state.committed),
+        state: Mutex::new(state),
         changed: Condvar::new(),
     });
     let db = Arc::new(Mutex::new(db));
@@ -154,6 +165,11 @@ async fn run_inner(config: &LeagueConfig) -> Result<Status, Failed> {
         .await
         .map_err(|e| (Status::Io, e))?;
     announce(config, &*game, &shared);
+    if let Some(addr) = config.serve {
+        let at = serve::start(addr, Arc::clone(&shared), config.db.clone(), base.clone())
+            .map_err(usage)?;
+        eprintln!("league: live page at http://{at}/");
+    }
     report_on_interrupt(&shared);
     let jobs = jobs(config, &roster);
     let scanning = roster.keep_scanning(Arc::clone(&db), Arc::clone(&shared), jobs);
@@ -218,6 +234,7 @@ impl State {
             versions.push(Version {
                 id: row.id,
                 entrant: row.entrant,
+                number: row.version,
                 player: Entrant {
                     name,
                     program: Err(crate::outcome::Disqualified::build_failed(
@@ -453,8 +470,10 @@ fn commit(db: &Mutex<Db>, shared: &Shared, job: Job, mut record: GameRecord) -> 
     }
     state.committed += 1;
     state.tally.add(record);
+    let committed = state.committed;
     drop(state);
     shared.changed.notify_all();
+    shared.updates.send_replace(committed);
     Ok(())
 }
 

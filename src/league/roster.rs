@@ -197,6 +197,7 @@ impl Roster {
         state.versions.push(Version {
             id,
             entrant: e.name.clone(),
+            number,
             player: Entrant {
                 name: name.clone(),
                 program: Ok(self.hide(program)),

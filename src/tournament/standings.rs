@@ -501,6 +501,15 @@ impl Tally {
         })
     }
 
+    /// One entrant's standing over the games counted so far (empty
+    /// without `history`), without counting anything for the others.
+    pub fn history_of(&self, name: &str) -> Vec<Point> {
+        match (&self.history, self.at(Some(name))) {
+            (Some((_, series)), Some(i)) => series[i].points(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Takes one record: counted now, or once the records before it in
     /// game order have come (at most [`REORDER_WINDOW`] later).
     pub fn add(&mut self, record: GameRecord) {
