@@ -74,6 +74,24 @@ const LAYERS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "league",
+        &[
+            "bot",
+            "exit",
+            "game",
+            "interrupt",
+            "outcome",
+            "parallel",
+            "record",
+            "replay",
+            "rng",
+            "stats",
+            "text",
+            "tournament",
+            "units",
+        ],
+    ),
+    (
         "ci",
         &[
             "bot",

@@ -196,6 +196,17 @@ fn a_league_goes_on_where_it_stopped_and_exports_as_a_tournament() {
     assert_eq!(report.code, Some(0), "{report:?}");
     let page = std::fs::read_to_string(dir.path().join("export/report.html")).unwrap();
     assert!(page.contains("cat@v1"), "the report names the versions");
+    let standings: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("export/standings.json")).unwrap(),
+    )
+    .unwrap();
+    let games: u64 = standings
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["games"].as_u64().unwrap())
+        .sum();
+    assert_eq!(games as usize, 2 * records.len(), "two seats a game");
 }
 
 /// While the league plays: a changed folder enters as the next version and

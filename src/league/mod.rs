@@ -11,7 +11,6 @@
 //! What is its own: the database ([`db`]), the matchmaking
 //! ([`matchmaking`]) and the entrants' versions ([`entrants`], [`roster`]).
 
-pub mod cli;
 pub mod db;
 pub mod entrants;
 pub mod matchmaking;
@@ -596,6 +595,7 @@ fn export_inner(path: &Path, out: &Path) -> Result<u64, Failed> {
         .map_err(|e| (Status::Io, format!("{}: {e}", records.display())))?;
     let mut games = 0u64;
     let mut failed = None;
+    let mut tally = Tally::new(meta.solo, &entrants, None, None);
     db.each_game(|record| {
         games += 1;
         if failed.is_none()
@@ -605,6 +605,7 @@ fn export_inner(path: &Path, out: &Path) -> Result<u64, Failed> {
         {
             failed = Some(e);
         }
+        tally.add(record);
     })
     .map_err(usage)?;
     if let Some(e) = failed {
@@ -626,6 +627,7 @@ fn export_inner(path: &Path, out: &Path) -> Result<u64, Failed> {
     let text = serde_json::to_string_pretty(&info).unwrap_or_default();
     std::fs::write(&run, text + "\n")
         .map_err(|e| (Status::Io, format!("{}: {e}", run.display())))?;
+    crate::tournament::write_standings(&tally, &tally.rows(), out).map_err(|e| (Status::Io, e))?;
     crate::tournament::report::regenerate(out, None).map_err(|e| (Status::Io, e))?;
     Ok(games)
 }

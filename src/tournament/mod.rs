@@ -941,22 +941,29 @@ fn report(info: &RunInfo, tally: &Tally, out: Option<&Path>) -> Result<(), Strin
         println!("standings per array:");
         println!("{}", standings::array_table(&per_array));
     }
-    if let Some(out) = out {
-        if !per_array.is_empty() {
-            write_json(&out.join("standings-per-array.json"), &per_array)?;
-            record::write_file(
-                &out.join("standings-per-array.csv"),
-                standings::array_csv(&per_array).as_bytes(),
-            )?;
-        }
-        write_json(&out.join("standings.json"), &rows)?;
-        record::write_file(&out.join("standings.csv"), standings::csv(&rows).as_bytes())?;
+    match out {
+        Some(out) => write_standings(tally, &rows, out),
+        None => Ok(()),
+    }
+}
+
+/// Writes a run's standings (`rows`, from `tally`) into `out`: JSON and
+/// CSV, per array when there are arrays, and the grade sheet.
+pub(crate) fn write_standings(tally: &Tally, rows: &[Row], out: &Path) -> Result<(), String> {
+    let per_array = tally.per_array();
+    if !per_array.is_empty() {
+        write_json(&out.join("standings-per-array.json"), &per_array)?;
         record::write_file(
-            &out.join("grades.csv"),
-            standings::grades_csv(&rows, &tally.failures()).as_bytes(),
+            &out.join("standings-per-array.csv"),
+            standings::array_csv(&per_array).as_bytes(),
         )?;
     }
-    Ok(())
+    write_json(&out.join("standings.json"), &rows)?;
+    record::write_file(&out.join("standings.csv"), standings::csv(rows).as_bytes())?;
+    record::write_file(
+        &out.join("grades.csv"),
+        standings::grades_csv(rows, &tally.failures()).as_bytes(),
+    )
 }
 
 fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), String> {

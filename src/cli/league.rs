@@ -1,16 +1,16 @@
-//! `referee league`'s command line: its own file, as `src/cli.rs` splits
-//! by subcommand.
+//! `referee league`'s command line: its own file, as the command line
+//! splits by subcommand.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
-use super::LeagueConfig;
+use super::BotOptions;
 use crate::bot::DEFAULT_MAX_LINE;
 use crate::bot::environment::Vars;
-use crate::cli::BotOptions;
 use crate::exit::Status;
+use crate::league::{self, LeagueConfig};
 use crate::units::{parse_at_least_one, parse_positive_duration};
 
 pub const HELP: &str = "\
@@ -79,7 +79,7 @@ pub struct RunArgs {
     /// Serve the live page (leaderboard, entrants, replays, JSON) at ADDR:
     /// a port alone is loopback's (8080 is 127.0.0.1:8080); beyond
     /// loopback only when the address says so (0.0.0.0:8080).
-    #[arg(long, value_name = "ADDR", value_parser = super::serve_address)]
+    #[arg(long, value_name = "ADDR", value_parser = league::serve_address)]
     pub serve: Option<std::net::SocketAddr>,
 
     /// How often the entrants' folders are looked at again.
@@ -127,8 +127,8 @@ pub async fn run(args: LeagueArgs, env: &Vars) -> Status {
                 durable: crate::record::fsync_on(),
                 serve: args.serve,
             };
-            super::run(&config).await
+            league::run(&config).await
         }
-        LeagueCommand::Export(args) => super::export(&args.db, &args.out),
+        LeagueCommand::Export(args) => league::export(&args.db, &args.out),
     }
 }

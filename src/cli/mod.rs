@@ -4,6 +4,8 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod league;
+
 use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand};
 
@@ -146,8 +148,8 @@ pub enum Command {
     Tournament(TournamentArgs),
 
     /// A league that plays until stopped while entrants come and go, into a database.
-    #[command(after_help = crate::league::cli::HELP, after_long_help = crate::league::cli::HELP)]
-    League(crate::league::cli::LeagueArgs),
+    #[command(after_help = league::HELP, after_long_help = league::HELP)]
+    League(league::LeagueArgs),
 
     /// Checks expectations about bots (strength, speed, no crashes), for CI.
     #[command(after_help = CI_HELP, after_long_help = CI_HELP)]
@@ -1103,7 +1105,7 @@ pub async fn run(cli: Cli) -> Status {
         Command::Chomp(args) => run_chomp(args, env).await,
         Command::Septica(args) => run_septica(args, env).await,
         Command::Tournament(args) => run_tournament(args, env).await,
-        Command::League(args) => crate::league::cli::run(args, env).await,
+        Command::League(args) => league::run(args, env).await,
         Command::Merge(args) => tournament::merge(&args.outs, args.out.as_deref()),
         Command::Report(args) => run_report(args),
         Command::Replay(args) => run_replay(args),
