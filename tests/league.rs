@@ -247,8 +247,15 @@ fn entrants_come_and_go_while_the_league_plays() {
     running.wait("ann@v3's failure", |_, err| {
         err.contains("league: ann@v3 did not build") && err.contains("ann@v2 keeps playing")
     });
-    std::fs::remove_dir_all(dir.path().join("subs/cat")).unwrap();
+    let cat = dir.path().join("subs/cat");
+    std::fs::remove_dir_all(&cat).unwrap();
     running.wait("cat leaving", |_, err| err.contains("league: cat leaves"));
+    // Back, unchanged: the same version plays again.
+    std::fs::create_dir(&cat).unwrap();
+    std::fs::copy(fixture("duel/weak.sh"), cat.join("pc2")).unwrap();
+    running.wait("cat back", |_, err| err.contains("league: cat@v1 plays"));
+    std::fs::remove_dir_all(&cat).unwrap();
+    running.wait("cat leaving again", |_, err| err.matches("league: cat leaves").count() == 2);
     let games_then = running.stdout().matches("game ").count();
     running.wait("more games", |out, _| {
         out.matches("game ").count() > games_then + 4

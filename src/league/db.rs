@@ -305,6 +305,14 @@ impl Db {
         Ok(())
     }
 
+    /// `entrant` is in the league again (its folder is back).
+    pub fn rejoin(&self, entrant: &str) -> Result<(), String> {
+        self.conn
+            .execute("UPDATE entrants SET retired = 0 WHERE name = ?1", [entrant])
+            .map_err(sql(&self.path))?;
+        Ok(())
+    }
+
     /// Commits one finished game: its record, numbered as the league's
     /// next game (its `index`), and the version in each seat, in one
     /// transaction. The game's number.

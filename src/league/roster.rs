@@ -110,7 +110,10 @@ impl Roster {
             self.hold(shared, &e.name, false);
             match change {
                 Change::New(e) => self.enter(&e, built, db, shared)?,
-                Change::Rebuild(e, id) => self.rebuilt(&e, id, built, shared),
+                Change::Rebuild(e, id) => {
+                    lock(db).rejoin(&e.name)?;
+                    self.rebuilt(&e, id, built, shared);
+                }
             }
         }
         Ok(())
@@ -123,12 +126,12 @@ impl Roster {
         let now = entrants::fingerprint(e, &self.base, products);
         match last {
             Some(last) if last.fingerprint == now => {
+                // Its last version, if it built, plays: built again when
+                // this run has not built it, or when it left and is back.
                 let state = shared.lock();
-                let unbuilt = state
-                    .versions
-                    .iter()
-                    .any(|v| v.id == last.id && v.player.program.is_err() && !v.active);
-                (last.build_ok && unbuilt).then(|| Change::Rebuild(e.clone(), last.id))
+                let idle = state.versions.iter().any(|v| v.id == last.id && !v.active);
+                (last.build_ok && (idle || last.retired))
+                    .then(|| Change::Rebuild(e.clone(), last.id))
             }
             _ => Some(Change::New(e.clone())),
         }
@@ -220,7 +223,8 @@ impl Roster {
         Ok(())
     }
 
-    /// The last version of `e`, built again by this run: playing again.
+    /// The last version of `e`, built again (a league started again, an
+    /// entrant back): playing again.
     fn rebuilt(&self, e: &EntrantSpec, id: i64, built: entrants::Built, shared: &Shared) {
         let mut state = shared.lock();
         let Some(v) = state.versions.iter_mut().find(|v| v.id == id) else {
@@ -231,6 +235,7 @@ impl Roster {
                 v.player.program = Ok(self.hide(program));
                 v.player.options = e.options_json();
                 v.active = true;
+                eprintln!("league: {} plays", crate::text::terminal(&v.player.name));
             }
             Err(why) => {
                 eprintln!(
