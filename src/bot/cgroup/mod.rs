@@ -59,6 +59,16 @@ pub struct Dirs {
 }
 
 impl Dirs {
+    /// No directories (and no allocation).
+    fn unset() -> Dirs {
+        Dirs {
+            memory: PathBuf::new(),
+            pids: PathBuf::new(),
+            cpu: PathBuf::new(),
+            freezer: PathBuf::new(),
+        }
+    }
+
     fn join(&self, name: &str) -> Dirs {
         Dirs {
             memory: self.memory.join(name),
@@ -675,7 +685,11 @@ impl Ended {
             let _ = write_file(&memory.join("memory.max_usage_in_bytes"), "0");
         }
         let counts = cgroup.counts();
-        let dirs = cgroup.dirs.clone();
+        let mut cgroup = cgroup;
+        // Taken out, not cloned: what is forgotten must hold nothing on the
+        // heap (a clone leaked its four paths for every bot, 0.7 KB a game
+        // of a tournament: 25 MB after 20,000 games).
+        let dirs = std::mem::replace(&mut cgroup.dirs, Dirs::unset());
         // Not removed: it is idle now.
         std::mem::forget(cgroup);
         (dirs, self.limits, counts)
