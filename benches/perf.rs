@@ -6,7 +6,7 @@
 //! ```
 //!
 //! Sections: `roundtrip`, `deadline`, `scale`, `tournament`, `engines`,
-//! `results`, `judge`, `starts`, `cgroups`.
+//! `results`, `judge`, `starts`, `cgroups`, `league`.
 //! Each figure is repeated and reported as min / median / max. Nothing here
 //! is a test: the numbers depend on the machine and on what else it runs,
 //! so run it on an otherwise idle machine.
@@ -55,6 +55,7 @@ fn main() {
             "judge",
             "starts",
             "cgroups",
+            "league",
         ]
         .map(String::from)
         .to_vec();
@@ -72,6 +73,7 @@ fn main() {
             "judge" => judge(5),
             "starts" => starts(3),
             "cgroups" => cgroups(7),
+            "league" => league(9),
             other => {
                 eprintln!("perf: unknown section {other:?}");
                 std::process::exit(2);
@@ -708,12 +710,23 @@ fn cgroups(reps: usize) {
         with.push(contained);
         without.push(watched);
     }
-    println!("- a cgroup per bot: {}", mmm(&with, 1));
-    println!("- --no-cgroups (the memory watch): {}", mmm(&without, 1));
+    print_pairs(
+        ("a cgroup per bot", &with),
+        ("--no-cgroups (the memory watch)", &without),
+        "with / without",
+        &ratios,
+    );
+}
+
+/// Two ways measured in interleaved pairs: each one's rates, and how they
+/// compare (`ratios`: the first over the second, pair by pair).
+fn print_pairs(a: (&str, &[f64]), b: (&str, &[f64]), compared: &str, ratios: &[f64]) {
+    println!("- {}: {}", a.0, mmm(a.1, 1));
+    println!("- {}: {}", b.0, mmm(b.1, 1));
     println!(
-        "- with / without: {:.3} (ratio of medians), {:.3} (median of paired ratios)",
-        median(&with) / median(&without),
-        median(&ratios)
+        "- {compared}: {:.3} (ratio of medians), {:.3} (median of paired ratios)",
+        median(a.1) / median(b.1),
+        median(ratios)
     );
 }
 
@@ -943,4 +956,222 @@ fn sleepy_player() {
             _ => {}
         }
     }
+}
+
+// ---- league -----------------------------------------------------------------
+
+/// A league file (or, with `games`, a tournament file) in `dir` of the duel
+/// fixture between `entrants` named entrants, each `weak.sh` or
+/// `strong.sh` in turn.
+fn duel_file(dir: &Path, name: &str, entrants: usize, games: Option<usize>) -> PathBuf {
+    let duel = Path::new(ROOT).join("tests/fixtures/duel");
+    let mut text = format!(
+        "game = \"{}\"\nseed = 1\n[limits]\nseats = 2\n",
+        duel.join("game.toml").display()
+    );
+    if let Some(games) = games {
+        text = format!("games = {games}\n{text}");
+    }
+    for i in 0..entrants {
+        let bot = if i % 3 == 1 { "strong" } else { "weak" };
+        text += &format!(
+            "[[entrant]]\nname = \"e{i}\"\ncommand = [\"{}\"]\n",
+            duel.join(format!("{bot}.sh")).display()
+        );
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A league against a tournament on the same entrants and limits (games
+/// per second, interleaved); `/api/standings` with 100,000 games and 200
+/// entrants in the database; the league's peak memory by the games it
+/// has played.
+fn league(reps: usize) {
+    const GAMES: usize = 400;
+    println!(
+        "## League (duel fixture, 3 entrants, {GAMES} games, --jobs 1, --no-fsync, every game kept \
+         with its moves (the tournament: --out, --record-moves), games per second, {reps} \
+         interleaved pairs)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let tournament = duel_file(dir.path(), "t.toml", 3, Some(GAMES));
+    let league_file = duel_file(dir.path(), "l.toml", 3, None);
+    let games = GAMES.to_string();
+    let (mut t_rates, mut l_rates, mut ratios) = (vec![], vec![], vec![]);
+    for rep in 0..reps {
+        let (t, out) = run(
+            REFEREE,
+            &[
+                "--no-fsync",
+                "tournament",
+                "--no-progress",
+                tournament.to_str().unwrap(),
+                "--jobs",
+                "1",
+            ],
+            None,
+            false,
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        let t_rate = GAMES as f64 / t.as_secs_f64();
+        let db = dir.path().join(format!("rate{rep}.db"));
+        let (t, out) = league_run(&league_file, &db, &["--games", &games, "--jobs", "1"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let l_rate = GAMES as f64 / t.as_secs_f64();
+        ratios.push(l_rate / t_rate);
+        t_rates.push(t_rate);
+        l_rates.push(l_rate);
+    }
+    print_pairs(
+        ("referee league run", &l_rates),
+        ("referee tournament", &t_rates),
+        "league / tournament",
+        &ratios,
+    );
+    league_standings(dir.path());
+    league_memory(dir.path(), &league_file);
+}
+
+/// `referee --no-fsync league run FILE --db DB ARGS`.
+fn league_run(file: &Path, db: &Path, args: &[&str]) -> (Duration, Output) {
+    run(REFEREE, &league_args(file, db, args), None, false)
+}
+
+/// The arguments of `referee --no-fsync league run FILE --db DB ARGS`.
+fn league_args<'a>(file: &'a Path, db: &'a Path, args: &[&'a str]) -> Vec<&'a str> {
+    let mut all = vec![
+        "--no-fsync",
+        "league",
+        "run",
+        file.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    all
+}
+
+/// `/api/standings` of a league whose database holds 100,000 games of 200
+/// entrants (played for their versions, then copied to 100,000).
+fn league_standings(dir: &Path) {
+    const ENTRANTS: usize = 200;
+    const GAMES: i64 = 100_000;
+    let file = duel_file(dir, "big.toml", ENTRANTS, None);
+    let db = dir.join("big.db");
+    let (_, out) = league_run(&file, &db, &["--games", "400", "--jobs", "2"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    grow_league(&db, GAMES);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let address = format!("127.0.0.1:{port}");
+    let started = Instant::now();
+    let mut child = Command::new(REFEREE)
+        .args(league_args(
+            &file,
+            &db,
+            &["--jobs", "1", "--serve", &address],
+        ))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    while std::net::TcpStream::connect(&address).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the league never served"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let ready = started.elapsed();
+    let mut times = vec![];
+    let mut size = 0;
+    for _ in 0..50 {
+        let asked = Instant::now();
+        size = http_get(&address, "/api/standings").len();
+        times.push(asked.elapsed().as_secs_f64() * 1000.0);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    println!(
+        "- /api/standings with {GAMES} games and {ENTRANTS} entrants, while the league plays: \
+         {} ms (50 requests, {size} bytes); the league served after {:.1} s (its start reads \
+         every game)",
+        mmm(&times, 1),
+        ready.as_secs_f64()
+    );
+}
+
+/// Copies the league's games until its database holds `games`: the same
+/// records, renumbered, between entrants in turn.
+fn grow_league(db: &Path, games: i64) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let have: i64 = conn
+        .query_row("SELECT count(*) FROM games", [], |r| r.get(0))
+        .unwrap();
+    let tx = conn.unchecked_transaction().unwrap();
+    for id in have + 1..=games {
+        let from = (id - 1) % have + 1;
+        tx.execute(
+            "INSERT INTO games (id, round, rotation, finished, record) \
+             SELECT ?1, round, rotation, finished, json_set(record, '$.index', ?1) FROM games WHERE id = ?2",
+            rusqlite::params![id, from],
+        )
+        .unwrap();
+        tx.execute(
+            "INSERT INTO seats (game, seat, version, status) SELECT ?1, seat, version, status \
+             FROM seats WHERE game = ?2",
+            rusqlite::params![id, from],
+        )
+        .unwrap();
+    }
+    tx.commit().unwrap();
+}
+
+/// A plain HTTP/1.1 GET's body.
+fn http_get(address: &str, path: &str) -> String {
+    use std::io::Read;
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    text.split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default()
+}
+
+/// The league's peak memory (its maximum resident set) after 2,000 and
+/// after 20,000 games, from empty databases.
+fn league_memory(dir: &Path, file: &Path) {
+    let mut line = vec![];
+    for games in [2_000, 20_000] {
+        let db = dir.join(format!("memory{games}.db"));
+        let count = games.to_string();
+        let (_, out) = run(
+            "/usr/bin/time",
+            &[
+                &["-f", "%M", REFEREE][..],
+                &league_args(file, &db, &["--games", &count, "--jobs", "2"]),
+            ]
+            .concat(),
+            None,
+            false,
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        let kib: u64 = stderr(&out)
+            .lines()
+            .last()
+            .and_then(|l| l.trim().parse().ok())
+            .unwrap_or(0);
+        line.push(format!("{games} games: {:.1} MB", kib as f64 / 1024.0));
+    }
+    println!("- the league's peak memory: {}", line.join(", "));
 }

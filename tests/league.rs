@@ -255,7 +255,9 @@ fn entrants_come_and_go_while_the_league_plays() {
     std::fs::copy(fixture("duel/weak.sh"), cat.join("pc2")).unwrap();
     running.wait("cat back", |_, err| err.contains("league: cat@v1 plays"));
     std::fs::remove_dir_all(&cat).unwrap();
-    running.wait("cat leaving again", |_, err| err.matches("league: cat leaves").count() == 2);
+    running.wait("cat leaving again", |_, err| {
+        err.matches("league: cat leaves").count() == 2
+    });
     let games_then = running.stdout().matches("game ").count();
     running.wait("more games", |out, _| {
         out.matches("game ").count() > games_then + 4
@@ -348,4 +350,39 @@ fn in_a_one_player_league_every_version_plays_the_same_deals() {
     let n = a.len().min(b.len());
     assert!(n >= 2, "{deals:?}");
     assert_eq!(a[..n], b[..n], "the same deals in the same order");
+}
+
+/// A table of three (Chomp, the reference bots built from their folders):
+/// games come in rounds of one game per seat on one array, every version
+/// of the table in every seat once.
+#[test]
+fn a_chomp_league_seats_three_in_rounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let file = dir.path().join("chomp.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"chomp\"\nseed = 1\n[limits]\nprep = \"0s\"\n\
+             arrays = \"{root}/tournaments/chomp/statement.txt\"\nseats = 3\n\
+             [[entrant]]\nname = \"strong\"\ndir = \"{root}/bots/chomp\"\n\
+             [[entrant]]\nname = \"greedy\"\ndir = \"{root}/bots/chomp-greedy\"\n\
+             [[entrant]]\nname = \"greedy-2\"\ndir = \"{root}/bots/chomp-greedy\"\n"
+        ),
+    )
+    .unwrap();
+    let db = dir.path().join("chomp.db");
+    let run = league(&file, &db, &["--games", "6", "--jobs", "1"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let records = exported(dir.path(), &db);
+    assert_eq!(records.len(), 6);
+    for round in records.chunks(3) {
+        let seats: Vec<Vec<String>> = round.iter().map(entrants).collect();
+        for seat in 0..3 {
+            let mut at: Vec<&String> = seats.iter().map(|s| &s[seat]).collect();
+            at.sort();
+            at.dedup();
+            assert_eq!(at.len(), 3, "seat {seat} in a round: {seats:?}");
+        }
+    }
 }

@@ -332,16 +332,24 @@ impl Db {
             .map_err(sql(&path))?;
         record.index = id as u64;
         let text = serde_json::to_string(record).map_err(|e| format!("game {id}: {e}"))?;
-        tx.execute(
+        tx.prepare_cached(
             "INSERT INTO games (id, round, rotation, finished, record) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![id, round as i64, rotation as i64, record.time, text],
         )
+        .and_then(|mut s| {
+            s.execute(params![
+                id,
+                round as i64,
+                rotation as i64,
+                record.time,
+                text
+            ])
+        })
         .map_err(sql(&path))?;
         for (seat, (version, result)) in versions.iter().zip(&record.results).enumerate() {
-            tx.execute(
+            tx.prepare_cached(
                 "INSERT INTO seats (game, seat, version, status) VALUES (?1, ?2, ?3, ?4)",
-                params![id, seat as i64, version, result.status().name()],
             )
+            .and_then(|mut s| s.execute(params![id, seat as i64, version, result.status().name()]))
             .map_err(sql(&path))?;
         }
         tx.commit().map_err(sql(&path))?;
@@ -381,29 +389,6 @@ impl Db {
             .query_map([version], |r| r.get::<_, i64>(0).map(|n| n as u64))
             .map_err(sql(&self.path))?;
         rows.collect::<Result<_, _>>().map_err(sql(&self.path))
-    }
-
-    /// The last game version `version` did not end `ok`: its number, its
-    /// status and the message its record gives.
-    pub fn last_failure(&self, version: i64) -> Result<Option<(u64, String, String)>, String> {
-        let found: Option<(i64, String, i64, String)> = self
-            .conn
-            .query_row(
-                "SELECT g.id, s.status, s.seat, g.record FROM seats s JOIN games g ON g.id = s.game \
-                 WHERE s.version = ?1 AND s.status <> 'ok' ORDER BY s.game DESC LIMIT 1",
-                [version],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-            )
-            .optional()
-            .map_err(sql(&self.path))?;
-        Ok(found.map(|(game, status, seat, record)| {
-            let record: serde_json::Value = serde_json::from_str(&record).unwrap_or_default();
-            let message = record["results"][seat as usize]["error"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned();
-            (game as u64, status, message)
-        }))
     }
 
     /// The last `limit` games (of `entrant`'s versions, if given), newest

@@ -70,7 +70,12 @@ struct Version {
     /// missing).
     deals: std::collections::BTreeSet<u64>,
     in_flight: u64,
+    /// The last game it did not end `ok`.
+    last_failure: Option<LastFailure>,
 }
+
+/// A game a version did not end `ok`: its number, status and message.
+type LastFailure = (u64, String, String);
 
 impl Version {
     fn name(entrant: &str, number: u32) -> String {
@@ -244,9 +249,13 @@ impl State {
                 active: false,
                 deals,
                 in_flight: 0,
+                last_failure: None,
             });
         }
-        db.each_game(|record| tally.add(record))?;
+        db.each_game(|record| {
+            note_failures(&mut versions, &record);
+            tally.add(record);
+        })?;
         let committed = db.games()?;
         Ok(State {
             versions,
@@ -468,12 +477,32 @@ fn commit(db: &Mutex<Db>, shared: &Shared, job: Job, mut record: GameRecord) -> 
         state.versions[v].in_flight -= 1;
     }
     state.committed += 1;
+    note_failures(&mut state.versions, &record);
     state.tally.add(record);
     let committed = state.committed;
     drop(state);
     shared.changed.notify_all();
     shared.updates.send_replace(committed);
     Ok(())
+}
+
+/// Keeps, for each version in `record` that did not end it `ok`, the
+/// game as its last failure (for the live page).
+fn note_failures(versions: &mut [Version], record: &GameRecord) {
+    for result in &record.results {
+        let status = result.status();
+        if status == crate::outcome::Status::Ok {
+            continue;
+        }
+        let name = result.entrant.as_deref().unwrap_or_default();
+        if let Some(v) = versions.iter_mut().rev().find(|v| v.player.name == name) {
+            v.last_failure = Some((
+                record.index,
+                status.name().to_owned(),
+                result.error.clone().unwrap_or_default(),
+            ));
+        }
+    }
 }
 
 /// A finished game in a line: each seat's version and how it did.

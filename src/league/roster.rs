@@ -209,6 +209,7 @@ impl Roster {
             active: true,
             deals: Default::default(),
             in_flight: 0,
+            last_failure: None,
         });
         drop(state);
         shared.changed.notify_all();

@@ -126,16 +126,30 @@ fn json_response(value: &Value) -> Response {
         .into_response()
 }
 
+/// An entrant's current version, as the standings show it.
+struct Current {
+    entrant: String,
+    number: u32,
+    /// `entrant@vN`.
+    name: String,
+    last: Option<super::LastFailure>,
+}
+
 /// `{"games": N, "solo": bool, "entrants": [...]}`: one row per entrant's
 /// current version, best first.
 fn standings(board: &Board) -> Value {
     let (games, solo, current, rows) = {
         let state = board.shared.lock();
-        let current: Vec<(String, u32, String, i64)> = state
+        let current: Vec<Current> = state
             .versions
             .iter()
             .filter(|v| v.active)
-            .map(|v| (v.entrant.clone(), v.number, v.player.name.clone(), v.id))
+            .map(|v| Current {
+                entrant: v.entrant.clone(),
+                number: v.number,
+                name: v.player.name.clone(),
+                last: v.last_failure.clone(),
+            })
             .collect();
         (
             state.committed,
@@ -144,11 +158,15 @@ fn standings(board: &Board) -> Value {
             state.tally.rows(),
         )
     };
-    let db = board.db.lock().unwrap_or_else(|e| e.into_inner());
     let entrants: Vec<Value> = rows
         .iter()
         .filter_map(|row| {
-            let (entrant, number, _, id) = current.iter().find(|c| c.2 == row.entrant)?;
+            let Current {
+                entrant,
+                number,
+                last,
+                ..
+            } = current.iter().find(|c| c.name == row.entrant)?;
             let (rating, uncertainty) = if solo {
                 let half = match (row.win_rate_low, row.win_rate_high) {
                     (Some(low), Some(high)) => Some((high - low) / 2.0),
@@ -158,7 +176,6 @@ fn standings(board: &Board) -> Value {
             } else {
                 (row.rating, row.uncertainty)
             };
-            let last = db.last_failure(*id).ok().flatten();
             Some(json!({
                 "name": entrant,
                 "version": number,
@@ -175,7 +192,7 @@ fn standings(board: &Board) -> Value {
                     "disqualified": row.disqualified,
                     "internal": row.internal,
                 },
-                "last_failure": last.map(|(game, status, message)| json!({
+                "last_failure": last.as_ref().map(|(game, status, message)| json!({
                     "game": game, "status": status, "message": message,
                 })),
             }))
