@@ -217,6 +217,17 @@ fn a_league_goes_on_where_it_stopped_and_exports_as_a_tournament() {
 fn entrants_come_and_go_while_the_league_plays() {
     let dir = tempfile::tempdir().unwrap();
     let file = class(dir.path(), &["ann", "bob", "cat"], &[]);
+    // dan's folder is built by make, which writes pc2 and a stamp: what a
+    // build writes is no source, so dan stays at v1 however often the
+    // league looks again.
+    let dan = dir.path().join("subs/dan");
+    std::fs::create_dir_all(&dan).unwrap();
+    std::fs::copy(fixture("duel/weak.sh"), dan.join("bot.sh")).unwrap();
+    std::fs::write(
+        dan.join("Makefile"),
+        "pc2: bot.sh\n\tcp bot.sh pc2 && chmod +x pc2 && date +%N > stamp\n",
+    )
+    .unwrap();
     let db = dir.path().join("league.db");
     let marker = Marker::new();
     let running = Running::start(
@@ -262,8 +273,15 @@ fn entrants_come_and_go_while_the_league_plays() {
     running.wait("more games", |out, _| {
         out.matches("game ").count() > games_then + 4
     });
+    let stderr = running.stderr();
     assert_eq!(running.end(nix::sys::signal::Signal::SIGTERM), Some(130));
     marker.assert_none_left();
+    assert!(stderr.contains("league: dan@v1 enters"), "{stderr}");
+    assert!(
+        !stderr.contains("dan@v2"),
+        "a build called for the next: {stderr}"
+    );
+    assert!(dan.join("stamp").is_file());
 
     let records = exported(dir.path(), &db);
     assert_numbered(&records);
@@ -288,7 +306,8 @@ fn entrants_come_and_go_while_the_league_plays() {
     // The last games are between those still in the league.
     let last = seated.last().unwrap();
     assert!(
-        last.iter().all(|e| e == "ann@v2" || e == "bob@v1"),
+        last.iter()
+            .all(|e| ["ann@v2", "bob@v1", "dan@v1"].contains(&e.as_str())),
         "{last:?}"
     );
 }
