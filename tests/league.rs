@@ -282,6 +282,20 @@ fn entrants_come_and_go_while_the_league_plays() {
         "a build called for the next: {stderr}"
     );
     assert!(dan.join("stamp").is_file());
+    // Each version keeps its build's output: make's commands, a failure's
+    // compiler message.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let log = |name: &str, version: u32| -> String {
+        conn.query_row(
+            "SELECT coalesce(v.build_log, '') FROM versions v JOIN entrants e ON e.id = v.entrant \
+             WHERE e.name = ?1 AND v.version = ?2",
+            rusqlite::params![name, version],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    assert!(log("dan", 1).contains("cp bot.sh pc2"), "{}", log("dan", 1));
+    assert!(log("ann", 3).contains("bot.c"), "{}", log("ann", 3));
 
     let records = exported(dir.path(), &db);
     assert_numbered(&records);

@@ -15,6 +15,9 @@ use crate::tournament::units::{entrant_program, under};
 /// Files larger than this are fingerprinted by their size and time only.
 const MOST_HASHED: u64 = 16 << 20;
 
+/// The most of a build's log a version keeps (its end, where make stops).
+const MOST_LOG: usize = 64 << 10;
+
 /// What identifies an entrant's submission: its command, options and
 /// environment, and the contents of its folder's files but `products`
 /// (relative paths its last build wrote); for an entrant with only a
@@ -55,7 +58,8 @@ pub fn fingerprint(e: &EntrantSpec, base: &Path, products: &[String]) -> String 
 }
 
 /// An entrant's program once built: ready, or why it cannot play; the
-/// files its build wrote; and what to show of the build.
+/// files its build wrote; and what to show of the build: why it failed,
+/// then its output.
 pub struct Built {
     pub program: Result<BotSpec, Disqualified>,
     pub products: Vec<String>,
@@ -72,9 +76,15 @@ pub async fn build(
 ) -> Built {
     let dir = e.dir.as_ref().map(|d| under(base, d));
     let before = dir.as_deref().map(files).unwrap_or_default();
+    // The build's output, kept for the entrant's page.
+    let logs = tempfile::tempdir().ok();
+    let options = BuildOptions {
+        logs: logs.as_ref().map(|d| d.path().to_owned()),
+        ..options.clone()
+    };
     let built = match &dir {
         Some(dir) => Some(
-            build::build_dirs(std::slice::from_ref(dir), options)
+            build::build_dirs(std::slice::from_ref(dir), &options)
                 .await
                 .into_iter()
                 .next()
@@ -92,9 +102,11 @@ pub async fn build(
             .collect(),
         None => Vec::new(),
     };
-    let log = match &built {
-        Some(Err(why)) => Some(why.clone()),
-        _ => None,
+    let output = logs.as_ref().and_then(|d| log_in(d.path()));
+    let log = match (&built, output) {
+        (Some(Err(why)), Some(output)) => Some(format!("{why}\n\n{output}")),
+        (Some(Err(why)), None) => Some(why.clone()),
+        (_, output) => output,
     };
     let program = entrant_program(built, e.command.as_deref(), base, env.with(&e.env.vars()))
         .and_then(|spec| match spec.locate() {
@@ -106,6 +118,18 @@ pub async fn build(
         products,
         log,
     }
+}
+
+/// The build log in `dir` (the one file a build of one folder writes),
+/// its end when it is long.
+fn log_in(dir: &Path) -> Option<String> {
+    let entry = std::fs::read_dir(dir).ok()?.flatten().next()?;
+    let text = std::fs::read_to_string(entry.path()).ok()?;
+    let start = text.len().saturating_sub(MOST_LOG);
+    let start = (start..=text.len())
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
+    Some(text[start..].to_owned())
 }
 
 /// Every file under `dir` (symbolic links not followed), with its size and

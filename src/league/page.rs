@@ -30,10 +30,10 @@ pub fn entrant(
     out += "<h2>Versions</h2>\n<table id=\"versions\">\n\
             <tr><th>version</th><th>built</th><th>build</th></tr>\n";
     for v in versions {
-        let build = match (&v.build_ok, &v.build_log) {
-            (true, _) => "ok".to_owned(),
-            (false, Some(log)) => format!("failed<pre class=\"log\">{}</pre>", escape_html(log)),
-            (false, None) => "failed".to_owned(),
+        let outcome = if v.build_ok { "ok" } else { "failed" };
+        let build = match &v.build_log {
+            Some(log) => format!("{outcome}<pre class=\"log\">{}</pre>", escape_html(log)),
+            None => outcome.to_owned(),
         };
         let _ = writeln!(
             out,

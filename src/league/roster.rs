@@ -164,7 +164,7 @@ impl Roster {
         let fingerprint = entrants::fingerprint(e, &self.base, &built.products);
         let log = match &built.program {
             Err(why) => Some(built.log.clone().unwrap_or_else(|| why.why.clone())),
-            Ok(_) => None,
+            Ok(_) => built.log.clone(),
         };
         let (id, number) = lock(db).add_version(&NewVersion {
             entrant: &e.name,
@@ -182,6 +182,7 @@ impl Roster {
             .map(|v| v.player.name.clone());
         let Ok(program) = built.program else {
             let why = log.unwrap_or_default();
+            // Its first line says why; the log follows it.
             eprintln!(
                 "league: {} did not build: {}{}",
                 crate::text::terminal(&name),
