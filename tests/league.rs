@@ -277,6 +277,13 @@ fn entrants_come_and_go_while_the_league_plays() {
     assert_eq!(running.end(nix::sys::signal::Signal::SIGTERM), Some(130));
     marker.assert_none_left();
     assert!(stderr.contains("league: dan@v1 enters"), "{stderr}");
+    // Two bots at a table on two CPUs: no spare one for a build.
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) <= 2 {
+        assert!(
+            stderr.contains("league: building ann: no new game starts until it is done"),
+            "{stderr}"
+        );
+    }
     assert!(
         !stderr.contains("dan@v2"),
         "a build called for the next: {stderr}"
