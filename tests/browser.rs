@@ -746,25 +746,28 @@ fn league_live_page(s: &Session, dir: &Path) {
     let marker = common::Marker::new();
     let db = dir.join("league/league.db");
     let address = format!("127.0.0.1:{port}");
-    let mut league = common::command(
-        [
-            "league",
-            "run",
-            file.to_str().unwrap(),
-            "--db",
-            db.to_str().unwrap(),
-            "--jobs",
-            "1",
-            "--serve",
-            &address,
-        ],
-        &marker,
-    )
-    .stdin(Stdio::null())
-    .stdout(Stdio::null())
-    .stderr(Stdio::null())
-    .spawn()
-    .unwrap();
+    // Killed if the case fails before its end: no league outlives it.
+    let mut league = Reaped(Some(
+        common::command(
+            [
+                "league",
+                "run",
+                file.to_str().unwrap(),
+                "--db",
+                db.to_str().unwrap(),
+                "--jobs",
+                "1",
+                "--serve",
+                &address,
+            ],
+            &marker,
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap(),
+    ));
     let up = Instant::now();
     while TcpStream::connect(&address).is_err() && up.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(20));
@@ -829,12 +832,25 @@ fn league_live_page(s: &Session, dir: &Path) {
         "{}",
         s.text("#title")
     );
+    let mut league = league.0.take().unwrap();
     let _ = nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(league.id() as i32),
         nix::sys::signal::Signal::SIGTERM,
     );
     assert_eq!(league.wait().unwrap().code(), Some(130));
     marker.assert_none_left();
+}
+
+/// A process killed (and reaped) when dropped, unless taken out first.
+struct Reaped(Option<Child>);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
 
 type Case = fn(&Session, &Path);

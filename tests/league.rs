@@ -141,6 +141,14 @@ impl Running {
     }
 }
 
+/// A test that fails while its league runs leaves no league behind.
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// Games numbered 1, 2, ... in the order they finished, none twice.
 fn assert_numbered(records: &[Value]) {
     let indexes: Vec<u64> = records
