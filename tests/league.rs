@@ -312,6 +312,22 @@ fn entrants_come_and_go_while_the_league_plays() {
     assert!(log("dan", 1).contains("cp bot.sh pc2"), "{}", log("dan", 1));
     assert!(log("ann", 3).contains("bot.c"), "{}", log("ann", 3));
 
+    // The standings from the database alone: current versions, or all.
+    let show = referee(["league", "show", db.to_str().unwrap()], b"");
+    assert_eq!(show.code, Some(0), "{show:?}");
+    assert!(
+        show.stdout.contains("ann@v2") && !show.stdout.contains("ann@v1"),
+        "{}",
+        show.stdout
+    );
+    assert!(!show.stdout.contains("cat@v1"), "cat left: {}", show.stdout);
+    let all = referee(["league", "show", "--all", db.to_str().unwrap()], b"");
+    assert!(
+        all.stdout.contains("ann@v1") && all.stdout.contains("cat@v1"),
+        "{}",
+        all.stdout
+    );
+
     let records = exported(dir.path(), &db);
     assert_numbered(&records);
     let seated: Vec<Vec<String>> = records.iter().map(entrants).collect();

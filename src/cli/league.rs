@@ -27,6 +27,7 @@ a league started again on it goes on where it stopped.
 Examples:
   referee league run class.toml --db class.db
   referee league run class.toml --db class.db --games 200 --jobs 2
+  referee league show class.db
   referee league export class.db out/ && referee report out/
 
 docs/league.md has the matchmaking, the database and a teacher's term.";
@@ -45,6 +46,19 @@ pub enum LeagueCommand {
     /// Writes a league's games as a tournament's output folder (records,
     /// run.json, report), each version an entrant name@vN.
     Export(ExportArgs),
+    /// Prints a league's standings from its database (beside a running
+    /// league too).
+    Show(ShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The league's database.
+    #[arg(value_name = "DB")]
+    pub db: PathBuf,
+    /// Every version, not only each entrant's current one.
+    #[arg(long)]
+    pub all: bool,
 }
 
 #[derive(Debug, Args)]
@@ -104,7 +118,7 @@ impl LeagueArgs {
     pub fn bot_options(&self) -> Option<&BotOptions> {
         match &self.command {
             LeagueCommand::Run(args) => Some(&args.bot),
-            LeagueCommand::Export(_) => None,
+            LeagueCommand::Export(_) | LeagueCommand::Show(_) => None,
         }
     }
 }
@@ -130,5 +144,6 @@ pub async fn run(args: LeagueArgs, env: &Vars) -> Status {
             league::run(&config).await
         }
         LeagueCommand::Export(args) => league::export(&args.db, &args.out),
+        LeagueCommand::Show(args) => league::show(&args.db, args.all),
     }
 }

@@ -13,6 +13,7 @@
 
 pub mod db;
 pub mod entrants;
+mod export;
 pub mod matchmaking;
 mod page;
 mod roster;
@@ -127,6 +128,7 @@ impl Shared {
     }
 }
 
+pub use export::{export, show};
 pub use serve::address as serve_address;
 
 /// Runs a league until it is stopped (or has `--games` games).
@@ -582,81 +584,4 @@ fn report_on_interrupt(shared: &Arc<Shared>) {
             standings_text(&shared)
         )
     });
-}
-
-/// `referee league export DB OUT`: the league's games as a tournament's
-/// `--out`, each version an entrant `name@vN`, for `report` and `replay`.
-pub fn export(db: &Path, out: &Path) -> Status {
-    match export_inner(db, out) {
-        Ok(games) => {
-            println!(
-                "exported {games} game{} to {}",
-                if games == 1 { "" } else { "s" },
-                out.display()
-            );
-            Status::Pass
-        }
-        Err((status, message)) => {
-            eprintln!("referee league export: {message}");
-            status
-        }
-    }
-}
-
-fn export_inner(path: &Path, out: &Path) -> Result<u64, Failed> {
-    use std::io::Write;
-    let db = Db::read(path).map_err(usage)?;
-    let meta = db
-        .meta()
-        .map_err(usage)?
-        .ok_or_else(|| usage("no league".into()))?;
-    let game: crate::game::GameRef = serde_json::from_str(&meta.game)
-        .map_err(|e| usage(format!("{}: its game {:?}: {e}", path.display(), meta.game)))?;
-    std::fs::create_dir_all(out).map_err(|e| (Status::Io, format!("{}: {e}", out.display())))?;
-    let entrants: Vec<String> = db
-        .versions()
-        .map_err(usage)?
-        .into_iter()
-        .map(|v| Version::name(&v.entrant, v.version))
-        .collect();
-    let records = out.join("records.jsonl");
-    let mut file = crate::record::NewFile::create(&records)
-        .map_err(|e| (Status::Io, format!("{}: {e}", records.display())))?;
-    let mut games = 0u64;
-    let mut failed = None;
-    let mut tally = Tally::new(meta.solo, &entrants, None, None);
-    db.each_game(|record| {
-        games += 1;
-        if failed.is_none()
-            && let Err(e) = serde_json::to_writer(&mut file, &record)
-                .map_err(std::io::Error::from)
-                .and_then(|()| file.write_all(b"\n"))
-        {
-            failed = Some(e);
-        }
-        tally.add(record);
-    })
-    .map_err(usage)?;
-    if let Some(e) = failed {
-        return Err((Status::Io, format!("{}: {e}", records.display())));
-    }
-    file.commit()
-        .map_err(|e| (Status::Io, format!("{}: {e}", records.display())))?;
-    let info = crate::tournament::RunInfo {
-        game,
-        solo: meta.solo,
-        fingerprint: format!("league {}", path.display()),
-        seed: meta.seed,
-        games,
-        entrants,
-        shard: None,
-        gauntlet: None,
-    };
-    let run = out.join("run.json");
-    let text = serde_json::to_string_pretty(&info).unwrap_or_default();
-    std::fs::write(&run, text + "\n")
-        .map_err(|e| (Status::Io, format!("{}: {e}", run.display())))?;
-    crate::tournament::write_standings(&tally, &tally.rows(), out).map_err(|e| (Status::Io, e))?;
-    crate::tournament::report::regenerate(out, None).map_err(|e| (Status::Io, e))?;
-    Ok(games)
 }
