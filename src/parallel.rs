@@ -61,8 +61,7 @@ where
     let (stop, stopped) = watch::channel(false);
     let items = items.into_iter();
     let most = items.size_hint().1.unwrap_or(usize::MAX);
-    // The items, and how many were taken (for messages).
-    let items = Arc::new(Mutex::new((items.fuse(), 0usize)));
+    let items: Shared<_> = Arc::new(Mutex::new((items.fuse(), 0usize)));
     let (play, end) = (Arc::new(play), Arc::new(end));
     let cpus = cpus();
     let workers = (0..jobs.clamp(1, most.max(1)))
@@ -79,59 +78,7 @@ where
                     {
                         tracing::warn!("cannot pin worker {} to CPU {cpu}: {e}", w + 1);
                     }
-                    let runtime = match tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()
-                    {
-                        Ok(runtime) => runtime,
-                        Err(e) => {
-                            let _ = sender.send(Err(format!("cannot start a game thread: {e}")));
-                            return;
-                        }
-                    };
-                    loop {
-                        let next = {
-                            let mut items = items.lock().unwrap_or_else(|e| e.into_inner());
-                            let (items, taken) = &mut *items;
-                            items.next().map(|item| {
-                                *taken += 1;
-                                (*taken - 1, item)
-                            })
-                        };
-                        let Some((i, item)) = next else {
-                            let _ = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                                runtime.block_on(async {
-                                    tokio::select! {
-                                        () = end() => {}
-                                        _ = stopped.wait_for(|stop| *stop) => {}
-                                    }
-                                })
-                            }));
-                            return;
-                        };
-                        // A game that panics is reported, not silently lost,
-                        // and the worker goes on with the next one. (The
-                        // referee binary's panic hook ends the whole run
-                        // first: there a panic is a bug, exit status 70.)
-                        let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                            runtime.block_on(async {
-                                tokio::select! {
-                                    result = play(item, cpu) => Some(result),
-                                    _ = stopped.wait_for(|stop| *stop) => None,
-                                }
-                            })
-                        }));
-                        let sent = match result {
-                            Ok(Some(result)) => sender.send(Ok(result)),
-                            Ok(None) => return,
-                            Err(_) => {
-                                sender.send(Err(format!("game {} of this run panicked", i + 1)))
-                            }
-                        };
-                        if sent.is_err() {
-                            return;
-                        }
-                    }
+                    work(&items, cpu, &*play, &*end, &sender, &mut stopped);
                 })
                 .map_err(|e| {
                     let _ = failed.send(Err(format!("cannot start a game thread: {e}")));
@@ -147,6 +94,80 @@ where
         stop,
         workers,
     }
+}
+
+/// The items, shared by the workers, and how many were taken (for
+/// messages).
+type Shared<I> = Arc<Mutex<(std::iter::Fuse<I>, usize)>>;
+
+/// One worker: plays the items it takes, one after another on a runtime of
+/// its own, sending each result; once none is left, runs `end`. A stop
+/// abandons the game in flight (and `end`).
+fn work<I, T, R, F, Fut, E, EndFut>(
+    items: &Shared<I>,
+    cpu: Option<usize>,
+    play: &F,
+    end: &E,
+    sender: &mpsc::UnboundedSender<Result<R, String>>,
+    stopped: &mut watch::Receiver<bool>,
+) where
+    I: Iterator<Item = T>,
+    F: Fn(T, Option<usize>) -> Fut,
+    Fut: Future<Output = R>,
+    E: Fn() -> EndFut,
+    EndFut: Future<Output = ()>,
+{
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            let _ = sender.send(Err(format!("cannot start a game thread: {e}")));
+            return;
+        }
+    };
+    // A game that panics is reported, not silently lost, and the worker
+    // goes on with the next one. (The referee binary's panic hook ends the
+    // whole run first: there a panic is a bug, exit status 70.)
+    let until_stopped = |stopped: &mut watch::Receiver<bool>, future| {
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
+            runtime.block_on(async {
+                tokio::select! {
+                    result = future => Some(result),
+                    _ = stopped.wait_for(|stop| *stop) => None,
+                }
+            })
+        }))
+    };
+    while let Some((i, item)) = take(items) {
+        let sent = match until_stopped(stopped, play(item, cpu)) {
+            Ok(Some(result)) => sender.send(Ok(result)),
+            Ok(None) => return,
+            Err(_) => sender.send(Err(format!("game {} of this run panicked", i + 1))),
+        };
+        if sent.is_err() {
+            return;
+        }
+    }
+    let _ = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        runtime.block_on(async {
+            tokio::select! {
+                () = end() => {}
+                _ = stopped.wait_for(|stop| *stop) => {}
+            }
+        })
+    }));
+}
+
+/// The next item, with its number in the run (from 0).
+fn take<I: Iterator>(items: &Shared<I>) -> Option<(usize, I::Item)> {
+    let mut items = items.lock().unwrap_or_else(|e| e.into_inner());
+    let (items, taken) = &mut *items;
+    items.next().map(|item| {
+        *taken += 1;
+        (*taken - 1, item)
+    })
 }
 
 impl<R> Games<R> {

@@ -37,8 +37,8 @@ fn class(dir: &Path, names: &[&str], strong: &[&str]) -> PathBuf {
     file
 }
 
-/// `referee league run FILE --db DB ARGS`, to its end.
-fn league(file: &Path, db: &Path, args: &[&str]) -> common::Run {
+/// The arguments of `referee league run FILE --db DB ARGS`.
+fn run_args<'a>(file: &'a Path, db: &'a Path, args: &[&'a str]) -> Vec<&'a str> {
     let mut all = vec![
         "league",
         "run",
@@ -47,7 +47,12 @@ fn league(file: &Path, db: &Path, args: &[&str]) -> common::Run {
         db.to_str().unwrap(),
     ];
     all.extend(args);
-    referee(&all, b"")
+    all
+}
+
+/// `referee league run FILE --db DB ARGS`, to its end.
+fn league(file: &Path, db: &Path, args: &[&str]) -> common::Run {
+    referee(run_args(file, db, args), b"")
 }
 
 /// The league's games, as `referee league export` writes them.
@@ -91,15 +96,7 @@ impl Running {
             dir.join(format!("out{n}.txt")),
             dir.join(format!("err{n}.txt")),
         );
-        let mut all = vec![
-            "league",
-            "run",
-            file.to_str().unwrap(),
-            "--db",
-            db.to_str().unwrap(),
-        ];
-        all.extend(args);
-        let child = common::command(&all, marker)
+        let child = common::command(run_args(file, db, args), marker)
             .stdin(Stdio::null())
             .stdout(std::fs::File::create(&stdout).unwrap())
             .stderr(std::fs::File::create(&stderr).unwrap())
