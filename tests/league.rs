@@ -253,7 +253,11 @@ fn entrants_come_and_go_while_the_league_plays() {
 
     // ann's new version: the strong player.
     let ann = dir.path().join("subs/ann");
-    std::fs::copy(fixture("duel/strong.sh"), ann.join("pc2")).unwrap();
+    // Replaced as an editor or git does, by a rename: copying over a
+    // program that is running fails with "Text file busy".
+    let next = dir.path().join("strong.sh");
+    std::fs::copy(fixture("duel/strong.sh"), &next).unwrap();
+    std::fs::rename(&next, ann.join("pc2")).unwrap();
     running.wait("ann@v2 playing", |out, err| {
         err.contains("league: ann@v2 enters") && out.contains("ann@v2")
     });
