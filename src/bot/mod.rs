@@ -1144,7 +1144,7 @@ impl Bot {
 /// `/dev/shm` of its own, as large as its memory limit.
 pub(crate) fn enclosure(cgroup: Option<&cgroup::Cgroup>, limits: &BotLimits) -> spawn::Enclosure {
     spawn::Enclosure {
-        cgroup_procs: cgroup.map(cgroup::Cgroup::procs_files).unwrap_or_default(),
+        cgroup_procs: cgroup.map(cgroup::Cgroup::entry_files).unwrap_or_default(),
         private_ipc: (!limits.sandbox && cgroup::private_ipc_available())
             .then(|| limits.memory.unwrap_or(0)),
     }

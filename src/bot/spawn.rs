@@ -646,9 +646,10 @@ pub fn use_launcher(launcher: PathBuf) {
 /// and an IPC namespace and a `/dev/shm` of its own.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Enclosure {
-    /// The `cgroup.procs` files of its cgroup (one per v1 hierarchy): it
-    /// enters them before it becomes the program, so that everything it
-    /// ever does is charged there.
+    /// The files of its cgroup it writes itself to (one per v1
+    /// hierarchy; [`super::cgroup::Cgroup::entry_files`]): it enters them
+    /// before it becomes the program, so that everything it ever does is
+    /// charged there.
     pub cgroup_procs: Vec<PathBuf>,
     /// Its own IPC namespace (SysV segments, message queues) and a private
     /// `/dev/shm` of at most this many bytes (`0`: the kernel's default,
@@ -723,16 +724,15 @@ impl PreparedEnclosure {
     /// Enters the cgroup, then the namespaces. Only raw system calls.
     fn enter(&self) -> nix::Result<()> {
         use nix::libc;
-        let mut digits = [0u8; 20];
-        let pid = pid_digits(nix::unistd::getpid().as_raw(), &mut digits);
         for file in &self.cgroup_procs {
             // SAFETY: a valid C string; the fd is closed before returning.
             let fd = unsafe { libc::open(file.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
             if fd < 0 {
                 return Err(nix::errno::Errno::last());
             }
+            // "0" is the writer itself (see `Cgroup::entry_files`).
             // SAFETY: writes from a live buffer of the given length.
-            let written = unsafe { libc::write(fd, pid.as_ptr().cast(), pid.len()) };
+            let written = unsafe { libc::write(fd, c"0".as_ptr().cast(), 1) };
             let error = nix::errno::Errno::last();
             // SAFETY: closes the fd opened above.
             unsafe { libc::close(fd) };
@@ -770,21 +770,6 @@ impl PreparedEnclosure {
         }
         Ok(())
     }
-}
-
-/// `pid` in decimal, in `buffer`, without allocating.
-fn pid_digits(pid: i32, buffer: &mut [u8; 20]) -> &[u8] {
-    let mut n = pid.unsigned_abs();
-    let mut at = buffer.len();
-    loop {
-        at -= 1;
-        buffer[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    &buffer[at..]
 }
 
 /// Builds the command for a bot: its own process group, piped stdio, and a

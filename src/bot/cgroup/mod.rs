@@ -476,12 +476,25 @@ impl Cgroup {
         write_file(&pids.join("pids.max"), &cap)
     }
 
-    /// The `cgroup.procs` files a process writes its pid to, to enter.
-    pub fn procs_files(&self) -> Vec<PathBuf> {
+    /// The files a single-threaded process writes `0` (itself) to, to
+    /// enter: v1's `tasks` and v2's `cgroup.procs`.
+    ///
+    /// Why `tasks` on v1: moving a whole thread group (`cgroup.procs`, or
+    /// any pid but 0) takes the kernel's `cgroup_threadgroup_rwsem` for
+    /// writing, whose first writer after a quiet spell waits an RCU grace
+    /// period: 10–20 ms for the first bot of a run (docs/PERFORMANCE.md
+    /// §14). A thread moving itself takes no such lock, and a launcher
+    /// about to `exec` is its process's only thread. v2 has no such file
+    /// outside threaded cgroups.
+    pub fn entry_files(&self) -> Vec<PathBuf> {
+        let file = match self.version {
+            Version::V1 => "tasks",
+            Version::V2 => "cgroup.procs",
+        };
         self.dirs
             .distinct()
             .into_iter()
-            .map(|d| d.join("cgroup.procs"))
+            .map(|d| d.join(file))
             .collect()
     }
 
@@ -978,7 +991,7 @@ mod tests {
         assert_eq!(cgroup.take_peak(), Some(4096));
         std::fs::write(dir.path().join("pids.events"), "max 3\n").unwrap();
         assert!(cgroup.hit_process_cap());
-        assert_eq!(cgroup.procs_files(), vec![dir.path().join("cgroup.procs")]);
+        assert_eq!(cgroup.entry_files(), vec![dir.path().join("cgroup.procs")]);
         // Nothing in it: killing it is reading cgroup.procs.
         cgroup.kill();
         std::mem::forget(cgroup);
