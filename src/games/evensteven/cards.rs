@@ -134,17 +134,37 @@ impl Card {
         TEXT[usize::from(self.value - Self::MIN_VALUE)]
     }
 
-    /// Appends the card as the protocol writes it (`10h`, `Qs`), without
-    /// the formatting machinery: messages are built on every move.
+    /// The card as the protocol and the records write it (`10h`, `Qs`),
+    /// without the formatting machinery: messages are built on every move
+    /// and records on every game.
+    pub fn name(self) -> &'static str {
+        const NAMES: [[&str; 4]; 13] = [
+            ["2c", "2d", "2h", "2s"],
+            ["3c", "3d", "3h", "3s"],
+            ["4c", "4d", "4h", "4s"],
+            ["5c", "5d", "5h", "5s"],
+            ["6c", "6d", "6h", "6s"],
+            ["7c", "7d", "7h", "7s"],
+            ["8c", "8d", "8h", "8s"],
+            ["9c", "9d", "9h", "9s"],
+            ["10c", "10d", "10h", "10s"],
+            ["Jc", "Jd", "Jh", "Js"],
+            ["Qc", "Qd", "Qh", "Qs"],
+            ["Kc", "Kd", "Kh", "Ks"],
+            ["Ac", "Ad", "Ah", "As"],
+        ];
+        NAMES[usize::from(self.value - Self::MIN_VALUE)][self.suit as usize]
+    }
+
+    /// Appends the card as the protocol writes it.
     pub fn push_to(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(self.value_text().as_bytes());
-        out.push(self.suit.letter() as u8);
+        out.extend_from_slice(self.name().as_bytes());
     }
 }
 
 impl fmt::Display for Card {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", self.value_text(), self.suit.letter())
+        f.write_str(self.name())
     }
 }
 
@@ -157,7 +177,7 @@ impl std::str::FromStr for Card {
 
 impl serde::Serialize for Card {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+        s.serialize_str(self.name())
     }
 }
 
@@ -171,6 +191,8 @@ mod tests {
             for suit in Suit::ALL {
                 let card = Card::new(value, suit).unwrap();
                 assert_eq!(Card::parse(&card.to_string()), Ok(card));
+                let spelled = format!("{}{}", card.value_text(), suit.letter());
+                assert_eq!(card.name(), spelled);
             }
         }
     }
