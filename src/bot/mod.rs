@@ -576,7 +576,17 @@ impl Bot {
     /// write the bot makes wait (a full pipe) restarts the clock when it
     /// completes, since until then the bot had not read the message.
     pub async fn send(&mut self, message: &[u8], deadline: Instant) -> Result<(), BotError> {
-        let started = Instant::now();
+        self.send_from(message, deadline, Instant::now()).await
+    }
+
+    /// [`Bot::send`], the clock read at `started` by the caller: one
+    /// reading of the clock for the deadline and the bot's time.
+    async fn send_from(
+        &mut self,
+        message: &[u8],
+        deadline: Instant,
+        started: Instant,
+    ) -> Result<(), BotError> {
         if self.cpu_mark.is_none() {
             let clock = self.cpu_clock();
             self.cpu_mark = Some(CpuMark {
@@ -957,7 +967,9 @@ impl Bot {
         limit: Duration,
         relay: Relay<'_>,
     ) -> Result<Reply<'_>, BotError> {
-        self.send(message, deadline_after(limit)).await?;
+        let started = Instant::now();
+        self.send_from(message, later(started, limit), started)
+            .await?;
         let deadline = self.reply_deadline(limit);
         self.recv_line(deadline, relay).await
     }
