@@ -255,9 +255,6 @@ fn init_logging(level: &str) {
         .init();
 }
 
-/// A panic is a bug in the referee: kill every bot, report, exit 70. The
-/// one exception is `println!` or `eprintln!` meeting a closed pipe, which
-/// ends the run quietly (see [`start_pipe_watch`]).
 /// Bots are started through `referee-launch` beside this binary, or
 /// where it is missing through this same binary (see `bot::use_launcher`):
 /// `/proc/self/exe` still runs it after a rebuild replaced the file.
@@ -276,6 +273,9 @@ fn use_launcher() {
     }
 }
 
+/// A panic is a bug in the referee: kill every bot, report, exit 70. The
+/// one exception is `println!` or `eprintln!` meeting a closed pipe, which
+/// ends the run quietly (see [`start_pipe_watch`]).
 fn install_panic_hook() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {

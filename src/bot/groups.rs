@@ -204,6 +204,12 @@ pub const STRAY_SCAN_INTERVAL: Duration = Duration::from_millis(100);
 static BATCHED: AtomicBool = AtomicBool::new(true);
 static SCAN_WANTED: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
 
+/// How long the scanner waits between a request and its scan: requests
+/// that come meanwhile share the scan, and a run that ends meanwhile
+/// (the dealer's, right after its one bot is reaped) does not scan twice,
+/// since its ending scans anyway ([`kill_all`]).
+const STRAY_SCAN_DELAY: Duration = Duration::from_millis(20);
+
 fn scan_for_strays() {
     let (wanted, wake) = &SCAN_WANTED;
     loop {
@@ -212,10 +218,11 @@ fn scan_for_strays() {
             while !*wanted {
                 wanted = wake.wait(wanted).unwrap_or_else(PoisonError::into_inner);
             }
-            *wanted = false;
         }
+        std::thread::sleep(STRAY_SCAN_DELAY);
+        *wanted.lock().unwrap_or_else(PoisonError::into_inner) = false;
         kill_strays_now();
-        std::thread::sleep(STRAY_SCAN_INTERVAL);
+        std::thread::sleep(STRAY_SCAN_INTERVAL - STRAY_SCAN_DELAY);
     }
 }
 
