@@ -358,6 +358,41 @@ fn entrants_come_and_go_while_the_league_plays() {
     );
 }
 
+/// A version plays as it was built: its folder is copied as it enters.
+/// A change the league has not looked at yet (here, with a scan an hour
+/// away, never) does not play under its name, and its program removed
+/// from the submission's folder still plays.
+#[test]
+fn a_version_plays_from_a_copy_made_as_it_entered() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = class(dir.path(), &["ann", "bob"], &[]);
+    let db = dir.path().join("league.db");
+    let marker = Marker::new();
+    let running = Running::start(&file, &db, &["--jobs", "1", "--scan-every", "1h"], &marker);
+    running.wait("a few games", |out, _| out.contains("game 2:"));
+    std::fs::remove_file(dir.path().join("subs/ann/pc2")).unwrap();
+    let games_then = running.stdout().matches("game ").count();
+    running.wait("more games", |out, _| {
+        out.matches("game ").count() > games_then + 4
+    });
+    assert_eq!(running.end(nix::sys::signal::Signal::SIGTERM), Some(130));
+    marker.assert_none_left();
+    let records = exported(dir.path(), &db);
+    assert!(records.len() > 6, "{records:?}");
+    for record in &records {
+        for result in record["results"].as_array().unwrap() {
+            assert_eq!(result["status"], "ok", "{record}");
+        }
+    }
+    let copies: Vec<_> = std::fs::read_dir(dir.path().join("league.db.versions"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(copies.len(), 2, "{copies:?}");
+    assert!(copies.iter().any(|c| c.starts_with("ann-")), "{copies:?}");
+}
+
 /// The keys of a run of so many games make no sense in a league: each is
 /// refused, naming the file and what to do instead.
 #[test]

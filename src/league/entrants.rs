@@ -3,6 +3,7 @@
 //! never calls for the next), and a new version built when they change.
 
 use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -120,6 +121,83 @@ pub async fn build(
     }
 }
 
+/// Where a version built from `dir` plays from: a copy of the folder made
+/// when it entered, under `root`, named by its entrant and fingerprint
+/// (the same sources, the same copy, a league started again included).
+///
+/// Why: a league builds in the submission's own folder, which its author
+/// keeps changing. Played from there, a game started between a change and
+/// the scan that notices it would run the new program under the old
+/// version's name, and a build of the next version would overwrite the
+/// program a game is running. A copy is what CodinGame and psyleague keep
+/// of a submission too.
+pub fn snapshot(
+    program: BotSpec,
+    dir: &Path,
+    root: &Path,
+    name: &str,
+    fingerprint: &str,
+) -> Result<BotSpec, String> {
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let to = root.join(format!("{safe}-{fingerprint}"));
+    if !to.is_dir() {
+        let partial = root.join(format!(".{safe}-{fingerprint}.partial"));
+        let _ = std::fs::remove_dir_all(&partial);
+        copy_tree(dir, &partial)
+            .and_then(|()| std::fs::rename(&partial, &to))
+            .map_err(|e| format!("cannot copy {} to {}: {e}", dir.display(), to.display()))?;
+    }
+    Ok(moved(program, dir, &to))
+}
+
+/// `program` with every path under `from` (its folder, its program, its
+/// arguments) under `to` instead.
+fn moved(program: BotSpec, from: &Path, to: &Path) -> BotSpec {
+    let under_to = |p: &OsStr| -> OsString {
+        match Path::new(p).strip_prefix(from) {
+            Ok(rest) => to.join(rest).into_os_string(),
+            Err(_) => p.to_owned(),
+        }
+    };
+    BotSpec {
+        program: under_to(&program.program),
+        args: program.args.iter().map(|a| under_to(a)).collect(),
+        dir: program
+            .dir
+            .as_deref()
+            .map(|d| PathBuf::from(under_to(d.as_os_str()))),
+        ..program
+    }
+}
+
+/// Copies the tree at `from` to `to` (made): files with their permissions,
+/// symbolic links as links, never followed.
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let (source, target) = (entry.path(), to.join(entry.file_name()));
+        let kind = entry.file_type()?;
+        if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&source)?, &target)?;
+        } else if kind.is_dir() {
+            copy_tree(&source, &target)?;
+        } else if kind.is_file() {
+            std::fs::copy(&source, &target)?;
+        }
+    }
+    Ok(())
+}
+
 /// The build log in `dir` (the one file a build of one folder writes),
 /// its end when it is long.
 fn log_in(dir: &Path) -> Option<String> {
@@ -205,6 +283,61 @@ mod tests {
 
     fn entrant(dir: &Path) -> EntrantSpec {
         toml::from_str(&format!("name = \"a\"\ndir = \"{}\"\n", dir.display())).unwrap()
+    }
+
+    #[test]
+    fn a_snapshot_copies_the_folder_links_as_links_and_moves_the_program() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (folder, root) = (dir.path().join("ann"), dir.path().join("db.versions"));
+        std::fs::create_dir_all(folder.join("data")).unwrap();
+        std::fs::write(folder.join("pc2"), "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(folder.join("pc2"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        std::fs::write(folder.join("data/w.txt"), "1").unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", folder.join("link")).unwrap();
+        let program = BotSpec {
+            program: folder.join("pc2").into_os_string(),
+            args: vec![
+                "--weights".into(),
+                folder.join("data/w.txt").into_os_string(),
+            ],
+            dir: Some(folder.clone()),
+            hide: vec![],
+            env: Environment::clean(&[]),
+        };
+        let kept = snapshot(program, &folder, &root, "ann/x", "f00d").unwrap();
+        let copy = root.join("ann_x-f00d");
+        assert_eq!(kept.program, copy.join("pc2"));
+        assert_eq!(kept.args[1], copy.join("data/w.txt"));
+        assert_eq!(kept.dir.as_deref(), Some(copy.as_path()));
+        let mode = std::fs::metadata(copy.join("pc2"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o111, 0o111);
+        assert_eq!(
+            std::fs::read_to_string(copy.join("data/w.txt")).unwrap(),
+            "1"
+        );
+        assert!(
+            copy.join("link")
+                .symlink_metadata()
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        // The same sources again: the same copy, not made twice.
+        std::fs::write(copy.join("data/w.txt"), "kept").unwrap();
+        let again = BotSpec {
+            dir: Some(folder.clone()),
+            ..kept.clone()
+        };
+        snapshot(again, &folder, &root, "ann/x", "f00d").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(copy.join("data/w.txt")).unwrap(),
+            "kept"
+        );
     }
 
     #[test]

@@ -25,6 +25,9 @@ pub struct Roster {
     /// What every sandboxed entrant is kept from seeing: the league's own
     /// files and every entrant's folder (its own is shown again).
     hidden: Vec<PathBuf>,
+    /// Where each version's folder is copied as it enters (see
+    /// [`entrants::snapshot`]): beside the database, `DB.versions`.
+    versions: PathBuf,
     scan_every: Duration,
     /// Whether a build may run beside the games (a spare CPU), set once
     /// the jobs are known.
@@ -50,7 +53,12 @@ impl Roster {
     ) -> Roster {
         let l = &spec.limits;
         let env = Environment::clean(&config.env).with(&spec.env.vars());
-        let mut hidden = vec![base.clone(), config.db.clone()];
+        let versions = {
+            let mut path = config.db.clone().into_os_string();
+            path.push(".versions");
+            PathBuf::from(path)
+        };
+        let mut hidden = vec![base.clone(), config.db.clone(), versions.clone()];
         for e in &spec.entrants {
             if let Some(glob) = &e.glob {
                 let parent = Path::new(glob.get_ref()).parent().unwrap_or(Path::new(""));
@@ -76,6 +84,7 @@ impl Roster {
             build,
             env,
             hidden,
+            versions,
             scan_every: config.scan_every,
             spare_cpu: true,
         }
@@ -92,6 +101,12 @@ impl Roster {
         for problem in expand_globs_now(&mut now, &self.text, &self.base) {
             eprintln!("league: {problem}");
         }
+        // A glob beside the database would match the versions' copies.
+        now.retain(|e| {
+            e.dir.as_ref().is_none_or(|d| {
+                !crate::tournament::units::under(&self.base, d).starts_with(&self.versions)
+            })
+        });
         now
     }
 
@@ -162,6 +177,7 @@ impl Roster {
         shared: &Shared,
     ) -> Result<(), String> {
         let fingerprint = entrants::fingerprint(e, &self.base, &built.products);
+        let built = self.kept(e, built, &fingerprint);
         let log = match &built.program {
             Err(why) => Some(built.log.clone().unwrap_or_else(|| why.why.clone())),
             Ok(_) => built.log.clone(),
@@ -228,6 +244,8 @@ impl Roster {
     /// The last version of `e`, built again (a league started again, an
     /// entrant back): playing again.
     fn rebuilt(&self, e: &EntrantSpec, id: i64, built: entrants::Built, shared: &Shared) {
+        let fingerprint = entrants::fingerprint(e, &self.base, &built.products);
+        let built = self.kept(e, built, &fingerprint);
         let mut state = shared.lock();
         let Some(v) = state.versions.iter_mut().find(|v| v.id == id) else {
             return;
@@ -278,6 +296,19 @@ impl Roster {
             );
         }
         Ok(())
+    }
+
+    /// `built` playing from a copy of its folder (see
+    /// [`entrants::snapshot`]); a copy that cannot be made keeps it out.
+    fn kept(&self, e: &EntrantSpec, built: entrants::Built, fingerprint: &str) -> entrants::Built {
+        let (Ok(program), Some(dir)) = (&built.program, &e.dir) else {
+            return built;
+        };
+        let dir = crate::tournament::units::under(&self.base, dir);
+        let program =
+            entrants::snapshot(program.clone(), &dir, &self.versions, &e.name, fingerprint)
+                .map_err(crate::outcome::Disqualified::cannot_start);
+        entrants::Built { program, ..built }
     }
 
     fn hide(&self, mut program: crate::bot::BotSpec) -> crate::bot::BotSpec {
