@@ -53,10 +53,12 @@ impl Roster {
     ) -> Roster {
         let l = &spec.limits;
         let env = Environment::clean(&config.env).with(&spec.env.vars());
+        // Absolute: a bot plays in its copy whatever `--db` was relative to.
         let versions = {
             let mut path = config.db.clone().into_os_string();
             path.push(".versions");
-            PathBuf::from(path)
+            let path = PathBuf::from(path);
+            std::path::absolute(&path).unwrap_or(path)
         };
         let mut hidden = vec![base.clone(), config.db.clone(), versions.clone()];
         for e in &spec.entrants {
