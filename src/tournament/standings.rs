@@ -1015,92 +1015,11 @@ fn percent(x: f64) -> String {
 
 /// The standings as a table for the terminal.
 pub fn table(solo: bool, rows: &[Row]) -> String {
-    // Every column but the entrant's name holds numbers.
-    let numbers = |header: &[&str]| (0..header.len()).filter(|&i| i != 1).collect::<Vec<_>>();
-    let mut t;
-    if solo {
-        let vs = match rows.first().and_then(|r| r.paired_vs.as_deref()) {
-            Some(name) => format!("vs {} (paired)", text::terminal(name)),
-            None => "vs best (paired)".to_owned(),
-        };
-        let mut header = vec![
-            "rank", "entrant", "games", "wins", "win rate", "95% CI", &vs,
-        ];
-        header.extend(FAILURES);
-        header.extend(["unnecessary", "slowest", "memory", "cpu"]);
-        t = markdown_table(&header, &numbers(&header));
-        for r in rows {
-            let mut cells = vec![
-                r.rank.to_string(),
-                text::terminal(&r.entrant).into_owned(),
-                r.games.to_string(),
-                format!("{}", r.wins),
-                percent(r.win_rate.unwrap_or(0.0)),
-                format!(
-                    "{}-{}",
-                    percent(r.win_rate_low.unwrap_or(0.0)),
-                    percent(r.win_rate_high.unwrap_or(1.0))
-                ),
-                match r.paired_diff {
-                    Some(diff) => format!(
-                        "{:+.1} ± {:.1} pts",
-                        100.0 * diff,
-                        100.0 * r.paired_diff_ci.unwrap_or(0.0)
-                    ),
-                    None => "-".to_owned(),
-                },
-            ];
-            cells.extend(r.failures().map(|n| n.to_string()));
-            cells.extend([
-                r.unnecessary.to_string(),
-                human_micros(r.slowest_micros),
-                memory(r.max_memory_bytes),
-                cpu(r.max_cpu_micros),
-            ]);
-            t.add_row(cells);
-        }
+    let t = if solo {
+        solo_table(rows)
     } else {
-        let mut header = vec![
-            "rank",
-            "entrant",
-            "games",
-            "rating",
-            "±",
-            "mean score",
-            "95% CI",
-            "wins",
-        ];
-        // Two entrants: the Elo beside the rating.
-        let with_elo = rows.iter().any(|r| r.elo.is_some());
-        if with_elo {
-            header.insert(5, "Elo");
-        }
-        header.extend(FAILURES);
-        header.extend(["slowest", "memory", "cpu"]);
-        t = markdown_table(&header, &numbers(&header));
-        for r in rows {
-            let mut cells = vec![
-                r.rank.to_string(),
-                text::terminal(&r.entrant).into_owned(),
-                r.games.to_string(),
-                format!("{:.2}", r.rating.unwrap_or(0.0)),
-                format!("{:.2}", r.uncertainty.unwrap_or(0.0)),
-                format!("{:.1}", r.mean_score.unwrap_or(0.0)),
-                format!("±{:.1}", r.mean_score_ci.unwrap_or(0.0)),
-                format!("{:.2}", r.wins),
-            ];
-            if with_elo {
-                cells.insert(5, elo_cell(r));
-            }
-            cells.extend(r.failures().map(|n| n.to_string()));
-            cells.extend([
-                human_micros(r.slowest_micros),
-                memory(r.max_memory_bytes),
-                cpu(r.max_cpu_micros),
-            ]);
-            t.add_row(cells);
-        }
-    }
+        versus_table(rows)
+    };
     if let Some(name) = rows.first().and_then(|r| r.paired_vs.as_deref()) {
         format!(
             "{t}\ngauntlet: each entrant's paired difference is to {}, the gauntlet entrant",
@@ -1119,6 +1038,101 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
     } else {
         format!("{t}\n{SHARED_WINS}")
     }
+}
+
+/// Every column but the entrant's name (the second) holds numbers.
+fn number_columns(header: &[&str]) -> Vec<usize> {
+    (0..header.len()).filter(|&i| i != 1).collect()
+}
+
+/// The table of a one-player game: win rates, paired differences.
+fn solo_table(rows: &[Row]) -> comfy_table::Table {
+    let vs = match rows.first().and_then(|r| r.paired_vs.as_deref()) {
+        Some(name) => format!("vs {} (paired)", text::terminal(name)),
+        None => "vs best (paired)".to_owned(),
+    };
+    let mut header = vec![
+        "rank", "entrant", "games", "wins", "win rate", "95% CI", &vs,
+    ];
+    header.extend(FAILURES);
+    header.extend(["unnecessary", "slowest", "memory", "cpu"]);
+    let mut t = markdown_table(&header, &number_columns(&header));
+    for r in rows {
+        let mut cells = vec![
+            r.rank.to_string(),
+            text::terminal(&r.entrant).into_owned(),
+            r.games.to_string(),
+            format!("{}", r.wins),
+            percent(r.win_rate.unwrap_or(0.0)),
+            format!(
+                "{}-{}",
+                percent(r.win_rate_low.unwrap_or(0.0)),
+                percent(r.win_rate_high.unwrap_or(1.0))
+            ),
+            match r.paired_diff {
+                Some(diff) => format!(
+                    "{:+.1} ± {:.1} pts",
+                    100.0 * diff,
+                    100.0 * r.paired_diff_ci.unwrap_or(0.0)
+                ),
+                None => "-".to_owned(),
+            },
+        ];
+        cells.extend(r.failures().map(|n| n.to_string()));
+        cells.extend([
+            r.unnecessary.to_string(),
+            human_micros(r.slowest_micros),
+            memory(r.max_memory_bytes),
+            cpu(r.max_cpu_micros),
+        ]);
+        t.add_row(cells);
+    }
+    t
+}
+
+/// The table of a game between players: ratings and mean scores.
+fn versus_table(rows: &[Row]) -> comfy_table::Table {
+    let mut header = vec![
+        "rank",
+        "entrant",
+        "games",
+        "rating",
+        "±",
+        "mean score",
+        "95% CI",
+        "wins",
+    ];
+    // Two entrants: the Elo beside the rating.
+    let with_elo = rows.iter().any(|r| r.elo.is_some());
+    if with_elo {
+        header.insert(5, "Elo");
+    }
+    header.extend(FAILURES);
+    header.extend(["slowest", "memory", "cpu"]);
+    let mut t = markdown_table(&header, &number_columns(&header));
+    for r in rows {
+        let mut cells = vec![
+            r.rank.to_string(),
+            text::terminal(&r.entrant).into_owned(),
+            r.games.to_string(),
+            format!("{:.2}", r.rating.unwrap_or(0.0)),
+            format!("{:.2}", r.uncertainty.unwrap_or(0.0)),
+            format!("{:.1}", r.mean_score.unwrap_or(0.0)),
+            format!("±{:.1}", r.mean_score_ci.unwrap_or(0.0)),
+            format!("{:.2}", r.wins),
+        ];
+        if with_elo {
+            cells.insert(5, elo_cell(r));
+        }
+        cells.extend(r.failures().map(|n| n.to_string()));
+        cells.extend([
+            human_micros(r.slowest_micros),
+            memory(r.max_memory_bytes),
+            cpu(r.max_cpu_micros),
+        ]);
+        t.add_row(cells);
+    }
+    t
 }
 
 /// An entrant's Elo against the other for a table: `+35.2 ± 48.1 (95%)`,
