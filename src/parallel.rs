@@ -127,21 +127,8 @@ fn work<I, T, R, F, Fut, E, EndFut>(
             return;
         }
     };
-    // A game that panics is reported, not silently lost, and the worker
-    // goes on with the next one. (The referee binary's panic hook ends the
-    // whole run first: there a panic is a bug, exit status 70.)
-    let until_stopped = |stopped: &mut watch::Receiver<bool>, future| {
-        std::panic::catch_unwind(AssertUnwindSafe(|| {
-            runtime.block_on(async {
-                tokio::select! {
-                    result = future => Some(result),
-                    _ = stopped.wait_for(|stop| *stop) => None,
-                }
-            })
-        }))
-    };
     while let Some((i, item)) = take(items) {
-        let sent = match until_stopped(stopped, play(item, cpu)) {
+        let sent = match until_stopped(&runtime, stopped, play(item, cpu)) {
             Ok(Some(result)) => sender.send(Ok(result)),
             Ok(None) => return,
             Err(_) => sender.send(Err(format!("game {} of this run panicked", i + 1))),
@@ -150,14 +137,27 @@ fn work<I, T, R, F, Fut, E, EndFut>(
             return;
         }
     }
-    let _ = std::panic::catch_unwind(AssertUnwindSafe(|| {
+    let _ = until_stopped(&runtime, stopped, end());
+}
+
+/// Runs `future` on `runtime` until it ends (`Some` of its output) or the
+/// run is stopped (`None`). A game that panics is reported, not silently
+/// lost, and the worker goes on with the next one. (The referee binary's
+/// panic hook ends the whole run first: there a panic is a bug, exit
+/// status 70.)
+fn until_stopped<O>(
+    runtime: &tokio::runtime::Runtime,
+    stopped: &mut watch::Receiver<bool>,
+    future: impl Future<Output = O>,
+) -> std::thread::Result<Option<O>> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| {
         runtime.block_on(async {
             tokio::select! {
-                () = end() => {}
-                _ = stopped.wait_for(|stop| *stop) => {}
+                result = future => Some(result),
+                _ = stopped.wait_for(|stop| *stop) => None,
             }
         })
-    }));
+    }))
 }
 
 /// The next item, with its number in the run (from 0).

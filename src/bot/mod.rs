@@ -579,8 +579,16 @@ impl Bot {
         self.send_from(message, deadline, Instant::now()).await
     }
 
-    /// [`Bot::send`], the clock read at `started` by the caller: one
-    /// reading of the clock for the deadline and the bot's time.
+    /// [`Bot::send`] with a deadline `limit` from now: one reading of the
+    /// clock for the deadline and the bot's time (a move's write is on
+    /// every round trip).
+    pub async fn send_within(&mut self, message: &[u8], limit: Duration) -> Result<(), BotError> {
+        let started = Instant::now();
+        self.send_from(message, later(started, limit), started)
+            .await
+    }
+
+    /// [`Bot::send`], the clock read at `started` by the caller.
     async fn send_from(
         &mut self,
         message: &[u8],
@@ -967,9 +975,7 @@ impl Bot {
         limit: Duration,
         relay: Relay<'_>,
     ) -> Result<Reply<'_>, BotError> {
-        let started = Instant::now();
-        self.send_from(message, later(started, limit), started)
-            .await?;
+        self.send_within(message, limit).await?;
         let deadline = self.reply_deadline(limit);
         self.recv_line(deadline, relay).await
     }
@@ -1156,7 +1162,7 @@ impl Bot {
 /// `/dev/shm` of its own, as large as its memory limit.
 pub(crate) fn enclosure(cgroup: Option<&cgroup::Cgroup>, limits: &BotLimits) -> spawn::Enclosure {
     spawn::Enclosure {
-        cgroup_procs: cgroup.map(cgroup::Cgroup::entry_files).unwrap_or_default(),
+        cgroup_entry: cgroup.map(cgroup::Cgroup::entry_files).unwrap_or_default(),
         private_ipc: (!limits.sandbox && cgroup::private_ipc_available())
             .then(|| limits.memory.unwrap_or(0)),
     }

@@ -650,7 +650,7 @@ pub struct Enclosure {
     /// hierarchy; [`super::cgroup::Cgroup::entry_files`]): it enters them
     /// before it becomes the program, so that everything it ever does is
     /// charged there.
-    pub cgroup_procs: Vec<PathBuf>,
+    pub cgroup_entry: Vec<PathBuf>,
     /// Its own IPC namespace (SysV segments, message queues) and a private
     /// `/dev/shm` of at most this many bytes (`0`: the kernel's default,
     /// half the memory), both gone with it. Root only (see
@@ -662,7 +662,7 @@ impl Enclosure {
     /// The launcher's arguments for it, after the limits.
     fn to_args(&self) -> Vec<OsString> {
         let mut args = Vec::new();
-        for file in &self.cgroup_procs {
+        for file in &self.cgroup_entry {
             args.push("--cgroup".into());
             args.push(file.clone().into_os_string());
         }
@@ -680,7 +680,7 @@ impl Enclosure {
         while let Some(option) = args.next() {
             let value = args.next()?;
             match option.to_str()? {
-                "--cgroup" => enclosure.cgroup_procs.push(PathBuf::from(value)),
+                "--cgroup" => enclosure.cgroup_entry.push(PathBuf::from(value)),
                 "--private-ipc" => enclosure.private_ipc = Some(value.to_str()?.parse().ok()?),
                 _ => return None,
             }
@@ -697,8 +697,8 @@ impl Enclosure {
                 .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
         };
         Ok(PreparedEnclosure {
-            cgroup_procs: self
-                .cgroup_procs
+            cgroup_entry: self
+                .cgroup_entry
                 .iter()
                 .map(|p| c(p.as_os_str().as_bytes()))
                 .collect::<io::Result<_>>()?,
@@ -716,7 +716,7 @@ impl Enclosure {
 /// An [`Enclosure`] ready to be entered between fork and exec.
 #[derive(Default)]
 struct PreparedEnclosure {
-    cgroup_procs: Vec<std::ffi::CString>,
+    cgroup_entry: Vec<std::ffi::CString>,
     shm_options: Option<std::ffi::CString>,
 }
 
@@ -724,7 +724,7 @@ impl PreparedEnclosure {
     /// Enters the cgroup, then the namespaces. Only raw system calls.
     fn enter(&self) -> nix::Result<()> {
         use nix::libc;
-        for file in &self.cgroup_procs {
+        for file in &self.cgroup_entry {
             // SAFETY: a valid C string; the fd is closed before returning.
             let fd = unsafe { libc::open(file.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
             if fd < 0 {

@@ -437,11 +437,7 @@ impl Game for External {
 
     fn end_of_thread(&self) -> EndFuture<'_> {
         Box::pin(async move {
-            // Another game file's (not reached: a run's threads play one
-            // game) is killed as it is dropped.
-            if let Some((file, carried)) = CARRIED.take()
-                && file == self.game.file
-            {
+            if let Some(carried) = carried_for(&self.game.file) {
                 carried.close(&self.game).await;
             }
         })
@@ -476,13 +472,7 @@ impl Game for External {
                     bot: s.entrant,
                 })
                 .collect();
-            // What another game file's games carried is not this one's
-            // (a ci run's cases may share a thread).
-            let carried = CARRIED
-                .with_borrow_mut(|kept| kept.take())
-                .filter(|(file, _)| *file == self.game.file)
-                .map(|(_, carried)| carried)
-                .unwrap_or_default();
+            let carried = carried_for(&self.game.file).unwrap_or_default();
             let (result, carried) = external::play_game(
                 &self.game, &players, limits, seed, deal.index, deal.round, carried,
             )
@@ -548,6 +538,16 @@ thread_local! {
     /// killed with the thread (a stopped run).
     static CARRIED: std::cell::RefCell<Option<(PathBuf, external::Carried)>> =
         const { std::cell::RefCell::new(None) };
+}
+
+/// What this thread's last game carried, taken, if it was `file`'s: what
+/// another game file's games carried is not its (a ci run's cases may
+/// share a thread), and is killed as it is dropped.
+fn carried_for(file: &Path) -> Option<external::Carried> {
+    CARRIED
+        .take()
+        .filter(|(carried_file, _)| carried_file == file)
+        .map(|(_, carried)| carried)
 }
 
 fn duration(value: Option<crate::units::TomlDuration>, default: Duration) -> Duration {

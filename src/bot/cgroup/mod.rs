@@ -50,7 +50,7 @@ pub enum Version {
 
 /// The directories of one cgroup, by what each is used for: the same
 /// directory four times in v2, one per controller's hierarchy in v1.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Dirs {
     pub memory: PathBuf,
     pub pids: PathBuf,
@@ -59,16 +59,6 @@ pub struct Dirs {
 }
 
 impl Dirs {
-    /// No directories (and no allocation).
-    fn unset() -> Dirs {
-        Dirs {
-            memory: PathBuf::new(),
-            pids: PathBuf::new(),
-            cpu: PathBuf::new(),
-            freezer: PathBuf::new(),
-        }
-    }
-
     fn join(&self, name: &str) -> Dirs {
         Dirs {
             memory: self.memory.join(name),
@@ -680,7 +670,7 @@ impl Ended {
     /// more than [`LEFTOVER`] (v1: it would count as the next bot's
     /// memory), resets what can be reset and counts the rest.
     fn cleaned(self) -> Idle {
-        let cgroup = Cgroup {
+        let mut cgroup = Cgroup {
             version: self.version,
             dirs: self.dirs,
             memory: self.limits.0,
@@ -698,11 +688,10 @@ impl Ended {
             let _ = write_file(&memory.join("memory.max_usage_in_bytes"), "0");
         }
         let counts = cgroup.counts();
-        let mut cgroup = cgroup;
         // Taken out, not cloned: what is forgotten must hold nothing on the
         // heap (a clone leaked its four paths for every bot, 0.7 KB a game
         // of a tournament: 25 MB after 20,000 games).
-        let dirs = std::mem::replace(&mut cgroup.dirs, Dirs::unset());
+        let dirs = std::mem::take(&mut cgroup.dirs);
         // Not removed: it is idle now.
         std::mem::forget(cgroup);
         (dirs, self.limits, counts)

@@ -565,7 +565,7 @@ async fn take_turn(
     update: &[u8],
     remaining: Duration,
 ) -> Result<(u8, Duration), BotError> {
-    bot.send(update, deadline_after(remaining)).await?;
+    bot.send_within(update, remaining).await?;
     let deadline = later(bot.sent_at(), remaining);
     bot.recv_byte(deadline).await
 }
@@ -576,7 +576,7 @@ fn last_update_then_end(mut bot: Bot, update: Vec<u8>, limits: BotLimits) -> End
     tokio::spawn(async move {
         // Failure is expected from a crashed player and changes nothing.
         let write_limit = limits.grace.max(Duration::from_millis(100));
-        let _ = bot.send(&update, deadline_after(write_limit)).await;
+        let _ = bot.send_within(&update, write_limit).await;
         let finished = bot.shutdown(None).await;
         (bot, finished)
     })

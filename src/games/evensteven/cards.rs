@@ -126,14 +126,6 @@ impl Card {
         Ok(Card { value, suit })
     }
 
-    /// The value as the statement writes it.
-    pub fn value_text(self) -> &'static str {
-        const TEXT: [&str; 13] = [
-            "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A",
-        ];
-        TEXT[usize::from(self.value - Self::MIN_VALUE)]
-    }
-
     /// The card as the protocol and the records write it (`10h`, `Qs`),
     /// without the formatting machinery: messages are built on every move
     /// and records on every game.
@@ -191,8 +183,6 @@ mod tests {
             for suit in Suit::ALL {
                 let card = Card::new(value, suit).unwrap();
                 assert_eq!(Card::parse(&card.to_string()), Ok(card));
-                let spelled = format!("{}{}", card.value_text(), suit.letter());
-                assert_eq!(card.name(), spelled);
             }
         }
     }

@@ -18,9 +18,7 @@ use super::cards::{Card, CardError};
 use super::deal::Deal;
 use super::input::{self, GameSpec};
 use crate::bot::clock::{MoveLimits, Timer};
-use crate::bot::{
-    Bot, BotError, BotLimits, BotSpec, Finished, LineReader, Next, Usage, UsageMark, deadline_after,
-};
+use crate::bot::{Bot, BotError, BotLimits, BotSpec, Finished, LineReader, Next, Usage, UsageMark};
 use crate::exit::Status;
 use crate::outcome::{self, Phase, Verdict};
 use crate::record::{self, Records};
@@ -747,7 +745,7 @@ fn write_hand(message: &mut Vec<u8>, hand: &[Card]) {
 /// failed here: the game is decided, and an early exit shows up at the
 /// next game or at the end.
 async fn deliver(bot: &mut Bot, pending: &mut Vec<u8>, timeout: Duration) -> Result<(), BotError> {
-    let sent = bot.send(pending, deadline_after(timeout)).await;
+    let sent = bot.send_within(pending, timeout).await;
     pending.clear();
     match sent {
         Err(BotError::Exited { .. } | BotError::ClosedInput) | Ok(()) => Ok(()),

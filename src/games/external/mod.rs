@@ -22,8 +22,7 @@ use tokio::time::Instant;
 
 use crate::bot::clock::{MoveLimits, Timer};
 use crate::bot::{
-    Bot, BotError, BotLimits, BotSpec, Environment, Resources, Usage, UsageMark, deadline_after,
-    later,
+    Bot, BotError, BotLimits, BotSpec, Environment, Resources, Usage, UsageMark, later,
 };
 use crate::outcome::{Phase, Status, Verdict};
 pub use protocol::Round;
@@ -326,18 +325,12 @@ impl<'g> Session<'g> {
     /// are kept, and those whose bot is now another program.
     async fn keep_at_most(&mut self, most: usize) -> Vec<Farewell> {
         let mut leaving = std::mem::take(&mut self.leaving);
-        loop {
-            let kept = self
-                .kept
-                .iter()
-                .enumerate()
-                .filter_map(|(bot, k)| Some((bot, k.as_ref()?)));
-            if kept.clone().count() <= most {
-                break;
-            }
-            let Some((oldest, _)) = kept.min_by_key(|(_, k)| k.used) else {
-                break;
-            };
+        let mut by_use: Vec<(u64, usize)> = (self.kept.iter().enumerate())
+            .filter_map(|(bot, k)| Some((k.as_ref()?.used, bot)))
+            .collect();
+        by_use.sort_unstable();
+        let excess = by_use.len().saturating_sub(most);
+        for &(_, oldest) in &by_use[..excess] {
             if let Some(kept) = self.kept[oldest].take() {
                 leaving.push((oldest, kept));
             }
@@ -434,14 +427,15 @@ impl<'g> Session<'g> {
             .iter()
             .enumerate()
             .map(|(i, player)| {
+                let id = identity(player);
                 let kept = match self.kept[player.bot].take() {
-                    Some(kept) if kept.identity != identity(player) => {
+                    Some(kept) if kept.identity != id => {
                         self.leaving.push((player.bot, kept));
                         None
                     }
                     kept => kept,
                 };
-                Seat::start(i, player, limits, self.time, kept)
+                Seat::start(i, player, id, limits, self.time, kept)
             })
             .collect()
     }
@@ -959,6 +953,7 @@ impl Seat {
     fn start(
         seat: usize,
         player: &Player,
+        identity: String,
         limits: BotLimits,
         time: MoveLimits,
         kept: Option<Kept>,
@@ -993,7 +988,7 @@ impl Seat {
         Seat {
             seat,
             bot_index: player.bot,
-            identity: identity(player),
+            identity,
             entrant: player.name.clone(),
             program,
             options: player.options.clone(),
@@ -1060,9 +1055,7 @@ impl Seat {
             self.pending.clear();
             return;
         };
-        let sent = bot
-            .send(&self.pending, deadline_after(self.timer.limit()))
-            .await;
+        let sent = bot.send_within(&self.pending, self.timer.limit()).await;
         self.pending.clear();
         if let Err(e) = sent {
             self.fail(&e).await;
@@ -1231,8 +1224,7 @@ async fn read_move(
 /// by the shutdown.
 async fn say_goodbye(bot: usize, mut kept: Kept) -> Option<Farewell> {
     if !kept.pending.is_empty() {
-        let deadline = deadline_after(kept.grace);
-        let _ = kept.bot.send(&kept.pending, deadline).await;
+        let _ = kept.bot.send_within(&kept.pending, kept.grace).await;
     }
     farewell(bot, kept.name, &mut kept.bot, kept.grace).await
 }
@@ -1304,7 +1296,7 @@ async fn tell(judge: &mut Bot, line: &mut Vec<u8>, message: &ToJudge<'_>) -> Res
     serde_json::to_writer(&mut *line, message).map_err(|e| format!("internal: {e}"))?;
     line.push(b'\n');
     judge
-        .send(line, deadline_after(JUDGE_LIMIT))
+        .send_within(line, JUDGE_LIMIT)
         .await
         .map_err(|e| format!("the judge {}", judge_failure(&e)))
 }

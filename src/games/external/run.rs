@@ -85,7 +85,7 @@ pub async fn run(config: &PlayConfig) -> Status {
             if let Err(e) = records.append(&record) {
                 eprintln!("referee play: {e}");
                 drop(publishing);
-                return close(&mut session, &config.bots, Status::Io).await;
+                return close(&mut session, Status::Io).await;
             }
         }
         for line in &result.log {
@@ -104,7 +104,7 @@ pub async fn run(config: &PlayConfig) -> Status {
         }
         drop(publishing);
     }
-    let status = close(&mut session, &config.bots, status).await;
+    let status = close(&mut session, status).await;
     if let Some(records) = records
         && let Err(e) = records.finish()
     {
@@ -179,12 +179,12 @@ fn report_judge_error(index: u64, error: &super::JudgeError) {
 /// Ends the judge and the kept players; a kept player that does not exit
 /// within the grace period makes the status 3 at least, as it does the
 /// dealer's (there is no game left to record it in).
-async fn close(session: &mut Session<'_>, bots: &[Player], mut status: Status) -> Status {
+async fn close(session: &mut Session<'_>, mut status: Status) -> Status {
     for farewell in session.close().await {
         eprintln!(
             "referee play: [{}] {}: {}",
             farewell.bot,
-            crate::text::terminal(&bots[farewell.bot].name),
+            crate::text::terminal(&farewell.name),
             farewell.message
         );
         if let Some(fault) = farewell.fault {

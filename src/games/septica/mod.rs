@@ -404,10 +404,7 @@ impl<'a> Match<'a> {
         }
         let sent = self
             .bot
-            .send(
-                self.outbox.as_bytes(),
-                crate::bot::deadline_after(self.timer.limit()),
-            )
+            .send_within(self.outbox.as_bytes(), self.timer.limit())
             .await;
         self.outbox.clear();
         sent.map_err(Failure::Bot)
