@@ -484,6 +484,12 @@ fn hold(path: &Path) -> Result<Flock<File>, String> {
     })
 }
 
+/// The database, even when a thread panicked holding it: each game is
+/// one transaction, so what it holds is whole.
+pub fn lock(db: &std::sync::Mutex<Db>) -> std::sync::MutexGuard<'_, Db> {
+    db.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -233,22 +233,14 @@ fn files(dir: &Path) -> BTreeMap<PathBuf, (u64, Option<SystemTime>)> {
     out
 }
 
-/// FNV-1a, 64 bits: a fingerprint, not a defence against collisions made
-/// on purpose.
-struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Fnv {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
+/// FNV-1a, 64 bits (the `fnv` crate's): a fingerprint, not a defence
+/// against collisions made on purpose.
+#[derive(Default)]
+struct Fnv(fnv::FnvHasher);
 
 impl Fnv {
     fn bytes(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
+        std::hash::Hasher::write(&mut self.0, bytes);
     }
 
     fn text(&mut self, text: &str) {
@@ -273,7 +265,7 @@ impl Fnv {
     }
 
     fn hex(&self) -> String {
-        format!("{:016x}", self.0)
+        format!("{:016x}", std::hash::Hasher::finish(&self.0))
     }
 }
 
@@ -338,6 +330,13 @@ mod tests {
             std::fs::read_to_string(copy.join("data/w.txt")).unwrap(),
             "kept"
         );
+    }
+
+    #[test]
+    fn the_hash_is_fnv_1a_64_as_databases_recorded_it() {
+        let mut hash = Fnv::default();
+        hash.bytes(b"a");
+        assert_eq!(hash.hex(), "af63dc4c8601ec8c");
     }
 
     #[test]

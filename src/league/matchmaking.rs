@@ -160,7 +160,7 @@ fn most_telling_pair(candidates: &[Candidate], rng: &mut SplitMix64) -> Option<(
 
 /// What a game between `a` and `b` tells: how uncertain its outcome is
 /// (`p (1 − p)`) times how little their ratings are known.
-pub fn information(a: &Candidate, b: &Candidate) -> f64 {
+fn information(a: &Candidate, b: &Candidate) -> f64 {
     let spread = (2.0 * BETA * BETA + a.uncertainty.powi(2) + b.uncertainty.powi(2)).sqrt();
     let p = normal_cdf((a.rating - b.rating) / spread);
     (a.uncertainty.powi(2) + b.uncertainty.powi(2)) * p * (1.0 - p)

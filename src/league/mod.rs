@@ -467,7 +467,7 @@ fn commit(db: &Mutex<Db>, shared: &Shared, job: Job, mut record: GameRecord) -> 
         let state = shared.lock();
         job.seats.iter().map(|&v| state.versions[v].id).collect()
     };
-    let id = db.lock().unwrap_or_else(|e| e.into_inner()).add_game(
+    let id = db::lock(db).add_game(
         &mut record,
         job.deal.round.opening,
         job.deal.round.rotation,

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::db::{Db, NewVersion, VersionRow};
+use super::db::{Db, NewVersion, VersionRow, lock};
 use super::{LeagueConfig, Shared, Version, entrants};
 use crate::bot::build::{self, BuildOptions};
 use crate::bot::{BotLimits, Environment};
@@ -39,8 +39,8 @@ enum Change {
     /// Sources never built, or changed since its last version.
     New(EntrantSpec),
     /// Its last version, not yet built by this run (a league started
-    /// again): built as it is, the same version.
-    Rebuild(EntrantSpec, i64),
+    /// again): built as it is, the same version (its id, its fingerprint).
+    Rebuild(EntrantSpec, i64, String),
 }
 
 impl Roster {
@@ -127,9 +127,9 @@ impl Roster {
             self.hold(shared, &e.name, false);
             match change {
                 Change::New(e) => self.enter(&e, built, db, shared)?,
-                Change::Rebuild(e, id) => {
+                Change::Rebuild(e, id, fingerprint) => {
                     lock(db).rejoin(&e.name)?;
-                    self.rebuilt(&e, id, built, shared);
+                    self.rebuilt(&e, id, &fingerprint, built, shared);
                 }
             }
         }
@@ -148,7 +148,7 @@ impl Roster {
                 let state = shared.lock();
                 let idle = state.versions.iter().any(|v| v.id == last.id && !v.active);
                 (last.build_ok && (idle || last.retired))
-                    .then(|| Change::Rebuild(e.clone(), last.id))
+                    .then(|| Change::Rebuild(e.clone(), last.id, now))
             }
             _ => Some(Change::New(e.clone())),
         }
@@ -245,9 +245,15 @@ impl Roster {
 
     /// The last version of `e`, built again (a league started again, an
     /// entrant back): playing again.
-    fn rebuilt(&self, e: &EntrantSpec, id: i64, built: entrants::Built, shared: &Shared) {
-        let fingerprint = entrants::fingerprint(e, &self.base, &built.products);
-        let built = self.kept(e, built, &fingerprint);
+    fn rebuilt(
+        &self,
+        e: &EntrantSpec,
+        id: i64,
+        fingerprint: &str,
+        built: entrants::Built,
+        shared: &Shared,
+    ) {
+        let built = self.kept(e, built, fingerprint);
         let mut state = shared.lock();
         let Some(v) = state.versions.iter_mut().find(|v| v.id == id) else {
             return;
@@ -360,8 +366,4 @@ impl Roster {
             })
             .ok()
     }
-}
-
-fn lock(db: &Mutex<Db>) -> std::sync::MutexGuard<'_, Db> {
-    db.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -155,9 +155,11 @@ fn standings(board: &Board) -> Value {
             state.committed,
             state.seats.is_none(),
             current,
-            state.tally.rows(),
+            // Ranked below, the games' lock released.
+            state.tally.clone(),
         )
     };
+    let rows = rows.into_rows();
     let entrants: Vec<Value> = rows
         .iter()
         .filter_map(|row| {
@@ -214,7 +216,7 @@ struct GamesQuery {
 
 async fn games_json(Axum(board): Axum<Board>, Query(q): Query<GamesQuery>) -> Response {
     let limit = q.limit.unwrap_or(50).min(1000);
-    let db = board.db.lock().unwrap_or_else(|e| e.into_inner());
+    let db = super::db::lock(&board.db);
     match db.recent_games(q.entrant.as_deref(), limit) {
         Ok(games) => json_response(&json!({ "games": games })),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
@@ -240,7 +242,7 @@ async fn events(Axum(board): Axum<Board>) -> impl IntoResponse {
 
 async fn entrant_page(Axum(board): Axum<Board>, UrlPath(name): UrlPath<String>) -> Response {
     let versions = {
-        let db = board.db.lock().unwrap_or_else(|e| e.into_inner());
+        let db = super::db::lock(&board.db);
         match db.versions() {
             Ok(all) => all
                 .into_iter()
@@ -268,7 +270,7 @@ async fn entrant_page(Axum(board): Axum<Board>, UrlPath(name): UrlPath<String>) 
             .collect()
     };
     let games = {
-        let db = board.db.lock().unwrap_or_else(|e| e.into_inner());
+        let db = super::db::lock(&board.db);
         db.recent_games(Some(&name), 30).unwrap_or_default()
     };
     Html(super::page::entrant(&name, &versions, &series, &games)).into_response()
@@ -276,7 +278,7 @@ async fn entrant_page(Axum(board): Axum<Board>, UrlPath(name): UrlPath<String>) 
 
 async fn replay_page(Axum(board): Axum<Board>, UrlPath(id): UrlPath<u64>) -> Response {
     let record = {
-        let db = board.db.lock().unwrap_or_else(|e| e.into_inner());
+        let db = super::db::lock(&board.db);
         db.game(id)
     };
     let record = match record {

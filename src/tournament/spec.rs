@@ -166,12 +166,12 @@ pub fn load_league(path: &Path) -> Result<(Spec, String), String> {
     let mut now = spec.clone();
     problems.extend(expand_globs_now(&mut now.entrants, &text, base));
     if problems.is_empty() {
-        now.games = 1;
+        // A glob may match nothing yet.
         let globs = spec.entrants.iter().any(|e| e.glob.is_some());
-        problems = self::problems(&now, base)
-            .into_iter()
-            .filter(|p| !(globs && p == NO_ENTRANT))
-            .collect();
+        if now.entrants.is_empty() && !globs {
+            problems.push(NO_ENTRANT.to_owned());
+        }
+        problems.extend(problems_but_the_run(&now, base));
     }
     if problems.is_empty() {
         Ok((spec, text))
@@ -231,6 +231,14 @@ pub fn problems(spec: &Spec, base: &Path) -> Vec<String> {
     if spec.games == 0 {
         out.push("games must be at least 1".to_owned());
     }
+    out.extend(problems_but_the_run(spec, base));
+    out
+}
+
+/// [`problems`] but those of a run of so many games (its `games`, its
+/// entrants): what a league's file is checked for too.
+fn problems_but_the_run(spec: &Spec, base: &Path) -> Vec<String> {
+    let mut out = Vec::new();
     if spec.jobs == Some(0) {
         out.push("jobs must be at least 1".to_owned());
     }

@@ -531,9 +531,14 @@ impl Tally {
 
     /// The standings now, ranked.
     pub fn rows(&self) -> Vec<Row> {
-        let mut all = self.clone();
-        all.count_all();
-        all.final_rows()
+        self.clone().into_rows()
+    }
+
+    /// [`Tally::rows`] of a tally of one's own (a copy taken under a lock,
+    /// ranked after it is released).
+    pub fn into_rows(mut self) -> Vec<Row> {
+        self.count_all();
+        self.final_rows()
     }
 
     /// Each entrant's standing over its games (empty without `history`).

@@ -470,11 +470,6 @@ impl Plan {
         };
         play_unit(&*self.game, self.limits, &players, index, deal, seed).await
     }
-
-    /// The bots' limits.
-    pub fn limits(&self) -> BotLimits {
-        self.limits
-    }
 }
 
 /// Plays game `index` of a run, `game` at `deal` with `seed`: one record. A table
