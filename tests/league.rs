@@ -393,6 +393,34 @@ fn a_version_plays_from_a_copy_made_as_it_entered() {
     assert!(copies.iter().any(|c| c.starts_with("ann-")), "{copies:?}");
 }
 
+/// Under `--sandbox` without bubblewrap, the league says so before it
+/// builds anything, as a tournament does, and makes no database.
+#[test]
+fn a_sandboxed_league_without_bubblewrap_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = class(dir.path(), &["ann", "bob"], &[]);
+    let db = dir.path().join("league.db");
+    // A PATH with the judge's interpreter and no bwrap.
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let python = std::process::Command::new("sh")
+        .args(["-c", "command -v python3"])
+        .output()
+        .unwrap();
+    let python = String::from_utf8(python.stdout).unwrap();
+    std::os::unix::fs::symlink(python.trim(), bin.join("python3")).unwrap();
+    let out = std::process::Command::new(common::referee_bin())
+        .args(run_args(&file, &db, &["--games", "2", "--sandbox"]))
+        .env("PATH", &bin)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(64), "{stderr}");
+    assert!(stderr.contains("`bwrap` is not installed"), "{stderr}");
+    assert!(!db.exists());
+}
+
 /// The keys of a run of so many games make no sense in a league: each is
 /// refused, naming the file and what to do instead.
 #[test]

@@ -155,9 +155,14 @@ async fn run_inner(config: &LeagueConfig) -> Result<Status, Failed> {
         .parent()
         .map_or_else(|| PathBuf::from("."), Path::to_owned);
     let game = crate::game::load(&spec.game, &spec.limits, 2, &base, true).map_err(usage)?;
+    let limits = crate::tournament::units::limits_over(config.limits, &spec.limits, game.startup());
+    // Under --sandbox builds run in it too: bubblewrap must be there
+    // before anything is built (or a database made).
+    if limits.sandbox {
+        crate::bot::spawn::check_sandbox().map_err(|e| usage(e.to_string()))?;
+    }
     let db = Db::open(&config.db, config.durable).map_err(usage)?;
     let meta = check_meta(&db, config, &spec, &*game)?;
-    let limits = crate::tournament::units::limits_over(config.limits, &spec.limits, game.startup());
     let mut roster = Roster::new(spec, text, base.clone(), config, limits);
     let state = State::new(&db, &*game, meta.seed, config.games).map_err(usage)?;
     let shared = Arc::new(Shared {
