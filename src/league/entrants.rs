@@ -11,7 +11,7 @@ use crate::bot::build::{self, BuildOptions};
 use crate::bot::{BotSpec, Environment};
 use crate::outcome::Disqualified;
 use crate::tournament::spec::EntrantSpec;
-use crate::tournament::units::{entrant_program, under};
+use crate::tournament::units::{entrant_program, located, under};
 
 /// Files larger than this are fingerprinted by their size and time only.
 const MOST_HASHED: u64 = 16 << 20;
@@ -110,10 +110,7 @@ pub async fn build(
         (_, output) => output,
     };
     let program = entrant_program(built, e.command.as_deref(), base, env.with(&e.env.vars()))
-        .and_then(|spec| match spec.locate() {
-            Ok(_) => Ok(spec),
-            Err(why) => Err(Disqualified::cannot_start(why.to_string())),
-        });
+        .and_then(located);
     Built {
         program,
         products,

@@ -107,6 +107,15 @@ pub(crate) fn limits_over(
     limits
 }
 
+/// `spec` if its program can be found; a program that cannot be started
+/// is found once, before the games, not as a crash in every game.
+pub(crate) fn located(spec: BotSpec) -> Result<BotSpec, Disqualified> {
+    match spec.locate() {
+        Ok(_) => Ok(spec),
+        Err(e) => Err(Disqualified::cannot_start(e.to_string())),
+    }
+}
+
 /// How to run an entrant: its directory's `pc2` once built, or its
 /// command (a relative path in it is its directory's, else the file's);
 /// with the environment `env`.
@@ -281,12 +290,7 @@ impl Plan {
             if let (true, Ok(spec)) = (build.prebuilt, &program) {
                 not_built.extend(prebuilt_problem(&e.name, spec));
             }
-            // A program that cannot be started is found now, once, not
-            // as a crash in every game.
-            let program = program.and_then(|spec| match spec.locate() {
-                Ok(_) => Ok(spec),
-                Err(e) => Err(Disqualified::cannot_start(e.to_string())),
-            });
+            let program = program.and_then(located);
             entrants.push(Entrant {
                 name: e.name.clone(),
                 program,
