@@ -24,6 +24,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
+pub mod object;
+
 /// Whether records are fsynced (`--no-fsync` turns it off, for speed).
 static FSYNC: AtomicBool = AtomicBool::new(true);
 
@@ -144,12 +146,28 @@ impl Records {
     /// fsynced now if the last fsync is older than [`SYNC_INTERVAL`], else
     /// within that interval.
     pub fn append<T: serde::Serialize>(&mut self, record: &T) -> Result<(), RecordError> {
+        self.line.clear();
+        serde_json::to_writer(&mut self.line, record).map_err(|e| RecordError {
+            path: self.path.clone(),
+            source: e.into(),
+        })?;
+        self.write_line()
+    }
+
+    /// [`Records::append`] for a record that writes itself (see
+    /// [`object`]): `write` puts one JSON value into the line.
+    pub fn append_written(&mut self, write: impl FnOnce(&mut Vec<u8>)) -> Result<(), RecordError> {
+        self.line.clear();
+        write(&mut self.line);
+        self.write_line()
+    }
+
+    /// Ends the line made by an append, and writes it.
+    fn write_line(&mut self) -> Result<(), RecordError> {
         let error = |source| RecordError {
             path: self.path.clone(),
             source,
         };
-        self.line.clear();
-        serde_json::to_writer(&mut self.line, record).map_err(|e| error(e.into()))?;
         self.line.push(b'\n');
         // A game that ends while the run is ending was ended by the kill.
         crate::interrupt::stop_if_ending();

@@ -11,12 +11,12 @@ use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::Serialize;
 use tokio::io::AsyncRead;
 
 use super::cards::{Card, CardError};
 use super::deal::Deal;
 use super::input::{self, GameSpec};
+use super::record::{ErrorRecord, GameRecord, Play};
 use crate::bot::clock::{MoveLimits, Timer};
 use crate::bot::{Bot, BotError, BotLimits, BotSpec, Finished, LineReader, Next, Usage, UsageMark};
 use crate::exit::Status;
@@ -134,21 +134,6 @@ impl fmt::Display for Failure {
     }
 }
 
-/// One move as recorded.
-#[derive(Clone, Debug, Serialize)]
-pub struct Play {
-    dealt: Card,
-    played: Card,
-    micros: u64,
-    /// The CPU time the player's process used for this move, where the
-    /// platform tells.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cpu_micros: Option<u64>,
-    /// The process's first reply (start-up included): not a move time.
-    #[serde(skip)]
-    first: bool,
-}
-
 impl Failure {
     /// The time a move that timed out was waited for: it counts in move
     /// statistics, so that `max_move` sees it.
@@ -184,49 +169,6 @@ fn move_micros(plays: &[Play], outcome: &Outcome) -> Vec<u64> {
 /// The first reply's time, when it came in this game.
 fn startup_micros(plays: &[Play]) -> Option<u64> {
     plays.iter().find(|p| p.first).map(|p| p.micros)
-}
-
-/// One game as recorded (see `docs/results.md`).
-#[derive(Serialize)]
-struct GameRecord<'a> {
-    game: &'static str,
-    index: u64,
-    line: u64,
-    n: usize,
-    seed: u32,
-    hand: &'a [Card],
-    deal: &'a [Card],
-    winnable: bool,
-    plays: &'a [Play],
-    outcome: &'static str,
-    #[serde(flatten)]
-    verdict: Verdict,
-    /// The player process's first reply, when it came in this game: its
-    /// time includes the start-up and is kept out of move statistics.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    startup_micros: Option<u64>,
-    /// What the player's processes used during the game.
-    #[serde(flatten)]
-    usage: Usage,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<ErrorRecord>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    stderr: Option<String>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    stderr_truncated: bool,
-    player: &'a [String],
-    time: String,
-    referee: &'static str,
-}
-
-#[derive(Serialize)]
-struct ErrorRecord {
-    kind: &'static str,
-    #[serde(rename = "move")]
-    move_number: usize,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    after_move: bool,
-    message: String,
 }
 
 /// Counts for the closing summary.
@@ -553,7 +495,7 @@ impl<'c> Dealer<'c> {
         };
         // A results file that cannot be written stops the run: its verdict
         // could not be trusted.
-        if let Err(e) = records.append(&record) {
+        if let Err(e) = records.append_written(|line| record.write(line)) {
             eprintln!("referee dealer: {e}");
             return Ok(Status::Io);
         }

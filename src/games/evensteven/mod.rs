@@ -6,6 +6,7 @@ pub mod cards;
 pub mod deal;
 pub mod dealer;
 pub mod input;
+pub mod record;
 pub mod strategy;
 
 pub use cards::{Card, CardError, Suit};
