@@ -6,7 +6,8 @@
 //! - a [`GroupGuard`] kills its group when it is released or dropped;
 //! - [`kill_all`] kills every registered group, for the signal thread and
 //!   the panic hook;
-//! - a watchdog process (`referee __watchdog`, started by [`start_watchdog`])
+//! - a watchdog process (`referee-launch __watchdog`, started by
+//!   [`start_watchdog`])
 //!   is told of every group as it comes and goes, and kills those left when
 //!   its input reaches EOF — which happens when the referee dies, however it
 //!   dies. It runs in its own process group, so killing the referee's
@@ -18,10 +19,12 @@
 //! reach an unrelated process that inherited the number.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, Write};
+use std::fs::File;
+use std::io::{BufRead, Read, Write};
+use std::path::Path;
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError, RwLock, TryLockError};
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError, RwLock, TryLockError};
 use std::time::Duration;
 
 use nix::sys::signal::{Signal, kill, killpg};
@@ -173,7 +176,8 @@ pub fn become_subreaper() {
 }
 
 /// Asks for a [`kill_strays_now`] soon (within [`STRAY_SCAN_INTERVAL`]) on
-/// a thread of its own. A scan reads every process's `/proc/PID/stat`: done
+/// a thread of its own. A scan reads each child's `/proc/PID/stat` (each
+/// process's, where the kernel does not list a thread's children): done
 /// by the game after every reap, it was a fifth of a tournament's CPU time
 /// (`docs/PERFORMANCE.md`). Batched, a burst of reaps costs one scan, and
 /// a stray still dies within a tenth of a second, even in the middle of a
@@ -240,17 +244,7 @@ fn kill_strays_now() {
 
 fn kill_strays_except(live: &BTreeSet<i32>, watchdog: Option<i32>) {
     let me = std::process::id() as i32;
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
-            continue;
-        };
+    for pid in own_children().unwrap_or_else(every_process) {
         let Some((ppid, pgid)) = parent_and_group(pid) else {
             continue;
         };
@@ -274,6 +268,43 @@ fn kill_strays_except(live: &BTreeSet<i32>, watchdog: Option<i32>) {
     }
 }
 
+/// The referee's children, the orphans handed to it included, from each
+/// of its threads' `children` file: a handful of pids, where a scan of
+/// `/proc` reads a file of every process on the machine. `None` where the
+/// kernel keeps no such file.
+fn own_children() -> Option<Vec<i32>> {
+    static KEPT: OnceLock<bool> = OnceLock::new();
+    if !*KEPT.get_or_init(|| Path::new("/proc/thread-self/children").exists()) {
+        return None;
+    }
+    let mut children = Vec::new();
+    let mut text = String::new();
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        text.clear();
+        // A thread that ended meanwhile has no file, and no children.
+        let read = File::open(task.path().join("children"))
+            .and_then(|mut file| file.read_to_string(&mut text));
+        if read.is_ok() {
+            children.extend(
+                text.split_ascii_whitespace()
+                    .filter_map(|n| n.parse::<i32>().ok()),
+            );
+        }
+    }
+    Some(children)
+}
+
+/// Every process on the machine, from `/proc`.
+fn every_process() -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .collect()
+}
+
 /// A process's parent and process group, from `/proc/PID/stat`.
 fn parent_and_group(pid: i32) -> Option<(i32, i32)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -286,12 +317,19 @@ fn parent_and_group(pid: i32) -> Option<(i32, i32)> {
     Some((ppid, pgid))
 }
 
-/// Starts the watchdog process (this same executable, run as
-/// `referee __watchdog`). Without it the referee still kills its bots on
+/// Starts the watchdog process (the launcher, or this same executable
+/// where there is none, run as `__watchdog`). Without it the referee still kills its bots on
 /// every ending it survives; only a SIGKILLed referee then leaves the
 /// bots' children behind (the bots themselves have a parent-death signal).
 pub fn start_watchdog() {
-    let started = std::env::current_exe().and_then(|exe| {
+    // The launcher, which handles the command too, starts in a fraction of
+    // the time the referee's binary takes to load (its symbols and
+    // relocations: docs/PERFORMANCE.md §14).
+    let program = match super::spawn::launcher() {
+        Some(launcher) => Ok(launcher.to_owned()),
+        None => std::env::current_exe(),
+    };
+    let started = program.and_then(|exe| {
         use std::os::unix::process::CommandExt;
         Command::new(exe)
             .arg(WATCHDOG_COMMAND)

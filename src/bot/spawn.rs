@@ -642,6 +642,11 @@ pub fn use_launcher(launcher: PathBuf) {
     let _ = LAUNCHER.set(launcher);
 }
 
+/// The launcher set by [`use_launcher`].
+pub(crate) fn launcher() -> Option<&'static Path> {
+    LAUNCHER.get().map(PathBuf::as_path)
+}
+
 /// What a bot is started inside, besides its resource limits: its cgroup,
 /// and an IPC namespace and a `/dev/shm` of its own.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
