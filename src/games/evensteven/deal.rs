@@ -34,7 +34,16 @@ impl MinStd {
 
     /// Advances the state and returns the new state.
     pub fn draw(&mut self) -> u32 {
-        self.state = MULTIPLIER * self.state % MODULUS;
+        // `MULTIPLIER * state mod MODULUS` without a division: the modulus
+        // is 2^31 - 1, so 2^31 is 1 modulo it, and the product's high bits
+        // add to its low ones (a dealt game draws 51 times).
+        let product = MULTIPLIER * self.state;
+        let folded = (product & MODULUS) + (product >> 31);
+        self.state = if folded >= MODULUS {
+            folded - MODULUS
+        } else {
+            folded
+        };
         // The modulus is below 2^31, so the state always fits.
         self.state as u32
     }
@@ -89,12 +98,32 @@ impl Deal {
 /// A hand can cover a set of dealt cards (in whatever order they come) iff,
 /// with both sorted by value, every hand card is at least its counterpart.
 /// This decides NECESSARILY versus UNNECESSARILY.
+///
+/// Counted by value rather than sorted (it runs on every game): the
+/// smallest `k` hand cards, sorted, are each at least the sorted dealt
+/// card beside them iff below every value there are no more of them than
+/// dealt cards.
 pub fn winnable(hand: &[Card], to_cover: &[Card]) -> bool {
-    let mut hand: Vec<u8> = hand.iter().map(|c| c.value()).collect();
-    let mut dealt: Vec<u8> = to_cover.iter().map(|c| c.value()).collect();
-    hand.sort_unstable();
-    dealt.sort_unstable();
-    hand.len() >= dealt.len() && hand.iter().zip(&dealt).all(|(h, d)| h >= d)
+    if hand.len() < to_cover.len() {
+        return false;
+    }
+    let by_value = |cards: &[Card]| {
+        let mut counts = [0usize; Card::MAX_VALUE as usize + 1];
+        for card in cards {
+            counts[usize::from(card.value())] += 1;
+        }
+        counts
+    };
+    let (hand_counts, dealt_counts) = (by_value(hand), by_value(to_cover));
+    let (mut hand_below, mut dealt_below) = (0, 0);
+    for value in 0..hand_counts.len() {
+        hand_below += hand_counts[value];
+        dealt_below += dealt_counts[value];
+        if hand_below.min(to_cover.len()) > dealt_below {
+            return false;
+        }
+    }
+    true
 }
 
 #[cfg(test)]
@@ -147,6 +176,34 @@ mod tests {
             let mut deck = shuffled_deck(seed).to_vec();
             deck.sort_by_key(|c| (c.value(), c.suit()));
             assert_eq!(deck, fresh_deck().to_vec());
+        }
+    }
+
+    /// The definition [`winnable`] counts its way to.
+    fn winnable_by_sorting(hand: &[Card], to_cover: &[Card]) -> bool {
+        let mut hand: Vec<u8> = hand.iter().map(|c| c.value()).collect();
+        let mut dealt: Vec<u8> = to_cover.iter().map(|c| c.value()).collect();
+        hand.sort_unstable();
+        dealt.sort_unstable();
+        hand.len() >= dealt.len() && hand.iter().zip(&dealt).all(|(h, d)| h >= d)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn counting_decides_as_sorting_does(
+            hand in proptest::collection::vec(0..52usize, 0..15),
+            dealt in proptest::collection::vec(0..52usize, 0..15),
+        ) {
+            let deck = fresh_deck();
+            let hand: Vec<Card> = hand.into_iter().map(|i| deck[i]).collect();
+            let dealt: Vec<Card> = dealt.into_iter().map(|i| deck[i]).collect();
+            proptest::prop_assert_eq!(winnable(&hand, &dealt), winnable_by_sorting(&hand, &dealt));
+        }
+
+        #[test]
+        fn the_generator_is_the_modular_product(state in 1..MODULUS) {
+            let mut rng = MinStd { state };
+            proptest::prop_assert_eq!(u64::from(rng.draw()), MULTIPLIER * state % MODULUS);
         }
     }
 
