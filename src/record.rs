@@ -495,12 +495,92 @@ pub fn timestamp() -> String {
     humantime::format_rfc3339_micros(SystemTime::now()).to_string()
 }
 
+/// A record's time as [`timestamp`] writes it, serialized (for the serde
+/// derive of a record that also writes itself: see [`write_time`]).
+pub fn serialize_time<S: serde::Serializer>(at: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(&humantime::format_rfc3339_micros(*at))
+}
+
+/// A record's time as [`timestamp`] writes it, for a record written field
+/// by field (see [`object`]): `2026-11-26T21:55:56.320697Z`, between
+/// quotes, without the formatting machinery or a string of its own.
+pub fn write_time(out: &mut Vec<u8>, at: SystemTime) {
+    let since = at
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    let seconds = since.as_secs();
+    let (year, month, day) = civil_date(seconds / 86_400);
+    let of_day = seconds % 86_400;
+    // Two digits at a time, each by a constant divisor: no division
+    // instruction.
+    let two = |out: &mut Vec<u8>, value: u64| {
+        out.push(b'0' + (value / 10 % 10) as u8);
+        out.push(b'0' + (value % 10) as u8);
+    };
+    let micros = u64::from(since.subsec_micros());
+    out.push(b'"');
+    two(out, year / 100);
+    two(out, year);
+    out.push(b'-');
+    two(out, month);
+    out.push(b'-');
+    two(out, day);
+    out.push(b'T');
+    two(out, of_day / 3600);
+    out.push(b':');
+    two(out, of_day / 60 % 60);
+    out.push(b':');
+    two(out, of_day % 60);
+    out.push(b'.');
+    two(out, micros / 10_000);
+    two(out, micros / 100);
+    two(out, micros);
+    out.extend_from_slice(b"Z\"");
+}
+
+/// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`, for days on or after the epoch).
+fn civil_date(days: u64) -> (u64, u64, u64) {
+    let shifted = days + 719_468;
+    let era = shifted / 146_097;
+    let day_of_era = shifted % 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    };
+    let year = year_of_era + era * 400 + u64::from(month <= 2);
+    (year, month, day)
+}
+
 /// The referee's version, recorded with every result.
 pub const REFEREE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// Any time up to the year 9999 is written as humantime writes it.
+        #[test]
+        fn a_time_is_written_as_humantime_writes_it(
+            seconds in 0..253_402_300_800u64,
+            micros in 0..1_000_000u32,
+        ) {
+            let at = SystemTime::UNIX_EPOCH
+                + Duration::from_secs(seconds)
+                + Duration::from_micros(u64::from(micros));
+            let mut out = Vec::new();
+            write_time(&mut out, at);
+            let expected = format!("\"{}\"", humantime::format_rfc3339_micros(at));
+            proptest::prop_assert_eq!(String::from_utf8(out).unwrap(), expected);
+        }
+    }
 
     #[test]
     fn a_torn_line_is_closed_off_and_skipped() {

@@ -23,7 +23,9 @@ impl<'a> Object<'a> {
         Object { out, empty: true }
     }
 
-    /// Starts the field `key`; its value comes next.
+    /// Starts the field `key`; its value comes next. Inlined, so that a
+    /// key's length is known where it is copied.
+    #[inline(always)]
     fn key(&mut self, key: &'static str) -> &mut Vec<u8> {
         debug_assert!(plain(key), "{key:?} needs escaping");
         if !self.empty {
@@ -44,11 +46,13 @@ impl<'a> Object<'a> {
 
     /// A string of the program's own that needs no escaping: a name from
     /// a table (a card, a status), never text from outside.
+    #[inline]
     pub fn name(&mut self, key: &'static str, value: &'static str) -> &mut Self {
         name(self.key(key), value);
         self
     }
 
+    #[inline]
     pub fn number(&mut self, key: &'static str, value: u64) -> &mut Self {
         number(self.key(key), value);
         self
@@ -56,6 +60,7 @@ impl<'a> Object<'a> {
 
     /// The field only when there is a value, as serde's
     /// `skip_serializing_if = "Option::is_none"`.
+    #[inline]
     pub fn maybe_number(&mut self, key: &'static str, value: Option<u64>) -> &mut Self {
         if let Some(value) = value {
             self.number(key, value);
@@ -63,6 +68,13 @@ impl<'a> Object<'a> {
         self
     }
 
+    /// A time, as records write it (see [`super::write_time`]).
+    pub fn time(&mut self, key: &'static str, at: std::time::SystemTime) -> &mut Self {
+        super::write_time(self.key(key), at);
+        self
+    }
+
+    #[inline]
     pub fn boolean(&mut self, key: &'static str, value: bool) -> &mut Self {
         let out = self.key(key);
         out.extend_from_slice(if value { b"true" } else { b"false" });
@@ -108,6 +120,7 @@ pub fn escaped(out: &mut Vec<u8>, value: &str) {
 }
 
 /// `value`, which needs no escaping, as a JSON string.
+#[inline]
 pub fn name(out: &mut Vec<u8>, value: &'static str) {
     debug_assert!(plain(value), "{value:?} needs escaping");
     out.push(b'"');

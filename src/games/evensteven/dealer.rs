@@ -490,7 +490,7 @@ impl<'c> Dealer<'c> {
             stderr,
             stderr_truncated,
             player: &self.player_words,
-            time: record::timestamp(),
+            time: std::time::SystemTime::now(),
             referee: record::REFEREE_VERSION,
         };
         // A results file that cannot be written stops the run: its verdict

@@ -6,6 +6,8 @@
 //! writes the same bytes field by field (tested against the derive, which
 //! stays the reference).
 
+use std::time::SystemTime;
+
 use serde::Serialize;
 
 use super::cards::Card;
@@ -57,7 +59,8 @@ pub(super) struct GameRecord<'a> {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stderr_truncated: bool,
     pub player: &'a [String],
-    pub time: String,
+    #[serde(serialize_with = "crate::record::serialize_time")]
+    pub time: SystemTime,
     pub referee: &'static str,
 }
 
@@ -122,7 +125,7 @@ impl GameRecord<'_> {
             .array("player", self.player, |out, word| {
                 object::escaped(out, word)
             })
-            .text("time", &self.time)
+            .time("time", self.time)
             .name("referee", self.referee);
         record.end();
     }
@@ -178,7 +181,7 @@ mod tests {
             stderr in any::<Option<String>>(),
             truncated in any::<bool>(),
             player in proptest::collection::vec(any::<String>(), 1..3),
-            time in any::<String>(),
+            time in 0..253_402_300_800u64,
         ) {
             let hand: Vec<Card> = hand.into_iter().map(card).collect();
             let plays: Vec<Play> = plays
@@ -217,7 +220,7 @@ mod tests {
                 stderr,
                 stderr_truncated: truncated,
                 player: &player,
-                time,
+                time: SystemTime::UNIX_EPOCH + Duration::from_micros(time * 1_000_003 / 1_000),
                 referee: crate::record::REFEREE_VERSION,
             };
             let mut written = Vec::new();
