@@ -154,16 +154,12 @@ fn micros_of(d: Duration) -> u64 {
 
 /// Move times of `plays` (the first reply of a process left out), and a
 /// timed-out move's wait.
-fn move_micros(plays: &[Play], outcome: &Outcome) -> Vec<u64> {
-    let mut micros: Vec<u64> = plays
-        .iter()
-        .filter(|p| !p.first)
-        .map(|p| p.micros)
-        .collect();
-    if let Outcome::Failed { failure, .. } = outcome {
-        micros.extend(failure.waited_micros());
-    }
-    micros
+fn move_micros<'p>(plays: &'p [Play], outcome: &Outcome) -> impl Iterator<Item = u64> + 'p {
+    let waited = match outcome {
+        Outcome::Failed { failure, .. } => failure.waited_micros(),
+        _ => None,
+    };
+    (plays.iter().filter(|p| !p.first).map(|p| p.micros)).chain(waited)
 }
 
 /// The first reply's time, when it came in this game.
@@ -643,7 +639,7 @@ pub async fn play_single(
             at: At::AfterMove(plays.len()),
         };
     }
-    let micros = move_micros(&plays, &outcome);
+    let micros = move_micros(&plays, &outcome).collect();
     let (name, verdict, error) = match outcome {
         Outcome::Win => ("win", Verdict::OK, None),
         Outcome::Lose { necessarily: true } => ("lose_necessarily", Verdict::OK, None),
