@@ -123,8 +123,13 @@ pub fn escaped(out: &mut Vec<u8>, value: &str) {
 #[inline]
 pub fn name(out: &mut Vec<u8>, value: &'static str) {
     debug_assert!(plain(value), "{value:?} needs escaping");
+    out.reserve(value.len() + 2);
     out.push(b'"');
-    out.extend_from_slice(value.as_bytes());
+    // Byte by byte: a name is a few bytes (a card's two or three), which
+    // a call to memcpy would cost more than.
+    for &byte in value.as_bytes() {
+        out.push(byte);
+    }
     out.push(b'"');
 }
 

@@ -415,17 +415,17 @@ impl<'c> Dealer<'c> {
         let (status, outcome_name, verdict, error) = match &outcome {
             Outcome::Win => {
                 self.tally.wins += 1;
-                writeln!(out, "YOU WIN")?;
+                out.write_all(b"YOU WIN\n")?;
                 (Status::Pass, "win", Verdict::OK, None)
             }
             Outcome::Lose { necessarily: true } => {
                 self.tally.necessarily += 1;
-                writeln!(out, "YOU LOSE NECESSARILY")?;
+                out.write_all(b"YOU LOSE NECESSARILY\n")?;
                 (Status::Pass, "lose_necessarily", Verdict::OK, None)
             }
             Outcome::Lose { necessarily: false } => {
                 self.tally.unnecessarily += 1;
-                writeln!(out, "YOU LOSE UNNECESSARILY")?;
+                out.write_all(b"YOU LOSE UNNECESSARILY\n")?;
                 (Status::Pass, "lose_unnecessarily", Verdict::OK, None)
             }
             Outcome::Failed { failure, at } => {

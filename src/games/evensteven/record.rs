@@ -132,13 +132,19 @@ impl GameRecord<'_> {
 }
 
 impl Play {
+    /// Written from fixed pieces: a game writes up to 13 of these.
     fn write(&self, out: &mut Vec<u8>) {
-        let mut play = Object::new(out);
-        play.name("dealt", self.dealt.name())
-            .name("played", self.played.name())
-            .number("micros", self.micros)
-            .maybe_number("cpu_micros", self.cpu_micros);
-        play.end();
+        out.extend_from_slice(b"{\"dealt\":");
+        object::name(out, self.dealt.name());
+        out.extend_from_slice(b",\"played\":");
+        object::name(out, self.played.name());
+        out.extend_from_slice(b",\"micros\":");
+        object::number(out, self.micros);
+        if let Some(cpu) = self.cpu_micros {
+            out.extend_from_slice(b",\"cpu_micros\":");
+            object::number(out, cpu);
+        }
+        out.push(b'}');
     }
 }
 
