@@ -3,7 +3,9 @@
 //! `tokio::io::AsyncBufReadExt::read_line` grows its buffer for as long as
 //! the other side keeps writing, so a bot that writes one endless line would
 //! make the referee allocate without bound. This reader keeps one buffer of
-//! at most `max_line + 1` bytes and reports a longer line as such.
+//! at most `max_line + 1` bytes (or [`INITIAL_CAPACITY`], if larger: reads
+//! of short lines then come in chunks of that size) and reports a longer
+//! line as such.
 //!
 //! `next` is cancel-safe: every byte read is kept in `self` before any await
 //! point can be abandoned, so wrapping it in a timeout loses nothing.
@@ -14,7 +16,9 @@ use std::ops::Range;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 /// Initial buffer size; the buffer grows up to `max_line + 1` only when a
-/// long line needs it.
+/// long line needs it. Not smaller for a small `max_line`: the dealer's
+/// input (lines of at most 1 KiB) was read a kilobyte at a time, each read
+/// a trip through tokio's blocking pool.
 const INITIAL_CAPACITY: usize = 8 * 1024;
 
 /// What [`LineReader::next`] found.
@@ -53,7 +57,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     pub fn new(inner: R, max_line: usize) -> LineReader<R> {
         LineReader {
             inner,
-            buf: vec![0; INITIAL_CAPACITY.min(max_line + 1)],
+            buf: vec![0; INITIAL_CAPACITY],
             start: 0,
             end: 0,
             scanned: 0,
@@ -187,7 +191,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         // `take_buffered_line` would have said TooLong), so the cap is not
         // reached yet.
         let grown = (self.buf.len() * 2).min(self.max_line + 1);
-        self.buf.resize(grown, 0);
+        self.buf.resize(grown.max(self.buf.len()), 0);
     }
 }
 
