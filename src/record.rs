@@ -503,7 +503,10 @@ pub fn serialize_time<S: serde::Serializer>(at: &SystemTime, s: S) -> Result<S::
 
 /// A record's time as [`timestamp`] writes it, for a record written field
 /// by field (see [`object`]): `2026-11-26T21:55:56.320697Z`, between
-/// quotes, without the formatting machinery or a string of its own.
+/// quotes, without the formatting machinery or a string of its own. A
+/// clock set before 1970 gives the epoch, and one past 9999 a four-digit
+/// year modulo 10,000, where humantime panics: wrong, but not a crash of
+/// a run for the machine's clock.
 pub fn write_time(out: &mut Vec<u8>, at: SystemTime) {
     let since = at
         .duration_since(SystemTime::UNIX_EPOCH)

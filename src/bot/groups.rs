@@ -271,28 +271,43 @@ fn kill_strays_except(live: &BTreeSet<i32>, watchdog: Option<i32>) {
 /// The referee's children, the orphans handed to it included, from each
 /// of its threads' `children` file: a handful of pids, where a scan of
 /// `/proc` reads a file of every process on the machine. `None` where the
-/// kernel keeps no such file.
+/// kernel keeps no such file, or where a list was too long to trust.
 fn own_children() -> Option<Vec<i32>> {
     static KEPT: OnceLock<bool> = OnceLock::new();
     if !*KEPT.get_or_init(|| Path::new("/proc/thread-self/children").exists()) {
         return None;
     }
     let mut children = Vec::new();
-    let mut text = String::new();
+    let mut listing = vec![0u8; CHILDREN_IN_ONE_READ];
     for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
-        text.clear();
         // A thread that ended meanwhile has no file, and no children.
-        let read = File::open(task.path().join("children"))
-            .and_then(|mut file| file.read_to_string(&mut text));
-        if read.is_ok() {
-            children.extend(
-                text.split_ascii_whitespace()
-                    .filter_map(|n| n.parse::<i32>().ok()),
-            );
+        let Ok(mut file) = File::open(task.path().join("children")) else {
+            continue;
+        };
+        // One read: the kernel makes each read's list afresh from a
+        // position, so a child that leaves between two reads can hide
+        // another from the second. Within one page it lists the children
+        // in one pass; a longer list may have been cut, and the scan of
+        // every process decides instead.
+        let Ok(length) = file.read(&mut listing) else {
+            continue;
+        };
+        if length >= CHILDREN_IN_ONE_READ {
+            return None;
         }
+        children.extend(
+            std::str::from_utf8(&listing[..length])
+                .unwrap_or_default()
+                .split_ascii_whitespace()
+                .filter_map(|n| n.parse::<i32>().ok()),
+        );
     }
     Some(children)
 }
+
+/// The longest `children` list trusted from one read: under a page, which
+/// the kernel fills in one pass (some 500 children).
+const CHILDREN_IN_ONE_READ: usize = 4000;
 
 /// Every process on the machine, from `/proc`.
 fn every_process() -> Vec<i32> {
@@ -318,9 +333,10 @@ fn parent_and_group(pid: i32) -> Option<(i32, i32)> {
 }
 
 /// Starts the watchdog process (the launcher, or this same executable
-/// where there is none, run as `__watchdog`). Without it the referee still kills its bots on
-/// every ending it survives; only a SIGKILLed referee then leaves the
-/// bots' children behind (the bots themselves have a parent-death signal).
+/// where there is none, run as `__watchdog`). Without it the referee
+/// still kills its bots on every ending it survives; only a SIGKILLed
+/// referee then leaves the bots' children behind (the bots themselves
+/// have a parent-death signal).
 pub fn start_watchdog() {
     // The launcher, which handles the command too, starts in a fraction of
     // the time the referee's binary takes to load (its symbols and
@@ -397,4 +413,46 @@ pub fn watchdog_main() -> ! {
         super::cgroup::remove_run(&dir);
     }
     std::process::exit(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A child killed and reaped however the test ends.
+    struct Sleeper(std::process::Child);
+
+    impl Drop for Sleeper {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    fn sleeper() -> Sleeper {
+        Sleeper(Command::new("sleep").arg("30").spawn().unwrap())
+    }
+
+    /// The children files list what a scan of every process finds to be
+    /// this process's children: a child of this thread, and one of a
+    /// thread that has ended (handed to another thread of the process).
+    #[test]
+    fn the_children_files_list_the_processes_own_children() {
+        let here = sleeper();
+        let orphaned = std::thread::spawn(sleeper).join().unwrap();
+        let Some(children) = own_children() else {
+            eprintln!("this kernel keeps no children files: nothing to compare");
+            return;
+        };
+        let me = std::process::id() as i32;
+        let scanned: BTreeSet<i32> = every_process()
+            .into_iter()
+            .filter(|&pid| parent_and_group(pid).is_some_and(|(ppid, _)| ppid == me))
+            .collect();
+        for child in [&here, &orphaned] {
+            let pid = child.0.id() as i32;
+            assert!(children.contains(&pid), "{pid} not in {children:?}");
+            assert!(scanned.contains(&pid));
+        }
+    }
 }

@@ -190,7 +190,8 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         // Full of one partial line of at most `max_line` bytes (otherwise
         // `take_buffered_line` would have said TooLong), so the cap is not
         // reached yet.
-        let grown = (self.buf.len() * 2).min(self.max_line + 1);
+        let grown = (self.buf.len() * 2).min(self.max_line.saturating_add(1));
+        // Never smaller: a buffer larger than a line's cap is not grown.
         self.buf.resize(grown.max(self.buf.len()), 0);
     }
 }

@@ -12,6 +12,7 @@
 //! reference.
 
 /// An object being written into `out`: [`Object::end`] closes it.
+#[must_use = "an object is closed by Object::end"]
 pub struct Object<'a> {
     out: &'a mut Vec<u8>,
     empty: bool,

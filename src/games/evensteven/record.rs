@@ -187,7 +187,7 @@ mod tests {
             stderr in any::<Option<String>>(),
             truncated in any::<bool>(),
             player in proptest::collection::vec(any::<String>(), 1..3),
-            time in 0..253_402_300_800u64,
+            time in 0..253_402_300_800_000_000u64,
         ) {
             let hand: Vec<Card> = hand.into_iter().map(card).collect();
             let plays: Vec<Play> = plays
@@ -226,7 +226,7 @@ mod tests {
                 stderr,
                 stderr_truncated: truncated,
                 player: &player,
-                time: SystemTime::UNIX_EPOCH + Duration::from_micros(time * 1_000_003 / 1_000),
+                time: SystemTime::UNIX_EPOCH + Duration::from_micros(time),
                 referee: crate::record::REFEREE_VERSION,
             };
             let mut written = Vec::new();
