@@ -23,28 +23,42 @@ const MOST_LOG: usize = 64 << 10;
 /// environment, and the contents of its folder's files but `products`
 /// (relative paths its last build wrote); for an entrant with only a
 /// command, the program's file when it is one.
+///
+/// A folder none of whose files changed size or time since it was hashed,
+/// and whose files were all older than [`SETTLED`] then, keeps the
+/// fingerprint it had without being read again: a league scans every few
+/// seconds, and reading a class's every file each time was the scan's
+/// whole cost. (As `make` does, a change that keeps a file's size and
+/// time is not seen; git's rule for "racily clean" files keeps one made
+/// in the same tick as the hashing from being missed.)
 pub fn fingerprint(e: &EntrantSpec, base: &Path, products: &[String]) -> String {
+    let header = format!("{:?} {:?} {:?}", e.command, e.options, e.env.vars());
     let mut hash = Fnv::default();
-    hash.text(&format!(
-        "{:?} {:?} {:?}",
-        e.command,
-        e.options,
-        e.env.vars()
-    ));
+    hash.text(&header);
     match &e.dir {
         Some(dir) => {
-            for (path, _) in files(&under(base, dir)) {
+            let root = under(base, dir);
+            let found = files(&root);
+            let key = format!("{header}\0{}\0{products:?}", root.display());
+            if let Some(known) = Hashed::known(&key, &found) {
+                return known;
+            }
+            let hashed_at = SystemTime::now();
+            for path in found.keys() {
                 let rel = path
-                    .strip_prefix(under(base, dir))
-                    .unwrap_or(&path)
+                    .strip_prefix(&root)
+                    .unwrap_or(path)
                     .to_string_lossy()
                     .into_owned();
                 if products.contains(&rel) {
                     continue;
                 }
                 hash.text(&rel);
-                hash.file(&path);
+                hash.file(path);
             }
+            let fingerprint = hash.hex();
+            Hashed::keep(key, found, hashed_at, &fingerprint);
+            return fingerprint;
         }
         None => {
             if let Some(program) = e.command.as_ref().and_then(|c| c.first()) {
@@ -56,6 +70,56 @@ pub fn fingerprint(e: &EntrantSpec, base: &Path, products: &[String]) -> String 
         }
     }
     hash.hex()
+}
+
+/// How long before its hashing a file must have last changed for its size
+/// and time to vouch for its contents afterwards: longer than any file
+/// system's timestamp tick (FAT's is two seconds).
+const SETTLED: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The size and time of each file of a folder.
+type Stamps = BTreeMap<PathBuf, (u64, Option<SystemTime>)>;
+
+/// A folder's fingerprint as it was made, with what its files were then.
+struct Hashed {
+    stamps: Stamps,
+    hashed_at: SystemTime,
+    fingerprint: String,
+}
+
+impl Hashed {
+    fn cache() -> std::sync::MutexGuard<'static, BTreeMap<String, Hashed>> {
+        static CACHE: std::sync::Mutex<BTreeMap<String, Hashed>> =
+            std::sync::Mutex::new(BTreeMap::new());
+        CACHE
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The fingerprint made for `key` when its files were as `found` says
+    /// and had all settled.
+    fn known(key: &str, found: &Stamps) -> Option<String> {
+        let cache = Hashed::cache();
+        let hashed = cache.get(key)?;
+        let settled = |stamp: &(u64, Option<SystemTime>)| {
+            stamp
+                .1
+                .and_then(|time| time.checked_add(SETTLED))
+                .is_some_and(|time| time <= hashed.hashed_at)
+        };
+        (hashed.stamps == *found && found.values().all(settled)).then(|| hashed.fingerprint.clone())
+    }
+
+    fn keep(key: String, stamps: Stamps, hashed_at: SystemTime, fingerprint: &str) {
+        Hashed::cache().insert(
+            key,
+            Hashed {
+                stamps,
+                hashed_at,
+                fingerprint: fingerprint.to_owned(),
+            },
+        );
+    }
 }
 
 /// An entrant's program once built: ready, or why it cannot play; the
@@ -209,7 +273,7 @@ fn log_in(dir: &Path) -> Option<String> {
 
 /// Every file under `dir` (symbolic links not followed), with its size and
 /// time: what a build changes.
-fn files(dir: &Path) -> BTreeMap<PathBuf, (u64, Option<SystemTime>)> {
+fn files(dir: &Path) -> Stamps {
     let mut out = BTreeMap::new();
     let mut todo = vec![dir.to_owned()];
     while let Some(at) = todo.pop() {
@@ -334,6 +398,42 @@ mod tests {
         let mut hash = Fnv::default();
         hash.bytes(b"a");
         assert_eq!(hash.hex(), "af63dc4c8601ec8c");
+    }
+
+    /// Writes `text` to `path` and gives it the time `at`.
+    fn write_at(path: &Path, text: &str, at: SystemTime) {
+        std::fs::write(path, text).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(at)
+            .unwrap();
+    }
+
+    #[test]
+    fn settled_files_are_not_read_again_and_fresh_ones_are() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = entrant(dir.path());
+        let bot = dir.path().join("bot.c");
+        let old = SystemTime::now() - std::time::Duration::from_secs(3600);
+        write_at(&bot, "int a;", old);
+        let first = fingerprint(&e, dir.path(), &[]);
+        // The same size and time: the kept fingerprint stands, unread (the
+        // limit `make` has too).
+        write_at(&bot, "int b;", old);
+        assert_eq!(fingerprint(&e, dir.path(), &[]), first);
+        // Any change of time is seen.
+        write_at(&bot, "int b;", old + std::time::Duration::from_secs(1));
+        let second = fingerprint(&e, dir.path(), &[]);
+        assert_ne!(second, first);
+        // A file changed just before its hashing is read again, even when
+        // a second change keeps its size and time.
+        let now = SystemTime::now();
+        write_at(&bot, "int c;", now);
+        let third = fingerprint(&e, dir.path(), &[]);
+        write_at(&bot, "int d;", now);
+        assert_ne!(fingerprint(&e, dir.path(), &[]), third);
     }
 
     #[test]
