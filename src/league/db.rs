@@ -225,13 +225,24 @@ impl Db {
 
     /// Every version of every entrant, oldest first.
     pub fn versions(&self) -> Result<Vec<VersionRow>, String> {
+        self.select_versions("v.build_log")
+    }
+
+    /// [`Db::versions`] without their build logs (`build_log` is `None`):
+    /// what a scan needs, every few seconds, of versions whose logs may
+    /// hold 64 KiB each.
+    pub fn versions_without_logs(&self) -> Result<Vec<VersionRow>, String> {
+        self.select_versions("NULL")
+    }
+
+    fn select_versions(&self, log: &str) -> Result<Vec<VersionRow>, String> {
         let mut statement = self
             .conn
-            .prepare(
+            .prepare(&format!(
                 "SELECT v.id, e.name, v.version, v.fingerprint, v.products, v.build_ok, \
-                 v.build_log, e.retired, v.built FROM versions v JOIN entrants e ON e.id = v.entrant \
+                 {log}, e.retired, v.built FROM versions v JOIN entrants e ON e.id = v.entrant \
                  ORDER BY v.id",
-            )
+            ))
             .map_err(sql(&self.path))?;
         let rows = statement
             .query_map([], |r| {
@@ -518,11 +529,29 @@ mod tests {
         db.set_meta(&meta).unwrap();
         assert_eq!(db.add_version(&new("alice", "a1")).unwrap().1, 1);
         assert_eq!(db.add_version(&new("bob", "b1")).unwrap().1, 1);
-        assert_eq!(db.add_version(&new("alice", "a2")).unwrap().1, 2);
+        let logged = NewVersion {
+            build_log: Some("make: ok"),
+            ..new("alice", "a2")
+        };
+        assert_eq!(db.add_version(&logged).unwrap().1, 2);
         let err = Db::open(&path, false).err().unwrap();
         assert!(err.contains("a league running now"), "{err}");
         db.retire("bob").unwrap();
         let versions = db.versions().unwrap();
+        assert_eq!(versions[2].build_log.as_deref(), Some("make: ok"));
+        // What a scan reads: the same rows, without their logs.
+        let brief = db.versions_without_logs().unwrap();
+        assert_eq!(
+            brief
+                .iter()
+                .map(|v| (v.id, &v.fingerprint))
+                .collect::<Vec<_>>(),
+            versions
+                .iter()
+                .map(|v| (v.id, &v.fingerprint))
+                .collect::<Vec<_>>()
+        );
+        assert!(brief.iter().all(|v| v.build_log.is_none()));
         let names: Vec<(String, u32, bool)> = versions
             .iter()
             .map(|v| (v.entrant.clone(), v.version, v.retired))

@@ -116,7 +116,7 @@ impl Roster {
     /// what is gone, and tells the games.
     pub async fn scan(&mut self, db: &Mutex<Db>, shared: &Shared) -> Result<(), String> {
         let now = self.entrants_now();
-        let rows = lock(db).versions()?;
+        let rows = lock(db).versions_without_logs()?;
         self.retire_gone(&now, &rows, db, shared)?;
         for e in now {
             let Some(change) = self.change(&e, &rows, shared) else {
