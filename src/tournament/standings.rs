@@ -1084,15 +1084,21 @@ fn solo_table(rows: &[Row]) -> comfy_table::Table {
             },
         ];
         cells.extend(r.failures().map(|n| n.to_string()));
-        cells.extend([
-            r.unnecessary.to_string(),
-            human_micros(r.slowest_micros),
-            memory(r.max_memory_bytes),
-            cpu(r.max_cpu_micros),
-        ]);
+        cells.push(r.unnecessary.to_string());
+        cells.extend(usage_cells(r));
         t.add_row(cells);
     }
     t
+}
+
+/// The last columns of both tables: an entrant's slowest move, most
+/// memory and most CPU time in a game.
+fn usage_cells(r: &Row) -> [String; 3] {
+    [
+        human_micros(r.slowest_micros),
+        memory(r.max_memory_bytes),
+        cpu(r.max_cpu_micros),
+    ]
 }
 
 /// The table of a game between players: ratings and mean scores.
@@ -1130,11 +1136,7 @@ fn versus_table(rows: &[Row]) -> comfy_table::Table {
             cells.insert(5, elo_cell(r));
         }
         cells.extend(r.failures().map(|n| n.to_string()));
-        cells.extend([
-            human_micros(r.slowest_micros),
-            memory(r.max_memory_bytes),
-            cpu(r.max_cpu_micros),
-        ]);
+        cells.extend(usage_cells(r));
         t.add_row(cells);
     }
     t

@@ -178,6 +178,36 @@ struct Tally {
     slowest: Duration,
 }
 
+impl Tally {
+    /// A game's moves, and the slowest of them.
+    fn count_moves(&mut self, plays: &[Play], outcome: &Outcome) {
+        for micros in move_micros(plays, outcome) {
+            self.moves += 1;
+            self.slowest = self.slowest.max(Duration::from_micros(micros));
+        }
+    }
+}
+
+/// A game played, as its record needs it.
+struct Dealt<'a> {
+    index: u64,
+    line: u64,
+    spec: GameSpec,
+    deal: &'a Deal,
+    winnable: bool,
+    plays: &'a [Play],
+}
+
+/// A game's verdict, as its record holds it.
+struct Judged {
+    status: Status,
+    /// As in records: `win`, `lose_necessarily`, `lose_unnecessarily`, or
+    /// the failure's status name.
+    outcome: &'static str,
+    verdict: Verdict,
+    error: Option<ErrorRecord>,
+}
+
 /// Runs the dealer. Returns the exit status; every message has been printed.
 ///
 /// A closed standard output (`referee dealer ... | head -1`) ends the run
@@ -382,51 +412,92 @@ impl<'c> Dealer<'c> {
         let deal = Deal::new(spec.n, spec.seed);
         let winnable = deal.winnable();
         let mut plays = Vec::with_capacity(spec.n);
+        let outcome = self
+            .play_game(index, &deal, winnable, &mut plays, out)
+            .await;
+        let judged = self.judge(index, &outcome, out).await?;
+        self.tally.count_moves(&plays, &outcome);
+        let game = Dealt {
+            index,
+            line,
+            spec,
+            deal: &deal,
+            winnable,
+            plays: &plays,
+        };
+        Ok(self.record(&game, judged))
+    }
+
+    /// Plays the game, and tells the player its verdict now unless the next
+    /// game's line is already read: then the verdict waits for that game's
+    /// first message, one write and one wake-up of the player instead of
+    /// two. Otherwise (the input is typed, or comes in chunks, or ends) it
+    /// goes now, so a player never waits for it.
+    async fn play_game(
+        &mut self,
+        index: u64,
+        deal: &Deal,
+        winnable: bool,
+        plays: &mut Vec<Play>,
+        out: &mut io::BufWriter<io::Stdout>,
+    ) -> Outcome {
         let mut relay = DebugRelay {
-            out: &mut *out,
+            out,
             left: self.config.max_debug,
             dropping: false,
             game: index,
         };
-        let mut outcome = play(
+        let outcome = play(
             &mut self.bot,
-            &deal,
+            deal,
             winnable,
             self.config.time,
             &mut self.pending,
-            &mut plays,
+            plays,
             &mut relay,
         )
         .await;
-        // The verdict waits for the next game's first message when that
-        // game's line is already read: one write and one wake-up of the
-        // player instead of two. Otherwise (the input is typed, or comes in
-        // chunks, or ends) it goes now, so a player never waits for it.
         if !matches!(outcome, Outcome::Failed { .. })
             && !self.input.has_line()
             && let Err(failure) =
                 deliver(&mut self.bot, &mut self.pending, self.config.time.timeout).await
         {
-            outcome = Outcome::Failed {
+            return Outcome::Failed {
                 failure: Failure::Bot(failure),
                 at: At::AfterMove(plays.len()),
             };
         }
-        let (status, outcome_name, verdict, error) = match &outcome {
+        outcome
+    }
+
+    /// Prints the game's verdict, or reports the player's failure (killing
+    /// it), and counts it.
+    async fn judge(
+        &mut self,
+        index: u64,
+        outcome: &Outcome,
+        out: &mut io::BufWriter<io::Stdout>,
+    ) -> io::Result<Judged> {
+        let passed = |outcome, verdict_line: &[u8], out: &mut io::BufWriter<io::Stdout>| {
+            out.write_all(verdict_line).map(|()| Judged {
+                status: Status::Pass,
+                outcome,
+                verdict: Verdict::OK,
+                error: None,
+            })
+        };
+        match outcome {
             Outcome::Win => {
                 self.tally.wins += 1;
-                out.write_all(b"YOU WIN\n")?;
-                (Status::Pass, "win", Verdict::OK, None)
+                passed("win", b"YOU WIN\n", out)
             }
             Outcome::Lose { necessarily: true } => {
                 self.tally.necessarily += 1;
-                out.write_all(b"YOU LOSE NECESSARILY\n")?;
-                (Status::Pass, "lose_necessarily", Verdict::OK, None)
+                passed("lose_necessarily", b"YOU LOSE NECESSARILY\n", out)
             }
             Outcome::Lose { necessarily: false } => {
                 self.tally.unnecessarily += 1;
-                out.write_all(b"YOU LOSE UNNECESSARILY\n")?;
-                (Status::Pass, "lose_unnecessarily", Verdict::OK, None)
+                passed("lose_unnecessarily", b"YOU LOSE UNNECESSARILY\n", out)
             }
             Outcome::Failed { failure, at } => {
                 // Done with this player. Killing it first also lets its last
@@ -441,48 +512,45 @@ impl<'c> Dealer<'c> {
                     At::Move { number, .. } => (number, false),
                     At::AfterMove(number) => (number, true),
                 };
-                let error = ErrorRecord {
-                    kind: failure.kind(),
-                    move_number,
-                    after_move,
-                    message,
-                };
-                (
-                    Status::from(verdict.status),
-                    verdict.status.name(),
+                Ok(Judged {
+                    status: Status::from(verdict.status),
+                    outcome: verdict.status.name(),
                     verdict,
-                    Some(error),
-                )
+                    error: Some(ErrorRecord {
+                        kind: failure.kind(),
+                        move_number,
+                        after_move,
+                        message,
+                    }),
+                })
             }
+        }
+    }
+
+    /// Appends the game's record, when there is a results file; the game's
+    /// status, or [`Status::Io`] when the record could not be written.
+    fn record(&mut self, game: &Dealt<'_>, judged: Judged) -> Status {
+        let Some(records) = self.records.as_mut() else {
+            return judged.status;
         };
-        for micros in move_micros(&plays, &outcome) {
-            self.tally.moves += 1;
-            self.tally.slowest = self.tally.slowest.max(Duration::from_micros(micros));
-        }
-        if self.records.is_none() {
-            return Ok(status);
-        }
         // Only a record needs the game's stderr: looking costs a read.
         let (stderr, stderr_truncated) = self.bot.stderr_since(&mut self.stderr_mark);
         let usage = self.bot.usage_since(&mut self.usage_mark);
-        let Some(records) = self.records.as_mut() else {
-            return Ok(status);
-        };
         let record = GameRecord {
             game: "evensteven",
-            index,
-            line,
-            n: spec.n,
-            seed: spec.seed,
-            hand: &deal.hand,
-            deal: &deal.to_cover,
-            winnable,
-            plays: &plays,
-            outcome: outcome_name,
-            verdict,
-            startup_micros: startup_micros(&plays),
+            index: game.index,
+            line: game.line,
+            n: game.spec.n,
+            seed: game.spec.seed,
+            hand: &game.deal.hand,
+            deal: &game.deal.to_cover,
+            winnable: game.winnable,
+            plays: game.plays,
+            outcome: judged.outcome,
+            verdict: judged.verdict,
+            startup_micros: startup_micros(game.plays),
             usage,
-            error,
+            error: judged.error,
             stderr,
             stderr_truncated,
             player: &self.player_words,
@@ -493,9 +561,9 @@ impl<'c> Dealer<'c> {
         // could not be trusted.
         if let Err(e) = records.append_written(|line| record.write(line)) {
             eprintln!("referee dealer: {e}");
-            return Ok(Status::Io);
+            return Status::Io;
         }
-        Ok(status)
+        judged.status
     }
 
     /// A player's fault: on standard output, where the judge's comparison
