@@ -7,10 +7,9 @@
 //! - [`kill_all`] kills every registered group, for the signal thread and
 //!   the panic hook;
 //! - a watchdog process (`referee-launch __watchdog`, started by
-//!   [`start_watchdog`])
-//!   is told of every group as it comes and goes, and kills those left when
-//!   its input reaches EOF — which happens when the referee dies, however it
-//!   dies. It runs in its own process group, so killing the referee's
+//!   [`start_watchdog`]) is told of every group as it comes and goes, and
+//!   kills those left when its input reaches EOF — which happens when the
+//!   referee dies, however it dies. It runs in its own process group, so killing the referee's
 //!   whole job does not take it along.
 //!
 //! A group is signalled only while its leader is unreaped (alive, or a
