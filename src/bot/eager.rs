@@ -6,7 +6,10 @@
 //! the referee's `write` of a message usually hands the CPU to the bot,
 //! which answers before the `write` even returns: the reply is already in
 //! the pipe. [`EagerRead`] then tries the `read` first and skips the
-//! event-loop round entirely, which is what a blocking baseline does.
+//! event-loop round entirely, which is what a blocking baseline does. The
+//! bot layer makes that attempt without a future at all (as [`ReadNow`],
+//! through `LineReader::next_now`), and waits through tokio only when it
+//! finds nothing.
 //! [`write_now`] does the same for messages, which a pipe with room takes
 //! at once.
 //!
@@ -24,6 +27,8 @@ use std::task::{Context, Poll};
 
 use nix::errno::Errno;
 use tokio::io::{AsyncRead, ReadBuf};
+
+use super::lines::ReadNow;
 
 /// Reads through tokio after a direct attempt found nothing.
 const REPROBE: u8 = 1;
@@ -43,6 +48,27 @@ impl<R> EagerRead<R> {
     }
 }
 
+impl<R: AsFd> ReadNow for EagerRead<R> {
+    fn read_now(&mut self, buf: &mut [u8]) -> Option<io::Result<usize>> {
+        if self.through_tokio > 0 {
+            return None;
+        }
+        // The descriptor is non-blocking (tokio made it so), so this never
+        // stalls the runtime.
+        loop {
+            match nix::unistd::read(self.inner.as_fd(), buf) {
+                Ok(n) => return Some(Ok(n)),
+                Err(Errno::EINTR) => continue,
+                Err(Errno::EAGAIN) => {
+                    self.through_tokio = REPROBE;
+                    return None;
+                }
+                Err(e) => return Some(Err(e.into())),
+            }
+        }
+    }
+}
+
 impl<R: AsyncRead + AsFd + Unpin> AsyncRead for EagerRead<R> {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -50,21 +76,8 @@ impl<R: AsyncRead + AsFd + Unpin> AsyncRead for EagerRead<R> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        if this.through_tokio == 0 {
-            // The descriptor is non-blocking (tokio made it so), so this
-            // never stalls the runtime.
-            loop {
-                match nix::unistd::read(this.inner.as_fd(), buf.initialize_unfilled()) {
-                    Ok(n) => {
-                        buf.advance(n);
-                        return Poll::Ready(Ok(()));
-                    }
-                    Err(Errno::EINTR) => continue,
-                    Err(Errno::EAGAIN) => break,
-                    Err(e) => return Poll::Ready(Err(e.into())),
-                }
-            }
-            this.through_tokio = REPROBE;
+        if let Some(read) = this.read_now(buf.initialize_unfilled()) {
+            return Poll::Ready(read.map(|n| buf.advance(n)));
         }
         let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
         if polled.is_ready() {

@@ -182,6 +182,9 @@ pub fn become_subreaper() {
 /// a stray still dies within a tenth of a second, even in the middle of a
 /// long game that reaps nothing.
 pub fn kill_strays() {
+    if !SCANS.load(Ordering::Relaxed) {
+        return;
+    }
     static STARTED: std::sync::Once = std::sync::Once::new();
     STARTED.call_once(|| {
         let started = std::thread::Builder::new()
@@ -198,6 +201,15 @@ pub fn kill_strays() {
     let (wanted, wake) = &SCAN_WANTED;
     *wanted.lock().unwrap_or_else(PoisonError::into_inner) = true;
     wake.notify_one();
+}
+
+/// Whether reaps still ask for scans (see [`stop_scans`]).
+static SCANS: AtomicBool = AtomicBool::new(true);
+
+/// Reaps from now on ask for no stray scan: the run is ending, and its end
+/// scans anyway ([`kill_all`]). Spares the scanner's thread and scan.
+pub fn stop_scans() {
+    SCANS.store(false, Ordering::Relaxed);
 }
 
 /// At most one scan per this long (see [`kill_strays`]).

@@ -481,6 +481,16 @@ enum Read {
     Byte(Option<u8>),
 }
 
+impl Read {
+    /// What a read of [`Unit::Line`] found.
+    fn line(self) -> Next {
+        match self {
+            Read::Line(next) => next,
+            Read::Byte(_) => unreachable!("asked for a line"),
+        }
+    }
+}
+
 impl Bot {
     /// Starts a bot. Must be called from within the tokio runtime.
     pub fn spawn(spec: &BotSpec, limits: BotLimits) -> Result<Bot, SpawnError> {
@@ -640,7 +650,13 @@ impl Bot {
         mut relay: Relay<'_>,
     ) -> Result<Reply<'_>, BotError> {
         let line = loop {
-            match self.read_line_until(deadline, &mut relay).await? {
+            // Not through `read_line_until`: a reply that is here already
+            // then costs no future at all.
+            let next = match self.read_now(Unit::Line) {
+                Some(read) => read?,
+                None => self.wait_for(deadline, Unit::Line, &mut relay).await?,
+            };
+            match next.line() {
                 Next::Line(range) => match relay.as_mut() {
                     Some(out) if self.stdout.get(range.clone()).first() == Some(&b'*') => {
                         relay_line(*out, self.stdout.get(range)).map_err(BotError::Relay)?;
@@ -807,42 +823,55 @@ impl Bot {
         deadline: Instant,
         relay: &mut Relay<'_>,
     ) -> Result<Next, BotError> {
-        match self.read_until(deadline, Unit::Line, relay).await? {
-            Read::Line(next) => Ok(next),
-            Read::Byte(_) => unreachable!("asked for a line"),
-        }
+        self.read_until(deadline, Unit::Line, relay)
+            .await
+            .map(Read::line)
     }
 
-    /// Reads one line or one byte of output, until `deadline`. Once the bot
-    /// has exited, what it left in the pipe is still read, but for
-    /// [`EXIT_PROBE`] at most: a process it left behind may hold the pipe
-    /// open for ever, and then the bot's end counts as its output's end.
-    ///
-    /// Before it has to wait, it flushes `relay`: whatever the caller wrote
-    /// so far is then visible while the bot thinks, and a caller writing
-    /// between fast replies makes one write for many of them.
+    /// Reads one line or one byte of output, until `deadline`: what is
+    /// already here (see [`Bot::read_now`]), or else what comes (see
+    /// [`Bot::wait_for`]).
     async fn read_until(
         &mut self,
         deadline: Instant,
         unit: Unit,
         relay: &mut Relay<'_>,
     ) -> Result<Read, BotError> {
-        // A reply that is already here (buffered, or waiting in the pipe
-        // because the bot shares our CPU) needs no timer and no exit watch:
-        // that path is most of a fast game's moves. `next` and `next_byte`
-        // are cancel-safe, so a pending first try loses nothing.
-        if self.exited_at.is_none() {
-            let stdout = &mut self.stdout;
-            let ready = poll_once(async {
-                match unit {
-                    Unit::Line => stdout.next().await.map(Read::Line),
-                    Unit::Byte => stdout.next_byte().await.map(Read::Byte),
-                }
-            });
-            if let Some(result) = ready {
-                return result.map_err(BotError::Io);
-            }
+        match self.read_now(unit) {
+            Some(read) => read,
+            None => self.wait_for(deadline, unit, relay).await,
         }
+    }
+
+    /// A line or byte that is already here, buffered or waiting in the
+    /// pipe because the bot shares our CPU: most of a fast game's moves.
+    /// It needs no timer, no exit watch and no trip through the event
+    /// loop. `None` when the read has to wait, or the bot has exited.
+    fn read_now(&mut self, unit: Unit) -> Option<Result<Read, BotError>> {
+        if self.exited_at.is_some() {
+            return None;
+        }
+        let read = match unit {
+            Unit::Line => self.stdout.next_now()?.map(Read::Line),
+            Unit::Byte => self.stdout.next_byte_now()?.map(Read::Byte),
+        };
+        Some(read.map_err(BotError::Io))
+    }
+
+    /// Waits for one line or one byte of output, until `deadline`. Once
+    /// the bot has exited, what it left in the pipe is still read, but for
+    /// [`EXIT_PROBE`] at most: a process it left behind may hold the pipe
+    /// open for ever, and then the bot's end counts as its output's end.
+    ///
+    /// First it flushes `relay`: whatever the caller wrote so far is then
+    /// visible while the bot thinks, and a caller writing between fast
+    /// replies makes one write for many of them.
+    async fn wait_for(
+        &mut self,
+        deadline: Instant,
+        unit: Unit,
+        relay: &mut Relay<'_>,
+    ) -> Result<Read, BotError> {
         if let Some(out) = relay {
             out.flush().map_err(BotError::Relay)?;
         }
@@ -1180,6 +1209,17 @@ pub fn later(at: Instant, limit: Duration) -> Instant {
         .unwrap_or_else(|| at + Duration::from_secs(100 * 365 * 24 * 3600))
 }
 
+/// Says that this run starts no more bots (the dealer, once its one
+/// player is done): a bot that ends from now on has its cgroup removed
+/// rather than cleaned and kept for a next one, and its reaping asks for
+/// no stray scan, since the run's end kills every stray and removes every
+/// cgroup anyway ([`groups::kill_all`]). Spares the end of a run two
+/// threads and about a millisecond of kernel time.
+pub fn no_more_bots() {
+    cgroup::stop_reuse();
+    groups::stop_scans();
+}
+
 /// Copies a debug line as it was written, less a `\r` before its `\n`.
 /// One `write_all` per line, so a writer can treat each call as a line.
 fn relay_line(out: &mut (dyn Write + Send), line: &[u8]) -> io::Result<()> {
@@ -1188,18 +1228,6 @@ fn relay_line(out: &mut (dyn Write + Send), line: &[u8]) -> io::Result<()> {
     copy.extend_from_slice(line);
     copy.push(b'\n');
     out.write_all(&copy)
-}
-
-/// Polls `future` once, with a waker that does nothing: its output if it
-/// is ready at once. The future must be polled again (or be cancel-safe)
-/// when this returns `None`, since nothing will wake it.
-fn poll_once<F: std::future::Future>(future: F) -> Option<F::Output> {
-    let mut future = std::pin::pin!(future);
-    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
-    match future.as_mut().poll(&mut context) {
-        std::task::Poll::Ready(output) => Some(output),
-        std::task::Poll::Pending => None,
-    }
 }
 
 /// The recorded form of a bot's failure.

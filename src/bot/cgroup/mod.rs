@@ -29,7 +29,7 @@ use std::fs::File;
 use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use nix::sys::signal::{Signal, kill};
@@ -585,7 +585,7 @@ impl Cgroup {
     /// Kills what is still in it, and keeps it for the next bot when it is
     /// empty, else removes it.
     fn recycle(&self) {
-        if !self.kill() {
+        if !REUSE.load(Ordering::Relaxed) || !self.kill() {
             return self.remove();
         }
         let ended = Ended {
@@ -719,6 +719,16 @@ fn take_idle(
         .or_else(|| idle.len().checked_sub(1))?;
     let (dirs, limits, counts) = idle.swap_remove(at);
     Some((dirs, Some(limits), Some(counts)))
+}
+
+/// Whether an ended bot's cgroup is kept for the next (see [`stop_reuse`]).
+static REUSE: AtomicBool = AtomicBool::new(true);
+
+/// Cgroups of bots that end from now on are removed, not kept: the run
+/// starts no more bots. Spares the cleaner's thread and its emptying of
+/// each cgroup (about a millisecond of kernel time in v1).
+pub fn stop_reuse() {
+    REUSE.store(false, Ordering::Relaxed);
 }
 
 /// Cgroups (v1) of bots that have ended, still charged with page cache.

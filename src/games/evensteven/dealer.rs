@@ -308,6 +308,7 @@ impl<'c> Dealer<'c> {
         };
         let grace = self.config.limits.grace;
         self.tally.log();
+        crate::bot::no_more_bots();
         let status = match status {
             // The player did nothing wrong: it gets its orderly end.
             Status::Pass | Status::Usage => {
