@@ -278,6 +278,26 @@ fn entrants_come_and_go_while_the_league_plays() {
     running.wait("cat leaving again", |_, err| {
         err.matches("league: cat leaves").count() == 2
     });
+    // The copies of what still plays stay; ann@v1's (its next version
+    // entered) and cat's (gone) go once their games are over.
+    let copies = || {
+        let mut copies: Vec<String> = std::fs::read_dir(dir.path().join("league.db.versions"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        copies.sort();
+        copies
+    };
+    let owners = |copies: &[String]| -> Vec<String> {
+        copies
+            .iter()
+            .map(|c| c.split('-').next().unwrap().to_owned())
+            .collect()
+    };
+    running.wait("the copies no version plays from removed", |_, _| {
+        owners(&copies()) == ["ann", "bob", "dan"]
+    });
     let games_then = running.stdout().matches("game ").count();
     running.wait("more games", |out, _| {
         out.matches("game ").count() > games_then + 4
@@ -298,6 +318,8 @@ fn entrants_come_and_go_while_the_league_plays() {
         "a build called for the next: {stderr}"
     );
     assert!(dan.join("stamp").is_file());
+    let copies = copies();
+    assert_eq!(owners(&copies), ["ann", "bob", "dan"], "{copies:?}");
     // Each version keeps its build's output: make's commands, a failure's
     // compiler message.
     let conn = rusqlite::Connection::open(&db).unwrap();

@@ -133,7 +133,53 @@ impl Roster {
                 }
             }
         }
+        self.prune_copies(shared);
         Ok(())
+    }
+
+    /// Removes the copies that no version plays from any more (see
+    /// [`entrants::snapshot`]): a version's once it has stopped playing
+    /// (its next version entered, or its entrant left) and its last game
+    /// is over, and whatever a copy cut short left. Without this a league
+    /// that runs for a term would keep every build of every student. A
+    /// version that plays again (its entrant back) is copied again as it
+    /// enters. Only this thread starts a version playing, so none starts
+    /// between the look at the versions and the removal.
+    fn prune_copies(&self, shared: &Shared) {
+        let in_use: Vec<crate::bot::BotSpec> = {
+            let state = shared.lock();
+            state
+                .versions
+                .iter()
+                .filter(|v| v.active || v.in_flight > 0)
+                .filter_map(|v| v.player.program.as_ref().ok().cloned())
+                .collect()
+        };
+        let Ok(entries) = std::fs::read_dir(&self.versions) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let copy = entry.path();
+            let used = |spec: &crate::bot::BotSpec| {
+                spec.dir.as_deref().is_some_and(|d| d.starts_with(&copy))
+                    || Path::new(&spec.program).starts_with(&copy)
+            };
+            if in_use.iter().any(used) {
+                continue;
+            }
+            // Not followed if it is a link: only what is under the copies'
+            // folder goes.
+            let removed = match entry.file_type() {
+                Ok(kind) if kind.is_dir() => std::fs::remove_dir_all(&copy),
+                _ => std::fs::remove_file(&copy),
+            };
+            match removed {
+                Ok(()) => {
+                    tracing::info!("league: removed {}, played by no version", copy.display())
+                }
+                Err(e) => eprintln!("league: cannot remove {}: {e}", copy.display()),
+            }
+        }
     }
 
     /// What is to be done about `e`, if anything.
