@@ -284,28 +284,37 @@ fn kill_strays_except(live: &BTreeSet<i32>, watchdog: Option<i32>) {
 /// `/proc` reads a file of every process on the machine. `None` where the
 /// kernel keeps no such file, or where a list was too long to trust.
 fn own_children() -> Option<Vec<i32>> {
+    match listed_children(Path::new("/proc/self"))? {
+        (children, true) => Some(children),
+        (_, false) => None,
+    }
+}
+
+/// The children of `process` (`/proc/self`, `/proc/PID`) from each of its
+/// threads' `children` file, and whether the lists are whole. `None` where
+/// the kernel keeps no such files.
+///
+/// Each file is read in one read: the kernel makes each read's list afresh
+/// from a position, so a child that leaves between two reads can hide
+/// another from the second. Within one page it lists the children in one
+/// pass; a longer list may have been cut, and is not whole.
+pub(crate) fn listed_children(process: &Path) -> Option<(Vec<i32>, bool)> {
     static KEPT: OnceLock<bool> = OnceLock::new();
     if !*KEPT.get_or_init(|| Path::new("/proc/thread-self/children").exists()) {
         return None;
     }
     let mut children = Vec::new();
+    let mut whole = true;
     let mut listing = vec![0u8; CHILDREN_IN_ONE_READ];
-    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+    for task in std::fs::read_dir(process.join("task")).ok()?.flatten() {
         // A thread that ended meanwhile has no file, and no children.
         let Ok(mut file) = File::open(task.path().join("children")) else {
             continue;
         };
-        // One read: the kernel makes each read's list afresh from a
-        // position, so a child that leaves between two reads can hide
-        // another from the second. Within one page it lists the children
-        // in one pass; a longer list may have been cut, and the scan of
-        // every process decides instead.
         let Ok(length) = file.read(&mut listing) else {
             continue;
         };
-        if length >= CHILDREN_IN_ONE_READ {
-            return None;
-        }
+        whole &= length < CHILDREN_IN_ONE_READ;
         children.extend(
             std::str::from_utf8(&listing[..length])
                 .unwrap_or_default()
@@ -313,7 +322,7 @@ fn own_children() -> Option<Vec<i32>> {
                 .filter_map(|n| n.parse::<i32>().ok()),
         );
     }
-    Some(children)
+    Some((children, whole))
 }
 
 /// The longest `children` list trusted from one read: under a page, which

@@ -498,30 +498,18 @@ impl Sampler {
 }
 
 /// `leader` and all its descendants, parents before children. Children are
-/// listed per thread, since any thread may fork.
+/// listed per thread, since any thread may fork, each list in one read (see
+/// [`super::groups::listed_children`]); a list too long to be whole is
+/// followed as far as it goes.
 fn process_tree(leader: i32) -> Vec<i32> {
     let mut tree = vec![leader];
     let mut next = 0;
-    let mut text = String::new();
     while next < tree.len() && tree.len() < MAX_PROCESSES {
         let pid = tree[next];
         next += 1;
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-            continue;
-        };
-        for task in tasks.flatten() {
-            text.clear();
-            let path = task.path().join("children");
-            if std::fs::File::open(&path)
-                .and_then(|mut f| f.read_to_string(&mut text))
-                .is_err()
-            {
-                continue;
-            }
-            tree.extend(
-                text.split_ascii_whitespace()
-                    .filter_map(|n| n.parse::<i32>().ok()),
-            );
+        let process = std::path::PathBuf::from(format!("/proc/{pid}"));
+        if let Some((children, _)) = super::groups::listed_children(&process) {
+            tree.extend(children);
         }
     }
     tree
