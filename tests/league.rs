@@ -278,8 +278,9 @@ fn entrants_come_and_go_while_the_league_plays() {
     running.wait("cat leaving again", |_, err| {
         err.matches("league: cat leaves").count() == 2
     });
-    // The copies of what still plays stay; ann@v1's (its next version
-    // entered) and cat's (gone) go once their games are over.
+    // ann@v1's copy goes once its games are over (its next version
+    // entered); cat's stays, its last version, which plays again if it
+    // comes back.
     let copies = || {
         let mut copies: Vec<String> = std::fs::read_dir(dir.path().join("league.db.versions"))
             .unwrap()
@@ -296,7 +297,7 @@ fn entrants_come_and_go_while_the_league_plays() {
             .collect()
     };
     running.wait("the copies no version plays from removed", |_, _| {
-        owners(&copies()) == ["ann", "bob", "dan"]
+        owners(&copies()) == ["ann", "bob", "cat", "dan"]
     });
     let games_then = running.stdout().matches("game ").count();
     running.wait("more games", |out, _| {
@@ -319,7 +320,7 @@ fn entrants_come_and_go_while_the_league_plays() {
     );
     assert!(dan.join("stamp").is_file());
     let copies = copies();
-    assert_eq!(owners(&copies), ["ann", "bob", "dan"], "{copies:?}");
+    assert_eq!(owners(&copies), ["ann", "bob", "cat", "dan"], "{copies:?}");
     // Each version keeps its build's output: make's commands, a failure's
     // compiler message.
     let conn = rusqlite::Connection::open(&db).unwrap();

@@ -137,22 +137,31 @@ impl Roster {
         Ok(())
     }
 
-    /// Removes the copies that no version plays from any more (see
-    /// [`entrants::snapshot`]): a version's once it has stopped playing
-    /// (its next version entered, or its entrant left) and its last game
-    /// is over, and whatever a copy cut short left. Without this a league
-    /// that runs for a term would keep every build of every student. A
-    /// version that plays again (its entrant back) is copied again as it
-    /// enters. Only this thread starts a version playing, so none starts
-    /// between the look at the versions and the removal.
+    /// Removes the copies that no version will play from again (see
+    /// [`entrants::snapshot`]): a version's once its next version has
+    /// entered and its last game is over, and whatever a copy cut short
+    /// left. Without this a league that runs for a term would keep every
+    /// build of every student. An entrant's last version keeps its copy
+    /// even when the entrant has left: back, it plays as that version
+    /// again, and a player process kept between games (`keep_players`)
+    /// may still be working in that folder. Only this thread starts a
+    /// version playing, so none starts between the look at the versions
+    /// and the removal.
     fn prune_copies(&self, shared: &Shared) {
         let in_use: Vec<crate::bot::BotSpec> = {
             let state = shared.lock();
-            state
-                .versions
-                .iter()
-                .filter(|v| v.active || v.in_flight > 0)
-                .filter_map(|v| v.player.program.as_ref().ok().cloned())
+            let last_of_its_entrant = |i: usize| {
+                let entrant = &state.versions[i].entrant;
+                !state.versions[i + 1..]
+                    .iter()
+                    .any(|v| &v.entrant == entrant)
+            };
+            (0..state.versions.len())
+                .filter(|&i| {
+                    let v = &state.versions[i];
+                    v.active || v.in_flight > 0 || last_of_its_entrant(i)
+                })
+                .filter_map(|i| state.versions[i].player.program.as_ref().ok().cloned())
                 .collect()
         };
         let Ok(entries) = std::fs::read_dir(&self.versions) else {
