@@ -294,29 +294,44 @@ fn own_children() -> Option<Vec<i32>> {
 /// threads' `children` file, and whether the lists are whole. `None` where
 /// the kernel keeps no such files.
 ///
-/// Each file is read in one read: the kernel makes each read's list afresh
-/// from a position, so a child that leaves between two reads can hide
-/// another from the second. Within one page it lists the children in one
-/// pass; a longer list may have been cut, and is not whole.
+/// Each file is read in one read where it can be: the kernel makes each
+/// read's list afresh from a position, so a child that leaves between two
+/// reads can hide another from the second. Within one page it lists the
+/// children in one pass; a longer list is read to its end (what the memory
+/// watch wants), and is not whole.
 pub(crate) fn listed_children(process: &Path) -> Option<(Vec<i32>, bool)> {
     static KEPT: OnceLock<bool> = OnceLock::new();
-    if !*KEPT.get_or_init(|| Path::new("/proc/thread-self/children").exists()) {
+    // Not `/proc/thread-self`, which kernels before 3.17 lack: they may
+    // have the children files.
+    let kept = KEPT.get_or_init(|| {
+        std::fs::read_dir("/proc/self/task")
+            .ok()
+            .and_then(|mut tasks| tasks.next()?.ok())
+            .is_some_and(|task| task.path().join("children").exists())
+    });
+    if !*kept {
         return None;
     }
     let mut children = Vec::new();
     let mut whole = true;
-    let mut listing = vec![0u8; CHILDREN_IN_ONE_READ];
+    let mut listing = Vec::new();
     for task in std::fs::read_dir(process.join("task")).ok()?.flatten() {
         // A thread that ended meanwhile has no file, and no children.
         let Ok(mut file) = File::open(task.path().join("children")) else {
             continue;
         };
+        listing.resize(CHILDREN_IN_ONE_READ, 0);
         let Ok(length) = file.read(&mut listing) else {
             continue;
         };
-        whole &= length < CHILDREN_IN_ONE_READ;
+        listing.truncate(length);
+        if length >= CHILDREN_IN_ONE_READ {
+            whole = false;
+            // The rest: the kernel first finishes a pid the read cut.
+            let _ = file.read_to_end(&mut listing);
+        }
         children.extend(
-            std::str::from_utf8(&listing[..length])
+            std::str::from_utf8(&listing)
                 .unwrap_or_default()
                 .split_ascii_whitespace()
                 .filter_map(|n| n.parse::<i32>().ok()),

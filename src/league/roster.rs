@@ -141,10 +141,12 @@ impl Roster {
     /// [`entrants::snapshot`]): a version's once its next version has
     /// entered and its last game is over, and whatever a copy cut short
     /// left. Without this a league that runs for a term would keep every
-    /// build of every student. An entrant's last version keeps its copy
-    /// even when the entrant has left: back, it plays as that version
-    /// again, and a player process kept between games (`keep_players`)
-    /// may still be working in that folder. Only this thread starts a
+    /// build of every student. An entrant's last version built in this
+    /// run keeps its copy even when the entrant has left: back, it plays
+    /// as that version again, maybe through a player process kept between
+    /// games (`keep_players`) and still working in that folder. (A process
+    /// kept for a replaced version plays no more games: all that is left
+    /// to it is to exit when its input closes.) Only this thread starts a
     /// version playing, so none starts between the look at the versions
     /// and the removal.
     fn prune_copies(&self, shared: &Shared) {
