@@ -9,8 +9,8 @@
 //! - a watchdog process (`referee-launch __watchdog`, started by
 //!   [`start_watchdog`]) is told of every group as it comes and goes, and
 //!   kills those left when its input reaches EOF — which happens when the
-//!   referee dies, however it dies. It runs in its own process group, so killing the referee's
-//!   whole job does not take it along.
+//!   referee dies, however it dies. It runs in its own process group, so
+//!   killing the referee's whole job does not take it along.
 //!
 //! A group is signalled only while its leader is unreaped (alive, or a
 //! zombie the bot layer has not collected yet): the leader's pid, which is

@@ -498,17 +498,16 @@ impl Sampler {
 }
 
 /// `leader` and all its descendants, parents before children. Children are
-/// listed per thread, since any thread may fork, each list in one read (see
-/// [`super::groups::listed_children`]); a list too long to be whole is
-/// followed as far as it goes.
+/// listed per thread, since any thread may fork (see
+/// [`super::groups::listed_children`]).
 fn process_tree(leader: i32) -> Vec<i32> {
     let mut tree = vec![leader];
     let mut next = 0;
     while next < tree.len() && tree.len() < MAX_PROCESSES {
         let pid = tree[next];
         next += 1;
-        let process = std::path::PathBuf::from(format!("/proc/{pid}"));
-        if let Some((children, _)) = super::groups::listed_children(&process) {
+        let process = format!("/proc/{pid}");
+        if let Some((children, _)) = super::groups::listed_children(Path::new(&process)) {
             tree.extend(children);
         }
     }
