@@ -151,6 +151,20 @@ pub fn make_own_dir(path: &std::path::Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Takes `path`, a directory just made, as one of the run's own, to be
+/// removed at its end whatever the end (at the referee's exit: nothing
+/// removes it before). Once the run is ending it never returns, as
+/// [`make_own_dir`].
+pub fn adopt_own_dir(path: &std::path::Path) {
+    let mut dirs = OWN_DIRS.lock().unwrap_or_else(|e| e.into_inner());
+    if ending() {
+        let _ = std::fs::remove_dir_all(path);
+        drop(dirs);
+        wait_for_exit();
+    }
+    dirs.push(path.to_owned());
+}
+
 /// Creates `path` and its parents, inside a directory of the run's own:
 /// never once the run is ending, so that a directory removed by
 /// [`remove_own_dirs`] is not made again by a thread still running.

@@ -337,7 +337,7 @@ fn build_command(
         args: vec![OsString::from("-c"), OsString::from(&options.make)],
         dir: Some(dir.to_owned()),
         hide: hide.to_vec(),
-        env: options.env.clone(),
+        env: build_environment(&options.env, options.sandbox),
     };
     if !options.sandbox {
         return Ok(spec);
@@ -430,22 +430,13 @@ pub fn as_submitted(spec: &BotSpec) -> BotSpec {
 }
 
 /// This run's private copies of the programs it built, in a directory of
-/// its own under the system's temporary directory (mode 0700), one
-/// subdirectory per copy so that each keeps the name `pc2`.
+/// its own (see [`RunDir`]), one subdirectory per copy so that each keeps
+/// the name `pc2`.
 ///
 /// A copy, not a hard link: a build that writes over `pc2` in place would
-/// write into a hard link too. The directory is removed when the referee
-/// exits (an `atexit` handler: every ending of a run goes through
-/// `std::process::exit`, except an interrupt, which `_exit`s at once). To
-/// also clean up after interrupted or killed runs, each run holds a `flock`
-/// on its own directory while it lives, and the first copy a run takes
-/// removes every such directory whose lock is free (its run is gone) and
-/// that is more than a minute old (so that one just being created is left
-/// alone).
+/// write into a hard link too.
 struct Snapshots {
-    dir: PathBuf,
-    /// Held until the process ends: the directory is in use.
-    _alive: Flock<File>,
+    dir: RunDir,
     next: AtomicUsize,
     /// (canonical directory, its copy of `pc2`), latest last.
     taken: Mutex<Vec<(PathBuf, PathBuf)>>,
@@ -453,9 +444,13 @@ struct Snapshots {
 
 static SNAPSHOTS: OnceLock<Result<Snapshots, String>> = OnceLock::new();
 
-extern "C" fn remove_snapshots() {
+/// Removes this run's directories (see [`RunDir`]).
+extern "C" fn remove_run_dirs() {
     if let Some(Ok(snapshots)) = SNAPSHOTS.get() {
-        let _ = std::fs::remove_dir_all(&snapshots.dir);
+        let _ = std::fs::remove_dir_all(&snapshots.dir.path);
+    }
+    if let Some(Ok(dir)) = BUILD_TMP.get() {
+        let _ = std::fs::remove_dir_all(&dir.path);
     }
 }
 
@@ -468,35 +463,8 @@ impl Snapshots {
     }
 
     fn create() -> Result<Snapshots, String> {
-        use std::os::unix::fs::DirBuilderExt;
-        let temp = std::env::temp_dir();
-        sweep(&temp);
-        let stamp = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_nanos();
-        let dir = temp.join(format!("{SNAPSHOTS_PREFIX}{}-{stamp}", std::process::id()));
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&dir)
-            .map_err(|e| format!("{}: {e}", dir.display()))?;
-        let alive = File::open(&dir).map_err(|e| e.to_string()).and_then(|f| {
-            Flock::lock(f, FlockArg::LockExclusiveNonblock).map_err(|(_, e)| e.to_string())
-        });
-        let alive = match alive {
-            Ok(alive) => alive,
-            Err(e) => {
-                let _ = std::fs::remove_dir_all(&dir);
-                return Err(format!("{}: {e}", dir.display()));
-            }
-        };
-        // SAFETY: registers a plain function with no arguments.
-        unsafe {
-            nix::libc::atexit(remove_snapshots);
-        }
         Ok(Snapshots {
-            dir,
-            _alive: alive,
+            dir: RunDir::create(SNAPSHOTS_PREFIX)?,
             next: AtomicUsize::new(0),
             taken: Mutex::new(Vec::new()),
         })
@@ -506,7 +474,7 @@ impl Snapshots {
     fn take(dir: &Path, built: &Path) -> Result<(), String> {
         let snapshots = Snapshots::get()?;
         let n = snapshots.next.fetch_add(1, Ordering::Relaxed);
-        let into = snapshots.dir.join(n.to_string());
+        let into = snapshots.dir.path.join(n.to_string());
         let copy = into.join(PROGRAM);
         std::fs::create_dir(&into)
             .and_then(|()| std::fs::copy(built, &copy))
@@ -538,9 +506,65 @@ impl Snapshots {
     }
 }
 
-/// Removes the copies left in `temp` by runs that are gone (see
-/// [`Snapshots`]).
-fn sweep(temp: &Path) {
+/// A directory of this run's own under the system's temporary directory
+/// (mode 0700), named by a prefix, the pid and the time: this run's
+/// copies of `pc2` ([`Snapshots`]), its builds' `TMPDIR`
+/// ([`build_environment`]).
+///
+/// It is removed when the run ends, however it ends (see
+/// [`crate::interrupt::adopt_own_dir`]: an interrupt too, once every
+/// build and bot is killed; and by an `atexit` handler, for a process
+/// that is not the referee's `main`, a test). To also clean up after
+/// killed runs, each run holds a `flock` on its own directories while it
+/// lives, and the first one a run makes of a kind removes every such
+/// directory whose lock is free (its run is gone) and that is more than a
+/// minute old (so that one just being created is left alone).
+struct RunDir {
+    path: PathBuf,
+    /// Held until the process ends: the directory is in use.
+    _alive: Flock<File>,
+}
+
+impl RunDir {
+    fn create(prefix: &str) -> Result<RunDir, String> {
+        use std::os::unix::fs::DirBuilderExt;
+        let temp = std::env::temp_dir();
+        sweep(&temp, prefix);
+        let stamp = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos();
+        let path = temp.join(format!("{prefix}{}-{stamp}", std::process::id()));
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let alive = File::open(&path).map_err(|e| e.to_string()).and_then(|f| {
+            Flock::lock(f, FlockArg::LockExclusiveNonblock).map_err(|(_, e)| e.to_string())
+        });
+        let alive = match alive {
+            Ok(alive) => alive,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&path);
+                return Err(format!("{}: {e}", path.display()));
+            }
+        };
+        crate::interrupt::adopt_own_dir(&path);
+        static AT_EXIT: std::sync::Once = std::sync::Once::new();
+        // SAFETY: registers a plain function with no arguments.
+        AT_EXIT.call_once(|| unsafe {
+            nix::libc::atexit(remove_run_dirs);
+        });
+        Ok(RunDir {
+            path,
+            _alive: alive,
+        })
+    }
+}
+
+/// Removes the directories named `prefix...` left in `temp` by runs that
+/// are gone (see [`RunDir`]).
+fn sweep(temp: &Path, prefix: &str) {
     let Ok(entries) = std::fs::read_dir(temp) else {
         return;
     };
@@ -548,7 +572,7 @@ fn sweep(temp: &Path) {
         if !entry
             .file_name()
             .to_str()
-            .is_some_and(|n| n.starts_with(SNAPSHOTS_PREFIX))
+            .is_some_and(|n| n.starts_with(prefix))
         {
             continue;
         }
@@ -567,6 +591,38 @@ fn sweep(temp: &Path) {
         };
         if let Ok(_gone) = Flock::lock(file, FlockArg::LockExclusiveNonblock) {
             let _ = std::fs::remove_dir_all(&path);
+        }
+    }
+}
+
+/// The name of a run's directory for its builds' temporary files starts
+/// with this, under the system's temporary directory.
+const BUILD_TMP_PREFIX: &str = "referee-build-tmp-";
+
+static BUILD_TMP: OnceLock<Result<RunDir, String>> = OnceLock::new();
+
+/// The environment of a build with `env`: outside the sandbox (which has
+/// a private `/tmp`), its `TMPDIR` is a directory of the run's own (see
+/// [`RunDir`]), so that what a compiler killed mid-build leaves (an
+/// interrupt kills it with `SIGKILL`) goes with the run. A `TMPDIR` that
+/// `env` sets itself still wins. Where the directory cannot be made, the
+/// build keeps the referee's temporary directory, with a warning.
+pub fn build_environment(env: &Environment, sandbox: bool) -> Environment {
+    if sandbox {
+        return env.clone();
+    }
+    match BUILD_TMP.get_or_init(|| RunDir::create(BUILD_TMP_PREFIX)) {
+        Ok(dir) => env.under(&[("TMPDIR".into(), dir.path.clone().into_os_string())]),
+        Err(e) => {
+            static WARNED: std::sync::Once = std::sync::Once::new();
+            WARNED.call_once(|| {
+                eprintln!(
+                    "referee: cannot make a temporary directory for the builds ({e}); \
+                     they use {}",
+                    std::env::temp_dir().display()
+                );
+            });
+            env.clone()
         }
     }
 }

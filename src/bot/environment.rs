@@ -9,7 +9,8 @@
 //! - the locale, `LANG`, `LANGUAGE` and every `LC_*`, as the referee has them;
 //! - `TMPDIR`: the referee's temporary directory (its `TMPDIR`, else `/tmp`);
 //!   under `--sandbox`, `/tmp`, the sandbox's private one (the referee's
-//!   is hidden there);
+//!   is hidden there); a build's outside the sandbox, a directory of the
+//!   run's own in the referee's (see [`super::build::build_environment`]);
 //! - then the variables the run adds, in order, a later one replacing an
 //!   earlier one of the same name: `--env`, the file's `env` table, the
 //!   entrant's own.
@@ -54,6 +55,15 @@ impl Environment {
     pub fn with(&self, more: &[(OsString, OsString)]) -> Environment {
         match self {
             Environment::Clean(vars) => Environment::Clean([vars.as_slice(), more].concat()),
+            Environment::Inherited => Environment::Inherited,
+        }
+    }
+
+    /// This environment with `first` set before what it sets, which wins
+    /// over it (the referee's own stays as it is).
+    pub fn under(&self, first: &[(OsString, OsString)]) -> Environment {
+        match self {
+            Environment::Clean(vars) => Environment::Clean([first, vars.as_slice()].concat()),
             Environment::Inherited => Environment::Inherited,
         }
     }
@@ -150,6 +160,18 @@ mod tests {
         // Set last, so it is what the process gets.
         assert_eq!(vars[vars.len() - 2], (os("PATH"), os("/mine")));
         assert_eq!(Environment::Inherited.vars(false), None);
+        // What is set under an environment's own loses to it.
+        let under = Environment::clean(&[(os("TMPDIR"), os("/mine"))])
+            .under(&[(os("TMPDIR"), os("/run")), (os("Y"), os("2"))])
+            .vars(false)
+            .unwrap();
+        let tmp: Vec<&OsString> = under
+            .iter()
+            .filter(|(n, _)| n == "TMPDIR")
+            .map(|(_, v)| v)
+            .collect();
+        assert_eq!(tmp[1..], [&os("/run"), &os("/mine")]);
+        assert!(under.contains(&(os("Y"), os("2"))));
         let sandboxed = Environment::default().vars(true).unwrap();
         assert!(sandboxed.contains(&(os("TMPDIR"), os("/tmp"))));
     }

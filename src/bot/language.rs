@@ -646,7 +646,7 @@ async fn compile(
         args,
         dir: Some(out_dir.to_owned()),
         hide: vec![],
-        env: settings.env.clone(),
+        env: super::build::build_environment(&settings.env, settings.sandbox),
     };
     if settings.sandbox {
         let path = spawn::resolve(&spec.program).map_err(cannot)?;

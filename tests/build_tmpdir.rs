@@ -1,0 +1,113 @@
+//! A build's temporary files stay in the run's own temporary folder,
+//! which goes when the run ends, however it ends (issue 38, item 4).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::{Marker, finish, signal};
+
+/// A tournament in `dir` (Even Steven): `built`, whose folder `sub` is
+/// built with `makefile`, against the reference player.
+fn tournament(dir: &Path, makefile: &str) -> String {
+    let sub = dir.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(sub.join("Makefile"), makefile).unwrap();
+    let player = env!("CARGO_BIN_EXE_evensteven");
+    std::fs::write(
+        sub.join("player.sh"),
+        format!("#!/bin/sh\nexec {player} \"$@\"\n"),
+    )
+    .unwrap();
+    let text = format!(
+        "game = \"evensteven\"\ngames = 2\nseed = 3\n[limits]\ntimeout = \"2s\"\n\
+         [[entrant]]\nname = \"built\"\ndir = \"sub\"\ncommand = [\"./executeit\"]\n\
+         [[entrant]]\nname = \"reference\"\ncommand = [\"{player}\"]\n"
+    );
+    let file = dir.join("t.toml");
+    std::fs::write(&file, text).unwrap();
+    file.to_str().unwrap().to_owned()
+}
+
+/// A build that leaves a file in its `TMPDIR` (as a compiler killed
+/// mid-build does) and says which `TMPDIR` it had; `then` ends it.
+fn makefile(then: &str) -> String {
+    format!("executeit: player.sh\n\tmktemp >/dev/null\n\techo \"$$TMPDIR\" > seen\n\t{then}\n")
+}
+
+/// What is in `tmp`, the referee's own `TMPDIR`.
+fn left_in(tmp: &Path) -> Vec<String> {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// `referee tournament FILE` with `TMPDIR=tmp`, started.
+fn start_run(file: &str, tmp: &Path, marker: &Marker) -> std::process::Child {
+    let mut cmd = common::command(["tournament", "--no-progress", file], marker);
+    cmd.env("TMPDIR", tmp)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    cmd.spawn().unwrap()
+}
+
+/// Waits (a minute at most) for `path` to hold a line.
+fn wait_for_line(path: &Path) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && text.ends_with('\n')
+        {
+            return text.trim_end().to_owned();
+        }
+        assert!(Instant::now() < deadline, "the build never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn ctrl_c_during_a_build_leaves_nothing_in_the_referees_tmpdir() {
+    for signal_sent in [
+        nix::sys::signal::Signal::SIGINT,
+        nix::sys::signal::Signal::SIGTERM,
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = dir.path().join("tmp");
+        std::fs::create_dir(&tmp).unwrap();
+        let file = tournament(dir.path(), &makefile("sleep 30"));
+        let marker = Marker::new();
+        let child = start_run(&file, &tmp, &marker);
+        let seen = PathBuf::from(wait_for_line(&dir.path().join("sub/seen")));
+        assert!(
+            seen.starts_with(&tmp) && seen != tmp,
+            "the build's TMPDIR is a folder of the run's own in the referee's: {seen:?}"
+        );
+        signal(&child, signal_sent);
+        let run = finish(child, b"");
+        assert_eq!(run.code, Some(130), "{run:?}");
+        marker.assert_none_left();
+        assert_eq!(left_in(&tmp), Vec::<String>::new(), "{signal_sent}");
+    }
+}
+
+#[test]
+fn a_run_that_ends_leaves_nothing_of_its_builds_in_the_referees_tmpdir() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let file = tournament(
+        dir.path(),
+        &makefile("cp player.sh executeit && chmod +x executeit"),
+    );
+    let marker = Marker::new();
+    let run = finish(start_run(&file, &tmp, &marker), b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    marker.assert_none_left();
+    let seen = PathBuf::from(wait_for_line(&dir.path().join("sub/seen")));
+    assert!(seen.starts_with(&tmp) && seen != tmp, "{seen:?}");
+    assert_eq!(left_in(&tmp), Vec::<String>::new());
+}
