@@ -504,6 +504,10 @@ async fn prepare(
     if case.baseline.is_some() {
         plan = plan.paired();
     }
+    // Every opponent must get a table; a partial last table is said.
+    if let Some(note) = plan.check_share(case.games)? {
+        eprintln!("referee ci: case {:?}: {note}", case.name);
+    }
     for (name, why) in plan.disqualified() {
         eprintln!(
             "referee ci: case {:?}: {}: {why}",

@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
@@ -628,6 +629,19 @@ fn submissions(dir: &Path, students: &[(&str, &str, Files)]) {
     }
 }
 
+/// A Chomp player that chomps every round: at one table, players always
+/// tie.
+const CHOMPER: &str = "#!/usr/bin/env bash\n\
+    read -r p k; read -r m n\n\
+    for ((i = 0; i < n; i++)); do read -r row; done\n\
+    while :; do\n\
+      for ((i = 0; i < k; i++)); do read -r line || exit 0; done\n\
+      printf C\n\
+    done\n";
+
+/// A makefile that builds `pc2` from `bot.sh`.
+const COPY_MAKE: &str = "pc2: bot.sh\n\tcp bot.sh pc2\n";
+
 /// A makefile whose build fails printing `log` (the file `build.log`).
 const FAILING_MAKE: &str = "pc2 executeit:\n\t@cat build.log >&2; exit 1\n";
 
@@ -776,16 +790,7 @@ fn grade_notes_say_how_each_student_failed() {
 #[test]
 fn a_table_class_rounds_shared_wins_and_ranks_unbuilt_students_together() {
     let dir = tempfile::tempdir().unwrap();
-    // Chomps every round: at one table, players always tie.
-    let chomper = "#!/usr/bin/env bash\n\
-        read -r p k; read -r m n\n\
-        for ((i = 0; i < n; i++)); do read -r row; done\n\
-        while :; do\n\
-          for ((i = 0; i < k; i++)); do read -r line || exit 0; done\n\
-          printf C\n\
-        done\n";
-    let make = "pc2: bot.sh\n\tcp bot.sh pc2\n";
-    let bot: Files = &[("bot.sh", chomper)];
+    let (make, bot): (&str, Files) = (COPY_MAKE, &[("bot.sh", CHOMPER)]);
     let log: Files = &[("build.log", GCC_LOG)];
     submissions(
         dir.path(),
@@ -810,15 +815,51 @@ fn a_table_class_rounds_shared_wins_and_ranks_unbuilt_students_together() {
     let run = tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(run.code, Some(0), "{run:?}");
 
-    // Rounds of three games on one array: round o's table is p, q, x,
-    // y, z from the (o-1)-th on. Round 1 (p, q, x): x wins its three
-    // games alone; round 2 (q, x, y): x and y share three; game 7 opens
-    // round 3 (x, y, z), shared by the three.
+    // Seven games at tables of three: two whole tables and a last one
+    // of one game; each of the five sits at one or two tables (after
+    // three tables, ⌊9/5⌋ or ⌈9/5⌉). At a table the players that play
+    // tie (a third or a half each); a failed build never wins, not even
+    // at a table of failures.
     let rows = grades(&out);
-    assert_eq!(grade(&rows, "x")["wins"], "4.833", "{rows:?}");
-    assert_eq!(grade(&rows, "y")["wins"], "1.833", "{rows:?}");
-    assert_eq!(grade(&rows, "z")["wins"], "0.333", "{rows:?}");
-    assert_eq!(grade(&rows, "y")["win_rate"], "0.458", "{rows:?}");
+    let records = common::jsonl(&out.join("records.jsonl"));
+    assert_eq!(records.len(), 7);
+    let mut expected: std::collections::BTreeMap<String, f64> = Default::default();
+    let mut tables: std::collections::BTreeMap<String, u64> = Default::default();
+    for record in &records {
+        let seats = record["results"].as_array().unwrap();
+        let players: Vec<&str> = seats
+            .iter()
+            .filter(|r| r["status"] != "build_failed")
+            .map(|r| r["entrant"].as_str().unwrap())
+            .collect();
+        for seat in seats {
+            let name = seat["entrant"].as_str().unwrap().to_owned();
+            *expected.entry(name.clone()).or_default() += 0.0;
+            // A table's first game (games 1, 4, 7) counts its entrants.
+            if record["index"].as_u64().unwrap() % 3 == 1 {
+                *tables.entry(name).or_default() += 1;
+            }
+        }
+        for name in &players {
+            *expected.get_mut(*name).unwrap() += 1.0 / players.len() as f64;
+        }
+    }
+    for (name, count) in &tables {
+        assert!((1..=2).contains(count), "{name}: {tables:?}");
+    }
+    assert_eq!(tables.len(), 5, "{tables:?}");
+    for (name, wins) in &expected {
+        let wins = match wins.fract() {
+            0.0 => format!("{wins}"),
+            _ => format!("{wins:.3}"),
+        };
+        assert_eq!(grade(&rows, name)["wins"], wins, "{name}: {rows:?}");
+    }
+    assert!(
+        rows.iter()
+            .any(|r| r["wins"].ends_with(".333") || r["wins"].ends_with(".833")),
+        "{rows:?}"
+    );
     assert_three_decimals(&rows);
     for name in ["p", "q"] {
         assert_eq!(grade(&rows, name)["rank"], "4", "{name}: {rows:?}");
@@ -833,4 +874,206 @@ fn a_table_class_rounds_shared_wins_and_ranks_unbuilt_students_together() {
         let unbuilt = row["entrant"] == "p" || row["entrant"] == "q";
         assert_eq!(row["rank"] == 4, unbuilt, "{standings:?}");
     }
+}
+
+/// How many tables each entrant sat at (a table's games share one
+/// `opening`; in records, the game's index `i` is game `(i − 1) mod K` of
+/// table `⌈i / K⌉`), and how many games it played.
+fn tables_and_games(out: &Path, seats: u64) -> BTreeMap<String, (u64, u64)> {
+    let mut seen: BTreeMap<String, (BTreeSet<u64>, u64)> = BTreeMap::new();
+    for record in common::jsonl(&out.join("records.jsonl")) {
+        let table = record["index"].as_u64().unwrap().div_ceil(seats);
+        for seat in record["results"].as_array().unwrap() {
+            let entry = seen
+                .entry(seat["entrant"].as_str().unwrap().to_owned())
+                .or_default();
+            entry.0.insert(table);
+            entry.1 += 1;
+        }
+    }
+    seen.into_iter()
+        .map(|(name, (tables, games))| (name, (tables.len() as u64, games)))
+        .collect()
+}
+
+/// `submissions/NAME/` in `dir` for each of `names`: a [`CHOMPER`] built
+/// by make, but `failing`, whose build fails with [`GCC_LOG`].
+fn chomp_class(dir: &Path, names: &[String], failing: &str) {
+    let (make, bot): (&str, Files) = (COPY_MAKE, &[("bot.sh", CHOMPER)]);
+    let log: Files = &[("build.log", GCC_LOG)];
+    let students: Vec<(&str, &str, Files)> = names
+        .iter()
+        .map(|n| match n == failing {
+            true => (n.as_str(), FAILING_MAKE, log),
+            false => (n.as_str(), make, bot),
+        })
+        .collect();
+    submissions(dir, &students);
+}
+
+/// Issue 38: 8 folders (7 that play, 1 that does not compile), tables of
+/// 4, 8 games: the old sliding table left s6, s7 and s8 without a game,
+/// and s8's row said `disqualified 0` with no note. Now each sits at one
+/// table of 4 games, and s8 ranks last with the compiler's first error.
+#[test]
+fn eight_students_at_tables_of_four_each_play_a_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let names: Vec<String> = (1..=8).map(|i| format!("s{i}")).collect();
+    chomp_class(dir.path(), &names, "s8");
+    std::fs::write(dir.path().join("array.txt"), "ABC\nDEF\n").unwrap();
+    std::fs::write(
+        dir.path().join("class.toml"),
+        "game = \"chomp\"\ngames = 8\nseed = 3\n\
+         [limits]\nprep = \"0s\"\narrays = \"array.txt\"\nseats = 4\nmax_rounds = 3\n\
+         [[entrant]]\nglob = \"submissions/*/\"\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let file = dir.path().join("class.toml");
+    let run = tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let played = tables_and_games(&out, 4);
+    for name in &names {
+        assert_eq!(played.get(name), Some(&(1, 4)), "{name}: {played:?}");
+    }
+    let rows = grades(&out);
+    for name in &names {
+        assert_eq!(grade(&rows, name)["games"], "4", "{name}: {rows:?}");
+    }
+    let s8 = grade(&rows, "s8");
+    assert_eq!(s8["rank"], "8", "{rows:?}");
+    assert_eq!(s8["disqualified"], "4", "{rows:?}");
+    assert_eq!(s8["wins"], "0", "{rows:?}");
+    assert!(s8["note"].contains("carol.c:3:27: error"), "{s8:?}");
+}
+
+/// Issue 38: a run too short to seat everyone is refused before any
+/// game, saying how many games would; a partial last table is said.
+#[test]
+fn a_class_too_large_for_its_games_is_refused_before_it_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (make, bot): (&str, Files) = (COPY_MAKE, &[("bot.sh", CHOMPER)]);
+    let names: Vec<String> = (1..=10).map(|i| format!("s{i:02}")).collect();
+    let students: Vec<(&str, &str, Files)> =
+        names.iter().map(|n| (n.as_str(), make, bot)).collect();
+    submissions(dir.path(), &students);
+    std::fs::write(dir.path().join("array.txt"), "ABC\nDEF\n").unwrap();
+    let file = dir.path().join("class.toml");
+    let write = |games: u64| {
+        std::fs::write(
+            &file,
+            format!(
+                "game = \"chomp\"\ngames = {games}\nseed = 3\n\
+                 [limits]\nprep = \"0s\"\narrays = \"array.txt\"\nseats = 3\nmax_rounds = 3\n\
+                 [[entrant]]\nglob = \"submissions/*/\"\n"
+            ),
+        )
+        .unwrap()
+    };
+    write(9);
+    let out = dir.path().join("out");
+    let run = tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        run.stderr.contains("9 games seat 9 of the 10 entrants")
+            && run
+                .stderr
+                .contains("10 games (4 tables) give every entrant a table")
+            && run.stderr.contains("12 play every table whole"),
+        "{}",
+        run.stderr
+    );
+    // Nothing was built: build logs would be in `out/build`.
+    assert!(!out.exists());
+
+    write(10);
+    let run = tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("10 games at tables of 3 seats: 3 whole tables and a last one of 1 game"),
+        "{}",
+        run.stderr
+    );
+    // Four tables seat 12: everyone once, two of them (among those with
+    // the fewest) twice.
+    let played = tables_and_games(&out, 3);
+    assert_eq!(played.len(), 10, "{played:?}");
+    assert!(
+        played.values().all(|&(t, _)| (1..=2).contains(&t)),
+        "{played:?}"
+    );
+    assert_eq!(
+        played.values().map(|&(t, _)| t).sum::<u64>(),
+        12,
+        "{played:?}"
+    );
+}
+
+/// The text of the first ```toml block after `heading` in a docs page.
+fn docs_toml(page: &str, heading: &str) -> String {
+    let text =
+        std::fs::read_to_string(format!("{}/docs/{page}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let from = text.find(heading).expect("the heading");
+    let block = &text[from..];
+    let start = block.find("```toml\n").expect("a toml block") + "```toml\n".len();
+    let end = block[start..].find("```").unwrap();
+    block[start..start + end].to_owned()
+}
+
+/// Issue 38: docs/chomp.md's class file, run as printed (from the folder
+/// above `class/`, with its bare relative names) on a class of 200 quick
+/// bots, `prep = "0s"`: every student sits at a table (the old sliding
+/// table seated 69 of 200); one whose build fails has its row, last.
+#[test]
+fn the_docs_class_of_200_gives_every_student_a_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let class = dir.path().join("class");
+    let names: Vec<String> = (1..=200).map(|i| format!("student{i:03}")).collect();
+    chomp_class(&class, &names, "student117");
+    std::fs::create_dir_all(class.join("arrays")).unwrap();
+    std::fs::write(class.join("arrays/small.txt"), "ABC\nDEF\n").unwrap();
+    let toml = docs_toml("chomp.md", "## A class-sized run");
+    assert!(toml.contains("prep = \"3s\""), "{toml}");
+    let toml = toml.replace("prep = \"3s\"", "prep = \"0s\"");
+    std::fs::write(class.join("chomp.toml"), toml).unwrap();
+
+    // As printed: `referee tournament class/chomp.toml --out runs/chomp
+    // --standings-every 50`, from the folder that holds `class/`.
+    let env = env();
+    let mut args = vec!["tournament", "--no-progress"];
+    args.extend(env.iter().map(String::as_str));
+    args.extend([
+        "class/chomp.toml",
+        "--out",
+        "runs/chomp",
+        "--standings-every",
+        "50",
+    ]);
+    let run = referee_with(args, b"", &[], Some(dir.path()));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("200 games at tables of 3 seats: 66 whole tables and a last one of 2 games"),
+        "{}",
+        run.stderr
+    );
+    let out = dir.path().join("runs/chomp");
+    let played = tables_and_games(&out, 3);
+    assert_eq!(played.len(), 200, "{played:?}");
+    // 67 tables of 3 seat 201: one student sits at two.
+    let twice = played.values().filter(|&&(tables, _)| tables == 2).count();
+    assert!(
+        played
+            .values()
+            .all(|&(tables, _)| (1..=2).contains(&tables)),
+        "{played:?}"
+    );
+    assert_eq!(twice, 1, "{played:?}");
+    let rows = grades(&out);
+    assert_eq!(rows.len(), 200);
+    assert!(rows.iter().all(|r| r["games"] != "0"), "{rows:?}");
+    let failed = grade(&rows, "student117");
+    assert_eq!(failed["rank"], "200", "{failed:?}");
+    assert!(failed["note"].contains("carol.c:3:27: error"), "{failed:?}");
 }

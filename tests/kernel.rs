@@ -112,6 +112,43 @@ fn sysv_shared_memory_counts_and_dies_with_the_bot() {
     );
 }
 
+/// Issue 38: a bot that sat at its memory limit until its time ran out was
+/// told to flush its output, with its record's peak memory at the limit.
+#[test]
+fn a_timeout_at_the_memory_limit_says_so_not_flush() {
+    need_cgroups!();
+    // The file goes to a disk: tmpfs pages cannot be reclaimed, and the
+    // kernel would kill the bot instead.
+    let disk = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let (run, record) = one_game(
+        &[
+            "--limit-memory",
+            "64MiB",
+            "--timeout",
+            "300ms",
+            "--startup",
+            "1s",
+        ],
+        &fixture("kernel/at-limit.py"),
+        &["40", "96", disk.path().to_str().unwrap()],
+    );
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert_eq!(record["status"], "timeout", "{record}");
+    // The kernel reclaims a little before the very limit (a few hundred
+    // KiB here): within 1 MiB is at it.
+    let peak = record["peak_memory_bytes"].as_u64().unwrap();
+    assert!(peak >= 63 * MIB, "{record}");
+    let reached = format!(
+        "did not answer within 1.3s (its first reply: the move limit plus the start-up \
+         allowance, --startup); memory limit reached (peak {} MiB of 64 MiB)",
+        (peak as f64 / MIB as f64).round()
+    );
+    assert!(run.stdout.contains(&reached), "{run:?}");
+    assert!(!run.stdout.contains("flush"), "{run:?}");
+    let message = record["error"]["message"].as_str().unwrap();
+    assert!(message.contains("memory limit reached"), "{record}");
+}
+
 #[test]
 fn a_bots_dev_shm_is_its_own_and_goes_with_it() {
     need_cgroups!();

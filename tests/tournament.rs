@@ -319,8 +319,8 @@ fn seats(out: &Path) -> Vec<Vec<u64>> {
 fn seats_count_from_0_in_every_game_kind() {
     let dir = tempfile::tempdir().unwrap();
     let chomp = dir.path().join("chomp");
-    tournament(&[&chomp_file(dir.path(), 2), "--out", chomp.to_str().unwrap()]);
-    assert_eq!(seats(&chomp), [[0, 1], [0, 1]]);
+    tournament(&[&chomp_file(dir.path(), 4), "--out", chomp.to_str().unwrap()]);
+    assert_eq!(seats(&chomp), [[0, 1]; 4]);
     let log = std::fs::read_to_string(chomp.join("games.log")).unwrap();
     assert!(log.contains(": seat 0,"), "{log}");
     assert!(!log.contains(": seat 2,"), "{log}");

@@ -188,6 +188,7 @@ mod tests {
             waited: timer.limit(),
             phase: Phase::Move,
             silent: false,
+            at_memory_limit: None,
         };
         assert!(matches!(
             timer.classify(timeout),

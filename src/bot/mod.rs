@@ -49,7 +49,7 @@ pub use spawn::{
     LAUNCH_COMMAND, SANDBOX_COMMAND, SpawnError, launch_main, sandbox_main, use_launcher,
 };
 pub use status::Ended;
-pub use usage::{MemoryOverrun, Usage, UsageMark};
+pub use usage::{MemoryAtLimit, MemoryOverrun, Usage, UsageMark};
 
 use crate::outcome::{LimitKind, Phase, Status, Verdict};
 
@@ -246,7 +246,7 @@ pub enum BotError {
         "did not answer within {}{}{}",
         crate::units::human_duration(*.limit),
         startup_note(*.phase),
-        silent_note(*.silent)
+        timeout_hint(*.silent, .at_memory_limit)
     )]
     Timeout {
         limit: Duration,
@@ -258,6 +258,9 @@ pub enum BotError {
         phase: Phase,
         /// It had written nothing at all to its standard output.
         silent: bool,
+        /// Its memory was at its limit: then that, not its output, is
+        /// the likely cause.
+        at_memory_limit: Option<MemoryAtLimit>,
     },
     #[error(
         "did not read its input: writing to it was still blocked after {}",
@@ -302,12 +305,19 @@ fn startup_note(phase: Phase) -> &'static str {
     }
 }
 
-fn silent_note(silent: bool) -> &'static str {
-    if silent {
-        "; nothing at all was received from it: does it flush its output after each line? \
-         (Python needs print(..., flush=True), C fflush(stdout))"
-    } else {
-        ""
+/// What may have kept it from answering: its memory at its limit
+/// (whatever it wrote), else, when it wrote nothing, an output it did not
+/// flush.
+fn timeout_hint(silent: bool, at_memory_limit: &Option<MemoryAtLimit>) -> String {
+    match at_memory_limit {
+        Some(at) => format!(
+            "; {at}: a program held at its limit (--limit-memory) stalls while the kernel \
+             frees memory"
+        ),
+        None if silent => "; nothing at all was received from it: does it flush its output \
+             after each line? (Python needs print(..., flush=True), C fflush(stdout))"
+            .to_owned(),
+        None => String::new(),
     }
 }
 
@@ -775,6 +785,12 @@ impl Bot {
         self.meter.cpu_now()
     }
 
+    /// Whether its memory reached its limit in this game (see
+    /// [`MemoryAtLimit`]): what a timeout made elsewhere says.
+    pub fn memory_at_limit(&self) -> Option<MemoryAtLimit> {
+        self.meter.at_limit()
+    }
+
     /// `error`, unless the bot was killed for its memory (then that is
     /// why), or a fork of it failed at its process cap (then the error
     /// says so, and the verdict is that limit).
@@ -966,6 +982,7 @@ impl Bot {
                 Phase::Move
             },
             silent: self.stdout.bytes_read() == 0,
+            at_memory_limit: self.memory_at_limit(),
         })
     }
 

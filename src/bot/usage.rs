@@ -165,6 +165,38 @@ impl std::fmt::Display for MemoryOverrun {
     }
 }
 
+/// A bot whose memory reached its limit and stayed alive: the kernel
+/// reclaimed memory instead of killing it, which can stall it for as long
+/// as it stays there. Only a cgroup's limit holds a bot there: the memory
+/// watch kills at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryAtLimit {
+    /// Its cgroup's peak since the game began, bytes.
+    pub peak: u64,
+    pub limit: u64,
+}
+
+impl MemoryAtLimit {
+    /// `peak` is at `limit` within 1% (at least 1 MiB): the kernel
+    /// reclaims a little before the very limit (a few hundred KiB, seen
+    /// at 64 MiB and at 256 MiB).
+    fn of(peak: u64, limit: u64) -> Option<MemoryAtLimit> {
+        let margin = (limit / 100).max(1 << 20);
+        (limit > 0 && peak.saturating_add(margin) >= limit).then_some(MemoryAtLimit { peak, limit })
+    }
+}
+
+impl std::fmt::Display for MemoryAtLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "memory limit reached (peak {} of {})",
+            human_bytes(self.peak),
+            human_bytes(self.limit)
+        )
+    }
+}
+
 /// Measures one bot and enforces its memory limit. Dropping it stops both.
 #[derive(Debug)]
 pub struct Meter {
@@ -247,6 +279,14 @@ impl Meter {
         let mut state = self.shared.lock();
         self.shared.check_kernel_kills(&mut state);
         state.overrun
+    }
+
+    /// Whether the bot's memory is, or was since the last
+    /// [`Meter::usage_since`], at its cgroup's limit (see
+    /// [`MemoryAtLimit`]).
+    pub fn at_limit(&self) -> Option<MemoryAtLimit> {
+        let cgroup = self.shared.cgroup.as_ref()?;
+        MemoryAtLimit::of(cgroup.peak()?, cgroup.memory_limit()?)
     }
 
     /// Whether a fork or a new thread of the bot failed at its process cap
@@ -628,6 +668,20 @@ pub fn human_bytes(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memory_within_a_percent_of_its_limit_is_at_it() {
+        const MIB: u64 = 1 << 20;
+        let at = |peak, limit| MemoryAtLimit::of(peak, limit).is_some();
+        // 64 MiB: 1 MiB; 2 GiB: 1%.
+        assert!(at(64 * MIB - 520 * 1024, 64 * MIB));
+        assert!(!at(62 * MIB, 64 * MIB));
+        assert!(at(2028 * MIB, 2048 * MIB) && !at(2026 * MIB, 2048 * MIB));
+        assert_eq!(
+            MemoryAtLimit::of(64 * MIB, 64 * MIB).unwrap().to_string(),
+            "memory limit reached (peak 64 MiB of 64 MiB)"
+        );
+    }
 
     #[test]
     fn parses_stat_after_the_last_parenthesis() {

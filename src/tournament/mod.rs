@@ -5,6 +5,7 @@
 pub mod gamelog;
 pub mod pgn;
 pub mod report;
+pub mod schedule;
 pub mod shard;
 pub mod spec;
 pub mod standings;
@@ -295,6 +296,10 @@ fn run_info(
     } else {
         games
     };
+    // Every entrant must get a table; a partial last table is said.
+    if let Some(note) = plan.check_share(games)? {
+        eprintln!("referee tournament: {note}");
+    }
     let shard = config.shard.or(previous.as_ref().and_then(|p| p.shard));
     let seed = match (&previous, config.seed) {
         (Some(p), _) => p.seed,

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::TournamentConfig;
+use super::schedule::{self, Schedule};
 use super::spec::Spec;
 use crate::bot::build::{self, BuildOptions};
 use crate::bot::{BotLimits, BotSpec, Environment, spawn};
@@ -43,6 +44,8 @@ pub struct Plan {
     /// Head-to-head pairs: games `2k − 1` and `2k` are played on the same
     /// setup (that of game `k`) with the first two entrants' seats swapped.
     paired: bool,
+    /// Who sits at each table, dealt at the first game between players.
+    schedule: std::sync::OnceLock<Schedule>,
 }
 
 pub(crate) fn duration(value: &Option<TomlDuration>, default: Duration) -> Duration {
@@ -105,6 +108,22 @@ pub(crate) fn limits_over(
         limits.max_line = max_line;
     }
     limits
+}
+
+/// A run whose games cannot give every entrant a table is refused before
+/// anything is built (a class of 200 builds for minutes): the count
+/// `--games` or the file gives; a resumed run's is checked with the rest
+/// of the run (see `Plan::check_share`).
+fn refuse_short_runs(game: &dyn Game, spec: &Spec, config: &TournamentConfig) -> Result<(), String> {
+    let Seating::Table { seats } = game.seating() else {
+        return Ok(());
+    };
+    if config.resume {
+        return Ok(());
+    }
+    let gauntlet = spec.format == super::spec::Format::Gauntlet && spec.gauntlet.is_some();
+    let games = config.games.unwrap_or(spec.games);
+    schedule::check_share(spec.entrants.len(), seats, gauntlet, games).map(|_| ())
 }
 
 /// `spec` if its program can be found; a program that cannot be started
@@ -192,9 +211,10 @@ fn fingerprint(
             parts.push(format!("options {} {}", e.name, e.options));
         }
     }
-    // Games come in rounds (see `Plan::deal`): runs of earlier referees,
-    // which paired games otherwise, are not continued with these.
-    parts.push("rounds".to_owned());
+    // Games come in tables dealt by shares (see `schedule`): runs of
+    // earlier referees, which slid one table along the entrants, are
+    // neither continued nor merged with these.
+    parts.push("tables".to_owned());
     let tables = std::iter::once(("", &spec.env))
         .chain(spec.entrants.iter().map(|e| (e.name.as_str(), &e.env)));
     for (name, table) in tables.filter(|(_, t)| !t.vars().is_empty()) {
@@ -206,33 +226,6 @@ fn fingerprint(
     }
     let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
     record::fingerprint(&refs)
-}
-
-/// Pairing `n` (from 0, taken modulo the number of pairings) of a round
-/// robin of `e` entrants: every pair once in `e(e − 1)/2`, scheduled by the
-/// circle method, so that each entrant plays once in every run of
-/// `⌊e/2⌋` pairings (with an odd `e`, one sits out each).
-fn nth_pairing(e: u64, n: u64) -> (usize, usize) {
-    // With an odd number, a phantom entrant `e` makes it even; pairs with
-    // it are skipped.
-    let even = e + e % 2;
-    let per_day = even / 2;
-    let pairs: Vec<(u64, u64)> = (0..even - 1)
-        .flat_map(|day| {
-            (0..per_day).map(move |k| {
-                let a = (day + k) % (even - 1);
-                let b = if k == 0 {
-                    even - 1
-                } else {
-                    (day + even - 1 - k) % (even - 1)
-                };
-                (a.min(b), a.max(b))
-            })
-        })
-        .filter(|&(_, b)| b < e)
-        .collect();
-    let (a, b) = pairs[(n % pairs.len() as u64) as usize];
-    (a as usize, b as usize)
 }
 
 impl Plan {
@@ -250,6 +243,7 @@ impl Plan {
             base,
             config.record_moves,
         )?;
+        refuse_short_runs(&*game, spec, config)?;
         let limits = bot_limits(config, l, game.startup());
         // Under --sandbox builds run in it too: bubblewrap must be there
         // before anything is built.
@@ -326,6 +320,7 @@ impl Plan {
             limits,
             gauntlet,
             paired: false,
+            schedule: std::sync::OnceLock::new(),
         })
     }
 
@@ -379,14 +374,10 @@ impl Plan {
     /// `r` of round `o` (see [`Plan::deal`]) seats the round's table
     /// rotated by `r`, seat `s` holding the table's `(s + r) mod seats`,
     /// so that over a round every entrant of the table has every seat
-    /// once. The round's table:
-    ///
-    /// - Round robin: entrants `(o − 1 + t) mod E` for `t = 0, 1, ...`;
-    ///   for two seats among more than two entrants, every pair in turn
-    ///   ([`nth_pairing`]).
-    /// - Gauntlet of entrant `g`: `g`, then the others (in file order,
-    ///   `O`) `O[(o − 1 + t) mod (E − 1)]` for `t = 0, 1, ...`: every
-    ///   `E − 1` rounds, `g` has met each other entrant.
+    /// once. The round's table is the schedule's `o`-th
+    /// ([`super::schedule`]): the entrants with the fewest tables, mixed
+    /// so that every two meet about equally often; at tables of two, a
+    /// round robin of pairs; a gauntlet's entrant at every table.
     ///
     /// Head to head (`sprt`) is the round robin of two entrants: each
     /// round a colour-swapped pair on one opening.
@@ -400,21 +391,24 @@ impl Plan {
 
     /// The entrants of round `opening`'s table, in its first game's seats.
     fn round_table(&self, opening: u64, seats: usize) -> Vec<usize> {
-        let e = self.entrants.len() as u64;
-        let o = opening - 1;
-        match self.gauntlet {
-            Some(g) if e > 1 => {
-                let others: Vec<usize> = (0..e as usize).filter(|&x| x != g).collect();
-                let n = others.len() as u64;
-                std::iter::once(g)
-                    .chain((0..seats as u64 - 1).map(|t| others[((o + t) % n) as usize]))
-                    .collect()
+        let schedule = self
+            .schedule
+            .get_or_init(|| Schedule::new(self.entrants.len(), seats, self.gauntlet));
+        schedule.table(opening)
+    }
+
+    /// What `games` games give each entrant: an error when some entrant
+    /// would sit at no table, a note when the last table is partial (see
+    /// [`schedule::check_share`]).
+    pub fn check_share(&self, games: u64) -> Result<Option<String>, String> {
+        match self.game.seating() {
+            Seating::Solo => Ok(None),
+            Seating::Table { seats } if self.paired => {
+                schedule::check_share(self.entrants.len(), seats, false, games).map(|_| None)
             }
-            _ if seats == 2 && e > 2 => {
-                let (a, b) = nth_pairing(e, o);
-                vec![a, b]
+            Seating::Table { seats } => {
+                schedule::check_share(self.entrants.len(), seats, self.gauntlet.is_some(), games)
             }
-            _ => (0..seats as u64).map(|t| ((o + t) % e) as usize).collect(),
         }
     }
 
@@ -604,37 +598,5 @@ pub fn strip_stderr(record: &mut GameRecord) {
     for result in &mut record.results {
         result.stderr = None;
         result.detail.retain(|_, v| !v.is_null());
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_round_robin_of_pairs_meets_every_pair_once_and_plays_evenly() {
-        for e in 3..=9u64 {
-            let count = e * (e - 1) / 2;
-            let mut seen = std::collections::BTreeSet::new();
-            let mut played = vec![0u64; e as usize];
-            for n in 0..count {
-                let (a, b) = nth_pairing(e, n);
-                assert!(a < b && (b as u64) < e, "{e}: {a} {b}");
-                assert!(seen.insert((a, b)), "{e}: ({a}, {b}) twice");
-                played[a] += 1;
-                played[b] += 1;
-            }
-            assert_eq!(seen.len() as u64, count);
-            assert!(played.iter().all(|&p| p == e - 1), "{e}: {played:?}");
-            // The schedule repeats.
-            assert_eq!(nth_pairing(e, count), nth_pairing(e, 0));
-        }
-        // Four entrants: three days of two disjoint pairs.
-        let days: Vec<(usize, usize)> = (0..6).map(|n| nth_pairing(4, n)).collect();
-        for day in days.chunks(2) {
-            let mut four = vec![day[0].0, day[0].1, day[1].0, day[1].1];
-            four.sort();
-            assert_eq!(four, [0, 1, 2, 3], "{days:?}");
-        }
     }
 }

@@ -211,6 +211,7 @@ pub async fn judge_with(
             waited: started.elapsed(),
             phase: outcome::Phase::Move,
             silent: true,
+            at_memory_limit: bot.memory_at_limit(),
         }),
         _ => bot.read_to_end(deadline, MAX_OUTPUT).await,
     };
@@ -228,6 +229,7 @@ pub async fn judge_with(
             waited: elapsed,
             phase: outcome::Phase::Move,
             silent: false,
+            at_memory_limit: bot.memory_at_limit(),
         })),
         ended => ended,
     };
