@@ -468,3 +468,112 @@ fn three_entrants_get_no_elo() {
     let report = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(!report.contains("Elo"));
 }
+
+/// A makefile whose build fails as a C compiler would.
+const BROKEN_MAKE: &str = "pc2:\n\t@echo 'bot.c:3:9: error: expected ; before }' >&2; exit 1\n";
+
+/// A Chomp tournament in `dir`, `games` games at tables of `seats`: each
+/// of `broken` a folder whose build fails, each of `quitters` a program
+/// that exits at once (a crash in round 1, scoring 0). Its grade sheet,
+/// by entrant, and its `standings.json`, by entrant.
+fn chomp_with_failures(
+    dir: &Path,
+    broken: &[&str],
+    quitters: &[&str],
+    seats: usize,
+    games: u64,
+) -> (Vec<std::collections::HashMap<String, String>>, Vec<Value>) {
+    std::fs::create_dir_all(dir.join("arrays")).unwrap();
+    std::fs::copy(
+        format!("{}/tournaments/chomp/3x7.txt", env!("CARGO_MANIFEST_DIR")),
+        dir.join("arrays/3x7.txt"),
+    )
+    .unwrap();
+    let mut text = format!(
+        "game = \"chomp\"\ngames = {games}\nseed = 5\njobs = 1\n\
+         [limits]\nprep = \"0s\"\narrays = \"arrays\"\nseats = {seats}\n"
+    );
+    for name in broken {
+        std::fs::create_dir_all(dir.join(name)).unwrap();
+        std::fs::write(dir.join(name).join("Makefile"), BROKEN_MAKE).unwrap();
+        text += &format!("[[entrant]]\nname = \"{name}\"\ndir = \"{name}\"\n");
+    }
+    for name in quitters {
+        text += &format!("[[entrant]]\nname = \"{name}\"\ncommand = [\"/bin/false\"]\n");
+    }
+    let file = dir.join("t.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = dir.join("out");
+    tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let mut reader = csv::Reader::from_path(out.join("grades.csv")).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let grades = reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            header
+                .iter()
+                .map(str::to_owned)
+                .zip(r.iter().map(str::to_owned))
+                .collect()
+        })
+        .collect();
+    let standings =
+        serde_json::from_str(&std::fs::read_to_string(out.join("standings.json")).unwrap())
+            .unwrap();
+    (grades, standings)
+}
+
+/// Asserts `cells` of a grade sheet's `row`, and that an unbuilt
+/// entrant's note gives the compiler's first error.
+fn assert_grade(row: &std::collections::HashMap<String, String>, cells: &[(&str, &str)]) {
+    for (column, value) in cells {
+        assert_eq!(row[*column], *value, "{column}: {row:?}");
+    }
+    if row["disqualified"] == row["games"] {
+        let first = "first error: bot.c:3:9: error: expected ; before }";
+        assert!(row["note"].contains(first), "{row:?}");
+    }
+}
+
+/// Issue 38: at a table where every player failed to build, the players
+/// shared the win: a build failure showed `wins 1, win_rate 0.333`.
+#[test]
+fn a_table_where_every_build_failed_has_no_winner() {
+    let dir = tempfile::tempdir().unwrap();
+    let (grades, standings) = chomp_with_failures(dir.path(), &["a", "b", "c"], &[], 3, 3);
+    assert_eq!(grades.len(), 3, "{grades:?}");
+    for row in &grades {
+        let cells = [("games", "3"), ("disqualified", "3"), ("wins", "0")];
+        assert_grade(
+            row,
+            &[&cells[..], &[("win_rate", "0"), ("rank", "1")]].concat(),
+        );
+    }
+    for row in &standings {
+        assert_eq!(row["wins"].as_f64(), Some(0.0), "{row}");
+    }
+}
+
+/// A disqualified seat never shares a win, not even with a player that
+/// scored no more than it did: a runtime failure (a crash) keeps its
+/// score and its place, and wins alone; the entrant that could not play
+/// ranks after it, with the compiler's first error as its note.
+#[test]
+fn a_disqualified_seat_never_shares_a_win() {
+    let dir = tempfile::tempdir().unwrap();
+    let (grades, standings) = chomp_with_failures(dir.path(), &["broken"], &["quitter"], 2, 2);
+    let grade = |name: &str| grades.iter().find(|r| r["entrant"] == name).unwrap();
+    let quitter = [
+        ("crashed", "2"),
+        ("wins", "2"),
+        ("win_rate", "1"),
+        ("rank", "1"),
+    ];
+    assert_grade(grade("quitter"), &quitter);
+    let broken = [("disqualified", "2"), ("wins", "0"), ("rank", "2")];
+    assert_grade(grade("broken"), &broken);
+    let wins =
+        |name: &str| standings.iter().find(|r| r["entrant"] == name).unwrap()["wins"].as_f64();
+    assert_eq!((wins("quitter"), wins("broken")), (Some(2.0), Some(0.0)));
+}

@@ -76,31 +76,45 @@ impl GameRecord {
     /// Each seat's place in this game (in `results` order), 1 first, equal
     /// places tied: the game's own ranks when it gives them (an external
     /// judge's `ranking`, or its ranks from scores), else from scores,
-    /// higher first. A seat without a rank or score comes last.
+    /// higher first. A seat without a rank or score comes last. A seat
+    /// that never played (disqualified: its build failed, its program
+    /// cannot start) places after every seat that did, whatever its score
+    /// or rank: losing without a move is not a tie with a player that
+    /// scored as little. Wins, ratings and head-to-head scores all follow
+    /// these places.
     pub fn places(&self) -> Vec<u32> {
-        if self.results.iter().any(|r| r.rank.is_some()) {
-            return self
-                .results
-                .iter()
-                .map(|r| r.rank.unwrap_or(u32::MAX))
-                .collect();
-        }
-        let key = |r: &SeatResult| r.points().unwrap_or(f64::NEG_INFINITY);
+        let ranked = self.results.iter().any(|r| r.rank.is_some());
+        // Lower is better: the game's rank, else the score negated.
+        let key = |r: &SeatResult| -> f64 {
+            if ranked {
+                r.rank.map_or(f64::INFINITY, f64::from)
+            } else {
+                r.points().map_or(f64::INFINITY, |p| -p)
+            }
+        };
+        let played: Vec<&SeatResult> = self.results.iter().filter(|r| r.played()).collect();
         self.results
             .iter()
-            .map(|r| 1 + self.results.iter().filter(|o| key(o) > key(r)).count() as u32)
+            .map(|r| {
+                let ahead = if r.played() {
+                    played.iter().filter(|o| key(o) < key(r)).count()
+                } else {
+                    played.len()
+                };
+                1 + ahead as u32
+            })
             .collect()
     }
 
     /// Each seat's share of the win (in `results` order): `1/k` for each
-    /// of the `k` seats in first place, 0 for the others.
+    /// of the `k` seats that played and placed first, 0 for the others. A
+    /// disqualified seat never wins: where no seat played, nobody won.
     pub fn win_shares(&self) -> Vec<f64> {
         let places = self.places();
-        let best = places.iter().copied().min().unwrap_or(1);
-        let winners = places.iter().filter(|&&p| p == best).count() as f64;
-        places
-            .iter()
-            .map(|&p| if p == best { 1.0 / winners } else { 0.0 })
+        let first = |i: usize| places[i] == 1 && self.results[i].played();
+        let winners = (0..places.len()).filter(|&i| first(i)).count() as f64;
+        (0..places.len())
+            .map(|i| if first(i) { 1.0 / winners } else { 0.0 })
             .collect()
     }
 
@@ -264,6 +278,12 @@ impl SeatResult {
         self.verdict.status
     }
 
+    /// Whether it played at all: not disqualified (its build failed, its
+    /// program cannot start). A runtime failure played.
+    pub fn played(&self) -> bool {
+        !self.status().is_disqualification()
+    }
+
     /// Its score as a number, for games that rank seats by one.
     pub fn points(&self) -> Option<f64> {
         self.score.as_ref().and_then(Score::points)
@@ -305,6 +325,39 @@ mod tests {
         round_trip(
             r#"{"game":"tron","index":1,"seed":2,"summary":{"turns":3},"judge_error":{"message":"m","stderr":"e"},"time":"t","referee":"r","results":[{"entrant":"a","seat":0,"status":"internal","micros":[],"rank":2}]}"#,
         );
+    }
+
+    /// A game between players from its seats' JSON.
+    fn table(seats: &str) -> GameRecord {
+        serde_json::from_str(&format!(
+            r#"{{"game":"g","index":1,"seed":1,"results":[{seats}]}}"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_disqualified_seat_places_last_and_never_wins() {
+        // Issue 38: every seat failed to build: they shared the win.
+        let failed = r#"{"score":0,"status":"build_failed"}"#;
+        let all = table(&[failed; 3].join(","));
+        assert_eq!(all.win_shares(), [0.0; 3]);
+        // A crash keeps its score and place, and beats a seat that never
+        // played, though it scored no more.
+        let crashed = r#"{"score":0,"status":"crashed"}"#;
+        let record = table(&format!("{failed},{crashed},{crashed}"));
+        assert_eq!(record.places(), [3, 1, 1]);
+        assert_eq!(record.win_shares(), [0.0, 0.5, 0.5]);
+        // A judge's rank 1 for a seat that could not start wins nothing:
+        // the best of those that played wins.
+        let record = table(
+            r#"{"rank":1,"status":"cannot_start"},{"rank":3,"status":"ok"},{"rank":2,"status":"timeout"}"#,
+        );
+        assert_eq!(record.places(), [3, 2, 1]);
+        assert_eq!(record.win_shares(), [0.0, 0.0, 1.0]);
+        // Without disqualification, places are as before.
+        let record = table(r#"{"score":2,"status":"ok"},{"score":5,"status":"crashed"}"#);
+        assert_eq!(record.places(), [2, 1]);
+        assert_eq!(record.win_shares(), [0.0, 1.0]);
     }
 
     #[test]

@@ -386,6 +386,16 @@ impl PairTally {
     }
 }
 
+/// A seat of a game between players, as the tally counts it.
+struct Seated<'r> {
+    /// The entrant's position in the tally.
+    entrant: usize,
+    result: &'r SeatResult,
+    /// Its place ([`GameRecord::places`]) and share of the win.
+    place: u32,
+    share: f64,
+}
+
 /// One entrant's games on one array.
 #[derive(Clone, Copy, Default)]
 struct ArrayTally {
@@ -657,33 +667,35 @@ impl Tally {
 
     fn count_table(&mut self, record: &GameRecord) {
         // The game's places decide wins and ratings: a judge's ranking
-        // where it gives one, else the scores.
+        // where it gives one, else the scores; a seat that never played
+        // places last and wins nothing ([`GameRecord::places`]).
         let places = record.places();
-        let seats: Vec<(usize, f64, &SeatResult, u32)> = record
+        let shares = record.win_shares();
+        let seats: Vec<Seated> = record
             .results
             .iter()
             .zip(places)
-            .filter_map(|(r, place)| {
-                Some((
-                    self.at(r.entrant.as_deref())?,
-                    r.points().unwrap_or(0.0),
-                    r,
+            .zip(shares)
+            .filter_map(|((result, place), share)| {
+                Some(Seated {
+                    entrant: self.at(result.entrant.as_deref())?,
+                    result,
                     place,
-                ))
+                    share,
+                })
             })
             .collect();
         if seats.is_empty() {
             return;
         }
-        let best = seats.iter().map(|s| s.3).min().unwrap_or(1);
-        let winners = seats.iter().filter(|s| s.3 == best).count() as f64;
         let array = array_of(record);
-        for &(i, score, result, place) in &seats {
-            let share = if place == best { 1.0 / winners } else { 0.0 };
+        for seat in &seats {
+            let (i, share) = (seat.entrant, seat.share);
+            let score = seat.result.points().unwrap_or(0.0);
             let row = &mut self.rows[i];
             row.games += 1;
             row.wins += share;
-            row.count(result);
+            row.count(seat.result);
             self.scores[i].add(score);
             if let Some(array) = &array {
                 let tally = self.array_tally(array, i);
@@ -703,22 +715,23 @@ impl Tally {
     }
 
     /// Weng-Lin: rank 1 is the best place; equal places share a rank.
-    fn rate(&mut self, index: u64, seats: &[(usize, f64, &SeatResult, u32)]) {
+    fn rate(&mut self, index: u64, seats: &[Seated]) {
         let config = WengLinConfig::new();
-        let teams: Vec<[WengLinRating; 1]> = seats.iter().map(|s| [self.ratings[s.0]]).collect();
+        let teams: Vec<[WengLinRating; 1]> =
+            seats.iter().map(|s| [self.ratings[s.entrant]]).collect();
         let ranked: Vec<(&[WengLinRating], MultiTeamOutcome)> = seats
             .iter()
             .zip(&teams)
             .map(|(s, team)| {
-                let rank = 1 + seats.iter().filter(|o| o.3 < s.3).count();
+                let rank = 1 + seats.iter().filter(|o| o.place < s.place).count();
                 (&team[..], MultiTeamOutcome::new(rank))
             })
             .collect();
         for (s, new) in seats.iter().zip(weng_lin_multi_team(&ranked, &config)) {
             let r = new[0];
-            self.ratings[s.0] = r;
+            self.ratings[s.entrant] = r;
             self.push_history(
-                s.0,
+                s.entrant,
                 Point {
                     index,
                     value: r.rating,

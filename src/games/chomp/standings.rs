@@ -2,7 +2,7 @@
 
 use comfy_table::{CellAlignment, Table, presets};
 
-use super::game::{Fate, GameResult};
+use super::game::{Fate, GameResult, PlayerResult};
 use crate::stats::mean_ci95;
 use crate::units::human_micros;
 
@@ -112,12 +112,21 @@ impl Aggregate {
 
     pub fn add(&mut self, result: &GameResult) {
         self.games += 1;
-        let best = result.players.iter().map(|p| p.score).max().unwrap_or(0);
-        let winners = result.players.iter().filter(|p| p.score == best).count();
+        // A disqualified player never wins, nor shares a win, as in a
+        // tournament's standings (`GameRecord::win_shares`).
+        let played = |p: &PlayerResult| p.fate != Fate::Disqualified;
+        let best = result
+            .players
+            .iter()
+            .filter(|p| played(p))
+            .map(|p| p.score)
+            .max();
+        let won = |p: &PlayerResult| played(p) && Some(p.score) == best;
+        let winners = result.players.iter().filter(|p| won(p)).count();
         for p in &result.players {
             let tally = &mut self.entrants[p.entrant];
             tally.scores.push(p.score as f64);
-            if p.score == best {
+            if won(p) {
                 tally.wins += 1.0 / winners as f64;
             }
             match p.fate {
