@@ -130,6 +130,51 @@ pub fn report() -> Option<String> {
     try_lock_for(&REPORT, LOCK_WAIT)?.as_ref().map(|f| f())
 }
 
+/// What an interrupt puts in order before the process exits: files a run
+/// appends to in the order its games finish, rewritten in game order.
+type Tidy = Box<dyn Fn() + Send>;
+
+static TIDY: Mutex<Option<Tidy>> = Mutex::new(None);
+
+/// The longest the thread that ends the run waits for a tidy already
+/// under way (the run's own, at its end): long enough for the files of a
+/// class's run, short enough that an interrupt never hangs.
+const TIDY_WAIT: Duration = Duration::from_secs(5);
+
+/// Sets what [`tidy`] runs, replacing any earlier one.
+pub fn set_tidy(tidy: impl Fn() + Send + 'static) {
+    let mut slot = TIDY.lock().unwrap_or_else(|e| e.into_inner());
+    *slot = Some(Box::new(tidy));
+}
+
+/// Runs the tidy now, if one is set, and then keeps it or not (the run is
+/// over). An interrupt meanwhile waits for it to finish: a file is never
+/// left half rewritten.
+pub fn tidy_now(keep: bool) {
+    let mut slot = TIDY.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(tidy) = slot.as_ref() {
+        tidy();
+    }
+    if !keep {
+        *slot = None;
+    }
+}
+
+/// For the thread that ends the run early, once nothing is published any
+/// more: runs the tidy, if one is set. Not while a game is still being
+/// published (stuck), whose append the rewrite would lose; and it waits
+/// [`TIDY_WAIT`] at most for one under way.
+pub fn tidy() {
+    let Some(_publishing) = try_lock_for(&PUBLISHING, LOCK_WAIT) else {
+        return;
+    };
+    if let Some(slot) = try_lock_for(&TIDY, TIDY_WAIT)
+        && let Some(tidy) = slot.as_ref()
+    {
+        tidy();
+    }
+}
+
 /// The run's own directories (`referee interactive`'s work directories:
 /// feedback, compiled validators and submissions), removed however the
 /// run ends: by their owner when it is done with them, by the thread that

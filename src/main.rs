@@ -192,6 +192,8 @@ fn end_run() -> (i32, i32) {
     // The run's work directories (compiled validators, feedback): no
     // Drop runs past an `exit`.
     referee::interrupt::remove_own_dirs();
+    // Logs appended as games finished, put in game order.
+    referee::interrupt::tidy();
     kept
 }
 

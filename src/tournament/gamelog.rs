@@ -1,7 +1,8 @@
 //! `OUT/games.log`: the games for people, one block per game, as chess
 //! players read PGN. Written from the typed [`GameRecord`] only, so it is
 //! the same for every game. The format is documented in
-//! `docs/tournaments.md`.
+//! `docs/tournaments.md`. Blocks are appended as games end, which is not
+//! in game order when games are played at once; [`sort`] puts them back.
 //!
 //! ```text
 //! [Game "evensteven"]
@@ -23,8 +24,10 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::stderr_log::Reader;
 use crate::game::{GameRecord, SeatResult};
 use crate::outcome::Status;
+use crate::record::NewFile;
 use crate::text;
 use crate::units::human_micros;
 
@@ -69,6 +72,94 @@ impl GameLog {
     pub fn append(&mut self, record: &GameRecord) -> std::io::Result<()> {
         self.0.write_all(block(record).as_bytes())
     }
+}
+
+/// A block of a log read: its game (the `Index` tag), where it starts,
+/// its length (its lines' ends included), and whether its last line ends.
+struct Block {
+    index: u64,
+    at: u64,
+    len: u64,
+    ended: bool,
+}
+
+/// The longest piece of a line read at once: a file that is no log (one
+/// long line) is not read whole into memory.
+const PIECE: u64 = 1 << 20;
+
+/// Puts the log at `path` in game order, unless it is: its blocks sorted
+/// by game, stably (a void game's block stays before the game played
+/// again), each then ended by a blank line. A block is a run of lines
+/// that are not empty, none of which is (names and messages are written
+/// escaped, on one line), so nothing an entrant says can split one. A
+/// missing log stays missing.
+pub fn sort(path: &Path) -> Result<(), String> {
+    let failed = |e: std::io::Error| format!("{}: {e}", path.display());
+    let mut reader = match Reader::open(path) {
+        Ok(reader) => reader,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(failed(e)),
+    };
+    let (mut blocks, whole) = blocks(&mut reader).map_err(failed)?;
+    if whole && blocks.is_sorted_by_key(|b| b.index) {
+        return Ok(());
+    }
+    blocks.sort_by_key(|b| b.index);
+    let mut out = NewFile::create(path).map_err(failed)?;
+    for block in blocks {
+        reader.copy(block.at, block.len, &mut out).map_err(failed)?;
+        let end: &[u8] = if block.ended { b"\n" } else { b"\n\n" };
+        out.write_all(end).map_err(failed)?;
+    }
+    out.commit().map_err(failed)
+}
+
+/// The blocks of a log, in the file's order; and whether the file is
+/// whole (its last block ended by a blank line). A block without an
+/// `Index` tag (not the referee's) goes with the one before it.
+fn blocks(reader: &mut Reader) -> std::io::Result<(Vec<Block>, bool)> {
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut line = Vec::new();
+    let (mut at, mut line_start, mut in_block, mut tagged) = (0, true, false, false);
+    loop {
+        let n = reader.line(PIECE, &mut line)?;
+        if n == 0 {
+            return Ok((blocks, !in_block));
+        }
+        if line_start && line == b"\n" {
+            in_block = false;
+        } else {
+            if !in_block {
+                let index = blocks.last().map_or(0, |b| b.index);
+                blocks.push(Block {
+                    index,
+                    at,
+                    len: 0,
+                    ended: false,
+                });
+                (in_block, tagged) = (true, false);
+            }
+            if let Some(block) = blocks.last_mut() {
+                block.len = at + n - block.at;
+                block.ended = line.ends_with(b"\n");
+                if let Some(index) = index_tag(&line).filter(|_| line_start && !tagged) {
+                    (block.index, tagged) = (index, true);
+                }
+            }
+        }
+        line_start = line.ends_with(b"\n");
+        at += n;
+    }
+}
+
+/// The game an `[Index "N"]` line names.
+fn index_tag(line: &[u8]) -> Option<u64> {
+    let digits = line.strip_prefix(b"[Index \"")?.strip_suffix(b"\"]\n")?;
+    let digits = std::str::from_utf8(digits).ok()?;
+    digits
+        .bytes()
+        .all(|b| b.is_ascii_digit())
+        .then(|| digits.parse().ok())?
 }
 
 /// The log of `records`, as one text (for `merge --out`).
@@ -239,6 +330,33 @@ mod tests {
             "b \"q\": build_failed: make failed / line 2, lost"
         );
         assert!(text.ends_with("\n\n"));
+    }
+
+    #[test]
+    fn a_log_is_sorted_by_game_block_by_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("games.log");
+        let block = |i: u64, what: &str| format!("[Game \"g\"]\n[Index \"{i}\"]\na: {what}\n\n");
+        let text = [
+            block(3, "[Index \"1\"]"),
+            block(1, "void"),
+            block(2, "x"),
+            block(1, "played again"),
+        ]
+        .concat();
+        // The last block's write was cut short.
+        std::fs::write(&path, &text[..text.len() - 2]).unwrap();
+        sort(&path).unwrap();
+        let sorted = [
+            block(1, "void"),
+            block(1, "played again"),
+            block(2, "x"),
+            block(3, "[Index \"1\"]"),
+        ]
+        .concat();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), sorted);
+        sort(&dir.path().join("missing.log")).unwrap();
+        assert!(!dir.path().join("missing.log").exists());
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod schedule;
 pub mod shard;
 pub mod spec;
 pub mod standings;
+pub mod stderr_log;
 pub mod units;
 
 use std::collections::btree_map::Entry;
@@ -130,8 +131,23 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
     run.report_on_interrupt();
     let status = run.play(&spec, plan).await;
     match status {
-        Some(status) => Ok(status),
+        Some(status) => {
+            crate::interrupt::tidy_now(false);
+            Ok(status)
+        }
         None => run.finish(),
+    }
+}
+
+/// Puts the logs of the output directory `out`, appended to as games
+/// finish, in game order: `stderr/NAME.log` and `games.log`. When a run
+/// opens its output and when it ends, however it ends (an interrupt's
+/// thread does it then: see [`crate::interrupt::set_tidy`]). A failure
+/// leaves a log as it was, with a warning.
+fn tidy_logs(out: &Path) {
+    let sorted = stderr_log::tidy(out).and_then(|()| gamelog::sort(&out.join("games.log")));
+    if let Err(e) = sorted {
+        eprintln!("referee tournament: warning: {e}: left in the order the games finished");
     }
 }
 
@@ -372,6 +388,11 @@ impl OutDir {
             .map_err(|e| format!("{}: {e}", config.file.display()))
             .and_then(|text| record::write_file(&dir.join("tournament.toml"), &text))?;
         let records = Records::open(&records_path(dir)).map_err(|e| e.to_string())?;
+        // An interrupted run's logs are in order; a killed one's may not
+        // be, and may end in a section torn by the kill.
+        let logs = dir.to_owned();
+        crate::interrupt::set_tidy(move || tidy_logs(&logs));
+        crate::interrupt::tidy_now(true);
         let log = gamelog::GameLog::open(&dir.join("games.log"))?;
         // From the records: a game an interrupted run wrote to games.pgn
         // but not to its records is played again, and must not be there
@@ -391,7 +412,7 @@ impl OutDir {
     /// `stderr/NAME.log`), then its PGN to `games.pgn` and the game to
     /// `games.log`.
     fn append(&mut self, record: &GameRecord, fingerprint: &str) -> Result<(), String> {
-        units::save_stderr(&self.dir, record);
+        stderr_log::save(&self.dir, record);
         let mut record = record.clone();
         units::strip_stderr(&mut record);
         record.tournament = Some(fingerprint.to_owned());
@@ -691,6 +712,7 @@ impl<'c> Run<'c> {
         if let Some(Err(e)) = self.out.as_mut().map(OutDir::close) {
             return Ok(io_failure(&e));
         }
+        crate::interrupt::tidy_now(false);
         let tally = self
             .finished
             .lock()
@@ -1011,6 +1033,12 @@ pub fn merge(outs: &[PathBuf], into: Option<&Path>) -> Status {
             return Status::Io;
         }
     };
+    if let Some(into) = into
+        && let Err(e) = stderr_log::merge(outs, into)
+    {
+        eprintln!("referee merge: {e}");
+        return Status::Io;
+    }
     let missing = (1..=first.games).filter(|&i| !tally.has(i));
     let (count, first_missing) = missing.fold((0u64, None), |(n, f), i| (n + 1, f.or(Some(i))));
     println!(
@@ -1112,6 +1140,8 @@ impl MergedOut {
             file.commit()
                 .map_err(|e| format!("{}: {e}", path.display()))?;
         }
+        // Read from the shards nearly in game order: now wholly.
+        gamelog::sort(&self.into.join("games.log"))?;
         let records = records_path(&self.into);
         pgn::PgnFile::rebuild(&self.into, &records, &self.info, "referee merge").map(drop)
     }

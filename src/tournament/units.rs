@@ -543,38 +543,6 @@ pub async fn play_unit(
     }
 }
 
-/// Appends each entrant's stderr of this game to `OUT/stderr/NAME.log`
-/// (NAME: [`text::file_name`], one file per entrant), which starts with a
-/// line naming the entrant.
-pub fn save_stderr(out: &Path, record: &GameRecord) {
-    use std::io::Write;
-    for result in &record.results {
-        let (Some(name), Some(stderr)) = (&result.entrant, &result.stderr) else {
-            continue;
-        };
-        if stderr.is_empty() {
-            continue;
-        }
-        let path = out
-            .join("stderr")
-            .join(format!("{}.log", text::file_name(name)));
-        let written = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .and_then(|mut f| {
-                // A new file says whose it is; a resumed run's goes on.
-                if f.metadata()?.len() == 0 {
-                    writeln!(f, "standard error of entrant {}", text::terminal(name))?;
-                }
-                write!(f, "--- game {} ---\n{stderr}\n", record.index)
-            });
-        if let Err(e) = written {
-            eprintln!("referee tournament: {}: {e}", path.display());
-        }
-    }
-}
-
 /// Records keep stderr out (it is in the stderr files), and leave out
 /// empty fields.
 /// What a run keeps in memory of a finished game, for the standings it
