@@ -183,7 +183,8 @@ impl Log {
                 log.rest = (!log.torn).then_some((at, size - at));
                 break;
             };
-            let end = at + n + bytes + 1;
+            // A length past the end (or past any file: an edited one).
+            let end = (at + n).checked_add(bytes).map_or(u64::MAX, |e| e + 1);
             if end > size {
                 log.torn = true;
                 break;
@@ -330,6 +331,10 @@ mod tests {
     #[test]
     fn headers_are_read_strictly() {
         assert_eq!(parse_header(b"--- game 12 (0 bytes) ---\n"), Some((12, 0)));
+        let huge = format!("t\n--- game 1 ({} bytes) ---\nx\n", u64::MAX);
+        let dir = tempfile::tempdir().unwrap();
+        let path = log(dir.path(), "a.log", &huge);
+        assert!(Log::read(&path).unwrap().torn);
         for bad in [
             "--- game 12 ---\n",
             "--- game +1 (3 bytes) ---\n",
