@@ -127,6 +127,17 @@ pub fn parse_at_least_one(text: &str) -> Result<u64, String> {
     }
 }
 
+/// A path as the command line gives it, made absolute here, once: what
+/// the referee reads, writes and hides from bots never depends on the
+/// working directory again (a bare `t.toml` has the parent `""`, which a
+/// sandbox could not hide). Symbolic links are kept, as given.
+pub fn parse_absolute_path(text: &str) -> Result<std::path::PathBuf, String> {
+    if text.is_empty() {
+        return Err("an empty path".into());
+    }
+    std::path::absolute(text).map_err(|e| format!("{text:?}: {e}"))
+}
+
 /// A line cap between 1 byte and 1 GiB.
 pub fn parse_max_line(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {

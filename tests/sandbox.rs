@@ -107,3 +107,115 @@ fn a_bot_that_lives_under_tmp_still_runs_in_the_sandbox() {
         "the bound directory must be read-only"
     );
 }
+
+/// A class folder outside /tmp (which the sandbox replaces anyway, so
+/// that tests there see nothing of what is at stake), holding the
+/// teacher's notes and one student's folder whose `pc2` is the probe.
+fn probed_class() -> (tempfile::TempDir, std::path::PathBuf) {
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let class = root.path().join("class");
+    let alice = class.join("subs/alice");
+    std::fs::create_dir_all(&alice).unwrap();
+    std::fs::copy(fixture("sandbox-probe.sh"), alice.join("pc2")).unwrap();
+    std::fs::write(class.join("notes.txt"), "alice: cheated?\n").unwrap();
+    (root, class)
+}
+
+/// `--env` for the probe: what it plays with, and what it looks for.
+fn probe_env(secrets: &[&std::path::Path]) -> Vec<String> {
+    let secrets: Vec<&str> = secrets.iter().map(|p| p.to_str().unwrap()).collect();
+    common::env_args(&[
+        ("EVENSTEVEN", common::evensteven_bin()),
+        ("SECRETS", &secrets.join(":")),
+    ])
+}
+
+/// The statuses of every seat of every record.
+fn statuses(records: &std::path::Path) -> Vec<String> {
+    common::jsonl(records)
+        .iter()
+        .flat_map(|r| r["results"].as_array().unwrap().clone())
+        .map(|s| s["status"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Issue 39: `cd class && referee tournament t.toml --sandbox` let every
+/// bot read the teacher's notes and the tournament file: the bare name's
+/// parent is `""`, which the sandbox dropped without a word. Without the
+/// sandbox the probe reads them (so it can tell); with it, it cannot.
+#[test]
+fn a_bare_file_name_keeps_the_organisers_folder_hidden() {
+    common::need_bwrap();
+    let (_root, class) = probed_class();
+    std::fs::write(
+        class.join("t.toml"),
+        "game = \"evensteven\"\ngames = 2\nseed = 1\n\
+         [[entrant]]\nname = \"alice\"\ndir = \"subs/alice\"\n",
+    )
+    .unwrap();
+    let env = probe_env(&[&class.join("notes.txt"), &class.join("t.toml")]);
+    for (sandbox, seen) in [(false, "crashed"), (true, "ok")] {
+        let out = class.join(format!("out-{sandbox}"));
+        let mut args = vec!["tournament", "--no-progress"];
+        args.extend(env.iter().map(String::as_str));
+        if sandbox {
+            args.push("--sandbox");
+        }
+        args.extend([
+            "t.toml",
+            "--out",
+            out.file_name().unwrap().to_str().unwrap(),
+        ]);
+        let run = common::referee_with(args, b"", &[], Some(&class));
+        assert_eq!(run.code, Some(0), "{run:?}");
+        let all = statuses(&out.join("records.jsonl"));
+        assert_eq!(all, [seen; 2], "--sandbox {sandbox}: {run:?}");
+    }
+}
+
+/// Issue 39: a league whose `--db` is in another folder: a sandboxed bot
+/// read the database and its write-ahead log. The files are hidden
+/// themselves, not their folder (which may hold what bots run from).
+#[test]
+fn a_leagues_database_elsewhere_is_hidden_from_its_bots() {
+    common::need_bwrap();
+    let (root, class) = probed_class();
+    std::fs::write(
+        class.join("league.toml"),
+        "game = \"evensteven\"\nseed = 1\n[[entrant]]\nglob = \"subs/*\"\n",
+    )
+    .unwrap();
+    let other = root.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    for (sandbox, seen) in [(false, "crashed"), (true, "ok")] {
+        let db = other.join(format!("class-{sandbox}.db"));
+        let mut wal = db.clone().into_os_string();
+        wal.push("-wal");
+        let env = probe_env(&[&db, std::path::Path::new(&wal)]);
+        let relative = format!("../other/class-{sandbox}.db");
+        let mut args = vec!["league", "run", "league.toml", "--db", &relative];
+        args.extend(["--games", "3", "--jobs", "1"]);
+        if sandbox {
+            args.push("--sandbox");
+        }
+        args.extend(env.iter().map(String::as_str));
+        let run = common::referee_with(args, b"", &[], Some(&class));
+        assert_eq!(run.code, Some(0), "{run:?}");
+        let export = root.path().join(format!("export-{sandbox}"));
+        let exported = common::referee(
+            [
+                "league",
+                "export",
+                db.to_str().unwrap(),
+                export.to_str().unwrap(),
+            ],
+            b"",
+        );
+        assert_eq!(exported.code, Some(0), "{exported:?}");
+        let all = statuses(&export.join("records.jsonl"));
+        assert!(
+            !all.is_empty() && all.iter().all(|s| s == seen),
+            "--sandbox {sandbox}: {all:?} {run:?}"
+        );
+    }
+}

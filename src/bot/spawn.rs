@@ -48,6 +48,8 @@ pub enum SpawnError {
     Other { path: PathBuf, source: io::Error },
     #[error("cannot make its cgroup: {0}")]
     Cgroup(io::Error),
+    #[error("--sandbox cannot hide {}: {why}", .path.display())]
+    CannotHide { path: PathBuf, why: String },
     #[error(
         "--sandbox runs bots under bubblewrap, but `bwrap` is not installed \
          (Debian and Ubuntu: apt-get install bubblewrap)"
@@ -200,7 +202,7 @@ pub fn sandboxed(
     if access == Access::Build && std::fs::canonicalize(&dir).is_ok_and(|d| d == Path::new("/")) {
         return Err(SpawnError::RootFolder(dir));
     }
-    let mounts = mounts(path, &dir, &spec.hide, access);
+    let mounts = mounts(path, &dir, &spec.hide, access)?;
     let mut wrapped: Vec<OsString> = [
         "--unshare-all",
         "--die-with-parent",
@@ -365,6 +367,8 @@ fn options_pipe(options: &[OsString]) -> Option<i32> {
 enum Mount {
     /// An empty directory, read-only once what is shown inside is there.
     Cover,
+    /// A file hidden by an empty one (`/dev/null`, read-only).
+    Blank,
     /// A private writable directory (memory).
     Private,
     /// The host's directory, shown again.
@@ -374,7 +378,12 @@ enum Mount {
 /// The sandbox's mounts, in the order they are made: by path, parents
 /// first; on one path, a directory shown after it is covered, so that a
 /// process's own directory is never hidden from it.
-fn mounts(path: &Path, dir: &Path, hide: &[PathBuf], access: Access) -> Vec<(PathBuf, Mount)> {
+fn mounts(
+    path: &Path,
+    dir: &Path,
+    hide: &[PathBuf],
+    access: Access,
+) -> Result<Vec<(PathBuf, Mount)>, SpawnError> {
     let temp = std::env::temp_dir();
     let mut mounts: Vec<(PathBuf, Mount)> = vec![
         (PathBuf::from("/tmp"), Mount::Private),
@@ -383,16 +392,9 @@ fn mounts(path: &Path, dir: &Path, hide: &[PathBuf], access: Access) -> Vec<(Pat
     if !temp.starts_with("/tmp") && temp.is_dir() {
         mounts.push((temp, Mount::Private));
     }
-    // Only directories that exist can be covered (the root is read-only,
-    // so no mount point can be made there); symbolic links are followed
-    // here, since bubblewrap would follow them inside the sandbox.
-    let covered = hide
-        .iter()
-        .map(PathBuf::as_path)
-        .chain([Path::new("/run")])
-        .filter_map(|h| std::fs::canonicalize(h).ok())
-        .filter(|h| h.is_dir() && h != Path::new("/"));
-    mounts.extend(covered.map(|h| (h, Mount::Cover)));
+    for h in hide.iter().map(PathBuf::as_path).chain([Path::new("/run")]) {
+        mounts.extend(hidden_mount(h)?);
+    }
     let own: Vec<PathBuf> = match access {
         Access::Build => vec![dir.to_owned()],
         Access::Bot => [Some(dir.to_owned()), path.parent().map(Path::to_owned)]
@@ -424,20 +426,63 @@ fn mounts(path: &Path, dir: &Path, hide: &[PathBuf], access: Access) -> Vec<(Pat
     // /proc/self/mountinfo: those of other entrants' folders (inside the
     // tournament's, which is hidden) would name them. (Inside a private
     // directory a cover stays: it is read-only, the private one is not.)
+    // A file hidden inside a covered or private directory is not there to
+    // be seen (and has no mount point there).
     let redundant: Vec<bool> = mounts
         .iter()
         .map(|(p, m)| {
-            *m == Mount::Cover
-                && mounts
-                    .iter()
-                    .filter(|(q, _)| q != p && p.starts_with(q))
-                    .max_by_key(|(q, _)| q.as_os_str().len())
-                    .is_some_and(|(_, around)| *around == Mount::Cover)
+            let around = mounts
+                .iter()
+                .filter(|(q, _)| q != p && p.starts_with(q))
+                .max_by_key(|(q, _)| q.as_os_str().len())
+                .map(|(_, around)| *around);
+            match m {
+                Mount::Cover => around == Some(Mount::Cover),
+                Mount::Blank => matches!(around, Some(Mount::Cover | Mount::Private)),
+                _ => false,
+            }
         })
         .collect();
     let mut redundant = redundant.into_iter();
     mounts.retain(|_| !redundant.next().unwrap_or(false));
-    mounts
+    Ok(mounts)
+}
+
+/// Whether the sandbox can hide each of `paths`: checked before a run
+/// starts anything, so that a path it cannot hide stops the run with its
+/// name rather than failing each bot.
+pub fn check_hidden(paths: &[PathBuf]) -> Result<(), SpawnError> {
+    paths.iter().try_for_each(|p| hidden_mount(p).map(|_| ()))
+}
+
+/// How the sandbox hides `path`: a directory under an empty one, a file
+/// (or a socket, a pipe) under an empty file; nothing for a path that does
+/// not exist (yet: it is hidden by the next bot's sandbox once it does)
+/// or for the root. Symbolic links are followed here, since bubblewrap
+/// would follow them inside the sandbox. A path that cannot be looked at
+/// is an error that names it: a sandbox never silently shows what it was
+/// asked to hide.
+fn hidden_mount(path: &Path) -> Result<Option<(PathBuf, Mount)>, SpawnError> {
+    let cannot = |why: String| SpawnError::CannotHide {
+        path: path.to_owned(),
+        why,
+    };
+    if !path.is_absolute() {
+        return Err(cannot("not an absolute path".into()));
+    }
+    let real = match std::fs::canonicalize(path) {
+        Ok(real) => real,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(cannot(e.to_string())),
+    };
+    if real == Path::new("/") {
+        return Ok(None);
+    }
+    let kind = match real.is_dir() {
+        true => Mount::Cover,
+        false => Mount::Blank,
+    };
+    Ok(Some((real, kind)))
 }
 
 /// bubblewrap's arguments for `mounts` (in order), then the covers made
@@ -449,6 +494,7 @@ fn mount_arguments(mounts: &[(PathBuf, Mount)], size: Option<u64>) -> Vec<OsStri
         let path = path.as_os_str().to_owned();
         match mount {
             Mount::Cover => args.extend(["--tmpfs".into(), path]),
+            Mount::Blank => args.extend(["--ro-bind".into(), "/dev/null".into(), path]),
             Mount::Private => {
                 if let Some(size) = size {
                     args.extend(["--size".into(), size.to_string().into()]);
@@ -1209,7 +1255,7 @@ mod tests {
             std::fs::create_dir_all(d).unwrap();
         }
         let hide = [class.clone(), alice.clone(), bob.clone()];
-        let made = mounts(&alice.join("pc2"), &alice, &hide, Access::Bot);
+        let made = mounts(&alice.join("pc2"), &alice, &hide, Access::Bot).unwrap();
         let covers: Vec<&PathBuf> = made
             .iter()
             .filter(|(_, m)| *m == Mount::Cover)
@@ -1220,8 +1266,43 @@ mod tests {
         assert!(!covers.contains(&&bob), "{made:?}");
         assert!(made.contains(&(alice.clone(), Mount::Show { writable: false })));
         // A build's folder holding a hidden one still has it covered.
-        let made = mounts(&class.join("sh"), &class.join("subs"), &hide, Access::Build);
+        let made = mounts(&class.join("sh"), &class.join("subs"), &hide, Access::Build).unwrap();
         assert!(made.contains(&(bob.clone(), Mount::Cover)), "{made:?}");
+    }
+
+    /// Issue 39: a file is hidden itself, never its folder; a path that
+    /// does not exist yet is no error; one that is not absolute (a bare
+    /// `t.toml`'s parent is `""`) is an error that names it.
+    #[test]
+    fn files_are_hidden_themselves_and_bad_paths_are_named() {
+        // Outside /tmp, which the sandbox replaces anyway.
+        let here = tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/target")).unwrap();
+        let here = here.path().canonicalize().unwrap();
+        let (db, alice) = (here.join("class.db"), here.join("alice"));
+        std::fs::write(&db, "x").unwrap();
+        std::fs::create_dir(&alice).unwrap();
+        let hide = [db.clone(), here.join("class.db-wal")];
+        let made = mounts(&alice.join("pc2"), &alice, &hide, Access::Bot).unwrap();
+        assert!(made.contains(&(db.clone(), Mount::Blank)), "{made:?}");
+        assert!(!made.iter().any(|(p, _)| p == &here), "{made:?}");
+        assert!(
+            !made.iter().any(|(p, _)| p.ends_with("class.db-wal")),
+            "{made:?}"
+        );
+        for bad in ["", "t.toml"] {
+            let why = mounts(
+                &alice.join("pc2"),
+                &alice,
+                &[PathBuf::from(bad)],
+                Access::Bot,
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                why.contains("cannot hide") && why.contains("not an absolute path"),
+                "{why}"
+            );
+        }
     }
 
     #[test]

@@ -64,12 +64,12 @@ pub struct ShowArgs {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// The tournament file (TOML) that names the game, limits and entrants.
-    #[arg(value_name = "FILE.toml")]
+    #[arg(value_name = "FILE.toml", value_parser = crate::units::parse_absolute_path)]
     pub file: PathBuf,
 
     /// The league's database (SQLite), made if missing; a league started
     /// again on it goes on where it stopped.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_parser = crate::units::parse_absolute_path)]
     pub db: PathBuf,
 
     /// Stop once the database holds N games (for tests and CI); without

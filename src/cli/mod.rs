@@ -23,8 +23,8 @@ use crate::games::evensteven::dealer::{self, DealerConfig};
 use crate::games::septica::{self, SepticaConfig};
 use crate::tournament::{self, TournamentConfig};
 use crate::units::{
-    Limit, parse_at_least_one, parse_count, parse_cpu, parse_duration, parse_max_line,
-    parse_positive_duration, parse_size,
+    Limit, parse_absolute_path, parse_at_least_one, parse_count, parse_cpu, parse_duration,
+    parse_max_line, parse_positive_duration, parse_size,
 };
 
 #[derive(Debug, Parser)]
@@ -942,7 +942,7 @@ pub struct InteractiveArgs {
 #[derive(Debug, Args)]
 pub struct TournamentArgs {
     /// The tournament file (TOML).
-    #[arg(value_name = "FILE.toml")]
+    #[arg(value_name = "FILE.toml", value_parser = parse_absolute_path)]
     pub file: PathBuf,
 
     /// Games to play (overrides the file).
@@ -968,7 +968,7 @@ pub struct TournamentArgs {
     pub pin: bool,
 
     /// Write records, stderr files, build logs and standings (JSON, CSV) here.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = parse_absolute_path)]
     pub out: Option<PathBuf>,
 
     /// Finish a run that was interrupted: games already in DIR are not
@@ -1013,7 +1013,7 @@ pub struct TournamentArgs {
 #[derive(Debug, Args)]
 pub struct CiArgs {
     /// The suite (TOML).
-    #[arg(value_name = "SUITE.toml")]
+    #[arg(value_name = "SUITE.toml", value_parser = parse_absolute_path)]
     pub suite: PathBuf,
 
     /// Also write a JUnit XML report to FILE.

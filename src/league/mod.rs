@@ -164,6 +164,9 @@ async fn run_inner(config: &LeagueConfig) -> Result<Status, Failed> {
     let db = Db::open(&config.db, config.durable).map_err(usage)?;
     let meta = check_meta(&db, config, &spec, &*game)?;
     let mut roster = Roster::new(spec, text, base.clone(), config, limits);
+    if limits.sandbox {
+        roster.check_hidden().map_err(usage)?;
+    }
     let state = State::new(&db, &*game, meta.seed, config.games).map_err(usage)?;
     let shared = Arc::new(Shared {
         updates: tokio::sync::watch::Sender::new(state.committed),

@@ -60,7 +60,16 @@ impl Roster {
             let path = PathBuf::from(path);
             std::path::absolute(&path).unwrap_or(path)
         };
-        let mut hidden = vec![base.clone(), config.db.clone(), versions.clone()];
+        // The database's own files beside it (SQLite's write-ahead log,
+        // its index, a rollback journal): files, hidden themselves, never
+        // the folder they are in (it may hold what bots run from).
+        let db_files = ["", "-wal", "-shm", "-journal"].map(|suffix| {
+            let mut path = config.db.clone().into_os_string();
+            path.push(suffix);
+            PathBuf::from(path)
+        });
+        let mut hidden = vec![base.clone(), config.file.clone(), versions.clone()];
+        hidden.extend(db_files);
         for e in &spec.entrants {
             if let Some(glob) = &e.glob {
                 let parent = Path::new(glob.get_ref()).parent().unwrap_or(Path::new(""));
@@ -374,6 +383,11 @@ impl Roster {
             entrants::snapshot(program.clone(), &dir, &self.versions, &e.name, fingerprint)
                 .map_err(crate::outcome::Disqualified::cannot_start);
         entrants::Built { program, ..built }
+    }
+
+    /// Whether the sandbox can hide every path of the league's.
+    pub fn check_hidden(&self) -> Result<(), String> {
+        crate::bot::spawn::check_hidden(&self.hidden).map_err(|e| e.to_string())
     }
 
     fn hide(&self, mut program: crate::bot::BotSpec) -> crate::bot::BotSpec {

@@ -19,7 +19,6 @@ use crate::game::{Deal, Game, GameRecord, Round, Seat, SeatResult, Seating};
 use crate::outcome::{self, Disqualified, Verdict};
 use crate::parallel;
 use crate::record;
-use crate::text;
 use crate::units::TomlDuration;
 
 /// An entrant, ready to run or disqualified.
@@ -114,7 +113,11 @@ pub(crate) fn limits_over(
 /// anything is built (a class of 200 builds for minutes): the count
 /// `--games` or the file gives; a resumed run's is checked with the rest
 /// of the run (see `Plan::check_share`).
-fn refuse_short_runs(game: &dyn Game, spec: &Spec, config: &TournamentConfig) -> Result<(), String> {
+fn refuse_short_runs(
+    game: &dyn Game,
+    spec: &Spec,
+    config: &TournamentConfig,
+) -> Result<(), String> {
     let Seating::Table { seats } = game.seating() else {
         return Ok(());
     };
@@ -252,9 +255,13 @@ impl Plan {
         }
         // What a sandboxed entrant never sees, building or playing: the
         // tournament's own files (its deals, a judge) and its output.
-        let hidden: Vec<PathBuf> = std::iter::once(base.to_owned())
+        let hidden: Vec<PathBuf> = [base.to_owned(), config.file.clone()]
+            .into_iter()
             .chain(config.out.iter().cloned())
             .collect();
+        if limits.sandbox {
+            spawn::check_hidden(&hidden).map_err(|e| e.to_string())?;
+        }
         // The most specific wins: the entrant's over the file's over --env.
         // A folder is built once, whoever shares it: with the file's.
         let env = Environment::clean(&config.env).with(&spec.env.vars());
