@@ -211,6 +211,17 @@ fn stockfish_plays_colour_swapped_pairs_to_legal_ends() {
         assert_eq!(tag(pgn, "SetUp"), Some("1"), "{pgn}");
         assert_eq!(tag(pgn, "FEN"), summary["fen"].as_str(), "{pgn}");
         assert!(tag(pgn, "Termination").is_some(), "{pgn}");
+        // Why it ended, in the last move's comment, in fastchess's words.
+        let reason = match termination {
+            "checkmate" => " mates",
+            "stalemate" => ", Draw by stalemate",
+            "insufficient_material" => ", Draw by insufficient mating material",
+            "fifty_moves" => ", Draw by fifty moves rule",
+            "threefold_repetition" => ", Draw by 3-fold repetition",
+            "resignation" => " wins by adjudication",
+            _ => ", Draw by adjudication",
+        };
+        assert!(comments(pgn).last().unwrap().ends_with(reason), "{pgn}");
     }
     // Games 2o-1 and 2o: opening o, the same position, colours swapped.
     let names = |r: &Value| (r["summary"]["white"].clone(), r["summary"]["black"].clone());
@@ -275,6 +286,11 @@ fn an_illegal_or_unparsable_move_is_incorrect_and_named() {
         assert_eq!(record["summary"]["termination"], "illegal_move", "{record}");
         let pgn = record["summary"]["pgn"].as_str().unwrap();
         assert_eq!(tag(pgn, "Termination"), Some("rules infraction"), "{pgn}");
+        // Why, in the last move's comment, as fastchess writes it.
+        let last = *comments(pgn).last().unwrap();
+        let named = what.split('\'').nth(1).filter(|m| !m.is_empty());
+        let reason = format!("White makes an illegal move: {}", named.unwrap_or(""));
+        assert!(last.contains(&reason), "{pgn}");
         // The entrant's options reached it as UCI's setoption.
         let stderr = player["stderr"].as_str().unwrap_or_default();
         assert!(stderr.contains("setoption name Hash value 16"), "{record}");
@@ -291,6 +307,13 @@ fn an_engine_that_thinks_past_its_clock_loses_on_time() {
     assert_eq!(record["summary"]["termination"], "timeout", "{record}");
     let pgn = record["summary"]["pgn"].as_str().unwrap();
     assert_eq!(tag(pgn, "Termination"), Some("time forfeit"), "{pgn}");
+    assert!(
+        comments(pgn)
+            .last()
+            .unwrap()
+            .ends_with(", White loses on time"),
+        "{pgn}"
+    );
     // It waited out the clock's 300ms and two increments, less its two moves,
     // not the move cap of the game file (30s).
     let waited = player["micros"].as_array().unwrap().last().unwrap();
@@ -349,32 +372,8 @@ fn the_sample_tournament_writes_both_colours_of_an_opening_to_games_pgn() {
 fn fixed_nodes_per_move_without_a_clock() {
     let Some(_serial) = ready() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let chess = format!("{}/games/chess", root());
-    let game = dir.path().join("game.toml");
-    std::fs::write(
-        &game,
-        format!(
-            "name = \"chess\"\njudge = [\"{chess}/.venv/bin/python3\", \"{chess}/judge.py\"]\n\
-             protocol = 2\nplayers = {{ min = 2, max = 2 }}\nreuse = true\n\
-             [options]\nnodes = 2000\nmax_plies = 6\nopenings = \"{chess}/openings.epd\"\n"
-        ),
-    )
-    .unwrap();
-    let results = dir.path().join("r.jsonl");
-    let fake = |name: &str| format!("{name}={} {} plays", python(), fixture("chess/fake.py"));
-    let run = referee(
-        [
-            "play",
-            "--results",
-            results.to_str().unwrap(),
-            game.to_str().unwrap(),
-            &fake("a"),
-            &fake("b"),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
-    let record = &common::jsonl(&results)[0];
+    let game = fake_game(dir.path(), "nodes = 2000\nmax_plies = 6");
+    let record = &play_fakes(&game, 1, &[&fake("a", "plays"), &fake("b", "plays")])[0];
     assert_eq!(record["summary"]["termination"], "max_plies", "{record}");
     for player in record["players"].as_array().unwrap() {
         let stderr = player["stderr"].as_str().unwrap();
@@ -383,4 +382,270 @@ fn fixed_nodes_per_move_without_a_clock() {
     }
     let pgn = record["summary"]["pgn"].as_str().unwrap();
     assert_eq!(tag(pgn, "TimeControl"), None, "{pgn}");
+}
+
+/// A game file in `dir` for games between fake engines: the chess judge
+/// without a clock (`go movetime`, which the fakes answer at once), with
+/// the judge's `options` (TOML lines).
+fn fake_game(dir: &Path, options: &str) -> String {
+    let chess = format!("{}/games/chess", root());
+    let game = dir.join("game.toml");
+    std::fs::write(
+        &game,
+        format!(
+            "name = \"chess\"\njudge = [\"{chess}/.venv/bin/python3\", \"{chess}/judge.py\"]\n\
+             protocol = 2\nplayers = {{ min = 2, max = 2 }}\nreuse = true\nkeep_players = true\n\
+             [options]\nopenings = \"{chess}/openings.epd\"\n{options}\n"
+        ),
+    )
+    .unwrap();
+    game.to_str().unwrap().to_owned()
+}
+
+/// `NAME=` the fake engine with `args`, for `referee play`.
+fn fake(name: &str, args: &str) -> String {
+    format!("{name}={} {} {args}", python(), fixture("chess/fake.py"))
+}
+
+/// `referee play --games GAMES GAME BOTS`: its records, in game order,
+/// after checking that it ran to its end and that no game was void.
+fn play_fakes(game: &str, games: u32, bots: &[&str]) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let games = games.to_string();
+    let mut args = vec!["--no-fsync", "play", "--seed", "1", "--games", &games];
+    args.extend(["--results", results.to_str().unwrap(), game]);
+    args.extend(bots);
+    let run = referee(args, b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let mut records = common::jsonl(&results);
+    records.sort_by_key(|r| r["index"].as_u64());
+    for record in &records {
+        assert!(record.get("judge_error").is_none(), "{record}\n{run:?}");
+    }
+    records
+}
+
+/// The comments of a PGN's moves, in order (White's first when White
+/// moves first), without their braces and spaces.
+fn comments(pgn: &str) -> Vec<&str> {
+    let moves = &pgn[pgn.find("\n\n").unwrap()..];
+    moves
+        .split('{')
+        .skip(1)
+        .map(|c| c.split('}').next().unwrap().trim())
+        .collect()
+}
+
+/// Issue 39, failure 6: an engine that sent `score cp ²` or a 5,000-digit
+/// score made the judge raise, every game it was losing void (`play` and
+/// `tournament` stopped with status 70). A score the judge cannot read is
+/// no score; the game is judged on the others.
+#[test]
+fn an_info_line_the_judge_cannot_read_gives_no_score() {
+    let Some(_serial) = ready() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let game = fake_game(dir.path(), "max_plies = 12");
+    let losing = "info depth 1 score cp -2000";
+    let digits = format!("info depth 2 score cp -{}", "9".repeat(5000));
+    // The lines White sends before each move; how the game ends; White's
+    // first comment.
+    let cases: [(&[&str], &str, &str); 5] = [
+        (
+            &[losing, "info depth 2 score cp \u{b2}"],
+            "resignation",
+            "-20.00",
+        ),
+        (&[losing, &digits], "resignation", "-499.99"),
+        (&["info depth 2 score cp \u{b2}"], "max_plies", ""),
+        (&["info score mate \u{663}", "info score"], "max_plies", ""),
+        (
+            &["info string score cp -2000", "info score cp"],
+            "max_plies",
+            "",
+        ),
+    ];
+    for (i, (lines, termination, comment)) in cases.into_iter().enumerate() {
+        let file = dir.path().join(format!("info{i}"));
+        std::fs::write(&file, lines.join("\n")).unwrap();
+        let white = fake("white", &format!("plays {}", file.display()));
+        let record = &play_fakes(&game, 1, &[&white, &fake("black", "plays")])[0];
+        let summary = &record["summary"];
+        assert_eq!(summary["termination"], termination, "{lines:?}: {record}");
+        let result = if termination == "resignation" {
+            "0-1"
+        } else {
+            "1/2-1/2"
+        };
+        assert_eq!(summary["result"], result, "{record}");
+        for player in record["players"].as_array().unwrap() {
+            assert_eq!(player["status"], "ok", "{record}");
+        }
+        let pgn = summary["pgn"].as_str().unwrap();
+        let first = comments(pgn)[0];
+        let score = first.rsplit_once(' ').map_or("", |(score, _time)| score);
+        assert_eq!(score, comment, "{lines:?}: {pgn}");
+        if termination == "resignation" {
+            // White resigned after its 4th move, at ply 7.
+            assert_eq!(summary["plies"], 7, "{record}");
+            let last = *comments(pgn).last().unwrap();
+            assert!(last.ends_with(", Black wins by adjudication"), "{pgn}");
+        }
+    }
+}
+
+/// Random info lines and moves, from both engines, over many games: the
+/// judge rules on every one (no game void, `play` ends with status 0), a
+/// bad move is `incorrect` and its engine's loss, named in the last
+/// comment, and every PGN reads back by python-chess, its moves legal. The
+/// seed varies from run to run; `CHESS_FUZZ_SEED` replays one.
+#[test]
+fn random_info_lines_and_moves_are_ruled_on() {
+    let Some(_serial) = ready() else { return };
+    let seed = std::env::var("CHESS_FUZZ_SEED").unwrap_or_else(|_| {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        now.unwrap().as_nanos().to_string()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let game = fake_game(dir.path(), "max_plies = 40\nresign_moves = 2");
+    let (a, b) = (
+        fake("a", &format!("fuzz {seed}a")),
+        fake("b", &format!("fuzz {seed}b")),
+    );
+    let records = play_fakes(&game, 16, &[&a, &b]);
+    assert_eq!(records.len(), 16, "CHESS_FUZZ_SEED={seed}");
+    let pgns: Vec<&str> = records
+        .iter()
+        .map(|r| r["summary"]["pgn"].as_str().unwrap())
+        .collect();
+    let replayed = replay(&pgns);
+    for (record, (plies, _)) in records.iter().zip(&replayed) {
+        let why = format!("CHESS_FUZZ_SEED={seed}: {record}");
+        let summary = &record["summary"];
+        assert_eq!(summary["plies"], *plies, "{why}");
+        let players = record["players"].as_array().unwrap();
+        let statuses: Vec<&str> = players
+            .iter()
+            .map(|p| p["status"].as_str().unwrap())
+            .collect();
+        let pgn = summary["pgn"].as_str().unwrap();
+        let termination = tag(pgn, "Termination").unwrap();
+        assert!(
+            ["normal", "adjudication", "rules infraction"].contains(&termination),
+            "{why}"
+        );
+        let last = comments(pgn).last().copied().unwrap_or_default();
+        if let Some(seat) = statuses.iter().position(|s| *s == "incorrect") {
+            assert_eq!(summary["termination"], "illegal_move", "{why}");
+            assert_eq!(termination, "rules infraction", "{why}");
+            assert_eq!(players[seat]["score"], 0.0, "{why}");
+            assert_eq!(players[1 - seat]["score"], 1.0, "{why}");
+            assert_eq!(statuses[1 - seat], "ok", "{why}");
+            let colour = ["White", "Black"][seat];
+            let reason = format!("{colour} makes an illegal move: ");
+            assert!(last.contains(&reason), "{why}");
+        } else {
+            assert_eq!(statuses, ["ok", "ok"], "{why}");
+            assert!(!last.is_empty(), "{why}");
+        }
+    }
+}
+
+/// Issue 39, failure 7: entrant names holding `"]` and line ends went into
+/// the PGN's tags as they were, and a 2-game `games.pgn` read as 4 games,
+/// two of them forged results. The tags' values are escaped as the PGN
+/// standard says (`\\`, `\"`; a line end is a space): python-chess reads
+/// back the 2 games, with the names and the results of the records.
+#[test]
+fn hostile_entrant_names_cannot_forge_games_pgn() {
+    let Some(_serial) = ready() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let game = fake_game(dir.path(), "max_plies = 6");
+    let names = [
+        "a\"]\n\n1. e4 1-0\n\n[Event \"forged\"]\n[White \"x\"]\n[Result \"1-0\"]\n[Black \"y",
+        "b\\\"]\r\n[Result \"0-1\"]\n\n1. d4 0-1\n\n[Black \"z\\",
+    ];
+    let engines = dir.path().join("engines");
+    std::fs::create_dir(&engines).unwrap();
+    for name in names {
+        let script = format!(
+            "#!/bin/sh\nexec {} {} plays\n",
+            python(),
+            fixture("chess/fake.py")
+        );
+        let path = engines.join(name);
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    }
+    let file = dir.path().join("t.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = {game:?}\ngames = 2\nseed = 1\njobs = 1\n\n[[entrant]]\nglob = \"engines/*\"\n"
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let run = referee(
+        [
+            "--no-fsync",
+            "tournament",
+            file.to_str().unwrap(),
+            "--no-progress",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let records = common::jsonl(&out.join("records.jsonl"));
+    assert_eq!(records.len(), 2);
+
+    const READ: &str = r#"
+import json, sys
+import chess.pgn
+games = []
+with open(sys.argv[1], encoding="utf-8") as f:
+    while (game := chess.pgn.read_game(f)) is not None:
+        games.append({"headers": dict(game.headers), "errors": [str(e) for e in game.errors],
+                      "plies": len(list(game.mainline_moves()))})
+print(json.dumps(games))
+"#;
+    let pgn = out.join("games.pgn");
+    let read = Command::new(python())
+        .args(["-c", READ, pgn.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(read.status.success(), "{read:?}");
+    let games: Vec<Value> = serde_json::from_slice(&read.stdout).unwrap();
+    let text = std::fs::read_to_string(&pgn).unwrap();
+    assert_eq!(games.len(), 2, "{text}");
+    // A tag's value as python-chess reads it (it does not undo the
+    // escapes), the escapes undone.
+    let unescape = |value: &Value| {
+        let mut out = String::new();
+        let mut chars = value.as_str().unwrap().chars();
+        while let Some(c) = chars.next() {
+            out.push(if c == '\\' { chars.next().unwrap() } else { c });
+        }
+        out
+    };
+    let plain = |name: &str| name.replace(['\n', '\r'], " ");
+    for (game, record) in games.iter().zip(&records) {
+        let summary = &record["summary"];
+        assert_eq!(game["errors"], serde_json::json!([]), "{text}");
+        assert_eq!(game["plies"], 6, "{text}");
+        let headers = &game["headers"];
+        assert_eq!(headers["Result"], summary["result"], "{text}");
+        assert_eq!(headers["Result"], "1/2-1/2", "{text}");
+        assert_eq!(headers["Event"], "chess", "{text}");
+        for (tag, colour) in [("White", "white"), ("Black", "black")] {
+            let name = summary[colour].as_str().unwrap();
+            assert!(names.contains(&name), "{record}");
+            assert_eq!(unescape(&headers[tag]), plain(name), "{text}");
+        }
+    }
+    // Colours swapped in the second game.
+    assert_eq!(games[0]["headers"]["White"], games[1]["headers"]["Black"]);
 }

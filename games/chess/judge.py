@@ -5,7 +5,9 @@ White. Openings, adjudication and the summary: docs/chess.md.
 """
 
 import json
+import re
 import sys
+import unicodedata
 
 import chess
 import chess.pgn
@@ -13,6 +15,11 @@ import chess.pgn
 OPTIONS = {"openings": "openings.epd", "max_plies": 400, "movetime": 100, "nodes": 0,
            "draw_after": 80, "draw_cp": 10, "draw_plies": 8, "resign_cp": 1000, "resign_moves": 4}
 MATE = 100000  # a mate score in centipawns: beyond any evaluation
+# A score an engine sends is kept within this many centipawns, or moves to
+# mate, of 0: a larger cp is never taken for a mate, a longer mate stays one.
+LARGEST = MATE // 2 - 1
+# UCI's integers, in ASCII digits: str.isdigit() also takes "²", which int() refuses.
+INTEGER = re.compile(r"-?[0-9]+\Z")
 SCORES = {"1-0": [1, 0], "0-1": [0, 1], "1/2-1/2": [0.5, 0.5], "*": [0, 0]}
 # PGN's Termination tag for the summary's `termination`; a player's failure
 # other than a timeout is "abandoned".
@@ -20,6 +27,16 @@ TAGS = dict.fromkeys(["checkmate", "stalemate", "insufficient_material", "fifty_
                       "threefold_repetition"], "normal")
 TAGS.update(dict.fromkeys(["resignation", "draw_by_score", "max_plies"], "adjudication"),
             illegal_move="rules infraction", timeout="time forfeit")
+# Why the game ended, in fastchess's words, for the last move's comment:
+# "%(winner)s" and "%(loser)s" are colours. A player's other failures
+# (crashed, limit, ...) are fastchess's "disconnects".
+REASONS = {"checkmate": "%(winner)s mates", "stalemate": "Draw by stalemate",
+           "insufficient_material": "Draw by insufficient mating material",
+           "fifty_moves": "Draw by fifty moves rule",
+           "threefold_repetition": "Draw by 3-fold repetition",
+           "resignation": "%(winner)s wins by adjudication",
+           "draw_by_score": "Draw by adjudication", "max_plies": "Draw by adjudication",
+           "illegal_move": "%(loser)s makes an illegal move", "timeout": "%(loser)s loses on time"}
 LEGEND, COLORS = {}, {}  # for the replay: White's pieces are capitals, one colour a side
 for symbol, piece in zip(chess.PIECE_SYMBOLS[1:], chess.PIECE_NAMES[1:]):
     LEGEND.update({symbol.upper(): "white " + piece, symbol: "black " + piece})
@@ -46,15 +63,41 @@ def settings(given):
 
 
 def engine_score(lines):
-    """The last score in the engine's info lines, in centipawns from its own
-    side (as UCI gives it), or None."""
+    """The last score in the engine's info lines that the judge can read, in
+    centipawns from the engine's own side (as UCI gives it), or None. A line
+    it cannot read (no number after `cp` or `mate`, "²", a word) has none."""
     for words in (line.split() for line in reversed(lines)):
-        if words[:1] == ["info"] and "score" in words[:-2]:
-            kind, value = words[words.index("score") + 1:][:2]
-            if kind in ("cp", "mate") and value.lstrip("-").isdigit():
-                value = int(value)  # "mate 0" or "mate -N": it is being mated
-                return value if kind == "cp" else MATE - value if value > 0 else -MATE - value
+        if words[:1] != ["info"]:
+            continue
+        if "string" in words:  # UCI: the rest of the line is text
+            words = words[:words.index("string")]
+        if "score" not in words[:-2]:
+            continue
+        kind, value = words[words.index("score") + 1:][:2]
+        if kind not in ("cp", "mate") or not INTEGER.match(value):
+            continue
+        # int() of thousands of digits is slow, and past 4300 an error.
+        value = int(value) if len(value) <= 10 else -MATE if value[0] == "-" else MATE
+        value = max(-LARGEST, min(LARGEST, value))
+        if kind == "cp":
+            return value
+        return MATE - value if value > 0 else -MATE - value  # "mate 0", "mate -N": it is mated
     return None
+
+
+def pgn_value(text):
+    """A PGN tag's value as the standard writes it: `\\` and `"` escaped,
+    and no line end or other control character (each a space), so that no
+    name can end its tag or start another, or another game."""
+    text = "".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in text)
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def plain(text, limit=20):
+    """An engine's text for a PGN comment: printable ASCII without braces
+    (a `}` would end the comment), at most `limit` characters."""
+    text = "".join(c if " " <= c <= "~" and c not in "{}" else "?" for c in text)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def uci_value(value):
@@ -92,7 +135,7 @@ def play(start, opts, book):
         clocks[:] = answer.get("clocks") or clocks
         return answer["replies"]
 
-    def finish(result, termination):
+    def finish(result, termination, detail=""):
         game = chess.pgn.Game.from_board(board)  # FEN and SetUp when not the usual start
         game.headers.update(Event=start["game"], Site="referee", Round=str(start["opening"]),
                             White=names[0], Black=names[1], Result=result,
@@ -100,14 +143,23 @@ def play(start, opts, book):
         if all(controls):
             game.headers["TimeControl"] = "%g+%g" % (controls[0]["base_micros"] / 1e6,
                                                      controls[0]["increment_micros"] / 1e6)
-        for node, comment in zip(game.mainline(), comments):
+        for key, value in list(game.headers.items()):
+            game.headers[key] = pgn_value(value)
+        nodes = list(game.mainline())
+        for node, comment in zip(nodes, comments):
             node.comment = comment
+        if result != "*":  # the reason, as fastchess gives it; before any move, the game's
+            colours = ("White", "Black") if result != "0-1" else ("Black", "White")
+            reason = REASONS.get(termination, "%(loser)s disconnects") % dict(
+                winner=colours[0], loser=colours[1]) + detail
+            last = nodes[-1] if nodes else game
+            last.comment = ", ".join(filter(None, [last.comment, reason]))
         summary.update(result=result, termination=termination, plies=len(board.move_stack),
                        pgn=str(game))
         say({"type": "end", "scores": SCORES[result], "summary": summary})
 
-    def forfeit(losers, termination):
-        finish("*" if len(losers) > 1 else ("0-1", "1-0")[losers[0]], termination)
+    def forfeit(losers, termination, detail=""):
+        finish("*" if len(losers) > 1 else ("0-1", "1-0")[losers[0]], termination, detail)
 
     # Set-up, on the start-up allowance: uci, the entrant's options, a new game.
     say({"type": "send", "to": [0, 1], "text": "uci\n"})
@@ -153,12 +205,15 @@ def play(start, opts, book):
             move = chess.Move.from_uci(words[1])
         except (IndexError, ValueError):
             move = None
-        if move is None or not board.is_legal(move):
-            what = "illegal" if move else "unparsable"
-            what += " move %r" % (" ".join(words[1:2]) or reply["text"])
+        # Only the legal moves as UCI writes them: python-chess also takes a
+        # king onto its rook (Chess960's castling), which the other engine,
+        # sent it in `position`, would not.
+        if move is None or move not in set(board.legal_moves):
+            text = (" ".join(words[1:2]) or reply["text"])[:100]
+            what = "%s move %r" % ("illegal" if move else "unparsable", text)
             say({"type": "eliminate", "player": seat, "status": "incorrect",
                  "message": "%s at ply %d, position %s" % (what, len(moves) + 1, board.fen())})
-            return forfeit([seat], "illegal_move")
+            return forfeit([seat], "illegal_move", ": " + plain(text))
 
         # Adjudication counts consecutive moves: a move without a score resets them.
         score = engine_score(reply.get("lines", []))
