@@ -61,6 +61,60 @@ pub fn terminal_lines(text: &str) -> Cow<'_, str> {
     Cow::Owned(lines.join("\n"))
 }
 
+/// A stream of bytes a program writes (its standard error, copied as it
+/// arrives with `--show-stderr`), for a terminal: each chunk as
+/// [`terminal_lines`] shows text, its line ends (`\n`, or `\r\n`) kept;
+/// bytes that are not UTF-8 as U+FFFD, as a program's lines are read
+/// elsewhere. A character or a `\r\n` cut between two chunks waits for
+/// the next one.
+#[derive(Debug, Default)]
+pub struct TerminalStream {
+    carry: Vec<u8>,
+}
+
+impl TerminalStream {
+    /// What to show of `chunk`, the bytes after those of earlier chunks.
+    pub fn push(&mut self, chunk: &[u8]) -> String {
+        self.carry.extend_from_slice(chunk);
+        let mut out = String::new();
+        let mut rest = self.carry.as_slice();
+        loop {
+            match std::str::from_utf8(rest) {
+                Ok(text) => {
+                    let (text, cut) = match text.strip_suffix('\r') {
+                        Some(text) => (text, rest.len() - 1),
+                        None => (text, rest.len()),
+                    };
+                    out.push_str(&terminal_lines(&text.replace("\r\n", "\n")));
+                    rest = &rest[cut..];
+                    break;
+                }
+                Err(e) => {
+                    let (good, bad) = rest.split_at(e.valid_up_to());
+                    // Valid UTF-8, as just checked.
+                    let good = std::str::from_utf8(good).unwrap_or_default();
+                    out.push_str(&terminal_lines(&good.replace("\r\n", "\n")));
+                    match e.error_len() {
+                        Some(n) => {
+                            out.push('\u{fffd}');
+                            rest = &bad[n..];
+                        }
+                        // Cut short: the rest of it comes next.
+                        None => {
+                            rest = bad;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        let kept = rest.len();
+        let start = self.carry.len() - kept;
+        self.carry.drain(..start);
+        out
+    }
+}
+
 /// Lines a program wrote (its standard error, a judge's message), quoted
 /// for a terminal: each as `  | LINE`, its control characters escaped as
 /// [`terminal`] does, so that what a bot writes can neither retitle nor
@@ -250,6 +304,20 @@ mod tests {
     }
 
     #[test]
+    fn a_stream_shows_escaped_with_its_cuts_healed() {
+        let mut stream = TerminalStream::default();
+        assert_eq!(stream.push(b"a\x1b]0;x\x07\n"), "a\\x1b]0;x\\x07\n");
+        // A character and a `\r\n` cut between chunks.
+        assert_eq!(
+            stream.push("Zo\u{eb}".as_bytes().split_last().unwrap().1),
+            "Zo"
+        );
+        assert_eq!(stream.push(&[0xab, b'\r']), "\u{eb}");
+        assert_eq!(stream.push(b"\nnext\tx"), "\nnext\\tx");
+        assert_eq!(stream.push(b"\xff\xfe!\r!"), "\u{fffd}\u{fffd}!\\r!");
+    }
+
+    #[test]
     fn formulas_get_a_quote_and_cells_are_quoted() {
         for formula in ["=2+3", "@SUM(1+1)", "+1+1", "-1+1", "\tx", "\rx"] {
             assert_eq!(csv_text(formula), format!("'{formula}"));
@@ -327,6 +395,27 @@ mod tests {
             // Nothing is lost: plain text is kept whole.
             if !text.chars().any(is_unsafe) {
                 prop_assert_eq!(shown.as_ref(), text.as_str());
+            }
+        }
+
+        #[test]
+        fn a_stream_holds_no_control_however_cut(
+            bytes in proptest::collection::vec(any::<u8>(), 0..200),
+            cuts in proptest::collection::vec(0usize..200, 0..8),
+        ) {
+            let mut stream = TerminalStream::default();
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(bytes.len())).collect();
+            cuts.sort_unstable();
+            let mut shown = String::new();
+            let mut from = 0;
+            for cut in cuts.into_iter().chain([bytes.len()]) {
+                shown.push_str(&stream.push(&bytes[from..cut]));
+                from = cut;
+            }
+            prop_assert!(!shown.chars().any(|c| c != '\n' && is_unsafe(c)), "{:?}", shown);
+            // Plain text comes out whole, however it was cut.
+            if let Ok(text) = std::str::from_utf8(&bytes) && !text.chars().any(is_unsafe) {
+                prop_assert_eq!(shown.as_str(), text);
             }
         }
 

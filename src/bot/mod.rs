@@ -17,6 +17,7 @@ pub mod build;
 pub mod cgroup;
 pub mod clock;
 pub mod command;
+mod descriptors;
 mod eager;
 pub mod environment;
 mod exit;

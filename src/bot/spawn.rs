@@ -249,10 +249,13 @@ pub const SANDBOX_COMMAND: &str = "__sandbox";
 /// until [`SHIM`] puts them in place.
 const INNER_STDIN: i32 = 3;
 const INNER_STDOUT: i32 = 4;
+/// Where bubblewrap reads its options (`--args`); closed by [`SHIM`]
+/// should bubblewrap leave it open, so that a bot has 0, 1 and 2 only.
+const INNER_ARGS: i32 = 5;
 
 /// Run by `/bin/sh` inside the sandbox, as `sh -c SHIM PROGRAM ARGS...`:
 /// gives the program its standard input and output, and becomes it.
-const SHIM: &str = "exec 0<&3 1>&4 3<&- 4>&-; exec \"$0\" \"$@\"";
+const SHIM: &str = "exec 0<&3 1>&4 3<&- 4>&- 5<&-; exec \"$0\" \"$@\"";
 
 /// `LAUNCHER __sandbox BWRAP OPTIONS... -- PROGRAM ARGS...`: becomes
 /// bubblewrap, such that
@@ -291,9 +294,9 @@ fn enter_sandbox(args: &[OsString]) -> Result<std::convert::Infallible, String> 
     fn at(what: &str) -> impl Fn(nix::Error) -> String + '_ {
         move |e| format!("{what}: {e}")
     }
-    // SAFETY: the launcher starts with descriptors 0, 1 and 2 only (the
-    // referee opens everything else close-on-exec), so 3 and 4 have no
-    // other owner.
+    // SAFETY: the launcher starts with descriptors 0, 1 and 2 only (it
+    // became this through `prepare_bot`, which marks every other one
+    // close-on-exec), so 3, 4 and 5 have no other owner.
     let inner = unsafe {
         (
             nix::unistd::dup2_raw(io::stdin(), INNER_STDIN).map_err(at("standard input"))?,
@@ -357,6 +360,13 @@ fn options_pipe(options: &[OsString]) -> Option<i32> {
         rest = &rest[n..];
     }
     drop(write);
+    use std::os::fd::AsRawFd;
+    let read = if read.as_raw_fd() == INNER_ARGS {
+        read
+    } else {
+        // SAFETY: INNER_ARGS has no other owner (see `enter_sandbox`).
+        unsafe { nix::unistd::dup2_raw(&read, INNER_ARGS) }.ok()?
+    };
     fcntl(&read, FcntlArg::F_SETFD(FdFlag::empty())).ok()?;
     fcntl(&read, FcntlArg::F_SETFL(OFlag::empty())).ok()?;
     Some(read.into_raw_fd())
@@ -990,6 +1000,8 @@ fn prepare_bot(
 ) -> nix::Result<()> {
     // First, so that all it does from here is charged to its cgroup.
     enclosure.enter()?;
+    // With descriptors 0, 1 and 2 only, whatever its caller left open.
+    super::descriptors::close_inherited_on_exec()?;
     // A bot starts with every signal deliverable and default handling,
     // whatever the referee blocked (its signal thread blocks SIGINT,
     // SIGTERM and SIGHUP) or inherited as ignored (nohup, background jobs;

@@ -97,18 +97,47 @@ pub struct Capture {
     /// A second descriptor for the pipe, to read what is waiting in it on
     /// demand (see [`Capture::catch_up`]).
     fd: Option<OwnedFd>,
-    echo: bool,
+    echo: Option<Arc<Mutex<Echo>>>,
+}
+
+/// Where `--show-stderr` copies a bot's standard error as it arrives: the
+/// referee's own, byte for byte to a file or a pipe; to a terminal with
+/// every control character escaped (see [`crate::text::TerminalStream`]),
+/// since nothing a bot writes may drive the terminal.
+struct Echo {
+    escape: Option<crate::text::TerminalStream>,
+}
+
+impl Echo {
+    fn new() -> Echo {
+        use std::io::IsTerminal;
+        Echo {
+            escape: std::io::stderr()
+                .is_terminal()
+                .then(crate::text::TerminalStream::default),
+        }
+    }
+
+    fn write(&mut self, chunk: &[u8]) {
+        use std::io::Write;
+        let _ = match &mut self.escape {
+            Some(stream) => std::io::stderr().write_all(stream.push(chunk).as_bytes()),
+            None => std::io::stderr().write_all(chunk),
+        };
+    }
 }
 
 impl Capture {
     /// Starts draining `pipe`. With `echo`, every chunk is also copied to
-    /// the referee's own stderr as it arrives (for watching a bot live).
+    /// the referee's own stderr as it arrives (for watching a bot live),
+    /// escaped should that be a terminal (see [`Echo`]).
     pub fn start<R: AsyncRead + AsFd + Unpin + Send + 'static>(
         pipe: R,
         tail: Tail,
         echo: bool,
     ) -> Capture {
         let fd = nonblocking_dup(&pipe);
+        let echo = echo.then(|| Arc::new(Mutex::new(Echo::new())));
         let mut capture = Capture::into_shared(pipe, Arc::new(Mutex::new(tail)), echo);
         capture.fd = fd;
         capture
@@ -125,9 +154,8 @@ impl Capture {
         // Small: this runs after every game, mostly to find nothing.
         let mut chunk = [0u8; 4 * 1024];
         while let Ok(n @ 1..) = nix::unistd::read(fd, &mut chunk) {
-            if self.echo {
-                use std::io::Write;
-                let _ = std::io::stderr().write_all(&chunk[..n]);
+            if let Some(echo) = &self.echo {
+                lock(echo).write(&chunk[..n]);
             }
             tail.push(&chunk[..n]);
         }
@@ -137,23 +165,23 @@ impl Capture {
     /// interleaves stdout and stderr). The returned capture must be finished
     /// too.
     pub fn also<R: AsyncRead + Unpin + Send + 'static>(&self, pipe: R) -> Capture {
-        Capture::into_shared(pipe, Arc::clone(&self.tail), false)
+        Capture::into_shared(pipe, Arc::clone(&self.tail), None)
     }
 
     fn into_shared<R: AsyncRead + Unpin + Send + 'static>(
         mut pipe: R,
         tail: Arc<Mutex<Tail>>,
-        echo: bool,
+        echo: Option<Arc<Mutex<Echo>>>,
     ) -> Capture {
         let shared = Arc::clone(&tail);
+        let echoed = echo.clone();
         let task = tokio::spawn(async move {
             let mut chunk = vec![0u8; 16 * 1024];
             // Read errors end the capture like EOF: there is nothing useful
             // to do with them, and the bot must not be blocked.
             while let Ok(n @ 1..) = pipe.read(&mut chunk).await {
-                if echo {
-                    use std::io::Write;
-                    let _ = std::io::stderr().write_all(&chunk[..n]);
+                if let Some(echo) = &echoed {
+                    lock(echo).write(&chunk[..n]);
                 }
                 lock(&shared).push(&chunk[..n]);
             }
@@ -202,9 +230,9 @@ fn nonblocking_dup(pipe: &impl AsFd) -> Option<OwnedFd> {
     Some(fd)
 }
 
-fn lock(tail: &Mutex<Tail>) -> std::sync::MutexGuard<'_, Tail> {
+fn lock<T>(shared: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // The tail stays consistent even if a holder panicked; keep using it.
-    tail.lock().unwrap_or_else(PoisonError::into_inner)
+    shared.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -443,7 +443,7 @@ impl<'c> Dealer<'c> {
         out: &mut io::BufWriter<io::Stdout>,
     ) -> Outcome {
         let mut relay = DebugRelay {
-            out,
+            out: DebugLines::new(out),
             left: self.config.max_debug,
             dropping: false,
             game: index,
@@ -765,7 +765,7 @@ async fn deliver(bot: &mut Bot, pending: &mut Vec<u8>, timeout: Duration) -> Res
 /// flooding player cannot fill the disk. Each `write` is one whole line
 /// (the bot layer writes lines that way).
 struct DebugRelay<'a> {
-    out: &'a mut io::BufWriter<io::Stdout>,
+    out: DebugLines<'a>,
     /// Bytes still allowed.
     left: usize,
     /// The budget is spent: drop everything.
@@ -783,10 +783,48 @@ impl Write for DebugRelay<'_> {
         } else {
             self.dropping = true;
             writeln!(
-                self.out,
+                self.out.out,
                 "dealer: game {}: the player's debug lines exceed the limit (--max-debug); the rest of this game's are dropped",
                 self.game
             )?;
+        }
+        Ok(line.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// The dealer's output as debug lines reach it, one whole line per
+/// `write`: as the player wrote them (the statement's dealer copies them),
+/// but with every control character escaped when the output is a
+/// terminal, so that nothing a player writes drives it (retitles or
+/// clears it, plants a link). The one exception to copying byte for byte;
+/// to a file or a pipe they stay as written.
+struct DebugLines<'a> {
+    out: &'a mut io::BufWriter<io::Stdout>,
+    escape: bool,
+}
+
+impl<'a> DebugLines<'a> {
+    fn new(out: &'a mut io::BufWriter<io::Stdout>) -> DebugLines<'a> {
+        static TERMINAL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        DebugLines {
+            out,
+            escape: *TERMINAL.get_or_init(|| io::stdout().is_terminal()),
+        }
+    }
+}
+
+impl Write for DebugLines<'_> {
+    fn write(&mut self, line: &[u8]) -> io::Result<usize> {
+        if self.escape {
+            let text = line.strip_suffix(b"\n").unwrap_or(line);
+            let shown = crate::text::terminal(&String::from_utf8_lossy(text)).into_owned();
+            writeln!(self.out, "{shown}")?;
+        } else {
+            self.out.write_all(line)?;
         }
         Ok(line.len())
     }
@@ -804,7 +842,7 @@ async fn finish_player(
     grace: Duration,
     status: Status,
 ) -> Status {
-    let finished: Finished = match bot.shutdown(Some(out)).await {
+    let finished: Finished = match bot.shutdown(Some(&mut DebugLines::new(out))).await {
         Ok(finished) => finished,
         Err(e) if closed(&e) => return Status::OutputClosed,
         Err(e) => {
