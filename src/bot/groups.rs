@@ -254,27 +254,87 @@ fn kill_strays_now() {
 }
 
 fn kill_strays_except(live: &BTreeSet<i32>, watchdog: Option<i32>) {
+    // A stray's children are handed to the referee as it dies, after the
+    // scan that found it: look again until a scan finds none.
+    for _ in 0..STRAY_ROUNDS {
+        if kill_strays_once(live, watchdog) == 0 {
+            return;
+        }
+    }
+    let left = own_children()
+        .unwrap_or_else(every_process)
+        .into_iter()
+        .filter(|&pid| is_stray(pid, live, watchdog).is_some())
+        .count();
+    if left > 0 {
+        tracing::warn!(
+            "{left} process{} left behind by bots still alive after {STRAY_ROUNDS} rounds of killing",
+            if left == 1 { "" } else { "es" }
+        );
+    }
+}
+
+/// How many times the stray kill looks again (see [`kill_strays_except`]).
+const STRAY_ROUNDS: usize = 20;
+
+/// A child of the referee that belongs to no live bot (nor is the
+/// watchdog): its process group and session.
+fn is_stray(pid: i32, live: &BTreeSet<i32>, watchdog: Option<i32>) -> Option<(i32, i32)> {
+    let (ppid, pgid, sid) = stat_ids(pid)?;
     let me = std::process::id() as i32;
+    let spared = ppid != me || live.contains(&pid) || live.contains(&pgid) || Some(pid) == watchdog;
+    (!spared).then_some((pgid, sid))
+}
+
+/// Kills the strays found in one scan, each with its process group and
+/// its session (a `setsid` shell's children are in them: killed with it,
+/// they are not handed to the referee alive after the scan), and reaps
+/// them. Returns how many strays it found.
+fn kill_strays_once(live: &BTreeSet<i32>, watchdog: Option<i32>) -> usize {
+    let mut found = 0;
     for pid in own_children().unwrap_or_else(every_process) {
-        let Some((ppid, pgid)) = parent_and_group(pid) else {
+        let Some((pgid, sid)) = is_stray(pid, live, watchdog) else {
             continue;
         };
-        if ppid != me || live.contains(&pid) || live.contains(&pgid) || Some(pid) == watchdog {
-            continue;
-        }
-        tracing::debug!(pid, pgid, "killing a process left behind by a bot");
-        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
-        // Ours to reap: tokio does not know it. A moment for it to die.
-        for _ in 0..50 {
-            match nix::sys::wait::waitpid(
-                Pid::from_raw(pid),
-                Some(nix::sys::wait::WaitPidFlag::WNOHANG),
-            ) {
-                Ok(nix::sys::wait::WaitStatus::StillAlive) => {
-                    std::thread::sleep(std::time::Duration::from_millis(1))
-                }
-                _ => break,
+        found += 1;
+        tracing::debug!(pid, pgid, sid, "killing a process left behind by a bot");
+        kill_around(pid, pgid, sid);
+        reap_stray(pid);
+    }
+    found
+}
+
+/// SIGKILLs `pid`, its process group and every process of its session,
+/// but never the referee's own group or session.
+fn kill_around(pid: i32, pgid: i32, sid: i32) {
+    let me = Pid::from_raw(0);
+    let own_group = nix::unistd::getpgid(Some(me)).map(Pid::as_raw).ok();
+    let own_session = nix::unistd::getsid(Some(me)).map(Pid::as_raw).ok();
+    if Some(pgid) != own_group && pgid > 1 {
+        let _ = kill(Pid::from_raw(-pgid), Signal::SIGKILL);
+    }
+    if Some(sid) != own_session && sid > 1 {
+        for other in every_process() {
+            if stat_ids(other).is_some_and(|(_, _, s)| s == sid) {
+                let _ = kill(Pid::from_raw(other), Signal::SIGKILL);
             }
+        }
+    }
+    let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+}
+
+/// Reaps a killed stray: ours to reap, tokio does not know it. A moment
+/// for it to die.
+fn reap_stray(pid: i32) {
+    for _ in 0..50 {
+        match nix::sys::wait::waitpid(
+            Pid::from_raw(pid),
+            Some(nix::sys::wait::WaitPidFlag::WNOHANG),
+        ) {
+            Ok(nix::sys::wait::WaitStatus::StillAlive) => {
+                std::thread::sleep(std::time::Duration::from_millis(1))
+            }
+            _ => break,
         }
     }
 }
@@ -355,16 +415,17 @@ fn every_process() -> Vec<i32> {
         .collect()
 }
 
-/// A process's parent and process group, from `/proc/PID/stat`.
-fn parent_and_group(pid: i32) -> Option<(i32, i32)> {
+/// A process's parent, process group and session, from `/proc/PID/stat`.
+fn stat_ids(pid: i32) -> Option<(i32, i32, i32)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name is in parentheses and may hold anything: read after
-    // the last ')'. Then: state, ppid, pgrp.
+    // the last ')'. Then: state, ppid, pgrp, session.
     let rest = &stat[stat.rfind(')')? + 1..];
     let mut fields = rest.split_ascii_whitespace().skip(1);
     let ppid = fields.next()?.parse().ok()?;
     let pgid = fields.next()?.parse().ok()?;
-    Some((ppid, pgid))
+    let sid = fields.next()?.parse().ok()?;
+    Some((ppid, pgid, sid))
 }
 
 /// Starts the watchdog process (the launcher, or this same executable
@@ -482,7 +543,7 @@ mod tests {
         let me = std::process::id() as i32;
         let scanned: BTreeSet<i32> = every_process()
             .into_iter()
-            .filter(|&pid| parent_and_group(pid).is_some_and(|(ppid, _)| ppid == me))
+            .filter(|&pid| stat_ids(pid).is_some_and(|(ppid, _, _)| ppid == me))
             .collect();
         for child in [&here, &orphaned] {
             let pid = child.0.id() as i32;
