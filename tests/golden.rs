@@ -28,6 +28,14 @@ fn records_of(game: &str) -> (Vec<Value>, String) {
     for r in &mut records {
         let fields = r.as_object_mut().unwrap();
         fields.remove("referee");
+        // The tournament file's path is made absolute where the command
+        // line is read: the array's is written from the project's root.
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/");
+        if let Some(Value::String(array)) = fields.get_mut("array")
+            && let Some(relative) = array.strip_prefix(root)
+        {
+            *array = relative.to_owned();
+        }
         fields.remove("tournament");
     }
     let text = records.iter().map(|r| format!("{r}\n")).collect::<String>();
