@@ -716,7 +716,9 @@ impl CaseTally {
         let Some(mine) = record.result_of(bot) else {
             return;
         };
-        if record.is_void() {
+        // A game the referee itself failed (a seat `internal`) stays an
+        // internal error of the case, below: ci reports it as such.
+        if record.judge_error.is_some() {
             self.void += 1;
             let earlier = self
                 .first_void

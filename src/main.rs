@@ -44,6 +44,7 @@ fn main() {
         }
     };
     init_logging(cli.log.name());
+    raise_descriptor_limit();
     use_launcher();
     referee::record::set_fsync(!cli.no_fsync);
     // Before any other thread exists, so that every thread inherits the
@@ -278,6 +279,20 @@ fn use_launcher() {
 /// A panic is a bug in the referee: kill every bot, report, exit 70. The
 /// one exception is `println!` or `eprintln!` meeting a closed pipe, which
 /// ends the run quietly (see [`start_pipe_watch`]).
+/// Raises the referee's own descriptor soft limit to its hard limit: many
+/// games at once need many pipes, and a shortage of the referee's would
+/// only void games (docs/results.md). Bots get their own limit
+/// (`--limit-open-files`), not this one.
+fn raise_descriptor_limit() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE)
+        && soft < hard
+        && let Err(e) = setrlimit(Resource::RLIMIT_NOFILE, hard, hard)
+    {
+        tracing::warn!("cannot raise the open-files soft limit from {soft} to {hard}: {e}");
+    }
+}
+
 fn install_panic_hook() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {

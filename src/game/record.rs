@@ -67,10 +67,25 @@ impl GameRecord {
         })
     }
 
-    /// A game whose judge failed: it counts for nobody, and `--resume`
-    /// plays it again.
+    /// A game the referee's side failed: its judge, or the referee itself
+    /// (a seat `internal`: its own descriptors, memory or disk ran out
+    /// while it started a bot, or it lost a bot's pipes). It counts for
+    /// nobody, and `--resume` or a league plays it again.
     pub fn is_void(&self) -> bool {
-        self.judge_error.is_some()
+        self.judge_error.is_some() || self.referee_failure().is_some()
+    }
+
+    /// Why the referee itself failed in this game, when a seat says so
+    /// (`internal`) and its judge did not fail: the first such seat's
+    /// error.
+    pub fn referee_failure(&self) -> Option<&str> {
+        if self.judge_error.is_some() {
+            return None;
+        }
+        self.results
+            .iter()
+            .find(|r| r.status() == Status::Internal)
+            .map(|r| r.error.as_deref().unwrap_or("an internal error"))
     }
 
     /// Each seat's place in this game (in `results` order), 1 first, equal
@@ -238,6 +253,58 @@ pub struct SeatResult {
     pub detail: Map<String, Value>,
 }
 
+/// How many games in a row the referee may fail (its own descriptors,
+/// memory or disk) before a run stops: one such game is a passing
+/// shortage, a few in a row a run that can only void its games.
+pub const REFEREE_FAILURES_IN_A_ROW: u32 = 3;
+
+/// The games a run's referee failed itself ([`GameRecord::referee_failure`]):
+/// each is void, and [`REFEREE_FAILURES_IN_A_ROW`] of them in a row stop
+/// the run.
+#[derive(Debug, Default)]
+pub struct RefereeFailures {
+    in_a_row: u32,
+    total: u64,
+}
+
+impl RefereeFailures {
+    /// Takes a finished game: `Some` with why the run stops when it is the
+    /// last of too many in a row the referee failed.
+    pub fn note(&mut self, record: &GameRecord) -> Option<String> {
+        let Some(why) = record.referee_failure() else {
+            if !record.is_void() {
+                self.in_a_row = 0;
+            }
+            return None;
+        };
+        self.in_a_row += 1;
+        self.total += 1;
+        (self.in_a_row >= REFEREE_FAILURES_IN_A_ROW).then(|| {
+            format!(
+                "the referee's own resources failed in {} games in a row (the last, game {}: \
+                 {}); the games are void, no entrant is charged with them, and the run \
+                 stops: give the referee more descriptors (`ulimit -n`), memory or disk, \
+                 or fewer games at once (--jobs)",
+                self.in_a_row,
+                record.index,
+                crate::text::terminal(why)
+            )
+        })
+    }
+
+    /// At the end of a run that did not stop: how many of its games are
+    /// void because the referee failed, if any.
+    pub fn unfinished(&self) -> Option<String> {
+        (self.total > 0).then(|| {
+            format!(
+                "{} game{} void: the referee's own resources failed (see the warnings above)",
+                self.total,
+                if self.total == 1 { " is" } else { "s are" }
+            )
+        })
+    }
+}
+
 impl SeatResult {
     /// A result with nothing but a verdict.
     pub fn of(verdict: Verdict) -> SeatResult {
@@ -256,12 +323,14 @@ impl SeatResult {
         }
     }
 
-    /// The result of a program that could not be started.
-    pub fn cannot_start(e: &dyn std::fmt::Display) -> SeatResult {
+    /// The result of a program that could not be started: `cannot_start`,
+    /// or `internal` (the game void) when the referee's own resources
+    /// failed, not the program.
+    pub fn cannot_start(e: &crate::bot::SpawnError) -> SeatResult {
         SeatResult {
             won: Some(false),
-            error: Some(format!("cannot start: {e}")),
-            ..SeatResult::of(Verdict::of(Status::CannotStart))
+            error: Some(e.recorded()),
+            ..SeatResult::of(e.verdict())
         }
     }
 

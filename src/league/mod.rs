@@ -452,6 +452,7 @@ async fn play(
             async move { game.end_of_thread().await }
         },
     );
+    let mut referee_failures = crate::game::record::RefereeFailures::default();
     while let Some(finished) = games.next().await {
         let (job, record) = match finished {
             Ok(finished) => finished,
@@ -460,9 +461,16 @@ async fn play(
                 return Status::Internal;
             }
         };
+        // A game the referee failed itself is void: kept, counted for no
+        // one; the matchmaking plays on. Too many in a row stop the league.
+        let stop = referee_failures.note(&record);
         if let Err(e) = commit(db, shared, job, record) {
             eprintln!("referee league: {e}");
             return Status::Io;
+        }
+        if let Some(stop) = stop {
+            eprintln!("referee league: {stop}; run the league again to play on");
+            return Status::Internal;
         }
     }
     Status::Pass
@@ -501,7 +509,11 @@ fn commit(db: &Mutex<Db>, shared: &Shared, job: Job, mut record: GameRecord) -> 
 fn note_failures(versions: &mut [Version], record: &GameRecord) {
     for result in &record.results {
         let status = result.status();
-        if status == crate::outcome::Status::Ok {
+        // The referee's own failure (`internal`) is not the version's.
+        if matches!(
+            status,
+            crate::outcome::Status::Ok | crate::outcome::Status::Internal
+        ) {
             continue;
         }
         let name = result.entrant.as_deref().unwrap_or_default();

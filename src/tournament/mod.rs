@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bot::BotLimits;
 use crate::exit::Status;
+use crate::game::record::RefereeFailures;
 use crate::game::{GameRecord, Seating};
 use crate::record::{self, Records};
 use crate::rng::fresh_seed;
@@ -470,7 +471,7 @@ fn earlier_games(dir: &Path, info: &RunInfo, asked: bool) -> Result<(GameSet, Ta
         match void.len() {
             0 => String::new(),
             n => format!(
-                "; {n} void game{} (a judge error) played again",
+                "; {n} void game{} (a judge's or the referee's own failure) played again",
                 if n == 1 { "" } else { "s" }
             ),
         }
@@ -495,6 +496,9 @@ struct Run<'c> {
     finished: Arc<std::sync::Mutex<Tally>>,
     pairs: crate::stats::Pairs,
     progress: Progress,
+    /// The games the referee itself failed (void, played again on
+    /// `--resume`), and how many of them came in a row.
+    referee_failures: RefereeFailures,
 }
 
 /// What the run does after a game.
@@ -537,6 +541,7 @@ impl<'c> Run<'c> {
             finished: Arc::new(std::sync::Mutex::new(earlier)),
             pairs: crate::stats::Pairs::default(),
             progress: Progress::new(config.progress, shard_games, done),
+            referee_failures: RefereeFailures::default(),
         }
     }
 
@@ -636,8 +641,24 @@ impl<'c> Run<'c> {
             out.append(&record, &self.info.fingerprint)
                 .map_err(|e| io_failure(&e))?;
         }
-        if record.is_void() {
+        if record.judge_error.is_some() {
             return Err(self.stop_at_judge_error(&record));
+        }
+        if let Some(stop) = self.referee_failures.note(&record) {
+            // Said after the game's line, so that the reason is last.
+            self.progress.finish();
+            eprintln!("referee tournament: {stop}; `--resume` plays the void games again");
+            if let Some(Err(e)) = self.out.as_mut().map(OutDir::close) {
+                return Err(io_failure(&e));
+            }
+            return Err(Status::Internal);
+        }
+        if let Some(why) = record.referee_failure() {
+            self.progress.warn(&format!(
+                "referee tournament: warning: game {} is void: {}; `--resume` plays it again",
+                record.index,
+                crate::text::terminal(why)
+            ));
         }
         let so_far = self.count(&record);
         let score = self
@@ -728,6 +749,10 @@ impl<'c> Run<'c> {
                 Ok(path) => println!("report: {}", path.display()),
                 Err(e) => return Ok(io_failure(&e)),
             }
+        }
+        if let Some(why) = self.referee_failures.unfinished() {
+            eprintln!("referee tournament: {why}; `--resume` plays them again");
+            return Ok(Status::Internal);
         }
         match &self.sprt {
             Some((test, new, baseline)) => {
@@ -1356,6 +1381,14 @@ impl Progress {
             None => println!("{text}"),
         }
         let _ = std::io::stdout().flush();
+    }
+
+    /// Prints `text` on standard error, above the bar if there is one.
+    fn warn(&self, text: &str) {
+        match &self.bar {
+            Some(bar) => bar.suspend(|| eprintln!("{text}")),
+            None => eprintln!("{text}"),
+        }
     }
 
     fn finish(&self) {

@@ -50,6 +50,15 @@ struct Line {
     judge_error: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     summary: Option<Value>,
+    /// Each seat's status: a seat `internal` makes the game void.
+    #[serde(default)]
+    results: Vec<LineSeat>,
+}
+
+#[derive(Deserialize)]
+struct LineSeat {
+    #[serde(default)]
+    status: Option<crate::outcome::Status>,
 }
 
 impl PgnFile {
@@ -197,7 +206,11 @@ fn played(line: &[u8], info: &RunInfo) -> Option<Line> {
     let record: Line = serde_json::from_slice(line).ok()?;
     let ours =
         record.tournament.as_deref() == Some(info.fingerprint.as_str()) && record.seed == info.seed;
-    (ours && record.judge_error.is_none()).then_some(record)
+    let internal = record
+        .results
+        .iter()
+        .any(|r| r.status == Some(crate::outcome::Status::Internal));
+    (ours && record.judge_error.is_none() && !internal).then_some(record)
 }
 
 /// A JSON value's kind, for people.

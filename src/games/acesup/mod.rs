@@ -186,7 +186,10 @@ pub struct DeckRun {
 }
 
 /// Runs the program on one deck and judges it strictly.
-pub async fn judge(config: &JudgeConfig, deck: &[Card; 52]) -> Result<DeckRun, String> {
+pub async fn judge(
+    config: &JudgeConfig,
+    deck: &[Card; 52],
+) -> Result<DeckRun, crate::bot::SpawnError> {
     judge_with(config, &Judging::default(), deck).await
 }
 
@@ -195,9 +198,8 @@ pub async fn judge_with(
     config: &JudgeConfig,
     judging: &Judging,
     deck: &[Card; 52],
-) -> Result<DeckRun, String> {
-    let mut bot = Bot::spawn(&config.program, config.limits)
-        .map_err(|e| format!("cannot start the program: {e}"))?;
+) -> Result<DeckRun, crate::bot::SpawnError> {
+    let mut bot = Bot::spawn(&config.program, config.limits)?;
     let started = tokio::time::Instant::now();
     let deadline = later(started, config.timeout);
     let input = deck::input_text(deck);
@@ -353,8 +355,12 @@ pub async fn run(config: &JudgeConfig, options: &RunOptions) -> Status {
         } = match judgement {
             Ok(judged) => judged,
             Err(e) => {
-                eprintln!("referee acesup: {e}");
-                return Status::Usage;
+                eprintln!("referee acesup: cannot start the program: {e}");
+                // The referee's own resources failing is not a usage error.
+                return match e.is_referees() {
+                    true => Status::Internal,
+                    false => Status::Usage,
+                };
             }
         };
         judged += 1;

@@ -16,7 +16,7 @@ use tokio::time::sleep_until;
 use super::grid::{Cell, Grid, share};
 use super::protocol::{self, Move, NO_MOVE_YET};
 use crate::bot::{Bot, BotError, BotLimits, BotSpec, Finished, UsageMark, deadline_after, later};
-use crate::outcome::{Disqualified, Phase, Status, Verdict};
+use crate::outcome::{Disqualified, Phase, Verdict};
 
 /// How a player's game ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -490,11 +490,11 @@ fn seat(player: usize, spec: &SeatSpec, start: Cell, limits: BotLimits) -> Seat 
             Err(e) => (
                 None,
                 Fate::Disqualified,
-                Verdict::of(Status::CannotStart),
-                Some(format!(
-                    "cannot start {}: {e}",
-                    program.program.to_string_lossy()
-                )),
+                e.verdict(),
+                Some(match e.is_referees() {
+                    true => e.recorded(),
+                    false => format!("cannot start {}: {e}", program.program.to_string_lossy()),
+                }),
             ),
         },
         Err(why) => (

@@ -979,8 +979,8 @@ impl Seat {
                     UsageMark::default(),
                     Vec::new(),
                     Some(Failure {
-                        verdict: Verdict::of(Status::CannotStart),
-                        message: format!("cannot start: {e}"),
+                        verdict: e.verdict(),
+                        message: e.recorded(),
                     }),
                 ),
             },

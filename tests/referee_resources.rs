@@ -1,0 +1,176 @@
+//! A failure of the referee's own resources is never an entrant's
+//! (issue 39, failure 5): with its descriptors exhausted, a game is void
+//! (`internal`), not a `cannot_start` or a crash; a run of such games
+//! stops with status 70 and says why; `--resume` plays them again. The
+//! referee raises its descriptor soft limit to the hard one at start.
+
+mod common;
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+
+use common::{Marker, evensteven_bin, finish, jsonl};
+use nix::sys::resource::{Resource, setrlimit};
+
+/// `referee ARGS` run with RLIMIT_NOFILE at `soft`:`hard`, `input` on its
+/// standard input.
+fn referee_limited(soft: u64, hard: u64, args: &[&str], input: &[u8]) -> common::Run {
+    let marker = Marker::new();
+    let mut cmd = common::command(args, &marker);
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    // SAFETY: setrlimit is a plain system call, safe between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            setrlimit(Resource::RLIMIT_NOFILE, soft, hard).map_err(std::io::Error::from)
+        });
+    }
+    let run = finish(cmd.spawn().expect("start referee"), input);
+    marker.assert_none_left();
+    run
+}
+
+/// Even Steven, the reference player twice.
+fn tournament_file(dir: &Path, games: u64) -> String {
+    let text = format!(
+        "game = \"evensteven\"\ngames = {games}\nseed = 3\n[limits]\ntimeout = \"2s\"\n\
+         [[entrant]]\nname = \"alice\"\ncommand = [\"{bin}\"]\n\
+         [[entrant]]\nname = \"bob\"\ncommand = [\"{bin}\"]\n",
+        bin = evensteven_bin(),
+    );
+    let path = dir.join("t.toml");
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+fn statuses(record: &serde_json::Value) -> Vec<String> {
+    record["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn exhausted_descriptors_void_the_games_and_never_disqualify_an_entrant() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = tournament_file(dir.path(), 60);
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
+    // 60 descriptors, soft and hard: the referee cannot raise them, and
+    // four games at once run out of them while starting their bots.
+    let run = referee_limited(
+        60,
+        60,
+        &[
+            "tournament",
+            "--no-progress",
+            &file,
+            "--jobs",
+            "4",
+            "--out",
+            out,
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(70), "{run:?}");
+    assert!(run.stderr.contains("Too many open files"), "{}", run.stderr);
+    assert!(run.stderr.contains("--resume"), "{}", run.stderr);
+    let records = jsonl(&Path::new(out).join("records.jsonl"));
+    assert!(!records.is_empty(), "{run:?}");
+    let mut void = 0;
+    for record in &records {
+        let statuses = statuses(record);
+        assert!(
+            statuses.iter().all(|s| s == "ok" || s == "internal"),
+            "an entrant was charged with the referee's failure: {record}"
+        );
+        if statuses.iter().any(|s| s == "internal") {
+            void += 1;
+            let text = record.to_string();
+            assert!(text.contains("Too many open files"), "{record}");
+        }
+    }
+    assert!(void >= 3, "{records:?}");
+    let standings = std::fs::read_to_string(Path::new(out).join("standings.json"));
+    if let Ok(standings) = standings {
+        assert!(!standings.contains("\"disqualified\":1"), "{standings}");
+    }
+
+    // With descriptors to spare, --resume plays the void games again.
+    let run = referee_limited(
+        4096,
+        4096,
+        &[
+            "tournament",
+            "--no-progress",
+            &file,
+            "--jobs",
+            "2",
+            "--out",
+            out,
+            "--resume",
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let standings: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(Path::new(out).join("standings.json")).unwrap(),
+    )
+    .unwrap();
+    let text = standings.to_string();
+    for entrant in ["alice", "bob"] {
+        assert!(text.contains(entrant), "{text}");
+    }
+    let records = jsonl(&Path::new(out).join("records.jsonl"));
+    let played: std::collections::BTreeSet<u64> = records
+        .iter()
+        .filter(|r| statuses(r).iter().all(|s| s == "ok"))
+        .map(|r| r["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        played.len(),
+        60,
+        "every game played to its end: {records:?}"
+    );
+    for record in &records {
+        assert!(
+            statuses(record)
+                .iter()
+                .all(|s| s == "ok" || s == "internal"),
+            "{record}"
+        );
+    }
+}
+
+#[test]
+fn the_referee_raises_its_descriptor_soft_limit_to_the_hard_one() {
+    let dir = tempfile::tempdir().unwrap();
+    // With `--limit-open-files none` a bot keeps the referee's own limit.
+    let script = dir.path().join("bot.sh");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\nulimit -n >&2\nexec {}\n", evensteven_bin()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let results = dir.path().join("r.jsonl");
+    let run = referee_limited(
+        64,
+        4321,
+        &[
+            "dealer",
+            "--limit-open-files",
+            "none",
+            "--results",
+            results.to_str().unwrap(),
+            script.to_str().unwrap(),
+        ],
+        b"3 1\n",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let records = jsonl(&results);
+    assert_eq!(records[0]["stderr"].as_str().map(str::trim), Some("4321"));
+}
