@@ -1034,7 +1034,13 @@ fn prepare_bot(
             } else {
                 limit
             };
-            setrlimit(resource, limit, hard)?;
+            // Never above the referee's own hard limit, which only root
+            // may raise: a default (1024 descriptors) over a lower one
+            // would fail every bot's start, the referee's shortage charged
+            // to the bot. An option above it was refused at start.
+            let (_, most) = nix::sys::resource::getrlimit(resource)?;
+            let hard = hard.min(most);
+            setrlimit(resource, limit.min(hard), hard)?;
         }
     }
     // PR_SET_PDEATHSIG is tied to the thread that starts the process. Bots
