@@ -493,3 +493,47 @@ fn a_bot_from_a_launcher_on_standby_starts_like_any_other() {
         );
     }
 }
+
+/// Issue 39: after a bot filled its process cap, the next bot that got
+/// its recycled cgroup could not fork (killed processes count until they
+/// are reaped) and was recorded `limit` (processes): 1 to 5 of every 20
+/// games of an innocent entrant. Its games must all be `ok`.
+#[test]
+fn a_recycled_cgroup_carries_no_process_of_the_last_bot() {
+    need_cgroups!();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.toml");
+    let python = |script: &str| format!("[\"python3\", \"{}\"]", fixture(script));
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"evensteven\"\ngames = 20\nseed = 1\n\
+             [[entrant]]\nname = \"fills\"\ncommand = {}\n\
+             [[entrant]]\nname = \"innocent\"\ncommand = {}\n",
+            python("kernel/fills-cap.py"),
+            python("kernel/forks-a-few.py")
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let env = common::env_args(&[("EVENSTEVEN", common::evensteven_bin())]);
+    let mut args = vec![
+        "tournament",
+        "--no-progress",
+        "--jobs",
+        "1",
+        "--limit-procs",
+        "16",
+    ];
+    args.extend(env.iter().map(String::as_str));
+    args.extend([file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let run = referee(args, b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let records = common::jsonl(&out.join("records.jsonl"));
+    assert_eq!(records.len(), 20);
+    for record in &records {
+        let innocent = &record["results"][1];
+        assert_eq!(innocent["entrant"], "innocent", "{record}");
+        assert_eq!(innocent["status"], "ok", "{record}");
+    }
+}

@@ -713,10 +713,15 @@ fn take_idle(
     processes: Option<u64>,
 ) -> Option<(Dirs, Option<(Option<u64>, Option<u64>)>, Option<Counts>)> {
     let mut idle = idle();
+    // A killed process counts in `pids.current` until it is reaped (an
+    // orphan is reaped by the referee's stray scan, a moment later): a
+    // cgroup still counting one would hold the next bot under its process
+    // cap for what the last one did. Such a cgroup waits for a later bot.
+    let empty = |dirs: &Dirs| read_number(&dirs.pids.join("pids.current")).unwrap_or(0) == 0;
     let at = idle
         .iter()
-        .position(|(_, limits, _)| *limits == (memory, processes))
-        .or_else(|| idle.len().checked_sub(1))?;
+        .position(|(dirs, limits, _)| *limits == (memory, processes) && empty(dirs))
+        .or_else(|| idle.iter().rposition(|(dirs, _, _)| empty(dirs)))?;
     let (dirs, limits, counts) = idle.swap_remove(at);
     Some((dirs, Some(limits), Some(counts)))
 }
