@@ -121,3 +121,23 @@ fn a_bot_started_by_the_referees_own_binary_gets_none_either() {
         dealer(&alone, true);
     }
 }
+
+/// The watchdog (`referee-launch __watchdog`, which outlives a killed
+/// referee to kill its bots) holds none of the caller's descriptors
+/// either: the organiser's log stays closed to it for the whole run.
+#[test]
+fn the_watchdog_gets_none_of_the_callers_descriptors() {
+    let bot = fixture("descriptors/watchdog-fds.sh");
+    let env = common::env_args(&[("EVENSTEVEN", common::evensteven_bin())]);
+    let mut args = vec!["dealer", "--show-stderr"];
+    args.extend(env.iter().map(String::as_str));
+    args.push(&bot);
+    let run = with_open_descriptors(&referee(), &args, b"4 876390176\n");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let lists: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("watchdog fds"))
+        .collect();
+    assert_eq!(lists, ["watchdog fds 0 1 2 "], "{run:?}");
+}

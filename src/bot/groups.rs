@@ -443,13 +443,22 @@ pub fn start_watchdog() {
     };
     let started = program.and_then(|exe| {
         use std::os::unix::process::CommandExt;
-        Command::new(exe)
+        let mut command = Command::new(exe);
+        command
             .arg(WATCHDOG_COMMAND)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
+            .process_group(0);
+        // It lives as long as the run: none of the caller's descriptors
+        // (the organiser's open log) nor the referee's go with it.
+        // SAFETY: only raw system calls between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                super::descriptors::close_inherited_on_exec().map_err(std::io::Error::from)
+            })
+        };
+        command.spawn()
     });
     match started {
         Ok(mut child) => {
