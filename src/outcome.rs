@@ -300,44 +300,6 @@ pub fn is_referees_errno(e: &std::io::Error) -> bool {
     })
 }
 
-impl crate::bot::SpawnError {
-    /// Whether the referee failed to start the program, not the program
-    /// to start: its own descriptors, memory or processes ran out (making
-    /// the pipes, the cgroup, the fork), or the bot's cgroup could not be
-    /// made. A missing, unreadable or unrunnable program is the bot's.
-    pub fn is_referees(&self) -> bool {
-        use crate::bot::SpawnError;
-        match self {
-            SpawnError::Cgroup(_) => true,
-            SpawnError::Other { source, .. } | SpawnError::BadDirectory { source, .. } => {
-                is_referees_errno(source)
-            }
-            _ => false,
-        }
-    }
-
-    /// How a program that could not be started is recorded: `internal`
-    /// when the failure is the referee's, else `cannot_start`.
-    pub fn verdict(&self) -> Verdict {
-        match self.is_referees() {
-            true => Verdict::of(Status::Internal),
-            false => Verdict::of(Status::CannotStart),
-        }
-    }
-
-    /// The error a record gives for it: the referee's failure is said to
-    /// be the referee's.
-    pub fn recorded(&self) -> String {
-        match self.is_referees() {
-            true => format!(
-                "the referee could not start it: {self} (the referee's own resources, \
-                 not the bot's: the game is void)"
-            ),
-            false => format!("cannot start: {self}"),
-        }
-    }
-}
-
 impl fmt::Display for Verdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.status.name())?;
@@ -379,33 +341,5 @@ mod tests {
             Status::Crashed
         );
         assert!(Status::Limit.is_crash() && !Status::Timeout.is_crash());
-    }
-
-    #[test]
-    fn the_referees_resources_are_told_from_the_bots_program() {
-        use crate::bot::SpawnError;
-        let other = |errno: nix::errno::Errno| SpawnError::Other {
-            path: "bot".into(),
-            source: std::io::Error::from_raw_os_error(errno as i32),
-        };
-        for errno in [
-            nix::errno::Errno::EMFILE,
-            nix::errno::Errno::ENFILE,
-            nix::errno::Errno::ENOMEM,
-            nix::errno::Errno::EAGAIN,
-            nix::errno::Errno::ENOSPC,
-        ] {
-            assert_eq!(other(errno).verdict().status, Status::Internal, "{errno}");
-        }
-        for errno in [nix::errno::Errno::EACCES, nix::errno::Errno::ETXTBSY] {
-            assert_eq!(other(errno).verdict().status, Status::CannotStart);
-        }
-        assert_eq!(
-            SpawnError::NotFound("bot".into()).verdict().status,
-            Status::CannotStart
-        );
-        let cgroup = SpawnError::Cgroup(std::io::Error::other("no"));
-        assert_eq!(cgroup.verdict().status, Status::Internal);
-        assert!(cgroup.recorded().contains("the referee's own resources"));
     }
 }

@@ -49,7 +49,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "game",
-        &["bot", "games", "outcome", "record", "rng", "units"],
+        &["bot", "games", "outcome", "record", "rng", "text", "units"],
     ),
     (
         "replay",
