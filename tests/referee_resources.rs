@@ -174,3 +174,33 @@ fn the_referee_raises_its_descriptor_soft_limit_to_the_hard_one() {
     let records = jsonl(&results);
     assert_eq!(records[0]["stderr"].as_str().map(str::trim), Some("4321"));
 }
+
+/// Issue 39, item 4: `referee dealer` that cannot start its player for
+/// want of its own descriptors said 64 (a usage error). Under descriptor
+/// limits from too few to start at all to enough to play, every run that
+/// ran out says so with 70, never 64; at least one of them ran out.
+#[test]
+fn a_dealer_out_of_descriptors_exits_70_not_64() {
+    let mut ran_out = 0;
+    for most in 8..=24 {
+        let marker = common::Marker::new();
+        let mut cmd = std::process::Command::new("prlimit");
+        cmd.arg(format!("--nofile={most}:{most}"))
+            .arg(common::referee_bin())
+            .args(common::MARKER_ENV)
+            .args(["dealer", common::evensteven_bin()])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        marker.apply(&mut cmd);
+        let run = common::finish(cmd.spawn().expect("prlimit (util-linux)"), b"4 876390176\n");
+        marker.assert_none_left();
+        if run.stderr.contains("Too many open files") {
+            ran_out += 1;
+            assert_eq!(run.code, Some(70), "--nofile={most}: {run:?}");
+        } else {
+            assert_eq!(run.code, Some(0), "--nofile={most}: {run:?}");
+        }
+    }
+    assert!(ran_out > 0, "no limit ran the referee out of descriptors");
+}

@@ -271,6 +271,15 @@ impl<'c> Dealer<'c> {
         // did, so a missing program is reported at once.
         let bot = match Bot::spawn(&config.player, config.limits) {
             Ok(bot) => bot,
+            // The referee's own descriptors, memory or processes: its
+            // failure (70), not a mistake in the command (64).
+            Err(e) if e.is_referees() => {
+                eprintln!(
+                    "referee dealer: the referee could not start the player: {e} (its own \
+                     resources: give it more descriptors with `ulimit -n`, or memory)"
+                );
+                return Err(Status::Internal);
+            }
             Err(e) => {
                 eprintln!("referee dealer: cannot start the player: {e}");
                 return Err(Status::Usage);
