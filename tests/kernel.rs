@@ -537,3 +537,51 @@ fn a_recycled_cgroup_carries_no_process_of_the_last_bot() {
         assert_eq!(innocent["status"], "ok", "{record}");
     }
 }
+
+/// Issue 39: a bot run as root without `--sandbox` made a cgroup of its
+/// own under its cgroup and moved a child there: the child outlived the
+/// run (alive 9 s after the referee exited, the exit itself held ~11 s
+/// by removal warnings), and its record said 1.3 MB while it held 600
+/// MiB. The kill and the figures must cover the cgroups below the bot's,
+/// and the record must say the bot made one.
+#[test]
+fn a_cgroup_a_bot_makes_of_its_own_is_killed_counted_and_reported() {
+    need_cgroups!();
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().to_str().unwrap();
+    let started = Instant::now();
+    let (run, record) = one_game(&[], &fixture("kernel/child-cgroup.py"), &[folder, "200"]);
+    let took = started.elapsed();
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(hopper_pids(dir.path()).len(), 1, "{run:?}");
+    assert_hoppers_dead(dir.path());
+    assert!(!run.stderr.contains("cannot remove"), "{run:?}");
+    assert!(
+        took < Duration::from_secs(5),
+        "the run took {took:?}: {run:?}"
+    );
+    let peak = record["peak_memory_bytes"].as_u64().unwrap_or(0);
+    assert!(peak >= 200 * MIB, "peak {peak}: {record}");
+    let note = record["containment"].as_str().unwrap_or_default();
+    assert!(note.contains("made a cgroup of its own"), "{record}");
+}
+
+/// Issue 39: a bot's process that moved itself out of the run's cgroups
+/// (root without `--sandbox` can) dies with the run all the same, and
+/// the run's log says where it had gone.
+#[test]
+fn a_process_that_leaves_the_runs_cgroups_is_killed_and_reported() {
+    need_cgroups!();
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().to_str().unwrap();
+    let args = [folder, "20", "outside"];
+    let (run, record) = one_game(&[], &fixture("kernel/child-cgroup.py"), &args);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(record["status"], "ok", "{record}");
+    assert_eq!(hopper_pids(dir.path()).len(), 1, "{run:?}");
+    assert_hoppers_dead(dir.path());
+    assert!(
+        run.stderr.contains("left its bot's cgroup for /"),
+        "{run:?}"
+    );
+}

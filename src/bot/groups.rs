@@ -298,10 +298,24 @@ fn kill_strays_once(live: &BTreeSet<i32>, watchdog: Option<i32>) -> usize {
         };
         found += 1;
         tracing::debug!(pid, pgid, sid, "killing a process left behind by a bot");
+        if let Some(cgroup) = super::cgroup::outside_run(pid) {
+            tracing::warn!(
+                "process {pid} ({}) left its bot's cgroup for {cgroup} (a bot run as root \
+                 without --sandbox can): killed as a stray",
+                process_name(pid)
+            );
+        }
         kill_around(pid, pgid, sid);
         reap_stray(pid);
     }
     found
+}
+
+/// A process's command name, for messages.
+fn process_name(pid: i32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .map(|name| crate::text::terminal(name.trim_end()).into_owned())
+        .unwrap_or_default()
 }
 
 /// SIGKILLs `pid`, its process group and every process of its session,

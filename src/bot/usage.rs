@@ -67,6 +67,10 @@ pub struct Usage {
     pub peak_memory: Option<u64>,
     /// User plus system CPU time.
     pub cpu: Option<Duration>,
+    /// The bot made a cgroup of its own below its cgroup (only root
+    /// without `--sandbox` can): its processes there were counted and
+    /// killed with it, and its record says so ([`Usage::containment`]).
+    pub made_cgroup: bool,
 }
 
 impl Usage {
@@ -81,6 +85,12 @@ impl Usage {
         self.cpu.unwrap_or_default()
     }
 
+    /// What a record says of how the bot left its containment, if it did.
+    pub fn containment(&self) -> Option<&'static str> {
+        self.made_cgroup
+            .then_some("made a cgroup of its own below its cgroup: counted and killed with it")
+    }
+
     /// The usage of two stretches together: their CPU times added, the
     /// larger peak; a figure known in neither stays unknown.
     pub fn and(self, other: Usage) -> Usage {
@@ -91,6 +101,7 @@ impl Usage {
         Usage {
             peak_memory: self.peak_memory.max(other.peak_memory),
             cpu,
+            made_cgroup: self.made_cgroup || other.made_cgroup,
         }
     }
 }
@@ -98,7 +109,7 @@ impl Usage {
 impl serde::Serialize for Usage {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut fields = serializer.serialize_struct("Usage", 2)?;
+        let mut fields = serializer.serialize_struct("Usage", 3)?;
         match self.peak_memory {
             Some(peak) => fields.serialize_field("peak_memory_bytes", &peak)?,
             None => fields.skip_field("peak_memory_bytes")?,
@@ -106,6 +117,10 @@ impl serde::Serialize for Usage {
         match self.cpu_micros() {
             Some(cpu) => fields.serialize_field("cpu_micros", &cpu)?,
             None => fields.skip_field("cpu_micros")?,
+        }
+        match self.containment() {
+            Some(note) => fields.serialize_field("containment", note)?,
+            None => fields.skip_field("containment")?,
         }
         fields.end()
     }
@@ -315,6 +330,7 @@ impl Meter {
             let usage = Usage {
                 peak_memory: cgroup.take_peak(),
                 cpu: cpu.map(|cpu| cpu.saturating_sub(mark.cpu)),
+                made_cgroup: cgroup.has_children(),
             };
             if let Some(cpu) = cpu {
                 mark.cpu = cpu;
@@ -333,6 +349,7 @@ impl Meter {
             // a tick shows none, which is not a measure of none; it stays
             // for the next stretch.
             cpu: Some(state.cpu.saturating_sub(mark.cpu)).filter(|cpu| !cpu.is_zero()),
+            made_cgroup: false,
         };
         mark.cpu = state.cpu;
         mark.looks = state.looks;

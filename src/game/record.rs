@@ -242,6 +242,9 @@ pub struct SeatResult {
     /// The CPU time (user + system) its processes used during the game.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_micros: Option<u64>,
+    /// How its bot left its containment, if it did (see `bot::usage`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub containment: Option<String>,
     /// The tail of its standard error (tournaments move it to
     /// `stderr/NAME.log`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -339,6 +342,7 @@ impl SeatResult {
         SeatResult {
             peak_memory_bytes: usage.peak_memory,
             cpu_micros: usage.cpu_micros(),
+            containment: usage.containment().map(str::to_owned),
             ..self
         }
     }

@@ -264,7 +264,7 @@ pub fn remove_run(dir: &Path) {
             if entry.file_type().is_ok_and(|t| t.is_dir()) {
                 let child = entry.path();
                 kill_in(&child);
-                remove_dir(&child);
+                remove_tree(&child);
             }
         }
     }
@@ -284,6 +284,31 @@ pub fn finish() {
             remove_run(dir);
         }
     }
+}
+
+/// Where process `pid` is when it is in none of the run's cgroups: its
+/// cgroup (the freezer's in v1, which is the one that kills) as
+/// `/proc/PID/cgroup` names it. `None` when it is in the run's, or when
+/// no hierarchy is in force or it cannot be read. For the stray kill: a
+/// bot's process found there left its containment (only root without
+/// `--sandbox` can), and the run's log says so.
+pub fn outside_run(pid: i32) -> Option<String> {
+    let hierarchy = hierarchy()?;
+    let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+    let run = format!("/{RUN_PREFIX}{}", std::process::id());
+    let line = text.lines().find(|line| {
+        let mut fields = line.splitn(3, ':');
+        let (_, controllers) = (fields.next(), fields.next().unwrap_or_default());
+        match hierarchy.version {
+            Version::V1 => controllers.split(',').any(|c| c == "freezer"),
+            Version::V2 => controllers.is_empty(),
+        }
+    })?;
+    let path = line.splitn(3, ':').nth(2)?;
+    let inside = path
+        .match_indices(&run)
+        .any(|(at, _)| matches!(path.as_bytes().get(at + run.len()), None | Some(b'/')));
+    (!inside).then(|| path.to_owned())
 }
 
 /// The run's directories, for the watchdog to remove should the referee
@@ -585,7 +610,7 @@ impl Cgroup {
     /// Kills what is still in it, and keeps it for the next bot when it is
     /// empty, else removes it.
     fn recycle(&self) {
-        if !REUSE.load(Ordering::Relaxed) || !self.kill() {
+        if !REUSE.load(Ordering::Relaxed) || !self.kill() || self.has_children() {
             return self.remove();
         }
         let ended = Ended {
@@ -621,10 +646,19 @@ impl Cgroup {
     fn remove(&self) {
         self.kill();
         // The freezer's first: no process can be moved in once it is gone.
-        remove_dir(&self.dirs.freezer);
+        remove_tree(&self.dirs.freezer);
         for dir in self.dirs.distinct() {
-            remove_dir(dir);
+            remove_tree(dir);
         }
+    }
+
+    /// Whether its bot made a cgroup of its own below it (in any
+    /// hierarchy): killed, counted and removed with it all the same, but
+    /// never handed to the next bot, and said in the bot's record.
+    pub fn has_children(&self) -> bool {
+        let mut dirs = self.dirs.distinct();
+        dirs.push(&self.dirs.freezer);
+        dirs.iter().any(|dir| !child_dirs(dir).is_empty())
     }
 }
 
@@ -780,18 +814,19 @@ fn make_dirs(hierarchy: &Hierarchy, kind: Kind) -> io::Result<Dirs> {
 }
 
 /// Kills every process of the cgroup at `dir` (its freezer's directory in
-/// v1): `cgroup.kill` where the kernel has it (v2, 5.14 and later), else
-/// freeze, kill each member, thaw, until it is empty. A frozen process
-/// cannot fork, so none is missed. Whether it is empty now.
+/// v1) and of the cgroups below it (a bot run as root can make its own
+/// and move into them): `cgroup.kill` where the kernel has it (v2, 5.14
+/// and later), else freeze, kill each member, thaw, until they are empty.
+/// A frozen process cannot fork or make a cgroup, and a freeze takes the
+/// cgroups below too, so none is missed. Whether they are empty now.
 fn kill_in(dir: &Path) -> bool {
-    let procs = dir.join("cgroup.procs");
-    if members(&procs).is_empty() {
+    if subtree_members(dir).is_empty() {
         return true;
     }
     let started = std::time::Instant::now();
     let kill_file = dir.join("cgroup.kill");
     if kill_file.exists() && write_file(&kill_file, "1").is_ok() {
-        return wait_empty(&procs, started);
+        return wait_empty(dir, started);
     }
     let (state, frozen, thawed) = if dir.join("freezer.state").exists() {
         (dir.join("freezer.state"), "FROZEN", "THAWED")
@@ -801,17 +836,55 @@ fn kill_in(dir: &Path) -> bool {
     while started.elapsed() < KILL_PATIENCE {
         let _ = write_file(&state, frozen);
         wait_frozen(dir, &state, started);
-        let pids = members(&procs);
+        let pids = subtree_members(dir);
         for &pid in &pids {
             let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
         }
         let _ = write_file(&state, thawed);
-        if pids.is_empty() || wait_empty(&procs, started) {
+        if pids.is_empty() || wait_empty(dir, started) {
             return true;
         }
     }
     tracing::warn!("{}: processes left after SIGKILL", dir.display());
     false
+}
+
+/// `dir` and every cgroup below it, the deepest first (the order they
+/// can be removed in).
+fn subtree(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut todo = vec![(dir.to_path_buf(), false)];
+    while let Some((at, seen)) = todo.pop() {
+        if seen {
+            found.push(at);
+            continue;
+        }
+        todo.push((at.clone(), true));
+        for child in child_dirs(&at) {
+            todo.push((child, false));
+        }
+    }
+    found
+}
+
+/// The cgroups directly below `dir`.
+fn child_dirs(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect()
+}
+
+/// The processes of `dir` and of every cgroup below it.
+fn subtree_members(dir: &Path) -> Vec<i32> {
+    subtree(dir)
+        .iter()
+        .flat_map(|at| members(&at.join("cgroup.procs")))
+        .collect()
 }
 
 /// Waits until a freeze has taken (v1 `FREEZING` becomes `FROZEN`; v2's
@@ -832,10 +905,11 @@ fn wait_frozen(dir: &Path, state: &Path, started: std::time::Instant) {
     }
 }
 
-/// Waits until `procs` lists no process; whether it came to that.
-fn wait_empty(procs: &Path, started: std::time::Instant) -> bool {
+/// Waits until `dir` and the cgroups below it hold no process; whether
+/// it came to that.
+fn wait_empty(dir: &Path, started: std::time::Instant) -> bool {
     loop {
-        if members(procs).is_empty() {
+        if subtree_members(dir).is_empty() {
             return true;
         }
         if started.elapsed() >= KILL_PATIENCE {
@@ -852,6 +926,13 @@ fn members(procs: &Path) -> Vec<i32> {
         .split_ascii_whitespace()
         .filter_map(|n| n.parse().ok())
         .collect()
+}
+
+/// Removes an empty cgroup and the cgroups below it, the deepest first.
+fn remove_tree(dir: &Path) {
+    for at in subtree(dir) {
+        remove_dir(&at);
+    }
 }
 
 /// Removes an empty cgroup; a moment's retries while its last processes

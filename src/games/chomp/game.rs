@@ -135,6 +135,9 @@ pub struct PlayerResult {
     /// The CPU time its processes used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_micros: Option<u64>,
+    /// How its bot left its containment, if it did (see `bot::usage`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub containment: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stderr: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -460,6 +463,7 @@ impl Game {
             result.stderr_truncated = truncated;
             result.peak_memory_bytes = usage.peak_memory;
             result.cpu_micros = usage.cpu_micros();
+            result.containment = usage.containment().map(str::to_owned);
         }
     }
 
@@ -523,6 +527,7 @@ fn seat(player: usize, spec: &SeatSpec, start: Cell, limits: BotLimits) -> Seat 
             error,
             peak_memory_bytes: None,
             cpu_micros: None,
+            containment: None,
             stderr: None,
             stderr_truncated: false,
         },

@@ -104,6 +104,9 @@ impl GameRecord<'_> {
             .maybe_number("startup_micros", self.startup_micros)
             .maybe_number("peak_memory_bytes", self.usage.peak_memory)
             .maybe_number("cpu_micros", self.usage.cpu_micros());
+        if let Some(note) = self.usage.containment() {
+            record.text("containment", note);
+        }
         if let Some(error) = &self.error {
             record.object("error", |fields| {
                 fields
@@ -216,6 +219,7 @@ mod tests {
                 usage: Usage {
                     peak_memory: peak,
                     cpu: cpu.map(|c| Duration::from_nanos(u64::from(c) * 997)),
+                    made_cgroup: false,
                 },
                 error: error.map(|(move_number, after_move, message)| ErrorRecord {
                     kind: "not_a_card",

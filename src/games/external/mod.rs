@@ -143,6 +143,9 @@ pub struct PlayerResult {
     /// The CPU time its processes used in this game.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_micros: Option<u64>,
+    /// How its bot left its containment, if it did (see `bot::usage`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub containment: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -545,6 +548,7 @@ impl<'g> Session<'g> {
             move_cpu_micros: seat.move_cpu.unwrap_or_default(),
             peak_memory_bytes: seat.usage.and_then(|u| u.peak_memory),
             cpu_micros: seat.usage.and_then(|u| u.cpu_micros()),
+            containment: seat.usage.and_then(|u| u.containment()).map(str::to_owned),
             stderr: seat.stderr,
             stderr_truncated: seat.stderr_truncated,
         }
