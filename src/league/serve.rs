@@ -8,10 +8,19 @@
 //! network; every name and message is escaped (HTML through
 //! `replay::escape_html`, data through `textContent` in the page's
 //! script).
+//!
+//! Whoever can reach the page must not be able to hurt the league: each
+//! connection holds one of the referee's descriptors, which its games
+//! need too. So the page has at most [`most_connections`] connections at
+//! once (one beyond is closed as it is accepted), a connection that has
+//! not sent a request's headers within [`TIMEOUT`] of opening or of its
+//! last answer is closed, and a stream of events tells of games at most
+//! every [`EVENTS_EVERY`].
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Path as UrlPath, Query, State as Axum};
@@ -34,6 +43,39 @@ struct Board {
     db: Arc<Mutex<Db>>,
     /// Where the league file is (a judge's files, for replays).
     base: PathBuf,
+}
+
+/// How long a connection may take to send a request's headers, from its
+/// opening or from its last answer (an idle keep-alive): then it is
+/// closed. `REFEREE_PAGE_TIMEOUT` (`1s`, `500ms`) sets another, for tests.
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// At most this many connections at once: room for a class of 200 open
+/// pages (a page holds its stream of events and, while it fetches, one
+/// more), with some to spare.
+const MOST_CONNECTIONS: u64 = 512;
+
+/// A stream of events tells of games at most this often: a page fetches
+/// the standings after an event, and a league may finish a game every
+/// few milliseconds.
+const EVENTS_EVERY: Duration = Duration::from_millis(250);
+
+/// The page's most connections: [`MOST_CONNECTIONS`], or half the
+/// descriptors the referee may have if that is fewer, so that the other
+/// half is the games'.
+fn most_connections() -> usize {
+    use nix::sys::resource::{Resource, getrlimit};
+    let descriptors = getrlimit(Resource::RLIMIT_NOFILE).map_or(1024, |(soft, _)| soft);
+    usize::try_from((descriptors / 2).clamp(1, MOST_CONNECTIONS)).unwrap_or(1)
+}
+
+/// [`TIMEOUT`], or `REFEREE_PAGE_TIMEOUT`'s.
+fn timeout() -> Duration {
+    std::env::var("REFEREE_PAGE_TIMEOUT")
+        .ok()
+        .and_then(|text| humantime::parse_duration(&text).ok())
+        .filter(|t| !t.is_zero())
+        .unwrap_or(TIMEOUT)
 }
 
 /// Where `--serve` listens: `PORT` alone is loopback's; an address binds
@@ -80,13 +122,56 @@ pub fn start(
                     eprintln!("league: the live page cannot start: no listener");
                     return;
                 };
-                if let Err(e) = axum::serve(listener, router(board)).await {
-                    eprintln!("league: the live page stopped: {e}");
-                }
+                serve(listener, router(board)).await;
             });
         })
         .map_err(|e| format!("cannot start the live page: {e}"))?;
     Ok(local)
+}
+
+/// Serves `app` on `listener`'s connections, [`most_connections`] at
+/// once, each closed once idle for [`timeout`].
+async fn serve(listener: tokio::net::TcpListener, app: Router) {
+    let most = most_connections();
+    let timeout = timeout();
+    let slots = Arc::new(tokio::sync::Semaphore::new(most));
+    let mut said = false;
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            // Out of descriptors (the games' need comes first), or a
+            // connection gone before it was accepted: a moment later.
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+            drop(stream);
+            if !said {
+                said = true;
+                eprintln!(
+                    "league: the live page has {most} connections open, its most: \
+                     it closes new ones until some close (each idle one within {})",
+                    humantime::format_duration(timeout)
+                );
+            }
+            continue;
+        };
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        tokio::spawn(async move {
+            let _slot = slot;
+            // Header timeout: from the connection's start, and from each
+            // answer to the next request (hyper starts it at every read of
+            // a request's head). A stream of events is an answer, never
+            // idle.
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(timeout)
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+        });
+    }
 }
 
 fn router(board: Board) -> Router {
@@ -223,21 +308,29 @@ async fn games_json(Axum(board): Axum<Board>, Query(q): Query<GamesQuery>) -> Re
     }
 }
 
-/// A message at each finished game (its count), for the page to fetch
-/// the standings again.
+/// A message when games have finished (their count), at most every
+/// [`EVENTS_EVERY`], for the page to fetch the standings again; a comment
+/// every 15 s keeps a quiet stream open through proxies.
 async fn events(Axum(board): Axum<Board>) -> impl IntoResponse {
     let updates = board.shared.updates.subscribe();
-    let stream = futures_util::stream::unfold(updates, |mut updates| async move {
-        updates.changed().await.ok()?;
-        let games = *updates.borrow_and_update();
-        Some((
-            Ok::<_, std::convert::Infallible>(
-                Event::default().event("games").data(games.to_string()),
-            ),
-            updates,
-        ))
-    });
-    Sse::new(stream).keep_alive(KeepAlive::default())
+    let stream = futures_util::stream::unfold(
+        (updates, None),
+        |(mut updates, last): (_, Option<tokio::time::Instant>)| async move {
+            if let Some(last) = last {
+                tokio::time::sleep_until(last + EVENTS_EVERY).await;
+            }
+            updates.changed().await.ok()?;
+            // The latest count: those finished meanwhile are one event.
+            let games = *updates.borrow_and_update();
+            Some((
+                Ok::<_, std::convert::Infallible>(
+                    Event::default().event("games").data(games.to_string()),
+                ),
+                (updates, Some(tokio::time::Instant::now())),
+            ))
+        },
+    );
+    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
 }
 
 async fn entrant_page(Axum(board): Axum<Board>, UrlPath(name): UrlPath<String>) -> Response {

@@ -1,0 +1,322 @@
+//! The league's live page (`referee league run --serve`) through the real
+//! binary: whoever can reach it cannot hurt the league (issue 40). Idle
+//! connections held open by the hundred, more than the referee may have
+//! descriptors, once made thousands of games `cannot_start`, charged to
+//! the students.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{MARKER_ENV, Marker, fixture, referee};
+use serde_json::Value;
+
+/// The descriptors the league may have: fewer than the connections below.
+const DESCRIPTORS: u32 = 256;
+/// Idle connections opened to the page.
+const FLOOD: usize = 400;
+
+/// A league over `subs/*` in `dir`, three duel players. Returns its file.
+fn class(dir: &Path) -> PathBuf {
+    for (name, bot) in [("ann", "weak"), ("bob", "weak"), ("cat", "strong")] {
+        let folder = dir.join("subs").join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::copy(fixture(&format!("duel/{bot}.sh")), folder.join("pc2")).unwrap();
+    }
+    let file = dir.join("league.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"{}\"\nseed = 3\n[limits]\nseats = 2\n[[entrant]]\nglob = \"subs/*\"\n",
+            fixture("duel/game.toml")
+        ),
+    )
+    .unwrap();
+    file
+}
+
+/// A league playing in the background under `ulimit -n DESCRIPTORS`, its
+/// output in files; killed if the test fails first.
+struct League {
+    child: Child,
+    stdout: PathBuf,
+    stderr: PathBuf,
+}
+
+impl League {
+    fn start(file: &Path, db: &Path, marker: &Marker) -> League {
+        let dir = db.parent().unwrap();
+        let (stdout, stderr) = (dir.join("out.txt"), dir.join("err.txt"));
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!("ulimit -n {DESCRIPTORS} && exec \"$@\""))
+            .arg("sh")
+            .arg(common::referee_bin())
+            .args(MARKER_ENV)
+            .args(["league", "run"])
+            .arg(file)
+            .arg("--db")
+            .arg(db)
+            .args(["--jobs", "2", "--serve", "127.0.0.1:0"])
+            // The page's timeout, short for the test (10 s by default).
+            .env("REFEREE_PAGE_TIMEOUT", "1s")
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&stdout).unwrap())
+            .stderr(std::fs::File::create(&stderr).unwrap());
+        marker.apply(&mut cmd);
+        League {
+            child: cmd.spawn().unwrap(),
+            stdout,
+            stderr,
+        }
+    }
+
+    fn stdout(&self) -> String {
+        std::fs::read_to_string(&self.stdout).unwrap_or_default()
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
+    fn games(&self) -> usize {
+        self.stdout()
+            .lines()
+            .filter(|l| l.starts_with("game "))
+            .count()
+    }
+
+    /// Waits (20 s at most) until `holds`, failing if the league ends.
+    fn wait<T>(&mut self, what: &str, mut holds: impl FnMut(&League) -> Option<T>) -> T {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(found) = holds(self) {
+                return found;
+            }
+            if let Some(status) = self.child.try_wait().unwrap() {
+                panic!(
+                    "the league ended ({status}) before {what}:\n{}\n{}",
+                    tail(&self.stdout()),
+                    self.stderr()
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "never saw {what}:\n{}\n{}",
+                tail(&self.stdout()),
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for League {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn tail(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(10)..].join("\n")
+}
+
+/// A GET of `path`: the status line and the body, or why not.
+fn get(addr: SocketAddr, path: &str) -> Result<(String, String), String> {
+    let mut stream =
+        TcpStream::connect_timeout(&addr, Duration::from_secs(1)).map_err(|e| e.to_string())?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n\r\n"
+    )
+    .map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    stream
+        .read_to_string(&mut text)
+        .map_err(|e| e.to_string())?;
+    let (head, body) = text.split_once("\r\n\r\n").ok_or(format!("{text:?}"))?;
+    Ok((
+        head.lines().next().unwrap_or("").to_owned(),
+        body.to_owned(),
+    ))
+}
+
+/// Whether the server closed `stream` (end of file, or reset) by
+/// `deadline`.
+fn closed_by(stream: &mut TcpStream, deadline: Instant) -> bool {
+    let mut buf = [0u8; 512];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        stream.set_read_timeout(Some(left)).unwrap();
+        match stream.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return false;
+            }
+            Err(_) => return true,
+        }
+    }
+}
+
+/// Many more idle connections than the league has descriptors, held open
+/// while it plays: every game is played (none `cannot_start`, none
+/// void), the roster is as it was (no entrant leaves, no version enters
+/// that nobody pushed), the idle connections are closed after the page's
+/// timeout, a stream of events lives on past it (at most four events a
+/// second, however fast games finish), and the page answers.
+#[test]
+fn idle_connections_cannot_hurt_the_league() {
+    // The test's own connections need descriptors too.
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    let (_, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
+    setrlimit(Resource::RLIMIT_NOFILE, hard, hard).unwrap();
+
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = class(dir.path());
+    let db = dir.path().join("league.db");
+    let marker = Marker::new();
+    let mut league = League::start(&file, &db, &marker);
+    let addr: SocketAddr = league.wait("the page's address", |l| {
+        l.stderr()
+            .lines()
+            .find_map(|line| line.strip_prefix("league: live page at http://"))
+            .and_then(|rest| rest.trim_end_matches('/').parse().ok())
+    });
+
+    // A page's stream of events, opened before the flood.
+    let mut events = TcpStream::connect(addr).unwrap();
+    write!(events, "GET /events HTTP/1.1\r\nhost: {addr}\r\n\r\n").unwrap();
+    events
+        .set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+
+    let mut idle = Vec::new();
+    let flooding = Instant::now();
+    while idle.len() < FLOOD && flooding.elapsed() < Duration::from_secs(3) {
+        if let Ok(stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
+            idle.push(stream);
+        }
+    }
+    let flooded = Instant::now();
+    let before = league.games();
+    eprintln!(
+        "{} idle connections in {:.1?}, {before} games then",
+        idle.len(),
+        flooded - flooding
+    );
+    assert!(idle.len() > DESCRIPTORS as usize, "{}", idle.len());
+
+    // The league plays on while they are held.
+    league.wait("30 more games", |l| {
+        (l.games() >= before + 30).then_some(())
+    });
+
+    // Each is closed by the server, after the page's timeout at most
+    // (with a margin for a loaded machine).
+    let deadline = flooded + Duration::from_secs(5);
+    let open = idle
+        .iter_mut()
+        .filter_map(|s| (!closed_by(s, deadline)).then_some(()))
+        .count();
+    assert_eq!(open, 0, "idle connections still open after 5 s");
+    assert!(
+        league.child.try_wait().unwrap().is_none(),
+        "the league ended"
+    );
+
+    // The stream of events is not idle: it lived past the timeout, and
+    // still tells of games, a few a second at most.
+    let mut buf = [0u8; 4096];
+    let drained = Instant::now();
+    while drained.elapsed() < Duration::from_millis(300) {
+        match events.read(&mut buf) {
+            Ok(0) => panic!("the events' stream was closed"),
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    let counted = Instant::now();
+    let mut fresh = Vec::new();
+    while counted.elapsed() < Duration::from_secs(2) {
+        match events.read(&mut buf) {
+            Ok(0) => panic!("the events' stream was closed"),
+            Ok(n) => fresh.extend_from_slice(&buf[..n]),
+            Err(_) => {}
+        }
+    }
+    let fresh = String::from_utf8_lossy(&fresh);
+    let told = fresh.matches("event: games").count();
+    assert!(told >= 2, "{fresh}");
+    assert!(told <= 9, "{told} events in 2 s: {fresh}");
+
+    // The page answers a fresh request.
+    let (status, body) = league.wait("the page's answer", |_| get(addr, "/api/standings").ok());
+    assert!(status.contains(" 200 "), "{status}");
+    let standings: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(standings["entrants"].as_array().unwrap().len(), 3, "{body}");
+
+    common::signal(&league.child, nix::sys::signal::Signal::SIGTERM);
+    assert_eq!(league.child.wait().unwrap().code(), Some(130));
+    marker.assert_none_left();
+    let stderr = league.stderr();
+    let most = DESCRIPTORS / 2;
+    assert!(
+        stderr.contains(&format!(
+            "the live page has {most} connections open, its most"
+        )),
+        "{stderr}"
+    );
+    for (what, said) in [
+        ("an entrant left", "leaves"),
+        ("a version failed", "did not build"),
+        ("a version entered", "@v2"),
+        ("the league failed", "referee league:"),
+    ] {
+        assert!(!stderr.contains(said), "{what}:\n{stderr}");
+    }
+
+    // Every game was played, every seat "ok"; the versions are the three
+    // that were pushed.
+    let out = dir.path().join("export");
+    let run = referee(
+        [
+            "league",
+            "export",
+            db.to_str().unwrap(),
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let records = common::jsonl(&out.join("records.jsonl"));
+    assert!(records.len() >= before + 30, "{}", records.len());
+    for record in &records {
+        for result in record["results"].as_array().unwrap() {
+            assert_eq!(result["status"], "ok", "{record}");
+        }
+    }
+    let show = referee(["league", "show", db.to_str().unwrap(), "--all"], b"");
+    assert_eq!(show.code, Some(0), "{show:?}");
+    for name in ["ann@v1", "bob@v1", "cat@v1"] {
+        assert!(show.stdout.contains(name), "{}", show.stdout);
+    }
+    assert!(!show.stdout.contains("@v2"), "{}", show.stdout);
+}
