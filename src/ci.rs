@@ -15,7 +15,7 @@ use serde::Deserialize;
 use crate::bot::BotLimits;
 use crate::bot::environment::Vars;
 use crate::bot::usage::human_bytes;
-use crate::exit::Status;
+use crate::exit::{Refusal, Status};
 use crate::game::{GameRecord, GameRef, SeatResult, Seating};
 use crate::stats::{self, Pairs, SprtSpec, sprt_figures, wilson95};
 use crate::tournament::TournamentConfig;
@@ -195,7 +195,15 @@ pub async fn run(file: &Path, junit: Option<&Path>, limits: BotLimits, env: &Var
     // so that one that cannot run is named at once, not hours later.
     let mut plans = Vec::new();
     for case in &suite.cases {
-        plans.push(prepare(&case_spec(case, &suite.env), case, &base, limits, env).await);
+        let plan = prepare(&case_spec(case, &suite.env), case, &base, limits, env).await;
+        // The referee's own failure is no case's: the run stops (70).
+        if let Err(refusal) = &plan
+            && refusal.status == Status::Internal
+        {
+            eprintln!("referee ci: case {:?}: {}", case.name, refusal.message);
+            return Status::Internal;
+        }
+        plans.push(plan.map_err(|refusal| refusal.message));
     }
     warn_if_crowded(&suite.cases, &plans);
     let mut outcomes = Vec::new();
@@ -483,7 +491,7 @@ async fn prepare(
     base: &Path,
     limits: BotLimits,
     env: &Vars,
-) -> Result<Arc<Plan>, String> {
+) -> Result<Arc<Plan>, Refusal> {
     let config = TournamentConfig {
         file: base.join("ci"),
         games: None,

@@ -45,6 +45,40 @@ impl From<Fault> for Status {
     }
 }
 
+/// Why a run stopped before it played, and the status it exits with: a
+/// usage error (64) unless it says otherwise (the referee's own
+/// resources failing it are 70, never the input's fault).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub message: String,
+    pub status: Status,
+}
+
+impl Refusal {
+    /// The referee's own failure (70).
+    pub fn internal(message: String) -> Refusal {
+        Refusal {
+            message,
+            status: Status::Internal,
+        }
+    }
+}
+
+impl From<String> for Refusal {
+    fn from(message: String) -> Refusal {
+        Refusal {
+            message,
+            status: Status::Usage,
+        }
+    }
+}
+
+impl From<&str> for Refusal {
+    fn from(message: &str) -> Refusal {
+        Refusal::from(message.to_owned())
+    }
+}
+
 /// The table printed by `--help` (and repeated in the README).
 pub const EXIT_STATUS_HELP: &str = "\
 Exit status:

@@ -204,3 +204,46 @@ fn a_dealer_out_of_descriptors_exits_70_not_64() {
     }
     assert!(ran_out > 0, "no limit ran the referee out of descriptors");
 }
+
+/// Issue 39, item 4: a build the referee could not start for want of its
+/// own descriptors (`cannot run make: ... Too many open files`) was the
+/// entrant's failed build: disqualified, ranked last. Now the run stops
+/// with status 70 before any game, and says no entrant is blamed.
+#[test]
+fn a_build_the_referee_cannot_start_disqualifies_no_one() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    for name in ["a", "b"] {
+        let folder = dir.path().join(name);
+        std::fs::create_dir(&folder).unwrap();
+        let bot = format!("#!/bin/sh\nexec {}\n", evensteven_bin());
+        std::fs::write(folder.join("bot.sh"), bot).unwrap();
+        let make = "pc2: bot.sh\n\tcp bot.sh pc2\n\tchmod +x pc2\n";
+        std::fs::write(folder.join("Makefile"), make).unwrap();
+    }
+    let file = dir.path().join("t.toml");
+    std::fs::write(
+        &file,
+        "game = \"evensteven\"\ngames = 4\nseed = 3\n\
+         [[entrant]]\nname = \"a\"\ndir = \"a\"\n[[entrant]]\nname = \"b\"\ndir = \"b\"\n",
+    )
+    .unwrap();
+    let mut stopped = 0;
+    for limit in [14, 16, 20, 24, 28] {
+        for name in ["a", "b"] {
+            let _ = std::fs::remove_file(dir.path().join(name).join("pc2"));
+        }
+        let args = ["tournament", "--no-progress", file.to_str().unwrap()];
+        let run = referee_limited(limit, limit, &args, b"");
+        assert!(!run.stderr.contains("disqualified:"), "{limit}: {run:?}");
+        assert!(!run.stdout.contains("build failed"), "{limit}: {run:?}");
+        if run.stderr.contains("cannot run `make`") {
+            stopped += 1;
+            assert_eq!(run.code, Some(70), "{limit}: {run:?}");
+            assert!(
+                run.stderr.contains("no entrant is disqualified for that"),
+                "{limit}: {run:?}"
+            );
+        }
+    }
+    assert!(stopped >= 3, "the builds never ran out of descriptors");
+}

@@ -64,11 +64,49 @@ pub const DEFAULT_MAKE: &str = "make";
 /// One entrant's build: the program to run, or why it is disqualified.
 pub type Built = Result<BotSpec, String>;
 
+/// Why a folder's build gave no program: the entrant's doing, or the
+/// referee's own resources failing it (issue 39: descriptors, memory or
+/// processes the referee could not have while it started the build),
+/// which no entrant may be disqualified for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BuildError {
+    /// The build failed, timed out or left no program; the folder is
+    /// not a directory.
+    Entrant(String),
+    /// The referee could not start the build for want of its own
+    /// resources.
+    Referee(String),
+}
+
+/// What stops a run (status 70) when one of `built` could not start for
+/// want of the referee's own resources: no entrant is disqualified for
+/// that.
+pub fn referees_failure<T>(built: &[Result<T, BuildError>]) -> Option<String> {
+    built.iter().find_map(|b| match b {
+        Err(BuildError::Referee(why)) => Some(format!(
+            "{why}: the referee's own resources failed it (give it more descriptors with \
+             `ulimit -n`, memory or processes); no entrant is disqualified for that"
+        )),
+        _ => None,
+    })
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BuildError::Entrant(why) | BuildError::Referee(why) => f.write_str(why),
+        }
+    }
+}
+
 /// Builds every distinct directory once, several at once, and returns one
 /// result per entrant (in the order of `dirs`): its `pc2`, ready to run.
 /// Each program is given the other entrants' directories to hide.
-pub async fn build_all(dirs: &[PathBuf], options: &BuildOptions) -> Vec<Built> {
-    let built = build_dirs(dirs, options).await;
+pub async fn build_all(
+    dirs: &[PathBuf],
+    options: &BuildOptions,
+) -> Vec<Result<BotSpec, BuildError>> {
+    let built = build_folders(dirs, options).await;
     let mut hide: Vec<PathBuf> = built.iter().flatten().cloned().collect();
     hide.extend(options.hide.iter().cloned());
     built
@@ -76,7 +114,8 @@ pub async fn build_all(dirs: &[PathBuf], options: &BuildOptions) -> Vec<Built> {
         .zip(dirs)
         .map(|(built, given)| {
             let dir = built?;
-            let mut spec = pc2_in(&dir).map_err(|why| format!("{}: {why}", given.display()))?;
+            let mut spec = pc2_in(&dir)
+                .map_err(|why| BuildError::Entrant(format!("{}: {why}", given.display())))?;
             spec.hide.clone_from(&hide);
             spec.env.clone_from(&options.env);
             Ok(spec)
@@ -107,6 +146,18 @@ fn pc2_in(dir: &Path) -> Built {
 /// CPUs; one result per entry of `dirs`: the directory, canonical, or why
 /// it cannot be used.
 pub async fn build_dirs(dirs: &[PathBuf], options: &BuildOptions) -> Vec<Result<PathBuf, String>> {
+    build_folders(dirs, options)
+        .await
+        .into_iter()
+        .map(|built| built.map_err(|e| e.to_string()))
+        .collect()
+}
+
+/// [`build_dirs`], saying whose failure each failed build is.
+pub async fn build_folders(
+    dirs: &[PathBuf],
+    options: &BuildOptions,
+) -> Vec<Result<PathBuf, BuildError>> {
     let canonical: Vec<Result<PathBuf, String>> = dirs
         .iter()
         .map(|dir| {
@@ -137,7 +188,7 @@ pub async fn build_dirs(dirs: &[PathBuf], options: &BuildOptions) -> Vec<Result<
     // As many builds at once as there are CPUs: a class of 1,000 started
     // all at once would be 1,000 compilers, and their memory.
     let at_once = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let builds: Vec<Result<(), String>> = stream::iter(
+    let builds: Vec<Result<(), BuildError>> = stream::iter(
         named
             .zip(&logs)
             .map(|((dir, given), log)| build_one(dir, given, log, options, &hide)),
@@ -149,14 +200,20 @@ pub async fn build_dirs(dirs: &[PathBuf], options: &BuildOptions) -> Vec<Result<
         .iter()
         .zip(dirs)
         .map(|(canonical, given)| {
-            let dir = canonical.as_ref().map_err(Clone::clone)?;
+            let dir = canonical
+                .as_ref()
+                .map_err(|why| BuildError::Entrant(why.clone()))?;
             let at = distinct
                 .binary_search(&dir)
                 .expect("every directory was built");
+            let named = |why: &String| format!("{}: {why}", given.display());
             builds[at]
                 .clone()
                 .map(|()| dir.clone())
-                .map_err(|why| format!("{}: {why}", given.display()))
+                .map_err(|e| match e {
+                    BuildError::Entrant(why) => BuildError::Entrant(named(&why)),
+                    BuildError::Referee(why) => BuildError::Referee(named(&why)),
+                })
         })
         .collect()
 }
@@ -193,7 +250,7 @@ async fn build_one(
     log: &str,
     options: &BuildOptions,
     hide: &[PathBuf],
-) -> Result<(), String> {
+) -> Result<(), BuildError> {
     let _lock = lock_dir(dir, given).await;
     // A prebuilt directory is checked by the caller, which knows the
     // program each entrant runs (`pc2`, or its own command).
@@ -287,12 +344,18 @@ async fn make(
     log: &str,
     options: &BuildOptions,
     hide: &[PathBuf],
-) -> Result<(), String> {
+) -> Result<(), BuildError> {
     let has_makefile = ["GNUmakefile", "makefile", "Makefile"]
         .iter()
         .any(|name| dir.join(name).is_file());
     if options.make != DEFAULT_MAKE || has_makefile {
-        let cannot_run = |e: SpawnError| format!("cannot run `{}`: {e}", options.make);
+        let cannot_run = |e: SpawnError| {
+            let why = format!("cannot run `{}`: {e}", options.make);
+            match e.is_referees() {
+                true => BuildError::Referee(why),
+                false => BuildError::Entrant(why),
+            }
+        };
         let spec = build_command(dir, options, hide).map_err(cannot_run)?;
         eprintln!(
             "referee: building {} with {} ...",
@@ -319,7 +382,7 @@ async fn make(
             );
         }
         save_log(given, log, &completed, options);
-        check_build(&completed, options)?;
+        check_build(&completed, options).map_err(BuildError::Entrant)?;
     }
     Ok(())
 }

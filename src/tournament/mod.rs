@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::bot::BotLimits;
-use crate::exit::Status;
+use crate::exit::{Refusal, Status};
 use crate::game::record::RefereeFailures;
 use crate::game::{GameRecord, Seating};
 use crate::record::{self, Records};
@@ -94,14 +94,14 @@ fn records_path(out: &Path) -> PathBuf {
 pub async fn run(config: &TournamentConfig) -> Status {
     match run_inner(config).await {
         Ok(status) => status,
-        Err(message) => {
-            eprintln!("referee tournament: {message}");
-            Status::Usage
+        Err(refusal) => {
+            eprintln!("referee tournament: {}", refusal.message);
+            refusal.status
         }
     }
 }
 
-async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
+async fn run_inner(config: &TournamentConfig) -> Result<Status, Refusal> {
     let spec: Spec = spec::load(&config.file)?;
     check_options(config, &spec)?;
     let base = config
@@ -136,7 +136,7 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, String> {
             crate::interrupt::tidy_now(false);
             Ok(status)
         }
-        None => run.finish(),
+        None => Ok(run.finish()?),
     }
 }
 
@@ -251,16 +251,16 @@ async fn prepare(
     spec: &Spec,
     base: &Path,
     config: &TournamentConfig,
-) -> Result<(Arc<Plan>, Option<HeadToHead>), String> {
+) -> Result<(Arc<Plan>, Option<HeadToHead>), Refusal> {
     let mut plan = Plan::prepare(spec, base, config).await?;
     let sprt = match (&spec.sprt, &spec.baseline) {
         (Some(test), Some(baseline)) => {
             plan = plan.paired();
             if let Some((name, why)) = plan.disqualified().into_iter().next() {
-                return Err(format!(
+                return Err(Refusal::from(format!(
                     "entrant {} cannot play ({why}): the SPRT needs both entrants",
                     crate::text::terminal(&name)
-                ));
+                )));
             }
             let new = plan
                 .names()

@@ -15,6 +15,7 @@ use super::schedule::{self, Schedule};
 use super::spec::Spec;
 use crate::bot::build::{self, BuildOptions};
 use crate::bot::{BotLimits, BotSpec, Environment, spawn};
+use crate::exit::Refusal;
 use crate::game::{Deal, Game, GameRecord, Round, Seat, SeatResult, Seating};
 use crate::outcome::{self, Disqualified, Verdict};
 use crate::parallel;
@@ -237,7 +238,7 @@ impl Plan {
         spec: &Spec,
         base: &Path,
         config: &TournamentConfig,
-    ) -> Result<Plan, String> {
+    ) -> Result<Plan, Refusal> {
         let l = &spec.limits;
         let game = crate::game::load(
             &spec.game,
@@ -280,7 +281,11 @@ impl Plan {
             .map(|e| e.dir.as_ref().map(|d| under(base, d)))
             .collect();
         let to_build: Vec<PathBuf> = dirs.iter().flatten().cloned().collect();
-        let mut built = build::build_dirs(&to_build, &build).await.into_iter();
+        let built = build::build_folders(&to_build, &build).await;
+        if let Some(why) = build::referees_failure(&built) {
+            return Err(Refusal::internal(why));
+        }
+        let mut built = built.into_iter().map(|b| b.map_err(|e| e.to_string()));
         let mut entrants = Vec::new();
         let mut not_built = Vec::new();
         for (e, dir) in spec.entrants.iter().zip(&dirs) {
@@ -299,10 +304,10 @@ impl Plan {
             });
         }
         if !not_built.is_empty() {
-            return Err(format!(
+            return Err(Refusal::from(format!(
                 "--no-build: not every entrant is built:\n  {}",
                 not_built.join("\n  ")
-            ));
+            )));
         }
         let gauntlet = match (spec.format, &spec.gauntlet) {
             (super::spec::Format::Gauntlet, Some(name)) => {

@@ -26,7 +26,7 @@ use serde::Serialize;
 use super::{STDERR_TAIL_LINES, show_stderr_tail};
 use crate::bot::stderr::last_lines;
 use crate::bot::{BotLimits, BotSpec};
-use crate::exit::Status;
+use crate::exit::{Refusal, Status};
 use crate::outcome::Disqualified;
 use crate::record::{self, Records};
 use crate::rng::{SplitMix64, fresh_seed};
@@ -167,14 +167,14 @@ struct GameRecord<'a> {
 pub async fn run(config: &ChompConfig) -> Status {
     match prepare_and_play(config).await {
         Ok(status) => status,
-        Err(message) => {
-            eprintln!("referee chomp: {message}");
-            Status::Usage
+        Err(refusal) => {
+            eprintln!("referee chomp: {}", refusal.message);
+            refusal.status
         }
     }
 }
 
-async fn prepare_and_play(config: &ChompConfig) -> Result<Status, String> {
+async fn prepare_and_play(config: &ChompConfig) -> Result<Status, Refusal> {
     let arrays = load_arrays(&config.array)?;
     for a in &arrays {
         check_start(config.start, a)?;
@@ -194,12 +194,14 @@ async fn prepare_and_play(config: &ChompConfig) -> Result<Status, String> {
         crate::bot::spawn::check_sandbox().map_err(|e| e.to_string())?;
     }
 
-    let programs: Vec<Result<BotSpec, Disqualified>> =
-        build::build_all(&config.dirs, &config.build)
-            .await
-            .into_iter()
-            .map(|built| built.map_err(Disqualified::build_failed))
-            .collect();
+    let built = build::build_all(&config.dirs, &config.build).await;
+    if let Some(why) = build::referees_failure(&built) {
+        return Err(Refusal::internal(why));
+    }
+    let programs: Vec<Result<BotSpec, Disqualified>> = built
+        .into_iter()
+        .map(|built| built.map_err(|e| Disqualified::build_failed(e.to_string())))
+        .collect();
     for (i, program) in programs.iter().enumerate() {
         if let Err(why) = program {
             eprintln!("referee chomp: entrant {} disqualified: {why}", i + 1);
