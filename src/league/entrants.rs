@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::bot::build::{self, BuildOptions};
+use crate::bot::usage::human_bytes;
 use crate::bot::{BotSpec, Environment};
 use crate::outcome::Disqualified;
 use crate::tournament::spec::EntrantSpec;
@@ -182,9 +183,21 @@ pub async fn build(
     }
 }
 
+/// The most disk a version's copy may take: the blocks its files have
+/// (a sparse file's holes take none), build products included, for
+/// which a Rust `target/` of a few hundred MiB leaves room. A folder
+/// that takes more is not copied, and its version does not play, with
+/// the reason (as a failed build).
+pub const MOST_COPIED: u64 = 1 << 30;
+
+/// The most files, folders and links a version's copy may have.
+pub const MOST_ENTRIES: usize = 200_000;
+
 /// Where a version built from `dir` plays from: a copy of the folder made
 /// when it entered, under `root`, named by its entrant and fingerprint
-/// (the same sources, the same copy, a league started again included).
+/// (the same sources, the same copy, a league started again included);
+/// with what to add to the version's log when the copy left out what is
+/// not a folder, file or link (see [`copy_tree`]).
 ///
 /// Why: a league builds in the submission's own folder, which its author
 /// keeps changing. Played from there, a game started between a change and
@@ -198,7 +211,7 @@ pub fn snapshot(
     root: &Path,
     name: &str,
     fingerprint: &str,
-) -> Result<BotSpec, String> {
+) -> Result<(BotSpec, Option<String>), String> {
     let safe: String = name
         .chars()
         .map(|c| {
@@ -210,14 +223,45 @@ pub fn snapshot(
         })
         .collect();
     let to = root.join(format!("{safe}-{fingerprint}"));
+    let mut note = None;
     if !to.is_dir() {
         let partial = root.join(format!(".{safe}-{fingerprint}.partial"));
         let _ = std::fs::remove_dir_all(&partial);
-        copy_tree(dir, &partial)
-            .and_then(|()| std::fs::rename(&partial, &to))
-            .map_err(|e| format!("cannot copy {} to {}: {e}", dir.display(), to.display()))?;
+        let copied = copy_tree(dir, &partial, MOST_COPIED)
+            .and_then(|left_out| std::fs::rename(&partial, &to).map(|()| left_out));
+        match copied {
+            Ok(left_out) => note = left_out_note(&left_out),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&partial);
+                return Err(format!(
+                    "cannot copy {} to {}: {e}",
+                    dir.display(),
+                    to.display()
+                ));
+            }
+        }
     }
-    Ok(moved(program, dir, &to))
+    Ok((moved(program, dir, &to), note))
+}
+
+/// What the version's log says of the files a copy left out, if any.
+fn left_out_note(left_out: &[(PathBuf, &str)]) -> Option<String> {
+    const MOST_NAMED: usize = 20;
+    if left_out.is_empty() {
+        return None;
+    }
+    let mut named: Vec<String> = left_out
+        .iter()
+        .take(MOST_NAMED)
+        .map(|(path, kind)| format!("{} ({kind})", path.display()))
+        .collect();
+    if left_out.len() > MOST_NAMED {
+        named.push(format!("and {} more", left_out.len() - MOST_NAMED));
+    }
+    Some(format!(
+        "left out of this version's copy, never opened (not a file, folder or link): {}",
+        named.join(", ")
+    ))
 }
 
 /// `program` with every path under `from` (its folder, its program, its
@@ -240,23 +284,204 @@ fn moved(program: BotSpec, from: &Path, to: &Path) -> BotSpec {
     }
 }
 
-/// Copies the tree at `from` to `to` (made): files with their permissions,
-/// symbolic links as links, never followed.
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+/// Copies the tree at `from` to `to` (made): files with their
+/// permissions (a sparse file sparse: its holes are not written),
+/// symbolic links as links, never followed; returns what it left out,
+/// never opened: FIFOs, sockets, devices (relative path, what it is).
+/// Opening a FIFO would wait for a writer for ever, a device may be
+/// anything.
+///
+/// A folder of more than [`MOST_ENTRIES`] entries, or whose files take
+/// more than `most` bytes on disk, is refused before anything is
+/// copied; a copy that would write more than `most` (files grown since
+/// the look) stops there with an error.
+fn copy_tree(from: &Path, to: &Path, most: u64) -> std::io::Result<Vec<(PathBuf, &'static str)>> {
+    let survey = Survey::of(from)?;
+    if survey.entries > MOST_ENTRIES {
+        return Err(std::io::Error::other(format!(
+            "it has more than {MOST_ENTRIES} files, folders and links, more than a version's copy may"
+        )));
+    }
+    if survey.blocks > most {
+        let largest: Vec<String> = survey
+            .largest
+            .iter()
+            .map(|(path, bytes)| format!("{} ({})", path.display(), human_bytes(*bytes)))
+            .collect();
+        return Err(std::io::Error::other(format!(
+            "its files take {} on disk, more than the {} a version's copy may take (the largest: {})",
+            human_bytes(survey.blocks),
+            human_bytes(most),
+            largest.join(", ")
+        )));
+    }
     std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let (source, target) = (entry.path(), to.join(entry.file_name()));
-        let kind = entry.file_type()?;
-        if kind.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(&source)?, &target)?;
-        } else if kind.is_dir() {
-            copy_tree(&source, &target)?;
-        } else if kind.is_file() {
-            std::fs::copy(&source, &target)?;
+    let mut left = most;
+    let mut left_out = Vec::new();
+    let mut todo = vec![PathBuf::new()];
+    while let Some(at) = todo.pop() {
+        for entry in std::fs::read_dir(from.join(&at))? {
+            let entry = entry?;
+            let rel = at.join(entry.file_name());
+            let (source, target) = (from.join(&rel), to.join(&rel));
+            // Not followed: the entry's own type.
+            let kind = entry.file_type()?;
+            if kind.is_symlink() {
+                std::os::unix::fs::symlink(std::fs::read_link(&source)?, &target)?;
+            } else if kind.is_dir() {
+                std::fs::create_dir(&target)?;
+                todo.push(rel);
+            } else if !kind.is_file() {
+                left_out.push((rel, what_is(kind)));
+            } else if let Err(kind) = copy_file(&source, &target, &mut left, most)? {
+                // Replaced since it was listed.
+                left_out.push((rel, what_is(kind)));
+            }
         }
     }
-    Ok(())
+    left_out.sort();
+    Ok(left_out)
+}
+
+/// What a folder holds, looked at without opening any of its files.
+#[derive(Default)]
+struct Survey {
+    /// Files, folders and links (up to a little over [`MOST_ENTRIES`]).
+    entries: usize,
+    /// The bytes its files take on disk (their blocks).
+    blocks: u64,
+    /// Its largest files on disk, largest first (a few).
+    largest: Vec<(PathBuf, u64)>,
+}
+
+impl Survey {
+    fn of(dir: &Path) -> std::io::Result<Survey> {
+        use std::os::unix::fs::MetadataExt;
+        let mut survey = Survey::default();
+        let mut todo = vec![PathBuf::new()];
+        while let Some(at) = todo.pop() {
+            for entry in std::fs::read_dir(dir.join(&at))? {
+                let entry = entry?;
+                let rel = at.join(entry.file_name());
+                // Not followed (`lstat`).
+                let meta = entry.metadata()?;
+                survey.entries += 1;
+                if meta.is_dir() {
+                    todo.push(rel);
+                } else if meta.is_file() {
+                    let bytes = meta.blocks().saturating_mul(512);
+                    survey.blocks = survey.blocks.saturating_add(bytes);
+                    survey.largest.push((rel, bytes));
+                    survey
+                        .largest
+                        .sort_by_key(|&(_, bytes)| std::cmp::Reverse(bytes));
+                    survey.largest.truncate(3);
+                }
+            }
+            if survey.entries > MOST_ENTRIES {
+                break;
+            }
+        }
+        Ok(survey)
+    }
+}
+
+/// What a thing that is not a file, folder or link is, for a log.
+fn what_is(kind: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else {
+        "not a file"
+    }
+}
+
+/// Opens `path` for reading if it is a file, never waiting (a FIFO put
+/// in its place since it was looked at opens at once, and is not read)
+/// nor following a link; otherwise what it is.
+fn open_file(
+    path: &Path,
+) -> std::io::Result<Result<(std::fs::File, std::fs::Metadata), std::fs::FileType>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::File::options()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOFOLLOW | nix::libc::O_NOCTTY)
+        .open(path)?;
+    let meta = file.metadata()?;
+    Ok(if meta.is_file() {
+        Ok((file, meta))
+    } else {
+        Err(meta.file_type())
+    })
+}
+
+/// Copies the file `source` to `target` (made, with its permissions),
+/// its data only: where the file system tells its holes apart
+/// (`SEEK_DATA`, `SEEK_HOLE`), they stay holes. Takes what it writes from
+/// `left`, and fails rather than write more than that. Not a file (any
+/// more): what it is, and nothing made.
+fn copy_file(
+    source: &Path,
+    target: &Path,
+    left: &mut u64,
+    most: u64,
+) -> std::io::Result<Result<(), std::fs::FileType>> {
+    use nix::unistd::{Whence, lseek};
+    use std::io::{Seek, SeekFrom};
+    let (from, meta) = match open_file(source)? {
+        Ok(opened) => opened,
+        Err(kind) => return Ok(Err(kind)),
+    };
+    let to = std::fs::File::options()
+        .write(true)
+        .create_new(true)
+        .open(target)?;
+    let len = meta.len();
+    let mut at = 0;
+    while at < len {
+        let offset = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        let data = match lseek(&from, offset(at), Whence::SeekData) {
+            Ok(data) => u64::try_from(data).unwrap_or(len),
+            // Only holes after `at`.
+            Err(nix::errno::Errno::ENXIO) => break,
+            // Holes not told apart here: all data.
+            Err(_) => at,
+        };
+        let hole = lseek(&from, offset(data), Whence::SeekHole)
+            .ok()
+            .and_then(|hole| u64::try_from(hole).ok())
+            .unwrap_or(len)
+            .min(len);
+        if data >= hole {
+            break;
+        }
+        let n = hole - data;
+        if n > *left {
+            return Err(std::io::Error::other(format!(
+                "{} and the files before it take more than the {} a version's copy may take",
+                source.display(),
+                human_bytes(most)
+            )));
+        }
+        *left -= n;
+        (&from).seek(SeekFrom::Start(data))?;
+        (&to).seek(SeekFrom::Start(data))?;
+        let copied = std::io::copy(&mut std::io::Read::take(&from, n), &mut &to)?;
+        if copied < n {
+            // Cut short since it was looked at.
+            break;
+        }
+        at = hole;
+    }
+    to.set_len(len)?;
+    to.set_permissions(meta.permissions())?;
+    Ok(Ok(()))
 }
 
 /// The build log in `dir` (the one file a build of one folder writes),
@@ -309,16 +534,30 @@ impl Fnv {
         self.bytes(b"\0");
     }
 
+    /// Hashes the file at `path`: its contents, or its size and time when
+    /// it is large; a link's target; what anything else is (a FIFO, a
+    /// socket, a device: never opened, a FIFO would block the scan for
+    /// ever).
     fn file(&mut self, path: &Path) {
         match std::fs::symlink_metadata(path) {
-            Ok(meta) if meta.len() > MOST_HASHED => {
-                self.text(&format!("{} {:?}", meta.len(), meta.modified().ok()));
-            }
             Ok(meta) if meta.file_type().is_symlink() => {
                 self.text(&format!("-> {:?}", std::fs::read_link(path).ok()));
             }
-            _ => match std::fs::read(path) {
-                Ok(bytes) => self.bytes(&bytes),
+            Ok(meta) if !meta.is_file() && !meta.is_dir() => {
+                self.text(what_is(meta.file_type()));
+            }
+            Ok(meta) if meta.len() > MOST_HASHED => {
+                self.text(&format!("{} {:?}", meta.len(), meta.modified().ok()));
+            }
+            _ => match open_file(path) {
+                Ok(Ok((mut file, _))) => {
+                    let mut bytes = Vec::new();
+                    match std::io::Read::read_to_end(&mut file, &mut bytes) {
+                        Ok(_) => self.bytes(&bytes),
+                        Err(e) => self.text(&e.to_string()),
+                    }
+                }
+                Ok(Err(kind)) => self.text(what_is(kind)),
                 Err(e) => self.text(&e.to_string()),
             },
         }
@@ -359,7 +598,8 @@ mod tests {
             hide: vec![],
             env: Environment::clean(&[]),
         };
-        let kept = snapshot(program, &folder, &root, "ann/x", "f00d").unwrap();
+        let (kept, note) = snapshot(program, &folder, &root, "ann/x", "f00d").unwrap();
+        assert_eq!(note, None);
         let copy = root.join("ann_x-f00d");
         assert_eq!(kept.program, copy.join("pc2"));
         assert_eq!(kept.args[1], copy.join("data/w.txt"));
@@ -390,6 +630,69 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(copy.join("data/w.txt")).unwrap(),
             "kept"
+        );
+    }
+
+    #[test]
+    fn a_copy_leaves_out_what_is_not_a_file_and_keeps_holes() {
+        use std::io::{Seek, SeekFrom, Write};
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (folder, copy) = (dir.path().join("ann"), dir.path().join("copy"));
+        std::fs::create_dir_all(folder.join("in")).unwrap();
+        let mode = nix::sys::stat::Mode::from_bits_truncate(0o644);
+        nix::unistd::mkfifo(&folder.join("in/pipe"), mode).unwrap();
+        let _socket = std::os::unix::net::UnixListener::bind(folder.join("sock")).unwrap();
+        let mut sparse = std::fs::File::create(folder.join("sparse")).unwrap();
+        sparse.set_len(64 << 20).unwrap();
+        sparse.seek(SeekFrom::Start(32 << 20)).unwrap();
+        sparse.write_all(b"x").unwrap();
+        drop(sparse);
+        // Never opened: the fingerprint is made, not blocked.
+        let e = entrant(&folder);
+        assert_eq!(fingerprint(&e, &folder, &[]), fingerprint(&e, &folder, &[]));
+        let left_out = copy_tree(&folder, &copy, 1 << 20).unwrap();
+        assert_eq!(
+            left_out,
+            [
+                (PathBuf::from("in/pipe"), "a FIFO"),
+                (PathBuf::from("sock"), "a socket")
+            ]
+        );
+        assert_eq!(
+            left_out_note(&left_out).unwrap(),
+            "left out of this version's copy, never opened (not a file, folder or link): \
+             in/pipe (a FIFO), sock (a socket)"
+        );
+        let meta = std::fs::metadata(copy.join("sparse")).unwrap();
+        assert_eq!(meta.len(), 64 << 20);
+        assert!(meta.blocks() * 512 <= 1 << 20, "{}", meta.blocks());
+        let bytes = std::fs::read(copy.join("sparse")).unwrap();
+        assert_eq!(bytes[32 << 20], b'x');
+        assert_eq!(bytes.iter().filter(|&&b| b != 0).count(), 1);
+    }
+
+    #[test]
+    fn a_folder_larger_than_a_copy_may_take_is_refused_with_its_largest_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let (folder, copy) = (dir.path().join("ann"), dir.path().join("copy"));
+        std::fs::create_dir_all(folder.join("target")).unwrap();
+        std::fs::write(folder.join("target/big"), vec![1; 300 << 10]).unwrap();
+        std::fs::write(folder.join("small"), vec![1; 100 << 10]).unwrap();
+        let e = copy_tree(&folder, &copy, 256 << 10)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "its files take 400 KiB on disk, more than the 256 KiB a version's copy may take \
+             (the largest: target/big (300 KiB), small (100 KiB))"
+        );
+        assert!(!copy.exists(), "nothing copied");
+        // Within the limit: copied.
+        copy_tree(&folder, &copy, 1 << 20).unwrap();
+        assert_eq!(
+            std::fs::read(copy.join("target/big")).unwrap().len(),
+            300 << 10
         );
     }
 

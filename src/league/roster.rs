@@ -373,16 +373,31 @@ impl Roster {
     }
 
     /// `built` playing from a copy of its folder (see
-    /// [`entrants::snapshot`]); a copy that cannot be made keeps it out.
+    /// [`entrants::snapshot`]); a copy that cannot be made keeps it out,
+    /// its reason first in the version's log, and what the copy left out
+    /// (FIFOs, sockets, devices) is said there too.
     fn kept(&self, e: &EntrantSpec, built: entrants::Built, fingerprint: &str) -> entrants::Built {
         let (Ok(program), Some(dir)) = (&built.program, &e.dir) else {
             return built;
         };
         let dir = crate::tournament::units::under(&self.base, dir);
-        let program =
-            entrants::snapshot(program.clone(), &dir, &self.versions, &e.name, fingerprint)
-                .map_err(crate::outcome::Disqualified::cannot_start);
-        entrants::Built { program, ..built }
+        let (program, note) =
+            match entrants::snapshot(program.clone(), &dir, &self.versions, &e.name, fingerprint) {
+                Ok((program, note)) => (Ok(program), note),
+                Err(why) => (
+                    Err(crate::outcome::Disqualified::cannot_start(why.clone())),
+                    Some(why),
+                ),
+            };
+        let log = match (note, built.log) {
+            (Some(note), Some(log)) => Some(format!("{note}\n\n{log}")),
+            (note, log) => note.or(log),
+        };
+        entrants::Built {
+            program,
+            log,
+            ..built
+        }
     }
 
     /// Whether the sandbox can hide every path of the league's.
