@@ -130,6 +130,9 @@ pub struct Built {
     pub program: Result<BotSpec, Disqualified>,
     pub products: Vec<String>,
     pub log: Option<String>,
+    /// The referee could not start the build for want of its own
+    /// resources: no version is recorded, and the next scan tries again.
+    pub referees_failure: bool,
 }
 
 /// Builds `e` (`make` in its folder, when it has one) as a tournament
@@ -150,11 +153,11 @@ pub async fn build(
     };
     let built = match &dir {
         Some(dir) => Some(
-            build::build_dirs(std::slice::from_ref(dir), &options)
+            build::build_folders(std::slice::from_ref(dir), &options)
                 .await
                 .into_iter()
                 .next()
-                .unwrap_or_else(|| Err("not built".into())),
+                .unwrap_or_else(|| Err(build::BuildError::Entrant("not built".into()))),
         ),
         None => None,
     };
@@ -168,6 +171,8 @@ pub async fn build(
             .collect(),
         None => Vec::new(),
     };
+    let referees_failure = matches!(built, Some(Err(build::BuildError::Referee(_))));
+    let built = built.map(|b| b.map_err(|e| e.to_string()));
     let output = logs.as_ref().and_then(|d| log_in(d.path()));
     let log = match (&built, output) {
         (Some(Err(why)), Some(output)) => Some(format!("{why}\n\n{output}")),
@@ -180,6 +185,7 @@ pub async fn build(
         program,
         products,
         log,
+        referees_failure,
     }
 }
 

@@ -102,10 +102,14 @@ struct State {
     seats: Option<usize>,
     next_round: u64,
     queue: VecDeque<Job>,
-    /// Games handed to a job thread.
+    /// Games handed to a job thread that count toward `--games`: a void
+    /// game (the referee's failure) is taken off when it ends, and
+    /// played again.
     scheduled: u64,
     /// Games in the database.
     committed: u64,
+    /// Games in the database that count: all but the void ones.
+    counted: u64,
     limit: Option<u64>,
     /// A build is under way on a machine without a spare CPU: no new game
     /// starts.
@@ -262,11 +266,14 @@ impl State {
                 last_failure: None,
             });
         }
+        let mut void = 0;
         db.each_game(|record| {
+            void += u64::from(record.is_void());
             note_failures(&mut versions, &record);
             tally.add(record);
         })?;
         let committed = db.games()?;
+        let counted = committed.saturating_sub(void);
         Ok(State {
             versions,
             tally,
@@ -278,8 +285,9 @@ impl State {
             },
             next_round: db.next_round()?,
             queue: VecDeque::new(),
-            scheduled: committed,
+            scheduled: counted,
             committed,
+            counted,
             limit,
             holding: false,
             waiting: None,
@@ -385,8 +393,22 @@ impl Iterator for Schedule {
     fn next(&mut self) -> Option<Job> {
         let mut state = self.0.lock();
         loop {
-            if state.done || state.limit.is_some_and(|n| state.scheduled >= n) {
+            if state.done {
                 return None;
+            }
+            if state.limit.is_some_and(|n| state.scheduled >= n) {
+                // Enough games are under way; one of them may yet be void
+                // and need playing again.
+                if state.scheduled == state.counted {
+                    return None;
+                }
+                state = self
+                    .0
+                    .changed
+                    .wait_timeout(state, Duration::from_secs(1))
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+                continue;
             }
             match state.next_job() {
                 Ok(job) => {
@@ -495,6 +517,11 @@ fn commit(db: &Mutex<Db>, shared: &Shared, job: Job, mut record: GameRecord) -> 
         state.versions[v].in_flight -= 1;
     }
     state.committed += 1;
+    if record.is_void() {
+        state.scheduled -= 1;
+    } else {
+        state.counted += 1;
+    }
     note_failures(&mut state.versions, &record);
     state.tally.add(record);
     let committed = state.committed;

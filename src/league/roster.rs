@@ -134,6 +134,25 @@ impl Roster {
             self.hold(shared, &e.name, true);
             let built = entrants::build(&e, &self.base, &self.build, &self.env).await;
             self.hold(shared, &e.name, false);
+            if built.referees_failure {
+                // Not the entrant's: no version is recorded, and the next
+                // scan builds it again.
+                eprintln!(
+                    "league: cannot build {} now, for want of the referee's own resources: {}; \
+                     trying again at the next scan",
+                    crate::text::terminal(&e.name),
+                    crate::text::terminal(
+                        built
+                            .log
+                            .as_deref()
+                            .unwrap_or_default()
+                            .lines()
+                            .next()
+                            .unwrap_or("")
+                    )
+                );
+                continue;
+            }
             match change {
                 Change::New(e) => self.enter(&e, built, db, shared)?,
                 Change::Rebuild(e, id, fingerprint) => {
