@@ -18,17 +18,21 @@ pub(super) struct ArrayTally {
 }
 
 impl Tally {
+    /// The games of `entrant` on `array`: each entrant's own list grows as
+    /// it plays on arrays, whenever it entered.
     pub(super) fn array_tally(&mut self, array: &str, entrant: usize) -> &mut ArrayTally {
-        let at = match self.arrays.iter().position(|(a, _)| a == array) {
+        let at = match self.arrays.iter().position(|a| a == array) {
             Some(at) => at,
             None => {
-                let n = self.entrants.len();
-                self.arrays
-                    .push((array.to_owned(), vec![ArrayTally::default(); n]));
+                self.arrays.push(array.to_owned());
                 self.arrays.len() - 1
             }
         };
-        &mut self.arrays[at].1[entrant]
+        let tallies = &mut self.entrants[entrant].arrays;
+        if tallies.len() <= at {
+            tallies.resize(at + 1, ArrayTally::default());
+        }
+        &mut tallies[at]
     }
 
     /// Games between players whose records hold more than one `array`:
@@ -42,15 +46,18 @@ impl Tally {
             return Vec::new();
         }
         let mut out = Vec::new();
-        for (array, tallies) in &all.arrays {
-            for (entrant, tally) in all.entrants.iter().zip(tallies) {
+        for (at, array) in all.arrays.iter().enumerate() {
+            for entrant in &all.entrants {
+                let Some(tally) = entrant.arrays.get(at) else {
+                    continue;
+                };
                 if tally.scores.count() == 0 {
                     continue;
                 }
                 let (mean, half) = tally.scores.mean_ci95();
                 out.push(ArrayRow {
                     array: array.clone(),
-                    entrant: entrant.clone(),
+                    entrant: entrant.name.clone(),
                     games: tally.scores.count(),
                     wins: tally.wins,
                     mean_score: mean,

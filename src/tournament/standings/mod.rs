@@ -84,7 +84,7 @@ mod testing {
             .map(|(k, score)| json!({"entrant": format!("e{k}"), "score": score, "status": "ok"}))
             .collect();
         records(vec![
-            json!({"index": i, "results": results, "setup": {"array": format!("a{}", i % 2)}}),
+            json!({"index": i, "results": results, "array": format!("a{}", i % 2)}),
         ])
         .remove(0)
     }

@@ -1,7 +1,7 @@
 //! One-player games: each entrant's win rate, and every pair of entrants'
 //! paired difference over the deals both played.
 
-use super::entrant::{Point, rank_by};
+use super::entrant::Point;
 use super::tally::Tally;
 use crate::game::GameRecord;
 use crate::stats::{Moments, wilson95};
@@ -43,7 +43,7 @@ impl Tally {
                 continue;
             };
             let w = result.won == Some(true);
-            let row = &mut self.rows[i];
+            let row = &mut self.entrants[i].row;
             row.games += 1;
             row.wins += f64::from(u8::from(w));
             row.count(result);
@@ -77,8 +77,10 @@ impl Tally {
         }
     }
 
+    /// Each entrant's win rate and its paired difference to the best (or
+    /// the gauntlet's entrant); the rows are ranked after.
     pub(super) fn finish_solo(&mut self) {
-        for row in self.rows.iter_mut() {
+        for row in self.entrants.iter_mut().map(|e| &mut e.row) {
             let (low, high) = wilson95(row.wins as u64, row.games);
             row.win_rate = Some(if row.games == 0 {
                 0.0
@@ -88,20 +90,20 @@ impl Tally {
             row.win_rate_low = Some(low);
             row.win_rate_high = Some(high);
         }
-        let rows = &self.rows;
+        let entrants = &self.entrants;
         let best = self.against.unwrap_or_else(|| {
-            (0..rows.len())
+            (0..entrants.len())
                 .max_by(|&a, &b| {
-                    let rate = |i: usize| rows[i].win_rate.unwrap_or(0.0);
+                    let rate = |i: usize| entrants[i].row.win_rate.unwrap_or(0.0);
                     rate(a).total_cmp(&rate(b)).then(b.cmp(&a))
                 })
                 .unwrap_or(0)
         });
-        let vs = self.against.map(|i| self.entrants[i].clone());
+        let vs = self.against.map(|i| self.entrants[i].name.clone());
         let n = self.entrants.len();
         if self.pairs.is_empty() {
-            // Too many entrants to compare every pair: no paired column.
-            rank_by(&mut self.rows, |r| r.win_rate.unwrap_or(0.0));
+            // Too many entrants to compare every pair (or a tally that
+            // grew): no paired column.
             return;
         }
         for i in 0..n {
@@ -110,12 +112,11 @@ impl Tally {
                 std::cmp::Ordering::Less => self.pairs[pair_slot(i, best, n)].mean_ci95(false),
                 std::cmp::Ordering::Greater => self.pairs[pair_slot(best, i, n)].mean_ci95(true),
             };
-            let row = &mut self.rows[i];
+            let row = &mut self.entrants[i].row;
             row.paired_diff = Some(mean);
             row.paired_diff_ci = Some(half);
             row.paired_vs = vs.clone();
         }
-        rank_by(&mut self.rows, |r| r.win_rate.unwrap_or(0.0));
     }
 }
 

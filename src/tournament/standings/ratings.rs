@@ -5,7 +5,7 @@ use skillratings::MultiTeamOutcome;
 use skillratings::weng_lin::{WengLinConfig, WengLinRating, weng_lin_multi_team};
 
 use super::arrays::array_of;
-use super::entrant::{EloFigures, Point, rank_by};
+use super::entrant::{EloFigures, Point};
 use super::tally::Tally;
 use crate::game::{GameRecord, SeatResult};
 
@@ -47,11 +47,11 @@ impl Tally {
         for seat in &seats {
             let (i, share) = (seat.entrant, seat.share);
             let score = seat.result.points().unwrap_or(0.0);
-            let row = &mut self.rows[i];
-            row.games += 1;
-            row.wins += share;
-            row.count(seat.result);
-            self.scores[i].add(score);
+            let entrant = &mut self.entrants[i];
+            entrant.row.games += 1;
+            entrant.row.wins += share;
+            entrant.row.count(seat.result);
+            entrant.scores.add(score);
             if let Some(array) = &array {
                 let tally = self.array_tally(array, i);
                 tally.wins += share;
@@ -63,7 +63,8 @@ impl Tally {
         // 2k, which seat the two both ways.
         if let Some(h2h) = self.head_to_head.as_mut()
             && record.results.len() == 2
-            && let Some(score) = record.head_to_head(false, &self.entrants[0], &self.entrants[1])
+            && let [first, second] = &self.entrants[..]
+            && let Some(score) = record.head_to_head(false, &first.name, &second.name)
         {
             h2h.add(record.index, score);
         }
@@ -72,8 +73,10 @@ impl Tally {
     /// Weng-Lin: rank 1 is the best place; equal places share a rank.
     fn rate(&mut self, index: u64, seats: &[Seated]) {
         let config = WengLinConfig::new();
-        let teams: Vec<[WengLinRating; 1]> =
-            seats.iter().map(|s| [self.ratings[s.entrant]]).collect();
+        let teams: Vec<[WengLinRating; 1]> = seats
+            .iter()
+            .map(|s| [self.entrants[s.entrant].rating])
+            .collect();
         let ranked: Vec<(&[WengLinRating], MultiTeamOutcome)> = seats
             .iter()
             .zip(&teams)
@@ -84,7 +87,7 @@ impl Tally {
             .collect();
         for (s, new) in seats.iter().zip(weng_lin_multi_team(&ranked, &config)) {
             let r = new[0];
-            self.ratings[s.entrant] = r;
+            self.entrants[s.entrant].rating = r;
             self.push_history(
                 s.entrant,
                 Point {
@@ -97,24 +100,28 @@ impl Tally {
         }
     }
 
+    /// Each entrant's rating and mean score, and two entrants' Elo; the
+    /// rows are ranked after.
     pub(super) fn finish_table(&mut self) {
-        for (i, row) in self.rows.iter_mut().enumerate() {
-            let (mean, half) = self.scores[i].mean_ci95();
+        for entrant in self.entrants.iter_mut() {
+            let (mean, half) = entrant.scores.mean_ci95();
+            let (rating, row) = (entrant.rating, &mut entrant.row);
             row.mean_score = Some(mean);
             row.mean_score_ci = Some(half.unwrap_or(0.0));
-            row.rating = Some(self.ratings[i].rating);
-            row.uncertainty = Some(self.ratings[i].uncertainty);
-            row.conservative = Some(self.ratings[i].rating - 3.0 * self.ratings[i].uncertainty);
+            row.rating = Some(rating.rating);
+            row.uncertainty = Some(rating.uncertainty);
+            row.conservative = Some(rating.rating - 3.0 * rating.uncertainty);
         }
-        if let Some(h2h) = &self.head_to_head {
+        if let Some(h2h) = &self.head_to_head
+            && let [first, second] = &mut self.entrants[..]
+        {
             let (mut games, mut pairs) = (h2h.games, h2h.pairs());
-            self.rows[0].elo = EloFigures::of(&self.entrants[1], games, pairs);
+            first.row.elo = EloFigures::of(&second.name, games, pairs);
             // The second's side: every count the other way round.
             games.reverse();
             pairs.reverse();
-            self.rows[1].elo = EloFigures::of(&self.entrants[0], games, pairs);
+            second.row.elo = EloFigures::of(&first.name, games, pairs);
         }
-        rank_by(&mut self.rows, |r| r.conservative.unwrap_or(0.0));
     }
 }
 

@@ -6,7 +6,7 @@
 use skillratings::weng_lin::WengLinRating;
 
 use super::arrays::ArrayTally;
-use super::entrant::{Failure, Failures, Point, Row};
+use super::entrant::{Failure, Failures, Point, Row, rank_by};
 use super::order::InOrder;
 use super::pairs::{PairTally, paired};
 use crate::game::GameRecord;
@@ -16,39 +16,69 @@ use crate::stats::{HeadToHead, Moments};
 /// The standings built one record at a time: what a run, `merge` and
 /// `report` hold instead of the records, so that their memory does not
 /// grow with the games (O(entrants²) at most, for one-player games'
-/// paired differences, plus [`REORDER_WINDOW`](super::REORDER_WINDOW) records).
+/// paired differences, plus [`REORDER_WINDOW`](super::REORDER_WINDOW)
+/// records).
 ///
-/// Records may come in any order within [`REORDER_WINDOW`](super::REORDER_WINDOW); they are
-/// counted in game order. A game's index is counted once: the first
-/// record of it, except that a game played to its end supersedes a void
-/// record of it (its judge failed, and `--resume` played it again). A void
-/// game is no game of anyone's, only an `internal` error of each of its
-/// players.
+/// Records may come in any order within
+/// [`REORDER_WINDOW`](super::REORDER_WINDOW); they are counted in game
+/// order. A game's index is counted once: the first record of it, except
+/// that a game played to its end supersedes a void record of it (its judge
+/// failed, and `--resume` played it again). A void game is no game of
+/// anyone's, only an `internal` error of each of its players.
 #[derive(Clone)]
 pub struct Tally {
     pub(super) solo: bool,
-    pub(super) entrants: Vec<String>,
+    /// Everything tallied of each entrant, in entrant order: an entrant
+    /// added is one more of these ([`Tally::push_entrant`]), so that no
+    /// table of one entry per entrant can be left a size behind.
+    pub(super) entrants: Vec<EntrantTally>,
     pub(super) seat: std::collections::HashMap<String, usize>,
     pub(super) against: Option<usize>,
-    pub(super) rows: Vec<Row>,
-    /// Games of several players: each entrant's rating and scores.
-    pub(super) ratings: Vec<WengLinRating>,
-    pub(super) scores: Vec<Moments>,
     /// One-player games: per pair of entrants, how their wins compared in
     /// the games both played (see [`PairTally`]).
     pub(super) pairs: Vec<PairTally>,
     /// Games between players of exactly two entrants: their games against
     /// each other, from the first's side, for the Elo.
     pub(super) head_to_head: Option<HeadToHead>,
-    /// Each entrant's standing after its games, thinned to at most twice
-    /// the given number of points.
-    pub(super) history: Option<(usize, Vec<Thinned>)>,
-    pub(super) arrays: Vec<(String, Vec<ArrayTally>)>,
-    /// Each entrant's first game that did not end `ok`, and how many did
-    /// not.
-    pub(super) failures: Vec<Failures>,
+    /// Keep each entrant's standing after its games, thinned to at most
+    /// twice this number of points.
+    pub(super) history: Option<usize>,
+    /// The arrays of the games counted, in the order they first appear:
+    /// each entrant's [`EntrantTally::arrays`] follow this order.
+    pub(super) arrays: Vec<String>,
     /// The records not counted yet, put in game order.
     pub(super) order: InOrder,
+}
+
+/// One entrant's part of a [`Tally`].
+#[derive(Clone)]
+pub(super) struct EntrantTally {
+    pub(super) name: String,
+    pub(super) row: Row,
+    /// Games of several players: its rating and scores.
+    pub(super) rating: WengLinRating,
+    pub(super) scores: Moments,
+    /// Its standing after its games (with the tally's `history`).
+    pub(super) history: Thinned,
+    /// Its games on each array, by the array's place in
+    /// [`Tally::arrays`]; as long as the last array it played on.
+    pub(super) arrays: Vec<ArrayTally>,
+    /// Its first game that did not end `ok`, and how many did not.
+    pub(super) failures: Failures,
+}
+
+impl EntrantTally {
+    fn new(name: &str) -> EntrantTally {
+        EntrantTally {
+            name: name.to_owned(),
+            row: Row::new(name),
+            rating: WengLinRating::new(),
+            scores: Moments::default(),
+            history: Thinned::default(),
+            arrays: Vec::new(),
+            failures: Failures::default(),
+        }
+    }
 }
 
 /// An entrant's games and wins so far, and its rating and uncertainty in
@@ -120,74 +150,66 @@ impl Tally {
         against: Option<&str>,
         history: Option<usize>,
     ) -> Tally {
-        let n = entrants.len();
-        let seat: std::collections::HashMap<String, usize> = entrants
-            .iter()
-            .enumerate()
-            .rev()
-            .map(|(i, e)| (e.clone(), i))
-            .collect();
-        Tally {
+        let mut tally = Tally {
             solo,
-            entrants: entrants.to_vec(),
-            against: against.and_then(|name| seat.get(name).copied()),
-            seat,
-            rows: entrants.iter().map(|e| Row::new(e)).collect(),
-            ratings: vec![WengLinRating::new(); if solo { 0 } else { n }],
-            scores: vec![Moments::default(); if solo { 0 } else { n }],
-            pairs: vec![PairTally::default(); if paired(solo, n) { n * (n - 1) / 2 } else { 0 }],
-            head_to_head: (!solo && n == 2).then(HeadToHead::default),
-            history: history.map(|most| (most, vec![Thinned::default(); n])),
+            entrants: Vec::new(),
+            seat: std::collections::HashMap::new(),
+            against: None,
+            pairs: Vec::new(),
+            head_to_head: None,
+            history,
             arrays: Vec::new(),
-            failures: vec![Failures::default(); n],
             order: InOrder::default(),
+        };
+        for name in entrants {
+            tally.push_entrant(name);
         }
+        let n = entrants.len();
+        tally.against = against.and_then(|name| tally.at(Some(name)));
+        tally.pairs = vec![PairTally::default(); if paired(solo, n) { n * (n - 1) / 2 } else { 0 }];
+        tally.head_to_head = (!solo && n == 2).then(HeadToHead::default);
+        tally
     }
 
     /// A new entrant (a league's new version), counted from its first
     /// game. The pairs of one-player games and the head-to-head Elo are
     /// for a fixed set of entrants: a tally that grows keeps neither.
     pub fn add_entrant(&mut self, name: &str) {
-        let i = self.entrants.len();
-        self.entrants.push(name.to_owned());
-        self.seat.entry(name.to_owned()).or_insert(i);
-        self.rows.push(Row::new(name));
-        if !self.solo {
-            self.ratings.push(WengLinRating::new());
-            self.scores.push(Moments::default());
-        }
+        self.push_entrant(name);
         self.pairs.clear();
         self.head_to_head = None;
-        if let Some((_, series)) = &mut self.history {
-            series.push(Thinned::default());
-        }
-        self.failures.push(Failures::default());
+    }
+
+    /// One more entrant, with nothing counted: the one place where the
+    /// tallies of each entrant grow. A name given twice is the first.
+    fn push_entrant(&mut self, name: &str) {
+        let i = self.entrants.len();
+        self.seat.entry(name.to_owned()).or_insert(i);
+        self.entrants.push(EntrantTally::new(name));
     }
 
     /// An entrant's games and wins counted so far, and in a game between
     /// players its rating and uncertainty (for a league's matchmaking,
     /// without ranking everyone as [`Tally::rows`] does).
     pub fn standing(&self, name: &str) -> Option<Standing> {
-        let i = self.at(Some(name))?;
-        let row = &self.rows[i];
+        let entrant = &self.entrants[self.at(Some(name))?];
         Some(Standing {
-            games: row.games,
-            wins: row.wins,
-            rating: self.ratings.get(i).map(|r| (r.rating, r.uncertainty)),
+            games: entrant.row.games,
+            wins: entrant.row.wins,
+            rating: (!self.solo).then_some((entrant.rating.rating, entrant.rating.uncertainty)),
         })
     }
 
     /// One entrant's standing over the games counted so far (empty
     /// without `history`), without counting anything for the others.
     pub fn history_of(&self, name: &str) -> Vec<Point> {
-        match (&self.history, self.at(Some(name))) {
-            (Some((_, series)), Some(i)) => series[i].points(),
-            _ => Vec::new(),
-        }
+        self.at(Some(name))
+            .map_or_else(Vec::new, |i| self.entrants[i].history.points())
     }
 
     /// Takes one record: counted now, or once the records before it in
-    /// game order have come (at most [`REORDER_WINDOW`](super::REORDER_WINDOW) later).
+    /// game order have come (at most [`REORDER_WINDOW`](super::REORDER_WINDOW)
+    /// later).
     pub fn add(&mut self, record: GameRecord) {
         self.order.push(record);
         while let Some(record) = self.order.next_ready() {
@@ -221,10 +243,7 @@ impl Tally {
     pub fn history(&self) -> Vec<Vec<Point>> {
         let mut all = self.clone();
         all.count_all();
-        match &all.history {
-            Some((_, series)) => series.iter().map(Thinned::points).collect(),
-            None => vec![Vec::new(); self.entrants.len()],
-        }
+        all.entrants.iter().map(|e| e.history.points()).collect()
     }
 
     /// Each entrant's games that did not end `ok`: the first and how
@@ -233,10 +252,9 @@ impl Tally {
         let mut all = self.clone();
         all.count_all();
         all.entrants
-            .iter()
-            .zip(&all.failures)
-            .filter(|(_, f)| f.count > 0)
-            .map(|(e, f)| (e.clone(), f.clone()))
+            .into_iter()
+            .filter(|e| e.failures.count > 0)
+            .map(|e| (e.name, e.failures))
             .collect()
     }
 
@@ -250,7 +268,7 @@ impl Tally {
         if record.is_void() {
             for result in &record.results {
                 if let Some(i) = self.at(result.entrant.as_deref()) {
-                    self.rows[i].internal += 1;
+                    self.entrants[i].row.internal += 1;
                 }
             }
             return;
@@ -273,7 +291,7 @@ impl Tally {
                 continue;
             }
             if let Some(i) = self.at(result.entrant.as_deref()) {
-                let failures = &mut self.failures[i];
+                let failures = &mut self.entrants[i].failures;
                 failures.count += 1;
                 failures.first.get_or_insert_with(|| Failure {
                     game: record.index,
@@ -285,8 +303,8 @@ impl Tally {
     }
 
     pub(super) fn push_history(&mut self, i: usize, point: Point) {
-        if let Some((most, series)) = self.history.as_mut() {
-            series[i].push(point, *most);
+        if let Some(most) = self.history {
+            self.entrants[i].history.push(point, most);
         }
     }
 
@@ -296,16 +314,132 @@ impl Tally {
         } else {
             self.finish_table();
         }
-        self.rows
+        let mut rows: Vec<Row> = self.entrants.into_iter().map(|e| e.row).collect();
+        match self.solo {
+            true => rank_by(&mut rows, |r| r.win_rate.unwrap_or(0.0)),
+            false => rank_by(&mut rows, |r| r.conservative.unwrap_or(0.0)),
+        }
+        rows
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tournament::standings::testing::table_game;
+    use crate::tournament::standings::testing::{records, table_game};
     use crate::tournament::standings::{compute, history};
-    use serde_json::json;
+    use proptest::strategy::Strategy;
+    use serde_json::{Value, json};
+
+    /// Game `index` of `names` on `array`: one-player games won or lost
+    /// (`solo`), else scored; `crashed` seats crash.
+    fn game(solo: bool, index: u64, seats: &[(&str, u8)], array: u8) -> GameRecord {
+        let results: Vec<Value> = seats
+            .iter()
+            .map(|&(name, score)| {
+                let status = if score == 0 { "crashed" } else { "ok" };
+                match solo {
+                    true => json!({"entrant": name, "won": score > 2, "status": status}),
+                    false => json!({"entrant": name, "score": score, "status": status}),
+                }
+            })
+            .collect();
+        // A game's setup is flattened into its record, Chomp's `array` too.
+        records(vec![
+            json!({"index": index, "results": results, "array": format!("a{array}")}),
+        ])
+        .remove(0)
+    }
+
+    /// The league: three entrants play on two arrays, then a
+    /// fourth enters and plays (it panicked there, `index out of
+    /// bounds`: the per-array tally kept one entry per entrant it had).
+    #[test]
+    fn an_entrant_added_after_games_on_arrays_is_tallied_on_them() {
+        let names: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+        let mut tally = Tally::new(false, &names, None, Some(100));
+        tally.add(game(false, 1, &[("a", 3), ("b", 2), ("c", 1)], 0));
+        tally.add(game(false, 2, &[("c", 3), ("a", 2), ("b", 1)], 1));
+        tally.add_entrant("d");
+        tally.add(game(false, 3, &[("d", 3), ("a", 2), ("b", 1)], 0));
+        tally.add(game(false, 4, &[("c", 3), ("d", 2)], 1));
+        tally.add_entrant("e");
+        tally.add(game(false, 5, &[("e", 3), ("d", 2)], 2));
+        let d: Vec<(String, u64)> = tally
+            .per_array()
+            .into_iter()
+            .filter(|r| r.entrant == "d")
+            .map(|r| (r.array, r.games))
+            .collect();
+        assert_eq!(d, [("a0".into(), 1), ("a1".into(), 1), ("a2".into(), 1)]);
+        let rows = tally.rows();
+        assert_eq!(rows.len(), 5);
+        assert_eq!(rows.iter().find(|r| r.entrant == "d").unwrap().games, 3);
+        assert_eq!(tally.history_of("e").len(), 1);
+        assert!(tally.standing("e").unwrap().rating.is_some());
+    }
+
+    proptest::proptest! {
+        /// Entrants added between games, in any order and at any time
+        /// before their first game, never make the tally panic, and each
+        /// is tallied as if it had been there from the start: every row,
+        /// history, array and failure as a tally of them all gives, but
+        /// the paired differences and the Elo, which a tally that grows
+        /// does not keep.
+        #[test]
+        fn entrants_added_between_games_count_as_if_there_from_the_start(
+            solo in proptest::bool::ANY,
+            order in proptest::strategy::Just((0..6).collect::<Vec<usize>>()).prop_shuffle(),
+            joins in proptest::collection::vec(0usize..30, 6),
+            games in proptest::collection::vec(
+                (proptest::collection::vec((0usize..6, 0u8..5), 1..4), 0u8..3),
+                1..30,
+            ),
+        ) {
+            let names: Vec<String> = (0..6).map(|k| format!("e{k}")).collect();
+            let mut growing = Tally::new(solo, &[], None, Some(8));
+            let mut added: Vec<String> = Vec::new();
+            let mut records = Vec::new();
+            for (g, (seats, array)) in games.iter().enumerate() {
+                // Those whose time has come, and any seated now.
+                let seated: Vec<&String> = seats.iter().map(|&(k, _)| &names[k]).collect();
+                for &k in &order {
+                    let name = &names[k];
+                    if !added.contains(name) && (joins[k] <= g || seated.contains(&name)) {
+                        growing.add_entrant(name);
+                        added.push(name.clone());
+                    }
+                }
+                let seats: Vec<(&str, u8)> =
+                    seats.iter().map(|&(k, s)| (names[k].as_str(), s)).collect();
+                let record = game(solo, g as u64 + 1, &seats, *array);
+                records.push(record.clone());
+                growing.add(record);
+            }
+            let mut from_the_start = Tally::new(solo, &added, None, Some(8));
+            for record in records {
+                from_the_start.add(record);
+            }
+            let json = |tally: &Tally| {
+                let rows: Vec<Row> = tally
+                    .rows()
+                    .into_iter()
+                    .map(|mut r| {
+                        (r.paired_diff, r.paired_diff_ci, r.paired_vs, r.elo) =
+                            (None, None, None, None);
+                        r
+                    })
+                    .collect();
+                serde_json::to_string(&(rows, tally.per_array())).unwrap()
+            };
+            proptest::prop_assert_eq!(json(&growing), json(&from_the_start));
+            proptest::prop_assert_eq!(growing.history(), from_the_start.history());
+            let failures = |tally: &Tally| -> Vec<(String, u64)> {
+                tally.failures().into_iter().map(|(e, f)| (e, f.count)).collect()
+            };
+            proptest::prop_assert_eq!(failures(&growing), failures(&from_the_start));
+        }
+    }
 
     proptest::proptest! {
         /// A tally fed the records as a run finishes them (out of order by

@@ -1,0 +1,295 @@
+//! A Chomp league through the real binary while its class pushes and
+//! joins (issue 40, item 1): a new version or a new entrant used to crash
+//! the league at its first game (`index out of bounds` in the per-array
+//! tally, exit 70), so that every push was a restart.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Marker, referee};
+use serde_json::Value;
+
+/// A submission's folder `subs/NAME` whose `pc2` runs the reference bot
+/// `bot` (`chomp` or `chomp-greedy`); `tag` makes its source differ from
+/// another of the same bot (a new version).
+fn submission(dir: &Path, name: &str, bot: &str, tag: &str) {
+    let folder = dir.join("subs").join(name);
+    std::fs::create_dir_all(&folder).unwrap();
+    let program = match bot {
+        "chomp" => env!("CARGO_BIN_EXE_chomp"),
+        _ => env!("CARGO_BIN_EXE_chomp-greedy"),
+    };
+    // Written under another name and renamed over, as an editor or git
+    // does: a program being run is never written into.
+    let next = dir.join(format!(".{name}.pc2"));
+    std::fs::write(&next, format!("#!/bin/sh\n# {tag}\nexec {program}\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&next, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::rename(&next, folder.join("pc2")).unwrap();
+}
+
+/// A Chomp league of `seats` seats over `subs/*` in `dir`, on the
+/// statement's arrays. Returns the league file.
+fn chomp_class(dir: &Path, names: &[&str], seats: u32) -> PathBuf {
+    for name in names {
+        submission(dir, name, "chomp-greedy", "v1");
+    }
+    let root = env!("CARGO_MANIFEST_DIR");
+    let file = dir.join("class.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"chomp\"\nseed = 1\n[limits]\nprep = \"0s\"\n\
+             arrays = \"{root}/tournaments/chomp/statement.txt\"\nseats = {seats}\n\
+             [[entrant]]\nglob = \"subs/*\"\n"
+        ),
+    )
+    .unwrap();
+    file
+}
+
+/// A league started in the background, its output in files.
+struct Running {
+    child: Child,
+    stdout: PathBuf,
+    stderr: PathBuf,
+}
+
+impl Running {
+    fn start(file: &Path, db: &Path, marker: &Marker) -> Running {
+        let dir = db.parent().unwrap();
+        let (stdout, stderr) = (dir.join("out.txt"), dir.join("err.txt"));
+        let child = common::command(
+            [
+                "league",
+                "run",
+                file.to_str().unwrap(),
+                "--db",
+                db.to_str().unwrap(),
+                "--jobs",
+                "1",
+                "--scan-every",
+                "100ms",
+            ],
+            marker,
+        )
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&stdout).unwrap())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
+        .unwrap();
+        Running {
+            child,
+            stdout,
+            stderr,
+        }
+    }
+
+    fn stdout(&self) -> String {
+        std::fs::read_to_string(&self.stdout).unwrap_or_default()
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
+    /// Waits (60 s at most) until `what` holds of the league's output; a
+    /// league that ended meanwhile fails the test with its status.
+    fn wait(&mut self, what: &str, holds: impl Fn(&str, &str) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !holds(&self.stdout(), &self.stderr()) {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                panic!(
+                    "the league ended ({status}) before {what}:\n{}\n{}",
+                    self.stdout(),
+                    self.stderr()
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "never saw {what}:\n{}\n{}",
+                self.stdout(),
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits until `more` games have finished after those printed now.
+    fn wait_games(&mut self, more: usize, what: &str) {
+        let then = games(&self.stdout());
+        self.wait(what, |out, _| games(out) >= then + more);
+    }
+
+    fn end(mut self, signal: nix::sys::signal::Signal) -> Option<i32> {
+        common::signal(&self.child, signal);
+        self.child.wait().unwrap().code()
+    }
+}
+
+/// A test that fails while its league runs leaves no league behind.
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Games the league printed as finished.
+fn games(stdout: &str) -> usize {
+    stdout.lines().filter(|l| l.starts_with("game ")).count()
+}
+
+/// The league's games, as `referee league export` writes them.
+fn exported(dir: &Path, db: &Path) -> Vec<Value> {
+    let out = dir.join("export");
+    let run = referee(
+        [
+            "league",
+            "export",
+            db.to_str().unwrap(),
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    common::jsonl(&out.join("records.jsonl"))
+}
+
+fn seated(record: &Value) -> Vec<String> {
+    record["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["entrant"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Three entrants play; while they do, a fourth joins and one pushes a new
+/// version, twice over. The league neither panics nor stops: the newcomers
+/// play, their games are judged as any other's, and SIGTERM ends it.
+fn a_chomp_league_takes_pushes_and_joins(seats: u32) {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = chomp_class(dir.path(), &["ann", "bob", "cat"], seats);
+    let db = dir.path().join("class.db");
+    let marker = Marker::new();
+    let mut running = Running::start(&file, &db, &marker);
+    running.wait("a few games", |out, _| games(out) >= 3);
+
+    // A join: a new folder.
+    submission(dir.path(), "dan", "chomp-greedy", "v1");
+    running.wait("dan@v1 playing", |out, err| {
+        err.contains("league: dan@v1 enters") && out.contains("dan@v1")
+    });
+    running.wait_games(3, "games after dan joined");
+    // A push: ann's pc2 changed, now the stronger bot.
+    submission(dir.path(), "ann", "chomp", "v2");
+    running.wait("ann@v2 playing", |out, err| {
+        err.contains("league: ann@v2 enters") && out.contains("ann@v2")
+    });
+    running.wait_games(3, "games after ann pushed");
+    // And again, once the tally holds every array: a join and a push.
+    submission(dir.path(), "eve", "chomp", "v1");
+    submission(dir.path(), "bob", "chomp", "v2");
+    running.wait("eve@v1 and bob@v2 playing", |out, err| {
+        err.contains("league: eve@v1 enters")
+            && err.contains("league: bob@v2 enters")
+            && out.contains("eve@v1")
+            && out.contains("bob@v2")
+    });
+    running.wait_games(4, "games after the second join and push");
+
+    let stderr = running.stderr();
+    assert_eq!(
+        running.end(nix::sys::signal::Signal::SIGTERM),
+        Some(130),
+        "{stderr}"
+    );
+    marker.assert_none_left();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    let records = exported(dir.path(), &db);
+    for new in ["dan@v1", "ann@v2", "eve@v1", "bob@v2"] {
+        let played: Vec<&Value> = records
+            .iter()
+            .filter(|r| seated(r).iter().any(|e| e == new))
+            .collect();
+        assert!(!played.is_empty(), "{new} played no game");
+        // Played to its end by the bot: no seat of it the referee's.
+        for record in played {
+            for result in record["results"].as_array().unwrap() {
+                assert_eq!(result["status"], "ok", "{record}");
+            }
+        }
+    }
+    // Each array is tallied for the newcomers too.
+    let show = referee(["league", "show", db.to_str().unwrap()], b"");
+    assert_eq!(show.code, Some(0), "{show:?}");
+    assert!(!show.stderr.contains("panicked"), "{}", show.stderr);
+    for name in ["ann@v2", "bob@v2", "cat@v1", "dan@v1", "eve@v1"] {
+        assert!(show.stdout.contains(name), "{name}: {}", show.stdout);
+    }
+}
+
+#[test]
+fn a_chomp_league_of_three_seats_takes_pushes_and_joins() {
+    a_chomp_league_takes_pushes_and_joins(3);
+}
+
+#[test]
+fn a_chomp_league_of_two_seats_takes_pushes_and_joins() {
+    a_chomp_league_takes_pushes_and_joins(2);
+}
+
+/// A league started again on its database, with a version that entered
+/// while it ran, plays on: the versions of every entrant, then a new one.
+#[test]
+fn a_chomp_league_started_again_after_a_push_plays_on() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = chomp_class(dir.path(), &["ann", "bob", "cat"], 3);
+    let db = dir.path().join("class.db");
+    let run = referee(
+        [
+            "league",
+            "run",
+            file.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+            "--games",
+            "4",
+            "--jobs",
+            "1",
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    submission(dir.path(), "ann", "chomp", "v2");
+    submission(dir.path(), "dan", "chomp-greedy", "v1");
+    let run = referee(
+        [
+            "league",
+            "run",
+            file.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+            "--games",
+            "12",
+            "--jobs",
+            "1",
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    let records = exported(dir.path(), &db);
+    assert_eq!(records.len(), 12);
+    for new in ["ann@v2", "dan@v1"] {
+        assert!(
+            records.iter().any(|r| seated(r).iter().any(|e| e == new)),
+            "{new} played no game"
+        );
+    }
+}
