@@ -294,7 +294,23 @@ pub fn finish() {
 /// `--sandbox` can), and the run's log says so.
 pub fn outside_run(pid: i32) -> Option<String> {
     let hierarchy = hierarchy()?;
+    // A process that has exited (a zombie) has left every cgroup for the
+    // root: it went nowhere. Looked at before and after, since it may exit
+    // between the reads.
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.trim_start().chars().next())
+                .is_some_and(|state| !matches!(state, 'Z' | 'X' | 'x'))
+        })
+    };
+    if !alive() {
+        return None;
+    }
     let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+    if !alive() {
+        return None;
+    }
     let run = format!("/{RUN_PREFIX}{}", std::process::id());
     let line = text.lines().find(|line| {
         let mut fields = line.splitn(3, ':');
