@@ -462,6 +462,20 @@ impl Db {
         .transpose()
     }
 
+    /// Runs `read` in one read transaction: all it reads is the database
+    /// at one moment (the versions and the games of the same moment),
+    /// beside a league that commits meanwhile.
+    pub fn at_one_moment<T>(
+        &self,
+        read: impl FnOnce(&Db) -> Result<T, String>,
+    ) -> Result<T, String> {
+        self.conn.execute_batch("BEGIN").map_err(sql(&self.path))?;
+        let result = read(self);
+        // Nothing was written: the end of the transaction cannot lose any.
+        let _ = self.conn.execute_batch("COMMIT");
+        result
+    }
+
     /// Every finished game's record in the order they finished, one at a
     /// time (a league of any length is read in little memory).
     pub fn each_game(&self, mut take: impl FnMut(GameRecord)) -> Result<(), String> {

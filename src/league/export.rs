@@ -1,14 +1,25 @@
 //! What a league's database gives outside the league: `referee league
 //! export DB OUT` (a tournament's `--out`) and `referee league show DB`
 //! (the standings in the terminal), both read beside a running league.
+//!
+//! Both rank as a tournament does ([`standings`]), with one more kind of
+//! row: a version that did not build played no game and has no rating;
+//! it is ranked after everyone who played, with those that could not
+//! play, and its note is a tournament's for a failed build (the
+//! compiler's first error), saying that it played no game.
 
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::Path;
 
-use super::db::{Db, Meta};
+use super::db::{Db, Meta, VersionRow};
 use super::{Failed, Version, usage};
 use crate::exit::Status;
-use crate::tournament::standings::{self, Tally};
+use crate::game::GameRecord;
+use crate::outcome::Verdict;
+use crate::text;
+use crate::tournament::standings::{self, Failure, Failures, Row, Tally};
+use crate::tournament::{gamelog, stderr_log};
 
 /// `referee league export DB OUT`: the league's games as a tournament's
 /// `--out`, each version an entrant `name@vN`, for `report` and `replay`.
@@ -29,57 +40,350 @@ pub fn export(db: &Path, out: &Path) -> Status {
     }
 }
 
+/// Where an export makes its folders and `games.log` before it puts them
+/// in place: an export again into the same folder replaces them whole.
+const PARTIAL: &str = ".export.partial";
+
 fn export_inner(path: &Path, out: &Path) -> Result<u64, Failed> {
     let (db, meta) = open(path)?;
     let game: crate::game::GameRef = serde_json::from_str(&meta.game)
         .map_err(|e| usage(format!("{}: its game {:?}: {e}", path.display(), meta.game)))?;
-    std::fs::create_dir_all(out).map_err(|e| (Status::Io, format!("{}: {e}", out.display())))?;
-    let entrants: Vec<String> = db
-        .versions()
-        .map_err(usage)?
-        .into_iter()
-        .map(|v| Version::name(&v.entrant, v.version))
-        .collect();
-    let records = out.join("records.jsonl");
-    let mut file = crate::record::NewFile::create(&records)
-        .map_err(|e| (Status::Io, format!("{}: {e}", records.display())))?;
-    let mut games = 0u64;
-    let mut failed = None;
-    let mut tally = Tally::new(meta.solo, &entrants, None, None);
-    db.each_game(|record| {
-        games += 1;
-        if failed.is_none()
-            && let Err(e) = serde_json::to_writer(&mut file, &record)
-                .map_err(std::io::Error::from)
-                .and_then(|()| file.write_all(b"\n"))
-        {
-            failed = Some(e);
-        }
-        tally.add(record);
-    })
-    .map_err(usage)?;
-    if let Some(e) = failed {
-        return Err((Status::Io, format!("{}: {e}", records.display())));
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |e: std::io::Error| (Status::Io, format!("{}: {e}", path.display()))
+    };
+    std::fs::create_dir_all(out).map_err(io(out))?;
+    let fingerprint = format!("league {}", path.display());
+    // `stderr/`, `build/` and `games.log`, made aside.
+    let partial = out.join(PARTIAL);
+    if partial.exists() {
+        std::fs::remove_dir_all(&partial).map_err(io(&partial))?;
     }
-    file.commit()
-        .map_err(|e| (Status::Io, format!("{}: {e}", records.display())))?;
+    std::fs::create_dir_all(partial.join("stderr")).map_err(io(&partial))?;
+    let records = out.join("records.jsonl");
+    let mut games = Games {
+        partial: &partial,
+        fingerprint: &fingerprint,
+        records: crate::record::NewFile::create(&records).map_err(io(&records))?,
+        log: gamelog::GameLog::open(&partial.join("games.log")).map_err(|e| (Status::Io, e))?,
+        count: 0,
+        failed: None,
+    };
+    // The versions and the games are of one moment: every version seated
+    // in a game is one of the run's entrants.
+    let (versions, tally) = db
+        .at_one_moment(|db| {
+            let versions = db.versions()?;
+            let mut tally = Tally::new(meta.solo, &names(&versions), None, None);
+            db.each_game(|record| tally.add(games.write(record)))?;
+            Ok((versions, tally))
+        })
+        .map_err(usage)?;
+    let Games {
+        records: file,
+        count: games,
+        failed,
+        ..
+    } = games;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    file.commit().map_err(io(&records))?;
+    write_build_logs(&partial.join("build"), &versions).map_err(|e| (Status::Io, e))?;
+    for name in ["stderr", "build", "games.log"] {
+        let (from, to) = (partial.join(name), out.join(name));
+        if to.is_dir() {
+            std::fs::remove_dir_all(&to).map_err(io(&to))?;
+        }
+        if from.exists() {
+            std::fs::rename(&from, &to).map_err(io(&to))?;
+        }
+    }
+    std::fs::remove_dir_all(&partial).map_err(io(&partial))?;
+    // The run's entrants are the versions that built: one that did not
+    // played no game, and is in the standings and grades alone.
     let info = crate::tournament::RunInfo {
         game,
         solo: meta.solo,
-        fingerprint: format!("league {}", path.display()),
+        fingerprint,
         seed: meta.seed,
         games,
-        entrants,
+        entrants: versions
+            .iter()
+            .filter(|v| v.build_ok)
+            .map(|v| Version::name(&v.entrant, v.version))
+            .collect(),
         shard: None,
         gauntlet: None,
     };
     let run = out.join("run.json");
     let text = serde_json::to_string_pretty(&info).unwrap_or_default();
-    std::fs::write(&run, text + "\n")
-        .map_err(|e| (Status::Io, format!("{}: {e}", run.display())))?;
-    crate::tournament::write_standings(&tally, &tally.rows(), out).map_err(|e| (Status::Io, e))?;
+    std::fs::write(&run, text + "\n").map_err(io(&run))?;
+    crate::tournament::pgn::PgnFile::rebuild(out, &records, &info, "referee league export")
+        .map_err(|e| (Status::Io, e))?;
+    let standings = Standings::new(tally, &versions);
+    crate::tournament::write_standings(&standings.tally, &standings.rows(|_| true), out)
+        .map_err(|e| (Status::Io, e))?;
+    // The grade sheet: a row per student, their current version.
+    let students = standings.rows(|v| standings.is_current(v));
+    let sheet = standings.grades(&students, |v| {
+        let path = build_log_path(v);
+        v.build_log
+            .as_ref()
+            .map(|_| format!("its log: {}", path.display()))
+    });
+    let grades = out.join("grades.csv");
+    crate::record::write_file(&grades, sheet.csv().as_bytes()).map_err(|e| (Status::Io, e))?;
     crate::tournament::report::regenerate(out, None).map_err(|e| (Status::Io, e))?;
     Ok(games)
+}
+
+/// The league's games, written as a tournament's `--out` has them.
+struct Games<'a> {
+    /// Where `stderr/` and `games.log` are made.
+    partial: &'a Path,
+    fingerprint: &'a str,
+    records: crate::record::NewFile,
+    log: gamelog::GameLog,
+    count: u64,
+    /// The first write that failed (the rest are not tried).
+    failed: Option<Failed>,
+}
+
+impl Games<'_> {
+    /// One game: its stderr to `stderr/NAME.log`, its record without it
+    /// and with the run's fingerprint (what `report` reads), its block to
+    /// `games.log`. The record as written.
+    fn write(&mut self, mut record: GameRecord) -> GameRecord {
+        self.count += 1;
+        if self.failed.is_some() {
+            return record;
+        }
+        stderr_log::save(self.partial, &record);
+        crate::tournament::units::strip_stderr(&mut record);
+        record.tournament = Some(self.fingerprint.to_owned());
+        let written = serde_json::to_writer(&mut self.records, &record)
+            .map_err(std::io::Error::from)
+            .and_then(|()| self.records.write_all(b"\n"))
+            .map_err(|e| (self.records.path().to_owned(), e))
+            .and_then(|()| {
+                let log = self.partial.join("games.log");
+                self.log.append(&record).map_err(|e| (log, e))
+            });
+        if let Err((path, e)) = written {
+            self.failed = Some((Status::Io, format!("{}: {e}", path.display())));
+        }
+        record
+    }
+}
+
+/// Every version's name, `name@vN`, oldest first.
+fn names(versions: &[VersionRow]) -> Vec<String> {
+    versions
+        .iter()
+        .map(|v| Version::name(&v.entrant, v.version))
+        .collect()
+}
+
+/// Where an export keeps the build log of version `v`: `build/NAME.vN.log`
+/// (NAME as for `stderr/`, [`text::file_name`]).
+fn build_log_path(v: &VersionRow) -> std::path::PathBuf {
+    Path::new("build").join(format!(
+        "{}.v{}.log",
+        text::file_name(&v.entrant),
+        v.version
+    ))
+}
+
+/// Each version's build log (those that have one) in `dir`.
+fn write_build_logs(dir: &Path, versions: &[VersionRow]) -> Result<(), String> {
+    for v in versions {
+        let Some(log) = &v.build_log else {
+            continue;
+        };
+        let path = dir.join(
+            build_log_path(v)
+                .strip_prefix("build")
+                .unwrap_or(Path::new("")),
+        );
+        std::fs::create_dir_all(dir)
+            .and_then(|()| std::fs::write(&path, log))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The league's standings: the tally of every version over every game,
+/// and each version's row.
+struct Standings<'a> {
+    tally: Tally,
+    /// Each version by its name, `name@vN`.
+    versions: HashMap<String, &'a VersionRow>,
+    /// Each entrant's current version: its last that built, else (none
+    /// built) its last.
+    current: HashSet<i64>,
+    /// Every version's row, ranked.
+    rows: Vec<Row>,
+}
+
+impl<'a> Standings<'a> {
+    fn new(tally: Tally, versions: &'a [VersionRow]) -> Standings<'a> {
+        let mut current: HashMap<&str, &VersionRow> = HashMap::new();
+        // Oldest first: a later version is current, unless it did not
+        // build and one before it did.
+        for v in versions {
+            let now = current.entry(&v.entrant).or_insert(v);
+            if v.build_ok || !now.build_ok {
+                *now = v;
+            }
+        }
+        let versions: HashMap<String, &VersionRow> = versions
+            .iter()
+            .map(|v| (Version::name(&v.entrant, v.version), v))
+            .collect();
+        let mut rows = tally.rows();
+        for row in &mut rows {
+            if versions.get(&row.entrant).is_some_and(|v| !v.build_ok) {
+                did_not_build(row);
+            }
+        }
+        Standings {
+            tally,
+            versions,
+            current: current.values().map(|v| v.id).collect(),
+            rows,
+        }
+    }
+
+    /// Whether version `name` did not build.
+    fn unbuilt(&self, name: &str) -> bool {
+        self.versions.get(name).is_some_and(|v| !v.build_ok)
+    }
+
+    /// Whether `v` is its entrant's current version.
+    fn is_current(&self, v: &VersionRow) -> bool {
+        self.current.contains(&v.id)
+    }
+
+    /// The rows of the versions `of` keeps, ranked among themselves as a
+    /// tournament ranks: best first, equal figures sharing a rank; those
+    /// that did not build or could not play share the rank after all
+    /// that played.
+    fn rows(&self, of: impl Fn(&VersionRow) -> bool) -> Vec<Row> {
+        let kept: Vec<&Row> = self
+            .rows
+            .iter()
+            .filter(|r| self.versions.get(&r.entrant).is_none_or(|v| of(v)))
+            .collect();
+        let out = |r: &Row| r.could_not_play() || self.unbuilt(&r.entrant);
+        let played: Vec<&Row> = kept.iter().copied().filter(|r| !out(r)).collect();
+        let mut rows: Vec<Row> = played
+            .iter()
+            .map(|r| Row {
+                rank: 1 + played.iter().filter(|o| o.rank < r.rank).count(),
+                ..(*r).clone()
+            })
+            .collect();
+        rows.extend(kept.into_iter().filter(|r| out(r)).map(|r| Row {
+            rank: played.len() + 1,
+            ..r.clone()
+        }));
+        rows
+    }
+
+    /// The grade sheet of `rows`: a tournament's `grades.csv`, where a
+    /// version that did not build has a tournament's note for a failed
+    /// build (its first error), then that it played no game, and `log`.
+    fn grades(&self, rows: &[Row], log: impl Fn(&VersionRow) -> Option<String>) -> Sheet {
+        let mut failures = self.tally.failures();
+        let mut unbuilt = HashMap::new();
+        for row in rows {
+            let Some(v) = self.versions.get(&row.entrant).filter(|v| !v.build_ok) else {
+                continue;
+            };
+            failures.push((
+                row.entrant.clone(),
+                Failures {
+                    first: Some(Failure {
+                        game: 0,
+                        verdict: Verdict::of(crate::outcome::Status::BuildFailed),
+                        error: v.build_log.clone(),
+                    }),
+                    count: row.faults(),
+                },
+            ));
+            let key = text::csv_text(&row.entrant).into_owned();
+            unbuilt.insert(key, (row.faults(), log(v)));
+        }
+        let mut sheet = Sheet::read(&standings::grades_csv(rows, &failures));
+        let (entrant, note) = (sheet.column("entrant"), sheet.column("note"));
+        for cells in &mut sheet.rows {
+            let Some((faults, log)) = unbuilt.get(&cells[entrant]) else {
+                continue;
+            };
+            // Not `N of 0 games failed`: it played none.
+            let counted = format!("; {faults} of 0 games failed");
+            let why = cells[note].strip_suffix(&counted).unwrap_or(&cells[note]);
+            cells[note] = match log {
+                Some(log) => format!("{why}; did not build, played no game; {log}"),
+                None => format!("{why}; did not build, played no game"),
+            };
+        }
+        sheet
+    }
+}
+
+/// A version that did not build: no game, no rating, and its build is
+/// its one failure (`disqualified`, as a tournament counts a failed build).
+fn did_not_build(row: &mut Row) {
+    *row = Row {
+        rating: None,
+        uncertainty: None,
+        conservative: None,
+        mean_score: None,
+        mean_score_ci: None,
+        win_rate: None,
+        win_rate_low: None,
+        win_rate_high: None,
+        paired_diff: None,
+        paired_diff_ci: None,
+        paired_vs: None,
+        elo: None,
+        disqualified: 1,
+        ..row.clone()
+    };
+}
+
+/// A grade sheet, read back from its CSV to finish its notes.
+struct Sheet {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Sheet {
+    fn read(csv: &str) -> Sheet {
+        let mut lines = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(csv.as_bytes())
+            .into_records()
+            .filter_map(Result::ok)
+            .map(|r| r.iter().map(str::to_owned).collect::<Vec<String>>());
+        let header = lines.next().unwrap_or_default();
+        Sheet {
+            header,
+            rows: lines.collect(),
+        }
+    }
+
+    fn column(&self, name: &str) -> usize {
+        self.header.iter().position(|h| h == name).unwrap_or(0)
+    }
+
+    fn csv(&self) -> String {
+        let header: Vec<&str> = self.header.iter().map(String::as_str).collect();
+        text::csv(&header, &self.rows)
+    }
 }
 
 fn open(path: &Path) -> Result<(Db, Meta), Failed> {
@@ -109,37 +413,26 @@ pub fn show(path: &Path, all: bool) -> Status {
 
 fn show_inner(path: &Path, all: bool) -> Result<String, Failed> {
     let (db, meta) = open(path)?;
-    let versions = db.versions().map_err(usage)?;
-    let names: Vec<String> = versions
-        .iter()
-        .map(|v| Version::name(&v.entrant, v.version))
-        .collect();
-    // Each entrant still in the league plays its last version that built.
-    let current: Vec<String> = versions
-        .iter()
-        .filter(|v| v.build_ok && !v.retired)
-        .filter(|v| {
-            !versions
-                .iter()
-                .any(|w| w.entrant == v.entrant && w.build_ok && w.version > v.version)
-        })
-        .map(|v| Version::name(&v.entrant, v.version))
-        .collect();
-    let mut tally = Tally::new(meta.solo, &names, None, None);
     let mut games = 0u64;
-    db.each_game(|record| {
-        games += 1;
-        tally.add(record);
-    })
-    .map_err(usage)?;
-    let rows: Vec<standings::Row> = tally
-        .rows()
+    let (versions, tally) = db
+        .at_one_moment(|db| {
+            let versions = db.versions()?;
+            let mut tally = Tally::new(meta.solo, &names(&versions), None, None);
+            db.each_game(|record| {
+                games += 1;
+                tally.add(record);
+            })?;
+            Ok((versions, tally))
+        })
+        .map_err(usage)?;
+    let standings = Standings::new(tally, &versions);
+    // Each entrant still in the league: its last version that built,
+    // else its last.
+    let rows = standings.rows(|v| all || (standings.is_current(v) && !v.retired));
+    let (unbuilt, played): (Vec<Row>, Vec<Row>) = rows
         .into_iter()
-        .filter(|r| all || current.contains(&r.entrant))
-        .enumerate()
-        .map(|(i, row)| standings::Row { rank: i + 1, ..row })
-        .collect();
-    Ok(format!(
+        .partition(|r| standings.unbuilt(&r.entrant));
+    let mut text = format!(
         "standings after {games} game{} ({}):\n{}",
         if games == 1 { "" } else { "s" },
         if all {
@@ -147,6 +440,31 @@ fn show_inner(path: &Path, all: bool) -> Result<String, Failed> {
         } else {
             "current versions"
         },
-        standings::table(meta.solo, &rows)
-    ))
+        standings::table(meta.solo, &played)
+    );
+    if !unbuilt.is_empty() {
+        let sheet = standings.grades(&unbuilt, |_| None);
+        let (entrant, note) = (sheet.column("entrant"), sheet.column("note"));
+        let mut table =
+            crate::games::chomp::standings::markdown_table(&["rank", "entrant", "why"], &[0]);
+        for row in &unbuilt {
+            let why = sheet
+                .rows
+                .iter()
+                .find(|cells| cells[entrant] == text::csv_text(&row.entrant))
+                .map(|cells| cells[note].clone())
+                .unwrap_or_default();
+            table.add_row(vec![
+                row.rank.to_string(),
+                text::terminal(&row.entrant).into_owned(),
+                why,
+            ]);
+        }
+        text.push_str(&format!(
+            "\ndid not build (no game, no rating; ranked after everyone who played):\n{table}\n\
+             each build's log: on the live page (/entrant/NAME), and in `referee league export \
+             DB OUT` (OUT/build/NAME.vN.log)"
+        ));
+    }
+    Ok(text)
 }
