@@ -60,27 +60,24 @@ struct Running {
 
 impl Running {
     fn start(file: &Path, db: &Path, marker: &Marker) -> Running {
-        let dir = db.parent().unwrap();
+        let args = [file.to_str().unwrap(), "--db", db.to_str().unwrap()];
+        Running::start_in(db.parent().unwrap(), &args, marker)
+    }
+
+    /// `referee league run ARGS --jobs 1 --scan-every 100ms` started in
+    /// `dir` (where its output goes too).
+    fn start_in(dir: &Path, args: &[&str], marker: &Marker) -> Running {
         let (stdout, stderr) = (dir.join("out.txt"), dir.join("err.txt"));
-        let child = common::command(
-            [
-                "league",
-                "run",
-                file.to_str().unwrap(),
-                "--db",
-                db.to_str().unwrap(),
-                "--jobs",
-                "1",
-                "--scan-every",
-                "100ms",
-            ],
-            marker,
-        )
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&stdout).unwrap())
-        .stderr(std::fs::File::create(&stderr).unwrap())
-        .spawn()
-        .unwrap();
+        let mut all = vec!["league", "run"];
+        all.extend(args);
+        all.extend(["--jobs", "1", "--scan-every", "100ms"]);
+        let child = common::command(all, marker)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&stdout).unwrap())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .unwrap();
         Running {
             child,
             stdout,
@@ -292,4 +289,125 @@ fn a_chomp_league_started_again_after_a_push_plays_on() {
             "{new} played no game"
         );
     }
+}
+
+/// A student's folder `submissions/NAME` in `class` whose `pc2` notes in
+/// `class/ran-from.txt` where it runs from, then plays as the greedy bot;
+/// `tag` makes a new version.
+fn student(class: &Path, name: &str, tag: &str) {
+    let folder = class.join("submissions").join(name);
+    std::fs::create_dir_all(&folder).unwrap();
+    let next = class.join(format!(".{name}.pc2"));
+    std::fs::write(
+        &next,
+        format!(
+            "#!/bin/sh\n# {tag}\necho \"$0\" >> '{}'\nexec {}\n",
+            class.join("ran-from.txt").display(),
+            env!("CARGO_BIN_EXE_chomp-greedy")
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&next, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::rename(&next, folder.join("pc2")).unwrap();
+}
+
+/// Games of the league's output (`game N: ...` lines) that seat `version`.
+fn games_of(stdout: &str, version: &str) -> usize {
+    stdout
+        .lines()
+        .filter(|l| l.starts_with("game ") && l.contains(&format!("{version} ")))
+        .count()
+}
+
+/// Issue 40, item 1: a term as docs/league.md's "A teacher's term" runs
+/// it, from inside the class's folder with the bare names it prints, and
+/// in one run what a term brings: a push, a join, a leave, a broken push,
+/// a restart after it, a SIGKILL and a restart, then the export and its
+/// report. Before: versions played from the live folder (their copies
+/// removed as "played by no version"), and after the broken push and a
+/// restart the student's last good version never played again.
+#[test]
+fn a_term_as_the_docs_run_it() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let class = dir.path().join("class");
+    for name in ["ann", "bob", "cat"] {
+        student(&class, name, "v1");
+    }
+    let root = env!("CARGO_MANIFEST_DIR");
+    std::fs::write(
+        class.join("class.toml"),
+        format!(
+            "game = \"chomp\"\nseed = 2026\n[limits]\nseats = 3\nprep = \"0s\"\n\
+             arrays = \"{root}/tournaments/chomp/statement.txt\"\n\
+             [[entrant]]\nglob = \"submissions/*/\"\n"
+        ),
+    )
+    .unwrap();
+    let args = ["class.toml", "--db", "class.db"];
+    let marker = Marker::new();
+    let mut running = Running::start_in(&class, &args, &marker);
+    running.wait("games of v1", |out, _| games_of(out, "ann@v1") >= 2);
+
+    // A push, a join, a leave.
+    student(&class, "ann", "v2");
+    running.wait("ann@v2", |out, _| games_of(out, "ann@v2") >= 1);
+    student(&class, "dan", "v1");
+    running.wait("dan@v1", |out, _| games_of(out, "dan@v1") >= 1);
+    std::fs::remove_dir_all(class.join("submissions/cat")).unwrap();
+    running.wait("cat leaves", |_, err| err.contains("league: cat leaves"));
+    // A broken push: bob@v1 keeps playing.
+    std::fs::write(
+        class.join("submissions/bob/Makefile"),
+        "all:\n\t@echo \"bot.c:1:1: error: expected ';'\" >&2; exit 1\n",
+    )
+    .unwrap();
+    running.wait("bob@v2 failing", |_, err| {
+        err.contains("bob@v2 did not build")
+    });
+    running.wait_games(3, "games after the broken push");
+    assert_eq!(
+        running.end(nix::sys::signal::Signal::SIGTERM),
+        Some(130),
+        "{}",
+        std::fs::read_to_string(class.join("err.txt")).unwrap_or_default()
+    );
+
+    // Started again after the broken push: bob plays his last good version.
+    let mut running = Running::start_in(&class, &args, &marker);
+    running.wait("bob@v1 after the restart", |out, _| {
+        games_of(out, "bob@v1") >= 1
+    });
+    // Killed, and started again: it plays on.
+    running.end(nix::sys::signal::Signal::SIGKILL);
+    let mut running = Running::start_in(&class, &args, &marker);
+    running.wait_games(3, "games after the SIGKILL");
+    let stderr = running.stderr();
+    assert_eq!(
+        running.end(nix::sys::signal::Signal::SIGTERM),
+        Some(130),
+        "{stderr}"
+    );
+    marker.assert_none_left();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    // Every version played from its copy, never from the live folder.
+    let db = class.join("class.db");
+    let records = exported(dir.path(), &db);
+    for record in &records {
+        for result in record["results"].as_array().unwrap() {
+            assert_eq!(result["status"], "ok", "{record}");
+        }
+    }
+    let ran_from = std::fs::read_to_string(class.join("ran-from.txt")).unwrap();
+    assert!(ran_from.lines().count() >= 3, "{ran_from}");
+    for line in ran_from.lines() {
+        assert!(line.contains("/class/class.db.versions/"), "{ran_from}");
+    }
+    // The export's report counts every game.
+    let report = referee(["report", dir.path().join("export").to_str().unwrap()], b"");
+    assert_eq!(report.code, Some(0), "{report:?}");
+    let html = std::fs::read_to_string(dir.path().join("export/report.html")).unwrap();
+    let counted = format!("{} of {} games", records.len(), records.len());
+    assert!(html.contains(&counted), "not {counted:?} in the report");
 }

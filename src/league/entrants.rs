@@ -199,6 +199,28 @@ pub const MOST_COPIED: u64 = 1 << 30;
 /// The most files, folders and links a version's copy may have.
 pub const MOST_ENTRIES: usize = 200_000;
 
+/// Where the copy of entrant `name`'s version `fingerprint` is, under
+/// `root` (see [`snapshot`]).
+pub fn copy_of(root: &Path, name: &str, fingerprint: &str) -> PathBuf {
+    root.join(copy_name(name, fingerprint))
+}
+
+/// The copy's folder name: the entrant's name, made safe for a path, and
+/// the version's fingerprint.
+fn copy_name(name: &str, fingerprint: &str) -> String {
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{safe}-{fingerprint}")
+}
+
 /// Where a version built from `dir` plays from: a copy of the folder made
 /// when it entered, under `root`, named by its entrant and fingerprint
 /// (the same sources, the same copy, a league started again included);
@@ -218,20 +240,10 @@ pub fn snapshot(
     name: &str,
     fingerprint: &str,
 ) -> Result<(BotSpec, Option<String>), String> {
-    let safe: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let to = root.join(format!("{safe}-{fingerprint}"));
+    let to = copy_of(root, name, fingerprint);
     let mut note = None;
     if !to.is_dir() {
-        let partial = root.join(format!(".{safe}-{fingerprint}.partial"));
+        let partial = root.join(format!(".{}.partial", copy_name(name, fingerprint)));
         let _ = std::fs::remove_dir_all(&partial);
         let copied = copy_tree(dir, &partial, MOST_COPIED)
             .and_then(|left_out| std::fs::rename(&partial, &to).map(|()| left_out));

@@ -132,7 +132,11 @@ impl Roster {
                 continue;
             };
             self.hold(shared, &e.name, true);
-            let built = entrants::build(&e, &self.base, &self.build, &self.env).await;
+            // What is built: the folder, or a version's copy (see `change`).
+            let from = match &change {
+                Change::New(e) | Change::Rebuild(e, ..) => e,
+            };
+            let built = entrants::build(from, &self.base, &self.build, &self.env).await;
             self.hold(shared, &e.name, false);
             if built.referees_failure {
                 // Not the entrant's: no version is recorded, and the next
@@ -161,7 +165,7 @@ impl Roster {
                 }
             }
         }
-        self.prune_copies(shared);
+        self.prune_copies(&rows, shared);
         Ok(())
     }
 
@@ -169,15 +173,24 @@ impl Roster {
     /// [`entrants::snapshot`]): a version's once its next version has
     /// entered and its last game is over, and whatever a copy cut short
     /// left. Without this a league that runs for a term would keep every
-    /// build of every student. An entrant's last version built in this
-    /// run keeps its copy even when the entrant has left: back, it plays
-    /// as that version again, maybe through a player process kept between
-    /// games (`keep_players`) and still working in that folder. (A process
-    /// kept for a replaced version plays no more games: all that is left
-    /// to it is to exit when its input closes.) Only this thread starts a
-    /// version playing, so none starts between the look at the versions
-    /// and the removal.
-    fn prune_copies(&self, shared: &Shared) {
+    /// build of every student. An entrant's last version that built keeps
+    /// its copy whether it plays now or not (`rows`, the database's
+    /// versions): after a broken push and a restart it is the version
+    /// that plays, built again from that copy; and when the entrant has
+    /// left and comes back, it plays as that version again, maybe through
+    /// a player process kept between games (`keep_players`) and still
+    /// working in that folder. (A process kept for a replaced version
+    /// plays no more games: all that is left to it is to exit when its
+    /// input closes.) Only this thread starts a version playing, so none
+    /// starts between the look at the versions and the removal.
+    fn prune_copies(&self, rows: &[VersionRow], shared: &Shared) {
+        let mut seen = std::collections::HashSet::new();
+        let last_built: Vec<PathBuf> = rows
+            .iter()
+            .rev()
+            .filter(|r| r.build_ok && seen.insert(r.entrant.as_str()))
+            .map(|r| entrants::copy_of(&self.versions, &r.entrant, &r.fingerprint))
+            .collect();
         let in_use: Vec<crate::bot::BotSpec> = {
             let state = shared.lock();
             let last_of_its_entrant = |i: usize| {
@@ -203,7 +216,7 @@ impl Roster {
                 spec.dir.as_deref().is_some_and(|d| d.starts_with(&copy))
                     || Path::new(&spec.program).starts_with(&copy)
             };
-            if in_use.iter().any(used) {
+            if in_use.iter().any(used) || last_built.contains(&copy) {
                 continue;
             }
             // Not followed if it is a link: only what is under the copies'
@@ -228,12 +241,35 @@ impl Roster {
         let now = entrants::fingerprint(e, &self.base, products);
         match last {
             Some(last) if last.fingerprint == now => {
-                // Its last version, if it built, plays: built again when
-                // this run has not built it, or when it left and is back.
+                // Its last version that built plays: built again when this
+                // run has not built it, or when it left and is back. When
+                // its last version did not build (a broken push before a
+                // restart), that is an earlier one, built from its copy.
+                let playing = match last.build_ok {
+                    true => last,
+                    false => rows
+                        .iter()
+                        .rev()
+                        .find(|r| r.entrant == e.name && r.build_ok)?,
+                };
                 let state = shared.lock();
-                let idle = state.versions.iter().any(|v| v.id == last.id && !v.active);
-                (last.build_ok && (idle || last.retired))
-                    .then(|| Change::Rebuild(e.clone(), last.id, now))
+                let idle = state
+                    .versions
+                    .iter()
+                    .any(|v| v.id == playing.id && !v.active);
+                if !(idle || last.retired) {
+                    return None;
+                }
+                let mut from = e.clone();
+                if !last.build_ok {
+                    let copy = entrants::copy_of(&self.versions, &e.name, &playing.fingerprint);
+                    from.dir = Some(copy);
+                }
+                Some(Change::Rebuild(
+                    from,
+                    playing.id,
+                    playing.fingerprint.clone(),
+                ))
             }
             _ => Some(Change::New(e.clone())),
         }
