@@ -6,7 +6,7 @@
 //! ```
 //!
 //! Sections: `roundtrip`, `deadline`, `scale`, `tournament`, `engines`,
-//! `results`, `judge`, `starts`, `cgroups`, `league`.
+//! `results`, `judge`, `starts`, `cgroups`, `league`, `matchmaking`.
 //! Each figure is repeated and reported as min / median / max. Nothing here
 //! is a test: the numbers depend on the machine and on what else it runs,
 //! so run it on an otherwise idle machine.
@@ -56,6 +56,7 @@ fn main() {
             "starts",
             "cgroups",
             "league",
+            "matchmaking",
         ]
         .map(String::from)
         .to_vec();
@@ -74,6 +75,7 @@ fn main() {
             "starts" => starts(3),
             "cgroups" => cgroups(7),
             "league" => league(9),
+            "matchmaking" => matchmaking(9),
             other => {
                 eprintln!("perf: unknown section {other:?}");
                 std::process::exit(2);
@@ -1174,4 +1176,73 @@ fn league_memory(dir: &Path, file: &Path) {
         line.push(format!("{games} games: {:.1} MB", kib as f64 / 1024.0));
     }
     println!("- the league's peak memory: {}", line.join(", "));
+}
+
+// ---- matchmaking ------------------------------------------------------------
+
+/// A league of 30 entrants simulated through the league's matchmaking and
+/// tally (`referee::league::matchmaking::simulation`), its outcomes drawn
+/// from fixed strengths; two entrants push a stronger version, at 10,000
+/// and at 60,000 games. For each pushed version: the games until its
+/// rating is known (σ ≤ `known`), and its share of the seats after, as a
+/// multiple of its fair share (seats ÷ entrants a game), under the policy
+/// before issue 40 (shares over the league's lifetime) and now.
+fn matchmaking(seeds: u64) {
+    use referee::league::matchmaking::simulation::{Setup, run};
+    println!(
+        "## Matchmaking (simulated: 30 entrants of fixed strengths 15 to 35, Weng-Lin's β = \
+         25/6 a game; a stronger version (+3) pushed at 10,000 and at 60,000 games, 5,000 games \
+         after; the league's defaults; min / median / max over {seeds} seeds and both pushes)"
+    );
+    for seats in [2, 3] {
+        for lifetime in [true, false] {
+            let started = Instant::now();
+            let mut known = vec![];
+            let mut known_games = vec![];
+            let blocks: [(u64, u64); 4] = [(0, 100), (100, 200), (200, 1000), (1000, 4000)];
+            let mut shares: Vec<Vec<f64>> = vec![vec![]; blocks.len()];
+            let mut most = vec![];
+            let mut most_later = vec![];
+            for seed in 1..=seeds {
+                let setup = Setup {
+                    seed,
+                    lifetime,
+                    ..Setup::class(seats)
+                };
+                for pushed in run(&setup) {
+                    let Some((after, games)) = pushed.known else {
+                        println!("- {}: never known", pushed.name);
+                        continue;
+                    };
+                    known.push(after as f64);
+                    known_games.push(games as f64);
+                    for (b, &(from, to)) in blocks.iter().enumerate() {
+                        shares[b].push(pushed.share(after + from, after + to));
+                    }
+                    most.push(pushed.most_share(after + 200, after + 4000, 200));
+                    most_later.push(pushed.most_share(after + 1000, after + 4000, 200));
+                }
+            }
+            println!(
+                "- tables of {seats}, {}: known after {} games dealt, of which it played {}; \
+                 then its share of the seats (× fair) over the games 0–100 after: {}, \
+                 100–200: {}, 200–1,000: {}, 1,000–4,000: {}; the most over any 200 games \
+                 from 200 after: {} (from 1,000 after: {}) ({:.1} s)",
+                if lifetime {
+                    "before (shares over the league's lifetime)"
+                } else {
+                    "now (recent games, batch, most share)"
+                },
+                mmm(&known, 0),
+                mmm(&known_games, 0),
+                mmm(&shares[0], 2),
+                mmm(&shares[1], 2),
+                mmm(&shares[2], 2),
+                mmm(&shares[3], 2),
+                mmm(&most, 2),
+                mmm(&most_later, 2),
+                started.elapsed().as_secs_f64()
+            );
+        }
+    }
 }

@@ -32,7 +32,7 @@ use crate::rng::SplitMix64;
 use crate::tournament::standings::{self, Tally};
 use crate::tournament::units::{Entrant, play_unit};
 use db::Db;
-use matchmaking::{Candidate, Policy};
+use matchmaking::{Candidate, Policy, Recent};
 use roster::Roster;
 
 /// How to run a league.
@@ -97,6 +97,8 @@ struct State {
     versions: Vec<Version>,
     tally: Tally,
     policy: Policy,
+    /// Who sat at the recent games, for the matchmaking's shares.
+    recent: Recent,
     rng: SplitMix64,
     /// Seats at a table; `None` for a game played alone.
     seats: Option<usize>,
@@ -153,7 +155,7 @@ fn usage(message: String) -> Failed {
 }
 
 async fn run_inner(config: &LeagueConfig) -> Result<Status, Failed> {
-    let (spec, text) = crate::tournament::spec::load_league(&config.file).map_err(usage)?;
+    let (spec, text, policy) = crate::tournament::spec::load_league(&config.file).map_err(usage)?;
     let base = config
         .file
         .parent()
@@ -171,7 +173,7 @@ async fn run_inner(config: &LeagueConfig) -> Result<Status, Failed> {
     if limits.sandbox {
         roster.check_hidden().map_err(usage)?;
     }
-    let state = State::new(&db, &*game, meta.seed, config.games).map_err(usage)?;
+    let state = State::new(&db, &*game, meta.seed, config.games, policy).map_err(usage)?;
     let shared = Arc::new(Shared {
         updates: tokio::sync::watch::Sender::new(state.committed),
         state: Mutex::new(state),
@@ -235,15 +237,28 @@ fn check_meta(
 }
 
 impl State {
-    /// The state of a league with the games already in `db`.
-    fn new(db: &Db, game: &dyn Game, seed: u64, limit: Option<u64>) -> Result<State, String> {
+    /// The state of a league with the games already in `db`, its
+    /// matchmaking by `policy` (the file's `[league]` table).
+    fn new(
+        db: &Db,
+        game: &dyn Game,
+        seed: u64,
+        limit: Option<u64>,
+        policy: Policy,
+    ) -> Result<State, String> {
         let solo = game.seating() == Seating::Solo;
         let mut tally = Tally::new(solo, &[], None, Some(200));
         let mut versions = Vec::new();
+        // The versions that played before entered before the first game;
+        // the recent games are counted again from the records.
+        let mut recent = Recent::new(policy.window);
+        let mut numbers = std::collections::HashMap::new();
         // A version that did not build never played.
         for row in db.versions()?.into_iter().filter(|r| r.build_ok) {
             let name = Version::name(&row.entrant, row.version);
             tally.add_entrant(&name);
+            recent.entered_before(versions.len());
+            numbers.insert(name.clone(), versions.len());
             let deals = if solo {
                 db.rounds_of(row.id)?.into_iter().collect()
             } else {
@@ -269,6 +284,12 @@ impl State {
         let mut void = 0;
         db.each_game(|record| {
             void += u64::from(record.is_void());
+            let seats: Vec<usize> = record
+                .results
+                .iter()
+                .filter_map(|r| numbers.get(r.entrant.as_deref()?).copied())
+                .collect();
+            recent.deal(&seats);
             note_failures(&mut versions, &record);
             tally.add(record);
         })?;
@@ -277,7 +298,8 @@ impl State {
         Ok(State {
             versions,
             tally,
-            policy: Policy::default(),
+            policy,
+            recent,
             rng: SplitMix64::for_game(seed, committed),
             seats: match game.seating() {
                 Seating::Solo => None,
@@ -304,6 +326,13 @@ impl State {
         while let Some(job) = self.queue.pop_front() {
             if job.seats.iter().all(|&v| self.versions[v].active) {
                 return Ok(job);
+            }
+        }
+        // A version enters the recent games' count as the matchmaking
+        // first sees it.
+        for (v, version) in self.versions.iter().enumerate() {
+            if version.active {
+                self.recent.enter(v);
             }
         }
         let candidates = self.candidates();
@@ -371,12 +400,15 @@ impl State {
                         )
                     }
                 };
+                let (recent, span) = self.recent.of(id);
                 Candidate {
                     id,
                     rating,
                     uncertainty,
                     games,
                     in_flight: v.in_flight,
+                    recent,
+                    span,
                 }
             })
             .collect()
@@ -417,6 +449,7 @@ impl Iterator for Schedule {
                     for &v in &job.seats {
                         state.versions[v].in_flight += 1;
                     }
+                    state.recent.deal(&job.seats);
                     return Some(job);
                 }
                 Err(what) => {

@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::bot::environment::{self, Vars};
+use crate::league::matchmaking::Policy;
 
 pub use crate::game::Limits;
 pub use crate::units::toml_error;
@@ -136,8 +137,12 @@ pub fn load(path: &Path) -> Result<Spec, String> {
 /// Parses and checks a tournament file's text; relative paths are taken
 /// from `base`. All problems are reported at once, one per line.
 pub fn parse(text: &str, base: &Path) -> Result<Spec, String> {
-    let mut spec: Spec = toml::from_str(text).map_err(|e| toml_error(&e))?;
-    let mut problems = spec.env.problems(text);
+    let (mut spec, league) = split_league(text)?;
+    let mut problems = Vec::new();
+    if league.is_some() {
+        problems.push(LEAGUE_ONLY.to_owned());
+    }
+    problems.extend(spec.env.problems(text));
     problems.extend(spec.entrants.iter().flat_map(|e| e.env.problems(text)));
     problems.extend(expand_globs(&mut spec.entrants, text, base));
     if problems.is_empty() {
@@ -155,12 +160,26 @@ pub fn parse(text: &str, base: &Path) -> Result<Spec, String> {
 /// are refused, a glob may match nothing yet, and the globs are kept as
 /// globs, for the league to look at again ([`expand_globs_now`]). The
 /// rest is checked as a tournament's, with the globs as they match now.
-pub fn load_league(path: &Path) -> Result<(Spec, String), String> {
+///
+/// Also returns the text, and the matchmaking's knobs: the `[league]`
+/// table's, the defaults for those it does not give.
+pub fn load_league(path: &Path) -> Result<(Spec, String, Policy), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let base = path.parent().unwrap_or(Path::new("."));
     let at = |e: String| format!("{}: {e}", path.display());
-    let spec: Spec = toml::from_str(&text).map_err(|e| at(toml_error(&e)))?;
+    let (spec, league) = split_league(&text).map_err(at)?;
     let mut problems = league_refusals(&spec);
+    let policy = match league {
+        None => Policy::default(),
+        Some(Err(e)) => {
+            problems.push(e);
+            Policy::default()
+        }
+        Some(Ok(policy)) => {
+            problems.extend(policy.problems());
+            policy
+        }
+    };
     problems.extend(spec.env.problems(&text));
     problems.extend(spec.entrants.iter().flat_map(|e| e.env.problems(&text)));
     let mut now = spec.clone();
@@ -171,13 +190,36 @@ pub fn load_league(path: &Path) -> Result<(Spec, String), String> {
         if now.entrants.is_empty() && !globs {
             problems.push(NO_ENTRANT.to_owned());
         }
-        problems.extend(problems_but_the_run(&now, base));
+        problems.extend(problems_but_the_run(&now, base, true));
     }
     if problems.is_empty() {
-        Ok((spec, text))
+        Ok((spec, text, policy))
     } else {
         Err(at(problems.join("\n  ")))
     }
+}
+
+/// A tournament's refusal of a league's settings.
+const LEAGUE_ONLY: &str = "[league]: the settings of a league's matchmaking (referee league run FILE \
+     --db DB); a tournament plays every table it deals: take the table out for a tournament";
+
+/// A file's `[league]` table, if it has one: the matchmaking's knobs, or
+/// what is wrong with them.
+type LeagueTable = Option<Result<Policy, String>>;
+
+/// The file's text as a [`Spec`], and its `[league]` table (a league's
+/// settings, which [`Spec`] does not hold); errors name the line.
+fn split_league(text: &str) -> Result<(Spec, LeagueTable), String> {
+    let placed = |mut e: toml::de::Error| {
+        e.set_input(Some(text));
+        toml_error(&e)
+    };
+    let mut root = toml::de::DeTable::parse(text).map_err(placed)?;
+    let league = root.get_mut().remove("league");
+    let spec = Spec::deserialize(toml::de::Deserializer::from(root)).map_err(placed)?;
+    let league = league
+        .map(|table| Policy::deserialize(toml::de::ValueDeserializer::from(table)).map_err(placed));
+    Ok((spec, league))
 }
 
 /// What a league does not take: it plays until stopped, each entrant's
@@ -231,13 +273,14 @@ pub fn problems(spec: &Spec, base: &Path) -> Vec<String> {
     if spec.games == 0 {
         out.push("games must be at least 1".to_owned());
     }
-    out.extend(problems_but_the_run(spec, base));
+    out.extend(problems_but_the_run(spec, base, false));
     out
 }
 
 /// [`problems`] but those of a run of so many games (its `games`, its
-/// entrants): what a league's file is checked for too.
-fn problems_but_the_run(spec: &Spec, base: &Path) -> Vec<String> {
+/// entrants): what a league's file is checked for too. A `league` waits
+/// for enough entrants to fill a table: fewer now are no problem.
+fn problems_but_the_run(spec: &Spec, base: &Path, league: bool) -> Vec<String> {
     let mut out = Vec::new();
     if spec.jobs == Some(0) {
         out.push("jobs must be at least 1".to_owned());
@@ -298,7 +341,11 @@ fn problems_but_the_run(spec: &Spec, base: &Path) -> Vec<String> {
                     ));
                 }
             }
-            out.extend(game.problems(spec.entrants.len()));
+            let entrants = match game.seating() {
+                crate::game::Seating::Table { seats } if league => spec.entrants.len().max(seats),
+                _ => spec.entrants.len(),
+            };
+            out.extend(game.problems(entrants));
         }
     }
     out
