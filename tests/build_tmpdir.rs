@@ -111,3 +111,51 @@ fn a_run_that_ends_leaves_nothing_of_its_builds_in_the_referees_tmpdir() {
     assert!(seen.starts_with(&tmp) && seen != tmp, "{seen:?}");
     assert_eq!(left_in(&tmp), Vec::<String>::new());
 }
+
+/// A `pc2` built as a 2 GiB sparse file (no disk in its folder) was copied
+/// whole into the referee's temporary folder for the run: `truncate -s 1T`
+/// would fill the disk. A program that large is not copied, and the run
+/// says so.
+#[test]
+fn a_huge_sparse_program_is_not_copied() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let sub = dir.path().join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(
+        sub.join("Makefile"),
+        "pc2:\n\ttruncate -s 2G pc2\n\tchmod +x pc2\n",
+    )
+    .unwrap();
+    let player = env!("CARGO_BIN_EXE_evensteven");
+    let file = dir.path().join("t.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"evensteven\"\ngames = 2\nseed = 3\n\
+             [[entrant]]\nname = \"huge\"\ndir = \"sub\"\n\
+             [[entrant]]\nname = \"reference\"\ncommand = [\"{player}\"]\n"
+        ),
+    )
+    .unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let marker = Marker::new();
+    let child = start_run(file.to_str().unwrap(), &tmp, &marker);
+    let run = finish(child, b"");
+    marker.assert_none_left();
+    assert!(run.stderr.contains("too large to copy"), "{run:?}");
+    let used = std::process::Command::new("du")
+        .args(["-sk", tmp.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let kib: u64 = String::from_utf8_lossy(&used.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        kib < 16 * 1024,
+        "{kib} KiB in the temporary folder: {run:?}"
+    );
+}

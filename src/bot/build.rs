@@ -270,6 +270,9 @@ async fn build_one(
     Ok(())
 }
 
+/// The largest `pc2` a run copies for itself (see [`Snapshots::take`]).
+const MOST_COPIED_PROGRAM: u64 = 1 << 30;
+
 /// Whether `program` is a script (it starts with `#!`). A script runs in
 /// place, not from this run's copy: it finds its files through its own
 /// path (`exec "$(dirname "$0")/bot"`), which a copy would move away from
@@ -535,6 +538,17 @@ impl Snapshots {
 
     /// Copies `built`, the `pc2` of `dir`, for this run.
     fn take(dir: &Path, built: &Path) -> Result<(), String> {
+        // A sparse `pc2` of a terabyte takes no disk in its folder and
+        // would fill the temporary one as a copy: none is taken of a
+        // program that large (no real one is).
+        let size = std::fs::metadata(built).map_or(0, |m| m.len());
+        if size > MOST_COPIED_PROGRAM {
+            return Err(format!(
+                "it is {} (more than {}), too large to copy",
+                crate::bot::usage::human_bytes(size),
+                crate::bot::usage::human_bytes(MOST_COPIED_PROGRAM)
+            ));
+        }
         let snapshots = Snapshots::get()?;
         let n = snapshots.next.fetch_add(1, Ordering::Relaxed);
         let into = snapshots.dir.path.join(n.to_string());
