@@ -720,12 +720,20 @@ fn a_bad_fragment_is_ignored(s: &Session, dir: &Path) {
 /// One kind of replay, checked in the shared session.
 /// The live page of a league (`referee league run --serve`): the
 /// leaderboard fills in and updates itself as games finish, without a
-/// reload; a name with markup in it shows as text; an entrant's page has
-/// its plot and its games, whose replay opens in the viewer.
+/// reload; a name with markup in it shows as text; a student whose build
+/// failed has the last row, with the compiler's first error and a link to
+/// the log; copies are flagged; the page says what it ranks by; an
+/// entrant's page has its plot (its versions labelled) and its games,
+/// whose replay opens in the viewer and links back.
 fn league_live_page(s: &Session, dir: &Path) {
     let subs = dir.join("league/subs");
     let hostile = "<img id=owned src=x onerror=alert(1)>";
-    for (name, bot) in [("ann", "weak"), ("cat", "strong"), (hostile, "weak")] {
+    for (name, bot) in [
+        ("ann", "weak"),
+        ("cat", "strong"),
+        (hostile, "weak"),
+        ("dan", "weak"),
+    ] {
         std::fs::create_dir_all(subs.join(name)).unwrap();
         std::fs::copy(
             common::fixture(&format!("duel/{bot}.sh")),
@@ -733,6 +741,11 @@ fn league_live_page(s: &Session, dir: &Path) {
         )
         .unwrap();
     }
+    std::fs::write(
+        subs.join("dan/Makefile"),
+        "all:\n\t@echo 'dan.c:3:1: error: expected semicolon' >&2; exit 1\n",
+    )
+    .unwrap();
     let file = dir.join("league/league.toml");
     std::fs::write(
         &file,
@@ -776,14 +789,44 @@ fn league_live_page(s: &Session, dir: &Path) {
     s.call("POST", "/url", Some(url("/")));
     let count = || -> u64 { s.text("#games").parse().unwrap_or(0) };
     let waited = Instant::now();
-    while s.js("return document.querySelectorAll('#board tr.entrant').length;") != 3
+    while s.js("return document.querySelectorAll('#board tr.entrant').length;") != 4
         && waited.elapsed() < Duration::from_secs(10)
     {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(
         s.js("return document.querySelectorAll('#board tr.entrant').length;"),
-        3
+        4
+    );
+    // Dan, whose build failed, last: "did not build", the first error, a
+    // link to the log.
+    let last = s.js(
+        "var r = document.querySelector('#board tr.entrant:last-child'); \
+         return [r.className, r.textContent, r.querySelector('.note a').getAttribute('href')];",
+    );
+    assert_eq!(last[0], "entrant unbuilt", "{last}");
+    let text = last[1].as_str().unwrap();
+    assert!(text.starts_with("4dan"), "{text}");
+    assert!(text.contains("did not build"), "{text}");
+    assert!(
+        text.contains("dan.c:3:1: error: expected semicolon"),
+        "{text}"
+    );
+    assert_eq!(last[2], "/entrant/dan#v1");
+    // What the rank is by, said; the copy (ann's folder is the hostile
+    // one's) flagged, its name as text.
+    assert!(
+        s.text("#ranked-by").contains("rating − 3σ"),
+        "{}",
+        s.text("#ranked-by")
+    );
+    let flags = s.js(
+        "return Array.from(document.querySelectorAll('#board .copy')).map(function (f) { return f.textContent; }).sort();",
+    );
+    assert_eq!(
+        flags,
+        json!([format!("same as {hostile}@v1"), "same as ann@v1"]),
+        "{flags}"
     );
     let first = count();
     std::thread::sleep(Duration::from_millis(600));
@@ -816,6 +859,10 @@ fn league_live_page(s: &Session, dir: &Path) {
         s.js("return document.querySelectorAll('#plot polyline.line').length;"),
         1
     );
+    assert_eq!(
+        s.js("return Array.from(document.querySelectorAll('#plot text.label')).map(function (t) { return t.textContent; });"),
+        json!(["v1"])
+    );
     assert!(
         s.js("return document.querySelectorAll('#games tr.game').length;")
             .as_u64()
@@ -832,6 +879,35 @@ fn league_live_page(s: &Session, dir: &Path) {
         "{}",
         s.text("#title")
     );
+    s.screenshot("league-replay");
+    // The replay links back: to the entrants' pages and the leaderboard.
+    assert!(
+        s.js("return document.querySelector(\"#back a[href='/entrant/cat']\") !== null;") == true
+    );
+    s.click("#back a[href='/']");
+    let opened = Instant::now();
+    while s.js("return document.querySelectorAll('#board tr.entrant').length;") != 4
+        && opened.elapsed() < Duration::from_secs(10)
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        s.js("return document.querySelectorAll('#board tr.entrant').length;"),
+        4
+    );
+    // Back to the replay, whose viewer the case's end checks.
+    s.js("history.back();");
+    let title = || {
+        s.js("var t = document.getElementById('title'); return t ? t.textContent : '';")
+            .as_str()
+            .unwrap_or("")
+            .to_owned()
+    };
+    let opened = Instant::now();
+    while !title().starts_with("duel #") && opened.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(title().starts_with("duel #"), "{}", title());
     let mut league = league.0.take().unwrap();
     let _ = nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(league.id() as i32),

@@ -1,7 +1,8 @@
-//! An entrant's page of the live league: its versions with their build
-//! logs, its standing over its games as an SVG plot (a line per version,
-//! its 95% band shaded), and its recent games with links to their
-//! replays. Everything a submission wrote is escaped.
+//! An entrant's page of the live league: which version plays and why,
+//! whose sources are the same as its (a copy), its versions with their
+//! build logs, its standing over its games as an SVG plot (a line per
+//! version, labelled, its 95% band shaded), and its recent games with
+//! links to their replays. Everything a submission wrote is escaped.
 
 use std::fmt::Write;
 
@@ -11,6 +12,47 @@ use super::db::VersionRow;
 use crate::replay::escape_html;
 use crate::tournament::standings::Point;
 
+/// Why a version did not build, from its log: the log's first line (the
+/// reason), and the compiler's first error when the log has one.
+#[derive(Clone, Debug, Default)]
+pub struct FailedBuild {
+    pub message: String,
+    pub first_error: Option<String>,
+}
+
+/// The longest first error quoted (a C++ template's can run to pages).
+const ERROR_LONGEST: usize = 300;
+
+/// A failed version's [`FailedBuild`], from its log (whose first lines
+/// are the reason, then `first error: ...` when the build's output had
+/// one, then the output).
+pub fn failed_build(log: &str) -> FailedBuild {
+    let mut lines = log.lines().map(str::trim).filter(|l| !l.is_empty());
+    let message = lines.next().unwrap_or("").to_owned();
+    let first_error = lines.find(|l| crate::text::is_error_line(l)).map(|l| {
+        let l = l.strip_prefix("first error:").map_or(l, str::trim_start);
+        crate::text::cut(l, ERROR_LONGEST).into_owned()
+    });
+    FailedBuild {
+        message: crate::text::cut(&message, ERROR_LONGEST).into_owned(),
+        first_error,
+    }
+}
+
+/// What the league says of an entrant beside its versions.
+#[derive(Clone, Debug, Default)]
+pub struct About {
+    /// The version that plays.
+    pub playing: Option<u32>,
+    /// Which version plays and why, when not simply its newest (`v1
+    /// plays: v2 did not build`), or `did not build`.
+    pub note: Option<String>,
+    /// Its newest version, which did not build, and why.
+    pub failed: Option<(u32, FailedBuild)>,
+    /// Other entrants' versions with the same sources as the one shown.
+    pub same_as: Vec<String>,
+}
+
 const WIDTH: f64 = 640.0;
 const HEIGHT: f64 = 220.0;
 const MARGIN: f64 = 36.0;
@@ -18,28 +60,76 @@ const MARGIN: f64 = 36.0;
 pub fn entrant(
     name: &str,
     versions: &[VersionRow],
-    series: &[(String, Vec<Point>)],
+    about: &About,
+    series: &[(u32, Vec<Point>)],
     games: &[Value],
 ) -> String {
-    let name = escape_html(name);
+    let title = escape_html(name);
     let mut out = format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <title>{name} — league</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
-         <p><a href=\"/\">← leaderboard</a></p>\n<h1 id=\"entrant\">{name}</h1>\n"
+         <title>{title} — league</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
+         <p><a href=\"/\">← leaderboard</a></p>\n<h1 id=\"entrant\">{title}</h1>\n"
     );
+    if let Some(note) = &about.note {
+        let why = match &about.failed {
+            Some((
+                _,
+                FailedBuild {
+                    first_error: Some(error),
+                    ..
+                },
+            )) => format!(": <code>{}</code>", escape_html(error)),
+            Some((_, why)) => format!(": {}", escape_html(&why.message)),
+            None => String::new(),
+        };
+        let log = match &about.failed {
+            Some((n, _)) => format!(" (<a href=\"#v{n}\">its log</a>)"),
+            None => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "<p class=\"note\" id=\"note\">{}{why}{log}</p>",
+            escape_html(note)
+        );
+    }
+    if !about.same_as.is_empty() {
+        let others: Vec<String> = about
+            .same_as
+            .iter()
+            .map(|full| {
+                let entrant = full.rsplit_once("@v").map_or(full.as_str(), |(e, _)| e);
+                format!(
+                    "<a href=\"/entrant/{}\">{}</a>",
+                    escape_html(&super::serve::url_segment(entrant)),
+                    escape_html(full)
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "<p class=\"copy\" id=\"same-as\">Same sources as {}: a copy, one way or the \
+             other.</p>",
+            others.join(", ")
+        );
+    }
     out += "<h2>Versions</h2>\n<table id=\"versions\">\n\
             <tr><th>version</th><th>built</th><th>build</th></tr>\n";
     for v in versions {
-        let outcome = if v.build_ok { "ok" } else { "failed" };
+        let outcome = if v.build_ok { "ok" } else { "did not build" };
         let build = match &v.build_log {
             Some(log) => format!("{outcome}<pre class=\"log\">{}</pre>", escape_html(log)),
             None => outcome.to_owned(),
         };
+        let plays = if about.playing == Some(v.version) {
+            " <strong class=\"plays\">plays</strong>"
+        } else {
+            ""
+        };
         let _ = writeln!(
             out,
-            "<tr class=\"version\"><td>v{}</td><td>{}</td><td>{build}</td></tr>",
-            v.version,
-            escape_html(&v.built)
+            "<tr class=\"version\" id=\"v{n}\"><td>v{n}{plays}</td><td>{}</td><td>{build}</td></tr>",
+            escape_html(&v.built),
+            n = v.version,
         );
     }
     out += "</table>\n<h2>Standing over its games</h2>\n";
@@ -80,8 +170,8 @@ pub fn entrant(
 }
 
 /// The versions' standings over the league's games, one line each, with
-/// their 95% bands.
-fn plot(series: &[(String, Vec<Point>)]) -> String {
+/// their 95% bands, each labelled with its version at its last point.
+fn plot(series: &[(u32, Vec<Point>)]) -> String {
     let points: Vec<&Point> = series.iter().flat_map(|(_, p)| p).collect();
     if points.is_empty() {
         return "<p id=\"plot\">No games yet.</p>\n".to_owned();
@@ -110,10 +200,10 @@ fn plot(series: &[(String, Vec<Point>)]) -> String {
         WIDTH - MARGIN,
         HEIGHT - 8.0
     );
-    for (k, (name, points)) in series.iter().enumerate() {
-        if points.is_empty() {
+    for (k, (version, points)) in series.iter().enumerate() {
+        let Some(last) = points.last() else {
             continue;
-        }
+        };
         let band: Vec<String> = points
             .iter()
             .map(|p| format!("{:.1},{:.1}", x(p.index), y(p.high)))
@@ -130,12 +220,14 @@ fn plot(series: &[(String, Vec<Point>)]) -> String {
             .collect();
         let _ = writeln!(
             svg,
-            "<g class=\"series s{}\"><title>{}</title><polygon class=\"band\" points=\"{}\"/>\
-             <polyline class=\"line\" points=\"{}\"/></g>",
+            "<g class=\"series s{}\"><title>v{version}</title><polygon class=\"band\" points=\"{}\"/>\
+             <polyline class=\"line\" points=\"{}\"/>\
+             <text class=\"label\" x=\"{:.1}\" y=\"{:.1}\">v{version}</text></g>",
             k % 6,
-            escape_html(name),
             band.join(" "),
-            line.join(" ")
+            line.join(" "),
+            x(last.index) + 4.0,
+            y(last.value) + 4.0,
         );
     }
     svg += "</svg>\n";
@@ -150,10 +242,14 @@ pre.log { max-height: 14em; overflow: auto; background: #f6f6f6; padding: 6px; }
 svg text { font-size: 11px; fill: #555; }
 .band { fill-opacity: 0.15; stroke: none; }
 .line { fill: none; stroke-width: 2; }
-.s0 .band { fill: #1f77b4; } .s0 .line { stroke: #1f77b4; }
-.s1 .band { fill: #d62728; } .s1 .line { stroke: #d62728; }
-.s2 .band { fill: #2ca02c; } .s2 .line { stroke: #2ca02c; }
-.s3 .band { fill: #9467bd; } .s3 .line { stroke: #9467bd; }
-.s4 .band { fill: #ff7f0e; } .s4 .line { stroke: #ff7f0e; }
-.s5 .band { fill: #8c564b; } .s5 .line { stroke: #8c564b; }
+.note { color: #a33; font-weight: 600; }
+.copy { color: #8a5a00; font-weight: 600; }
+.plays { color: #2a7a2a; font-size: 13px; }
+svg text.label { font-size: 12px; font-weight: 600; }
+.s0 .band { fill: #1f77b4; } .s0 .line { stroke: #1f77b4; } .s0 .label { fill: #1f77b4; }
+.s1 .band { fill: #d62728; } .s1 .line { stroke: #d62728; } .s1 .label { fill: #d62728; }
+.s2 .band { fill: #2ca02c; } .s2 .line { stroke: #2ca02c; } .s2 .label { fill: #2ca02c; }
+.s3 .band { fill: #9467bd; } .s3 .line { stroke: #9467bd; } .s3 .label { fill: #9467bd; }
+.s4 .band { fill: #ff7f0e; } .s4 .line { stroke: #ff7f0e; } .s4 .label { fill: #ff7f0e; }
+.s5 .band { fill: #8c564b; } .s5 .line { stroke: #8c564b; } .s5 .label { fill: #8c564b; }
 ";

@@ -9,6 +9,14 @@
 //! `replay::escape_html`, data through `textContent` in the page's
 //! script).
 //!
+//! Every entrant still in the league has a row: the version that plays,
+//! else its last that built, else (all its builds failed) a row after
+//! everyone who played, with the compiler's first error. A row says which
+//! version plays and why when a newer one did not build, and names the
+//! other entrants whose sources are the same (a copy). The bots' stderr is
+//! left out of the replays unless `REFEREE_PAGE_STDERR=1`: the page is the
+//! whole class's.
+//!
 //! Whoever can reach the page must not be able to hurt the league: each
 //! connection holds one of the referee's descriptors, which its games
 //! need too. So the page has at most [`most_connections`] connections at
@@ -17,6 +25,7 @@
 //! last answer is closed, and a stream of events tells of games at most
 //! every [`EVENTS_EVERY`].
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -32,7 +41,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Shared;
-use super::db::Db;
+use super::db::{Db, VersionRow};
+use super::page::{About, FailedBuild};
 use crate::replay::escape_html;
 
 /// What the pages are made from: the league's state, and the database
@@ -43,6 +53,13 @@ struct Board {
     db: Arc<Mutex<Db>>,
     /// Where the league file is (a judge's files, for replays).
     base: PathBuf,
+    /// The replays show what the bots wrote on stderr
+    /// (`REFEREE_PAGE_STDERR=1`); by default they do not, since the page
+    /// is the whole class's.
+    stderr: bool,
+    /// Each failed version's reason and first error, by its id, read once
+    /// from its log (a failed version is never built again).
+    failed: Arc<Mutex<HashMap<i64, FailedBuild>>>,
 }
 
 /// How long a connection may take to send a request's headers, from its
@@ -78,6 +95,17 @@ fn timeout() -> Duration {
         .unwrap_or(TIMEOUT)
 }
 
+/// Whether the replays show the bots' stderr: `REFEREE_PAGE_STDERR` set
+/// to `1` (`true`, `yes`, `on`).
+fn stderr_shown() -> bool {
+    std::env::var("REFEREE_PAGE_STDERR").is_ok_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        )
+    })
+}
+
 /// Where `--serve` listens: `PORT` alone is loopback's; an address binds
 /// beyond loopback only when it says so (`0.0.0.0:8080`).
 pub fn address(text: &str) -> Result<SocketAddr, String> {
@@ -106,6 +134,8 @@ pub fn start(
         shared,
         db: Arc::new(Mutex::new(Db::read(&db)?)),
         base,
+        stderr: stderr_shown(),
+        failed: Arc::default(),
     };
     std::thread::Builder::new()
         .name("league-page".into())
@@ -200,7 +230,10 @@ async fn leaderboard() -> Html<&'static str> {
 }
 
 async fn standings_json(Axum(board): Axum<Board>) -> Response {
-    json_response(&standings(&board))
+    match standings(&board) {
+        Ok(value) => json_response(&value),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
+    }
 }
 
 fn json_response(value: &Value) -> Response {
@@ -211,86 +244,309 @@ fn json_response(value: &Value) -> Response {
         .into_response()
 }
 
-/// An entrant's current version, as the standings show it.
-struct Current {
+/// An entrant still in the league, as the pages show it.
+struct Shown {
     entrant: String,
+    /// The version shown: the one that plays, else its last that built
+    /// (`entrant@vN`, and N); `None` when none built.
+    version: Option<(String, u32)>,
+    playing: bool,
+    last: Option<super::LastFailure>,
+    /// Its newest version, when that one did not build and is newer than
+    /// the one shown: its number, and why.
+    failed: Option<(u32, FailedBuild)>,
+    /// Other entrants' versions (`name@vN`) whose sources are the same as
+    /// the shown version's (a copy, one way or the other).
+    same_as: Vec<String>,
+}
+
+impl Shown {
+    /// Which version plays and why, when that is not simply its newest.
+    fn note(&self) -> Option<String> {
+        match (&self.version, &self.failed) {
+            (None, _) => Some("did not build".into()),
+            (Some((_, n)), Some((m, _))) if self.playing => {
+                Some(format!("v{n} plays: v{m} did not build"))
+            }
+            (Some((_, n)), Some((m, _))) => Some(format!("v{n} does not play: v{m} did not build")),
+            (Some((_, n)), None) if !self.playing => Some(format!("v{n} does not play now")),
+            _ => None,
+        }
+    }
+
+    fn about(&self) -> About {
+        About {
+            playing: self.version.as_ref().filter(|_| self.playing).map(|v| v.1),
+            note: self.note(),
+            failed: self.failed.clone(),
+            same_as: self.same_as.clone(),
+        }
+    }
+}
+
+/// The league as the pages show it: its games, whether each is played
+/// alone, the tally (a copy), and every entrant still in it, in the order
+/// they entered.
+struct Class {
+    games: u64,
+    solo: bool,
+    tally: crate::tournament::standings::Tally,
+    shown: Vec<Shown>,
+}
+
+/// A version as the league's state has it.
+struct Known {
     number: u32,
-    /// `entrant@vN`.
-    name: String,
+    active: bool,
     last: Option<super::LastFailure>,
 }
 
-/// `{"games": N, "solo": bool, "entrants": [...]}`: one row per entrant's
-/// current version, best first.
-fn standings(board: &Board) -> Value {
-    let (games, solo, current, rows) = {
+/// [`Class`] now: the versions from the database (a failed one's reason
+/// read from its log once), what plays from the league's state.
+fn class(board: &Board) -> Result<Class, String> {
+    let rows = super::db::lock(&board.db).versions_without_logs()?;
+    let mut failed = board.failed.lock().unwrap_or_else(|e| e.into_inner());
+    if rows
+        .iter()
+        .any(|r| !r.build_ok && !failed.contains_key(&r.id))
+    {
+        let logs = super::db::lock(&board.db).versions()?;
+        for r in logs.into_iter().filter(|r| !r.build_ok) {
+            failed
+                .entry(r.id)
+                .or_insert_with(|| super::page::failed_build(r.build_log.as_deref().unwrap_or("")));
+        }
+    }
+    // What the league plays, by version id: as it is now.
+    let (games, solo, tally, known) = {
         let state = board.shared.lock();
-        let current: Vec<Current> = state
+        let known: HashMap<i64, Known> = state
             .versions
             .iter()
-            .filter(|v| v.active)
-            .map(|v| Current {
-                entrant: v.entrant.clone(),
-                number: v.number,
-                name: v.player.name.clone(),
-                last: v.last_failure.clone(),
+            .map(|v| {
+                let known = Known {
+                    number: v.number,
+                    active: v.active,
+                    last: v.last_failure.clone(),
+                };
+                (v.id, known)
             })
             .collect();
         (
             state.committed,
             state.seats.is_none(),
-            current,
-            // Ranked below, the games' lock released.
             state.tally.clone(),
+            known,
         )
     };
-    let rows = rows.into_rows();
-    let entrants: Vec<Value> = rows
+    // Each entrant's versions, oldest first, the entrants in the order
+    // they entered; and who built what (a copy's sources are the same).
+    let mut order: Vec<&str> = Vec::new();
+    let mut by_entrant: HashMap<&str, Vec<&VersionRow>> = HashMap::new();
+    let mut by_sources: HashMap<&str, Vec<&VersionRow>> = HashMap::new();
+    for r in &rows {
+        by_entrant
+            .entry(&r.entrant)
+            .or_insert_with(|| {
+                order.push(&r.entrant);
+                Vec::new()
+            })
+            .push(r);
+        if r.build_ok {
+            by_sources.entry(&r.fingerprint).or_default().push(r);
+        }
+    }
+    let shown = order
         .iter()
-        .filter_map(|row| {
-            let Current {
-                entrant,
-                number,
-                last,
-                ..
-            } = current.iter().find(|c| c.name == row.entrant)?;
-            let (rating, uncertainty) = if solo {
-                let half = match (row.win_rate_low, row.win_rate_high) {
-                    (Some(low), Some(high)) => Some((high - low) / 2.0),
-                    _ => None,
-                };
-                (row.win_rate, half)
-            } else {
-                (row.rating, row.uncertainty)
-            };
-            Some(json!({
-                "name": entrant,
-                "version": number,
-                "entrant": row.entrant,
-                "games": row.games,
-                "rating": rating,
-                "uncertainty": uncertainty,
-                "wins": row.wins,
-                "win_share": if row.games == 0 { None } else { Some(row.wins / row.games as f64) },
-                "failures": {
-                    "timeout": row.timeouts,
-                    "crashed": row.crashed,
-                    "incorrect": row.incorrect,
-                    "disqualified": row.disqualified,
-                    "internal": row.internal,
-                },
-                "last_failure": last.as_ref().map(|(game, status, message)| json!({
-                    "game": game, "status": status, "message": message,
-                })),
-            }))
+        .filter_map(|name| {
+            let own = &by_entrant[name];
+            let newest = *own.last()?;
+            if newest.retired {
+                return None;
+            }
+            let playing = own
+                .iter()
+                .rev()
+                .find(|r| known.get(&r.id).is_some_and(|k| k.active));
+            let current = playing.or_else(|| {
+                own.iter()
+                    .rev()
+                    .find(|r| r.build_ok && known.contains_key(&r.id))
+            });
+            // A version that built and is not in the league's state yet
+            // is entering: shown at the next look.
+            if current.is_none() && newest.build_ok {
+                return None;
+            }
+            let failed_build = (!newest.build_ok
+                && current.is_none_or(|c| c.version < newest.version))
+            .then(|| {
+                (
+                    newest.version,
+                    failed.get(&newest.id).cloned().unwrap_or_default(),
+                )
+            });
+            // Each other entrant's last version with the same sources.
+            let mut same_as: Vec<String> = Vec::new();
+            let mut seen: Vec<&str> = Vec::new();
+            let same = current.and_then(|c| by_sources.get(c.fingerprint.as_str()));
+            for other in same.into_iter().flatten().rev() {
+                if other.entrant != **name && !seen.contains(&other.entrant.as_str()) {
+                    seen.push(&other.entrant);
+                    same_as.push(super::Version::name(&other.entrant, other.version));
+                }
+            }
+            same_as.sort();
+            let state = current.and_then(|c| known.get(&c.id));
+            Some(Shown {
+                entrant: (*name).to_owned(),
+                version: state.map(|k| (super::Version::name(name, k.number), k.number)),
+                playing: playing.is_some(),
+                last: state.and_then(|k| k.last.clone()),
+                failed: failed_build,
+                same_as,
+            })
         })
+        .collect();
+    Ok(Class {
+        games,
+        solo,
+        tally,
+        shown,
+    })
+}
+
+/// What the ranking is by, for people.
+fn ranked_by(solo: bool) -> &'static str {
+    if solo {
+        "win rate; an entrant with no version that built comes last"
+    } else {
+        "rating − 3σ (the rating less three times its uncertainty σ): a version \
+         ranks high once its games show it is strong, not on the luck of its first \
+         few; an entrant with no version that built comes last"
+    }
+}
+
+/// `name` as one segment of a URL's path.
+pub(super) fn url_segment(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Where an entrant's version's build log is: its row on the entrant's
+/// page.
+fn log_link(entrant: &str, version: u32) -> String {
+    format!("/entrant/{}#v{version}", url_segment(entrant))
+}
+
+/// `{"games": N, "solo": bool, "ranked_by": "...", "entrants": [...]}`:
+/// one row per entrant still in the league (its version that plays),
+/// best first, then those with no version that built.
+fn standings(board: &Board) -> Result<Value, String> {
+    let Class {
+        games,
+        solo,
+        tally,
+        shown,
+    } = class(board)?;
+    let by_version: HashMap<&str, &Shown> = shown
+        .iter()
+        .filter_map(|s| Some((s.version.as_ref()?.0.as_str(), s)))
+        .collect();
+    let failed_build = |s: &Shown| {
+        s.failed.as_ref().map(|(version, why)| {
+            json!({
+                "version": version,
+                "message": why.message,
+                "first_error": why.first_error,
+                "log": log_link(&s.entrant, *version),
+            })
+        })
+    };
+    let rows = tally.into_rows();
+    let played = rows.iter().filter_map(|row| {
+        let s = by_version.get(row.entrant.as_str())?;
+        let (rating, uncertainty, score) = if solo {
+            let half = match (row.win_rate_low, row.win_rate_high) {
+                (Some(low), Some(high)) => Some((high - low) / 2.0),
+                _ => None,
+            };
+            (row.win_rate, half, row.win_rate)
+        } else {
+            (row.rating, row.uncertainty, row.conservative)
+        };
+        Some(json!({
+            "name": s.entrant,
+            "version": s.version.as_ref().map(|v| v.1),
+            "entrant": row.entrant,
+            "built": true,
+            "playing": s.playing,
+            "games": row.games,
+            "rating": rating,
+            "uncertainty": uncertainty,
+            "rank_score": score,
+            "wins": row.wins,
+            "win_share": if row.games == 0 { None } else { Some(row.wins / row.games as f64) },
+            "failures": {
+                "timeout": row.timeouts,
+                "crashed": row.crashed,
+                "incorrect": row.incorrect,
+                "disqualified": row.disqualified,
+                "internal": row.internal,
+            },
+            "last_failure": s.last.as_ref().map(|(game, status, message)| json!({
+                "game": game, "status": status, "message": message,
+            })),
+            "note": s.note(),
+            "failed_build": failed_build(s),
+            "same_as": s.same_as,
+        }))
+    });
+    // Those with no version that built: after everyone who played.
+    let unbuilt = shown.iter().filter(|s| s.version.is_none()).map(|s| {
+        let version = s.failed.as_ref().map_or(0, |f| f.0);
+        json!({
+            "name": s.entrant,
+            "version": version,
+            "entrant": super::Version::name(&s.entrant, version),
+            "built": false,
+            "playing": false,
+            "games": 0,
+            "rating": null,
+            "uncertainty": null,
+            "rank_score": null,
+            "wins": 0,
+            "win_share": null,
+            "failures": {
+                "timeout": 0, "crashed": 0, "incorrect": 0, "disqualified": 0, "internal": 0,
+            },
+            "last_failure": null,
+            "note": s.note(),
+            "failed_build": failed_build(s),
+            "same_as": s.same_as,
+        })
+    });
+    let entrants: Vec<Value> = played
+        .chain(unbuilt)
         .enumerate()
         .map(|(i, mut row)| {
             row["rank"] = json!(i + 1);
             row
         })
         .collect();
-    json!({ "games": games, "solo": solo, "entrants": entrants })
+    Ok(json!({
+        "games": games,
+        "solo": solo,
+        "ranked_by": ranked_by(solo),
+        "entrants": entrants,
+    }))
 }
 
 #[derive(Deserialize)]
@@ -351,22 +607,31 @@ async fn entrant_page(Axum(board): Axum<Board>, UrlPath(name): UrlPath<String>) 
         )
             .into_response();
     }
-    let series: Vec<(String, Vec<crate::tournament::standings::Point>)> = {
-        let state = board.shared.lock();
-        versions
-            .iter()
-            .map(|v| {
-                let full = super::Version::name(&v.entrant, v.version);
-                let points = state.tally.history_of(&full);
-                (full, points)
-            })
-            .collect()
+    let class = match class(&board) {
+        Ok(class) => class,
+        Err(e) => return (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
     };
+    let about = class
+        .shown
+        .iter()
+        .find(|s| s.entrant == name)
+        .map(Shown::about)
+        .unwrap_or_default();
+    let series: Vec<(u32, Vec<crate::tournament::standings::Point>)> = versions
+        .iter()
+        .map(|v| {
+            let full = super::Version::name(&v.entrant, v.version);
+            (v.version, class.tally.history_of(&full))
+        })
+        .collect();
     let games = {
         let db = super::db::lock(&board.db);
         db.recent_games(Some(&name), 30).unwrap_or_default()
     };
-    Html(super::page::entrant(&name, &versions, &series, &games)).into_response()
+    Html(super::page::entrant(
+        &name, &versions, &about, &series, &games,
+    ))
+    .into_response()
 }
 
 async fn replay_page(Axum(board): Axum<Board>, UrlPath(id): UrlPath<u64>) -> Response {
@@ -374,19 +639,86 @@ async fn replay_page(Axum(board): Axum<Board>, UrlPath(id): UrlPath<u64>) -> Res
         let db = super::db::lock(&board.db);
         db.game(id)
     };
-    let record = match record {
+    let mut record = match record {
         Ok(Some(record)) => record,
         Ok(None) => return (StatusCode::NOT_FOUND, format!("no game {id}")).into_response(),
         Err(e) => return (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
     };
+    if !board.stderr {
+        without_stderr(&mut record);
+    }
+    // The entrants who played it, for the links back.
+    let entrants: Vec<String> = record["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["entrant"].as_str())
+        .map(|full| match full.rsplit_once("@v") {
+            Some((name, n)) if n.parse::<u32>().is_ok() => name.to_owned(),
+            _ => full.to_owned(),
+        })
+        .fold(Vec::new(), |mut all, name| {
+            if !all.contains(&name) {
+                all.push(name);
+            }
+            all
+        });
     match crate::replay::views(&record, &board.base) {
-        Ok(views) => Html(crate::replay::page(&format!("game {id}"), &views)).into_response(),
+        Ok(mut views) => {
+            if !board.stderr {
+                for view in &mut views {
+                    without_stderr(view);
+                }
+            }
+            Html(replay_html(id, &entrants, &views)).into_response()
+        }
         Err(e) => (
             StatusCode::UNPROCESSABLE_ENTITY,
             format!("game {id} cannot be replayed: {}", escape_html(&e)),
         )
             .into_response(),
     }
+}
+
+/// `value` (a record or a replay's view) without what the bots wrote on
+/// stderr: the record's own, each seat's, each player's.
+fn without_stderr(value: &mut Value) {
+    if let Some(object) = value.as_object_mut() {
+        object.remove("stderr");
+    }
+    for list in ["results", "players", "seats"] {
+        for seat in value[list].as_array_mut().into_iter().flatten() {
+            if let Some(seat) = seat.as_object_mut() {
+                seat.remove("stderr");
+            }
+        }
+    }
+}
+
+/// Game `id`'s replay (the replay viewer), with links back to the
+/// leaderboard and to the pages of the entrants who played it.
+fn replay_html(id: u64, entrants: &[String], views: &[Value]) -> String {
+    let links: String = entrants
+        .iter()
+        .map(|name| {
+            format!(
+                " · <a class=\"entrant\" href=\"/entrant/{}\">{}</a>",
+                escape_html(&url_segment(name)),
+                escape_html(name)
+            )
+        })
+        .collect();
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>game {id} — league</title>\n<style>\n{}\
+         nav#back {{ margin: 0 0 .6em; }}\n</style>\n</head>\n<body>\n\
+         <nav id=\"back\"><a href=\"/\">← leaderboard</a>{links}</nav>\n\
+         <div id=\"replay\"></div>\n{}\n<script>\n{}</script>\n</body>\n</html>\n",
+        crate::replay::STYLE,
+        crate::replay::data_script("replay-data", &json!({ "games": views })),
+        crate::replay::SCRIPT,
+    )
 }
 
 const LEADERBOARD: &str = include_str!("leaderboard.html");
