@@ -330,3 +330,30 @@ fn seats_count_from_0_in_every_game_kind() {
     tournament(&[&file, "--games", "2", "--out", tron.to_str().unwrap()]);
     assert_eq!(seats(&tron), [[0, 1], [0, 1]]);
 }
+
+/// Issue 40: a league's file (no `games`) run as the end-of-term
+/// tournament, `referee tournament class.toml --games N`, said "games must
+/// be at least 1". `--games` stands for the missing key; without it the
+/// message says how to give one.
+#[test]
+fn games_on_the_command_line_stand_for_a_missing_games_key() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let player = env!("CARGO_BIN_EXE_evensteven");
+    let file = dir.path().join("class.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"evensteven\"\nseed = 3\n\
+             [[entrant]]\nname = \"a\"\ncommand = [\"{player}\"]\n\
+             [[entrant]]\nname = \"b\"\ncommand = [\"{player}\"]\n"
+        ),
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    let run = common::referee(["tournament", "--no-progress", file], b"");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(run.stderr.contains("give `--games N`"), "{run:?}");
+    let run = common::referee(["tournament", "--no-progress", file, "--games", "4"], b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.contains("4 games"), "{run:?}");
+}

@@ -102,7 +102,7 @@ pub async fn run(config: &TournamentConfig) -> Status {
 }
 
 async fn run_inner(config: &TournamentConfig) -> Result<Status, Refusal> {
-    let spec: Spec = spec::load(&config.file)?;
+    let spec: Spec = spec::load(&config.file, config.games)?;
     check_options(config, &spec)?;
     let base = config
         .file

@@ -128,16 +128,27 @@ impl EntrantSpec {
 
 /// Reads and checks a tournament file; errors name the file (and, for
 /// values TOML can place, the line).
-pub fn load(path: &Path) -> Result<Spec, String> {
+/// `games`, from the command line (`--games N`), stands for the file's
+/// when it has none: a league's file, which has none, is then the
+/// end-of-term tournament's too.
+pub fn load(path: &Path, games: Option<u64>) -> Result<Spec, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let base = path.parent().unwrap_or(Path::new("."));
-    parse(&text, base).map_err(|e| format!("{}: {e}", path.display()))
+    parse_with(&text, base, games).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Parses and checks a tournament file's text; relative paths are taken
 /// from `base`. All problems are reported at once, one per line.
 pub fn parse(text: &str, base: &Path) -> Result<Spec, String> {
+    parse_with(text, base, None)
+}
+
+/// [`parse`], with the number of games the command line gives.
+fn parse_with(text: &str, base: &Path, games: Option<u64>) -> Result<Spec, String> {
     let (mut spec, league) = split_league(text)?;
+    if let Some(games) = games {
+        spec.games = games;
+    }
     let mut problems = Vec::new();
     if league.is_some() {
         problems.push(LEAGUE_ONLY.to_owned());
@@ -271,7 +282,9 @@ pub fn problems(spec: &Spec, base: &Path) -> Vec<String> {
     // Games are produced lazily: any number of them costs nothing until
     // it is played.
     if spec.games == 0 {
-        out.push("games must be at least 1".to_owned());
+        out.push(
+            "games: none to play (write `games = N` in the file, or give `--games N`)".to_owned(),
+        );
     }
     out.extend(problems_but_the_run(spec, base, false));
     out
