@@ -256,3 +256,35 @@ fn a_league_with_fewer_entrants_than_seats_waits_for_more() {
     }
     marker.assert_none_left();
 }
+
+/// `page_stderr` in the `[league]` table takes true or false; anything
+/// else is refused, naming the key.
+#[test]
+fn page_stderr_takes_true_or_false() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = dir.path().join("league.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"{}\"\n[limits]\nseats = 2\n[[entrant]]\nglob = \"subs/*\"\n\
+             [league]\npage_stderr = \"yes\"\n",
+            common::fixture("duel/game.toml")
+        ),
+    )
+    .unwrap();
+    let db = dir.path().join("league.db");
+    let run = common::referee(
+        [
+            "league",
+            "run",
+            file.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+            "--games",
+            "1",
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(run.stderr.contains("page_stderr: true or false"), "{run:?}");
+}

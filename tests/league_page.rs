@@ -37,12 +37,12 @@ fn write(path: &Path, text: &str) {
 }
 
 /// A league over `subs/*` in `dir`, two seats. Returns its file.
-fn league_file(dir: &Path) -> PathBuf {
+fn league_file(dir: &Path, settings: &str) -> PathBuf {
     let file = dir.join("league.toml");
     std::fs::write(
         &file,
         format!(
-            "game = \"{}\"\nseed = 5\n[limits]\nseats = 2\n[[entrant]]\nglob = \"subs/*\"\n",
+            "game = \"{}\"\nseed = 5\n[limits]\nseats = 2\n[[entrant]]\nglob = \"subs/*\"\n{settings}",
             fixture("duel/game.toml")
         ),
     )
@@ -60,8 +60,9 @@ struct League {
 }
 
 impl League {
-    fn start(dir: &Path, marker: &Marker, env: &[(&str, &str)]) -> League {
-        let file = league_file(dir);
+    /// The league's file ends with `settings` (a `[league]` table).
+    fn start(dir: &Path, marker: &Marker, settings: &str) -> League {
+        let file = league_file(dir, settings);
         let (stdout, stderr) = (dir.join("out.txt"), dir.join("err.txt"));
         let mut cmd = common::command(
             [
@@ -79,8 +80,7 @@ impl League {
             ],
             marker,
         );
-        cmd.envs(env.iter().copied())
-            .stdin(Stdio::null())
+        cmd.stdin(Stdio::null())
             .stdout(std::fs::File::create(&stdout).unwrap())
             .stderr(std::fs::File::create(&stderr).unwrap());
         let mut league = League {
@@ -237,7 +237,7 @@ fn every_student_has_a_row_and_the_page_says_why() {
     write(&subs.join("dan/pc2"), &chatty("dan"));
     write(&subs.join("dan/Makefile"), BROKEN);
     let marker = Marker::new();
-    let mut league = League::start(dir.path(), &marker, &[]);
+    let mut league = League::start(dir.path(), &marker, "");
     league.wait("6 games", |l| (l.games() >= 6).then_some(()));
 
     // Every student has a row: dan, whose build failed, last, with no
@@ -332,8 +332,8 @@ fn every_student_has_a_row_and_the_page_says_why() {
     league.stop(&marker);
 }
 
-/// With `REFEREE_PAGE_STDERR=1` the replays show what the bots wrote on
-/// stderr.
+/// With `page_stderr = true` in the file's `[league]` table the replays
+/// show what the bots wrote on stderr.
 #[test]
 fn stderr_on_the_replays_only_when_the_league_says_so() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
@@ -344,7 +344,7 @@ fn stderr_on_the_replays_only_when_the_league_says_so() {
         &std::fs::read_to_string(fixture("duel/strong.sh")).unwrap(),
     );
     let marker = Marker::new();
-    let mut league = League::start(dir.path(), &marker, &[("REFEREE_PAGE_STDERR", "1")]);
+    let mut league = League::start(dir.path(), &marker, "[league]\npage_stderr = true\n");
     league.wait("2 games", |l| (l.games() >= 2).then_some(()));
     let game = league.a_game_of("ann");
     let replay = league.get(&format!("/replay/{game}"));

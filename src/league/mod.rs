@@ -155,7 +155,9 @@ fn usage(message: String) -> Failed {
 }
 
 async fn run_inner(config: &LeagueConfig) -> Result<Status, Failed> {
-    let (spec, text, policy) = crate::tournament::spec::load_league(&config.file).map_err(usage)?;
+    let (spec, text, settings) =
+        crate::tournament::spec::load_league(&config.file).map_err(usage)?;
+    let policy = settings.policy;
     let base = config
         .file
         .parent()
@@ -186,8 +188,14 @@ async fn run_inner(config: &LeagueConfig) -> Result<Status, Failed> {
         .map_err(|e| (Status::Io, e))?;
     announce(config, &*game, &shared);
     if let Some(addr) = config.serve {
-        let at = serve::start(addr, Arc::clone(&shared), config.db.clone(), base.clone())
-            .map_err(usage)?;
+        let at = serve::start(
+            addr,
+            Arc::clone(&shared),
+            config.db.clone(),
+            base.clone(),
+            settings.page_stderr,
+        )
+        .map_err(usage)?;
         eprintln!("league: live page at http://{at}/");
     }
     report_on_interrupt(&shared);

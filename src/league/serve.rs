@@ -14,8 +14,8 @@
 //! everyone who played, with the compiler's first error. A row says which
 //! version plays and why when a newer one did not build, and names the
 //! other entrants whose sources are the same (a copy). The bots' stderr is
-//! left out of the replays unless `REFEREE_PAGE_STDERR=1`: the page is the
-//! whole class's.
+//! left out of the replays unless the file's `[league]` table says
+//! `page_stderr = true`: the page is the whole class's.
 //!
 //! Whoever can reach the page must not be able to hurt the league: each
 //! connection holds one of the referee's descriptors, which its games
@@ -54,7 +54,8 @@ struct Board {
     /// Where the league file is (a judge's files, for replays).
     base: PathBuf,
     /// The replays show what the bots wrote on stderr
-    /// (`REFEREE_PAGE_STDERR=1`); by default they do not, since the page
+    /// (`page_stderr = true` in the file's `[league]` table); by default
+    /// they do not, since the page
     /// is the whole class's.
     stderr: bool,
     /// Each failed version's reason and first error, by its id, read once
@@ -95,17 +96,6 @@ fn timeout() -> Duration {
         .unwrap_or(TIMEOUT)
 }
 
-/// Whether the replays show the bots' stderr: `REFEREE_PAGE_STDERR` set
-/// to `1` (`true`, `yes`, `on`).
-fn stderr_shown() -> bool {
-    std::env::var("REFEREE_PAGE_STDERR").is_ok_and(|v| {
-        matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "1" | "true" | "yes" | "on"
-        )
-    })
-}
-
 /// Where `--serve` listens: `PORT` alone is loopback's; an address binds
 /// beyond loopback only when it says so (`0.0.0.0:8080`).
 pub fn address(text: &str) -> Result<SocketAddr, String> {
@@ -125,6 +115,7 @@ pub fn start(
     shared: Arc<Shared>,
     db: PathBuf,
     base: PathBuf,
+    page_stderr: bool,
 ) -> Result<SocketAddr, String> {
     let listener = std::net::TcpListener::bind(addr)
         .map_err(|e| format!("--serve {addr}: cannot listen there: {e}"))?;
@@ -134,7 +125,7 @@ pub fn start(
         shared,
         db: Arc::new(Mutex::new(Db::read(&db)?)),
         base,
-        stderr: stderr_shown(),
+        stderr: page_stderr,
         failed: Arc::default(),
     };
     std::thread::Builder::new()

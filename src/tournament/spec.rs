@@ -174,21 +174,21 @@ fn parse_with(text: &str, base: &Path, games: Option<u64>) -> Result<Spec, Strin
 ///
 /// Also returns the text, and the matchmaking's knobs: the `[league]`
 /// table's, the defaults for those it does not give.
-pub fn load_league(path: &Path) -> Result<(Spec, String, Policy), String> {
+pub fn load_league(path: &Path) -> Result<(Spec, String, LeagueSettings), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let base = path.parent().unwrap_or(Path::new("."));
     let at = |e: String| format!("{}: {e}", path.display());
     let (spec, league) = split_league(&text).map_err(at)?;
     let mut problems = league_refusals(&spec);
-    let policy = match league {
-        None => Policy::default(),
+    let settings = match league {
+        None => LeagueSettings::default(),
         Some(Err(e)) => {
             problems.push(e);
-            Policy::default()
+            LeagueSettings::default()
         }
-        Some(Ok(policy)) => {
-            problems.extend(policy.problems());
-            policy
+        Some(Ok(settings)) => {
+            problems.extend(settings.policy.problems());
+            settings
         }
     };
     problems.extend(spec.env.problems(&text));
@@ -204,7 +204,7 @@ pub fn load_league(path: &Path) -> Result<(Spec, String, Policy), String> {
         problems.extend(problems_but_the_run(&now, base, true));
     }
     if problems.is_empty() {
-        Ok((spec, text, policy))
+        Ok((spec, text, settings))
     } else {
         Err(at(problems.join("\n  ")))
     }
@@ -214,9 +214,21 @@ pub fn load_league(path: &Path) -> Result<(Spec, String, Policy), String> {
 const LEAGUE_ONLY: &str = "[league]: the settings of a league's matchmaking (referee league run FILE \
      --db DB); a tournament plays every table it deals: take the table out for a tournament";
 
-/// A file's `[league]` table, if it has one: the matchmaking's knobs, or
+/// A league's settings, its file's `[league]` table.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LeagueSettings {
+    /// The matchmaking's knobs.
+    pub policy: Policy,
+    /// `page_stderr = true`: the live page's replays show what the bots
+    /// wrote on stderr. Off by default: the page is the whole class's,
+    /// and a bot's stderr is its author's (CodinGame shows a player only
+    /// their own).
+    pub page_stderr: bool,
+}
+
+/// A file's `[league]` table, if it has one: the league's settings, or
 /// what is wrong with them.
-type LeagueTable = Option<Result<Policy, String>>;
+type LeagueTable = Option<Result<LeagueSettings, String>>;
 
 /// The file's text as a [`Spec`], and its `[league]` table (a league's
 /// settings, which [`Spec`] does not hold); errors name the line.
@@ -226,10 +238,27 @@ fn split_league(text: &str) -> Result<(Spec, LeagueTable), String> {
         toml_error(&e)
     };
     let mut root = toml::de::DeTable::parse(text).map_err(placed)?;
-    let league = root.get_mut().remove("league");
+    let mut league = root.get_mut().remove("league");
+    // The page's key, taken out before the rest is read as the
+    // matchmaking's knobs.
+    let page_stderr = match league.as_mut().map(|table| table.get_mut()) {
+        Some(toml::de::DeValue::Table(table)) => table.remove("page_stderr"),
+        _ => None,
+    };
     let spec = Spec::deserialize(toml::de::Deserializer::from(root)).map_err(placed)?;
-    let league = league
-        .map(|table| Policy::deserialize(toml::de::ValueDeserializer::from(table)).map_err(placed));
+    let league = league.map(|table| {
+        let policy =
+            Policy::deserialize(toml::de::ValueDeserializer::from(table)).map_err(placed)?;
+        let page_stderr = match page_stderr.map(|value| value.into_inner()) {
+            None => false,
+            Some(toml::de::DeValue::Boolean(shown)) => shown,
+            Some(_) => return Err("[league] page_stderr: true or false".to_owned()),
+        };
+        Ok(LeagueSettings {
+            policy,
+            page_stderr,
+        })
+    });
     Ok((spec, league))
 }
 
