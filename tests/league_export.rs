@@ -202,6 +202,15 @@ fn the_export_grades_each_student_once_and_report_reads_every_game() {
         );
         assert!(grade(name)["games"] != "0", "{grades:?}");
     }
+    // ann's folder is a copy of cat's first: flagged, as the page does.
+    assert!(
+        grade("ann@v1")["note"].contains("same sources as cat@v1"),
+        "{grades:?}"
+    );
+    assert!(
+        !grade("bob@v1")["note"].contains("same sources"),
+        "{grades:?}"
+    );
     assert_eq!(carol["games"], "0", "{carol:?}");
     assert_ne!(carol["failures"], "0", "{carol:?}");
     assert_eq!(carol["failures"], carol["disqualified"], "{carol:?}");

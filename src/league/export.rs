@@ -329,7 +329,51 @@ impl<'a> Standings<'a> {
                 None => format!("{why}; did not build, played no game"),
             };
         }
+        self.flag_copies(&mut sheet, rows);
         sheet
+    }
+
+    /// Notes, on the row of each version of `rows` that built, the other
+    /// entrants whose sources were the same (each one's last such
+    /// version), as the live page flags them: a copy, for the teacher to
+    /// look at.
+    fn flag_copies(&self, sheet: &mut Sheet, rows: &[Row]) {
+        let (entrant, note) = (sheet.column("entrant"), sheet.column("note"));
+        let by_cell: HashMap<String, &VersionRow> = rows
+            .iter()
+            .filter_map(|r| {
+                let v = self.versions.get(&r.entrant)?;
+                Some((text::csv_text(&r.entrant).into_owned(), *v))
+            })
+            .collect();
+        for cells in &mut sheet.rows {
+            let Some(v) = by_cell.get(&cells[entrant]).filter(|v| v.build_ok) else {
+                continue;
+            };
+            let mut same: HashMap<&str, u32> = HashMap::new();
+            for other in self.versions.values() {
+                if other.build_ok
+                    && other.entrant != v.entrant
+                    && other.fingerprint == v.fingerprint
+                {
+                    let newest = same.entry(&other.entrant).or_insert(other.version);
+                    *newest = (*newest).max(other.version);
+                }
+            }
+            if same.is_empty() {
+                continue;
+            }
+            let mut named: Vec<String> = same
+                .into_iter()
+                .map(|(name, number)| Version::name(name, number))
+                .collect();
+            named.sort();
+            let flag = format!("same sources as {}", named.join(", "));
+            cells[note] = match cells[note].is_empty() {
+                true => flag,
+                false => format!("{}; {flag}", cells[note]),
+            };
+        }
     }
 }
 
