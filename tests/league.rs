@@ -5,9 +5,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
 
+use common::league::{Running, exported, run_args};
 use common::{Marker, fixture, referee};
 use serde_json::Value;
 
@@ -37,39 +37,9 @@ fn class(dir: &Path, names: &[&str], strong: &[&str]) -> PathBuf {
     file
 }
 
-/// The arguments of `referee league run FILE --db DB ARGS`.
-fn run_args<'a>(file: &'a Path, db: &'a Path, args: &[&'a str]) -> Vec<&'a str> {
-    let mut all = vec![
-        "league",
-        "run",
-        file.to_str().unwrap(),
-        "--db",
-        db.to_str().unwrap(),
-    ];
-    all.extend(args);
-    all
-}
-
 /// `referee league run FILE --db DB ARGS`, to its end.
 fn league(file: &Path, db: &Path, args: &[&str]) -> common::Run {
     referee(run_args(file, db, args), b"")
-}
-
-/// The league's games, as `referee league export` writes them.
-fn exported(dir: &Path, db: &Path) -> Vec<Value> {
-    let out = dir.join("export");
-    let _ = std::fs::remove_dir_all(&out);
-    let run = referee(
-        [
-            "league",
-            "export",
-            db.to_str().unwrap(),
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
-    common::jsonl(&out.join("records.jsonl"))
 }
 
 fn entrants(record: &Value) -> Vec<String> {
@@ -79,71 +49,6 @@ fn entrants(record: &Value) -> Vec<String> {
         .iter()
         .map(|r| r["entrant"].as_str().unwrap().to_owned())
         .collect()
-}
-
-/// A league started in the background, its output in files.
-struct Running {
-    child: Child,
-    stdout: PathBuf,
-    stderr: PathBuf,
-}
-
-impl Running {
-    fn start(file: &Path, db: &Path, args: &[&str], marker: &Marker) -> Running {
-        let dir = db.parent().unwrap();
-        let n = std::fs::read_dir(dir).unwrap().count();
-        let (stdout, stderr) = (
-            dir.join(format!("out{n}.txt")),
-            dir.join(format!("err{n}.txt")),
-        );
-        let child = common::command(run_args(file, db, args), marker)
-            .stdin(Stdio::null())
-            .stdout(std::fs::File::create(&stdout).unwrap())
-            .stderr(std::fs::File::create(&stderr).unwrap())
-            .spawn()
-            .unwrap();
-        Running {
-            child,
-            stdout,
-            stderr,
-        }
-    }
-
-    fn stdout(&self) -> String {
-        std::fs::read_to_string(&self.stdout).unwrap_or_default()
-    }
-
-    fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.stderr).unwrap_or_default()
-    }
-
-    /// Waits (30 s at most) until `what` holds of the league's output.
-    fn wait(&self, what: &str, holds: impl Fn(&str, &str) -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !holds(&self.stdout(), &self.stderr()) {
-            assert!(
-                Instant::now() < deadline,
-                "never saw {what}:\n{}\n{}",
-                self.stdout(),
-                self.stderr()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn end(mut self, signal: nix::sys::signal::Signal) -> Option<i32> {
-        common::signal(&self.child, signal);
-        let status = self.child.wait().unwrap();
-        status.code()
-    }
-}
-
-/// A test that fails while its league runs leaves no league behind.
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// Games numbered 1, 2, ... in the order they finished, none twice.
@@ -180,7 +85,7 @@ fn a_league_goes_on_where_it_stopped_and_exports_as_a_tournament() {
 
     // Killed outright mid-game, it loses at most the games in flight.
     let marker = Marker::new();
-    let running = Running::start(&file, &db, &["--jobs", "2"], &marker);
+    let mut running = Running::start(&file, &db, &["--jobs", "2"], &marker);
     running.wait("game 10", |out, _| out.contains("game 10:"));
     assert_eq!(running.end(nix::sys::signal::Signal::SIGKILL), None);
     marker.assert_none_left();
@@ -235,7 +140,7 @@ fn entrants_come_and_go_while_the_league_plays() {
     .unwrap();
     let db = dir.path().join("league.db");
     let marker = Marker::new();
-    let running = Running::start(
+    let mut running = Running::start(
         &file,
         &db,
         &["--jobs", "1", "--scan-every", "100ms"],
@@ -391,7 +296,7 @@ fn a_version_plays_from_a_copy_made_as_it_entered() {
     let file = class(dir.path(), &["ann", "bob"], &[]);
     let db = dir.path().join("league.db");
     let marker = Marker::new();
-    let running = Running::start(&file, &db, &["--jobs", "1", "--scan-every", "1h"], &marker);
+    let mut running = Running::start(&file, &db, &["--jobs", "1", "--scan-every", "1h"], &marker);
     running.wait("a few games", |out, _| out.contains("game 2:"));
     std::fs::remove_file(dir.path().join("subs/ann/pc2")).unwrap();
     let games_then = running.stdout().matches("game ").count();

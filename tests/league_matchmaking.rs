@@ -7,9 +7,8 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
 
+use common::league::Running;
 use common::{Marker, fixture, referee};
 
 /// A duel league (`duel/game.toml`, two seats) over `subs/*` in `dir`,
@@ -130,71 +129,6 @@ fn a_tournament_refuses_a_league_table() {
     assert_eq!(run.code, Some(0), "{run:?}");
 }
 
-/// A league started in the background, its output in files.
-struct Running {
-    child: Child,
-    stdout: PathBuf,
-    stderr: PathBuf,
-}
-
-impl Running {
-    fn start(file: &Path, db: &Path, args: &[&str], marker: &Marker) -> Running {
-        let dir = db.parent().unwrap();
-        let (stdout, stderr) = (dir.join("out.txt"), dir.join("err.txt"));
-        let mut all = vec![
-            "league",
-            "run",
-            file.to_str().unwrap(),
-            "--db",
-            db.to_str().unwrap(),
-        ];
-        all.extend(args);
-        let child = common::command(all, marker)
-            .stdin(Stdio::null())
-            .stdout(std::fs::File::create(&stdout).unwrap())
-            .stderr(std::fs::File::create(&stderr).unwrap())
-            .spawn()
-            .unwrap();
-        Running {
-            child,
-            stdout,
-            stderr,
-        }
-    }
-
-    fn output(&self) -> (String, String) {
-        (
-            std::fs::read_to_string(&self.stdout).unwrap_or_default(),
-            std::fs::read_to_string(&self.stderr).unwrap_or_default(),
-        )
-    }
-
-    /// Waits (60 s at most) until `what` holds of the league's output; a
-    /// league that ended meanwhile fails the test with its status.
-    fn wait(&mut self, what: &str, holds: impl Fn(&str, &str) -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let (out, err) = self.output();
-            if holds(&out, &err) {
-                return;
-            }
-            if let Some(status) = self.child.try_wait().unwrap() {
-                panic!("the league ended ({status}) before {what}:\n{out}\n{err}");
-            }
-            assert!(Instant::now() < deadline, "never saw {what}:\n{out}\n{err}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-/// A test that fails while its league runs leaves no league behind.
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// A submission's folder `subs/NAME`, its `pc2` the greedy Chomp bot.
 fn chomp_submission(dir: &Path, name: &str) {
     let folder = dir.join("subs").join(name);
@@ -240,13 +174,13 @@ fn a_league_with_fewer_entrants_than_seats_waits_for_more() {
     running.wait("the league waiting for a third", |_, err| {
         err.contains("league: waiting for 3 entrants")
     });
-    let (out, _) = running.output();
+    let out = running.stdout();
     assert!(!out.contains("game "), "{out}");
     chomp_submission(dir.path(), "cat");
     running.wait("cat@v1 entering", |_, err| err.contains("cat@v1"));
-    let status = running.child.wait().unwrap();
-    let (out, err) = running.output();
-    assert_eq!(status.code(), Some(0), "{out}\n{err}");
+    let status = running.finish();
+    let (out, err) = (running.stdout(), running.stderr());
+    assert_eq!(status, Some(0), "{out}\n{err}");
     let games: Vec<&str> = out.lines().filter(|l| l.starts_with("game ")).collect();
     assert_eq!(games.len(), 3, "{out}");
     for game in games {

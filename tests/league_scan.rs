@@ -7,9 +7,9 @@ mod common;
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use common::league::{Running, run_args};
 use common::{Marker, fixture};
 
 /// A folder under the target's own temporary folder.
@@ -38,79 +38,6 @@ fn class(dir: &Path, names: &[&str]) -> PathBuf {
     )
     .unwrap();
     file
-}
-
-fn run_args<'a>(file: &'a Path, db: &'a Path, args: &[&'a str]) -> Vec<&'a str> {
-    let mut all = vec![
-        "league",
-        "run",
-        file.to_str().unwrap(),
-        "--db",
-        db.to_str().unwrap(),
-    ];
-    all.extend(args);
-    all
-}
-
-/// A league started in the background, its output in files; killed when
-/// dropped, so that a test that fails leaves none behind.
-struct Running {
-    child: Child,
-    stdout: PathBuf,
-    stderr: PathBuf,
-}
-
-impl Running {
-    fn start(file: &Path, db: &Path, args: &[&str], marker: &Marker) -> Running {
-        let dir = db.parent().unwrap();
-        let (stdout, stderr) = (dir.join("out.txt"), dir.join("err.txt"));
-        let child = common::command(run_args(file, db, args), marker)
-            .stdin(Stdio::null())
-            .stdout(std::fs::File::create(&stdout).unwrap())
-            .stderr(std::fs::File::create(&stderr).unwrap())
-            .spawn()
-            .unwrap();
-        Running {
-            child,
-            stdout,
-            stderr,
-        }
-    }
-
-    fn stdout(&self) -> String {
-        std::fs::read_to_string(&self.stdout).unwrap_or_default()
-    }
-
-    fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.stderr).unwrap_or_default()
-    }
-
-    /// Waits (10 s at most: a frozen league fails, it does not hang the
-    /// test) until `what` holds of the league's output.
-    fn wait(&self, what: &str, holds: impl Fn(&str, &str) -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !holds(&self.stdout(), &self.stderr()) {
-            assert!(
-                Instant::now() < deadline,
-                "never saw {what}:\n{}\n{}",
-                self.stdout(),
-                self.stderr()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn end(mut self, signal: nix::sys::signal::Signal) -> Option<i32> {
-        common::signal(&self.child, signal);
-        self.child.wait().unwrap().code()
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// The build log the database keeps of `name`'s version `version`.
@@ -153,7 +80,7 @@ fn a_fifo_or_a_socket_in_a_submission_never_freezes_the_league() {
     let file = class(dir.path(), &["ann", "bob"]);
     let db = dir.path().join("league.db");
     let marker = Marker::new();
-    let running = Running::start(
+    let mut running = Running::start(
         &file,
         &db,
         &["--jobs", "1", "--scan-every", "100ms"],

@@ -2,6 +2,8 @@
 //! processes, and check that no process is left behind.
 #![allow(dead_code)]
 
+pub mod league;
+
 use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::process::{Child, Command, Stdio};

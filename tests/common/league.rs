@@ -1,0 +1,141 @@
+//! A league through the real binary: one started in the background, its
+//! output in files, waited on; and its games as `league export` writes
+//! them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::Marker;
+
+/// The arguments of `referee league run FILE --db DB ARGS`.
+pub fn run_args<'a>(file: &'a Path, db: &'a Path, args: &[&'a str]) -> Vec<&'a str> {
+    let mut all = vec![
+        "league",
+        "run",
+        file.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+    ];
+    all.extend(args);
+    all
+}
+
+/// A league started in the background, its output in files; killed when
+/// dropped, so that a test that fails leaves none behind.
+pub struct Running {
+    child: Child,
+    stdout: PathBuf,
+    stderr: PathBuf,
+}
+
+impl Running {
+    /// `referee league run FILE --db DB ARGS`, its output beside DB.
+    pub fn start(file: &Path, db: &Path, args: &[&str], marker: &Marker) -> Running {
+        Running::start_in(db.parent().unwrap(), &run_args(file, db, args), marker)
+    }
+
+    /// `referee ARGS` started in `dir`, its output in files there (a
+    /// league started again there writes new ones).
+    pub fn start_in(dir: &Path, args: &[&str], marker: &Marker) -> Running {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let (stdout, stderr) = (
+            dir.join(format!("out-{n}.txt")),
+            dir.join(format!("err-{n}.txt")),
+        );
+        let child = super::command(args, marker)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&stdout).unwrap())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .unwrap();
+        Running {
+            child,
+            stdout,
+            stderr,
+        }
+    }
+
+    pub fn stdout(&self) -> String {
+        std::fs::read_to_string(&self.stdout).unwrap_or_default()
+    }
+
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
+    /// Waits (60 s at most: a frozen league fails, it does not hang the
+    /// test) until `what` holds of the league's output; a league that
+    /// ended meanwhile fails the test with its status.
+    pub fn wait(&mut self, what: &str, holds: impl Fn(&str, &str) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !holds(&self.stdout(), &self.stderr()) {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                panic!(
+                    "the league ended ({status}) before {what}:\n{}\n{}",
+                    self.stdout(),
+                    self.stderr()
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "never saw {what}:\n{}\n{}",
+                self.stdout(),
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits until `more` games have finished after those printed now.
+    pub fn wait_games(&mut self, more: usize, what: &str) {
+        let then = games(&self.stdout());
+        self.wait(what, |out, _| games(out) >= then + more);
+    }
+
+    /// Waits for the league to end by itself (`--games`): its exit status.
+    pub fn finish(&mut self) -> Option<i32> {
+        self.child.wait().unwrap().code()
+    }
+
+    /// Sends `signal` and waits for the league's end: its exit status.
+    pub fn end(mut self, signal: nix::sys::signal::Signal) -> Option<i32> {
+        super::signal(&self.child, signal);
+        self.child.wait().unwrap().code()
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Games the league printed as finished (`game N: ...` lines).
+pub fn games(stdout: &str) -> usize {
+    stdout.lines().filter(|l| l.starts_with("game ")).count()
+}
+
+/// The league's games, as `referee league export DB DIR/export` writes
+/// them.
+pub fn exported(dir: &Path, db: &Path) -> Vec<Value> {
+    let out = dir.join("export");
+    let _ = std::fs::remove_dir_all(&out);
+    let run = super::referee(
+        [
+            "league",
+            "export",
+            db.to_str().unwrap(),
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    super::jsonl(&out.join("records.jsonl"))
+}
