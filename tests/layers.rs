@@ -79,6 +79,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "bot",
             "exit",
             "game",
+            "games",
             "interrupt",
             "outcome",
             "parallel",

@@ -3,6 +3,7 @@
 //! merge`, which puts shards back together. See `docs/tournaments.md`.
 
 pub mod gamelog;
+pub mod league_table;
 pub mod pgn;
 pub mod report;
 pub mod schedule;

@@ -28,8 +28,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use super::league_table::Policy;
 use crate::bot::environment::{self, Vars};
-use crate::league::matchmaking::Policy;
 
 pub use crate::game::Limits;
 pub use crate::units::toml_error;
