@@ -98,8 +98,15 @@ impl TryFrom<String> for GameRef {
         if text.ends_with(".toml") {
             return Ok(GameRef::External(PathBuf::from(text)));
         }
+        if crate::games::shipped::is_name(&text) {
+            return crate::games::shipped::game_file(&text).map(GameRef::External);
+        }
         Err(format!(
-            "unknown game {text:?}: expected evensteven, chomp, septica, acesup, or the path of an external game's .toml file"
+            "unknown game {text:?}: expected evensteven, chomp, septica, acesup, {}, or the path \
+             of an external game's .toml file",
+            crate::games::shipped::names()
+                .collect::<Vec<_>>()
+                .join(", ")
         ))
     }
 }

@@ -7,6 +7,7 @@ pub mod chomp;
 pub mod evensteven;
 pub mod external;
 pub mod septica;
+pub mod shipped;
 
 use std::io::{self, IsTerminal, Write};
 

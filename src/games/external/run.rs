@@ -118,7 +118,7 @@ pub async fn run(config: &PlayConfig) -> Status {
 
 /// Reads the game file and checks that it takes `count` players.
 fn load_game(file: &std::path::Path, count: usize) -> Result<ExternalGame, String> {
-    let game = ExternalGame::load(file)?;
+    let game = ExternalGame::load(&crate::games::shipped::resolve(file)?)?;
     if count < game.min_players || count > game.max_players {
         return Err(format!(
             "{} takes {} player{} but {count} {} given",
