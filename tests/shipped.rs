@@ -43,15 +43,24 @@ fn unpacked(home: &Path) -> Vec<std::path::PathBuf> {
         .unwrap_or_default()
 }
 
-#[test]
-fn chess_by_its_name_runs_from_anywhere() {
+/// A working folder with an empty home inside, or `None` (saying why)
+/// when the fakes cannot run here.
+fn folder_and_home() -> Option<(tempfile::TempDir, std::path::PathBuf)> {
     if let Some(why) = missing() {
         eprintln!("skipped: {why}");
-        return;
+        return None;
     }
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let home = dir.path().join("home");
     std::fs::create_dir(&home).unwrap();
+    Some((dir, home))
+}
+
+#[test]
+fn chess_by_its_name_runs_from_anywhere() {
+    let Some((dir, home)) = folder_and_home() else {
+        return;
+    };
     let env = [
         ("HOME", home.to_str().unwrap()),
         ("XDG_DATA_HOME", ""),
@@ -102,13 +111,9 @@ fn chess_by_its_name_runs_from_anywhere() {
 
 #[test]
 fn referee_games_points_at_an_organisers_copy() {
-    if let Some(why) = missing() {
-        eprintln!("skipped: {why}");
+    let Some((dir, home)) = folder_and_home() else {
         return;
-    }
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let home = dir.path().join("home");
-    std::fs::create_dir(&home).unwrap();
+    };
     let games = format!("{}/games", root());
     let env = [("HOME", home.to_str().unwrap()), ("REFEREE_GAMES", &games)];
     let (white, black) = (fake("w", "illegal"), fake("b", "play"));
