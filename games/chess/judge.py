@@ -531,13 +531,17 @@ class Game:
             return self.forfeit([seat], reply["status"])
         words = reply["text"].split()
         written = words[1] if len(words) > 1 else ""
-        move = chess.Move.from_uci(written) if UCI_MOVE.match(written) else None
+        well_formed = bool(UCI_MOVE.match(written))
+        try:
+            move = chess.Move.from_uci(written) if well_formed else None
+        except ValueError:  # a1a1: squares, but no move
+            move = None
         # Only the legal moves as UCI writes them: python-chess also takes a
         # king onto its rook (Chess960's castling), which the other engine,
         # sent it in `position`, would not.
         if move is None or move not in set(self.board.legal_moves):
             text = (written or reply["text"])[:100]
-            what = "%s move %r" % ("illegal" if move else "unparsable", text)
+            what = "%s move %r" % ("illegal" if well_formed else "unparsable", text)
             where = "at ply %d, position %s" % (len(moves) + 1, self.board.fen())
             say({"type": "eliminate", "player": seat, "status": "incorrect",
                  "message": "%s %s" % (what, where)})
