@@ -992,11 +992,16 @@ fn a_misspelt_option_stops_the_run_with_64() {
     );
 }
 
-/// The FEN each game started from, in game order.
-fn fens(records: &[Value]) -> Vec<String> {
+/// The book's line each game started from (from 1) and its FEN, in game
+/// order.
+fn openings(records: &[Value]) -> Vec<(u64, String)> {
     records
         .iter()
-        .map(|r| r["summary"]["fen"].as_str().unwrap().to_owned())
+        .map(|r| {
+            let summary = &r["summary"];
+            let line = summary["line"].as_u64().unwrap();
+            (line, summary["fen"].as_str().unwrap().to_owned())
+        })
         .collect()
 }
 
@@ -1011,29 +1016,34 @@ fn random_order_and_games_per_opening() {
     let (a, b) = (fake("a", "plays"), fake("b", "plays"));
     let played = |options: &str, seed: &str| {
         let game = fake_game(dir.path(), &format!("max_plies = 1\n{options}"));
-        fens(&play_fakes_with(&game, 8, &["--seed", seed], &[&a, &b]))
+        openings(&play_fakes_with(&game, 8, &["--seed", seed], &[&a, &b]))
     };
+    let lines = |played: &[(u64, String)]| played.iter().map(|p| p.0).collect::<Vec<_>>();
     let sequential = played("", "1");
+    assert_eq!(lines(&sequential), [1, 1, 2, 2, 3, 3, 4, 4]);
     let random = played("order = \"random\"\nseed = 5", "1");
     assert_eq!(random, played("order = \"random\"\nseed = 5", "2"));
-    assert_ne!(random, sequential);
+    assert_ne!(lines(&random), lines(&sequential));
     let by_run_seed = played("order = \"random\"", "1");
     assert_eq!(by_run_seed, played("order = \"random\"", "1"));
     assert_ne!(by_run_seed, played("order = \"random\"", "3"));
-    for fens in [&sequential, &random, &by_run_seed] {
-        for pair in fens.chunks(2) {
-            assert_eq!(pair[0], pair[1], "{fens:?}");
+    for played in [&random, &by_run_seed] {
+        // Both games of a round on one line; four lines, each once.
+        let lines = lines(played);
+        for pair in played.chunks(2) {
+            assert_eq!(pair[0], pair[1], "{played:?}");
         }
-        assert_eq!(
-            fens.iter().collect::<std::collections::BTreeSet<_>>().len(),
-            4,
-            "{fens:?}"
-        );
+        let distinct = lines.iter().collect::<std::collections::BTreeSet<_>>();
+        assert_eq!(distinct.len(), 4, "{played:?}");
+        assert!(lines.iter().all(|l| (1..=13).contains(l)), "{played:?}");
     }
     // Four games an opening: rounds 1-2 on the first, 3-4 on the second.
     let four = played("games_per_opening = 4", "1");
-    assert_eq!(four[..4], vec![sequential[0].clone(); 4]);
-    assert_eq!(four[4..], vec![sequential[2].clone(); 4]);
+    assert_eq!(lines(&four), [1, 1, 1, 1, 2, 2, 2, 2]);
+    assert_eq!(four[4], sequential[2]);
+    // From line 12 of 13, then over again from line 1.
+    let late = played("start = 12", "1");
+    assert_eq!(lines(&late), [12, 12, 13, 13, 1, 1, 2, 2]);
 }
 
 /// fastchess's `-noswap`: with `swap = false` the round's first entrant

@@ -173,6 +173,15 @@ def search_limits(opts, players):
 
 
 BOOKS = {}  # path -> [(line number, EPD)]: one read per file and judge process
+ORDERS = {}  # (path, seed) -> the book's shuffled order: one shuffle per run
+
+
+def shuffled(path, size, seed):
+    if (path, seed) not in ORDERS:
+        order = list(range(size))
+        random.Random(seed).shuffle(order)  # Fisher-Yates, from Python's Mersenne Twister
+        ORDERS[path, seed] = order
+    return ORDERS[path, seed]
 
 
 def book(path):
@@ -190,21 +199,20 @@ def book(path):
 
 
 def opening(start, opts):
-    """The book's line for this game, and the position: a round of the
-    referee is 2 games, and `games_per_opening` games (whole rounds) share
-    one line; in order from `start`, or in a shuffled order (`seed`, else
-    the run's), as fastchess's -openings order=random -srand."""
+    """The position of this game, its EPD operations and its line in the
+    file: a round of the referee is 2 games, and `games_per_opening` games
+    (whole rounds) share one line; in order from `start`, or in a shuffled
+    order (`seed`, else the run's), as fastchess's -openings order=random
+    -srand."""
     lines = book(opts["openings"])
     group = (start["opening"] - 1) // (opts["games_per_opening"] // 2)
     at = (opts["start"] - 1 + group) % len(lines)
     if opts["order"] == "random":
         seed = start["seed"] if opts["seed"] is None else opts["seed"]
-        order = list(range(len(lines)))
-        random.Random(seed).shuffle(order)
-        at = order[at]
+        at = shuffled(opts["openings"], len(lines), seed)[at]
     number, epd = lines[at]
     try:
-        return chess.Board.from_epd(epd)  # the board, and the EPD's operations
+        return chess.Board.from_epd(epd) + (number,)  # the board, the EPD's operations
     except ValueError as e:
         raise Refused("openings %s, line %d: not an EPD position (%s): %s" % (
             opts["openings"], number, e, epd[:100]))
@@ -417,7 +425,7 @@ class Game:
         players = start["players"]
         self.names = [p["name"] for p in players]
         self.search = search_limits(opts, players)
-        self.board, operations = opening(start, opts)
+        self.board, operations, line = opening(start, opts)
         # swap = false: White is the seat of the round's first entrant
         # (seat s holds the table's entrant (s + rotation) mod 2).
         self.white = 0 if opts["swap"] else start["rotation"] % 2
@@ -427,7 +435,8 @@ class Game:
         self.ids = [{}, {}]
         self.comments = []  # the PGN's, one per move: the engine's score and time
         self.date = time.strftime("%Y.%m.%d")
-        self.summary = {"opening": start["opening"], "opening_name": operations.get("id"),
+        self.summary = {"opening": start["opening"], "line": line,
+                        "opening_name": operations.get("id"),
                         "fen": self.board.fen(), "white": self.names[self.white],
                         "black": self.names[1 - self.white]}
 
