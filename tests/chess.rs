@@ -894,8 +894,9 @@ fn the_judge_refuses_game_options_it_cannot_take() {
 /// Each engine searches on its own clock's figures and its own limits:
 /// `go` gives each side's time left and its own increment (entrants'
 /// time controls may differ), an entrant's `nodes` goes with the clock
-/// as fastchess sends it; `swap = false` gives White to the round's first
-/// entrant in its second game too.
+/// as fastchess sends it, and the PGN tags each side's time control when
+/// they differ (`WhiteTimeControl`, `BlackTimeControl`); `swap = false`
+/// gives White to the round's first entrant in its second game too.
 #[test]
 fn go_gives_each_side_its_own_clock_and_nodes() {
     if let Some(why) = missing() {
@@ -903,6 +904,8 @@ fn go_gives_each_side_its_own_clock_and_nodes() {
     }
     let control =
         |base: u64, inc: u64| serde_json::json!({"base_micros": base, "increment_micros": inc});
+    // The first `go` (to whom, what), and the PGN of the game, which
+    // White then loses by crashing.
     let first_go = |options: Value, rotation: u64| {
         let a = (
             "a",
@@ -910,33 +913,45 @@ fn go_gives_each_side_its_own_clock_and_nodes() {
             control(1_000_000, 100_000),
         );
         let b = ("b", serde_json::json!({}), control(3_000_000, 0));
-        let clocks = [900_000, 2_900_000];
+        let white = if rotation == 0 { 0 } else { 1 };
+        let crash = serde_json::json!({"type": "replies", "replies": [{"player": white,
+            "status": "crashed", "message": "exited", "micros": 1}], "clocks": [1, 1]});
         let messages = judge_alone(&[
             start(options, [a, b], rotation),
             set_up("uciok", &[], None),
-            set_up("readyok", &[], Some(clocks)),
+            set_up("readyok", &[], Some([900_000, 2_900_000])),
+            crash,
         ]);
-        let go = messages.iter().rev().find(|m| m["type"] == "send").unwrap();
+        let go = messages.iter().rfind(|m| m["type"] == "send").unwrap();
+        let text = go["text"].as_str().unwrap();
+        let end = messages.last().unwrap();
+        assert_eq!(end["type"], "end", "{messages:?}");
+        let pgn = end["summary"]["pgn"].as_str().unwrap().to_owned();
         (
             go["to"].clone(),
-            go["text"]
-                .as_str()
-                .unwrap()
-                .lines()
-                .nth(1)
-                .unwrap()
-                .to_owned(),
+            text.lines().nth(1).unwrap().to_owned(),
+            pgn,
         )
     };
     // Opening 1 has White to move: seat 0 is White.
-    let (to, go) = first_go(serde_json::json!({}), 0);
+    let (to, go, pgn) = first_go(serde_json::json!({}), 0);
     assert_eq!(to, serde_json::json!([0]));
     assert_eq!(go, "go nodes 500 wtime 900 btime 2900 winc 100 binc 0");
+    // Each side's own time control, as fastchess tags them when they differ.
+    assert_eq!(tag(&pgn, "WhiteTimeControl"), Some("1+0.1"), "{pgn}");
+    assert_eq!(tag(&pgn, "BlackTimeControl"), Some("3"), "{pgn}");
+    assert_eq!(tag(&pgn, "TimeControl"), None, "{pgn}");
+    assert_eq!(tag(&pgn, "Result"), Some("0-1"), "{pgn}");
     // Game 2 of the round seats the round's first entrant at seat 1; with
     // swap = false it is White there.
-    let (to, go) = first_go(serde_json::json!({"swap": false, "nodes": 100}), 1);
+    let (to, go, pgn) = first_go(serde_json::json!({"swap": false, "nodes": 100}), 1);
     assert_eq!(to, serde_json::json!([1]));
     assert_eq!(go, "go nodes 100 wtime 2900 btime 900 winc 0 binc 100");
+    assert_eq!(
+        (tag(&pgn, "White"), tag(&pgn, "Black")),
+        (Some("b"), Some("a"))
+    );
+    assert_eq!(tag(&pgn, "WhiteTimeControl"), Some("3"), "{pgn}");
 }
 
 /// `referee play`'s run (its status, output) with the fake engines.
