@@ -1158,6 +1158,8 @@ fn the_draw_adjudication_counts_as_fastchess() {
         // 7. Bxd7+ restarts the count: 4 plies from it, not from 6. Bxc6.
         ("draw_movenumber = 6\ndraw_movecount = 2", 6),
         ("draw_movenumber = 6\ndraw_movecount = 0", 12),
+        // The names before fastchess's, in plies: 6 moves, 1 move each.
+        ("draw_after = 12\ndraw_plies = 2\ndraw_cp = 0", 2),
     ] {
         let game = fake_game(dir.path(), &format!("max_plies = 12\n{options}"));
         let record = &play_fakes(&game, 1, &[&bots[0], &bots[1]])[0];

@@ -61,7 +61,9 @@ OPTIONS = {
     "depth": (0, whole(0)),
     "movetime": (100, whole(1)),
     "max_moves": (200, whole(0)),
-    "max_plies": (None, whole(0)),  # plies instead of max_moves' moves
+    # Plies instead of max_moves' moves, when given (a tournament file's
+    # max_plies over the game file's max_moves).
+    "max_plies": (None, whole(0)),
     "draw_movenumber": (40, whole(0)),
     "draw_movecount": (4, whole(0)),
     "draw_score": (10, whole(0)),
@@ -150,8 +152,6 @@ def settings(given):
         wrong = OPTIONS[key][1](value)
         if wrong:
             raise Refused("game option %s = %s: must be %s" % (key, json.dumps(value), wrong))
-    if "max_plies" in given and "max_moves" in given:
-        raise Refused("game options max_moves and max_plies are one setting: give one")
     return {key: given.get(key, default) for key, (default, _) in OPTIONS.items()}
 
 
