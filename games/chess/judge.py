@@ -1,25 +1,94 @@
 """Chess between UCI engines, judged over the referee's JSON Lines protocol
 (version 2). python-chess holds the rules; the harness times the engines on
-their clocks, and this judge speaks UCI to them through it. Seat 0 plays
-White. Openings, adjudication and the summary: docs/chess.md.
+their clocks, and this judge speaks UCI to them through it. Options,
+openings, colours, adjudication (fastchess's) and the summary:
+docs/chess.md.
 """
 
+import difflib
 import json
+import random
 import re
 import sys
+import time
 import unicodedata
 
 import chess
 import chess.pgn
 
-OPTIONS = {"openings": "openings.epd", "max_plies": 400, "movetime": 100, "nodes": 0,
-           "draw_after": 80, "draw_cp": 10, "draw_plies": 8, "resign_cp": 1000, "resign_moves": 4}
+
+class Refused(Exception):
+    """Settings the judge cannot play with: the game is refused (`refuse`),
+    for `player`'s entrant's options, or for the game's when None."""
+
+    def __init__(self, message, player=None):
+        super().__init__(message)
+        self.player = player
+
+
+def whole(low):
+    return lambda v: None if type(v) is int and v >= low else "a whole number, at least %d" % low
+
+
+def boolean(value):
+    return None if type(value) is bool else "true or false"
+
+
+def text(value):
+    return None if type(value) is str else "text"
+
+
+def one_of(*words):
+    return lambda v: None if v in words else " or ".join(json.dumps(w) for w in words)
+
+
+def even_pairs(value):
+    # The referee plays colour-swapped pairs: an opening holds whole pairs.
+    ok = type(value) is int and value >= 2 and value % 2 == 0
+    return None if ok else "an even whole number, at least 2 (games come in colour-swapped pairs)"
+
+
+# The judge's options (the game's, `start.options`): default, and what a
+# value must be. 0 turns an adjudication (or a limit of the search) off.
+OPTIONS = {
+    "openings": ("openings.epd", text),
+    "order": ("sequential", one_of("sequential", "random")),
+    "seed": (None, whole(0)),  # random order's seed; None: the run's seed
+    "start": (1, whole(1)),
+    "games_per_opening": (2, even_pairs),
+    "swap": (True, boolean),
+    "nodes": (0, whole(0)),
+    "depth": (0, whole(0)),
+    "movetime": (100, whole(1)),
+    "max_moves": (200, whole(0)),
+    # Plies instead of max_moves' moves, when given (a tournament file's
+    # max_plies over the game file's max_moves).
+    "max_plies": (None, whole(0)),
+    "draw_movenumber": (40, whole(0)),
+    "draw_movecount": (4, whole(0)),
+    "draw_score": (10, whole(0)),
+    "resign_movecount": (4, whole(0)),
+    "resign_score": (1000, whole(0)),
+    "resign_twosided": (False, boolean),
+}
+# The names before fastchess's, still read: old name -> (new name, divisor).
+ALIASES = {"draw_after": ("draw_movenumber", 2), "draw_plies": ("draw_movecount", 2),
+           "draw_cp": ("draw_score", 1), "resign_cp": ("resign_score", 1),
+           "resign_moves": ("resign_movecount", 1)}
+# An entrant's options that are the judge's, never sent to its engine: its
+# own search limits, overriding the game's (fastchess's per-engine nodes=).
+SEARCH = {"nodes": whole(0), "depth": whole(0), "movetime": whole(1)}
+
 MATE = 100000  # a mate score in centipawns: beyond any evaluation
 # A score an engine sends is kept within this many centipawns, or moves to
 # mate, of 0: a larger cp is never taken for a mate, a longer mate stays one.
 LARGEST = MATE // 2 - 1
 # UCI's integers, in ASCII digits: str.isdigit() also takes "²", which int() refuses.
 INTEGER = re.compile(r"-?[0-9]+\Z")
+# A move as UCI writes one (squares, a promotion, or the null move): any
+# other text is unparsable; such a move that is not legal is illegal.
+UCI_MOVE = re.compile(r"(?:[a-h][1-8][a-h][1-8][qrbn]?|0000)\Z")
+OPTION_LINE = re.compile(r"option\s+name\s+(.+?)\s+type\s+(\S+)(.*)\Z")
 SCORES = {"1-0": [1, 0], "0-1": [0, 1], "1/2-1/2": [0.5, 0.5], "*": [0, 0]}
 # PGN's Termination tag for the summary's `termination`; a player's failure
 # other than a timeout is "abandoned".
@@ -55,22 +124,201 @@ def hear():
     return json.loads(line)
 
 
+def closest(name, names):
+    """The one of `names` nearest to `name`, compared without case."""
+    lowered = {n.lower(): n for n in names}
+    best = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0)
+    return lowered[best[0]] if best else None
+
+
 def settings(given):
+    """The game's options, the defaults filled in; Refused names a key the
+    judge does not know or a value it cannot take."""
+    given = dict(given)
+    for old, (new, divisor) in ALIASES.items():
+        if old in given:
+            if new in given:
+                raise Refused("game options %s and %s are one setting: give %s" % (old, new, new))
+            value = given.pop(old)
+            if whole(0)(value):
+                raise Refused("game option %s = %s: must be %s" % (old, json.dumps(value),
+                                                                  whole(0)(value)))
+            given[new] = -(-value // divisor)
     for key, value in given.items():
-        if key not in OPTIONS or type(value) is not type(OPTIONS[key]):
-            sys.exit("chess judge: option %s = %r: the options are %s" % (key, value, OPTIONS))
-    return dict(OPTIONS, **given)
+        if key not in OPTIONS:
+            raise Refused("game option %s is not an option of the chess judge (the closest is %s); "
+                          "its options: %s" % (json.dumps(key), closest(key, OPTIONS),
+                                               ", ".join(OPTIONS)))
+        wrong = OPTIONS[key][1](value)
+        if wrong:
+            raise Refused("game option %s = %s: must be %s" % (key, json.dumps(value), wrong))
+    return {key: given.get(key, default) for key, (default, _) in OPTIONS.items()}
+
+
+def search_limits(opts, players):
+    """Each seat's search: the game's nodes, depth and movetime, each
+    overridden by its entrant's option of that name (checked here)."""
+    limits = []
+    for seat, player in enumerate(players):
+        own = {}
+        for key, check in SEARCH.items():
+            if key in player.get("options", {}):
+                value = player["options"][key]
+                if check(value):
+                    raise Refused("entrant %s: option %s = %s: must be %s" % (
+                        json.dumps(player["name"]), key, json.dumps(value), check(value)), seat)
+                own[key] = value
+        limits.append({key: own.get(key, opts[key]) for key in SEARCH})
+    return limits
+
+
+BOOKS = {}  # path -> [(line number, EPD)]: one read per file and judge process
+ORDERS = {}  # (path, seed) -> the book's shuffled order: one shuffle per run
+
+
+def shuffled(path, size, seed):
+    if (path, seed) not in ORDERS:
+        order = list(range(size))
+        random.Random(seed).shuffle(order)  # Fisher-Yates, from Python's Mersenne Twister
+        ORDERS[path, seed] = order
+    return ORDERS[path, seed]
+
+
+def book(path):
+    if path not in BOOKS:
+        try:
+            with open(path, encoding="utf-8") as f:
+                lines = [(n, line) for n, line in enumerate(f.read().splitlines(), 1)
+                         if line.strip()]
+        except (OSError, UnicodeDecodeError) as e:
+            raise Refused("game option openings = %s: cannot read it: %s" % (json.dumps(path), e))
+        if not lines:
+            raise Refused("game option openings = %s: the file holds no position" % json.dumps(path))
+        BOOKS[path] = lines
+    return BOOKS[path]
+
+
+def opening(start, opts):
+    """The position of this game, its EPD operations and its line in the
+    file: a round of the referee is 2 games, and `games_per_opening` games
+    (whole rounds) share one line; in order from `start`, or in a shuffled
+    order (`seed`, else the run's), as fastchess's -openings order=random
+    -srand."""
+    lines = book(opts["openings"])
+    group = (start["opening"] - 1) // (opts["games_per_opening"] // 2)
+    at = (opts["start"] - 1 + group) % len(lines)
+    if opts["order"] == "random":
+        seed = start["seed"] if opts["seed"] is None else opts["seed"]
+        at = shuffled(opts["openings"], len(lines), seed)[at]
+    number, epd = lines[at]
+    try:
+        return chess.Board.from_epd(epd) + (number,)  # the board, the EPD's operations
+    except ValueError as e:
+        raise Refused("openings %s, line %d: not an EPD position (%s): %s" % (
+            opts["openings"], number, e, epd[:100]))
+
+
+def engine_id(lines):
+    """The engine's `id name` and `id author` from its `uci` reply."""
+    ids = {}
+    for line in lines:
+        words = line.split(None, 2)
+        if words[:1] == ["id"] and len(words) == 3 and words[1] in ("name", "author"):
+            ids.setdefault(words[1], words[2].strip())
+    return ids
+
+
+def declared_options(lines):
+    """The options an engine declares in its `uci` reply, by name without
+    case: {name: (its name, type, {default, min, max: text; var: [texts]})}."""
+    declared = {}
+    for line in lines:
+        match = OPTION_LINE.match(line.strip())
+        if not match:
+            continue
+        name, kind, rest = match.groups()
+        parts = re.split(r"(?:^|\s+)(default|min|max|var)(?:\s+|\Z)", rest)
+        fields = {"var": []}
+        for key, value in zip(parts[1::2], parts[2::2]):
+            if key == "var":
+                fields["var"].append(value.strip())
+            else:
+                fields[key] = value.strip()
+        declared.setdefault(name.lower(), (name, kind.lower(), fields))
+    return declared
+
+
+def uci_value(value):
+    return str(value).lower() if isinstance(value, bool) else str(value)  # UCI's true, false
+
+
+def option_text(option, value):
+    """`setoption`'s value for a declared option, or an error: what the
+    value must be."""
+    name, kind, fields = option
+    if kind == "spin":
+        number = value if type(value) is int else None
+        if type(value) is str and INTEGER.match(value.strip()):
+            number = int(value.strip())
+        low, high = (int(fields[k]) if INTEGER.match(fields.get(k, "")) else None
+                     for k in ("min", "max"))
+        if number is None or (low is not None and number < low) \
+                or (high is not None and number > high):
+            return None, "a whole number from %s to %s" % (low, high)
+        return str(number), None
+    if kind == "check":
+        if type(value) is bool or str(value).lower() in ("true", "false"):
+            return uci_value(value).lower(), None
+        return None, "true or false"
+    if kind == "combo":
+        chosen = [v for v in fields["var"] if v.lower() == uci_value(value).lower()]
+        if chosen:
+            return chosen[0], None
+        return None, "one of %s" % ", ".join(json.dumps(v) for v in fields["var"])
+    if kind == "button":
+        return (True, None) if value is True else (None, "true (a button is pressed or not given)")
+    return uci_value(value), None
+
+
+def setoptions(player, seat, lines):
+    """The `setoption` lines for an entrant's options, in its engine's own
+    spelling; Refused names an option the engine does not declare (UCI's
+    names compare without case) or a value it cannot take."""
+    ids, declared = engine_id(lines), declared_options(lines)
+    engine = ids.get("name", "its engine")
+    out = []
+    for key, value in player.get("options", {}).items():
+        if key in SEARCH:
+            continue
+        entrant = "entrant %s: option %s" % (json.dumps(player["name"]), json.dumps(key))
+        option = declared.get(key.lower())
+        if option is None:
+            near = closest(key, [o[0] for o in declared.values()])
+            hint = "the closest is %s" % json.dumps(near) if near else "it declares no options"
+            raise Refused("%s is not an option of %s (its id name); %s" % (entrant, engine, hint),
+                          seat)
+        sent, wrong = option_text(option, value)
+        if wrong:
+            raise Refused("%s = %s: %s takes %s" % (entrant, json.dumps(value), engine, wrong), seat)
+        tail = "" if sent is True else " value %s" % sent
+        out.append("setoption name %s%s\n" % (option[0], tail))
+    return "".join(out), ids
 
 
 def engine_score(lines):
-    """The last score in the engine's info lines that the judge can read, in
-    centipawns from the engine's own side (as UCI gives it), or None. A line
-    it cannot read (no number after `cp` or `mate`, "²", a word) has none."""
+    """The score of an engine's move from its info lines, as fastchess
+    reads it: the last line with a score (multipv 1 only), an exact one
+    before a bound; ("cp", n) or ("mate", n) from the engine's own side, or
+    None. A line the judge cannot read (no whole number after `cp` or
+    `mate`, "²", a word) has none."""
+    bound = None
     for words in (line.split() for line in reversed(lines)):
         if words[:1] != ["info"]:
             continue
         if "string" in words:  # UCI: the rest of the line is text
             words = words[:words.index("string")]
+        if "multipv" in words[:-1] and words[words.index("multipv") + 1] != "1":
+            continue
         if "score" not in words[:-2]:
             continue
         kind, value = words[words.index("score") + 1:][:2]
@@ -78,11 +326,21 @@ def engine_score(lines):
             continue
         # int() of thousands of digits is slow, and past 4300 an error.
         value = int(value) if len(value) <= 10 else -MATE if value[0] == "-" else MATE
-        value = max(-LARGEST, min(LARGEST, value))
-        if kind == "cp":
-            return value
-        return MATE - value if value > 0 else -MATE - value  # "mate 0", "mate -N": it is mated
-    return None
+        score = (kind, max(-LARGEST, min(LARGEST, value)))
+        if "lowerbound" not in words and "upperbound" not in words:
+            return score
+        bound = bound or score
+    return bound
+
+
+def shown(score):
+    """A score for the PGN's comment and the frames: pawns, or M and moves."""
+    if score is None:
+        return ""
+    kind, value = score
+    if kind == "cp":
+        return "%+.2f " % (value / 100)
+    return "%sM%d " % ("-" if value < 0 or value == 0 else "+", abs(value))
 
 
 def pgn_value(text):
@@ -98,10 +356,6 @@ def plain(text, limit=20):
     (a `}` would end the comment), at most `limit` characters."""
     text = "".join(c if " " <= c <= "~" and c not in "{}" else "?" for c in text)
     return text if len(text) <= limit else text[:limit] + "..."
-
-
-def uci_value(value):
-    return str(value).lower() if isinstance(value, bool) else str(value)  # UCI's true, false
 
 
 def rules_end(board):
@@ -120,33 +374,127 @@ def frame(board, text, **extra):
     return {"type": "frame", "data": dict(grid=grid, text=text, fen=board.fen(), **extra)}
 
 
-def play(start, opts, book):
-    names = [p["name"] for p in start["players"]]
-    board, ops = chess.Board.from_epd(book[(start["opening"] - 1) % len(book)])
-    summary = {"opening": start["opening"], "opening_name": ops.get("id"), "fen": board.fen(),
-               "white": names[0], "black": names[1]}
-    controls = [p["time_control"] for p in start["players"]]
-    clocks = [c and c["base_micros"] for c in controls]
-    comments = []  # the PGN's, one per move: the engine's score and time
+class Adjudication:
+    """fastchess's -draw, -resign and -maxmoves, counted as it counts them:
+    updated after each move with the mover's score, asked before the next."""
 
-    def ask(seats, until, **setup):
+    def __init__(self, opts):
+        self.opts = opts
+        self.quiet = 0  # plies in a row within draw_score of 0
+        self.resigning = [0, 0]  # per colour (White, Black): its moves in a row lost
+        self.lopsided = 0  # two-sided: plies in a row beyond resign_score
+        self.plies = opts["max_plies"] if opts["max_plies"] is not None else 2 * opts["max_moves"]
+
+    def update(self, board, score, colour):
+        o = self.opts
+        if score is None:  # a move without a score breaks the runs
+            self.quiet, self.lopsided, self.resigning[colour] = 0, 0, 0
+            return
+        kind, value = score
+        if board.halfmove_clock == 0:  # a capture or a pawn move: the draw count restarts
+            self.quiet = 0
+        self.quiet = self.quiet + 1 if kind == "cp" and abs(value) <= o["draw_score"] else 0
+        big = (kind == "cp" and abs(value) >= o["resign_score"]) or kind == "mate"
+        self.lopsided = self.lopsided + 1 if big else 0
+        lost = (kind == "cp" and value <= -o["resign_score"]) or (kind == "mate" and value < 0)
+        self.resigning[colour] = self.resigning[colour] + 1 if lost else 0
+
+    def verdict(self, board, plies, score):
+        """(result, termination) before the next move, or None; `score` is
+        the last mover's."""
+        o = self.opts
+        count = o["resign_movecount"]
+        resignable = count and (self.lopsided >= 2 * count if o["resign_twosided"]
+                                else max(self.resigning) >= count)
+        if resignable and score is not None and score[1] < 0:
+            return "1-0" if board.turn == chess.WHITE else "0-1", "resignation"
+        count = o["draw_movecount"]
+        if count and board.fullmove_number - 1 >= o["draw_movenumber"] and self.quiet >= 2 * count:
+            return "1/2-1/2", "draw_by_score"
+        if self.plies and plies >= self.plies:
+            return "1/2-1/2", "max_plies"
+        return None
+
+
+class Game:
+    """One game: its two seats, which colour each plays, the engines'
+    search limits and clocks; the PGN and the summary at its end."""
+
+    def __init__(self, start, opts):
+        self.start, self.opts = start, opts
+        players = start["players"]
+        self.names = [p["name"] for p in players]
+        self.search = search_limits(opts, players)
+        self.board, operations, line = opening(start, opts)
+        # swap = false: White is the seat of the round's first entrant
+        # (seat s holds the table's entrant (s + rotation) mod 2).
+        self.white = 0 if opts["swap"] else start["rotation"] % 2
+        self.seats = [self.white, 1 - self.white]  # by colour: White's seat, Black's
+        self.controls = [p["time_control"] for p in players]
+        self.clocks = [c and c["base_micros"] for c in self.controls]
+        self.ids = [{}, {}]
+        self.comments = []  # the PGN's, one per move: the engine's score and time
+        self.date = time.strftime("%Y.%m.%d")
+        self.summary = {"opening": start["opening"], "line": line,
+                        "opening_name": operations.get("id"),
+                        "fen": self.board.fen(), "white": self.names[self.white],
+                        "black": self.names[1 - self.white]}
+
+    def ask(self, seats, until, **setup):
         say(dict(type="ask", players=seats, until=until, **setup))
         answer = hear()
-        clocks[:] = answer.get("clocks") or clocks
+        self.clocks[:] = answer.get("clocks") or self.clocks
         return answer["replies"]
 
-    def finish(result, termination, detail=""):
-        game = chess.pgn.Game.from_board(board)  # FEN and SetUp when not the usual start
-        game.headers.update(Event=start["game"], Site="referee", Round=str(start["opening"]),
-                            White=names[0], Black=names[1], Result=result,
+    def go(self, seat):
+        """`go` for the engine of `seat`: its nodes and depth, the clocks
+        when it has one (each side's own time and increment), else movetime."""
+        limits = self.search[seat]
+        words = ["go"] + ["%s %d" % (k, limits[k]) for k in ("nodes", "depth") if limits[k]]
+        if self.controls[seat]:
+            timed = [(c, s) for c, s in zip("wb", self.seats) if self.controls[s]]
+            words += ["%stime %d" % (c, max(1, self.clocks[s] // 1000)) for c, s in timed]
+            words += ["%sinc %d" % (c, self.controls[s]["increment_micros"] // 1000)
+                      for c, s in timed]
+        elif not limits["nodes"] and not limits["depth"]:
+            words.append("movetime %d" % limits["movetime"])
+        return " ".join(words)
+
+    def control(self, seat):
+        """A seat's PGN time control, as fastchess writes it: `2+0.05`,
+        `-` (no clock: nodes or depth), `0.1/move`."""
+        control = self.controls[seat]
+        if control:
+            inc = control["increment_micros"]
+            return "%g" % (control["base_micros"] / 1e6) + ("+%g" % (inc / 1e6) if inc else "")
+        limits = self.search[seat]
+        return "-" if limits["nodes"] or limits["depth"] else "%g/move" % (limits["movetime"] / 1e3)
+
+    def pgn(self, result, termination):
+        game = chess.pgn.Game.from_board(self.board)  # FEN and SetUp when not the usual start
+        white, black = self.seats
+        game.headers.update(Event=self.start["game"], Site="referee", Date=self.date,
+                            Round=str(self.start["opening"]), White=self.names[white],
+                            Black=self.names[black], Result=result)
+        for colour, seat in zip(("White", "Black"), self.seats):
+            for key in ("name", "author"):
+                if key in self.ids[seat]:
+                    game.headers["Engine%s%s" % (colour, key.title())] = self.ids[seat][key]
+        game.headers.update(PlyCount=str(len(self.board.move_stack)),
                             Termination=TAGS.get(termination, "abandoned"))
-        if all(controls):
-            game.headers["TimeControl"] = "%g+%g" % (controls[0]["base_micros"] / 1e6,
-                                                     controls[0]["increment_micros"] / 1e6)
+        controls = [self.control(white), self.control(black)]
+        if controls[0] == controls[1]:
+            game.headers["TimeControl"] = controls[0]
+        else:
+            game.headers.update(WhiteTimeControl=controls[0], BlackTimeControl=controls[1])
         for key, value in list(game.headers.items()):
             game.headers[key] = pgn_value(value)
+        return game
+
+    def finish(self, result, termination, detail=""):
+        game = self.pgn(result, termination)
         nodes = list(game.mainline())
-        for node, comment in zip(nodes, comments):
+        for node, comment in zip(nodes, self.comments):
             node.comment = comment
         if result != "*":  # the reason, as fastchess gives it; before any move, the game's
             colours = ("White", "Black") if result != "0-1" else ("Black", "White")
@@ -154,92 +502,100 @@ def play(start, opts, book):
                 winner=colours[0], loser=colours[1]) + detail
             last = nodes[-1] if nodes else game
             last.comment = ", ".join(filter(None, [last.comment, reason]))
-        summary.update(result=result, termination=termination, plies=len(board.move_stack),
-                       pgn=str(game))
-        say({"type": "end", "scores": SCORES[result], "summary": summary})
+        self.summary.update(result=result, termination=termination,
+                            plies=len(self.board.move_stack), pgn=str(game))
+        by_colour = SCORES[result]
+        scores = [by_colour[self.seats.index(seat)] for seat in (0, 1)]
+        say({"type": "end", "scores": scores, "summary": self.summary})
 
-    def forfeit(losers, termination, detail=""):
-        finish("*" if len(losers) > 1 else ("0-1", "1-0")[losers[0]], termination, detail)
+    def forfeit(self, losers, termination, detail=""):
+        lost = self.seats.index(losers[0])  # the colour that lost
+        self.finish("*" if len(losers) > 1 else ("0-1", "1-0")[lost], termination, detail)
 
-    # Set-up, on the start-up allowance: uci, the entrant's options, a new game.
-    say({"type": "send", "to": [0, 1], "text": "uci\n"})
-    failed = [r for r in ask([0, 1], "uciok", setup=True) if "text" not in r]
-    alive = [s for s in (0, 1) if s not in [r["player"] for r in failed]]
-    for seat in alive:
-        options = start["players"][seat]["options"].items()
-        text = "".join("setoption name %s value %s\n" % (k, uci_value(v)) for k, v in options)
-        say({"type": "send", "to": [seat], "text": text + "ucinewgame\nisready\n"})
-    if alive:
-        failed += [r for r in ask(alive, "readyok", setup=True) if "text" not in r]
-    if failed:
-        return forfeit([r["player"] for r in failed], failed[0]["status"])
+    def setup(self):
+        """uci, the entrants' options, a new game, on the start-up
+        allowance. False when the game is over (a failure) or refused."""
+        say({"type": "send", "to": [0, 1], "text": "uci\n"})
+        replies = self.ask([0, 1], "uciok", setup=True)
+        failed = [r for r in replies if "text" not in r]
+        alive = [r["player"] for r in replies if "text" in r]
+        for seat in alive:
+            lines = next(r for r in replies if r["player"] == seat).get("lines", [])
+            options, self.ids[seat] = setoptions(self.start["players"][seat], seat, lines)
+            say({"type": "send", "to": [seat], "text": options + "ucinewgame\nisready\n"})
+        if alive:
+            failed += [r for r in self.ask(alive, "readyok", setup=True) if "text" not in r]
+        if failed:
+            self.forfeit([r["player"] for r in failed], failed[0]["status"])
+            return False
+        return True
 
-    opening = "%s: %s" % (summary["opening_name"], board.fen())
-    say(frame(board, opening, legend=LEGEND, colors=COLORS))
-    moves, resigning, quiet = [], [0, 0], 0
-    while True:
-        if rules_end(board):
-            return finish(*rules_end(board))
-        if max(resigning) >= opts["resign_moves"]:
-            return finish("0-1" if resigning[0] >= opts["resign_moves"] else "1-0", "resignation")
-        if len(moves) >= opts["draw_after"] and quiet >= opts["draw_plies"]:
-            return finish("1/2-1/2", "draw_by_score")
-        if len(moves) >= opts["max_plies"]:
-            return finish("1/2-1/2", "max_plies")
-
-        seat = 0 if board.turn == chess.WHITE else 1
-        go = "go nodes %d" % opts["nodes"] if opts["nodes"] else "go"  # fixed work per move
-        if all(controls):
-            left = [max(1, c // 1000) for c in clocks]
-            inc = [c["increment_micros"] // 1000 for c in controls]
-            go += " wtime %d btime %d winc %d binc %d" % (*left, *inc)
-        elif not opts["nodes"]:
-            go += " movetime %d" % opts["movetime"]
-        position = " ".join(["position fen", summary["fen"]] + (["moves"] + moves if moves else []))
-        say({"type": "send", "to": [seat], "text": position + "\n" + go + "\n"})
-        (reply,) = ask([seat], "bestmove")
+    def move(self, seat, moves):
+        """Asks `seat` for its move; the move, or None when the game ended."""
+        position = " ".join(["position fen", self.summary["fen"]] +
+                            (["moves"] + moves if moves else []))
+        say({"type": "send", "to": [seat], "text": position + "\n" + self.go(seat) + "\n"})
+        (reply,) = self.ask([seat], "bestmove")
         if "text" not in reply:
-            return forfeit([seat], reply["status"])
+            return self.forfeit([seat], reply["status"])
         words = reply["text"].split()
+        written = words[1] if len(words) > 1 else ""
+        well_formed = bool(UCI_MOVE.match(written))
         try:
-            move = chess.Move.from_uci(words[1])
-        except (IndexError, ValueError):
+            move = chess.Move.from_uci(written) if well_formed else None
+        except ValueError:  # a1a1: squares, but no move
             move = None
         # Only the legal moves as UCI writes them: python-chess also takes a
         # king onto its rook (Chess960's castling), which the other engine,
         # sent it in `position`, would not.
-        if move is None or move not in set(board.legal_moves):
-            text = (" ".join(words[1:2]) or reply["text"])[:100]
-            what = "%s move %r" % ("illegal" if move else "unparsable", text)
+        if move is None or move not in set(self.board.legal_moves):
+            text = (written or reply["text"])[:100]
+            what = "%s move %r" % ("illegal" if well_formed else "unparsable", text)
+            where = "at ply %d, position %s" % (len(moves) + 1, self.board.fen())
             say({"type": "eliminate", "player": seat, "status": "incorrect",
-                 "message": "%s at ply %d, position %s" % (what, len(moves) + 1, board.fen())})
-            return forfeit([seat], "illegal_move", ": " + plain(text))
+                 "message": "%s %s" % (what, where)})
+            return self.forfeit([seat], "illegal_move", ": " + plain(text))
+        return move, engine_score(reply.get("lines", [])), reply["micros"]
 
-        # Adjudication counts consecutive moves: a move without a score resets them.
-        score = engine_score(reply.get("lines", []))
-        bad = score is not None and score <= -opts["resign_cp"]
-        resigning[seat] = resigning[seat] + 1 if bad else 0
-        quiet = quiet + 1 if score is not None and abs(score) <= opts["draw_cp"] else 0
-        shown = "" if score is None else "%+.2f " % (score / 100) if abs(score) < MATE // 2 \
-            else "%sM%d " % ("+-"[score < 0], MATE - abs(score))
-        comments.append("%s%.3fs" % (shown, reply["micros"] / 1e6))
-        label = "%d%s %s" % (board.fullmove_number, "." if board.turn else "...", board.san(move))
-        board.push(move)
-        moves.append(move.uci())
-        say(frame(board, "%s (%s, %s)" % (label, names[seat], comments[-1])))
+    def play(self):
+        if not self.setup():
+            return
+        board, adjudication = self.board, Adjudication(self.opts)
+        opening_text = "%s: %s" % (self.summary["opening_name"], board.fen())
+        say(frame(board, opening_text, legend=LEGEND, colors=COLORS))
+        moves, score = [], None
+        while True:
+            end = rules_end(board) or adjudication.verdict(board, len(moves), score)
+            if end:
+                return self.finish(*end)
+            seat = self.seats[0 if board.turn == chess.WHITE else 1]
+            played = self.move(seat, moves)
+            if played is None:
+                return
+            move, score, micros = played
+            self.comments.append("%s%.3fs" % (shown(score), micros / 1e6))
+            label = "%d%s %s" % (board.fullmove_number, "." if board.turn else "...",
+                                 board.san(move))
+            colour = 0 if board.turn == chess.WHITE else 1
+            board.push(move)
+            moves.append(move.uci())
+            adjudication.update(board, score, colour)
+            say(frame(board, "%s (%s, %s)" % (label, self.names[seat], self.comments[-1])))
 
 
 def main():
-    book = None
     while True:
         start = hear()
         if start.get("version") != 2:
             sys.exit("chess judge: needs judge protocol 2 (protocol = 2 in game.toml)")
-        opts = settings(start["options"])
-        if book is None:  # one file per run: the game file's options do not change
-            with open(opts["openings"]) as f:
-                book = [line for line in f.read().splitlines() if line.strip()]
-        play(start, opts, book)
+        try:
+            game = Game(start, settings(start["options"]))
+            game.play()
+        except Refused as refused:
+            message = {"type": "refuse", "message": str(refused)}
+            if refused.player is not None:
+                message["player"] = refused.player
+            say(message)
 
 
 if __name__ == "__main__":
