@@ -519,10 +519,14 @@ class Game:
         replies = self.ask([0, 1], "uciok", setup=True)
         failed = [r for r in replies if "text" not in r]
         alive = [r["player"] for r in replies if "text" in r]
+        # Both entrants' options are checked before either is sent any.
+        options = {}
+        for reply in (r for r in replies if "text" in r):
+            seat = reply["player"]
+            player = self.start["players"][seat]
+            options[seat], self.ids[seat] = setoptions(player, seat, reply.get("lines", []))
         for seat in alive:
-            lines = next(r for r in replies if r["player"] == seat).get("lines", [])
-            options, self.ids[seat] = setoptions(self.start["players"][seat], seat, lines)
-            say({"type": "send", "to": [seat], "text": options + "ucinewgame\nisready\n"})
+            say({"type": "send", "to": [seat], "text": options[seat] + "ucinewgame\nisready\n"})
         if alive:
             failed += [r for r in self.ask(alive, "readyok", setup=True) if "text" not in r]
         if failed:
