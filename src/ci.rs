@@ -331,6 +331,7 @@ fn case_spec(case: &Case, env: &EnvTable) -> Spec {
         glob: None,
         env: case.env.clone(),
         options: None,
+        time_control: None,
     }];
     if let Some(baseline) = &case.baseline {
         let (dir, command, env) = match baseline.clone() {
@@ -344,6 +345,7 @@ fn case_spec(case: &Case, env: &EnvTable) -> Spec {
             glob: None,
             env,
             options: None,
+            time_control: None,
         });
     }
     entrants.extend(case.opponents.iter().cloned());
@@ -361,6 +363,8 @@ fn case_spec(case: &Case, env: &EnvTable) -> Spec {
         sprt: None,
         baseline: None,
         env: env.clone(),
+        options: None,
+        each: None,
     }
 }
 
@@ -376,8 +380,14 @@ fn case_problems(case: &Case, base: &Path, text: &str) -> Vec<String> {
     }
     let e = &case.expect;
     // What applies depends on the game: ask it.
-    if let Ok(game) = crate::game::load(&case.game, &case.limits, spec.entrants.len(), base, false)
-    {
+    if let Ok(game) = crate::game::load(
+        &case.game,
+        &case.limits,
+        None,
+        spec.entrants.len(),
+        base,
+        false,
+    ) {
         if game.seating() == Seating::Solo && !case.opponents.is_empty() {
             out.push(format!(
                 "opponents apply to games between players; {} is played alone",
@@ -495,6 +505,7 @@ async fn prepare(
     let config = TournamentConfig {
         file: base.join("ci"),
         games: None,
+        game_options: Default::default(),
         seed: None,
         standings_every: None,
         jobs: case.jobs,

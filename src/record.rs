@@ -25,6 +25,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 pub mod object;
+pub mod pgn;
 
 /// Whether records are fsynced (`--no-fsync` turns it off, for speed).
 static FSYNC: AtomicBool = AtomicBool::new(true);

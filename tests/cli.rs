@@ -406,3 +406,35 @@ fn a_closed_socket_as_stdout_ends_the_run_quietly_too() {
         "--no-progress",
     ]);
 }
+
+/// `--help` teaches the options of a match: the judge's, every bot's, one
+/// bot's, a clock of its own and the PGN, each with an example.
+#[test]
+fn help_shows_how_options_and_clocks_are_given() {
+    let play = referee(["play", "--help"], b"");
+    assert_eq!(play.code, Some(0), "{play:?}");
+    for words in [
+        "--game-option <KEY=VALUE>",
+        "--each-option <KEY=VALUE>",
+        "--time-control <[NAME:]BASE+INC>",
+        "--pgn <FILE>",
+        "5000 an integer, true a boolean, 1.5 a float",
+        "--game-option nodes=5000 --each-option Hash=16",
+        "--time-control odds:1s+25ms",
+    ] {
+        assert!(play.stdout.contains(words), "{words:?} in {}", play.stdout);
+    }
+    let tournament = referee(["tournament", "--help"], b"");
+    assert_eq!(tournament.code, Some(0), "{tournament:?}");
+    for words in [
+        "--game-option <KEY=VALUE>",
+        "[each]",
+        "--game-option nodes=5000",
+    ] {
+        assert!(
+            tournament.stdout.contains(words),
+            "{words:?} in {}",
+            tournament.stdout
+        );
+    }
+}

@@ -187,3 +187,69 @@ fn a_round_robin_at_tables_of_two_meets_every_pair() {
     }
     assert_eq!(pairs.len(), 6, "{seen:?}");
 }
+
+/// A tournament in `dir` of the echo judge's game (tests/fixtures/
+/// game-options) for `players` (`min = 2, max = 2`), with `entrants` that
+/// answer `ok` and `extra` lines, and no `seats`.
+fn echo_file(dir: &Path, players: &str, entrants: &[&str], games: u64, extra: &str) -> String {
+    let judge = common::fixture("game-options/judge.py");
+    std::fs::write(
+        dir.join("game.toml"),
+        format!("name = \"echo\"\njudge = [\"python3\", {judge:?}]\nprotocol = 2\nplayers = {{ {players} }}\nreuse = true\n"),
+    )
+    .unwrap();
+    let answer = common::fixture("game-options/answer.sh");
+    let mut text = format!("game = \"game.toml\"\ngames = {games}\nseed = 5\njobs = 1\n{extra}\n");
+    for name in entrants {
+        text.push_str(&format!(
+            "[[entrant]]\nname = \"{name}\"\ncommand = [{answer:?}]\n"
+        ));
+    }
+    let path = dir.join("g.toml");
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+/// A gauntlet of a two-player game (chess) needs no `seats = 2`: a game
+/// for exactly two players seats two. It was refused: "is for 2 to 2
+/// players; this one seats 3".
+#[test]
+fn a_gauntlet_of_a_two_player_game_needs_no_seats() {
+    let dir = tempfile::tempdir().unwrap();
+    let gauntlet = "format = \"gauntlet\"\ngauntlet = \"new\"";
+    let file = echo_file(
+        dir.path(),
+        "min = 2, max = 2",
+        &["new", "old", "older"],
+        4,
+        gauntlet,
+    );
+    let seen = tables(&file, &dir.path().join("out"));
+    let want: Vec<Vec<&str>> = vec![
+        vec!["new", "old"],
+        vec!["old", "new"],
+        vec!["new", "older"],
+        vec!["older", "new"],
+    ];
+    assert_eq!(seen, want);
+    // A round robin of three at tables of two, too.
+    let file = echo_file(dir.path(), "min = 2, max = 2", &["a", "b", "c"], 6, "");
+    assert_eq!(tables(&file, &dir.path().join("out-rr")).len(), 6);
+}
+
+/// A game for two to four players and five entrants: no table holds them
+/// all, and the game does not say how many to seat; the error says what
+/// to write.
+#[test]
+fn seats_that_cannot_be_inferred_are_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = ["a", "b", "c", "d", "e"];
+    let file = echo_file(dir.path(), "min = 2, max = 4", &names, 2, "");
+    let run = referee(["tournament", "--no-progress", &file], b"");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        run.stderr.contains("is for 2 to 4 players") && run.stderr.contains("seats = N"),
+        "{}",
+        run.stderr
+    );
+}

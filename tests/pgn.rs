@@ -197,3 +197,33 @@ fn a_games_pgn_that_cannot_be_written_stops_the_run_naming_it() {
     assert_eq!(run.code, Some(74), "{run:?}");
     assert!(run.stderr.contains("games.pgn"), "{run:?}");
 }
+
+/// `referee play --pgn FILE`: each game's PGN, as a tournament's
+/// games.pgn has it, appended game by game; a second run adds its games
+/// after the first's.
+#[test]
+fn play_appends_each_games_pgn_to_its_file() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let pgn = dir.path().join("games.pgn");
+    let answer = fixture("game-options/answer.sh");
+    let game = fixture("game-options/game.toml");
+    let play = || {
+        let args = [
+            "play",
+            "--games",
+            "3",
+            "--pgn",
+            pgn.to_str().unwrap(),
+            &game,
+        ];
+        let run = referee(args.iter().copied().chain([answer.as_str(), &answer]), b"");
+        assert_eq!(run.code, Some(0), "{run:?}");
+    };
+    play();
+    let one: String = (1..=3)
+        .map(|i| format!("[Event \"options\"]\n[Round \"{i}\"]\n\n1. e4 1-0\n\n"))
+        .collect();
+    assert_eq!(std::fs::read_to_string(&pgn).unwrap(), one);
+    play();
+    assert_eq!(std::fs::read_to_string(&pgn).unwrap(), one.repeat(2));
+}

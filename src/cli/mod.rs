@@ -201,11 +201,22 @@ gives one). Seats rotate: games come in rounds of one game per seat on one
 opening, so with two bots games 1 and 2 are a colour-swapped pair. Every game
 starts fresh bot processes unless the game file says keep_players = true.
 
+Options come in two kinds: the judge's (start.options: --game-option, over the
+game file's [options]) and each bot's (start.players[i].options: --each-option
+for every bot, --option NAME:... for one, which wins). A VALUE is read as a
+TOML value: 5000 an integer, true a boolean, 1.5 a float, \"x\" a string; a bare
+word or anything else is a string as written. --time-control BASE+INC sets
+every bot's clock, --time-control NAME:BASE+INC one bot's (time odds).
+
 Examples:
   referee play games/evensteven/game.toml target/release/evensteven
   referee play --games 1000 --seed 7 --results out.jsonl games/evensteven/game.toml ./player
   referee play --games 20 --time-control 2s+50ms --option 'weak:Skill Level=3' \
       games/chess/game.toml weak=/usr/games/stockfish strong=/usr/games/stockfish
+  referee play --games 20 --game-option nodes=5000 --each-option Hash=16 \
+      --pgn games.pgn games/chess/game.toml /usr/games/stockfish /usr/games/stockfish
+  referee play --time-control 2s+50ms --time-control odds:1s+25ms \
+      games/chess/game.toml odds=/usr/games/stockfish full=/usr/games/stockfish
 
 Exit status:
   0    the games were played, whatever the bots did (their failures are in
@@ -220,10 +231,14 @@ Exit status:
 const TOURNAMENT_HELP: &str = "\
 The file names the game, its limits, the number of games, a seed and the
 entrants (docs/tournaments.md). Games run several at once; one-player games
-are played by every entrant on the same seeds.
+are played by every entrant on the same seeds. An external game's judge takes
+options: the game file's [options], under the tournament file's, under
+--game-option KEY=VALUE (VALUE read as a TOML value: 5000, true, 1.5, \"x\"; a
+bare word is a string); each entrant's are its own over the file's [each].
 
 Examples:
   referee tournament tournaments/chomp.toml
+  referee tournament tournaments/chess.toml --game-option nodes=5000 --out runs/chess
   referee tournament tournaments/septica.toml --jobs 2 --out runs/septica
   referee tournament tournaments/septica.toml --out runs/s1 --shard 1/4
   referee tournament tournaments/septica.toml --out runs/septica --resume
@@ -846,9 +861,28 @@ pub struct PlayArgs {
     pub timeout: Option<Duration>,
 
     /// A clock per game and player: BASE, plus INC after each move (default:
-    /// the game file's).
-    #[arg(long, value_name = "BASE+INC")]
-    pub time_control: Option<TimeControl>,
+    /// the game file's). NAME:BASE+INC gives the bot NAME its own (time
+    /// odds: `--time-control weak:1s+25ms`). Repeat it for more bots.
+    #[arg(long, value_name = "[NAME:]BASE+INC", value_parser = parse_clock)]
+    pub time_control: Vec<ClockArg>,
+
+    /// An option for the judge itself (protocol 2's start.options: a chess
+    /// judge's nodes, book, max_plies), over the game file's [options];
+    /// VALUE is read as a TOML value (5000, true, 1.5, "x"), a bare word
+    /// as a string. Repeat it for more.
+    #[arg(long = "game-option", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    pub game_options: Vec<(String, toml::Value)>,
+
+    /// An option for every bot, as a tournament file's [each] options (a
+    /// UCI option: --each-option Hash=16); a bot's own --option wins.
+    /// Repeat it for more.
+    #[arg(long = "each-option", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    pub each_options: Vec<(String, toml::Value)>,
+
+    /// Append each game's PGN (its judge's summary.pgn) to FILE, flushed
+    /// game by game, as a tournament's OUT/games.pgn.
+    #[arg(long, value_name = "FILE")]
+    pub pgn: Option<PathBuf>,
 
     /// Seed of the games (printed; a fresh one when not given). The judge
     /// gets it with each game's index.
@@ -874,9 +908,9 @@ pub struct PlayArgs {
     #[arg(value_name = "GAME.toml")]
     pub game: PathBuf,
 
-    /// An option for the judge to pass on to a bot, `NAME:KEY=VALUE`
-    /// (protocol 2's `start`; as a tournament entrant's `options`).
-    /// Repeat it for more.
+    /// An option for the judge to pass on to the bot NAME, `NAME:KEY=VALUE`
+    /// (protocol 2's start.players[i].options; as a tournament entrant's
+    /// `options`), over --each-option. Repeat it for more.
     #[arg(long = "option", value_name = "NAME:KEY=VALUE")]
     pub options: Vec<String>,
 
@@ -948,6 +982,12 @@ pub struct TournamentArgs {
     /// Games to play (overrides the file).
     #[arg(long, value_name = "N", value_parser = parse_at_least_one, allow_negative_numbers = true)]
     pub games: Option<u64>,
+
+    /// An option for an external game's judge (start.options), over the
+    /// file's [options] and the game file's; VALUE is read as a TOML value
+    /// (5000, true, 1.5, "x"), a bare word as a string. Repeat it for more.
+    #[arg(long = "game-option", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    pub game_options: Vec<(String, toml::Value)>,
 
     /// Seed of every game (overrides the file; printed).
     #[arg(long, value_name = "N")]
@@ -1215,6 +1255,7 @@ async fn run_tournament(args: TournamentArgs, env: &Vars) -> Status {
     let config = TournamentConfig {
         file: args.file,
         games: args.games,
+        game_options: args.game_options.into_iter().collect(),
         seed: args.seed,
         standings_every: args.standings_every,
         jobs: args.jobs.map(|j| j as usize),
@@ -1312,9 +1353,20 @@ async fn run_acesup(args: AcesupArgs, env: &Vars) -> Status {
 
 /// `referee play`: bots play a game file's game, refereed by its judge.
 async fn run_play(args: PlayArgs, env: &Vars) -> Status {
-    let bots = crate::games::external::players::parse(&args.bots, &args.options, |words| {
-        bot_spec(words, env)
-    });
+    let (time_control, clocks) = match every_and_own_clocks(args.time_control) {
+        Ok(split) => split,
+        Err(e) => {
+            eprintln!("referee play: {e}");
+            return Status::Usage;
+        }
+    };
+    let settings = crate::games::external::players::Settings {
+        each: args.each_options,
+        options: args.options,
+        clocks,
+    };
+    let bots =
+        crate::games::external::players::parse(&args.bots, &settings, |words| bot_spec(words, env));
     let bots = match bots {
         Ok(bots) => bots,
         Err(e) => {
@@ -1327,13 +1379,59 @@ async fn run_play(args: PlayArgs, env: &Vars) -> Status {
         bots,
         limits: args.bot.limits(DEFAULT_MAX_LINE),
         timeout: args.timeout,
-        time_control: args.time_control,
+        time_control,
+        game_options: args.game_options.into_iter().collect(),
         seed: args.seed,
         games: args.games,
         results: args.results,
+        pgn: args.pgn,
         record_moves: args.record_moves,
     };
     crate::games::external::run::run(&config).await
+}
+
+/// `--time-control [NAME:]BASE+INC`: a bot's name (none for every bot's
+/// clock) and its time control.
+pub type ClockArg = (Option<String>, TimeControl);
+
+/// A bot's own clock: its name and time control.
+type OwnClock = (String, TimeControl);
+
+/// `--time-control`s: the one for every bot, and each bot's own.
+fn every_and_own_clocks(
+    given: Vec<ClockArg>,
+) -> Result<(Option<TimeControl>, Vec<OwnClock>), String> {
+    let mut every = None;
+    let mut own = Vec::new();
+    for (name, control) in given {
+        match name {
+            Some(name) => own.push((name, control)),
+            None if every.is_some() => {
+                return Err(
+                    "--time-control BASE+INC is given twice: one is every bot's clock; \
+                     NAME:BASE+INC gives one bot its own"
+                        .to_owned(),
+                );
+            }
+            None => every = Some(control),
+        }
+    }
+    Ok((every, own))
+}
+
+/// `--time-control [NAME:]BASE+INC`: a time control contains no `:`, so
+/// what comes before the last one is a bot's name.
+fn parse_clock(text: &str) -> Result<ClockArg, String> {
+    match text.rsplit_once(':') {
+        Some(("", _)) => Err("NAME: names no bot (NAME:BASE+INC, e.g. weak:1s+25ms)".to_owned()),
+        Some((name, control)) => Ok((Some(name.to_owned()), control.parse()?)),
+        None => Ok((None, text.parse()?)),
+    }
+}
+
+/// `KEY=VALUE` of `--game-option` and `--each-option`.
+fn parse_key_value(text: &str) -> Result<(String, toml::Value), String> {
+    crate::games::external::spec::key_value(text)
 }
 
 /// `referee interactive`: one program against a problem package's

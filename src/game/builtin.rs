@@ -469,6 +469,7 @@ impl Game for External {
                         },
                     },
                     options: s.options.clone(),
+                    time_control: s.time_control,
                     bot: s.entrant,
                 })
                 .collect();
@@ -550,21 +551,60 @@ fn carried_for(file: &Path) -> Option<external::Carried> {
         .map(|(_, carried)| carried)
 }
 
+/// How many players a game of the external `game` seats: `limits.seats`
+/// when given; else a game for exactly N players seats N (a chess
+/// gauntlet needs no `seats = 2`), and any other seats every entrant.
+fn external_seats(
+    game: &ExternalGame,
+    given: Option<usize>,
+    entrants: usize,
+    path: &Path,
+) -> Result<usize, String> {
+    let range = game.min_players..=game.max_players;
+    let seats = match given {
+        Some(seats) => seats,
+        None if game.min_players == game.max_players => game.min_players,
+        None => entrants,
+    };
+    if range.contains(&seats) {
+        return Ok(seats);
+    }
+    let from = if given.is_some() {
+        "limits.seats"
+    } else {
+        "the number of entrants: write seats = N under [limits] for tables of N"
+    };
+    Err(format!(
+        "{} is for {} to {} players; this one seats {seats} ({from})",
+        path.display(),
+        game.min_players,
+        game.max_players
+    ))
+}
+
 fn duration(value: Option<crate::units::TomlDuration>, default: Duration) -> Duration {
     value.map_or(default, |d| d.0)
 }
 
-/// The game a tournament or ci file names, with its `[limits]`, for
+/// The game a tournament or ci file names, with its `[limits]` and, for an
+/// external game, judge-wide `options` over its game file's, for
 /// `entrants` entrants; relative paths are taken from `base`. With
 /// `record_moves`, its records keep what a replay needs (moves, plays,
 /// frames). The only place that names the built-in games.
 pub fn load(
     game: &GameRef,
     l: &Limits,
+    options: Option<&toml::Table>,
     entrants: usize,
     base: &Path,
     record_moves: bool,
 ) -> Result<Arc<dyn Game>, String> {
+    if let (GameRef::Builtin(kind), Some(_)) = (game, options) {
+        return Err(format!(
+            "[options] (and --game-option) are passed to an external game's judge; {} has none",
+            kind.name()
+        ));
+    }
     let time = |default: u64| MoveLimits {
         timeout: duration(l.timeout, Duration::from_secs(default)),
         control: l.time_control,
@@ -611,6 +651,9 @@ pub fn load(
         }
         GameRef::External(path) => {
             let mut game = ExternalGame::load(&base.join(path))?;
+            if let Some(options) = options {
+                game.set_options(options)?;
+            }
             // Frames are kept when moves are recorded.
             game.keep_frames = record_moves;
             if l.timeout.is_some() || l.time_control.is_some() {
@@ -619,15 +662,7 @@ pub fn load(
                     control: l.time_control.or(game.time.control),
                 };
             }
-            let seats = l.seats.unwrap_or(entrants);
-            if !(game.min_players..=game.max_players).contains(&seats) {
-                return Err(format!(
-                    "{} is for {} to {} players; this one seats {seats} (limits.seats, or the number of entrants)",
-                    path.display(),
-                    game.min_players,
-                    game.max_players
-                ));
-            }
+            let seats = external_seats(&game, l.seats, entrants, path)?;
             Arc::new(External { game, seats })
         }
     })

@@ -162,6 +162,8 @@ pub struct Seat {
     /// The entrant's `options`, for an external game's judge (an empty
     /// object when it has none).
     pub options: Value,
+    /// The entrant's own clock, over the game's (an external game's).
+    pub time_control: Option<TimeControl>,
 }
 
 /// Which game of a run is played. Games come in rounds that share an

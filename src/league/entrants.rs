@@ -33,7 +33,11 @@ const MOST_LOG: usize = 64 << 10;
 /// time is not seen; git's rule for "racily clean" files keeps one made
 /// in the same tick as the hashing from being missed.)
 pub fn fingerprint(e: &EntrantSpec, base: &Path, products: &[String]) -> String {
-    let header = format!("{:?} {:?} {:?}", e.command, e.options, e.env.vars());
+    let mut header = format!("{:?} {:?} {:?}", e.command, e.options, e.env.vars());
+    // Only when given: the versions of leagues without one stay as they were.
+    if let Some(control) = e.time_control {
+        header.push_str(&format!(" time_control {control}"));
+    }
     let mut hash = Fnv::default();
     hash.text(&header);
     match &e.dir {

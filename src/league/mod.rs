@@ -162,7 +162,15 @@ async fn run_inner(config: &LeagueConfig) -> Result<Status, Failed> {
         .file
         .parent()
         .map_or_else(|| PathBuf::from("."), Path::to_owned);
-    let game = crate::game::load(&spec.game, &spec.limits, 2, &base, true).map_err(usage)?;
+    let game = crate::game::load(
+        &spec.game,
+        &spec.limits,
+        spec.options.as_ref(),
+        2,
+        &base,
+        true,
+    )
+    .map_err(usage)?;
     let limits = crate::tournament::units::limits_over(config.limits, &spec.limits, game.startup());
     // Under --sandbox builds run in it too: bubblewrap must be there
     // before anything is built (or a database made).
@@ -282,6 +290,7 @@ impl State {
                         "not built in this run",
                     )),
                     options: serde_json::Value::Object(Default::default()),
+                    time_control: None,
                 },
                 active: false,
                 deals,

@@ -345,6 +345,7 @@ impl Roster {
                 name: name.clone(),
                 program: Ok(self.hide(program)),
                 options: e.options_json(),
+                time_control: e.time_control,
             },
             active: true,
             deals: Default::default(),
@@ -383,6 +384,7 @@ impl Roster {
             Ok(program) => {
                 v.player.program = Ok(self.hide(program));
                 v.player.options = e.options_json();
+                v.player.time_control = e.time_control;
                 v.active = true;
                 eprintln!("league: {} plays", crate::text::terminal(&v.player.name));
             }

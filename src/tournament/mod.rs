@@ -38,6 +38,8 @@ pub struct TournamentConfig {
     pub file: PathBuf,
     /// Overrides of the file's settings.
     pub games: Option<u64>,
+    /// `--game-option`s, over the file's `[options]`.
+    pub game_options: toml::Table,
     pub seed: Option<u64>,
     /// Print the standings every this many finished games.
     pub standings_every: Option<u64>,
@@ -103,7 +105,11 @@ pub async fn run(config: &TournamentConfig) -> Status {
 }
 
 async fn run_inner(config: &TournamentConfig) -> Result<Status, Refusal> {
-    let spec: Spec = spec::load(&config.file, config.games)?;
+    let overrides = spec::Overrides {
+        games: config.games,
+        game_options: config.game_options.clone(),
+    };
+    let spec: Spec = spec::load(&config.file, &overrides)?;
     check_options(config, &spec)?;
     let base = config
         .file

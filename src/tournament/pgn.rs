@@ -1,8 +1,6 @@
 //! `OUT/games.pgn`: every game's PGN, as its external judge wrote it in its
-//! `end` message's `summary.pgn` (a chess judge's game score). The referee
-//! does not read the PGN; it only keeps the games apart: each game's text,
-//! its surrounding whitespace trimmed, is written followed by a line end
-//! and a blank line, whatever the judge ended it with.
+//! `end` message's `summary.pgn` (a chess judge's game score), written by
+//! [`PgnWriter`] as `referee play --pgn FILE` writes it.
 //!
 //! The file mirrors `records.jsonl`. It is written again from the records,
 //! in game order, when a run opens its `--out` (a resumed run, a run
@@ -14,7 +12,7 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Seek, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -22,20 +20,13 @@ use serde_json::Value;
 use super::RunInfo;
 use crate::game::GameRecord;
 use crate::record::NewFile;
+use crate::record::pgn::PgnWriter;
 
 /// The file's name in an output directory.
 pub const FILE_NAME: &str = "games.pgn";
 
 /// `games.pgn` of an output directory, appended to game by game.
-pub struct PgnFile {
-    path: PathBuf,
-    /// Opened at the first game with a PGN: a run without any makes no file.
-    file: Option<File>,
-    /// A `pgn` that is not a string was reported: it is said once a run.
-    warned: bool,
-    /// The command, for the warning.
-    who: &'static str,
-}
+pub struct PgnFile(PgnWriter);
 
 /// What `games.pgn` needs of a record: read instead of a whole
 /// [`GameRecord`], whose other fields (frames, times) it would copy for
@@ -71,12 +62,7 @@ impl PgnFile {
         info: &RunInfo,
         who: &'static str,
     ) -> Result<PgnFile, String> {
-        let mut pgn = PgnFile {
-            path: dir.join(FILE_NAME),
-            file: None,
-            warned: false,
-            who,
-        };
+        let mut pgn = PgnFile(PgnWriter::new(dir.join(FILE_NAME), who));
         let reading = |e: std::io::Error| format!("{}: {e}", records.display());
         let mut reader = match File::open(records) {
             // Only a regular file holds records to read again: a device
@@ -90,7 +76,7 @@ impl PgnFile {
         if games.is_empty() {
             return pgn.remove();
         }
-        let mut out = NewFile::create(&pgn.path).map_err(|e| pgn.failed(e))?;
+        let mut out = NewFile::create(pgn.0.path()).map_err(|e| pgn.failed(e))?;
         let mut at = reader.stream_position().map_err(reading)?;
         let mut line = Vec::new();
         for offset in games {
@@ -100,7 +86,7 @@ impl PgnFile {
                 .map_err(reading)?;
             line.clear();
             at = offset + reader.read_until(b'\n', &mut line).map_err(reading)? as u64;
-            let text = played(&line, info).and_then(|r| pgn.text(r.index, r.summary.as_ref()));
+            let text = played(&line, info).and_then(|r| pgn.0.entry(r.index, r.summary.as_ref()));
             if let Some(text) = text {
                 out.write_all(text.as_bytes()).map_err(|e| pgn.failed(e))?;
             }
@@ -123,7 +109,10 @@ impl PgnFile {
                 break;
             }
             if let Some(record) = played(&line, info)
-                && self.text(record.index, record.summary.as_ref()).is_some()
+                && self
+                    .0
+                    .entry(record.index, record.summary.as_ref())
+                    .is_some()
             {
                 games.push((record.index, std::cmp::Reverse(offset)));
             }
@@ -138,65 +127,23 @@ impl PgnFile {
 
     /// No PGN: an old `games.pgn` goes.
     fn remove(self) -> Result<PgnFile, String> {
-        match std::fs::remove_file(&self.path) {
+        match std::fs::remove_file(self.0.path()) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(self.failed(e)),
             _ => Ok(self),
         }
     }
 
     /// Appends a finished game's PGN, if it has one, in one write: it is
-    /// in the file when this returns.
+    /// in the file when this returns. A void game has none.
     pub fn append(&mut self, record: &GameRecord) -> Result<(), String> {
         if record.is_void() {
             return Ok(());
         }
-        let Some(text) = self.text(record.index, record.setup.get("summary")) else {
-            return Ok(());
-        };
-        let file = match &mut self.file {
-            Some(file) => file,
-            None => {
-                let file = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&self.path)
-                    .map_err(|e| self.failed(e))?;
-                self.file.insert(file)
-            }
-        };
-        file.write_all(text.as_bytes())
-            .map_err(|e| format!("{}: {e}", self.path.display()))
-    }
-
-    /// Game `index`'s entry in the file, from its judge's `summary`: its
-    /// `pgn`, trimmed, then a line end and a blank line. `None` without a
-    /// `pgn` (or with an empty one); one that is not a string is left out,
-    /// with a warning the first time.
-    fn text(&mut self, index: u64, summary: Option<&Value>) -> Option<String> {
-        match summary?.get("pgn")? {
-            Value::String(text) => {
-                let text = text.trim();
-                (!text.is_empty()).then(|| format!("{text}\n\n"))
-            }
-            Value::Null => None,
-            other => {
-                if !self.warned {
-                    self.warned = true;
-                    eprintln!(
-                        "{}: warning: game {index}: the judge's summary.pgn is {}, not a string: \
-                         it is left out of {}, as any other that is not a string (said once)",
-                        self.who,
-                        kind(other),
-                        self.path.display()
-                    );
-                }
-                None
-            }
-        }
+        self.0.append(record.index, record.setup.get("summary"))
     }
 
     fn failed(&self, e: std::io::Error) -> String {
-        format!("{}: {e}", self.path.display())
+        format!("{}: {e}", self.0.path().display())
     }
 }
 
@@ -211,18 +158,6 @@ fn played(line: &[u8], info: &RunInfo) -> Option<Line> {
         .iter()
         .any(|r| r.status == Some(crate::outcome::Status::Internal));
     (ours && record.judge_error.is_none() && !internal).then_some(record)
-}
-
-/// A JSON value's kind, for people.
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]
@@ -268,7 +203,7 @@ mod tests {
         std::fs::write(&records, text).unwrap();
         std::fs::write(dir.path().join(FILE_NAME), "stale\n").unwrap();
         let mut pgn = PgnFile::rebuild(dir.path(), &records, &info(), "test").unwrap();
-        assert!(pgn.warned);
+        assert!(pgn.0.warned());
         let expected = "[Round \"1\"]\n\n1. d4 0-1\n\n\
                         [Round \"2\"]\r\n\r\n1. c4 1/2-1/2\n\n\
                         [Round \"3\"]\n\n1. e4 1-0\n\n";
@@ -292,6 +227,6 @@ mod tests {
         let record: GameRecord = serde_json::from_str(&line(1, 3.into())).unwrap();
         pgn.append(&record).unwrap();
         assert!(!path.exists());
-        assert!(pgn.warned);
+        assert!(pgn.0.warned());
     }
 }

@@ -21,6 +21,24 @@
 //! command = ["../target/release/chomp-greedy"]
 //! env = { PYTHONPATH = "lib" }    # for this entrant only
 //! ```
+//!
+//! An external game's file takes the judge's options too, and options
+//! and a clock for every entrant, which an entrant's own override:
+//!
+//! ```toml
+//! game = "../games/chess/game.toml"
+//! [options]                        # start.options, over the game file's
+//! nodes = 5000
+//! [each]                           # every entrant's, under its own
+//! options = { Threads = 1, Hash = 16 }
+//! time_control = "10s+100ms"
+//!
+//! [[entrant]]
+//! name = "sf3"
+//! command = ["/usr/games/stockfish"]
+//! options = { "Skill Level" = 3 }  # Threads and Hash from [each]
+//! time_control = "20s+200ms"       # time odds
+//! ```
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -29,6 +47,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::league_table::Policy;
+use crate::bot::clock::TimeControl;
 use crate::bot::environment::{self, Vars};
 
 pub use crate::game::Limits;
@@ -76,6 +95,27 @@ pub struct Spec {
     /// Variables every bot and build gets, on top of `--env`'s.
     #[serde(default)]
     pub env: EnvTable,
+    /// An external game's judge-wide options (`start.options`), key by
+    /// key over its game file's `[options]`; `--game-option` goes over
+    /// these (see [`load`]).
+    #[serde(default)]
+    pub options: Option<toml::Table>,
+    /// What every entrant gets unless it says otherwise (fastchess's
+    /// `-each`); [`parse`] has folded it into the entrants.
+    #[serde(default)]
+    pub each: Option<Each>,
+}
+
+/// A tournament file's `[each]` table: every entrant's defaults.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Each {
+    /// Options under each entrant's own, key by key.
+    #[serde(default)]
+    pub options: Option<toml::Table>,
+    /// The clock of each entrant that gives none.
+    #[serde(default)]
+    pub time_control: Option<TimeControl>,
 }
 
 /// How a tournament seats its entrants (see `docs/tournaments.md`).
@@ -114,6 +154,10 @@ pub struct EntrantSpec {
     /// settings is two entrants.
     #[serde(default)]
     pub options: Option<toml::Table>,
+    /// Its own clock (time odds), over `[limits]`' and `[each]`'s: an
+    /// external game's referee keeps each seat's clock on its own control.
+    #[serde(default)]
+    pub time_control: Option<TimeControl>,
 }
 
 impl EntrantSpec {
@@ -126,29 +170,43 @@ impl EntrantSpec {
     }
 }
 
-/// Reads and checks a tournament file; errors name the file (and, for
-/// values TOML can place, the line).
-/// `games`, from the command line (`--games N`), stands for the file's
-/// when it has none: a league's file, which has none, is then the
-/// end-of-term tournament's too.
-pub fn load(path: &Path, games: Option<u64>) -> Result<Spec, String> {
+/// What the command line sets over a tournament file.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    /// `--games N`: stands for the file's `games` when it has none: a
+    /// league's file, which has none, is then the end-of-term
+    /// tournament's too.
+    pub games: Option<u64>,
+    /// `--game-option KEY=VALUE`s, over the file's `[options]`.
+    pub game_options: toml::Table,
+}
+
+/// Reads and checks a tournament file, with what the command line
+/// overrides; errors name the file (and, for values TOML can place, the
+/// line).
+pub fn load(path: &Path, overrides: &Overrides) -> Result<Spec, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let base = path.parent().unwrap_or(Path::new("."));
-    parse_with(&text, base, games).map_err(|e| format!("{}: {e}", path.display()))
+    parse_with(&text, base, overrides).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Parses and checks a tournament file's text; relative paths are taken
 /// from `base`. All problems are reported at once, one per line.
 pub fn parse(text: &str, base: &Path) -> Result<Spec, String> {
-    parse_with(text, base, None)
+    parse_with(text, base, &Overrides::default())
 }
 
-/// [`parse`], with the number of games the command line gives.
-fn parse_with(text: &str, base: &Path, games: Option<u64>) -> Result<Spec, String> {
+/// [`parse`], with what the command line overrides.
+fn parse_with(text: &str, base: &Path, overrides: &Overrides) -> Result<Spec, String> {
     let (mut spec, league) = split_league(text)?;
-    if let Some(games) = games {
+    if let Some(games) = overrides.games {
         spec.games = games;
     }
+    if !overrides.game_options.is_empty() {
+        let options = spec.options.get_or_insert_default();
+        options.extend(overrides.game_options.clone());
+    }
+    apply_each(&mut spec);
     let mut problems = Vec::new();
     if league.is_some() {
         problems.push(LEAGUE_ONLY.to_owned());
@@ -178,7 +236,8 @@ pub fn load_league(path: &Path) -> Result<(Spec, String, LeagueSettings), String
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let base = path.parent().unwrap_or(Path::new("."));
     let at = |e: String| format!("{}: {e}", path.display());
-    let (spec, league) = split_league(&text).map_err(at)?;
+    let (mut spec, league) = split_league(&text).map_err(at)?;
+    apply_each(&mut spec);
     let mut problems = league_refusals(&spec);
     let settings = match league {
         None => LeagueSettings::default(),
@@ -207,6 +266,22 @@ pub fn load_league(path: &Path) -> Result<(Spec, String, LeagueSettings), String
         Ok((spec, text, settings))
     } else {
         Err(at(problems.join("\n  ")))
+    }
+}
+
+/// Gives every entrant `[each]`'s options under its own (key by key) and
+/// `[each]`'s clock unless it has one: an entrant's own settings win.
+fn apply_each(spec: &mut Spec) {
+    let Some(each) = &spec.each else {
+        return;
+    };
+    for e in &mut spec.entrants {
+        if let Some(defaults) = &each.options {
+            let mut options = defaults.clone();
+            options.extend(e.options.take().unwrap_or_default());
+            e.options = Some(options);
+        }
+        e.time_control = e.time_control.or(each.time_control);
     }
 }
 
@@ -360,13 +435,29 @@ fn problems_but_the_run(spec: &Spec, base: &Path, league: bool) -> Vec<String> {
                 spec.game.name()
             ));
         }
+        if e.time_control.is_some() && matches!(spec.game, crate::game::GameRef::Builtin(_)) {
+            out.push(format!(
+                "entrant {:?}: a time_control per entrant is for an external game's players; \
+                 {} takes one for all, under [limits]",
+                e.name,
+                spec.game.name()
+            ));
+        }
     }
     out.extend(format_problems(spec));
     out.extend(sprt_problems(spec));
     out.extend(limit_problems(&spec.limits));
     // The rest only the game can tell: which keys it takes, and whether
     // its setup makes sense (an external game's file, Chomp's arrays).
-    match crate::game::load(&spec.game, &spec.limits, spec.entrants.len(), base, false) {
+    let options = spec.options.as_ref();
+    match crate::game::load(
+        &spec.game,
+        &spec.limits,
+        options,
+        spec.entrants.len(),
+        base,
+        false,
+    ) {
         Err(e) => out.push(e),
         Ok(game) => {
             for key in spec.limits.given() {
@@ -535,6 +626,7 @@ fn globs(entrants: &mut Vec<EntrantSpec>, text: &str, base: &Path, empty_ok: boo
                             glob: None,
                             env: e.env.clone(),
                             options: e.options.clone(),
+                            time_control: e.time_control,
                         }
                     } else {
                         // `./name` so that a match beside the file is not
@@ -547,6 +639,7 @@ fn globs(entrants: &mut Vec<EntrantSpec>, text: &str, base: &Path, empty_ok: boo
                             glob: None,
                             env: e.env.clone(),
                             options: e.options.clone(),
+                            time_control: e.time_control,
                         }
                     });
                 }

@@ -30,6 +30,8 @@ pub struct Entrant {
     /// Its `options`, for an external game's judge (an empty object when
     /// it has none).
     pub options: serde_json::Value,
+    /// Its own clock, over the game's (an external game's seat).
+    pub time_control: Option<crate::bot::clock::TimeControl>,
 }
 
 /// Everything needed to play any game of a tournament.
@@ -214,6 +216,9 @@ fn fingerprint(
         if e.options.as_object().is_some_and(|o| !o.is_empty()) {
             parts.push(format!("options {} {}", e.name, e.options));
         }
+        if let Some(control) = e.time_control {
+            parts.push(format!("time_control {} {control}", e.name));
+        }
     }
     // Games come in tables dealt by shares (see `schedule`): runs of
     // earlier referees, which slid one table along the entrants, are
@@ -225,6 +230,10 @@ fn fingerprint(
         parts.push(format!("env {name} {:?}", table.vars()));
     }
     parts.extend(game.fingerprint());
+    // The judge's options over its game file's: another match.
+    if let Some(options) = spec.options.as_ref().filter(|o| !o.is_empty()) {
+        parts.push(format!("game options {options}"));
+    }
     if let Some(g) = gauntlet {
         parts.push(format!("gauntlet {g}"));
     }
@@ -243,6 +252,7 @@ impl Plan {
         let game = crate::game::load(
             &spec.game,
             l,
+            spec.options.as_ref(),
             spec.entrants.len(),
             base,
             config.record_moves,
@@ -301,6 +311,7 @@ impl Plan {
                 name: e.name.clone(),
                 program,
                 options: e.options_json(),
+                time_control: e.time_control,
             });
         }
         if !not_built.is_empty() {
@@ -500,6 +511,7 @@ pub async fn play_unit(
         name: e.name.clone(),
         program: e.program.clone(),
         options: e.options.clone(),
+        time_control: e.time_control,
     };
     let mut setup = Default::default();
     let mut judge_error = None;

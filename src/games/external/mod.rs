@@ -20,7 +20,7 @@ use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
-use crate::bot::clock::{MoveLimits, Timer};
+use crate::bot::clock::{MoveLimits, TimeControl, Timer};
 use crate::bot::{
     Bot, BotError, BotLimits, BotSpec, Environment, Resources, Usage, UsageMark, later,
 };
@@ -160,6 +160,9 @@ pub struct Player {
     pub spec: BotSpec,
     /// The entrant's options, passed to the judge in `start` (version 2).
     pub options: serde_json::Value,
+    /// Its own clock (time odds), over the run's: its seat's timer runs
+    /// on it.
+    pub time_control: Option<TimeControl>,
     /// Which of the run's bots this is: a process kept between games
     /// (`keep_players`) follows its bot, wherever the rotation seats it.
     pub bot: usize,
@@ -565,7 +568,7 @@ impl<'g> Session<'g> {
         limits: BotLimits,
     ) -> Result<(Vec<f64>, Vec<u32>), String> {
         self.start_judge(&limits)?;
-        let (spec, time) = (self.game, self.time);
+        let spec = self.game;
         let judge = self.judge.as_mut().expect("started above");
         let start = start_message(self.game, seats, seed, index, game.round);
         let line = &mut self.line;
@@ -611,7 +614,7 @@ impl<'g> Session<'g> {
                 } => {
                     let asking = asking(spec, until.as_ref(), setup).map_err(bad)?;
                     let answers = ask(seats, &players, &asking).await.map_err(bad)?;
-                    let clocks = clocks(spec, time, seats);
+                    let clocks = clocks(spec, seats);
                     let replies = ToJudge::Replies {
                         replies: answers,
                         clocks,
@@ -768,10 +771,11 @@ fn asking<'u>(
     })
 }
 
-/// Each seat's time left on its clock (version 2, with a time control).
-fn clocks(game: &ExternalGame, time: MoveLimits, seats: &[Seat]) -> Option<Vec<Option<u64>>> {
-    (game.protocol >= 2 && time.control.is_some())
-        .then(|| seats.iter().map(|s| s.timer.left().map(micros)).collect())
+/// Each seat's time left on its clock (version 2, when a seat has a time
+/// control: each runs on its own).
+fn clocks(game: &ExternalGame, seats: &[Seat]) -> Option<Vec<Option<u64>>> {
+    let any = seats.iter().any(|s| s.timer.limits().control.is_some());
+    (game.protocol >= 2 && any).then(|| seats.iter().map(|s| s.timer.left().map(micros)).collect())
 }
 
 /// How one `ask` reads: a move's unit, the words that end a move of
@@ -1001,7 +1005,10 @@ impl Seat {
             usage_mark,
             pending,
             urgent: false,
-            timer: Timer::new(time),
+            timer: Timer::new(MoveLimits {
+                control: player.time_control.or(time.control),
+                ..time
+            }),
             startup: limits.startup,
             setup_left: limits.startup,
             failure,

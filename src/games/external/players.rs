@@ -8,22 +8,42 @@
 //! (protocol 2) and the records call the entrant; without one it is
 //! COMMAND as written, with ` #2`, ` #3`, ... for a repeated one (a bot
 //! against itself). `--option NAME:KEY=VALUE` gives an entrant an option,
-//! as a tournament file's `options = { KEY = VALUE }` does.
+//! as a tournament file's `options = { KEY = VALUE }` does, over
+//! `--each-option KEY=VALUE`, every entrant's (a tournament file's
+//! `[each]`); `--time-control NAME:BASE+INC` gives it its own clock.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::Player;
+use super::spec::option_value;
 use crate::bot::BotSpec;
+use crate::bot::clock::TimeControl;
 
-/// The players of `bots` with `options`; `spec` makes a program's spec
+/// What the command line sets for the bots, the most specific last.
+#[derive(Clone, Debug, Default)]
+pub struct Settings {
+    /// `--each-option KEY=VALUE`: every bot's options.
+    pub each: Vec<(String, toml::Value)>,
+    /// `--option NAME:KEY=VALUE`: one bot's, over `each`.
+    pub options: Vec<String>,
+    /// `--time-control NAME:BASE+INC`: one bot's own clock.
+    pub clocks: Vec<(String, TimeControl)>,
+}
+
+/// The players of `bots` with `settings`; `spec` makes a program's spec
 /// from its words. The error names the argument.
 pub fn parse(
     bots: &[OsString],
-    options: &[String],
+    settings: &Settings,
     spec: impl Fn(&[OsString]) -> BotSpec,
 ) -> Result<Vec<Player>, String> {
+    let each: serde_json::Map<String, serde_json::Value> = settings
+        .each
+        .iter()
+        .map(|(key, value)| (key.clone(), json(value)))
+        .collect();
     let mut players = Vec::new();
     let mut named = Vec::new();
     for (i, bot) in bots.iter().enumerate() {
@@ -34,15 +54,37 @@ pub fn parse(
         players.push(Player {
             name,
             spec: spec(&words),
-            options: serde_json::Value::Object(Default::default()),
+            options: serde_json::Value::Object(each.clone()),
+            time_control: None,
             bot: i,
         });
     }
     distinct_names(&mut players, &named)?;
-    for option in options {
+    for option in &settings.options {
         set_option(&mut players, option)?;
     }
+    for (name, control) in &settings.clocks {
+        let flag = format!("--time-control {name}:{control}");
+        let at = named_player(&players, name, &flag)?;
+        players[at].time_control = Some(*control);
+    }
     Ok(players)
+}
+
+/// An option's value as the judge gets it.
+fn json(value: &toml::Value) -> serde_json::Value {
+    serde_json::to_value(value).unwrap_or_else(|_| serde_json::Value::String(value.to_string()))
+}
+
+/// Where the bot named `name` is; the error names `flag` and the bots.
+fn named_player(players: &[Player], name: &str, flag: &str) -> Result<usize, String> {
+    players.iter().position(|p| p.name == name).ok_or_else(|| {
+        let names: Vec<&str> = players.iter().map(|p| p.name.as_str()).collect();
+        format!(
+            "{flag}: no BOT is named {name:?} (the BOTs are {})",
+            names.join(", ")
+        )
+    })
 }
 
 /// `NAME=COMMAND` into its name and command: a name is made of letters,
@@ -112,8 +154,8 @@ fn distinct_names(players: &mut [Player], named: &[bool]) -> Result<(), String> 
     Ok(())
 }
 
-/// `NAME:KEY=VALUE`: VALUE is taken as JSON when it is a number, `true`,
-/// `false` or a quoted string, else as the text it is.
+/// `NAME:KEY=VALUE`: VALUE is read as a TOML value (`3`, `true`,
+/// `"x"`), else taken as the text it is ([`option_value`]).
 fn set_option(players: &mut [Player], option: &str) -> Result<(), String> {
     let usage = || format!("--option {option:?}: expected NAME:KEY=VALUE");
     let (name, setting) = option.split_once(':').ok_or_else(usage)?;
@@ -121,24 +163,9 @@ fn set_option(players: &mut [Player], option: &str) -> Result<(), String> {
     if key.trim().is_empty() {
         return Err(usage());
     }
-    let Some(at) = players.iter().position(|p| p.name == name) else {
-        let names: Vec<&str> = players.iter().map(|p| p.name.as_str()).collect();
-        return Err(format!(
-            "--option {option:?}: no BOT is named {name:?} (the BOTs are {})",
-            names.join(", ")
-        ));
-    };
-    let player = &mut players[at];
-    let value = match serde_json::from_str::<serde_json::Value>(value) {
-        Ok(
-            v @ (serde_json::Value::Number(_)
-            | serde_json::Value::Bool(_)
-            | serde_json::Value::String(_)),
-        ) => v,
-        _ => serde_json::Value::String(value.to_owned()),
-    };
-    if let Some(options) = player.options.as_object_mut() {
-        options.insert(key.to_owned(), value);
+    let at = named_player(players, name, &format!("--option {option:?}"))?;
+    if let Some(options) = players[at].options.as_object_mut() {
+        options.insert(key.to_owned(), json(&option_value(value)));
     }
     Ok(())
 }
@@ -159,8 +186,38 @@ mod tests {
 
     fn players(bots: &[&str], options: &[&str]) -> Result<Vec<Player>, String> {
         let bots: Vec<OsString> = bots.iter().map(OsString::from).collect();
-        let options: Vec<String> = options.iter().map(|s| s.to_string()).collect();
-        parse(&bots, &options, spec)
+        let settings = Settings {
+            options: options.iter().map(|s| s.to_string()).collect(),
+            ..Settings::default()
+        };
+        parse(&bots, &settings, spec)
+    }
+
+    #[test]
+    fn a_bots_own_settings_win_over_every_bots() {
+        let bots: Vec<OsString> = ["a=x", "b=y"].iter().map(OsString::from).collect();
+        let settings = Settings {
+            each: vec![
+                ("Hash".to_owned(), toml::Value::Integer(16)),
+                ("Threads".to_owned(), toml::Value::Integer(1)),
+            ],
+            options: vec!["b:Hash=64".to_owned()],
+            clocks: vec![("b".to_owned(), "2s+50ms".parse().unwrap())],
+        };
+        let p = parse(&bots, &settings, spec).unwrap();
+        assert_eq!(p[0].options, serde_json::json!({"Hash": 16, "Threads": 1}));
+        assert_eq!(p[1].options, serde_json::json!({"Hash": 64, "Threads": 1}));
+        assert_eq!(p[0].time_control, None);
+        assert_eq!(p[1].time_control, Some("2s+50ms".parse().unwrap()));
+        let settings = Settings {
+            clocks: vec![("c".to_owned(), "2s".parse().unwrap())],
+            ..Settings::default()
+        };
+        let e = parse(&bots, &settings, spec).unwrap_err();
+        assert!(
+            e.starts_with("--time-control c:") && e.contains("no BOT is named \"c\""),
+            "{e}"
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@ use crate::bot::clock::TimeControl;
 use crate::bot::{BotLimits, DEFAULT_STARTUP};
 use crate::exit::Status;
 use crate::outcome::Status as Outcome;
+use crate::record::pgn::PgnWriter;
 use crate::record::{REFEREE_VERSION, Records, timestamp};
 use crate::stats::{Elo, EloModel, HeadToHead, pairs_text};
 
@@ -23,10 +24,15 @@ pub struct PlayConfig {
     pub bots: Vec<Player>,
     pub limits: BotLimits,
     pub timeout: Option<Duration>,
+    /// Every bot's clock; a bot's own ([`Player::time_control`]) wins.
     pub time_control: Option<TimeControl>,
+    /// `--game-option`s: the judge's options over the game file's.
+    pub game_options: toml::Table,
     pub seed: Option<u64>,
     pub games: u64,
     pub results: Option<PathBuf>,
+    /// `--pgn FILE`: each game's `summary.pgn`, appended.
+    pub pgn: Option<PathBuf>,
     pub record_moves: bool,
 }
 
@@ -41,7 +47,7 @@ struct Record<'a> {
 
 /// Plays the games; the exit status.
 pub async fn run(config: &PlayConfig) -> Status {
-    let mut game = match load_game(&config.game, config.bots.len()) {
+    let mut game = match load_game(config) {
         Ok(game) => game,
         Err(e) => {
             eprintln!("referee play: {e}");
@@ -57,6 +63,10 @@ pub async fn run(config: &PlayConfig) -> Status {
             return Status::Io;
         }
     };
+    let mut pgn = config
+        .pgn
+        .clone()
+        .map(|path| PgnWriter::new(path, "referee play"));
     let seed = config.seed.unwrap_or_else(crate::rng::fresh_seed);
     let limits = bot_limits(config, &game);
     // Frames are kept for the records only.
@@ -76,17 +86,10 @@ pub async fn run(config: &PlayConfig) -> Status {
         if !config.record_moves {
             result.frames.clear();
         }
-        if let Some(records) = records.as_mut() {
-            let record = Record {
-                result: &result,
-                time: timestamp(),
-                referee: REFEREE_VERSION,
-            };
-            if let Err(e) = records.append(&record) {
-                eprintln!("referee play: {e}");
-                drop(publishing);
-                return close(&mut session, Status::Io).await;
-            }
+        if let Err(e) = keep(&result, records.as_mut(), pgn.as_mut()) {
+            eprintln!("referee play: {e}");
+            drop(publishing);
+            return close(&mut session, Status::Io).await;
         }
         for line in &result.log {
             eprintln!(
@@ -116,9 +119,35 @@ pub async fn run(config: &PlayConfig) -> Status {
     status
 }
 
-/// Reads the game file and checks that it takes `count` players.
-fn load_game(file: &std::path::Path, count: usize) -> Result<ExternalGame, String> {
-    let game = ExternalGame::load(&crate::games::shipped::resolve(file)?)?;
+/// Appends a finished game to `--results`, then its PGN to `--pgn`
+/// (none for a void game, whose judge failed).
+fn keep(
+    result: &ExternalResult,
+    records: Option<&mut Records>,
+    pgn: Option<&mut PgnWriter>,
+) -> Result<(), String> {
+    if let Some(records) = records {
+        let record = Record {
+            result,
+            time: timestamp(),
+            referee: REFEREE_VERSION,
+        };
+        records.append(&record).map_err(|e| e.to_string())?;
+    }
+    match pgn {
+        Some(pgn) if result.judge_error.is_none() => {
+            pgn.append(result.index, result.summary.as_ref())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Reads the game file, with the command line's options for the judge,
+/// and checks that it takes as many players as there are bots.
+fn load_game(config: &PlayConfig) -> Result<ExternalGame, String> {
+    let count = config.bots.len();
+    let mut game = ExternalGame::load(&crate::games::shipped::resolve(&config.game)?)?;
+    game.set_options(&config.game_options)?;
     if count < game.min_players || count > game.max_players {
         return Err(format!(
             "{} takes {} player{} but {count} {} given",

@@ -191,6 +191,43 @@ impl ExternalGame {
     }
 }
 
+impl ExternalGame {
+    /// Sets judge-wide options over the game file's, key by key (a
+    /// tournament file's `[options]`, `--game-option`).
+    pub fn set_options(&mut self, options: &toml::Table) -> Result<(), String> {
+        let options = serde_json::to_value(options).map_err(|e| format!("options: {e}"))?;
+        if let (Some(mine), serde_json::Value::Object(given)) =
+            (self.options.as_object_mut(), options)
+        {
+            mine.extend(given);
+        }
+        Ok(())
+    }
+}
+
+/// A command-line option's VALUE, read as a TOML value: `5000` an
+/// integer, `true` a boolean, `1.5` a float, `"x"` or `[1, 2]` as TOML
+/// writes them; anything else (a bare word, `Skill Level`'s `3 a`) is a
+/// string, as written (a date too: JSON has none).
+pub fn option_value(text: &str) -> toml::Value {
+    match toml::from_str::<toml::Table>(&format!("v = {text}")) {
+        Ok(mut table) if table.len() == 1 => match table.remove("v") {
+            Some(toml::Value::Datetime(_)) | None => toml::Value::String(text.to_owned()),
+            Some(value) => value,
+        },
+        _ => toml::Value::String(text.to_owned()),
+    }
+}
+
+/// `KEY=VALUE` (`--game-option`, `--each-option`): the key, and the value
+/// as [`option_value`] reads it.
+pub fn key_value(text: &str) -> Result<(String, toml::Value), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.trim().is_empty() => Ok((key.to_owned(), option_value(value))),
+        _ => Err("expected KEY=VALUE, e.g. nodes=5000".to_owned()),
+    }
+}
+
 /// The judge's program: a path with a `/` is relative to the game file's
 /// directory; a bare name is looked for there first, then on `PATH`.
 fn resolve_judge(program: &str, dir: &Path) -> Result<PathBuf, String> {
@@ -235,6 +272,28 @@ mod tests {
             parse("name = \"x\"\njudge = [\"sh\"]\nprotocol = 3\nplayers = { min = 1, max = 1 }\n")
                 .unwrap_err();
         assert!(three.contains("protocol = 3"), "{three}");
+    }
+
+    #[test]
+    fn option_values_are_toml_values_or_strings() {
+        assert_eq!(option_value("5000"), toml::Value::Integer(5000));
+        assert_eq!(option_value("true"), toml::Value::Boolean(true));
+        assert_eq!(option_value("1.5"), toml::Value::Float(1.5));
+        assert_eq!(option_value("\"a b\""), toml::Value::String("a b".into()));
+        for text in ["sharp", "3 a", "", "1\nw = 2", "x]", "2024-01-01"] {
+            assert_eq!(option_value(text), toml::Value::String(text.into()));
+        }
+        assert_eq!(
+            key_value("Skill Level=3").unwrap(),
+            ("Skill Level".to_owned(), toml::Value::Integer(3))
+        );
+        assert_eq!(
+            key_value("book=a=b.epd").unwrap(),
+            ("book".to_owned(), toml::Value::String("a=b.epd".into()))
+        );
+        let e = key_value("nodes").unwrap_err();
+        assert!(e.contains("expected KEY=VALUE"), "{e}");
+        assert!(key_value("=3").is_err());
     }
 
     #[test]

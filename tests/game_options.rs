@@ -1,0 +1,264 @@
+//! Options and clocks from the game file, the tournament file and the
+//! command line, through the real binary: a protocol-2 judge
+//! (tests/fixtures/game-options) echoes the `start` it got into its
+//! summary, so each case reads exactly what `start.options` and each
+//! player's `options` and `time_control` are, and the `clocks` it saw.
+//! The precedence: game file < tournament file (`[each]` < entrant) <
+//! command line (`--each-option` < `--option`).
+
+mod common;
+
+use std::path::Path;
+
+use common::{fixture, referee};
+use serde_json::{Value, json};
+
+fn game_file() -> String {
+    fixture("game-options/game.toml")
+}
+
+fn answer() -> String {
+    fixture("game-options/answer.sh")
+}
+
+/// The `start` and `clocks` of each game of a `referee play` run with
+/// `args` (before the game file and the bots `a` and `b`).
+fn play(dir: &Path, args: &[&str]) -> Vec<Value> {
+    let results = dir.join("results.jsonl");
+    let _ = std::fs::remove_file(&results);
+    let bots = [format!("a={}", answer()), format!("b={}", answer())];
+    let game = game_file();
+    let mut all = vec!["play", "--results", results.to_str().unwrap()];
+    all.extend(args);
+    all.push(&game);
+    all.extend(bots.iter().map(String::as_str));
+    let run = referee(&all, b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    common::jsonl(&results)
+        .into_iter()
+        .map(|r| r["summary"].clone())
+        .collect()
+}
+
+/// Each player's entry of a `start`, by its name.
+fn player<'a>(start: &'a Value, name: &str) -> &'a Value {
+    start["players"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("no player {name} in {start}"))
+}
+
+fn clock(base_ms: u64, increment_ms: u64) -> Value {
+    json!({"base_micros": base_ms * 1000, "increment_micros": increment_ms * 1000})
+}
+
+#[test]
+fn play_takes_the_game_files_options_alone() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let games = play(dir.path(), &[]);
+    let start = &games[0]["start"];
+    assert_eq!(start["options"], json!({"nodes": 100, "book": "a.epd"}));
+    assert_eq!(player(start, "a")["options"], json!({}));
+    assert_eq!(player(start, "a")["time_control"], Value::Null);
+    // No clock, no clocks.
+    assert_eq!(games[0]["clocks"], json!([null, null]));
+}
+
+#[test]
+fn play_options_and_clocks_from_the_command_line() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let games = play(
+        dir.path(),
+        &[
+            "--game-option",
+            "nodes=5000",
+            "--game-option",
+            "adjudicate=true",
+            "--game-option",
+            "order=random",
+            "--each-option",
+            "Hash=16",
+            "--each-option",
+            "Threads=1",
+            "--option",
+            "b:Hash=64",
+            "--time-control",
+            "2s+50ms",
+            "--time-control",
+            "b:1s+25ms",
+        ],
+    );
+    let start = &games[0]["start"];
+    assert_eq!(
+        start["options"],
+        json!({"nodes": 5000, "book": "a.epd", "adjudicate": true, "order": "random"})
+    );
+    let (a, b) = (player(start, "a"), player(start, "b"));
+    assert_eq!(a["options"], json!({"Hash": 16, "Threads": 1}));
+    assert_eq!(b["options"], json!({"Hash": 64, "Threads": 1}));
+    assert_eq!(a["time_control"], clock(2000, 50));
+    assert_eq!(b["time_control"], clock(1000, 25));
+    // Each seat's clock runs on its own control: after its first move,
+    // b has at most its 1s + 25ms, a more than that.
+    let (seat_a, seat_b) = (a["seat"].as_u64().unwrap(), b["seat"].as_u64().unwrap());
+    let last = &games[0]["clocks"][1];
+    let left = |seat: u64| last[seat as usize].as_u64().unwrap();
+    assert!(left(seat_b) <= 1_025_000, "{last}");
+    assert!(
+        left(seat_a) > 1_025_000 && left(seat_a) <= 2_050_000,
+        "{last}"
+    );
+}
+
+/// A tournament file in `dir` of the echo game with `extra` lines (its
+/// `[options]`, `[each]`) and two entrants with their own `a` and `b`
+/// lines.
+fn tournament_file(dir: &Path, extra: &str, a: &str, b: &str) -> String {
+    let text = format!(
+        "game = {:?}\ngames = 2\nseed = 3\njobs = 1\n{extra}\n\
+         [[entrant]]\nname = \"a\"\ncommand = [{:?}]\n{a}\n\
+         [[entrant]]\nname = \"b\"\ncommand = [{:?}]\n{b}\n",
+        game_file(),
+        answer(),
+        answer()
+    );
+    let path = dir.join("t.toml");
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+/// The first game's summary of a tournament run of `file` with `args`.
+fn tournament(dir: &Path, file: &str, args: &[&str]) -> Value {
+    let out = dir.join("out");
+    let _ = std::fs::remove_dir_all(&out);
+    let mut all = vec!["tournament", "--no-progress", file, "--out"];
+    all.push(out.to_str().unwrap());
+    all.extend(args);
+    let run = referee(&all, b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    common::timeless_records(&out)[0]["summary"].clone()
+}
+
+#[test]
+fn a_tournament_file_overrides_the_game_file_and_the_command_line_it() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = tournament_file(
+        dir.path(),
+        "[options]\nnodes = 200\nmax_plies = 80\n\
+         [each]\noptions = { Hash = 16, Threads = 1 }\ntime_control = \"2s+50ms\"",
+        "options = { Hash = 32, \"Skill Level\" = 3 }",
+        "time_control = \"1s+25ms\"",
+    );
+    let summary = tournament(dir.path(), &file, &[]);
+    let start = &summary["start"];
+    assert_eq!(
+        start["options"],
+        json!({"nodes": 200, "book": "a.epd", "max_plies": 80})
+    );
+    let (a, b) = (player(start, "a"), player(start, "b"));
+    assert_eq!(
+        a["options"],
+        json!({"Hash": 32, "Threads": 1, "Skill Level": 3})
+    );
+    assert_eq!(b["options"], json!({"Hash": 16, "Threads": 1}));
+    assert_eq!(a["time_control"], clock(2000, 50));
+    assert_eq!(b["time_control"], clock(1000, 25));
+    let last = &summary["clocks"][1];
+    let left = |p: &Value| last[p["seat"].as_u64().unwrap() as usize].as_u64().unwrap();
+    assert!(left(b) <= 1_025_000 && left(a) > 1_025_000, "{last}");
+    // The command line over the file.
+    let summary = tournament(
+        dir.path(),
+        &file,
+        &[
+            "--game-option",
+            "nodes=300",
+            "--game-option",
+            "book=\"b c.epd\"",
+        ],
+    );
+    assert_eq!(
+        summary["start"]["options"],
+        json!({"nodes": 300, "book": "b c.epd", "max_plies": 80})
+    );
+}
+
+/// Bad settings are usage errors naming the flag, or the file and key.
+#[test]
+fn bad_options_are_named() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let bots = [format!("a={}", answer()), format!("b={}", answer())];
+    let game = game_file();
+    for (args, says) in [
+        (vec!["--game-option", "nodes"], "--game-option"),
+        (vec!["--each-option", "=3"], "--each-option"),
+        (vec!["--time-control", "b:fast"], "--time-control"),
+        (vec!["--time-control", "c:1s"], "no BOT is named \"c\""),
+        (
+            vec!["--time-control", "1s", "--time-control", "2s"],
+            "--time-control BASE+INC is given twice",
+        ),
+    ] {
+        let mut all = vec!["play"];
+        all.extend(&args);
+        all.push(&game);
+        all.extend(bots.iter().map(String::as_str));
+        let run = referee(&all, b"");
+        assert_eq!(run.code, Some(64), "{args:?}: {run:?}");
+        assert!(
+            run.stderr.contains(says),
+            "{args:?}: {says} in {}",
+            run.stderr
+        );
+    }
+    for (extra, a, says) in [
+        ("[each]\nhash = 1", "", "hash"),
+        ("", "time_control = \"fast\"", "line 9"),
+        ("[each]\ntime_control = \"1x\"", "", "line 6"),
+    ] {
+        let file = tournament_file(dir.path(), extra, a, "");
+        let run = referee(["tournament", "--no-progress", &file], b"");
+        assert_eq!(run.code, Some(64), "{extra} {a}: {run:?}");
+        assert!(
+            run.stderr.contains("t.toml") && run.stderr.contains(says),
+            "{says} in {}",
+            run.stderr
+        );
+    }
+}
+
+/// A built-in game has no judge to take options: `[options]` and
+/// `--game-option` are refused, as entrant options are.
+#[test]
+fn a_built_in_game_refuses_judge_options() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = dir.path().join("s.toml");
+    let write = |extra: &str| {
+        std::fs::write(
+            &file,
+            format!(
+                "game = \"septica\"\ngames = 2\n{extra}\n[[entrant]]\nname = \"a\"\ncommand = [\"x\"]\n"
+            ),
+        )
+        .unwrap();
+    };
+    write("[options]\nnodes = 1");
+    let run = referee(["tournament", "--no-progress", file.to_str().unwrap()], b"");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(run.stderr.contains("septica has none"), "{}", run.stderr);
+    write("");
+    let args = ["tournament", "--no-progress", file.to_str().unwrap()];
+    let run = referee(args.iter().chain(&["--game-option", "nodes=1"]), b"");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(run.stderr.contains("--game-option"), "{}", run.stderr);
+    write("[each]\ntime_control = \"1s\"");
+    let run = referee(args, b"");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        run.stderr.contains("time_control per entrant"),
+        "{}",
+        run.stderr
+    );
+}
