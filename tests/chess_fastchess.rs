@@ -225,6 +225,11 @@ fn differences(fastchess: &[Game], ours: &[Game]) -> Option<String> {
     let lengths = pairs()
         .filter(|(_, (f, o))| f.moves.len() != o.moves.len())
         .count();
+    // Moves that differ within the shorter game: another engine, not
+    // another adjudication.
+    let moves = pairs()
+        .filter(|(_, (f, o))| f.moves.iter().zip(&o.moves).any(|(a, b)| a != b))
+        .count();
     let (k, (f, o)) = pairs().find(|(_, (f, o))| f.result != o.result || f.moves != o.moves)?;
     let shown = |g: &Game| {
         format!(
@@ -237,7 +242,8 @@ fn differences(fastchess: &[Game], ours: &[Game]) -> Option<String> {
         )
     };
     Some(format!(
-        "results differ in {results} of {GAMES} games, lengths in {lengths}; \
+        "results differ in {results} of {GAMES} games, lengths in {lengths}, \
+         moves before either end in {moves}; \
          the first that differs, game {} ({}):\n  fastchess: {}\n  referee:   {}",
         k + 1,
         f.fen,
