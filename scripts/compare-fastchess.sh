@@ -15,6 +15,10 @@
 #             a run on a quiet 2-CPU machine
 #   --clock   the documented time control, 2s+50ms, 20 games; about 10
 #             minutes a run
+#   --tc T    another time control, as the referee writes it (BASE+INC in
+#             s or ms: 1s+20ms; fastchess gets tc=1+0.02); implies --clock.
+#             With --games, a clock regime fits many runs: --tc 2s+50ms
+#             --games 10 --runs 10 takes about 25 minutes
 # --identical plays two identical engines at full strength instead, without
 # draw or resignation adjudication: at fixed nodes Stockfish with one thread
 # is deterministic, so both tools play the very same games, move for move
@@ -50,9 +54,10 @@
 #   scripts/compare-fastchess.sh --runs 3 --all-ways  # the four ways, 3 runs each; medians
 #   scripts/compare-fastchess.sh --runs 3 --all-ways --identical
 #   scripts/compare-fastchess.sh --clock              # 2s+50ms, 20 games
+#   scripts/compare-fastchess.sh --tc 2s+50ms --games 10 --runs 10
 #   scripts/compare-fastchess.sh --nodes 20000 --games 26 --keep /tmp/cmp
 #   scripts/compare-fastchess.sh --report /tmp/cmp    # the table of a kept run again
-# Options: --clock, --nodes N, --games N (even), --runs N, --all-ways,
+# Options: --clock, --tc BASE+INC, --nodes N, --games N (even), --runs N, --all-ways,
 # --identical, --keep DIR (keep every run's output there; else a temporary
 # directory, removed at the end), --report DIR.
 #
@@ -74,11 +79,12 @@ STOCKFISH=${STOCKFISH:-/usr/games/stockfish}
 REFEREE=${REFEREE:-$ROOT/target/release/referee}
 CACHE=${FASTCHESS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/referee/fastchess}
 
-clock=0 nodes=5000 games='' runs=1 all=0 identical=0 keep='' report=''
+clock=0 tc=2s+50ms nodes=5000 games='' runs=1 all=0 identical=0 keep='' report=''
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 64; }
 while (($#)); do
   case $1 in
     --clock) clock=1 ;;
+    --tc) clock=1 tc=$2; shift ;;
     --nodes) nodes=$2; shift ;;
     --games) games=$2; shift ;;
     --runs) runs=$2; shift ;;
@@ -96,6 +102,20 @@ if ((games < 2 || games % 2)); then
   echo "compare-fastchess: --games must be even (colour-swapped pairs): $games" >&2; exit 64
 fi
 say() { echo "compare-fastchess: $*" >&2; }
+seconds() {  # seconds DURATION: the referee's 2s or 50ms in fastchess's seconds
+  case $1 in
+    *ms) awk -v v="${1%ms}" 'BEGIN { print v / 1000 }' ;;
+    *) echo "${1%s}" ;;
+  esac
+}
+if ((clock)); then
+  [[ $tc == *+* ]] || tc+="+0s"
+  duration='[0-9]+(\.[0-9]+)?(s|ms)'
+  if ! [[ $tc =~ ^$duration\+$duration$ ]]; then
+    echo "compare-fastchess: --tc $tc: BASE+INC in s or ms, e.g. 2s+50ms" >&2; exit 64
+  fi
+  fastchess_tc="$(seconds "${tc%%+*}")+$(seconds "${tc#*+}")"
+fi
 
 # --- the table --------------------------------------------------------------
 table() {  # the table of work directory $W (python3's standard library only)
@@ -329,8 +349,7 @@ fi
 # Two entrants, each with its UCI options; the second one's results are shown.
 if ((identical)); then
   names=(sf-a sf-b) skills=('' '')
-  fc_adjudication=()  # the judge's: off (below)
-  judge_adjudication=$'draw_after = 1000000\nresign_moves = 1000000'
+  fc_adjudication=()  # the judge's: off (judge_options)
 else
   names=(sf-skill-3 sf-skill-8) skills=(3 8)
   # The judge's draw_plies = 8 is fastchess's movecount=4 (it counts moves
@@ -338,8 +357,20 @@ else
   # near fastchess's movenumber=40 (the game's move number: the openings
   # start at moves 5 to 7).
   fc_adjudication=(-draw movenumber=40 movecount=4 score=10 -resign movecount=4 score=1000)
-  judge_adjudication=''
 fi
+# The chess judge's options (a game file's [options]) for the match: the one
+# place that names them, beside fastchess's flags above and in run_fastchess
+# (-maxmoves 200 is max_plies = 400). Its adjudication is its defaults
+# (docs/chess.md) unless --identical turns it off.
+judge_options() {
+  echo 'max_plies = 400'
+  echo "openings = \"$ROOT/games/chess/openings.epd\""
+  ((clock)) || echo "nodes = $nodes"
+  if ((identical)); then
+    echo 'draw_after = 1000000'
+    echo 'resign_moves = 1000000'
+  fi
+}
 options() {  # options I: entrant I's UCI options as KEY=VALUE lines
   [[ -z ${skills[$1]} ]] || echo "Skill Level=${skills[$1]}"
   echo "Threads=1"
@@ -361,12 +392,9 @@ keep_players = $2
 [limits]
 timeout = "30s"
 startup = "10s"
-$( ((clock)) && echo 'time_control = "2s+50ms"')
+$( ((clock)) && echo "time_control = \"$tc\"")
 [options]
-max_plies = 400
-openings = "$ROOT/games/chess/openings.epd"
-$( ((clock)) || echo "nodes = $nodes")
-$judge_adjudication
+$(judge_options)
 EOF
 }
 game_file "$W/game.toml" false
@@ -384,7 +412,7 @@ tournament_file() {  # tournament_file FILE GAME-FILE: tournaments/chess.toml's
 tournament_file "$W/tournament.toml" game-kept.toml
 tournament_file "$W/tournament-fresh.toml" game.toml
 
-if ((clock)); then limit="tc=2+0.05" regime="2s+50ms"; else limit="tc=inf nodes=$nodes" regime="go nodes $nodes"; fi
+if ((clock)); then limit="tc=$fastchess_tc" regime=$tc; else limit="tc=inf nodes=$nodes" regime="go nodes $nodes"; fi
 run_fastchess() {  # run_fastchess DIR [restart=on]
   local args=() i
   for i in 0 1; do
