@@ -1070,7 +1070,10 @@ fn swap_false_keeps_the_colours() {
     let Some(_serial) = ready() else { return };
     let dir = scratch();
     let game = fake_game(dir.path(), "max_plies = 8\nswap = false");
-    let records = play_fakes(&game, 2, &[&fake("a", "plays"), &fake("b", "a1a1")]);
+    // Four games: two rounds, whose first entrants alternate (the
+    // referee's pairing rule); `a`, listed first, is White in all four.
+    let records = play_fakes(&game, 4, &[&fake("a", "plays"), &fake("b", "a1a1")]);
+    assert_eq!(records.len(), 4);
     for record in &records {
         let summary = &record["summary"];
         let pgn = summary["pgn"].as_str().unwrap();
@@ -1094,7 +1097,15 @@ fn swap_false_keeps_the_colours() {
         let last = *comments(pgn).last().unwrap();
         assert!(last.ends_with("Black makes an illegal move: a1a1"), "{pgn}");
     }
-    assert_eq!(records[1]["players"][0]["entrant"], "b");
+    let seat_zero: Vec<_> = records
+        .iter()
+        .map(|r| &r["players"][0]["entrant"])
+        .collect();
+    assert_eq!(
+        seat_zero,
+        ["a", "b", "b", "a"],
+        "the seats rotated as usual"
+    );
 }
 
 /// Per-engine node counts (time odds in nodes), fastchess's per-engine

@@ -40,16 +40,14 @@ fn root() -> &'static str {
 /// that names the judge's adjudication options: when their names or
 /// meaning change, this is what changes.
 fn fastchess_settings() -> &'static str {
-    // draw_plies counts plies (fastchess's movecount counts each side's
-    // moves); draw_after and max_plies count plies too (movenumber and
-    // maxmoves count moves).
+    // The judge's options are named as fastchess's flags and mean the same.
     "nodes = 5000\n\
-     draw_after = 80\n\
-     draw_plies = 8\n\
-     draw_cp = 10\n\
-     resign_moves = 4\n\
-     resign_cp = 1000\n\
-     max_plies = 400\n"
+     draw_movenumber = 40\n\
+     draw_movecount = 4\n\
+     draw_score = 10\n\
+     resign_movecount = 4\n\
+     resign_score = 1000\n\
+     max_moves = 200\n"
 }
 
 /// Why this test cannot run on this machine, if it cannot.

@@ -416,6 +416,17 @@ class Adjudication:
         return None
 
 
+
+def first_listed(start):
+    """The seat of the entrant listed first in the run (the lower
+    `entrant`); from a harness that does not say, the seat of the round's
+    first entrant (seat s holds the table's entrant (s + rotation) mod 2)."""
+    numbers = [p.get("entrant") for p in start["players"]]
+    if None in numbers:
+        return start["rotation"] % 2
+    return numbers.index(min(numbers))
+
+
 class Game:
     """One game: its two seats, which colour each plays, the engines'
     search limits and clocks; the PGN and the summary at its end."""
@@ -426,9 +437,10 @@ class Game:
         self.names = [p["name"] for p in players]
         self.search = search_limits(opts, players)
         self.board, operations, line = opening(start, opts)
-        # swap = false: White is the seat of the round's first entrant
-        # (seat s holds the table's entrant (s + rotation) mod 2).
-        self.white = 0 if opts["swap"] else start["rotation"] % 2
+        # swap = false (fastchess's -noswap): White is the entrant listed
+        # first in the run (the lower `entrant`) in every game, whatever
+        # seat the rotation gives it.
+        self.white = 0 if opts["swap"] else first_listed(start)
         self.seats = [self.white, 1 - self.white]  # by colour: White's seat, Black's
         self.controls = [p["time_control"] for p in players]
         self.clocks = [c and c["base_micros"] for c in self.controls]

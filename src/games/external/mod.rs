@@ -697,6 +697,7 @@ fn start_message<'g>(
                     s.program.join(" ")
                 },
                 entrant: v2.then(|| StartEntrant {
+                    entrant: s.bot_index,
                     program: s.program.clone(),
                     options: s.options.clone(),
                     timeout_micros: micros(s.timer.limits().timeout),

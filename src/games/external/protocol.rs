@@ -31,6 +31,10 @@ pub struct StartPlayer {
 /// never has to repeat them (the referee's are the only ones).
 #[derive(Debug, Serialize)]
 pub struct StartEntrant {
+    /// The entrant's number in the run, from 0 (its place among a
+    /// tournament file's entrants or `play`'s BOTs): who it is whatever
+    /// seat the rotation gives it (a judge's `swap = false` needs it).
+    pub entrant: usize,
     pub program: Vec<String>,
     pub options: serde_json::Value,
     pub timeout_micros: u64,
