@@ -1049,4 +1049,48 @@ mod tests {
         );
         assert!(text.ends_with("\nPtnml(0-2): [0, 2, 4, 8, 6]"), "{text}");
     }
+
+    /// fastchess 1.8.2's own lines after real matches (Stockfish at 600
+    /// against 400 nodes, `-rounds 20 -repeat`; `-report penta=false` for
+    /// the game model): the same figures, without its pair ratios
+    /// (`PairsRatio`, `WL/DD Ratio`), which need won-lost pairs told
+    /// apart from drawn ones.
+    #[test]
+    fn real_fastchess_matches_print_the_same_figures() {
+        for (games, pairs, fastchess) in [
+            (
+                [5, 0, 15],
+                [1, 0, 3, 0, 6],
+                "Elo: 190.85 +/- 256.71, nElo: 183.11 +/- 152.27\n\
+                 LOS: 99.08 %, DrawRatio: 30.00 %\n\
+                 Games: 20, Wins: 15, Losses: 5, Draws: 0, Points: 15.0 (75.00 %)\n\
+                 Ptnml(0-2): [1, 0, 3, 0, 6]",
+            ),
+            (
+                [8, 0, 32],
+                [1, 0, 6, 0, 13],
+                "Elo: 240.82 +/- 159.36, nElo: 252.80 +/- 107.67\n\
+                 LOS: 100.00 %, DrawRatio: 30.00 %\n\
+                 Games: 40, Wins: 32, Losses: 8, Draws: 0, Points: 32.0 (80.00 %)\n\
+                 Ptnml(0-2): [1, 0, 6, 0, 13]",
+            ),
+            (
+                [5, 0, 15],
+                [0; 5],
+                "Elo: 190.85 +/- 217.62, nElo: 200.59 +/- 152.27\n\
+                 LOS: 99.51 %, DrawRatio: 0.00 %\n\
+                 Games: 20, Wins: 15, Losses: 5, Draws: 0, Points: 15.0 (75.00 %)",
+            ),
+            (
+                [6, 0, 24],
+                [0; 5],
+                "Elo: 240.82 +/- 187.54, nElo: 260.58 +/- 124.33\n\
+                 LOS: 100.00 %, DrawRatio: 0.00 %\n\
+                 Games: 30, Wins: 24, Losses: 6, Draws: 0, Points: 24.0 (80.00 %)",
+            ),
+        ] {
+            let elo = Elo::of(games, pairs).unwrap();
+            assert_eq!(match_lines(&elo, games, pairs), fastchess);
+        }
+    }
 }

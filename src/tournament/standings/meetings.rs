@@ -206,3 +206,48 @@ pub(super) fn new_meetings(
 ) -> Option<std::collections::BTreeMap<(usize, usize), HeadToHead>> {
     (!solo && n <= MOST_MET).then(std::collections::BTreeMap::new)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::stats::EloModel;
+    use crate::tournament::standings::testing::table_game;
+    use crate::tournament::standings::{MOST_MET, Tally};
+
+    /// Tables of three: every two who shared one score by their places
+    /// there, as single games (no pairs); the first row of each pair is
+    /// the one ranked higher.
+    #[test]
+    fn tables_of_three_give_each_two_their_relative_places() {
+        let names: Vec<String> = (0..3).map(|k| format!("e{k}")).collect();
+        let mut tally = Tally::new(false, &names, None, None);
+        // e0 ahead of e1 ahead of e2, then e1 and e2 tie behind e0.
+        tally.add(table_game(1, &[3, 2, 1]));
+        tally.add(table_game(2, &[3, 1, 1]));
+        let rows = tally.rows();
+        let pairs = tally.meetings(&rows);
+        let got: Vec<(&str, &str, [u64; 3], EloModel)> = pairs
+            .iter()
+            .map(|p| (&p.entrant[..], &p.opponent[..], p.outcomes(), p.model))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("e0", "e1", [0, 0, 2], EloModel::Trinomial),
+                ("e0", "e2", [0, 0, 2], EloModel::Trinomial),
+                ("e1", "e2", [0, 1, 1], EloModel::Trinomial),
+            ]
+        );
+        assert!(pairs.iter().all(|p| p.pentanomial == [0; 5]));
+    }
+
+    #[test]
+    fn past_the_most_entrants_no_pair_is_tallied() {
+        let names: Vec<String> = (0..=MOST_MET).map(|k| format!("e{k}")).collect();
+        let mut tally = Tally::new(false, &names, None, None);
+        tally.add(table_game(1, &[2, 1]));
+        assert!(!tally.tallies_meetings());
+        assert!(tally.meetings(&tally.rows()).is_empty());
+        let few = Tally::new(false, &names[..3], None, None);
+        assert!(few.tallies_meetings());
+    }
+}
