@@ -264,31 +264,58 @@ pub fn game_elo(games: [u64; 3]) -> Option<(f64, f64, f64)> {
 }
 
 /// The mean score of outcomes counted `counts`, each scoring `scores`,
-/// and the bounds of its 95% interval (normal approximation, the spread
-/// from the outcomes), each as logistic Elo. A score of 0 or 1 is −∞ or
-/// +∞ Elo, never NaN: every game won gives `(+∞, +∞, +∞)`, an interval
-/// that reaches past 1 an upper bound of +∞.
+/// and the bounds of its 95% interval, each as logistic Elo (see
+/// [`Elo::estimate`]).
 fn mean_score_elo(counts: &[u64], scores: &[f64]) -> Option<(f64, f64, f64)> {
-    let n: u64 = counts.iter().sum();
-    if n == 0 {
-        return None;
+    let e = Elo::estimate(EloModel::Trinomial, counts, scores)?;
+    Some((e.elo, e.low, e.high))
+}
+
+/// The 97.5% quantile of the standard normal distribution, as fastchess
+/// writes it.
+pub const Z95: f64 = 1.959963984540054;
+
+/// `800 / ln 10`: a normalised Elo per unit of score over its standard
+/// deviation (fastchess's `scoreToNeloDiff`).
+const NELO_SCALE: f64 = 800.0 / std::f64::consts::LN_10;
+
+/// The error function, to about 1e-15: its Taylor series near 0, and
+/// 1 − erfc by a continued fraction beyond 2.5 (libm's `erf` is not in
+/// Rust's standard library).
+pub fn erf(x: f64) -> f64 {
+    if x.is_nan() {
+        return f64::NAN;
     }
-    let n = n as f64;
-    let mean = counts
-        .iter()
-        .zip(scores)
-        .map(|(c, a)| *c as f64 * a)
-        .sum::<f64>()
-        / n;
-    let var = counts
-        .iter()
-        .zip(scores)
-        .map(|(c, a)| *c as f64 * (a - mean).powi(2))
-        .sum::<f64>()
-        / n;
-    let half = 1.959_964 * (var / n).sqrt();
-    let elo = |s: f64| score_to_elo(s.clamp(0.0, 1.0));
-    Some((elo(mean), elo(mean - half), elo(mean + half)))
+    if x < 0.0 {
+        return -erf(-x);
+    }
+    if x > 2.5 {
+        return 1.0 - erfc_continued_fraction(x);
+    }
+    // erf x = 2/√π Σ (−1)ⁿ x^(2n+1) / (n! (2n + 1))
+    let (mut term, mut sum) = (x, x);
+    for n in 1..200 {
+        term *= -x * x / n as f64;
+        let add = term / (2 * n + 1) as f64;
+        sum += add;
+        if add.abs() < 1e-17 * sum.abs() {
+            break;
+        }
+    }
+    sum * std::f64::consts::FRAC_2_SQRT_PI
+}
+
+/// erfc x for x > 2.5: Laplace's continued fraction, evaluated from its
+/// tail (e^(−x²)/√π · 1/(x + ½/(x + 1/(x + 3/2/(x + ...))))).
+fn erfc_continued_fraction(x: f64) -> f64 {
+    if x > 27.0 {
+        return 0.0;
+    }
+    let mut tail = x;
+    for k in (1..=60).rev() {
+        tail = x + (k as f64 / 2.0) / tail;
+    }
+    (-x * x).exp() / std::f64::consts::PI.sqrt() / tail
 }
 
 /// Which outcomes an [`Elo`] was estimated from.
@@ -313,15 +340,28 @@ impl EloModel {
 }
 
 /// A logistic Elo difference of one entrant against another, with the
-/// bounds of its 95% interval. A figure is infinite where its score is 0
-/// or 1: the estimate when every game (or pair) was won or lost, a bound
-/// when the interval reaches past them.
+/// bounds of its 95% interval, its normalised Elo and its likelihood of
+/// superiority, by fastchess's formulas (`app/src/matchmaking/elo/`:
+/// `elo_wdl.cpp` for single games, `elo_pentanomial.cpp` for pairs). A
+/// figure is infinite where its score is 0 or 1: the estimate when every
+/// game (or pair) was won or lost, a bound when the interval reaches past
+/// them (fastchess prints `nan` there).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Elo {
     pub model: EloModel,
     pub elo: f64,
     pub low: f64,
     pub high: f64,
+    /// Normalised Elo: the score's distance from ½ in standard deviations
+    /// of one game (of one pair over √2), times 800 / ln 10; `None` when
+    /// every game (pair) scored the same, so that there is no spread.
+    pub nelo: Option<f64>,
+    /// Half the width of its 95% interval.
+    pub nelo_error: f64,
+    /// Likelihood of superiority: the probability, under the normal
+    /// approximation, that the true score is above ½, from 0 to 1. With
+    /// no spread it is 1 above ½, 0 below, ½ at ½ (fastchess: `nan`).
+    pub los: f64,
 }
 
 impl Elo {
@@ -329,16 +369,70 @@ impl Elo {
     /// side: pentanomial when any pair is complete (the incomplete ones
     /// left out), else trinomial; `None` without any game.
     pub fn of(games: [u64; 3], pairs: [u64; 5]) -> Option<Elo> {
-        let (model, (elo, low, high)) = match pair_elo(pairs) {
-            Some(figures) => (EloModel::Pentanomial, figures),
-            None => (EloModel::Trinomial, game_elo(games)?),
+        Elo::estimate(EloModel::Pentanomial, &pairs, &PAIR_SCORES)
+            .or_else(|| Elo::estimate(EloModel::Trinomial, &games, &GAME_SCORES))
+    }
+
+    /// The figures of outcomes counted `counts`, each scoring `scores`, as
+    /// fastchess computes them: the mean score `s`, the spread `σ` of the
+    /// `n` outcomes' scores (over `n`, not `n − 1`), the interval
+    /// `s ± 1.96 σ/√n`, each turned into Elo by `−400 log₁₀(1/s − 1)`
+    /// (clamped into 0..1: an interval past 1 is bounded by +∞, not NaN).
+    /// `None` when nothing was counted.
+    pub fn estimate(model: EloModel, counts: &[u64], scores: &[f64]) -> Option<Elo> {
+        let n = counts.iter().sum::<u64>() as f64;
+        if n == 0.0 {
+            return None;
+        }
+        let weighted = |f: &dyn Fn(f64) -> f64| -> f64 {
+            counts
+                .iter()
+                .zip(scores)
+                .map(|(c, a)| *c as f64 * f(*a))
+                .sum::<f64>()
+                / n
+        };
+        let mean = weighted(&|a| a);
+        let variance = weighted(&|a| (a - mean).powi(2));
+        let standard_error = (variance / n).sqrt();
+        let half = Z95 * standard_error;
+        let elo = |s: f64| score_to_elo(s.clamp(0.0, 1.0));
+        // A pair's two games: its spread is that of √2 games'.
+        let games_per_outcome = match model {
+            EloModel::Pentanomial => 2.0,
+            EloModel::Trinomial => 1.0,
+        };
+        let nelo = (variance > 0.0)
+            .then(|| (mean - 0.5) / (games_per_outcome * variance).sqrt() * NELO_SCALE);
+        let los = if standard_error > 0.0 {
+            (1.0 + erf((mean - 0.5) / (std::f64::consts::SQRT_2 * standard_error))) / 2.0
+        } else {
+            match mean.total_cmp(&0.5) {
+                std::cmp::Ordering::Greater => 1.0,
+                std::cmp::Ordering::Less => 0.0,
+                std::cmp::Ordering::Equal => 0.5,
+            }
         };
         Some(Elo {
             model,
-            elo,
-            low,
-            high,
+            elo: elo(mean),
+            low: elo(mean - half),
+            high: elo(mean + half),
+            nelo,
+            // (nElo(s + half) − nElo(s − half)) / 2, which the spread cancels.
+            nelo_error: Z95 / (games_per_outcome * n).sqrt() * NELO_SCALE,
+            los,
         })
+    }
+
+    /// fastchess's `±`: half the interval's width in Elo; infinite when a
+    /// bound is (and when the estimate is).
+    pub fn error(&self) -> f64 {
+        if self.low.is_finite() && self.high.is_finite() {
+            (self.high - self.low) / 2.0
+        } else {
+            f64::INFINITY
+        }
     }
 
     /// As fastchess and cutechess print it: `+35.2 ± 48.1 (95%)`, the
@@ -364,6 +458,86 @@ impl Elo {
             format!("{:+.1} (95%: {:+.1} to {:+.1})", elo, low, high)
         }
     }
+}
+
+impl Elo {
+    /// The Elo as fastchess prints it, `58.45 +/- 82.82`; an unbounded
+    /// interval by its bounds, `190.85 (95%: -126.44 to inf)`; an
+    /// infinite estimate, `inf (every game won)`.
+    pub fn fastchess_elo(&self) -> String {
+        let (elo, low, high) = (self.elo + 0.0, self.low + 0.0, self.high + 0.0);
+        let unit = match self.model {
+            EloModel::Pentanomial => "pair",
+            EloModel::Trinomial => "game",
+        };
+        if elo == f64::INFINITY {
+            format!("inf (every {unit} won)")
+        } else if elo == f64::NEG_INFINITY {
+            format!("-inf (every {unit} lost)")
+        } else if low.is_finite() && high.is_finite() {
+            format!("{elo:.2} +/- {:.2}", self.error())
+        } else {
+            format!("{elo:.2} (95%: {low:.2} to {high:.2})")
+        }
+    }
+
+    /// The normalised Elo as fastchess prints it, `64.52 +/- 87.91`; `—`
+    /// when every game (pair) scored the same.
+    pub fn fastchess_nelo(&self) -> String {
+        match self.nelo {
+            Some(nelo) => format!("{:.2} +/- {:.2}", nelo + 0.0, self.nelo_error),
+            None => "—".to_owned(),
+        }
+    }
+
+    /// The likelihood of superiority as a percentage, `92.48 %`.
+    pub fn fastchess_los(&self) -> String {
+        format!("{:.2} %", 100.0 * self.los)
+    }
+}
+
+/// The lines fastchess prints after a match of two, from the first's
+/// side, for its `games` (lost, drawn, won) and complete `pairs` (scoring
+/// 0, ¼, ½, ¾, 1) with their Elo `elo`:
+///
+/// ```text
+/// Elo: 25.37 +/- 31.34, nElo: 29.95 +/- 36.77
+/// LOS: 94.48 %, DrawRatio: 27.99 %
+/// Games: 343, Wins: 136, Losses: 111, Draws: 96, Points: 184.0 (53.64 %)
+/// Ptnml(0-2): [20, 35, 60, 40, 16]
+/// ```
+///
+/// The draw ratio is that of the model: games drawn, or pairs scoring ½.
+pub fn match_lines(elo: &Elo, games: [u64; 3], pairs: [u64; 5]) -> String {
+    let [losses, draws, wins] = games;
+    let count = wins + draws + losses;
+    let points = wins as f64 + draws as f64 / 2.0;
+    let ratio = |part: f64, whole: u64| {
+        if whole == 0 {
+            0.0
+        } else {
+            100.0 * part / whole as f64
+        }
+    };
+    let draw_ratio = match elo.model {
+        EloModel::Pentanomial => ratio(pairs[2] as f64, pairs.iter().sum()),
+        EloModel::Trinomial => ratio(draws as f64, count),
+    };
+    let mut text = format!(
+        "Elo: {}, nElo: {}\nLOS: {}, DrawRatio: {draw_ratio:.2} %\n\
+         Games: {count}, Wins: {wins}, Losses: {losses}, Draws: {draws}, Points: {points:.1} ({:.2} %)",
+        elo.fastchess_elo(),
+        elo.fastchess_nelo(),
+        elo.fastchess_los(),
+        ratio(points, count),
+    );
+    if elo.model == EloModel::Pentanomial {
+        text.push_str(&format!(
+            "\nPtnml(0-2): [{}]",
+            pairs.map(|c| c.to_string()).join(", ")
+        ));
+    }
+    text
 }
 
 /// Where a pentanomial Elo comes from, in words: `10 game pairs (games
@@ -392,6 +566,12 @@ impl HeadToHead {
     pub fn add(&mut self, index: u64, score: f64) {
         self.games[outcome(score * 2.0, 2)] += 1;
         self.pairs.add(index, score);
+    }
+
+    /// A game that is in no pair (at a table of more than two seats, by
+    /// the two's places): it counts as a single game only.
+    pub fn add_unpaired(&mut self, score: f64) {
+        self.games[outcome(score * 2.0, 2)] += 1;
     }
 
     /// The complete pairs scoring 0, ¼, ½, ¾, 1 for the first.
@@ -718,5 +898,199 @@ mod tests {
         assert_eq!(pairs.counts, [0; 5]);
         pairs.add(20_000, 1.0);
         assert_eq!(pairs.counts, [0, 0, 0, 0, 1]);
+    }
+
+    /// fastchess's own figures for the same counts (its `EloWDL` and
+    /// `EloPentanomial` built into a small program:
+    /// Elo, ±, nElo, ±, LOS as it prints it).
+    fn assert_fastchess(e: &Elo, figures: (f64, f64, f64, f64, &str)) {
+        let (elo, error, nelo, nelo_error, los) = figures;
+        let near = |a: f64, b: f64| (a - b).abs() < 1e-3;
+        assert!(near(e.elo, elo), "{e:?} vs {figures:?}");
+        assert!(
+            near(e.error(), error) || (e.error().is_infinite() && error.is_nan()),
+            "{e:?} vs {figures:?}"
+        );
+        assert!(
+            e.nelo.is_some_and(|n| near(n, nelo)),
+            "{e:?} vs {figures:?}"
+        );
+        assert!(near(e.nelo_error, nelo_error), "{e:?} vs {figures:?}");
+        assert_eq!(e.fastchess_los(), los, "{e:?}");
+    }
+
+    /// Wins, losses, draws as fastchess's `Stats(wins, losses, draws)`.
+    fn games(wins: u64, losses: u64, draws: u64) -> Elo {
+        Elo::estimate(EloModel::Trinomial, &[losses, draws, wins], &GAME_SCORES).unwrap()
+    }
+
+    /// fastchess's six pentanomial counts, `Stats(ll, ld, wl, dd, wd, ww)`:
+    /// a pair won and lost and a pair of draws both score ½.
+    fn pairs(ll: u64, ld: u64, wl: u64, dd: u64, wd: u64, ww: u64) -> Elo {
+        Elo::estimate(
+            EloModel::Pentanomial,
+            &[ll, ld, wl + dd, wd, ww],
+            &PAIR_SCORES,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn single_games_give_fastchess_figures() {
+        let nan = f64::NAN;
+        assert_fastchess(
+            &games(136, 111, 96),
+            (25.368279, 31.338381, 29.952056, 36.768451, "94.48 %"),
+        );
+        assert_fastchess(
+            &games(76, 123, 89),
+            (-57.211106, 33.714271, -69.563998, 40.126026, "0.03 %"),
+        );
+        assert_fastchess(
+            &games(34, 0, 356),
+            (30.366343, 9.804404, 107.371435, 34.481812, "100.00 %"),
+        );
+        assert_fastchess(
+            &games(30, 20, 10),
+            (58.451214, 82.821818, 64.517169, 87.911717, "92.48 %"),
+        );
+        assert_fastchess(
+            &games(5, 5, 0),
+            (0.0, 251.776910, 0.0, 215.338850, "50.00 %"),
+        );
+        // An interval past a score of 1: fastchess's ± is nan, ours +inf.
+        let e = games(3, 1, 0);
+        assert_fastchess(&e, (190.848502, nan, 200.592029, 340.480617, "87.59 %"));
+        assert_eq!(e.fastchess_elo(), "190.85 (95%: -126.45 to inf)");
+        assert_eq!(games(136, 111, 96).fastchess_elo(), "25.37 +/- 31.34");
+        assert_eq!(games(136, 111, 96).fastchess_nelo(), "29.95 +/- 36.77");
+    }
+
+    #[test]
+    fn game_pairs_give_fastchess_figures() {
+        assert_fastchess(
+            &pairs(34, 54, 31, 32, 64, 75),
+            (55.579780, 27.653430, 57.935600, 28.275376, "100.00 %"),
+        );
+        assert_fastchess(
+            &pairs(332, 433, 457, 41, 333, 334),
+            (-8.642667, 10.334194, -9.172914, 10.960459, "5.05 %"),
+        );
+        assert_fastchess(
+            &pairs(0, 2, 0, 4, 8, 6),
+            (168.402125, 93.597016, 234.372583, 107.669425, "100.00 %"),
+        );
+        assert_fastchess(
+            &pairs(3, 5, 2, 4, 6, 1),
+            (-24.859163, 85.729551, -31.200637, 105.074600, "28.03 %"),
+        );
+        assert_fastchess(
+            &pairs(1, 1, 0, 0, 0, 0),
+            (-338.039216, f64::NAN, -737.022176, 340.480617, "0.00 %"),
+        );
+    }
+
+    #[test]
+    fn one_result_every_time_has_no_nan() {
+        // fastchess: all draws, nElo and LOS nan; all won, nElo inf and ±
+        // nan. Here: no nElo (no spread), LOS ½, 1 or 0, no NaN anywhere.
+        for (e, los, text) in [
+            (games(0, 0, 10), "50.00 %", "0.00 +/- 0.00"),
+            (pairs(0, 0, 0, 10, 0, 0), "50.00 %", "0.00 +/- 0.00"),
+            (games(10, 0, 0), "100.00 %", "inf (every game won)"),
+            (pairs(0, 0, 0, 0, 0, 10), "100.00 %", "inf (every pair won)"),
+            (games(0, 10, 0), "0.00 %", "-inf (every game lost)"),
+            (pairs(10, 0, 0, 0, 0, 0), "0.00 %", "-inf (every pair lost)"),
+        ] {
+            assert_eq!(e.nelo, None, "{e:?}");
+            assert_eq!(e.fastchess_nelo(), "—");
+            assert_eq!(e.fastchess_los(), los, "{e:?}");
+            assert_eq!(e.fastchess_elo(), text, "{e:?}");
+            assert!(!e.los.is_nan() && !e.nelo_error.is_nan() && !e.error().is_nan());
+        }
+    }
+
+    #[test]
+    fn the_error_function() {
+        // Tabulated values.
+        for (x, erf_x) in [
+            (0.0, 0.0),
+            (0.5, 0.520_499_877_813_046_5),
+            (1.0, 0.842_700_792_949_714_9),
+            (2.0, 0.995_322_265_018_952_7),
+            (2.5, 0.999_593_047_982_555),
+            (3.0, 0.999_977_909_503_001_4),
+            (4.0, 0.999_999_984_582_742_1),
+        ] {
+            assert!((erf(x) - erf_x).abs() < 1e-12, "erf({x}) = {}", erf(x));
+            assert!((erf(-x) + erf_x).abs() < 1e-12);
+        }
+        assert_eq!(erf(40.0), 1.0);
+        assert!(erf(f64::NAN).is_nan());
+    }
+
+    #[test]
+    fn a_match_prints_as_fastchess_does() {
+        let [l, d, w] = [111, 96, 136];
+        let e = Elo::of([l, d, w], [0; 5]).unwrap();
+        assert_eq!(
+            match_lines(&e, [l, d, w], [0; 5]),
+            "Elo: 25.37 +/- 31.34, nElo: 29.95 +/- 36.77\n\
+             LOS: 94.48 %, DrawRatio: 27.99 %\n\
+             Games: 343, Wins: 136, Losses: 111, Draws: 96, Points: 184.0 (53.64 %)"
+        );
+        let e = Elo::of([3, 2, 5], [0, 2, 4, 8, 6]).unwrap();
+        let text = match_lines(&e, [3, 2, 5], [0, 2, 4, 8, 6]);
+        assert!(
+            text.starts_with(
+                "Elo: 168.40 +/- 93.60, nElo: 234.37 +/- 107.67\nLOS: 100.00 %, DrawRatio: 20.00 %"
+            ),
+            "{text}"
+        );
+        assert!(text.ends_with("\nPtnml(0-2): [0, 2, 4, 8, 6]"), "{text}");
+    }
+
+    /// fastchess 1.8.2's own lines after real matches (Stockfish at 600
+    /// against 400 nodes, `-rounds 20 -repeat`; `-report penta=false` for
+    /// the game model): the same figures, without its pair ratios
+    /// (`PairsRatio`, `WL/DD Ratio`), which need won-lost pairs told
+    /// apart from drawn ones.
+    #[test]
+    fn real_fastchess_matches_print_the_same_figures() {
+        for (games, pairs, fastchess) in [
+            (
+                [5, 0, 15],
+                [1, 0, 3, 0, 6],
+                "Elo: 190.85 +/- 256.71, nElo: 183.11 +/- 152.27\n\
+                 LOS: 99.08 %, DrawRatio: 30.00 %\n\
+                 Games: 20, Wins: 15, Losses: 5, Draws: 0, Points: 15.0 (75.00 %)\n\
+                 Ptnml(0-2): [1, 0, 3, 0, 6]",
+            ),
+            (
+                [8, 0, 32],
+                [1, 0, 6, 0, 13],
+                "Elo: 240.82 +/- 159.36, nElo: 252.80 +/- 107.67\n\
+                 LOS: 100.00 %, DrawRatio: 30.00 %\n\
+                 Games: 40, Wins: 32, Losses: 8, Draws: 0, Points: 32.0 (80.00 %)\n\
+                 Ptnml(0-2): [1, 0, 6, 0, 13]",
+            ),
+            (
+                [5, 0, 15],
+                [0; 5],
+                "Elo: 190.85 +/- 217.62, nElo: 200.59 +/- 152.27\n\
+                 LOS: 99.51 %, DrawRatio: 0.00 %\n\
+                 Games: 20, Wins: 15, Losses: 5, Draws: 0, Points: 15.0 (75.00 %)",
+            ),
+            (
+                [6, 0, 24],
+                [0; 5],
+                "Elo: 240.82 +/- 187.54, nElo: 260.58 +/- 124.33\n\
+                 LOS: 100.00 %, DrawRatio: 0.00 %\n\
+                 Games: 30, Wins: 24, Losses: 6, Draws: 0, Points: 24.0 (80.00 %)",
+            ),
+        ] {
+            let elo = Elo::of(games, pairs).unwrap();
+            assert_eq!(match_lines(&elo, games, pairs), fastchess);
+        }
     }
 }

@@ -266,9 +266,10 @@ fn a_report_of_a_huge_class_stays_in_bounded_memory_and_says_what_it_left_out() 
 
 /// A tournament file in `dir` of `games` games of the duel fixture
 /// between `entrants` (fixture bots named by their script's stem).
-fn duel(dir: &Path, entrants: &[&str], games: u64) -> String {
+/// `extra`: lines of the file before its `[limits]`.
+fn duel(dir: &Path, entrants: &[&str], games: u64, extra: &str) -> String {
     let mut text = format!(
-        "game = \"{}\"\ngames = {games}\nseed = 1\njobs = 1\n[limits]\nseats = 2\n",
+        "game = \"{}\"\ngames = {games}\nseed = 1\njobs = 1\n{extra}[limits]\nseats = 2\n",
         fixture("duel/game.toml")
     );
     for (i, bot) in entrants.iter().enumerate() {
@@ -288,15 +289,24 @@ fn duel(dir: &Path, entrants: &[&str], games: u64) -> String {
 /// (by rank: 1 alone wins, equal ranks draw), and its complete pairs of
 /// games `2k − 1`, `2k` scoring 0, ¼, ½, ¾, 1.
 fn strongs_outcomes(out: &Path) -> ([u64; 3], [u64; 5]) {
+    outcomes_of(out, "strong", "weak")
+}
+
+/// From the records: `a`'s games against `b` (games of the two of them)
+/// lost, drawn and won, by rank, and its complete pairs of games `2k − 1`,
+/// `2k`, both between them, scoring 0, ¼, ½, ¾, 1.
+fn outcomes_of(out: &Path, a: &str, b: &str) -> ([u64; 3], [u64; 5]) {
     let mut scores = std::collections::BTreeMap::new();
     for record in common::jsonl(&out.join("records.jsonl")) {
         let results = record["results"].as_array().unwrap();
         let rank = |name: &str| {
-            results.iter().find(|r| r["entrant"] == name).unwrap()["rank"]
-                .as_u64()
-                .unwrap()
+            let seat = results.iter().find(|r| r["entrant"] == name)?;
+            seat["rank"].as_u64()
         };
-        let score = match rank("strong").cmp(&rank("weak")) {
+        let (Some(rank_a), Some(rank_b)) = (rank(a), rank(b)) else {
+            continue;
+        };
+        let score = match rank_a.cmp(&rank_b) {
             std::cmp::Ordering::Less => 2,
             std::cmp::Ordering::Equal => 1,
             std::cmp::Ordering::Greater => 0,
@@ -334,7 +344,7 @@ fn elo_of(counts: &[u64], step: f64) -> (f64, f64, f64) {
         .map(|(k, &c)| c as f64 * (score(k) - mean).powi(2))
         .sum::<f64>()
         / n;
-    let half = 1.959964 * (var / n).sqrt();
+    let half = 1.959963984540054 * (var / n).sqrt();
     let elo = |s: f64| -400.0 * (1.0 / s - 1.0).log10();
     (elo(mean), elo(mean - half), elo(mean + half))
 }
@@ -342,7 +352,7 @@ fn elo_of(counts: &[u64], step: f64) -> (f64, f64, f64) {
 #[test]
 fn two_entrants_get_an_elo_from_their_game_pairs() {
     let dir = tempfile::tempdir().unwrap();
-    let file = duel(dir.path(), &["strong", "weak"], 11);
+    let file = duel(dir.path(), &["strong", "weak"], 11, "");
     let out = dir.path().join("out");
     let run = tournament(&[&file, "--out", out.to_str().unwrap()]);
     // strong: won 6, drew 1, lost 4; pairs 1-2 won twice, 3-4, 5-6 and
@@ -423,7 +433,7 @@ fn without_a_complete_pair_the_elo_is_from_single_games() {
     // Shard 1 of 2 plays the odd games only: no pair is complete. Games 1
     // and 3, both won: an Elo with no bound, null in JSON.
     let dir = tempfile::tempdir().unwrap();
-    let file = duel(dir.path(), &["strong", "weak"], 3);
+    let file = duel(dir.path(), &["strong", "weak"], 3, "");
     let out = dir.path().join("out");
     let run = tournament(&[&file, "--shard", "1/2", "--out", out.to_str().unwrap()]);
     assert_eq!(strongs_outcomes(&out), ([0, 0, 2], [0; 5]));
@@ -452,21 +462,172 @@ fn without_a_complete_pair_the_elo_is_from_single_games() {
     assert!(!run.stdout.contains("NaN") && !run.stdout.contains("nan"));
 }
 
+/// The rows of `standings-pairs.json`, each as (entrant, opponent) and
+/// the row.
+fn pair_rows(out: &Path) -> Vec<((String, String), Value)> {
+    let text = std::fs::read_to_string(out.join("standings-pairs.json")).unwrap();
+    let rows: Vec<Value> = serde_json::from_str(&text).unwrap();
+    rows.into_iter()
+        .map(|r| {
+            let name = |key: &str| r[key].as_str().unwrap().to_owned();
+            ((name("entrant"), name("opponent")), r)
+        })
+        .collect()
+}
+
+/// Checks each row of `standings-pairs.json` against the records, and that
+/// the terminal's table and the report show it: its counts, its Elo (by
+/// the normal approximation over pairs, or games with no pair), its LOS.
+fn assert_pairs_match_the_records(out: &Path, stdout: &str, want: &[(&str, &str)]) {
+    let rows = pair_rows(out);
+    let names: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|((a, b), _)| (a.as_str(), b.as_str()))
+        .collect();
+    assert_eq!(names, want, "{stdout}");
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for ((a, b), row) in &rows {
+        let (games, pairs) = outcomes_of(out, a, b);
+        let [l, d, w] = games;
+        assert_eq!(
+            [&row["losses"], &row["draws"], &row["wins"], &row["games"]],
+            [l, d, w, l + d + w],
+            "{a} vs {b}: {row}"
+        );
+        assert_eq!(row["pentanomial"], serde_json::json!(pairs), "{row}");
+        let (elo, _, _) = match pairs.iter().sum::<u64>() {
+            0 => elo_of(&games, 0.5),
+            _ => elo_of(&pairs, 0.25),
+        };
+        if let Some(x) = row["elo"].as_f64() {
+            assert!((x - elo).abs() < 1e-6, "{row} vs {elo}");
+        } else {
+            assert!(elo.is_infinite(), "{row} vs {elo}");
+        }
+        let los = row["los"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&los), "{row}");
+        let penta = format!("[{}]", pairs.map(|c| c.to_string()).join(", "));
+        let line = format!("| {a} | {b} | {} | {w}-{d}-{l} | {penta} |", l + d + w);
+        let squeezed: String = stdout
+            .split(' ')
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(squeezed.contains(&line), "{line}\n{stdout}");
+        let cell = format!("<td>{w}-{d}-{l}</td><td>{penta}</td>");
+        assert!(report.contains(&cell), "{cell}");
+    }
+    assert!(stdout.contains("per pair (the first's games and Elo against the second):"));
+    assert!(report.contains("<h2 id=\"pairs\">Per pair</h2>"));
+    let csv = std::fs::read_to_string(out.join("standings-pairs.csv")).unwrap();
+    assert_eq!(csv.lines().count(), want.len() + 1, "{csv}");
+    assert!(!stdout.contains("NaN") && !stdout.contains("nan") && !csv.contains("NaN"));
+}
+
 #[test]
-fn three_entrants_get_no_elo() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = duel(dir.path(), &["strong", "weak", "weak"], 6);
+fn a_round_robin_of_three_gives_the_elo_of_every_pair() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = duel(dir.path(), &["strong", "weak", "weak"], 12, "");
     let out = dir.path().join("out");
     let run = tournament(&[&file, "--out", out.to_str().unwrap()]);
-    assert!(!run.stdout.contains("Elo"), "{}", run.stdout);
+    // Every pair met at two tables of two games; each from the side of
+    // the one ranked higher (ranks from the standings).
     let rows = common::timeless_standings(&out);
     assert_eq!(rows.len(), 3);
     assert!(
         rows.iter().all(|r| r.get("elo_model").is_none()),
         "{rows:?}"
     );
+    let order: Vec<&str> = rows
+        .iter()
+        .map(|r| r["entrant"].as_str().unwrap())
+        .collect();
+    let want = [
+        (order[0], order[1]),
+        (order[0], order[2]),
+        (order[1], order[2]),
+    ];
+    assert_pairs_match_the_records(&out, &run.stdout, &want);
+    for (_, row) in pair_rows(&out) {
+        assert_eq!(row["games"], 4, "{row}");
+    }
+}
+
+#[test]
+fn a_gauntlet_gives_the_elo_of_its_entrant_against_each_other() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = duel(
+        dir.path(),
+        &["strong", "weak", "weak"],
+        8,
+        "format = \"gauntlet\"\ngauntlet = \"weak\"\n",
+    );
+    let out = dir.path().join("out");
+    let run = tournament(&[&file, "--out", out.to_str().unwrap()]);
+    // From the gauntlet entrant's side, whatever the ranks; the two
+    // others never meet.
+    assert_pairs_match_the_records(&out, &run.stdout, &[("weak", "strong"), ("weak", "weak2")]);
+    for (_, row) in pair_rows(&out) {
+        assert_eq!(row["games"], 4, "{row}");
+    }
+}
+
+#[test]
+fn two_entrants_print_their_match_as_fastchess_does() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = duel(dir.path(), &["strong", "weak"], 10, "");
+    let out = dir.path().join("out");
+    let run = tournament(&[&file, "--out", out.to_str().unwrap()]);
+    // From the side of the first row (ranked by rating).
+    let rows = common::timeless_standings(&out);
+    let name = |k: usize| rows[k]["entrant"].as_str().unwrap();
+    let (games, pairs) = outcomes_of(&out, name(0), name(1));
+    let [l, d, w] = games;
+    let points = w as f64 + d as f64 / 2.0;
+    for line in [
+        "\nElo: ".to_owned(),
+        ", nElo: ".to_owned(),
+        "\nLOS: ".to_owned(),
+        format!(
+            "\nGames: {}, Wins: {w}, Losses: {l}, Draws: {d}, Points: {points:.1} ({:.2} %)\n",
+            l + d + w,
+            100.0 * points / (l + d + w) as f64
+        ),
+        format!(
+            "\nPtnml(0-2): [{}]",
+            pairs.map(|c| c.to_string()).join(", ")
+        ),
+    ] {
+        assert!(run.stdout.contains(&line), "{line}\n{}", run.stdout);
+    }
+    let strong = rows.iter().find(|r| r["entrant"] == "strong").unwrap();
+    assert!(strong["elo_los"].as_f64().is_some(), "{strong}");
+    // The match is the one pair of the per-pair files.
+    assert_eq!(pair_rows(&out).len(), 1);
     let report = std::fs::read_to_string(out.join("report.html")).unwrap();
-    assert!(!report.contains("Elo"));
+    assert!(report.contains("Ptnml(0-2): ["), "{report}");
+}
+
+/// The issue: report.html said the ratings come "from the ranking of the
+/// scores", where a judge's `ranking` decides them when it sends one.
+#[test]
+fn the_reports_rating_note_says_the_judges_ranking_decides() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = duel(dir.path(), &["strong", "weak"], 2, "");
+    let out = dir.path().join("out");
+    tournament(&[&file, "--out", out.to_str().unwrap()]);
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        !report.contains("from the ranking of the scores"),
+        "{report}"
+    );
+    assert!(
+        report.contains(
+            "from each game's places: the judge's ranking when it sends one \
+             (<code>end.ranking</code>), else the ranking of the scores"
+        ),
+        "{report}"
+    );
 }
 
 /// A makefile whose build fails as a C compiler would.

@@ -995,6 +995,9 @@ fn report(info: &RunInfo, tally: &Tally, out: Option<&Path>) -> Result<(), Strin
         if games == 1 { "" } else { "s" }
     );
     println!("{}", standings::table(info.solo, &rows));
+    if let Some(pairs) = standings::pairs_text(tally, &rows) {
+        println!("{pairs}");
+    }
     let per_array = tally.per_array();
     if !per_array.is_empty() {
         println!("standings per array:");
@@ -1015,6 +1018,14 @@ pub(crate) fn write_standings(tally: &Tally, rows: &[Row], out: &Path) -> Result
         record::write_file(
             &out.join("standings-per-array.csv"),
             standings::array_csv(&per_array).as_bytes(),
+        )?;
+    }
+    let pairs = tally.meetings(rows);
+    if !pairs.is_empty() {
+        write_json(&out.join("standings-pairs.json"), &pairs)?;
+        record::write_file(
+            &out.join("standings-pairs.csv"),
+            standings::pairs_csv(&pairs).as_bytes(),
         )?;
     }
     write_json(&out.join("standings.json"), &rows)?;

@@ -371,6 +371,7 @@ impl Gathered {
         let replayed: Vec<GameRecord> = std::mem::take(&mut self.replayed).into_values().collect();
         let replayed = replays(&replayed, base);
         section_standings(&mut page, info.solo, &rows);
+        section_pairs(&mut page, &self.tally, &rows);
         section_plot(&mut page, info.solo, entrants, &history);
         if info.solo {
             section_outcomes(&mut page, entrants, &self.outcomes);
@@ -570,13 +571,59 @@ fn section_standings(page: &mut String, solo: bool, rows: &[Row]) {
     if let Some(line) = standings::elo_line(solo, rows) {
         let _ = writeln!(page, "<p>{}</p>", esc(&line));
     }
+    if let Some(e) = rows.first().and_then(|r| r.elo.as_ref()) {
+        let lines = crate::stats::match_lines(&e.estimate(), e.outcomes(), e.elo_pentanomial);
+        let _ = writeln!(page, "<pre>{}</pre>", esc(&lines));
+    }
     if !solo {
-        page.push_str(
-            "<p class=\"meta\">Ratings are Weng-Lin (OpenSkill), updated game by game from the \
-             ranking of the scores; the ranking uses rating − 3σ. A win shared by k players \
-             counts 1/k.</p>\n",
+        page.push_str(RATING_NOTE);
+    }
+}
+
+/// What the ratings of games between players come from: each game's
+/// places, which are the judge's `ranking` where it sends one.
+const RATING_NOTE: &str = "<p class=\"meta\">Ratings are Weng-Lin (OpenSkill), updated game \
+    by game from each game's places: the judge's ranking when it sends one (<code>end.ranking\
+    </code>), else the ranking of the scores (equal scores tie); a seat that never played places \
+    last. The standings are ranked by rating − 3σ. A win shared by k players counts 1/k.</p>\n";
+
+/// Every two entrants that met, with their Elo (three entrants or more:
+/// two have theirs under the standings).
+fn section_pairs(page: &mut String, tally: &standings::Tally, rows: &[Row]) {
+    let Some(text) = standings::pairs_text(tally, rows) else {
+        return;
+    };
+    let pairs = tally.meetings(rows);
+    if pairs.is_empty() {
+        let _ = writeln!(page, "<p>{}</p>", esc(&text));
+        return;
+    }
+    page.push_str(
+        "<h2 id=\"pairs\">Per pair</h2>\n<p>Each two entrants that met, from the first's side: \
+         its games against the second, its Elo, normalised Elo and likelihood of superiority \
+         against it, as fastchess prints them.</p>\n<table><tr><th class=\"l\">entrant</th>\
+         <th class=\"l\">opponent</th><th>games</th><th>W-D-L</th><th>pentanomial</th>\
+         <th>Elo (95%)</th><th>nElo (95%)</th><th>LOS</th></tr>\n",
+    );
+    for p in &pairs {
+        let e = p.estimate();
+        let penta = standings::pentanomial_cell(p);
+        let _ = writeln!(
+            page,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}-{}-{}</td>\
+             <td>{penta}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&p.entrant),
+            esc(&p.opponent),
+            p.games,
+            p.wins,
+            p.draws,
+            p.losses,
+            esc(&e.fastchess_elo()),
+            esc(&e.fastchess_nelo()),
+            esc(&e.fastchess_los()),
         );
     }
+    page.push_str("</table>\n");
 }
 
 /// A number without a trailing `.0` (wins can be fractions).

@@ -106,6 +106,13 @@ pub struct EloFigures {
     /// Its complete game pairs (games `2k − 1` and `2k`) scoring 0, ¼, ½,
     /// ¾ and 1.
     pub elo_pentanomial: [u64; 5],
+    /// Normalised Elo and half its 95% interval; null when every game
+    /// (pair) scored the same.
+    #[serde(serialize_with = "finite_or_null_option")]
+    pub elo_nelo: Option<f64>,
+    pub elo_nelo_error: f64,
+    /// Likelihood of superiority, 0 to 1.
+    pub elo_los: f64,
 }
 
 impl EloFigures {
@@ -123,6 +130,9 @@ impl EloFigures {
             elo_draws: games[1],
             elo_losses: games[0],
             elo_pentanomial: pairs,
+            elo_nelo: elo.nelo,
+            elo_nelo_error: elo.nelo_error,
+            elo_los: elo.los,
         })
     }
 
@@ -132,7 +142,15 @@ impl EloFigures {
             elo: self.elo,
             low: self.elo_low,
             high: self.elo_high,
+            nelo: self.elo_nelo,
+            nelo_error: self.elo_nelo_error,
+            los: self.elo_los,
         }
+    }
+
+    /// Its games against the other lost, drawn, won.
+    pub fn outcomes(&self) -> [u64; 3] {
+        [self.elo_losses, self.elo_draws, self.elo_wins]
     }
 
     pub(super) fn games(&self) -> u64 {
@@ -141,12 +159,20 @@ impl EloFigures {
 }
 
 /// A figure as JSON holds it: null for ±∞, which JSON cannot write.
-fn finite_or_null<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+pub(super) fn finite_or_null<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
     if x.is_finite() {
         s.serialize_f64(*x)
     } else {
         s.serialize_none()
     }
+}
+
+/// As [`finite_or_null`], null for `None` too.
+pub(super) fn finite_or_null_option<S: serde::Serializer>(
+    x: &Option<f64>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    finite_or_null(&x.unwrap_or(f64::NAN), s)
 }
 
 impl Row {

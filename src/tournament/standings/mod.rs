@@ -3,13 +3,16 @@
 //! records. Records are taken in game order, one at a time, into a
 //! [`Tally`] that holds aggregates, not records.
 //!
-//! - Chomp: a Weng-Lin (OpenSkill) rating per entrant, updated game by game
-//!   from the ranking of the scores (equal scores tie), with its
-//!   uncertainty; mean score with a 95% interval; wins (a shared win counts
-//!   `1/k`); starvations, crashes, disqualifications; the slowest move.
-//!   With exactly two entrants, also each one's logistic Elo against the
-//!   other, from their game pairs (pentanomial) or, with no pair
-//!   complete, from single games (trinomial), with its 95% interval.
+//! - Games between players (Chomp, external games): a Weng-Lin (OpenSkill)
+//!   rating per entrant, updated game by game from the game's places (the
+//!   judge's `ranking` when it sends one, else the ranking of the scores,
+//!   equal scores tying), with its uncertainty; mean score with a 95%
+//!   interval; wins (a shared win counts `1/k`); starvations, crashes,
+//!   disqualifications; the slowest move. For every two entrants that met,
+//!   their games against each other and the first's logistic Elo against
+//!   the second, from their game pairs (pentanomial) or, with no pair
+//!   complete, from single games (trinomial), with its 95% interval, nElo
+//!   and LOS ([`meetings`]); with exactly two entrants, in each row too.
 //! - One-player games: win rate with Wilson's 95% interval, and the paired
 //!   difference to the best entrant (per game, won minus the best's won,
 //!   averaged, with a 95% interval), since all entrants play the same games.
@@ -17,6 +20,7 @@
 mod arrays;
 mod entrant;
 mod grades;
+mod meetings;
 mod order;
 mod pairs;
 mod ratings;
@@ -26,9 +30,13 @@ mod tally;
 pub use arrays::{ArrayRow, array_csv, array_table};
 pub use entrant::{EloFigures, FAILURES, Failure, Failures, Point, Row};
 pub use grades::grades_csv;
+pub use meetings::{MOST_MET, PairRow};
 pub use order::{GameSet, InOrder, REORDER_WINDOW};
 pub use pairs::{MOST_PAIRED, paired};
-pub use tables::{SHARED_WINS, cpu, csv, elo_cell, elo_line, memory, table};
+pub use tables::{
+    SHARED_WINS, cpu, csv, elo_cell, elo_line, memory, pairs_csv, pairs_table, pairs_text,
+    pentanomial_cell, table,
+};
 pub use tally::{Standing, Tally};
 
 use crate::game::GameRecord;

@@ -59,15 +59,7 @@ impl Tally {
             }
         }
         self.rate(record.index, &seats);
-        // A game of the two alone; `head_to_head` pairs games 2k − 1 and
-        // 2k, which seat the two both ways.
-        if let Some(h2h) = self.head_to_head.as_mut()
-            && record.results.len() == 2
-            && let [first, second] = &self.entrants[..]
-            && let Some(score) = record.head_to_head(false, &first.name, &second.name)
-        {
-            h2h.add(record.index, score);
-        }
+        self.count_meetings(record);
     }
 
     /// Weng-Lin: rank 1 is the best place; equal places share a rank.
@@ -112,10 +104,9 @@ impl Tally {
             row.uncertainty = Some(rating.uncertainty);
             row.conservative = Some(rating.rating - 3.0 * rating.uncertainty);
         }
-        if let Some(h2h) = &self.head_to_head
+        if let Some((mut games, mut pairs)) = self.first_two()
             && let [first, second] = &mut self.entrants[..]
         {
-            let (mut games, mut pairs) = (h2h.games, h2h.pairs());
             first.row.elo = EloFigures::of(&second.name, games, pairs);
             // The second's side: every count the other way round.
             games.reverse();
@@ -192,7 +183,7 @@ mod tests {
         assert!(line.contains("1 unpaired game left out"), "{line}");
         assert!(table(false, &rows).contains(" Elo |"));
         // The table's line and CSV's columns follow the rows.
-        assert!(csv(&rows).lines().all(|l| l.split(',').count() == 32));
+        assert!(csv(&rows).lines().all(|l| l.split(',').count() == 35));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! lines under it, and CSV.
 
 use super::entrant::{FAILURES, Row};
+use super::meetings::{MOST_MET, PairRow};
 use super::pairs::MOST_PAIRED;
 use crate::games::chomp::standings::markdown_table;
 use crate::stats::EloModel;
@@ -33,7 +34,14 @@ pub fn table(solo: bool, rows: &[Row]) -> String {
     } else if solo {
         t.to_string()
     } else if let Some(line) = elo_line(solo, rows) {
-        format!("{t}\n{SHARED_WINS}\n{line}")
+        let lines = match rows.first().and_then(|r| r.elo.as_ref()) {
+            Some(e) => format!(
+                "\n{}",
+                crate::stats::match_lines(&e.estimate(), e.outcomes(), e.elo_pentanomial)
+            ),
+            None => String::new(),
+        };
+        format!("{t}\n{SHARED_WINS}\n{line}{lines}")
     } else {
         format!("{t}\n{SHARED_WINS}")
     }
@@ -188,6 +196,119 @@ pub fn elo_line(solo: bool, rows: &[Row]) -> Option<String> {
     ))
 }
 
+/// Every two entrants that met, one row each (see [`Tally::meetings`]):
+/// their games, the first's wins, draws and losses, its complete pairs,
+/// and its Elo, normalised Elo and likelihood of superiority against the
+/// second, as fastchess prints them.
+///
+/// [`Tally::meetings`]: super::Tally::meetings
+pub fn pairs_table(pairs: &[PairRow]) -> String {
+    let header = [
+        "entrant",
+        "opponent",
+        "games",
+        "W-D-L",
+        "pentanomial",
+        "Elo (95%)",
+        "nElo (95%)",
+        "LOS",
+    ];
+    let numbers: Vec<usize> = (2..header.len()).collect();
+    let mut t = markdown_table(&header, &numbers);
+    for p in pairs {
+        let e = p.estimate();
+        t.add_row([
+            text::terminal(&p.entrant).into_owned(),
+            text::terminal(&p.opponent).into_owned(),
+            p.games.to_string(),
+            format!("{}-{}-{}", p.wins, p.draws, p.losses),
+            pentanomial_cell(p),
+            e.fastchess_elo(),
+            e.fastchess_nelo(),
+            e.fastchess_los(),
+        ]);
+    }
+    t.to_string()
+}
+
+/// A pair's pentanomial counts, `[0, 1, 3, 0, 1]`; `-` when no pair of
+/// games is complete (its Elo is then from single games).
+pub fn pentanomial_cell(p: &PairRow) -> String {
+    match p.model {
+        EloModel::Pentanomial => format!("[{}]", p.pentanomial.map(|c| c.to_string()).join(", ")),
+        EloModel::Trinomial => "-".to_owned(),
+    }
+}
+
+/// What the end of a run prints of the pairs of entrants that met, under
+/// the standings of three or more entrants (two have their Elo under the
+/// table): a title and [`pairs_table`], or why there is none. `None` for
+/// one-player games and for two entrants.
+pub fn pairs_text(tally: &super::Tally, rows: &[Row]) -> Option<String> {
+    if tally.solo || rows.len() < 3 {
+        return None;
+    }
+    if !tally.tallies_meetings() {
+        return Some(format!(
+            "per pair: not tallied, with more than {MOST_MET} entrants (every pair of {} \
+             would be)",
+            rows.len()
+        ));
+    }
+    let pairs = tally.meetings(rows);
+    if pairs.is_empty() {
+        return Some("per pair: none yet, no two entrants have met".to_owned());
+    }
+    Some(format!(
+        "per pair (the first's games and Elo against the second):\n{}",
+        pairs_table(&pairs)
+    ))
+}
+
+/// [`pairs_table`]'s rows as CSV: `inf` and `-inf` where unbounded, an
+/// empty `nelo` where there is no spread, the pentanomial counts spaced.
+pub fn pairs_csv(pairs: &[PairRow]) -> String {
+    let header = [
+        "entrant",
+        "opponent",
+        "games",
+        "wins",
+        "draws",
+        "losses",
+        "pentanomial",
+        "model",
+        "elo",
+        "elo_low",
+        "elo_high",
+        "elo_error",
+        "nelo",
+        "nelo_error",
+        "los",
+    ];
+    text::csv(
+        &header,
+        pairs.iter().map(|p| {
+            vec![
+                text::csv_text(&p.entrant).into_owned(),
+                text::csv_text(&p.opponent).into_owned(),
+                p.games.to_string(),
+                p.wins.to_string(),
+                p.draws.to_string(),
+                p.losses.to_string(),
+                p.pentanomial.map(|c| c.to_string()).join(" "),
+                p.model.name().to_owned(),
+                p.elo.to_string(),
+                p.elo_low.to_string(),
+                p.elo_high.to_string(),
+                p.elo_error.to_string(),
+                p.nelo.map_or(String::new(), |n| n.to_string()),
+                p.nelo_error.to_string(),
+                p.los.to_string(),
+            ]
+        }),
+    )
+}
+
 /// The standings as CSV (header, then one line per entrant).
 pub fn csv(rows: &[Row]) -> String {
     let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v}"));
@@ -222,6 +343,9 @@ pub fn csv(rows: &[Row]) -> String {
         "elo_draws",
         "elo_losses",
         "elo_pentanomial",
+        "elo_nelo",
+        "elo_nelo_error",
+        "elo_los",
     ]);
     text::csv(
         &header,
@@ -261,8 +385,11 @@ pub fn csv(rows: &[Row]) -> String {
                     e.elo_draws.to_string(),
                     e.elo_losses.to_string(),
                     e.elo_pentanomial.map(|c| c.to_string()).join(" "),
+                    e.elo_nelo.map_or(String::new(), |n| n.to_string()),
+                    e.elo_nelo_error.to_string(),
+                    e.elo_los.to_string(),
                 ],
-                None => vec![String::new(); 9],
+                None => vec![String::new(); 12],
             });
             cells
         }),

@@ -3,10 +3,13 @@
 //! in [`super::pairs`] (one-player games), [`super::ratings`] (games
 //! between players) and [`super::arrays`] (each array).
 
+use std::collections::BTreeMap;
+
 use skillratings::weng_lin::WengLinRating;
 
 use super::arrays::ArrayTally;
 use super::entrant::{Failure, Failures, Point, Row, rank_by};
+use super::meetings::new_meetings;
 use super::order::InOrder;
 use super::pairs::{PairTally, paired};
 use crate::game::GameRecord;
@@ -37,9 +40,10 @@ pub struct Tally {
     /// One-player games: per pair of entrants, how their wins compared in
     /// the games both played (see [`PairTally`]).
     pub(super) pairs: Vec<PairTally>,
-    /// Games between players of exactly two entrants: their games against
-    /// each other, from the first's side, for the Elo.
-    pub(super) head_to_head: Option<HeadToHead>,
+    /// Games between players: the games of every two entrants against
+    /// each other, from the side of the first in entrant order, keyed by
+    /// their positions `(i, j)`, `i < j` (see [`super::meetings`]).
+    pub(super) meetings: Option<BTreeMap<(usize, usize), HeadToHead>>,
     /// Keep each entrant's standing after its games, thinned to at most
     /// twice this number of points.
     pub(super) history: Option<usize>,
@@ -156,7 +160,7 @@ impl Tally {
             seat: std::collections::HashMap::new(),
             against: None,
             pairs: Vec::new(),
-            head_to_head: None,
+            meetings: None,
             history,
             arrays: Vec::new(),
             order: InOrder::default(),
@@ -167,17 +171,18 @@ impl Tally {
         let n = entrants.len();
         tally.against = against.and_then(|name| tally.at(Some(name)));
         tally.pairs = vec![PairTally::default(); if paired(solo, n) { n * (n - 1) / 2 } else { 0 }];
-        tally.head_to_head = (!solo && n == 2).then(HeadToHead::default);
+        tally.meetings = new_meetings(solo, n);
         tally
     }
 
     /// A new entrant (a league's new version), counted from its first
-    /// game. The pairs of one-player games and the head-to-head Elo are
-    /// for a fixed set of entrants: a tally that grows keeps neither.
+    /// game. The pairs of one-player games and the games of each two
+    /// entrants (their Elo) are for a fixed set of entrants: a tally that
+    /// grows keeps neither.
     pub fn add_entrant(&mut self, name: &str) {
         self.push_entrant(name);
         self.pairs.clear();
-        self.head_to_head = None;
+        self.meetings = None;
     }
 
     /// One more entrant, with nothing counted: the one place where the
