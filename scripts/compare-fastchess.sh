@@ -352,23 +352,21 @@ if ((identical)); then
   fc_adjudication=()  # the judge's: off (judge_options)
 else
   names=(sf-skill-3 sf-skill-8) skills=(3 8)
-  # The judge's draw_plies = 8 is fastchess's movecount=4 (it counts moves
-  # of each side); its draw_after = 80 plies from the opening position is
-  # near fastchess's movenumber=40 (the game's move number: the openings
-  # start at moves 5 to 7).
+  # The judge's defaults are fastchess's flags below (docs/chess.md).
   fc_adjudication=(-draw movenumber=40 movecount=4 score=10 -resign movecount=4 score=1000)
 fi
 # The chess judge's options (a game file's [options]) for the match: the one
 # place that names them, beside fastchess's flags above and in run_fastchess
-# (-maxmoves 200 is max_plies = 400). Its adjudication is its defaults
-# (docs/chess.md) unless --identical turns it off.
+# (-maxmoves 200 is max_moves = 200). Its adjudication is its defaults,
+# fastchess's own numbers (docs/chess.md), unless --identical turns it off
+# (0 turns each off).
 judge_options() {
-  echo 'max_plies = 400'
+  echo 'max_moves = 200'
   echo "openings = \"$ROOT/games/chess/openings.epd\""
   ((clock)) || echo "nodes = $nodes"
   if ((identical)); then
-    echo 'draw_after = 1000000'
-    echo 'resign_moves = 1000000'
+    echo 'draw_movecount = 0'
+    echo 'resign_movecount = 0'
   fi
 }
 options() {  # options I: entrant I's UCI options as KEY=VALUE lines
