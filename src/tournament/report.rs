@@ -590,10 +590,10 @@ const RATING_NOTE: &str = "<p class=\"meta\">Ratings are Weng-Lin (OpenSkill), u
 /// Every two entrants that met, with their Elo (three entrants or more:
 /// two have theirs under the standings).
 fn section_pairs(page: &mut String, tally: &standings::Tally, rows: &[Row]) {
-    let Some(text) = standings::pairs_text(tally, rows) else {
+    let pairs = tally.meetings(rows);
+    let Some(text) = standings::pairs_heading(tally, rows, &pairs) else {
         return;
     };
-    let pairs = tally.meetings(rows);
     if pairs.is_empty() {
         let _ = writeln!(page, "<p>{}</p>", esc(&text));
         return;

@@ -34,8 +34,8 @@ pub use meetings::{MOST_MET, PairRow};
 pub use order::{GameSet, InOrder, REORDER_WINDOW};
 pub use pairs::{MOST_PAIRED, paired};
 pub use tables::{
-    SHARED_WINS, cpu, csv, elo_cell, elo_line, memory, pairs_csv, pairs_table, pairs_text,
-    pentanomial_cell, table,
+    SHARED_WINS, cpu, csv, elo_cell, elo_line, memory, pairs_csv, pairs_heading, pairs_table,
+    pairs_text, pentanomial_cell, table,
 };
 pub use tally::{Standing, Tally};
 

@@ -245,24 +245,31 @@ pub fn pentanomial_cell(p: &PairRow) -> String {
 /// table): a title and [`pairs_table`], or why there is none. `None` for
 /// one-player games and for two entrants.
 pub fn pairs_text(tally: &super::Tally, rows: &[Row]) -> Option<String> {
-    if tally.solo || rows.len() < 3 {
-        return None;
+    let pairs = tally.meetings(rows);
+    let heading = pairs_heading(tally, rows, &pairs)?;
+    match pairs.is_empty() {
+        true => Some(heading),
+        false => Some(format!("{heading}\n{}", pairs_table(&pairs))),
     }
-    if !tally.tallies_meetings() {
-        return Some(format!(
+}
+
+/// The title of the table of `pairs` (the tally's [`super::Tally::meetings`]),
+/// or why there is none; `None` where no such table is shown (see
+/// [`pairs_text`]).
+pub fn pairs_heading(tally: &super::Tally, rows: &[Row], pairs: &[PairRow]) -> Option<String> {
+    if tally.solo || rows.len() < 3 {
+        None
+    } else if !tally.tallies_meetings() {
+        Some(format!(
             "per pair: not tallied, with more than {MOST_MET} entrants (every pair of {} \
              would be)",
             rows.len()
-        ));
+        ))
+    } else if pairs.is_empty() {
+        Some("per pair: none yet, no two entrants have met".to_owned())
+    } else {
+        Some("per pair (the first's games and Elo against the second):".to_owned())
     }
-    let pairs = tally.meetings(rows);
-    if pairs.is_empty() {
-        return Some("per pair: none yet, no two entrants have met".to_owned());
-    }
-    Some(format!(
-        "per pair (the first's games and Elo against the second):\n{}",
-        pairs_table(&pairs)
-    ))
 }
 
 /// [`pairs_table`]'s rows as CSV: `inf` and `-inf` where unbounded, an
