@@ -352,6 +352,15 @@ fn play_of_two_bots_prints_the_elo_from_its_pairs() {
         "{line}"
     );
     assert!(line.contains("[0] won 2, drew 0, lost 2"), "{line}");
+    // And as fastchess prints a match: nElo and LOS beside the Elo.
+    for expected in [
+        "Elo: 0.00 +/- ",
+        "LOS: ",
+        "Games: 4, Wins: 2, Losses: 2, Draws: 0, Points: 2.0 (50.00 %)",
+        "Ptnml(0-2): [0, 0, 2, 0, 0]",
+    ] {
+        assert!(run.stdout.contains(expected), "{expected}\n{}", run.stdout);
+    }
 }
 
 /// A tournament keeps a `keep_players` game's processes too, on each game

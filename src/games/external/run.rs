@@ -344,6 +344,9 @@ impl Tally {
                 "Elo of [0] against [1]: {}, {from}; [0] won {won}, drew {drew}, lost {lost}\n",
                 elo.text()
             ));
+            // The same figures as fastchess prints them, nElo and LOS with them.
+            text.push_str(&crate::stats::match_lines(&elo, h2h.games, h2h.pairs()));
+            text.push('\n');
         }
         text
     }
