@@ -850,6 +850,12 @@ pub struct PlayArgs {
     #[arg(long, value_name = "BASE+INC")]
     pub time_control: Option<TimeControl>,
 
+    /// How far a move may overrun its clock and not lose (the clock is then
+    /// 0), as fastchess's timemargin (default: the game file's
+    /// limits.time_margin, else 0).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub time_margin: Option<Duration>,
+
     /// Seed of the games (printed; a fresh one when not given). The judge
     /// gets it with each game's index.
     #[arg(long, value_name = "N")]
@@ -1328,6 +1334,7 @@ async fn run_play(args: PlayArgs, env: &Vars) -> Status {
         limits: args.bot.limits(DEFAULT_MAX_LINE),
         timeout: args.timeout,
         time_control: args.time_control,
+        time_margin: args.time_margin,
         seed: args.seed,
         games: args.games,
         results: args.results,

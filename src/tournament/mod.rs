@@ -638,6 +638,9 @@ impl<'c> Run<'c> {
     fn take(&mut self, record: GameRecord) -> Result<Next, Status> {
         // Recorded and counted whole, or (the run is ending) not at all.
         let _publishing = crate::interrupt::publishing();
+        if let Some(refusal) = record.refusal() {
+            return Err(self.stop_at_refusal(&refusal));
+        }
         if let Some(out) = self.out.as_mut() {
             out.append(&record, &self.info.fingerprint)
                 .map_err(|e| io_failure(&e))?;
@@ -683,6 +686,18 @@ impl<'c> Run<'c> {
             }
         }
         Ok(Next::Play)
+    }
+
+    /// The judge refused the file's settings (an entrant's options or the
+    /// game's): a usage error. The game is not recorded, the games recorded
+    /// stay, and `--resume` plays on once the file is fixed.
+    fn stop_at_refusal(&mut self, refusal: &crate::games::external::JudgeRefusal) -> Status {
+        self.progress.finish();
+        if let Some(Err(e)) = self.out.as_mut().map(OutDir::close) {
+            return io_failure(&e);
+        }
+        eprintln!("referee tournament: {}", refusal.describe());
+        Status::Usage
     }
 
     /// A judge that failed is the organiser's fault: its game says nothing

@@ -24,6 +24,7 @@ pub struct PlayConfig {
     pub limits: BotLimits,
     pub timeout: Option<Duration>,
     pub time_control: Option<TimeControl>,
+    pub time_margin: Option<Duration>,
     pub seed: Option<u64>,
     pub games: u64,
     pub results: Option<PathBuf>,
@@ -70,6 +71,12 @@ pub async fn run(config: &PlayConfig) -> Status {
         let round = Round::of(index, count);
         let seated = seated(&config.bots, round);
         let mut result = session.play(&seated, limits, seed, index, round).await;
+        if let Some(refusal) = &result.refused {
+            // The organiser's settings are wrong: no game to record.
+            eprintln!("referee play: {}", refusal.describe());
+            status = Status::Usage;
+            break;
+        }
         // The record first, then the line that reports it: a reader that
         // stops at the line (`| head`) finds the game in the file.
         let publishing = crate::interrupt::publishing();
@@ -159,6 +166,9 @@ fn session<'g>(config: &PlayConfig, game: &'g ExternalGame) -> Session<'g> {
     }
     if config.time_control.is_some() {
         session.time.control = config.time_control;
+    }
+    if let Some(margin) = config.time_margin {
+        session.time_margin = margin;
     }
     session
 }
