@@ -506,6 +506,7 @@ async fn prepare(
         progress: false,
         record_moves: false,
         limits,
+        time_margin: None,
         env: env.clone(),
     };
     let mut plan = Plan::prepare(spec, base, &config).await?;

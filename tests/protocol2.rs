@@ -750,3 +750,42 @@ fn a_league_fails_the_version_the_judge_refuses_and_plays_on() {
     assert_eq!(games.len(), 4, "{}", run.stdout);
     assert!(games.iter().all(|l| !l.contains("c@v1")), "{}", run.stdout);
 }
+
+/// A tournament takes the margin from its file's `[limits]` or from
+/// `--time-margin`: the same overrun is no loss either way.
+#[test]
+fn a_tournament_takes_a_time_margin_from_its_file_or_the_command_line() {
+    let dir = temp();
+    let game = game_file(dir.path(), "", "moves = 1");
+    let bot = fixture("protocol2/misbehave.py");
+    for (name, margin, flag) in [
+        ("file.toml", "time_margin = \"2s\"\n", None),
+        ("flag.toml", "", Some("2s")),
+    ] {
+        let file = dir.path().join(name);
+        std::fs::write(
+            &file,
+            format!(
+                "game = \"{game}\"\ngames = 1\nseed = 1\njobs = 1\n\
+                 [limits]\ntime_control = \"100ms+0s\"\n{margin}\
+                 [[entrant]]\nname = \"slow\"\ncommand = [\"{bot}\", \"slow\", \"250\"]\n"
+            ),
+        )
+        .unwrap();
+        let out = dir.path().join(format!("out-{name}"));
+        let mut args = vec![
+            "tournament",
+            "--no-progress",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        if let Some(flag) = flag {
+            args.extend(["--time-margin", flag]);
+        }
+        let run = referee(&args, b"");
+        assert_eq!(run.code, Some(0), "{run:?}");
+        let records = common::jsonl(&out.join("records.jsonl"));
+        assert_eq!(records[0]["results"][0]["status"], "ok", "{}", records[0]);
+    }
+}

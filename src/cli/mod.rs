@@ -990,6 +990,11 @@ pub struct TournamentArgs {
     #[arg(long, value_name = "K/N|auto[/N]", value_parser = tournament::shard::parse)]
     pub shard: Option<tournament::shard::ShardArg>,
 
+    /// How far a move may overrun its clock and not lose, in an external
+    /// game (replaces the file's limits.time_margin; default 0).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub time_margin: Option<Duration>,
+
     /// No progress bar, even on a terminal.
     #[arg(long)]
     pub no_progress: bool,
@@ -1236,6 +1241,7 @@ async fn run_tournament(args: TournamentArgs, env: &Vars) -> Status {
         progress: !args.no_progress,
         record_moves: args.record_moves,
         limits: args.bot.limits(DEFAULT_MAX_LINE),
+        time_margin: args.time_margin,
         env: env.clone(),
     };
     tournament::run(&config).await

@@ -53,6 +53,9 @@ pub struct TournamentConfig {
     /// Records keep every game's moves, for replays.
     pub record_moves: bool,
     pub limits: BotLimits,
+    /// `--time-margin`: replaces the file's `limits.time_margin` (external
+    /// games).
+    pub time_margin: Option<Duration>,
     /// `--env`: set for every bot and build, under the file's `env`.
     pub env: crate::bot::environment::Vars,
 }
@@ -103,7 +106,10 @@ pub async fn run(config: &TournamentConfig) -> Status {
 }
 
 async fn run_inner(config: &TournamentConfig) -> Result<Status, Refusal> {
-    let spec: Spec = spec::load(&config.file, config.games)?;
+    let mut spec: Spec = spec::load(&config.file, config.games)?;
+    if let Some(margin) = config.time_margin {
+        spec.limits.time_margin = Some(crate::units::TomlDuration(margin));
+    }
     check_options(config, &spec)?;
     let base = config
         .file
