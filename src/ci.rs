@@ -517,6 +517,7 @@ async fn prepare(
         progress: false,
         record_moves: false,
         limits,
+        time_margin: None,
         env: env.clone(),
     };
     let mut plan = Plan::prepare(spec, base, &config).await?;
@@ -587,6 +588,10 @@ async fn run_case(case: &Case, plan: Result<Arc<Plan>, String>) -> Result<Outcom
     let mut games = plan.play_all(1..=last, seed, jobs, false);
     while let Some(record) = games.next().await {
         let record = record?;
+        // The case's settings are wrong, as a bad case file would be.
+        if let Some(refusal) = record.refusal() {
+            return Err(refusal.describe());
+        }
         if let Some((w, _)) = game_win(solo, &record, &case.name) {
             wins += w;
             played += 1;

@@ -405,3 +405,396 @@ fn a_tournament_keeps_its_entrants_processes_between_games() {
         }
     }
 }
+
+/// The misbehaving engine in MODE (`tests/fixtures/protocol2/misbehave.py`),
+/// as one BOT: `NAME=misbehave.py MODE MS`.
+fn misbehave(name: &str, mode: &str, ms: u64) -> String {
+    format!("{name}={} {mode} {ms}", fixture("protocol2/misbehave.py"))
+}
+
+/// A temporary folder under the target directory.
+fn temp() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+/// Each move's reply to seat 0, as the judge logged it.
+fn replies(record: &Value) -> Vec<Value> {
+    logged(record, "move")
+        .iter()
+        .map(|m| m["replies"][0].clone())
+        .collect()
+}
+
+/// Issue 41: `" END"` with a leading space ended a move. The end word
+/// starts the line: an indented one is one of the move's lines.
+#[test]
+fn an_indented_end_word_does_not_end_a_move() {
+    let dir = temp();
+    let game = game_file(dir.path(), "", "moves = 1");
+    let records = play(dir.path(), &[&game, &misbehave("e", "indented", 0)]);
+    let reply = &replies(&records[0])[0];
+    assert_eq!(reply["text"], "bestmove e2e4", "{reply}");
+    assert_eq!(reply["lines"], serde_json::json!([" bestmove a1a1"]));
+    assert_eq!(records[0]["players"][0]["status"], "ok");
+}
+
+/// Issue 41: a bot that wrote its end line twice had the second taken as
+/// its next move, and every later reply belonged to the turn before. Now
+/// the second is its error, at its next ask.
+#[test]
+fn a_second_end_line_is_the_bots_error_not_its_next_move() {
+    let dir = temp();
+    let game = game_file(dir.path(), "", "moves = 2");
+    let records = play(dir.path(), &[&game, &misbehave("e", "twice", 0)]);
+    let replies = replies(&records[0]);
+    assert_eq!(replies.len(), 2, "{}", records[0]);
+    assert_eq!(replies[0]["text"], "bestmove e2e4");
+    assert_eq!(replies[1]["status"], "incorrect", "{}", replies[1]);
+    assert!(replies[1].get("text").is_none(), "{}", replies[1]);
+    let player = &records[0]["players"][0];
+    assert_eq!(player["status"], "incorrect", "{player}");
+    let error = player["error"].as_str().unwrap();
+    assert!(
+        error.contains("wrote \"bestmove\" twice") && error.contains("before it was asked again"),
+        "{error}"
+    );
+    assert_eq!(player["score"], 0.0, "{player}");
+}
+
+/// Lines other than an end line between two moves (an engine's late
+/// `info`) are no error: they begin the next reply's `lines`.
+#[test]
+fn lines_between_moves_begin_the_next_reply() {
+    let dir = temp();
+    let game = game_file(dir.path(), "", "moves = 2");
+    let records = play(dir.path(), &[&game, &misbehave("e", "late", 0)]);
+    let replies = replies(&records[0]);
+    assert_eq!(replies[1]["text"], "bestmove e2e4", "{}", replies[1]);
+    assert_eq!(replies[1]["lines"][0], "info late 1", "{}", replies[1]);
+    assert_eq!(records[0]["players"][0]["status"], "ok");
+}
+
+/// Issue 41: lines sent before a timeout or a crash never reached the
+/// judge. Now the failed reply carries them.
+#[test]
+fn lines_before_a_timeout_or_a_crash_reach_the_judge() {
+    let dir = temp();
+    let game = game_file(dir.path(), "", "moves = 1");
+    for (mode, status, lines) in [
+        ("hang", "timeout", vec!["info depth 1", "info depth 2"]),
+        ("crash", "crashed", vec!["info depth 1"]),
+    ] {
+        let records = play(
+            dir.path(),
+            &["--timeout", "150ms", &game, &misbehave("e", mode, 0)],
+        );
+        let reply = &replies(records.last().unwrap())[0];
+        assert_eq!(reply["status"], status, "{reply}");
+        assert_eq!(reply["lines"], serde_json::json!(lines), "{reply}");
+    }
+}
+
+/// Issue 41: after a timeout `clocks` showed the time left before the
+/// move (129,512 µs beside "its clock ran out"; the full clock after a
+/// move-limit timeout). Now they are what is left: 0 when the clock ran
+/// out, else the clock less the time the move took.
+#[test]
+fn clocks_after_a_timeout_are_what_is_left() {
+    let dir = temp();
+    let game = game_file(dir.path(), "", "moves = 1");
+    let records = play(
+        dir.path(),
+        &[
+            "--time-control",
+            "150ms+0s",
+            &game,
+            &misbehave("e", "hang", 0),
+        ],
+    );
+    let moved = &logged(&records[0], "move")[0];
+    assert_eq!(moved["replies"][0]["phase"], "clock", "{moved}");
+    assert_eq!(moved["clocks"][0], 0, "{moved}");
+    let records = play(
+        dir.path(),
+        &[
+            "--time-control",
+            "10s+0s",
+            "--timeout",
+            "150ms",
+            &game,
+            &misbehave("e", "hang", 0),
+        ],
+    );
+    let moved = &logged(records.last().unwrap(), "move")[0];
+    assert_eq!(moved["replies"][0]["phase"], "move", "{moved}");
+    let waited = moved["replies"][0]["micros"].as_u64().unwrap();
+    assert!(waited >= 150_000, "{moved}");
+    // Each figure truncated to a microsecond: at most 1 µs apart.
+    let left = moved["clocks"][0].as_u64().unwrap();
+    assert!(left.abs_diff(10_000_000 - waited) <= 1, "{moved}");
+}
+
+/// Issue 41: game 1 showed a start-up of a few milliseconds for bots
+/// that take hundreds, because it was timed from the judge's first ask,
+/// while the bots had been starting since before the judge had. Now it
+/// counts from the bot's own start.
+#[test]
+fn startup_counts_from_the_bots_own_start() {
+    let dir = temp();
+    let game = game_file(dir.path(), "", "moves = 1\nsleep_ms = 600");
+    let records = play(dir.path(), &[&game, &misbehave("e", "boot", 300)]);
+    let player = &records[0]["players"][0];
+    assert_eq!(player["status"], "ok", "{player}");
+    let startup = player["startup_micros"].as_u64().unwrap();
+    assert!(startup >= 300_000, "{player}");
+}
+
+/// Issue 41: a set-up exchange that timed out was said to have had the
+/// move limit, and was asked whether it flushed though it had written
+/// lines. Now the message names the start-up allowance, and the hint
+/// about flushing comes only when nothing at all came.
+#[test]
+fn a_set_up_timeout_names_the_start_up_allowance() {
+    let dir = temp();
+    let game = game_file(dir.path(), "", "moves = 1");
+    for (bot, flush) in [
+        (misbehave("e", "noready", 0), false),
+        (engine("e", "0 1 600"), true),
+    ] {
+        let records = play(dir.path(), &["--startup", "150ms", &game, &bot]);
+        let player = &records.last().unwrap()["players"][0];
+        assert_eq!(player["phase"], "startup", "{player}");
+        let error = player["error"].as_str().unwrap();
+        assert!(
+            error.starts_with("no \"uciok\" within its start-up allowance of 150ms"),
+            "{error}"
+        );
+        assert_eq!(error.contains("flush"), flush, "{error}");
+    }
+}
+
+/// Issue 41: under load a move with 365 ms left took 425 ms and lost. A
+/// clock margin (fastchess's timemargin) forgives an overrun up to it,
+/// leaving the clock at 0; without one the same move loses on time.
+#[test]
+fn a_time_margin_forgives_a_small_overrun() {
+    let dir = temp();
+    let game = game_file(dir.path(), "", "moves = 1");
+    let bot = misbehave("e", "slow", 250);
+    let args = ["--time-control", "100ms+0s", &game, &bot];
+    let lost = play(dir.path(), &args);
+    assert_eq!(lost[0]["players"][0]["phase"], "clock", "{}", lost[0]);
+    let margin = [&["--time-margin", "2s"][..], &args].concat();
+    let records = play(dir.path(), &margin);
+    let record = records.last().unwrap();
+    assert_eq!(record["players"][0]["status"], "ok", "{record}");
+    assert_eq!(logged(record, "move")[0]["clocks"][0], 0, "{record}");
+}
+
+/// `refuse` (issue 41): a judge refuses an entrant's options, or the
+/// game's, as the organiser's error. `play` exits 64 naming whose, and
+/// records no game for it; games played before stay recorded.
+#[test]
+fn play_stops_with_a_usage_error_when_the_judge_refuses() {
+    let dir = temp();
+    let results = dir.path().join("r.jsonl");
+    let game = game_file(dir.path(), "", "moves = 1");
+    let bot = engine("sf", "");
+    let run = referee(
+        [
+            "play",
+            "--results",
+            results.to_str().unwrap(),
+            "--option",
+            "sf:bad=1",
+            &game,
+            &bot,
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "referee play: entrant \"sf\" (seat 0) refused by the judge: option \"bad\" is not one of the engine's"
+        ),
+        "{}",
+        run.stderr
+    );
+    let recorded = std::fs::read_to_string(&results).unwrap_or_default();
+    assert_eq!(recorded, "", "a refused game is not recorded");
+    let game = game_file(dir.path(), "", "moves = 1\nrefuse_from = 2");
+    let run = referee(
+        [
+            "play",
+            "--games",
+            "3",
+            "--results",
+            results.to_str().unwrap(),
+            &game,
+            &bot,
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "referee play: the game's options refused by the judge: option \"refuse_from\""
+        ),
+        "{}",
+        run.stderr
+    );
+    let records = common::jsonl(&results);
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(records[0]["index"], 1);
+}
+
+/// A tournament whose judge refuses stops with 64, naming the entrant or
+/// the game's options; the games recorded before stay.
+#[test]
+fn a_tournament_stops_with_a_usage_error_when_the_judge_refuses() {
+    let dir = temp();
+    let engine = fixture("protocol2/engine.py");
+    let write = |name: &str, options: &str, bad: &str| {
+        let game = game_file(dir.path(), "", options);
+        let file = dir.path().join(name);
+        std::fs::write(
+            &file,
+            format!(
+                "game = \"{game}\"\ngames = 4\nseed = 1\njobs = 1\n\
+                 [[entrant]]\nname = \"a\"\ncommand = [\"{engine}\"]\n\
+                 [[entrant]]\nname = \"b\"\ncommand = [\"{engine}\"]\noptions = {{ {bad} }}\n"
+            ),
+        )
+        .unwrap();
+        file
+    };
+    let run_of = |file: &Path, out: &Path| {
+        referee(
+            [
+                "tournament",
+                "--no-progress",
+                file.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            b"",
+        )
+    };
+    let out = dir.path().join("out1");
+    let run = run_of(&write("t1.toml", "moves = 1\nrefuse_from = 3", ""), &out);
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("referee tournament: the game's options refused by the judge"),
+        "{}",
+        run.stderr
+    );
+    let records = common::jsonl(&out.join("records.jsonl"));
+    let indices: Vec<u64> = records
+        .iter()
+        .map(|r| r["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(indices, [1, 2], "{records:?}");
+    let out = dir.path().join("out2");
+    let run = run_of(&write("t2.toml", "moves = 1", "bad = 1"), &out);
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("referee tournament: entrant \"b\" (seat 1) refused by the judge")
+            || run
+                .stderr
+                .contains("referee tournament: entrant \"b\" (seat 0) refused by the judge"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// In a league a refused entrant's version fails, with the judge's
+/// message, as one that did not build: it plays no game, and the others
+/// play on.
+#[test]
+fn a_league_fails_the_version_the_judge_refuses_and_plays_on() {
+    let dir = temp();
+    let game = game_file(dir.path(), "", "moves = 1");
+    let engine = fixture("protocol2/engine.py");
+    let file = dir.path().join("league.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"{game}\"\nseed = 3\n[limits]\nseats = 2\n\
+             [[entrant]]\nname = \"a\"\ncommand = [\"{engine}\"]\n\
+             [[entrant]]\nname = \"b\"\ncommand = [\"{engine}\"]\n\
+             [[entrant]]\nname = \"c\"\ncommand = [\"{engine}\"]\noptions = {{ bad = 1 }}\n"
+        ),
+    )
+    .unwrap();
+    let db = dir.path().join("l.db");
+    let run = referee(
+        [
+            "league",
+            "run",
+            file.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+            "--games",
+            "4",
+            "--jobs",
+            "1",
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "league: c@v1 refused by the judge: option \"bad\" is not one of the engine's"
+        ),
+        "{}",
+        run.stderr
+    );
+    let games: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("game "))
+        .collect();
+    assert_eq!(games.len(), 4, "{}", run.stdout);
+    assert!(games.iter().all(|l| !l.contains("c@v1")), "{}", run.stdout);
+}
+
+/// A tournament takes the margin from its file's `[limits]` or from
+/// `--time-margin`: the same overrun is no loss either way.
+#[test]
+fn a_tournament_takes_a_time_margin_from_its_file_or_the_command_line() {
+    let dir = temp();
+    let game = game_file(dir.path(), "", "moves = 1");
+    let bot = fixture("protocol2/misbehave.py");
+    for (name, margin, flag) in [
+        ("file.toml", "time_margin = \"2s\"\n", None),
+        ("flag.toml", "", Some("2s")),
+    ] {
+        let file = dir.path().join(name);
+        std::fs::write(
+            &file,
+            format!(
+                "game = \"{game}\"\ngames = 1\nseed = 1\njobs = 1\n\
+                 [limits]\ntime_control = \"100ms+0s\"\n{margin}\
+                 [[entrant]]\nname = \"slow\"\ncommand = [\"{bot}\", \"slow\", \"250\"]\n"
+            ),
+        )
+        .unwrap();
+        let out = dir.path().join(format!("out-{name}"));
+        let mut args = vec![
+            "tournament",
+            "--no-progress",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        if let Some(flag) = flag {
+            args.extend(["--time-margin", flag]);
+        }
+        let run = referee(&args, b"");
+        assert_eq!(run.code, Some(0), "{run:?}");
+        let records = common::jsonl(&out.join("records.jsonl"));
+        assert_eq!(records[0]["results"][0]["status"], "ok", "{}", records[0]);
+    }
+}

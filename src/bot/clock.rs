@@ -89,6 +89,9 @@ pub struct Timer {
     limits: MoveLimits,
     /// Time left on the clock.
     left: Option<Duration>,
+    /// How far a move may overrun the clock without losing (see
+    /// [`Timer::with_margin`]).
+    margin: Duration,
 }
 
 impl Timer {
@@ -97,7 +100,17 @@ impl Timer {
         Timer {
             limits,
             left: limits.control.map(|c| c.base),
+            margin: Duration::ZERO,
         }
+    }
+
+    /// The timer with a clock margin, as fastchess's `timemargin`: a move
+    /// that overruns what is left on the clock by at most `margin` is not
+    /// a loss, and leaves the clock at 0 (then the increment is added).
+    /// The move limit (`--timeout`) has no margin.
+    pub fn with_margin(mut self, margin: Duration) -> Timer {
+        self.margin = margin;
+        self
     }
 
     /// The cap and the time control it runs under.
@@ -110,10 +123,11 @@ impl Timer {
         self.left
     }
 
-    /// How long the next reply may take (start-up allowance not included).
+    /// How long the next reply may take (start-up allowance not included):
+    /// what is left on the clock and its margin, within the move limit.
     pub fn limit(&self) -> Duration {
         match self.left {
-            Some(left) => left.min(self.limits.timeout),
+            Some(left) => left.saturating_add(self.margin).min(self.limits.timeout),
             None => self.limits.timeout,
         }
     }
@@ -128,12 +142,24 @@ impl Timer {
         }
     }
 
+    /// Takes a move that failed after `elapsed` off the clock, without the
+    /// increment: what is left then (0 when the clock ran out) is what the
+    /// judge is told. Call [`Timer::classify`] first: it reads the clock
+    /// the move started with.
+    pub fn spend(&mut self, elapsed: Duration) {
+        if let Some(left) = self.left.as_mut() {
+            *left = left.saturating_sub(elapsed);
+        }
+    }
+
     /// A timeout that happened because the clock, not the cap, ran out is
     /// a clock timeout.
     pub fn classify(&self, mut error: BotError) -> BotError {
         if let BotError::Timeout { phase, .. } = &mut error
             && *phase == Phase::Move
-            && self.left.is_some_and(|left| left < self.limits.timeout)
+            && self
+                .left
+                .is_some_and(|left| left.saturating_add(self.margin) < self.limits.timeout)
         {
             *phase = Phase::Clock;
         }
@@ -197,5 +223,27 @@ mod tests {
                 ..
             }
         ));
+        timer.spend(Duration::from_secs(2));
+        assert_eq!(timer.left, Some(Duration::ZERO));
+    }
+
+    /// fastchess's `timemargin`: an overrun within the margin leaves the
+    /// clock at 0 plus the increment; the margin never lifts the move limit.
+    #[test]
+    fn a_margin_forgives_a_small_overrun_of_the_clock() {
+        let limits = MoveLimits {
+            timeout: Duration::from_secs(1),
+            control: Some("300ms+50ms".parse().unwrap()),
+        };
+        let mut timer = Timer::new(limits).with_margin(Duration::from_millis(100));
+        assert_eq!(timer.limit(), Duration::from_millis(400));
+        timer.charge(Duration::from_millis(360), Duration::ZERO);
+        assert_eq!(timer.left, Some(Duration::from_millis(50)));
+        let timer = Timer::new(MoveLimits {
+            timeout: Duration::from_millis(350),
+            ..limits
+        })
+        .with_margin(Duration::from_millis(100));
+        assert_eq!(timer.limit(), Duration::from_millis(350));
     }
 }

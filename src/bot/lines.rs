@@ -235,6 +235,26 @@ impl<R: AsyncRead + ReadNow + Unpin> LineReader<R> {
         }
     }
 
+    /// A complete line that is here already (buffered, or readable from
+    /// the stream without waiting); `None` otherwise. Unlike
+    /// [`LineReader::next_now`] it leaves an over-long line and the end of
+    /// the stream where they are, for the next [`LineReader::next`].
+    pub fn complete_line_now(&mut self) -> Option<io::Result<Range<usize>>> {
+        loop {
+            match self.take_buffered_line() {
+                Some(Next::Line(range)) => return Some(Ok(range)),
+                Some(_) => return None,
+                None if self.eof => return None,
+                None => {}
+            }
+            self.make_room();
+            match self.inner.read_now(&mut self.buf[self.end..])? {
+                Ok(n) => self.filled(n),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    }
+
     /// What [`LineReader::next_byte`] would return without waiting.
     pub fn next_byte_now(&mut self) -> Option<io::Result<Option<u8>>> {
         if self.start == self.end && !self.eof {

@@ -309,7 +309,7 @@ fn startup_note(phase: Phase) -> &'static str {
 /// What may have kept it from answering: its memory at its limit
 /// (whatever it wrote), else, when it wrote nothing, an output it did not
 /// flush.
-fn timeout_hint(silent: bool, at_memory_limit: &Option<MemoryAtLimit>) -> String {
+pub fn timeout_hint(silent: bool, at_memory_limit: &Option<MemoryAtLimit>) -> String {
     match at_memory_limit {
         Some(at) => format!(
             "; {at}: a program held at its limit (--limit-memory) stalls while the kernel \
@@ -464,6 +464,8 @@ pub struct Bot {
     exited_at: Option<Instant>,
     /// The time its first reply took (start-up included), once it came.
     startup_time: Option<Duration>,
+    /// When its process was started.
+    started_at: Instant,
 }
 
 /// See [`Bot::cpu_mark`].
@@ -560,6 +562,7 @@ impl Bot {
             stop_sent: false,
             exited_at: None,
             startup_time: None,
+            started_at: Instant::now(),
         })
     }
 
@@ -1012,6 +1015,25 @@ impl Bot {
     /// bot's time for its reply (see [`Bot::send`]).
     pub fn sent_at(&self) -> Instant {
         self.sent_at
+    }
+
+    /// When its process was started: its start-up counts from there.
+    pub fn started_at(&self) -> Instant {
+        self.started_at
+    }
+
+    /// A line the bot has written already (received, or readable without
+    /// waiting), without its line ending; `None` when no complete line is
+    /// there. It is not a reply: no time or CPU is counted for it. Lines
+    /// that are not UTF-8 come with their bytes replaced.
+    pub fn ready_line(&mut self) -> Option<Result<String, BotError>> {
+        match self.stdout.complete_line_now()? {
+            Ok(range) => {
+                let bytes = lines::trim_line_end(self.stdout.get(range));
+                Some(Ok(String::from_utf8_lossy(bytes).into_owned()))
+            }
+            Err(e) => Some(Err(BotError::Io(e))),
+        }
     }
 
     /// Sends `message`, then reads the reply line; the bot has `limit` for

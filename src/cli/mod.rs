@@ -884,6 +884,12 @@ pub struct PlayArgs {
     #[arg(long, value_name = "FILE")]
     pub pgn: Option<PathBuf>,
 
+    /// How far a move may overrun its clock and not lose (the clock is then
+    /// 0), as fastchess's timemargin (default: the game file's
+    /// limits.time_margin, else 0).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub time_margin: Option<Duration>,
+
     /// Seed of the games (printed; a fresh one when not given). The judge
     /// gets it with each game's index.
     #[arg(long, value_name = "N")]
@@ -1023,6 +1029,11 @@ pub struct TournamentArgs {
     /// docs/cluster.md.
     #[arg(long, value_name = "K/N|auto[/N]", value_parser = tournament::shard::parse)]
     pub shard: Option<tournament::shard::ShardArg>,
+
+    /// How far a move may overrun its clock and not lose, in an external
+    /// game (replaces the file's limits.time_margin; default 0).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub time_margin: Option<Duration>,
 
     /// No progress bar, even on a terminal.
     #[arg(long)]
@@ -1271,6 +1282,7 @@ async fn run_tournament(args: TournamentArgs, env: &Vars) -> Status {
         progress: !args.no_progress,
         record_moves: args.record_moves,
         limits: args.bot.limits(DEFAULT_MAX_LINE),
+        time_margin: args.time_margin,
         env: env.clone(),
     };
     tournament::run(&config).await
@@ -1380,6 +1392,7 @@ async fn run_play(args: PlayArgs, env: &Vars) -> Status {
         limits: args.bot.limits(DEFAULT_MAX_LINE),
         timeout: args.timeout,
         time_control,
+        time_margin: args.time_margin,
         game_options: args.game_options.into_iter().collect(),
         seed: args.seed,
         games: args.games,

@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::GameKind;
 use super::GameRef;
+use super::record::REFUSED;
 use super::record::{Score, SeatResult};
 use super::{Deal, EndFuture, Game, Limits, PlayFuture, Played, Seat, Seating};
 use crate::bot::clock::MoveLimits;
@@ -409,7 +410,7 @@ impl Game for External {
     }
 
     fn limit_keys(&self) -> &'static [&'static str] {
-        &["timeout", "startup", "time_control", "seats"]
+        &["timeout", "startup", "time_control", "time_margin", "seats"]
     }
 
     fn fingerprint(&self) -> Vec<String> {
@@ -518,6 +519,9 @@ impl Game for External {
             if !result.log.is_empty() {
                 let log = result.log.into_iter().map(Value::String).collect();
                 setup.insert("log".into(), Value::Array(log));
+            }
+            if let Some(refusal) = &result.refused {
+                setup.insert(REFUSED.into(), serde_json::json!(refusal));
             }
             Played {
                 setup,
@@ -661,6 +665,9 @@ pub fn load(
                     timeout: duration(l.timeout, game.time.timeout),
                     control: l.time_control.or(game.time.control),
                 };
+            }
+            if let Some(margin) = l.time_margin {
+                game.time_margin = margin.0;
             }
             let seats = external_seats(&game, l.seats, entrants, path)?;
             Arc::new(External { game, seats })

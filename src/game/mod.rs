@@ -39,6 +39,7 @@ pub struct Limits {
     pub timeout: Option<TomlDuration>,
     pub startup: Option<TomlDuration>,
     pub time_control: Option<TimeControl>,
+    pub time_margin: Option<TomlDuration>,
     pub grace: Option<TomlDuration>,
     pub prep: Option<TomlDuration>,
     pub starve: Option<TomlDuration>,

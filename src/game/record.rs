@@ -43,7 +43,18 @@ pub struct GameRecord {
     pub tournament: Option<String>,
 }
 
+/// The key of a game's fields that holds a judge's refusal of the game's
+/// settings ([`GameRecord::refusal`]): such a game is void and never
+/// recorded.
+pub const REFUSED: &str = "refused";
+
 impl GameRecord {
+    /// The judge's refusal of the game's settings, if it refused them: the
+    /// run stops (a league fails the entrant) and the game is not recorded.
+    pub fn refusal(&self) -> Option<crate::games::external::JudgeRefusal> {
+        serde_json::from_value(self.setup.get(REFUSED)?.clone()).ok()
+    }
+
     /// The bot's score against `baseline` (both entrants' names) in this
     /// game, for head-to-head tests: 1 when it did better, ½ as well, 0
     /// worse. Solo games: it won and the baseline lost (on the same deal),

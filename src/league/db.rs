@@ -316,6 +316,18 @@ impl Db {
         Ok(())
     }
 
+    /// Version `id` failed as if it had not built, for `why` (the judge
+    /// refused its options): it plays no more, and its row says why.
+    pub fn fail_version(&self, id: i64, why: &str) -> Result<(), String> {
+        self.conn
+            .execute(
+                "UPDATE versions SET build_ok = 0, build_log = ?2 WHERE id = ?1",
+                rusqlite::params![id, why],
+            )
+            .map_err(sql(&self.path))?;
+        Ok(())
+    }
+
     /// `entrant` is in the league again (its folder is back).
     pub fn rejoin(&self, entrant: &str) -> Result<(), String> {
         self.conn

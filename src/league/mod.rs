@@ -533,6 +533,19 @@ async fn play(
                 return Status::Internal;
             }
         };
+        if let Some(refusal) = record.refusal() {
+            match refused(db, shared, &job, &refusal) {
+                Ok(true) => continue,
+                Ok(false) => {
+                    eprintln!("referee league: {}", refusal.describe());
+                    return Status::Usage;
+                }
+                Err(e) => {
+                    eprintln!("referee league: {e}");
+                    return Status::Io;
+                }
+            }
+        }
         // A game the referee failed itself is void: kept, counted for no
         // one; the matchmaking plays on. Too many in a row stop the league.
         let stop = referee_failures.note(&record);
@@ -546,6 +559,48 @@ async fn play(
         }
     }
     Status::Pass
+}
+
+/// A game whose settings the judge refused: not committed. A version
+/// whose options it refused fails as one that did not build would, with
+/// the judge's message: it plays no more, and the league goes on
+/// (`true`). `false` when it refused the game's options: the league's
+/// settings are wrong.
+fn refused(
+    db: &Mutex<Db>,
+    shared: &Shared,
+    job: &Job,
+    refusal: &crate::games::external::JudgeRefusal,
+) -> Result<bool, String> {
+    let mut state = shared.lock();
+    for &v in &job.seats {
+        state.versions[v].in_flight -= 1;
+    }
+    state.scheduled -= 1;
+    let Some((_, name)) = &refusal.player else {
+        return Ok(false);
+    };
+    let Some(&v) = job
+        .seats
+        .iter()
+        .find(|&&v| state.versions[v].player.name == *name)
+    else {
+        return Ok(false);
+    };
+    let why = format!("refused by the judge: {}", refusal.message);
+    let version = &mut state.versions[v];
+    version.active = false;
+    version.player.program = Err(crate::outcome::Disqualified::build_failed(why.clone()));
+    let id = version.id;
+    drop(state);
+    db::lock(db).fail_version(id, &why)?;
+    shared.changed.notify_all();
+    eprintln!(
+        "league: {} {}; it plays no more games",
+        crate::text::terminal(name),
+        crate::text::terminal(&why)
+    );
+    Ok(true)
 }
 
 /// One finished game: in the database, counted, and said.

@@ -55,6 +55,9 @@ pub struct TournamentConfig {
     /// Records keep every game's moves, for replays.
     pub record_moves: bool,
     pub limits: BotLimits,
+    /// `--time-margin`: replaces the file's `limits.time_margin` (external
+    /// games).
+    pub time_margin: Option<Duration>,
     /// `--env`: set for every bot and build, under the file's `env`.
     pub env: crate::bot::environment::Vars,
 }
@@ -109,7 +112,10 @@ async fn run_inner(config: &TournamentConfig) -> Result<Status, Refusal> {
         games: config.games,
         game_options: config.game_options.clone(),
     };
-    let spec: Spec = spec::load(&config.file, &overrides)?;
+    let mut spec: Spec = spec::load(&config.file, &overrides)?;
+    if let Some(margin) = config.time_margin {
+        spec.limits.time_margin = Some(crate::units::TomlDuration(margin));
+    }
     check_options(config, &spec)?;
     let base = config
         .file
@@ -644,6 +650,9 @@ impl<'c> Run<'c> {
     fn take(&mut self, record: GameRecord) -> Result<Next, Status> {
         // Recorded and counted whole, or (the run is ending) not at all.
         let _publishing = crate::interrupt::publishing();
+        if let Some(refusal) = record.refusal() {
+            return Err(self.stop_at_refusal(&refusal));
+        }
         if let Some(out) = self.out.as_mut() {
             out.append(&record, &self.info.fingerprint)
                 .map_err(|e| io_failure(&e))?;
@@ -689,6 +698,18 @@ impl<'c> Run<'c> {
             }
         }
         Ok(Next::Play)
+    }
+
+    /// The judge refused the file's settings (an entrant's options or the
+    /// game's): a usage error. The game is not recorded, the games recorded
+    /// stay, and `--resume` plays on once the file is fixed.
+    fn stop_at_refusal(&mut self, refusal: &crate::games::external::JudgeRefusal) -> Status {
+        self.progress.finish();
+        if let Some(Err(e)) = self.out.as_mut().map(OutDir::close) {
+            return io_failure(&e);
+        }
+        eprintln!("referee tournament: {}", refusal.describe());
+        Status::Usage
     }
 
     /// A judge that failed is the organiser's fault: its game says nothing

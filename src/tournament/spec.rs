@@ -758,6 +758,7 @@ impl Limits {
             ("timeout", self.timeout.is_some()),
             ("startup", self.startup.is_some()),
             ("time_control", self.time_control.is_some()),
+            ("time_margin", self.time_margin.is_some()),
             ("grace", self.grace.is_some()),
             ("prep", self.prep.is_some()),
             ("starve", self.starve.is_some()),

@@ -525,7 +525,12 @@ pub async fn play_unit(
                     Err(why) => SeatResult::disqualified(why),
                     Ok(_) => {
                         let played = game.play(deal, seed, &[seat(player)], limits).await;
+                        // A refusal voids the game: the others need not play.
+                        let refused = played.setup.contains_key(crate::game::record::REFUSED);
                         setup = played.setup;
+                        if refused {
+                            return refused_game(game, index, seed, setup);
+                        }
                         judge_error = judge_error.or(played.judge_error);
                         played.results.into_iter().next().unwrap_or_else(|| {
                             SeatResult::of(Verdict::of(outcome::Status::Internal))
@@ -561,6 +566,27 @@ pub async fn play_unit(
         tournament: None,
         results,
         judge_error,
+        time: record::timestamp(),
+        referee: record::REFEREE_VERSION.to_owned(),
+        setup,
+    }
+}
+
+/// A game whose settings the judge refused: no results, never recorded
+/// (see [`GameRecord::refusal`]).
+fn refused_game(
+    game: &dyn Game,
+    index: u64,
+    seed: u64,
+    setup: serde_json::Map<String, serde_json::Value>,
+) -> GameRecord {
+    GameRecord {
+        game: game.name(),
+        index,
+        seed,
+        tournament: None,
+        results: Vec::new(),
+        judge_error: None,
         time: record::timestamp(),
         referee: record::REFEREE_VERSION.to_owned(),
         setup,

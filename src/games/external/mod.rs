@@ -77,6 +77,10 @@ pub struct ExternalResult {
     /// Present when the judge failed: the game is void and no bot is blamed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_error: Option<JudgeError>,
+    /// Present when the judge refused the game's settings: the game is
+    /// void, not to be recorded, and the run's settings are wrong.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<JudgeRefusal>,
 }
 
 impl ExternalResult {
@@ -92,7 +96,34 @@ impl ExternalResult {
             frames_truncated: false,
             log: Vec::new(),
             judge_error: None,
+            refused: None,
         }
+    }
+}
+
+/// A judge's `refuse`: whose settings it refused, and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JudgeRefusal {
+    /// The seat and entrant whose options were refused; `None` for the
+    /// game's options.
+    pub player: Option<(usize, String)>,
+    pub message: String,
+}
+
+impl JudgeRefusal {
+    /// `entrant "sf" (seat 0) refused by the judge: ...`, or `the game's
+    /// options refused by the judge: ...`.
+    pub fn describe(&self) -> String {
+        let whose = match &self.player {
+            Some((seat, entrant)) => {
+                format!("entrant {:?} (seat {seat})", crate::text::terminal(entrant))
+            }
+            None => "the game's options".to_owned(),
+        };
+        format!(
+            "{whose} refused by the judge: {}",
+            crate::text::terminal(&self.message)
+        )
     }
 }
 
@@ -244,6 +275,9 @@ pub struct Session<'g> {
     judge: Option<Bot>,
     /// Move limits of the bots: the game file's unless overridden.
     pub time: MoveLimits,
+    /// How far a move may overrun its clock without losing (see
+    /// [`crate::bot::clock::Timer::with_margin`]).
+    pub time_margin: Duration,
     /// Keep each seat's player process for the next game, unless it failed
     /// or was eliminated. Off unless the caller turns it on: the seats of
     /// successive games must hold the same programs.
@@ -302,6 +336,7 @@ impl<'g> Session<'g> {
             game,
             judge: None,
             time: game.time,
+            time_margin: game.time_margin,
             keep_players: false,
             kept: Vec::new(),
             games: 0,
@@ -404,7 +439,7 @@ impl<'g> Session<'g> {
             .referee_within_bound(&mut seats, &mut game, seed, index, limits)
             .await
         {
-            Ok(end) => Some(end),
+            Ok(end) => end,
             Err(message) => {
                 game.result.judge_error = Some(self.judge_failed(message).await);
                 None
@@ -416,7 +451,11 @@ impl<'g> Session<'g> {
             let _ = judge.shutdown(None).await;
         }
         for (i, seat) in seats.into_iter().enumerate() {
-            let player = self.settle(i, seat, ended.as_ref(), limits.grace).await;
+            let mut player = self.settle(i, seat, ended.as_ref(), limits.grace).await;
+            if game.result.refused.is_some() {
+                player.error =
+                    Some("the judge refused the game's settings; the game is void".into());
+            }
             game.result.players.push(player);
         }
         game.result
@@ -441,7 +480,13 @@ impl<'g> Session<'g> {
                     }
                     kept => kept,
                 };
-                Seat::start(i, player, id, limits, self.time, kept)
+                // Its own clock (time odds) over the run's.
+                let time = MoveLimits {
+                    control: player.time_control.or(self.time.control),
+                    ..self.time
+                };
+                let timer = Timer::new(time).with_margin(self.time_margin);
+                Seat::start(i, player, id, limits, timer, kept)
             })
             .collect()
     }
@@ -456,7 +501,7 @@ impl<'g> Session<'g> {
         seed: u64,
         index: u64,
         limits: BotLimits,
-    ) -> Result<(Vec<f64>, Vec<u32>), String> {
+    ) -> Result<Option<Ended>, String> {
         let game_timeout = self.game.game_timeout;
         let refereed = self.referee(seats, game, seed, index, limits);
         match game_timeout {
@@ -558,7 +603,8 @@ impl<'g> Session<'g> {
     }
 
     /// Runs the judge's side of a game until its `end`: the scores and
-    /// ranks, or why the judge failed.
+    /// ranks, `None` when it refused the game's settings (then
+    /// `game.result.refused` says why), or why the judge failed.
     async fn referee(
         &mut self,
         seats: &mut [Seat],
@@ -566,7 +612,7 @@ impl<'g> Session<'g> {
         seed: u64,
         index: u64,
         limits: BotLimits,
-    ) -> Result<(Vec<f64>, Vec<u32>), String> {
+    ) -> Result<Option<Ended>, String> {
         self.start_judge(&limits)?;
         let spec = self.game;
         let judge = self.judge.as_mut().expect("started above");
@@ -645,7 +691,19 @@ impl<'g> Session<'g> {
                 } => {
                     let ranks = final_ranks(&scores, ranking, seats.len()).map_err(bad)?;
                     game.result.summary = summary;
-                    return Ok((scores, ranks));
+                    return Ok(Some((scores, ranks)));
+                }
+                FromJudge::Refuse { player, message } => {
+                    let player = match player {
+                        Some(p) => {
+                            check_seats(&[p], seats.len()).map_err(bad)?;
+                            Some((p, seats[p].entrant.clone()))
+                        }
+                        None => None,
+                    };
+                    nothing_after_refuse(judge).map_err(bad)?;
+                    game.result.refused = Some(JudgeRefusal { player, message });
+                    return Ok(None);
                 }
             }
         }
@@ -914,6 +972,9 @@ struct Game {
     round: Round,
 }
 
+/// How a game ended: each seat's score and rank.
+type Ended = (Vec<f64>, Vec<u32>);
+
 /// One player's process and record during a game.
 struct Seat {
     seat: usize,
@@ -946,6 +1007,14 @@ struct Seat {
     setup_left: Duration,
     /// Why it is out of the game, once it is.
     failure: Option<Failure>,
+    /// After a move asked `until` these words, until the lines written
+    /// after it are taken (see [`Seat::drain_after_move`]).
+    after_move: Option<Vec<String>>,
+    /// Lines it wrote after its last move, before its next ask: the start
+    /// of its next reply.
+    early: Vec<String>,
+    /// An end line it wrote after its move had ended: its error.
+    second_end: Option<String>,
     startup_micros: Option<u64>,
     micros: Vec<u64>,
     /// Each move's CPU time, while every one is known (`None` after one
@@ -964,7 +1033,7 @@ impl Seat {
         player: &Player,
         identity: String,
         limits: BotLimits,
-        time: MoveLimits,
+        timer: Timer,
         kept: Option<Kept>,
     ) -> Seat {
         let spec = &player.spec;
@@ -1006,13 +1075,13 @@ impl Seat {
             usage_mark,
             pending,
             urgent: false,
-            timer: Timer::new(MoveLimits {
-                control: player.time_control.or(time.control),
-                ..time
-            }),
+            timer,
             startup: limits.startup,
             setup_left: limits.startup,
             failure,
+            after_move: None,
+            early: Vec::new(),
+            second_end: None,
             startup_micros: None,
             micros: Vec::new(),
             move_cpu: Some(Vec::new()),
@@ -1063,6 +1132,8 @@ impl Seat {
         if self.pending.is_empty() {
             return;
         }
+        // What it wrote after its move came before this write.
+        self.drain_after_move();
         let Some(bot) = self.bot.as_mut() else {
             self.pending.clear();
             return;
@@ -1084,84 +1155,227 @@ impl Seat {
     }
 
     /// Reads one move under the player's own limits, or a set-up
-    /// exchange under what is left of its start-up allowance.
+    /// exchange under what is left of its start-up allowance. A second end
+    /// line the player wrote after its last move fails it first.
     async fn ask(&mut self, asking: &Asking<'_>) -> Answer {
+        self.drain_after_move();
+        if let Some(line) = self.second_end.take() {
+            let failure = second_end_failure(&line);
+            self.out(failure).await;
+            return self.answer(None, 0, false);
+        }
         self.deliver().await;
-        let player = self.seat;
         let Some(bot) = self.bot.as_mut() else {
-            return Answer {
-                player,
-                text: None,
-                lines: None,
-                lines_dropped: 0,
-                micros: 0,
-                out: true,
-                failed: self.failure.clone(),
-            };
+            return self.answer(None, 0, true);
         };
-        let allowance = bot.startup_allowance();
-        let first = bot.startup_time().is_none();
+        let start = AskStart::of(bot);
         let deadline = if asking.setup {
             later(bot.sent_at(), self.setup_left)
         } else {
             bot.reply_deadline(self.timer.limit())
         };
-        match read_move(bot, asking, deadline).await {
-            Ok(got) => {
-                let micros = micros(got.elapsed);
-                if asking.setup {
-                    self.setup_left = self.setup_left.saturating_sub(got.elapsed);
-                    self.startup_micros = Some(self.startup_micros.unwrap_or(0) + micros);
-                } else {
-                    self.timer.charge(got.elapsed, allowance);
-                    if first {
-                        self.startup_micros = Some(micros);
-                    } else {
-                        self.micros.push(micros);
-                        self.note_move_cpu(got.cpu);
-                    }
-                }
-                Answer {
-                    player,
-                    text: Some(got.text),
-                    lines: got.lines,
-                    lines_dropped: got.lines_dropped,
-                    micros,
-                    out: false,
-                    failed: None,
-                }
+        let early = std::mem::take(&mut self.early);
+        match read_move(bot, asking, deadline, early).await {
+            Ok(got) => self.took(got, asking, &start),
+            Err((e, partial)) => self.failed_move(e, partial, asking, &start).await,
+        }
+    }
+
+    /// Takes, once after a move asked `until` some words, the lines the
+    /// player wrote after it that are here already, before anything more
+    /// is written to it or it is asked again: one that begins with an end
+    /// word is a second end line (its error, at its next ask), the others
+    /// the start of its next reply. What comes later is its next reply's.
+    fn drain_after_move(&mut self) {
+        let (Some(words), Some(bot)) = (self.after_move.take(), self.bot.as_mut()) else {
+            return;
+        };
+        let mut bytes = self.early.iter().map(String::len).sum::<usize>();
+        while self.early.len() < protocol::MAX_PASSED_LINES && bytes < protocol::MAX_PASSED_BYTES {
+            let Some(Ok(line)) = bot.ready_line() else {
+                return;
+            };
+            if protocol::ends_move(&line, &words) {
+                self.second_end = Some(line);
+                return;
             }
-            Err(e) => {
-                // A timeout's wait as compared with the limit; another
-                // failure's, as it is now.
-                let waited = match &e {
-                    BotError::Timeout { waited, .. } => *waited,
-                    _ => bot.sent_at().elapsed(),
-                };
-                let waited = micros(waited);
-                let used = bot.cpu_since_reply();
-                // A set-up exchange, or a process's first move (of several
-                // lines, its first line may have come): its start-up.
-                let e = if asking.setup || first {
-                    self.startup_micros = Some(self.startup_micros.unwrap_or(0) + waited);
-                    as_startup(e)
-                } else {
-                    self.micros.push(waited);
-                    self.note_move_cpu(used);
-                    self.timer.classify(e)
-                };
-                self.fail(&e).await;
-                Answer {
-                    player,
-                    text: None,
-                    lines: None,
-                    lines_dropped: 0,
-                    micros: waited,
-                    out: false,
-                    failed: self.failure.clone(),
-                }
+            bytes += line.len();
+            self.early.push(line);
+        }
+    }
+
+    /// The answer of a player that did not reply: `out` before it was
+    /// asked, or failed now after waiting `micros`, with the lines its
+    /// unfinished move had (`partial`).
+    fn answer(&self, partial: Option<Partial>, micros: u64, out: bool) -> Answer {
+        let (lines, lines_dropped) = partial.map_or((None, 0), |p| (Some(p.lines), p.dropped));
+        Answer {
+            player: self.seat,
+            text: None,
+            lines,
+            lines_dropped,
+            micros,
+            out,
+            failed: self.failure.clone(),
+        }
+    }
+
+    /// A move read: charged to the clock (a set-up exchange to the
+    /// start-up allowance), recorded, answered.
+    fn took(&mut self, got: Move, asking: &Asking<'_>, start: &AskStart) -> Answer {
+        let micros = micros(got.elapsed);
+        if asking.setup {
+            self.setup_left = self.setup_left.saturating_sub(got.elapsed);
+            self.add_startup(got.elapsed + start.lead);
+        } else {
+            self.timer.charge(got.elapsed, start.allowance);
+            if start.first {
+                self.add_startup(got.elapsed + start.lead);
+            } else {
+                self.micros.push(micros);
+                self.note_move_cpu(got.cpu);
             }
         }
+        self.after_move = asking.until.map(<[String]>::to_vec);
+        Answer {
+            player: self.seat,
+            text: Some(got.text),
+            lines: got.lines,
+            lines_dropped: got.lines_dropped,
+            micros,
+            out: false,
+            failed: None,
+        }
+    }
+
+    /// A move that failed: its time waited recorded (and taken off the
+    /// clock), the player out, the judge told with the lines it had.
+    async fn failed_move(
+        &mut self,
+        e: BotError,
+        partial: Partial,
+        asking: &Asking<'_>,
+        start: &AskStart,
+    ) -> Answer {
+        // A timeout's wait as compared with the limit; another failure's,
+        // as it is now.
+        let waited = match (&e, self.bot.as_ref()) {
+            (BotError::Timeout { waited, .. }, _) => *waited,
+            (_, Some(bot)) => bot.sent_at().elapsed(),
+            (_, None) => Duration::ZERO,
+        };
+        let used = self.bot.as_ref().and_then(Bot::cpu_since_reply);
+        let failure = if asking.setup || start.first {
+            // A set-up exchange, or a process's first move (of several
+            // lines, its first line may have come): its start-up.
+            self.add_startup(waited + start.lead);
+            match asking
+                .setup
+                .then(|| self.setup_timeout(&e, asking))
+                .flatten()
+            {
+                Some(message) => Failure {
+                    verdict: Verdict::timeout(Phase::Startup),
+                    message,
+                },
+                None => failure_of(&as_startup(e)),
+            }
+        } else {
+            self.micros.push(micros(waited));
+            self.note_move_cpu(used);
+            let e = self.timer.classify(e);
+            self.timer.spend(waited);
+            failure_of(&e)
+        };
+        self.out(failure).await;
+        let partial = asking.until.map(|_| partial);
+        self.answer(partial, micros(waited), false)
+    }
+
+    /// The message of a set-up exchange that timed out: the start-up
+    /// allowance it had (a move limit played no part), and a hint about
+    /// flushing only when nothing at all came from the player.
+    fn setup_timeout(&self, e: &BotError, asking: &Asking<'_>) -> Option<String> {
+        let BotError::Timeout {
+            silent,
+            at_memory_limit,
+            ..
+        } = e
+        else {
+            return None;
+        };
+        let awaited = match asking.until {
+            Some(words) => words
+                .iter()
+                .map(|w| format!("{w:?}"))
+                .collect::<Vec<_>>()
+                .join(" or "),
+            None => "reply".to_owned(),
+        };
+        let human = crate::units::human_duration;
+        let shared = if self.setup_left < self.startup {
+            format!(
+                " (which the game's set-up exchanges share: {} of it was left)",
+                human(self.setup_left)
+            )
+        } else {
+            String::new()
+        };
+        Some(format!(
+            "no {awaited} within its start-up allowance of {}{shared}{}",
+            human(self.startup),
+            crate::bot::timeout_hint(*silent, at_memory_limit)
+        ))
+    }
+
+    fn add_startup(&mut self, time: Duration) {
+        self.startup_micros = Some(self.startup_micros.unwrap_or(0) + micros(time));
+    }
+}
+
+/// What an ask of one player knows as it begins.
+struct AskStart {
+    /// The start-up allowance still due (its process's first reply).
+    allowance: Duration,
+    /// Whether the reply is its process's first.
+    first: bool,
+    /// For a first reply: the time its process ran before its first
+    /// message was written, part of its start-up however long the judge
+    /// took to ask.
+    lead: Duration,
+}
+
+impl AskStart {
+    fn of(bot: &Bot) -> AskStart {
+        let first = bot.startup_time().is_none();
+        AskStart {
+            allowance: bot.startup_allowance(),
+            first,
+            lead: if first {
+                bot.sent_at().saturating_duration_since(bot.started_at())
+            } else {
+                Duration::ZERO
+            },
+        }
+    }
+}
+
+fn failure_of(error: &BotError) -> Failure {
+    Failure {
+        verdict: Verdict::from(error),
+        message: error.to_string(),
+    }
+}
+
+/// A player that wrote a move's end line twice: `incorrect`, naming it.
+fn second_end_failure(line: &str) -> Failure {
+    let word = line.split([' ', '\t']).next().unwrap_or_default();
+    Failure {
+        verdict: Verdict::of(Status::Incorrect),
+        message: format!(
+            "wrote {word:?} twice: a second end line after its move ({:?}), before it was asked again",
+            cut(line)
+        ),
     }
 }
 
@@ -1184,16 +1398,44 @@ struct Move {
     cpu: Option<Duration>,
 }
 
-/// Reads a move by `asking`'s rules, by `deadline`. A move of several
-/// lines is timed from the write that began it to the line that ends it,
-/// and its CPU time is that of all its lines.
+/// The lines of a move of several lines so far, within the caps of what
+/// is passed to the judge.
+#[derive(Default)]
+struct Partial {
+    lines: Vec<String>,
+    bytes: usize,
+    dropped: u64,
+}
+
+impl Partial {
+    fn push(&mut self, line: String) {
+        if self.lines.len() < protocol::MAX_PASSED_LINES
+            && self.bytes + line.len() <= protocol::MAX_PASSED_BYTES
+        {
+            self.bytes += line.len();
+            self.lines.push(line);
+        } else {
+            self.dropped += 1;
+        }
+    }
+}
+
+/// Reads a move by `asking`'s rules, by `deadline`, after the lines that
+/// came `early` (written after the player's previous move). A move of
+/// several lines is timed from the write that began it to the line that
+/// ends it, and its CPU time is that of all its lines. A failure comes
+/// with the lines of the unfinished move.
 async fn read_move(
     bot: &mut Bot,
     asking: &Asking<'_>,
     deadline: Instant,
-) -> Result<Move, BotError> {
+    early: Vec<String>,
+) -> Result<Move, (BotError, Partial)> {
     if asking.read == ReadUnit::Byte {
-        let (byte, elapsed) = bot.recv_byte(deadline).await?;
+        let (byte, elapsed) = bot
+            .recv_byte(deadline)
+            .await
+            .map_err(|e| (e, Partial::default()))?;
         return Ok(Move {
             text: char::from(byte).to_string(),
             lines: None,
@@ -1202,11 +1444,29 @@ async fn read_move(
             cpu: bot.last_reply_cpu(),
         });
     }
-    let mut lines = Vec::new();
-    let (mut kept_bytes, mut dropped) = (0, 0);
+    let mut early = early.into_iter();
+    if asking.until.is_none()
+        && let Some(text) = early.next()
+    {
+        // A line ask after a move of several lines: the first line left
+        // over is its reply, as if read now.
+        let elapsed = bot.sent_at().elapsed();
+        return Ok(Move {
+            text,
+            lines: None,
+            lines_dropped: 0,
+            elapsed,
+            cpu: None,
+        });
+    }
+    let mut partial = Partial::default();
+    early.for_each(|line| partial.push(line));
     let mut cpu = Some(Duration::ZERO);
     loop {
-        let reply = bot.recv_line(deadline, None).await?;
+        let reply = match bot.recv_line(deadline, None).await {
+            Ok(reply) => reply,
+            Err(e) => return Err((e, partial)),
+        };
         cpu = cpu.zip(reply.cpu).map(|(a, b)| a + b);
         let ends = asking
             .until
@@ -1214,20 +1474,13 @@ async fn read_move(
         if ends {
             return Ok(Move {
                 text: reply.text.to_owned(),
-                lines: asking.until.map(|_| lines),
-                lines_dropped: dropped,
+                lines: asking.until.map(|_| partial.lines),
+                lines_dropped: partial.dropped,
                 elapsed: reply.elapsed,
                 cpu,
             });
         }
-        if lines.len() < protocol::MAX_PASSED_LINES
-            && kept_bytes + reply.text.len() <= protocol::MAX_PASSED_BYTES
-        {
-            kept_bytes += reply.text.len();
-            lines.push(reply.text.to_owned());
-        } else {
-            dropped += 1;
-        }
+        partial.push(reply.text.to_owned());
     }
 }
 
@@ -1300,6 +1553,19 @@ async fn farewell(index: usize, name: String, bot: &mut Bot, grace: Duration) ->
         );
     }
     None
+}
+
+/// A judge that refused a game's settings sends nothing more for that
+/// game: a message it has written already is a protocol error. (With
+/// `reuse = true` it waits for the next `start`.)
+fn nothing_after_refuse(judge: &mut Bot) -> Result<(), String> {
+    match judge.ready_line() {
+        Some(Ok(line)) => Err(format!(
+            "it wrote a message after `refuse`, which ends the game: {:?}",
+            cut(&line)
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Writes one message to the judge, as one line.

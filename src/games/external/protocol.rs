@@ -162,6 +162,14 @@ pub enum FromJudge {
     Frame { data: serde_json::Value },
     /// A debug line for the organiser.
     Log { text: String },
+    /// The judge refuses the game's settings: an entrant's options (with
+    /// `player`, its seat) or the game's options (without). The game is
+    /// void and the run's settings are wrong.
+    Refuse {
+        #[serde(default)]
+        player: Option<usize>,
+        message: String,
+    },
     /// The game is over.
     End {
         scores: Vec<f64>,
@@ -217,13 +225,10 @@ impl Until {
 }
 
 /// Whether `line` ends a move asked `until` one of `words`: its first word
-/// (up to a space or tab) is one of them.
+/// (up to a space or tab) is one of them. The word starts the line: `" END"`
+/// is not `END`, so that an indented line of a move's text never ends it.
 pub fn ends_move(line: &str, words: &[String]) -> bool {
-    let first = line
-        .trim_start()
-        .split([' ', '\t'])
-        .next()
-        .unwrap_or_default();
+    let first = line.split([' ', '\t']).next().unwrap_or_default();
     words.iter().any(|w| w == first)
 }
 
@@ -377,6 +382,17 @@ mod tests {
             serde_json::from_str::<FromJudge>(r#"{"type":"ask","players":[0],"x":1}"#).is_err()
         );
         assert!(serde_json::from_str::<FromJudge>(r#"{"type":"dance"}"#).is_err());
+        let m: FromJudge =
+            serde_json::from_str(r#"{"type":"refuse","player":0,"message":"x"}"#).unwrap();
+        assert!(matches!(
+            m,
+            FromJudge::Refuse {
+                player: Some(0),
+                ..
+            }
+        ));
+        let m: FromJudge = serde_json::from_str(r#"{"type":"refuse","message":"x"}"#).unwrap();
+        assert!(matches!(m, FromJudge::Refuse { player: None, .. }));
     }
 
     #[test]
@@ -409,6 +425,9 @@ mod tests {
         assert!(!ends_move("info depth 3 pv e2e4", &words));
         assert!(!ends_move("bestmoves e2e4", &words));
         assert!(!ends_move("", &words));
+        assert!(!ends_move(" bestmove e2e4", &words));
+        assert!(!ends_move("\tresign", &words));
+        assert!(ends_move("resign\t", &words));
         assert!(Until::Any(vec![]).words().is_err());
         assert!(Until::One("best move".into()).words().is_err());
         assert!(Until::One(String::new()).words().is_err());

@@ -28,6 +28,7 @@ pub struct PlayConfig {
     pub time_control: Option<TimeControl>,
     /// `--game-option`s: the judge's options over the game file's.
     pub game_options: toml::Table,
+    pub time_margin: Option<Duration>,
     pub seed: Option<u64>,
     pub games: u64,
     pub results: Option<PathBuf>,
@@ -80,6 +81,12 @@ pub async fn run(config: &PlayConfig) -> Status {
         let round = Round::of(index, count);
         let seated = seated(&config.bots, round);
         let mut result = session.play(&seated, limits, seed, index, round).await;
+        if let Some(refusal) = &result.refused {
+            // The organiser's settings are wrong: no game to record.
+            eprintln!("referee play: {}", refusal.describe());
+            status = Status::Usage;
+            break;
+        }
         // The record first, then the line that reports it: a reader that
         // stops at the line (`| head`) finds the game in the file.
         let publishing = crate::interrupt::publishing();
@@ -188,6 +195,9 @@ fn session<'g>(config: &PlayConfig, game: &'g ExternalGame) -> Session<'g> {
     }
     if config.time_control.is_some() {
         session.time.control = config.time_control;
+    }
+    if let Some(margin) = config.time_margin {
+        session.time_margin = margin;
     }
     session
 }

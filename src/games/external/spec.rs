@@ -55,6 +55,7 @@ struct Limits {
     timeout: Option<TomlDuration>,
     startup: Option<TomlDuration>,
     time_control: Option<TimeControl>,
+    time_margin: Option<TomlDuration>,
     game_timeout: Option<TomlDuration>,
     max_frames: Option<usize>,
 }
@@ -97,6 +98,9 @@ pub struct ExternalGame {
     /// Time per move and time control, unless the command line says
     /// otherwise.
     pub time: MoveLimits,
+    /// How far a move may overrun its clock without losing (`time_margin`,
+    /// 0 unless given).
+    pub time_margin: Duration,
     /// The start-up allowance of the game file, if it gives one.
     pub startup: Option<Duration>,
     /// The longest a whole game may take (`limits.game_timeout`); a game
@@ -183,6 +187,7 @@ impl ExternalGame {
                 timeout: file.limits.timeout.map_or(DEFAULT_TIMEOUT, |t| t.0),
                 control: file.limits.time_control,
             },
+            time_margin: file.limits.time_margin.map_or(Duration::ZERO, |t| t.0),
             startup: file.limits.startup.map(|t| t.0),
             game_timeout: file.limits.game_timeout.map(|t| t.0),
             max_frames: file.limits.max_frames.unwrap_or(DEFAULT_MAX_FRAMES),
