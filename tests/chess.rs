@@ -963,17 +963,6 @@ fn run_fakes(game: &str, extra: &[&str], bots: &[&str]) -> common::Run {
     referee(args, b"")
 }
 
-/// Whether this referee has the judge's `refuse` (issue 41's harness
-/// part): without it a refusal is a judge error (status 70).
-fn refuse_unknown(run: &common::Run) -> bool {
-    let unknown = run.stdout.contains("unknown variant `refuse`")
-        || run.stderr.contains("unknown variant `refuse`");
-    if unknown {
-        eprintln!("skipped: this referee does not know the judge's `refuse` yet");
-    }
-    unknown
-}
-
 /// Issue 41, failure 1, through the real binary: a misspelt option stops
 /// `referee play` before any game, with status 64 and the judge's message
 /// naming the entrant, the option and the engine's closest option; so
@@ -985,9 +974,6 @@ fn a_misspelt_option_stops_the_run_with_64() {
     let game = fake_game(dir.path(), "max_plies = 4");
     let (a, b) = (fake("a", "plays"), fake("b", "plays"));
     let run = run_fakes(&game, &["--option", "b:SkillLevel=0"], &[&a, &b]);
-    if refuse_unknown(&run) {
-        return;
-    }
     assert_eq!(run.code, Some(64), "{run:?}");
     let said = format!("{}{}", run.stdout, run.stderr);
     assert!(
@@ -997,6 +983,21 @@ fn a_misspelt_option_stops_the_run_with_64() {
         ),
         "{run:?}"
     );
+    // The issue's own case: Stockfish answers `No such option` and would
+    // play on at full strength.
+    let stockfish = format!("{}/games/chess/game.toml", root());
+    let run = run_fakes(
+        &stockfish,
+        &["--option", "b:SkillLevel=0"],
+        &[&format!("a={STOCKFISH}"), &format!("b={STOCKFISH}")],
+    );
+    assert_eq!(run.code, Some(64), "{run:?}");
+    for said in [
+        "refused by the judge: entrant \"b\": option \"SkillLevel\" is not an option of Stockfish",
+        "the closest is \"Skill Level\"",
+    ] {
+        assert!(run.stderr.contains(said), "{said}\n{run:?}");
+    }
     let game = fake_game(dir.path(), "max_plies = 4\nresign_movecont = 3");
     let run = run_fakes(&game, &[], &[&a, &b]);
     assert_eq!(run.code, Some(64), "{run:?}");
