@@ -707,6 +707,18 @@ fn a_tournament_stops_with_a_usage_error_when_the_judge_refuses() {
         "{}",
         run.stderr
     );
+    // Fixed, the file is another run: --resume says so, a new --out plays it.
+    let fixed = write("t2.toml", "moves = 1", "");
+    let mut resumed = vec!["tournament", "--no-progress", "--resume"];
+    resumed.extend([fixed.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let run = referee(resumed, b"");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    let run = run_of(&fixed, &dir.path().join("out3"));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(
+        common::jsonl(&dir.path().join("out3/records.jsonl")).len(),
+        4
+    );
 }
 
 /// In a league a refused entrant's version fails, with the judge's

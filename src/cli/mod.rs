@@ -217,12 +217,15 @@ Examples:
       --pgn games.pgn games/chess/game.toml /usr/games/stockfish /usr/games/stockfish
   referee play --time-control 2s+50ms --time-control odds:1s+25ms \
       games/chess/game.toml odds=/usr/games/stockfish full=/usr/games/stockfish
+  referee play --games 2 chess a=/usr/games/stockfish b=/usr/games/stockfish
+      (the chess game shipped inside the referee, from any folder)
 
 Exit status:
   0    the games were played, whatever the bots did (their failures are in
        the lines and the records)
-  64   bad arguments, a bad game file (named with its line), or a number of
-       bots the game does not take
+  64   bad arguments, a bad game file (named with its line), a number of
+       bots the game does not take, or settings the judge refused (`refuse`:
+       an engine option it does not declare, a game option it does not know)
   70   judge error: the judge crashed, hung (10s per message) or broke the
        protocol; the run stops after recording that game, no bot is blamed
   74   the results file could not be written
@@ -247,7 +250,9 @@ Exit status:
   0    the tournament was played (whatever the bots did; their timeouts,
        crashes and disqualifications are in the records and standings)
   64   a bad tournament file (every problem listed, with its line) or
-       arguments, or --resume of a run that differs (it says how)
+       arguments, --resume of a run that differs (it says how), or settings
+       an external game's judge refused (`refuse`: named with the entrant;
+       the games recorded before stay)
   70   internal error
   74   a record, standings or copy could not be written (the file is named)
   130  interrupted: the standings of the games finished so far are printed";
@@ -910,7 +915,8 @@ pub struct PlayArgs {
     #[command(flatten)]
     pub bot: BotOptions,
 
-    /// The game file.
+    /// The game file, or the name of a game that ships inside the referee
+    /// (`chess`), found wherever the referee is installed.
     #[arg(value_name = "GAME.toml")]
     pub game: PathBuf,
 
