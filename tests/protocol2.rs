@@ -600,48 +600,27 @@ fn play_stops_with_a_usage_error_when_the_judge_refuses() {
     let results = dir.path().join("r.jsonl");
     let game = game_file(dir.path(), "", "moves = 1");
     let bot = engine("sf", "");
-    let run = referee(
-        [
-            "play",
-            "--results",
-            results.to_str().unwrap(),
-            "--option",
-            "sf:bad=1",
-            &game,
-            &bot,
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(
-        run.stderr.contains(
-            "referee play: entrant \"sf\" (seat 0) refused by the judge: option \"bad\" is not one of the engine's"
-        ),
-        "{}",
-        run.stderr
+    // `referee play --results R EXTRA GAME sf`: stops with 64, saying `said`.
+    let refused = |extra: &[&str], game: &str, said: &str| {
+        let mut args = vec!["play", "--results", results.to_str().unwrap()];
+        args.extend(extra);
+        args.extend([game, bot.as_str()]);
+        let run = referee(args, b"");
+        assert_eq!(run.code, Some(64), "{run:?}");
+        assert!(run.stderr.contains(said), "{said}\n{}", run.stderr);
+    };
+    refused(
+        &["--option", "sf:bad=1"],
+        &game,
+        "referee play: entrant \"sf\" (seat 0) refused by the judge: option \"bad\" is not one of the engine's",
     );
     let recorded = std::fs::read_to_string(&results).unwrap_or_default();
     assert_eq!(recorded, "", "a refused game is not recorded");
     let game = game_file(dir.path(), "", "moves = 1\nrefuse_from = 2");
-    let run = referee(
-        [
-            "play",
-            "--games",
-            "3",
-            "--results",
-            results.to_str().unwrap(),
-            &game,
-            &bot,
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(
-        run.stderr.contains(
-            "referee play: the game's options refused by the judge: option \"refuse_from\""
-        ),
-        "{}",
-        run.stderr
+    refused(
+        &["--games", "3"],
+        &game,
+        "referee play: the game's options refused by the judge: option \"refuse_from\"",
     );
     let records = common::jsonl(&results);
     assert_eq!(records.len(), 1, "{records:?}");
