@@ -694,15 +694,8 @@ impl<'g> Session<'g> {
                     return Ok(Some((scores, ranks)));
                 }
                 FromJudge::Refuse { player, message } => {
-                    let player = match player {
-                        Some(p) => {
-                            check_seats(&[p], seats.len()).map_err(bad)?;
-                            Some((p, seats[p].entrant.clone()))
-                        }
-                        None => None,
-                    };
-                    nothing_after_refuse(judge).map_err(bad)?;
-                    game.result.refused = Some(JudgeRefusal { player, message });
+                    let refused = refusal(judge, seats, player, message).map_err(bad)?;
+                    game.result.refused = Some(refused);
                     return Ok(None);
                 }
             }
@@ -1558,6 +1551,26 @@ async fn farewell(index: usize, name: String, bot: &mut Bot, grace: Duration) ->
 /// A judge that refused a game's settings sends nothing more for that
 /// game: a message it has written already is a protocol error. (With
 /// `reuse = true` it waits for the next `start`.)
+/// The judge's `refuse`: whose settings it refuses (a seat's entrant, or
+/// the game's when no `player`), once it is sure the judge wrote nothing
+/// after it.
+fn refusal(
+    judge: &mut Bot,
+    seats: &[Seat],
+    player: Option<usize>,
+    message: String,
+) -> Result<JudgeRefusal, String> {
+    let player = match player {
+        Some(p) => {
+            check_seats(&[p], seats.len())?;
+            Some((p, seats[p].entrant.clone()))
+        }
+        None => None,
+    };
+    nothing_after_refuse(judge)?;
+    Ok(JudgeRefusal { player, message })
+}
+
 fn nothing_after_refuse(judge: &mut Bot) -> Result<(), String> {
     match judge.ready_line() {
         Some(Ok(line)) => Err(format!(
