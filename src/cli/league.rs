@@ -10,6 +10,7 @@ use super::BotOptions;
 use crate::bot::DEFAULT_MAX_LINE;
 use crate::bot::environment::Vars;
 use crate::exit::Status;
+use crate::league::db::Location;
 use crate::league::{self, LeagueConfig};
 use crate::units::{parse_at_least_one, parse_positive_duration};
 
@@ -53,9 +54,9 @@ pub enum LeagueCommand {
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    /// The league's database.
-    #[arg(value_name = "DB")]
-    pub db: PathBuf,
+    /// The league's database: a SQLite file, or a postgres:// URL.
+    #[arg(value_name = "DB", value_parser = parse_db)]
+    pub db: Location,
     /// Every version, not only each entrant's current one.
     #[arg(long)]
     pub all: bool,
@@ -67,10 +68,18 @@ pub struct RunArgs {
     #[arg(value_name = "FILE.toml", value_parser = crate::units::parse_absolute_path)]
     pub file: PathBuf,
 
-    /// The league's database (SQLite), made if missing; a league started
-    /// again on it goes on where it stopped.
-    #[arg(long, value_name = "PATH", value_parser = crate::units::parse_absolute_path)]
-    pub db: PathBuf,
+    /// The league's database, made if missing: a SQLite file, or a
+    /// PostgreSQL server's URL (postgres://USER@HOST/NAME; what it leaves
+    /// out comes from PGHOST, PGUSER, PGPASSWORD... as psql reads them).
+    /// A league started again on it goes on where it stopped.
+    #[arg(long, value_name = "PATH|URL", value_parser = parse_db)]
+    pub db: Location,
+
+    /// Where the versions' copies are kept (made if missing): by default
+    /// beside a SQLite database (DB.versions); required with PostgreSQL.
+    /// Workers on other machines must see it at the same path.
+    #[arg(long, value_name = "DIR", value_parser = crate::units::parse_absolute_path)]
+    pub versions: Option<PathBuf>,
 
     /// Stop once the database holds N games (for tests and CI); without
     /// it the league plays until Ctrl-C or SIGTERM.
@@ -106,9 +115,9 @@ pub struct RunArgs {
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The league's database.
-    #[arg(value_name = "DB")]
-    pub db: PathBuf,
+    /// The league's database: a SQLite file, or a postgres:// URL.
+    #[arg(value_name = "DB", value_parser = parse_db)]
+    pub db: Location,
     /// The folder to write: records.jsonl, run.json, report.html.
     #[arg(value_name = "OUT")]
     pub out: PathBuf,
@@ -131,6 +140,7 @@ pub async fn run(args: LeagueArgs, env: &Vars) -> Status {
             let config = LeagueConfig {
                 file: args.file,
                 db: args.db,
+                versions: args.versions,
                 games: args.games,
                 jobs: args.jobs.map(|j| j as usize),
                 pin: args.pin,
@@ -145,5 +155,14 @@ pub async fn run(args: LeagueArgs, env: &Vars) -> Status {
         }
         LeagueCommand::Export(args) => league::export(&args.db, &args.out),
         LeagueCommand::Show(args) => league::show(&args.db, args.all),
+    }
+}
+
+/// `--db`'s value: a PostgreSQL URL, else a file's path, made absolute (a
+/// league's bots play in other folders).
+fn parse_db(text: &str) -> Result<Location, String> {
+    match Location::parse(text.as_ref()) {
+        Location::File(_) => crate::units::parse_absolute_path(text).map(Location::File),
+        url => Ok(url),
     }
 }

@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::Path;
 
-use super::db::{Db, Meta, VersionRow};
+use super::db::{Db, Location, Meta, VersionRow};
 use super::{Failed, Version, usage};
 use crate::exit::Status;
 use crate::game::GameRecord;
@@ -23,7 +23,7 @@ use crate::tournament::{gamelog, stderr_log};
 
 /// `referee league export DB OUT`: the league's games as a tournament's
 /// `--out`, each version an entrant `name@vN`, for `report` and `replay`.
-pub fn export(db: &Path, out: &Path) -> Status {
+pub fn export(db: &Location, out: &Path) -> Status {
     match export_inner(db, out) {
         Ok(games) => {
             println!(
@@ -44,16 +44,16 @@ pub fn export(db: &Path, out: &Path) -> Status {
 /// in place: an export again into the same folder replaces them whole.
 const PARTIAL: &str = ".export.partial";
 
-fn export_inner(path: &Path, out: &Path) -> Result<u64, Failed> {
-    let (db, meta) = open(path)?;
+fn export_inner(at: &Location, out: &Path) -> Result<u64, Failed> {
+    let (db, meta) = open(at)?;
     let game: crate::game::GameRef = serde_json::from_str(&meta.game)
-        .map_err(|e| usage(format!("{}: its game {:?}: {e}", path.display(), meta.game)))?;
+        .map_err(|e| usage(format!("{}: its game {:?}: {e}", at.describe(), meta.game)))?;
     let io = |path: &Path| {
         let path = path.to_owned();
         move |e: std::io::Error| (Status::Io, format!("{}: {e}", path.display()))
     };
     std::fs::create_dir_all(out).map_err(io(out))?;
-    let fingerprint = format!("league {}", path.display());
+    let fingerprint = format!("league {}", at.describe());
     // `stderr/`, `build/` and `games.log`, made aside.
     let partial = out.join(PARTIAL);
     if partial.exists() {
@@ -430,20 +430,20 @@ impl Sheet {
     }
 }
 
-fn open(path: &Path) -> Result<(Db, Meta), Failed> {
-    let db = Db::read(path).map_err(usage)?;
+fn open(at: &Location) -> Result<(Db, Meta), Failed> {
+    let db = Db::read(at).map_err(usage)?;
     let meta = db
         .meta()
         .map_err(usage)?
-        .ok_or_else(|| usage(format!("{}: no league in it", path.display())))?;
+        .ok_or_else(|| usage(format!("{}: no league in it", at.describe())))?;
     Ok((db, meta))
 }
 
 /// `referee league show DB [--all]`: the standings of the entrants'
 /// current versions (every version with `all`), as a tournament prints
 /// them, from the database alone.
-pub fn show(path: &Path, all: bool) -> Status {
-    match show_inner(path, all) {
+pub fn show(at: &Location, all: bool) -> Status {
+    match show_inner(at, all) {
         Ok(text) => {
             println!("{text}");
             Status::Pass
@@ -455,8 +455,8 @@ pub fn show(path: &Path, all: bool) -> Status {
     }
 }
 
-fn show_inner(path: &Path, all: bool) -> Result<String, Failed> {
-    let (db, meta) = open(path)?;
+fn show_inner(at: &Location, all: bool) -> Result<String, Failed> {
+    let (db, meta) = open(at)?;
     let mut games = 0u64;
     let (versions, tally) = db
         .at_one_moment(|db| {

@@ -39,7 +39,10 @@ use roster::Roster;
 #[derive(Clone, Debug)]
 pub struct LeagueConfig {
     pub file: PathBuf,
-    pub db: PathBuf,
+    pub db: db::Location,
+    /// Where the versions' copies are: `--versions`, else beside a
+    /// SQLite database (`DB.versions`); required with PostgreSQL.
+    pub versions: Option<PathBuf>,
     /// Stop once the database holds this many games.
     pub games: Option<u64>,
     pub jobs: Option<usize>,
@@ -177,9 +180,10 @@ async fn run_inner(config: &LeagueConfig) -> Result<Status, Failed> {
     if limits.sandbox {
         crate::bot::spawn::check_sandbox().map_err(|e| usage(e.to_string()))?;
     }
+    let versions = versions_dir(config).map_err(usage)?;
     let db = Db::open(&config.db, config.durable).map_err(usage)?;
     let meta = check_meta(&db, config, &spec, &*game)?;
-    let mut roster = Roster::new(spec, text, base.clone(), config, limits);
+    let mut roster = Roster::new(spec, text, base.clone(), config, versions, limits);
     if limits.sandbox {
         roster.check_hidden().map_err(usage)?;
     }
@@ -199,7 +203,7 @@ async fn run_inner(config: &LeagueConfig) -> Result<Status, Failed> {
         let at = serve::start(
             addr,
             Arc::clone(&shared),
-            config.db.clone(),
+            &config.db,
             base.clone(),
             settings.page_stderr,
         )
@@ -219,6 +223,28 @@ async fn run_inner(config: &LeagueConfig) -> Result<Status, Failed> {
     Ok(status)
 }
 
+/// Where the versions' copies are: `--versions`, else beside a SQLite
+/// database. Absolute: a bot plays in its copy whatever `--db` was
+/// relative to.
+fn versions_dir(config: &LeagueConfig) -> Result<PathBuf, String> {
+    let dir = match (&config.versions, &config.db) {
+        (Some(dir), _) => dir.clone(),
+        (None, db::Location::File(path)) => {
+            let mut path = path.clone().into_os_string();
+            path.push(".versions");
+            PathBuf::from(path)
+        }
+        (None, url) => {
+            return Err(format!(
+                "--db {}: a league on PostgreSQL needs --versions DIR, the folder its \
+                 versions' copies are kept in (on a file system its workers share)",
+                url.describe()
+            ));
+        }
+    };
+    Ok(std::path::absolute(&dir).unwrap_or(dir))
+}
+
 /// The league's seed and kind, from the database of a league played
 /// before (the same game, or the database is refused) or new.
 fn check_meta(
@@ -232,7 +258,7 @@ fn check_meta(
     match db.meta().map_err(usage)? {
         Some(meta) if meta.game != game_ref || meta.solo != solo => Err(usage(format!(
             "{} is the database of a league of {}, not of {}",
-            config.db.display(),
+            config.db.describe(),
             meta.game,
             game_ref
         ))),
@@ -699,7 +725,7 @@ fn announce(config: &LeagueConfig, game: &dyn Game, shared: &Shared) {
     eprintln!(
         "league: {} in {} ({} game{} so far); playing: {}",
         game.name(),
-        config.db.display(),
+        config.db.describe(),
         state.committed,
         if state.committed == 1 { "" } else { "s" },
         if playing.is_empty() {

@@ -26,7 +26,8 @@ pub struct Roster {
     /// files and every entrant's folder (its own is shown again).
     hidden: Vec<PathBuf>,
     /// Where each version's folder is copied as it enters (see
-    /// [`entrants::snapshot`]): beside the database, `DB.versions`.
+    /// [`entrants::snapshot`]): `--versions`, else beside a SQLite
+    /// database, `DB.versions`.
     versions: PathBuf,
     scan_every: Duration,
     /// Whether a build may run beside the games (a spare CPU), set once
@@ -49,27 +50,22 @@ impl Roster {
         text: String,
         base: PathBuf,
         config: &LeagueConfig,
+        versions: PathBuf,
         limits: BotLimits,
     ) -> Roster {
         let l = &spec.limits;
         let env = Environment::clean(&config.env).with(&spec.env.vars());
-        // Absolute: a bot plays in its copy whatever `--db` was relative to.
-        let versions = {
-            let mut path = config.db.clone().into_os_string();
-            path.push(".versions");
-            let path = PathBuf::from(path);
-            std::path::absolute(&path).unwrap_or(path)
-        };
+        let mut hidden = vec![base.clone(), config.file.clone(), versions.clone()];
         // The database's own files beside it (SQLite's write-ahead log,
         // its index, a rollback journal): files, hidden themselves, never
         // the folder they are in (it may hold what bots run from).
-        let db_files = ["", "-wal", "-shm", "-journal"].map(|suffix| {
-            let mut path = config.db.clone().into_os_string();
-            path.push(suffix);
-            PathBuf::from(path)
-        });
-        let mut hidden = vec![base.clone(), config.file.clone(), versions.clone()];
-        hidden.extend(db_files);
+        if let Some(db) = config.db.file() {
+            hidden.extend(["", "-wal", "-shm", "-journal"].map(|suffix| {
+                let mut path = db.as_os_str().to_owned();
+                path.push(suffix);
+                PathBuf::from(path)
+            }));
+        }
         for e in &spec.entrants {
             if let Some(glob) = &e.glob {
                 let parent = Path::new(glob.get_ref()).parent().unwrap_or(Path::new(""));

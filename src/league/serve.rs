@@ -41,7 +41,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Shared;
-use super::db::{Db, VersionRow};
+use super::db::{Db, Location, VersionRow};
 use super::page::{About, FailedBuild};
 use crate::replay::escape_html;
 
@@ -113,7 +113,7 @@ pub fn address(text: &str) -> Result<SocketAddr, String> {
 pub fn start(
     addr: SocketAddr,
     shared: Arc<Shared>,
-    db: PathBuf,
+    db: &Location,
     base: PathBuf,
     page_stderr: bool,
 ) -> Result<SocketAddr, String> {
@@ -123,7 +123,7 @@ pub fn start(
     listener.set_nonblocking(true).map_err(|e| e.to_string())?;
     let board = Board {
         shared,
-        db: Arc::new(Mutex::new(Db::read(&db)?)),
+        db: Arc::new(Mutex::new(Db::read(db)?)),
         base,
         stderr: page_stderr,
         failed: Arc::default(),

@@ -1,4 +1,4 @@
-//! The league's database: SQLite (bundled), in WAL mode, so that readers
+//! The league's database on SQLite (bundled), in WAL mode, so that readers
 //! (an export, the live page) never wait for the league. Every finished
 //! game is one transaction: its record, as a tournament writes it, and a
 //! row per seat naming the version that sat there. A league killed at
@@ -6,8 +6,7 @@
 //! on the same file goes on from there.
 //!
 //! The schema keeps to what PostgreSQL has too (integer keys, text, real,
-//! no SQLite-only types), so that workers on several machines could later
-//! share one database; see `docs/league.md`.
+//! no SQLite-only types): `postgres.rs` holds the same tables.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -15,6 +14,7 @@ use std::path::{Path, PathBuf};
 use nix::fcntl::{Flock, FlockArg};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
+use super::{Meta, NewVersion, VersionRow};
 use crate::game::GameRecord;
 
 /// The schema's version, in `meta`; a database of another is refused.
@@ -58,63 +58,27 @@ CREATE TABLE IF NOT EXISTS seats (
 CREATE INDEX IF NOT EXISTS seats_by_version ON seats (version, game);
 ";
 
-/// The league's database, open for its one league: a second league on
-/// the same file is refused while this one holds it.
-pub struct Db {
+/// The league's database in a SQLite file, open for its one league: a
+/// second league on the same file is refused while this one holds it.
+pub struct Sqlite {
     conn: Connection,
     path: PathBuf,
     _lock: Option<Flock<File>>,
-}
-
-/// What the league is, as its first run wrote it: a league started again
-/// on the database must be the same game.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Meta {
-    /// The game, as `run.json` gives it (JSON of a `GameRef`).
-    pub game: String,
-    pub solo: bool,
-    pub seed: u64,
-}
-
-/// A version of an entrant, as the database holds it.
-#[derive(Clone, Debug)]
-pub struct VersionRow {
-    pub id: i64,
-    pub entrant: String,
-    pub version: u32,
-    pub fingerprint: String,
-    /// Files its build wrote (relative paths): not sources.
-    pub products: Vec<String>,
-    /// When it was built.
-    pub built: String,
-    pub build_ok: bool,
-    pub build_log: Option<String>,
-    /// Its entrant has left the league (its folder is gone).
-    pub retired: bool,
-}
-
-/// A version to add.
-pub struct NewVersion<'a> {
-    pub entrant: &'a str,
-    pub fingerprint: &'a str,
-    pub products: &'a [String],
-    pub build_ok: bool,
-    pub build_log: Option<&'a str>,
 }
 
 fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> String + '_ {
     move |e| format!("{}: {e}", path.display())
 }
 
-impl Db {
+impl Sqlite {
     /// Opens (or makes) the league's database at `path` and holds it.
     /// `durable`: each game's commit waits for the disk (`synchronous =
     /// FULL`); without it (`--no-fsync`) a crash of the machine, not of
     /// the referee, may lose the last games.
-    pub fn open(path: &Path, durable: bool) -> Result<Db, String> {
+    pub fn open(path: &Path, durable: bool) -> Result<Sqlite, String> {
         let conn = Connection::open(path).map_err(sql(path))?;
         let lock = hold(path)?;
-        let db = Db {
+        let db = Sqlite {
             conn,
             path: path.to_owned(),
             _lock: Some(lock),
@@ -133,7 +97,7 @@ impl Db {
 
     /// Opens a league's database to read it, beside a league that may be
     /// running on it.
-    pub fn read(path: &Path) -> Result<Db, String> {
+    pub fn read(path: &Path) -> Result<Sqlite, String> {
         if !path.is_file() {
             return Err(format!("{}: no such database", path.display()));
         }
@@ -144,7 +108,7 @@ impl Db {
         .map_err(sql(path))?;
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(sql(path))?;
-        let db = Db {
+        let db = Sqlite {
             conn,
             path: path.to_owned(),
             _lock: None,
@@ -474,18 +438,15 @@ impl Db {
         .transpose()
     }
 
-    /// Runs `read` in one read transaction: all it reads is the database
-    /// at one moment (the versions and the games of the same moment),
-    /// beside a league that commits meanwhile.
-    pub fn at_one_moment<T>(
-        &self,
-        read: impl FnOnce(&Db) -> Result<T, String>,
-    ) -> Result<T, String> {
-        self.conn.execute_batch("BEGIN").map_err(sql(&self.path))?;
-        let result = read(self);
+    /// Starts a read transaction: all read until [`Sqlite::end_read`] is
+    /// the database at one moment.
+    pub fn begin_read(&self) -> Result<(), String> {
+        self.conn.execute_batch("BEGIN").map_err(sql(&self.path))
+    }
+
+    pub fn end_read(&self) {
         // Nothing was written: the end of the transaction cannot lose any.
         let _ = self.conn.execute_batch("COMMIT");
-        result
     }
 
     /// Every finished game's record in the order they finished, one at a
@@ -521,12 +482,6 @@ fn hold(path: &Path) -> Result<Flock<File>, String> {
     })
 }
 
-/// The database, even when a thread panicked holding it: each game is
-/// one transaction, so what it holds is whole.
-pub fn lock(db: &std::sync::Mutex<Db>) -> std::sync::MutexGuard<'_, Db> {
-    db.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -545,7 +500,7 @@ mod tests {
     fn versions_count_per_entrant_and_a_second_league_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("league.db");
-        let mut db = Db::open(&path, false).unwrap();
+        let mut db = Sqlite::open(&path, false).unwrap();
         assert_eq!(db.meta().unwrap(), None);
         let meta = Meta {
             game: "\"chomp\"".into(),
@@ -560,7 +515,7 @@ mod tests {
             ..new("alice", "a2")
         };
         assert_eq!(db.add_version(&logged).unwrap().1, 2);
-        let err = Db::open(&path, false).err().unwrap();
+        let err = Sqlite::open(&path, false).err().unwrap();
         assert!(err.contains("a league running now"), "{err}");
         db.retire("bob").unwrap();
         let versions = db.versions().unwrap();
@@ -591,7 +546,7 @@ mod tests {
             ]
         );
         drop(db);
-        let db = Db::open(&path, false).unwrap();
+        let db = Sqlite::open(&path, false).unwrap();
         assert_eq!(db.meta().unwrap(), Some(meta));
         assert_eq!(db.games().unwrap(), 0);
         assert_eq!(db.next_round().unwrap(), 1);
@@ -606,9 +561,9 @@ mod tests {
             "not sqlite at all, just some words here\n".repeat(20),
         )
         .unwrap();
-        let err = Db::open(&path, false).err().unwrap();
+        let err = Sqlite::open(&path, false).err().unwrap();
         assert!(err.contains("notes.txt"), "{err}");
-        let err = Db::read(&dir.path().join("missing.db")).err().unwrap();
+        let err = Sqlite::read(&dir.path().join("missing.db")).err().unwrap();
         assert!(err.contains("no such database"), "{err}");
     }
 }

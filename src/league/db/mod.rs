@@ -1,0 +1,289 @@
+//! The league's database: one interface, [`Db`], over two back ends.
+//! SQLite ([`sqlite`]), the default, is a file on one machine; PostgreSQL
+//! (`--db postgres://...`) is shared by a league's coordinator and its
+//! workers on many machines (`docs/cluster.md`).
+//!
+//! Every finished game is one transaction: its record, as a tournament
+//! writes it, and a row per seat naming the version that sat there. A
+//! league killed at any moment loses only the games in flight, and a
+//! league started again on the same database goes on from there.
+//!
+//! Why the interface is synchronous, behind a mutex, as it was before
+//! PostgreSQL: a league makes a few calls per game (a claim, a commit, a
+//! poll), none of them long, from job threads that each run a runtime of
+//! their own, from the page's thread and from plain commands (`show`,
+//! `export`). An async interface would change all of them for no game
+//! played faster. The PostgreSQL back end is async underneath
+//! (tokio-postgres); it runs on a runtime of its own, and each call waits
+//! for it from a thread outside every runtime, since blocking on a
+//! runtime from inside another one panics.
+
+mod sqlite;
+
+use std::path::{Path, PathBuf};
+
+use crate::game::GameRecord;
+pub use sqlite::Sqlite;
+
+/// Where a league's database is: a SQLite file, or a PostgreSQL server.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Location {
+    File(PathBuf),
+    /// A `postgres://` or `postgresql://` URL; what it leaves out comes
+    /// from the usual `PG*` environment variables.
+    Url(String),
+}
+
+impl Location {
+    /// `--db`'s value: a URL of PostgreSQL, else a file's path.
+    pub fn parse(text: &std::ffi::OsStr) -> Location {
+        match text.to_str() {
+            Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                Location::Url(url.to_owned())
+            }
+            _ => Location::File(PathBuf::from(text)),
+        }
+    }
+
+    /// The file, for a SQLite database.
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            Location::File(path) => Some(path),
+            Location::Url(_) => None,
+        }
+    }
+
+    /// As messages name it: a URL without its password.
+    pub fn describe(&self) -> String {
+        match self {
+            Location::File(path) => path.display().to_string(),
+            Location::Url(url) => without_password(url),
+        }
+    }
+}
+
+/// `url` with the password of its user part, if any, left out.
+fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((user, host)) => match user.split_once(':') {
+            Some((name, _)) => format!("{scheme}://{name}:***@{host}{tail}"),
+            None => url.to_owned(),
+        },
+        None => url.to_owned(),
+    }
+}
+
+/// A league's database, open.
+pub enum Db {
+    Sqlite(Sqlite),
+}
+
+/// Calls the same method on whichever back end `db` is.
+macro_rules! each {
+    ($db:expr, $b:ident => $call:expr) => {
+        match $db {
+            Db::Sqlite($b) => $call,
+        }
+    };
+}
+
+/// What the league is, as its first run wrote it: a league started again
+/// on the database must be the same game.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Meta {
+    /// The game, as `run.json` gives it (JSON of a `GameRef`).
+    pub game: String,
+    pub solo: bool,
+    pub seed: u64,
+}
+
+/// A version of an entrant, as the database holds it.
+#[derive(Clone, Debug)]
+pub struct VersionRow {
+    pub id: i64,
+    pub entrant: String,
+    pub version: u32,
+    pub fingerprint: String,
+    /// Files its build wrote (relative paths): not sources.
+    pub products: Vec<String>,
+    /// When it was built.
+    pub built: String,
+    pub build_ok: bool,
+    pub build_log: Option<String>,
+    /// Its entrant has left the league (its folder is gone).
+    pub retired: bool,
+}
+
+/// A version to add.
+pub struct NewVersion<'a> {
+    pub entrant: &'a str,
+    pub fingerprint: &'a str,
+    pub products: &'a [String],
+    pub build_ok: bool,
+    pub build_log: Option<&'a str>,
+}
+
+impl Db {
+    /// Opens (or makes) the league's database and holds it: one league
+    /// per database. `durable`: each game's commit waits for the disk.
+    pub fn open(at: &Location, durable: bool) -> Result<Db, String> {
+        match at {
+            Location::File(path) => Sqlite::open(path, durable).map(Db::Sqlite),
+            Location::Url(_) => Err(format!(
+                "{}: PostgreSQL is not built in this referee yet",
+                at.describe()
+            )),
+        }
+    }
+
+    /// Opens a league's database to read it, beside a league that may be
+    /// running on it.
+    pub fn read(at: &Location) -> Result<Db, String> {
+        match at {
+            Location::File(path) => Sqlite::read(path).map(Db::Sqlite),
+            Location::Url(_) => Err(format!(
+                "{}: PostgreSQL is not built in this referee yet",
+                at.describe()
+            )),
+        }
+    }
+
+    pub fn meta(&self) -> Result<Option<Meta>, String> {
+        each!(self, db => db.meta())
+    }
+
+    pub fn set_meta(&self, meta: &Meta) -> Result<(), String> {
+        each!(self, db => db.set_meta(meta))
+    }
+
+    /// Every version of every entrant, oldest first.
+    pub fn versions(&self) -> Result<Vec<VersionRow>, String> {
+        each!(self, db => db.versions())
+    }
+
+    /// [`Db::versions`] without their build logs (`build_log` is `None`):
+    /// what a scan needs, every few seconds, of versions whose logs may
+    /// hold 64 KiB each.
+    pub fn versions_without_logs(&self) -> Result<Vec<VersionRow>, String> {
+        each!(self, db => db.versions_without_logs())
+    }
+
+    /// Adds the next version of `new.entrant` (its first makes the
+    /// entrant); the entrant is in the league again if it had left. Its
+    /// id and number.
+    pub fn add_version(&mut self, new: &NewVersion) -> Result<(i64, u32), String> {
+        each!(self, db => db.add_version(new))
+    }
+
+    /// `entrant` leaves the league (its folder is gone): its versions keep
+    /// their games.
+    pub fn retire(&self, entrant: &str) -> Result<(), String> {
+        each!(self, db => db.retire(entrant))
+    }
+
+    /// Version `id` failed as if it had not built, for `why` (the judge
+    /// refused its options): it plays no more, and its row says why.
+    pub fn fail_version(&self, id: i64, why: &str) -> Result<(), String> {
+        each!(self, db => db.fail_version(id, why))
+    }
+
+    /// `entrant` is in the league again (its folder is back).
+    pub fn rejoin(&self, entrant: &str) -> Result<(), String> {
+        each!(self, db => db.rejoin(entrant))
+    }
+
+    /// Commits one finished game: its record, numbered as the league's
+    /// next game (its `index`), and the version in each seat, in one
+    /// transaction. The game's number.
+    pub fn add_game(
+        &mut self,
+        record: &mut GameRecord,
+        round: u64,
+        rotation: u64,
+        versions: &[i64],
+    ) -> Result<u64, String> {
+        each!(self, db => db.add_game(record, round, rotation, versions))
+    }
+
+    /// Games finished.
+    pub fn games(&self) -> Result<u64, String> {
+        each!(self, db => db.games())
+    }
+
+    /// The round the next one dealt is to be: after every round a game was
+    /// finished in.
+    pub fn next_round(&self) -> Result<u64, String> {
+        each!(self, db => db.next_round())
+    }
+
+    /// The rounds version `version` has finished a game of (a game played
+    /// alone: the deals it has played).
+    pub fn rounds_of(&self, version: i64) -> Result<Vec<u64>, String> {
+        each!(self, db => db.rounds_of(version))
+    }
+
+    /// The last `limit` games (of `entrant`'s versions, if given), newest
+    /// first: each one's number, when it finished, and its seats.
+    pub fn recent_games(
+        &self,
+        entrant: Option<&str>,
+        limit: u64,
+    ) -> Result<Vec<serde_json::Value>, String> {
+        each!(self, db => db.recent_games(entrant, limit))
+    }
+
+    /// Game `id`'s record, as JSON.
+    pub fn game(&self, id: u64) -> Result<Option<serde_json::Value>, String> {
+        each!(self, db => db.game(id))
+    }
+
+    /// Runs `read` in one read transaction: all it reads is the database
+    /// at one moment (the versions and the games of the same moment),
+    /// beside a league that commits meanwhile.
+    pub fn at_one_moment<T>(
+        &self,
+        read: impl FnOnce(&Db) -> Result<T, String>,
+    ) -> Result<T, String> {
+        each!(self, db => db.begin_read())?;
+        let result = read(self);
+        each!(self, db => db.end_read());
+        result
+    }
+
+    /// Every finished game's record in the order they finished, one at a
+    /// time (a league of any length is read in little memory).
+    pub fn each_game(&self, take: impl FnMut(GameRecord)) -> Result<(), String> {
+        each!(self, db => db.each_game(take))
+    }
+}
+
+/// The database, even when a thread panicked holding it: each game is
+/// one transaction, so what it holds is whole.
+pub fn lock(db: &std::sync::Mutex<Db>) -> std::sync::MutexGuard<'_, Db> {
+    db.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_is_postgresql_and_anything_else_a_file() {
+        let url = "postgres://league:secret@db.example:5432/class?sslmode=disable";
+        let at = Location::parse(url.as_ref());
+        assert_eq!(at, Location::Url(url.into()));
+        assert_eq!(
+            at.describe(),
+            "postgres://league:***@db.example:5432/class?sslmode=disable"
+        );
+        let at = Location::parse("postgresql://db.example/class".as_ref());
+        assert_eq!(at.describe(), "postgresql://db.example/class");
+        let at = Location::parse("class.db".as_ref());
+        assert_eq!(at.file(), Some(Path::new("class.db")));
+    }
+}
