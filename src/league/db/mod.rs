@@ -18,11 +18,13 @@
 //! for it from a thread outside every runtime, since blocking on a
 //! runtime from inside another one panics.
 
+mod postgres;
 mod sqlite;
 
 use std::path::{Path, PathBuf};
 
 use crate::game::GameRecord;
+pub use postgres::Postgres;
 pub use sqlite::Sqlite;
 
 /// Where a league's database is: a SQLite file, or a PostgreSQL server.
@@ -81,6 +83,7 @@ fn without_password(url: &str) -> String {
 /// A league's database, open.
 pub enum Db {
     Sqlite(Sqlite),
+    Postgres(Postgres),
 }
 
 /// Calls the same method on whichever back end `db` is.
@@ -88,6 +91,7 @@ macro_rules! each {
     ($db:expr, $b:ident => $call:expr) => {
         match $db {
             Db::Sqlite($b) => $call,
+            Db::Postgres($b) => $call,
         }
     };
 }
@@ -119,6 +123,48 @@ pub struct VersionRow {
     pub retired: bool,
 }
 
+/// One worker's claim on a dealt table: the table, and which claim of it
+/// (each claim bumps it), so that a worker whose lease ran out and whose
+/// table another took can no longer record a game of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Claim {
+    pub table: i64,
+    pub claim: i64,
+}
+
+/// A table to deal: a round of games at one table.
+pub struct NewTable<'a> {
+    pub round: u64,
+    /// The versions at it, in the seat order of rotation 0.
+    pub versions: &'a [i64],
+    /// The rotations to play (all of the table's seats, but at the end of
+    /// a league of `--games N`).
+    pub rotations: &'a [u64],
+}
+
+/// A dealt table, as a worker plays it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableRow {
+    pub id: i64,
+    pub round: u64,
+    pub versions: Vec<i64>,
+    pub rotations: Vec<u64>,
+    pub claim: i64,
+    /// Its rotations already recorded (by a worker that lost it).
+    pub played: Vec<u64>,
+}
+
+/// Where a dealt table is.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TableState {
+    Queued,
+    Claimed,
+    /// Played, or ended early: `outcome` says why (JSON).
+    Done {
+        outcome: Option<String>,
+    },
+}
+
 /// A version to add.
 pub struct NewVersion<'a> {
     pub entrant: &'a str,
@@ -134,10 +180,7 @@ impl Db {
     pub fn open(at: &Location, durable: bool) -> Result<Db, String> {
         match at {
             Location::File(path) => Sqlite::open(path, durable).map(Db::Sqlite),
-            Location::Url(_) => Err(format!(
-                "{}: PostgreSQL is not built in this referee yet",
-                at.describe()
-            )),
+            Location::Url(url) => Postgres::open(url, durable).map(Db::Postgres),
         }
     }
 
@@ -146,10 +189,7 @@ impl Db {
     pub fn read(at: &Location) -> Result<Db, String> {
         match at {
             Location::File(path) => Sqlite::read(path).map(Db::Sqlite),
-            Location::Url(_) => Err(format!(
-                "{}: PostgreSQL is not built in this referee yet",
-                at.describe()
-            )),
+            Location::Url(url) => Postgres::read(url).map(Db::Postgres),
         }
     }
 
