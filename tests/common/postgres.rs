@@ -180,6 +180,14 @@ impl Server {
         self.pg_ctl(&["restart", "-m", "fast", "-w", "-t", "60"])
     }
 
+    /// Stops the server for `down`, then starts it again on the same
+    /// port: its clients find nobody there meanwhile.
+    pub fn pause(&self, down: std::time::Duration) -> Result<(), String> {
+        self.pg_ctl(&["stop", "-m", "fast", "-w", "-t", "60"])?;
+        std::thread::sleep(down);
+        self.pg_ctl(&["start", "-w", "-t", "60"])
+    }
+
     /// The server's log, for a failure's message.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.join("log")).unwrap_or_default()
