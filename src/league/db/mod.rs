@@ -22,6 +22,7 @@ mod postgres;
 mod sqlite;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::game::GameRecord;
 pub use postgres::Postgres;
@@ -121,6 +122,8 @@ pub struct VersionRow {
     pub build_log: Option<String>,
     /// Its entrant has left the league (its folder is gone).
     pub retired: bool,
+    /// How a worker runs it (JSON, see `league::work`), once it built.
+    pub player: Option<String>,
 }
 
 /// One worker's claim on a dealt table: the table, and which claim of it
@@ -160,9 +163,17 @@ pub enum TableState {
     Queued,
     Claimed,
     /// Played, or ended early: `outcome` says why (JSON).
-    Done {
-        outcome: Option<String>,
-    },
+    Done { outcome: Option<String> },
+}
+
+impl TableState {
+    pub(crate) fn of(state: &str, outcome: Option<String>) -> TableState {
+        match state {
+            "queued" => TableState::Queued,
+            "claimed" => TableState::Claimed,
+            _ => TableState::Done { outcome },
+        }
+    }
 }
 
 /// A version to add.
@@ -280,6 +291,119 @@ impl Db {
     /// Game `id`'s record, as JSON.
     pub fn game(&self, id: u64) -> Result<Option<serde_json::Value>, String> {
         each!(self, db => db.game(id))
+    }
+
+    /// Opens a league's database as one of its workers: to play its tables
+    /// beside the league that holds it.
+    pub fn join(at: &Location) -> Result<Db, String> {
+        match at {
+            Location::File(path) => Sqlite::join(path).map(Db::Sqlite),
+            Location::Url(url) => Postgres::join(url).map(Db::Postgres),
+        }
+    }
+
+    /// Another of the league's settings (`meta`), for its workers.
+    pub fn setting(&self, key: &str) -> Result<Option<String>, String> {
+        each!(self, db => db.setting(key))
+    }
+
+    pub fn set_setting(&self, key: &str, value: &str) -> Result<(), String> {
+        each!(self, db => db.set_setting(key, value))
+    }
+
+    /// How a worker runs version `version` (JSON).
+    pub fn set_player(&self, version: i64, player: &str) -> Result<(), String> {
+        each!(self, db => db.set_player(version, player))
+    }
+
+    /// Deals a table to be played: queued, its id.
+    pub fn deal_table(&mut self, table: &NewTable) -> Result<i64, String> {
+        each!(self, db => db.deal_table(table))
+    }
+
+    /// Claims the first table queued, or held by a claim whose lease ran
+    /// out, that `playable` says this worker can play (its versions), for
+    /// `lease`.
+    pub fn claim_table(
+        &mut self,
+        worker: &str,
+        lease: Duration,
+        playable: &dyn Fn(&[i64]) -> bool,
+    ) -> Result<Option<TableRow>, String> {
+        each!(self, db => db.claim_table(worker, lease, playable))
+    }
+
+    /// Extends the leases of `claims`; the claims lost (another worker
+    /// took the table). The worker is seen.
+    pub fn renew_claims(
+        &self,
+        worker: &str,
+        claims: &[Claim],
+        lease: Duration,
+    ) -> Result<Vec<Claim>, String> {
+        each!(self, db => db.renew_claims(worker, claims, lease))
+    }
+
+    /// Gives a claimed table back to the queue now (a worker stopping).
+    pub fn release_table(&self, claim: Claim) -> Result<(), String> {
+        each!(self, db => db.release_table(claim))
+    }
+
+    /// Commits one finished game of a claimed table, as [`Db::add_game`]:
+    /// `None`, with nothing written, when the claim is lost or the game
+    /// (its table and rotation) is recorded already.
+    pub fn commit_game(
+        &mut self,
+        record: &mut GameRecord,
+        claim: Claim,
+        round: u64,
+        rotation: u64,
+        versions: &[i64],
+    ) -> Result<Option<u64>, String> {
+        each!(self, db => db.commit_game(record, claim, round, rotation, versions))
+    }
+
+    /// A claimed table is done: played, or ended early for `outcome`.
+    pub fn finish_table(&self, claim: Claim, outcome: Option<&str>) -> Result<(), String> {
+        each!(self, db => db.finish_table(claim, outcome))
+    }
+
+    /// Every table not done, oldest first.
+    pub fn open_tables(&self) -> Result<Vec<TableRow>, String> {
+        each!(self, db => db.open_tables())
+    }
+
+    pub fn table_states(&self, ids: &[i64]) -> Result<Vec<(i64, TableState)>, String> {
+        each!(self, db => db.table_states(ids))
+    }
+
+    /// Of `ids`, those still queued are done without a game; which.
+    pub fn drop_queued_tables(&self, ids: &[i64]) -> Result<Vec<i64>, String> {
+        each!(self, db => db.drop_queued_tables(ids))
+    }
+
+    /// The games after game `after`, at most `limit`, in order, each with
+    /// the table it was played at.
+    pub fn games_after(
+        &self,
+        after: u64,
+        limit: u64,
+    ) -> Result<Vec<(Option<i64>, GameRecord)>, String> {
+        each!(self, db => db.games_after(after, limit))
+    }
+
+    /// Worker `name`, of `jobs` games at once, is there.
+    pub fn worker_seen(&self, name: &str, jobs: usize) -> Result<(), String> {
+        each!(self, db => db.worker_seen(name, jobs))
+    }
+
+    /// The workers seen `within` the last while, and their jobs.
+    pub fn workers(&self, within: Duration) -> Result<Vec<(String, usize)>, String> {
+        each!(self, db => db.workers(within))
+    }
+
+    pub fn worker_gone(&self, name: &str) -> Result<(), String> {
+        each!(self, db => db.worker_gone(name))
     }
 
     /// Runs `read` in one read transaction: all it reads is the database

@@ -558,6 +558,7 @@ impl Postgres {
             build_log: get(r, 6)?,
             retired: get::<i64>(r, 7)? != 0,
             built: get(r, 8)?,
+            player: get(r, 9)?,
         })
     }
 
@@ -1157,12 +1158,13 @@ impl Postgres {
         })
     }
 
-    /// The state of each of tables `ids` there is, by id.
+    /// The state of each of tables `ids` there is, in the order asked.
     pub fn table_states(&self, ids: &[i64]) -> Result<Vec<(i64, TableState)>, String> {
         self.with(|c| {
             let rows = self.query(
                 c,
-                "SELECT id, state, outcome FROM tables WHERE id = ANY($1) ORDER BY id",
+                "SELECT t.id, t.state, t.outcome FROM unnest($1::BIGINT[]) WITH ORDINALITY \
+                 AS asked(id, n) JOIN tables t ON t.id = asked.id ORDER BY asked.n",
                 &[&ids],
             )?;
             rows.iter()
@@ -1188,9 +1190,9 @@ impl Postgres {
     }
 
     /// Ends those of tables `ids` still queued (no worker has them): they
-    /// are done, dropped. Which.
+    /// are done, dropped. Which, in the order asked.
     pub fn drop_queued_tables(&self, ids: &[i64]) -> Result<Vec<i64>, String> {
-        let mut dropped: Vec<i64> = self.with(|c| {
+        let dropped: Vec<i64> = self.with(|c| {
             let rows = self.query(
                 c,
                 "UPDATE tables SET state = 'done', outcome = '\"dropped\"' \
@@ -1199,8 +1201,11 @@ impl Postgres {
             )?;
             rows.iter().map(|r| get(r, 0)).collect()
         })?;
-        dropped.sort_unstable();
-        Ok(dropped)
+        Ok(ids
+            .iter()
+            .copied()
+            .filter(|id| dropped.contains(id))
+            .collect())
     }
 
     /// Worker `name`, with `jobs` jobs, is there now.
@@ -1251,5 +1256,42 @@ impl Drop for Postgres {
         if let Some(runtime) = self.runtime.take() {
             runtime.shutdown_background();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_gives_what_it_says_and_a_bad_one_is_named_without_its_password() {
+        let parsed = config("postgres://league:secret@db.example:5433/class").unwrap();
+        assert_eq!(parsed.get_user(), Some("league"));
+        assert_eq!(parsed.get_password(), Some(&b"secret"[..]));
+        assert_eq!(parsed.get_dbname(), Some("class"));
+        assert_eq!(parsed.get_ports(), [5433]);
+        let err = config("postgres://league:secret@db.example:port/class")
+            .err()
+            .unwrap();
+        assert!(!err.contains("secret"), "{err}");
+        assert!(err.contains("league:***@"), "{err}");
+    }
+
+    #[test]
+    fn nobody_there_is_said_at_once_naming_the_url_without_its_password() {
+        // A port just let go: nobody listens on it.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .unwrap()
+            .port();
+        let url = format!("postgres://league:secret@127.0.0.1:{port}/class");
+        let started = Instant::now();
+        let err = Postgres::open(&url, true).err().unwrap();
+        assert!(started.elapsed() < Duration::from_secs(5), "{err}");
+        assert!(!err.contains("secret"), "{err}");
+        assert!(
+            err.starts_with(&format!("postgres://league:***@127.0.0.1:{port}/class: ")),
+            "{err}"
+        );
     }
 }

@@ -14,11 +14,14 @@ use std::path::{Path, PathBuf};
 use nix::fcntl::{Flock, FlockArg};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
-use super::{Meta, NewVersion, VersionRow};
+use std::time::Duration;
+
+use super::{Claim, Meta, NewTable, NewVersion, TableRow, TableState, VersionRow};
 use crate::game::GameRecord;
 
-/// The schema's version, in `meta`; a database of another is refused.
-const SCHEMA: &str = "1";
+/// The schema's version, in `meta`; a database of a later one is
+/// refused, one of an earlier one migrated ([`MIGRATE_1_TO_2`]).
+const SCHEMA: &str = "2";
 
 const TABLES: &str = "
 CREATE TABLE IF NOT EXISTS meta (
@@ -39,6 +42,7 @@ CREATE TABLE IF NOT EXISTS versions (
     built TEXT NOT NULL,
     build_ok INTEGER NOT NULL,
     build_log TEXT,
+    player TEXT,
     UNIQUE (entrant, version)
 );
 CREATE TABLE IF NOT EXISTS games (
@@ -46,7 +50,8 @@ CREATE TABLE IF NOT EXISTS games (
     round INTEGER NOT NULL,
     rotation INTEGER NOT NULL,
     finished TEXT NOT NULL,
-    record TEXT NOT NULL
+    record TEXT NOT NULL,
+    table_id INTEGER
 );
 CREATE TABLE IF NOT EXISTS seats (
     game INTEGER NOT NULL REFERENCES games(id),
@@ -58,12 +63,46 @@ CREATE TABLE IF NOT EXISTS seats (
 CREATE INDEX IF NOT EXISTS seats_by_version ON seats (version, game);
 ";
 
+/// Schema 2's own tables: the tables dealt to be played, claimed by the
+/// league's workers with a lease, and the workers. Made with the others,
+/// and by the migration from schema 1.
+const WORK_TABLES: &str = "
+CREATE UNIQUE INDEX IF NOT EXISTS games_by_table ON games (table_id, rotation);
+CREATE TABLE IF NOT EXISTS tables (
+    id INTEGER PRIMARY KEY,
+    round INTEGER NOT NULL,
+    versions TEXT NOT NULL,
+    rotations TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'queued',
+    claim INTEGER NOT NULL DEFAULT 0,
+    worker TEXT,
+    lease_until INTEGER,
+    outcome TEXT
+);
+CREATE INDEX IF NOT EXISTS tables_open ON tables (state, id);
+CREATE TABLE IF NOT EXISTS workers (
+    name TEXT PRIMARY KEY,
+    jobs INTEGER NOT NULL,
+    seen INTEGER NOT NULL
+);
+";
+
+/// Schema 1 to 2: a version's `player` (how a worker runs it), a game's
+/// table; the work tables follow ([`WORK_TABLES`]).
+const MIGRATE_1_TO_2: &str = "
+ALTER TABLE versions ADD COLUMN player TEXT;
+ALTER TABLE games ADD COLUMN table_id INTEGER;
+";
+
 /// The league's database in a SQLite file, open for its one league: a
 /// second league on the same file is refused while this one holds it.
 pub struct Sqlite {
     conn: Connection,
     path: PathBuf,
     _lock: Option<Flock<File>>,
+    /// Read as schema 1 was (`league show` on a database not yet
+    /// migrated): no version has a `player`.
+    before_work: bool,
 }
 
 fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> String + '_ {
@@ -71,32 +110,66 @@ fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> String + '_ {
 }
 
 impl Sqlite {
-    /// Opens (or makes) the league's database at `path` and holds it.
-    /// `durable`: each game's commit waits for the disk (`synchronous =
-    /// FULL`); without it (`--no-fsync`) a crash of the machine, not of
-    /// the referee, may lose the last games.
+    /// Opens (or makes) the league's database at `path` and holds it; one
+    /// of an earlier schema is migrated. `durable`: each game's commit
+    /// waits for the disk (`synchronous = FULL`); without it
+    /// (`--no-fsync`) a crash of the machine, not of the referee, may lose
+    /// the last games.
     pub fn open(path: &Path, durable: bool) -> Result<Sqlite, String> {
         let conn = Connection::open(path).map_err(sql(path))?;
         let lock = hold(path)?;
-        let db = Sqlite {
+        let mut db = Sqlite {
             conn,
             path: path.to_owned(),
             _lock: Some(lock),
+            before_work: false,
         };
+        db.settings(durable)?;
+        if db.schema()? == Some(1) {
+            db.migrate_from_1()?;
+        }
+        db.conn.execute_batch(TABLES).map_err(sql(path))?;
+        db.conn.execute_batch(WORK_TABLES).map_err(sql(path))?;
+        Ok(db)
+    }
+
+    /// Opens a league's database as one of its workers: to play its tables
+    /// beside the league that holds it.
+    pub fn join(path: &Path) -> Result<Sqlite, String> {
+        if !path.is_file() {
+            return Err(format!("{}: no such database", path.display()));
+        }
+        let conn = Connection::open(path).map_err(sql(path))?;
+        let db = Sqlite {
+            conn,
+            path: path.to_owned(),
+            _lock: None,
+            before_work: false,
+        };
+        db.settings(true)?;
+        match db.schema()? {
+            Some(2) if db.meta()?.is_some() => Ok(db),
+            Some(1) => Err(format!(
+                "{}: a league database of schema 1: `referee league run` on it first \
+                 (it migrates it)",
+                path.display()
+            )),
+            _ => Err(format!("{}: not a league's database", path.display())),
+        }
+    }
+
+    fn settings(&self, durable: bool) -> Result<(), String> {
         let sync = if durable { "FULL" } else { "NORMAL" };
-        db.conn
+        self.conn
             .execute_batch(&format!(
                 "PRAGMA journal_mode = WAL; PRAGMA synchronous = {sync}; \
                  PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;"
             ))
-            .map_err(sql(path))?;
-        db.check_schema()?;
-        db.conn.execute_batch(TABLES).map_err(sql(path))?;
-        Ok(db)
+            .map_err(sql(&self.path))
     }
 
     /// Opens a league's database to read it, beside a league that may be
-    /// running on it.
+    /// running on it (one of schema 1 too, as it is).
     pub fn read(path: &Path) -> Result<Sqlite, String> {
         if !path.is_file() {
             return Err(format!("{}: no such database", path.display()));
@@ -108,19 +181,22 @@ impl Sqlite {
         .map_err(sql(path))?;
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(sql(path))?;
-        let db = Sqlite {
+        let mut db = Sqlite {
             conn,
             path: path.to_owned(),
             _lock: None,
+            before_work: false,
         };
-        db.check_schema()?;
+        db.before_work = db.schema()? == Some(1);
         if db.meta()?.is_none() {
             return Err(format!("{}: not a league's database", path.display()));
         }
         Ok(db)
     }
 
-    fn check_schema(&self) -> Result<(), String> {
+    /// The schema the database says it has (`None`: a new one); a later
+    /// one than this referee's is refused.
+    fn schema(&self) -> Result<Option<u32>, String> {
         let has_meta: bool = self
             .conn
             .query_row(
@@ -131,7 +207,7 @@ impl Sqlite {
             .map_err(sql(&self.path))?
             > 0;
         if !has_meta {
-            return Ok(());
+            return Ok(None);
         }
         let schema: Option<String> = self
             .conn
@@ -141,12 +217,33 @@ impl Sqlite {
             .optional()
             .map_err(sql(&self.path))?;
         match schema.as_deref() {
-            None | Some(SCHEMA) => Ok(()),
+            None => Ok(None),
+            Some("1") => Ok(Some(1)),
+            Some(SCHEMA) => Ok(Some(2)),
             Some(other) => Err(format!(
                 "{}: a league database of schema {other}; this referee reads schema {SCHEMA}",
                 self.path.display()
             )),
         }
+    }
+
+    /// Schema 1 to 2, in one transaction: its games and versions stay.
+    fn migrate_from_1(&mut self) -> Result<(), String> {
+        let path = self.path.clone();
+        let tx = self.conn.transaction().map_err(sql(&path))?;
+        tx.execute_batch(MIGRATE_1_TO_2).map_err(sql(&path))?;
+        tx.execute_batch(WORK_TABLES).map_err(sql(&path))?;
+        tx.execute(
+            "UPDATE meta SET value = ?1 WHERE key = 'schema'",
+            [SCHEMA],
+        )
+        .map_err(sql(&path))?;
+        tx.commit().map_err(sql(&path))?;
+        eprintln!(
+            "league: {} migrated from schema 1 to {SCHEMA} (its games kept)",
+            path.display()
+        );
+        Ok(())
     }
 
     pub fn meta(&self) -> Result<Option<Meta>, String> {
@@ -204,8 +301,9 @@ impl Sqlite {
             .conn
             .prepare(&format!(
                 "SELECT v.id, e.name, v.version, v.fingerprint, v.products, v.build_ok, \
-                 {log}, e.retired, v.built FROM versions v JOIN entrants e ON e.id = v.entrant \
-                 ORDER BY v.id",
+                 {log}, e.retired, v.built, {player} FROM versions v \
+                 JOIN entrants e ON e.id = v.entrant ORDER BY v.id",
+                player = if self.before_work { "NULL" } else { "v.player" },
             ))
             .map_err(sql(&self.path))?;
         let rows = statement
@@ -221,6 +319,7 @@ impl Sqlite {
                     build_log: r.get(6)?,
                     retired: r.get::<_, i64>(7)? != 0,
                     built: r.get(8)?,
+                    player: r.get(9)?,
                 })
             })
             .map_err(sql(&self.path))?;
@@ -312,35 +411,9 @@ impl Sqlite {
     ) -> Result<u64, String> {
         let path = self.path.clone();
         let tx = self.conn.transaction().map_err(sql(&path))?;
-        let id: i64 = tx
-            .query_row("SELECT coalesce(max(id), 0) + 1 FROM games", [], |r| {
-                r.get(0)
-            })
-            .map_err(sql(&path))?;
-        record.index = id as u64;
-        let text = serde_json::to_string(record).map_err(|e| format!("game {id}: {e}"))?;
-        tx.prepare_cached(
-            "INSERT INTO games (id, round, rotation, finished, record) VALUES (?1, ?2, ?3, ?4, ?5)",
-        )
-        .and_then(|mut s| {
-            s.execute(params![
-                id,
-                round as i64,
-                rotation as i64,
-                record.time,
-                text
-            ])
-        })
-        .map_err(sql(&path))?;
-        for (seat, (version, result)) in versions.iter().zip(&record.results).enumerate() {
-            tx.prepare_cached(
-                "INSERT INTO seats (game, seat, version, status) VALUES (?1, ?2, ?3, ?4)",
-            )
-            .and_then(|mut s| s.execute(params![id, seat as i64, version, result.status().name()]))
-            .map_err(sql(&path))?;
-        }
+        let id = insert_game(&tx, &path, record, (round, rotation, None), versions)?;
         tx.commit().map_err(sql(&path))?;
-        Ok(id as u64)
+        Ok(id)
     }
 
     /// Games finished.
@@ -466,6 +539,387 @@ impl Sqlite {
         }
         Ok(())
     }
+}
+
+/// The work of a league's workers: tables dealt, claimed with a lease,
+/// their games committed under the claim. One process at a time writes
+/// (SQLite's own lock), so a claim needs no more than a transaction.
+impl Sqlite {
+    pub fn setting(&self, key: &str) -> Result<Option<String>, String> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(sql(&self.path))
+    }
+
+    pub fn set_setting(&self, key: &str, value: &str) -> Result<(), String> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+                params![key, value],
+            )
+            .map(drop)
+            .map_err(sql(&self.path))
+    }
+
+    pub fn set_player(&self, version: i64, player: &str) -> Result<(), String> {
+        self.conn
+            .execute(
+                "UPDATE versions SET player = ?2 WHERE id = ?1",
+                params![version, player],
+            )
+            .map(drop)
+            .map_err(sql(&self.path))
+    }
+
+    pub fn deal_table(&mut self, table: &NewTable) -> Result<i64, String> {
+        self.conn
+            .execute(
+                "INSERT INTO tables (round, versions, rotations) VALUES (?1, ?2, ?3)",
+                params![
+                    table.round as i64,
+                    json(table.versions),
+                    json(table.rotations)
+                ],
+            )
+            .map_err(sql(&self.path))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    pub fn claim_table(
+        &mut self,
+        worker: &str,
+        lease: Duration,
+        playable: &dyn Fn(&[i64]) -> bool,
+    ) -> Result<Option<TableRow>, String> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sql(&path))?;
+        let now = now_ms();
+        let candidates: Vec<(i64, String)> = {
+            let mut statement = tx
+                .prepare_cached(
+                    "SELECT id, versions FROM tables WHERE state = 'queued' \
+                     OR (state = 'claimed' AND lease_until < ?1) ORDER BY id LIMIT 64",
+                )
+                .map_err(sql(&path))?;
+            let rows = statement
+                .query_map([now], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(sql(&path))?;
+            rows.collect::<Result<_, _>>().map_err(sql(&path))?
+        };
+        let Some(id) = candidates
+            .into_iter()
+            .find(|(_, versions)| playable(&parse_ids(versions)))
+            .map(|(id, _)| id)
+        else {
+            return Ok(None);
+        };
+        tx.execute(
+            "UPDATE tables SET state = 'claimed', claim = claim + 1, worker = ?2, \
+             lease_until = ?3 WHERE id = ?1",
+            params![id, worker, now + lease.as_millis() as i64],
+        )
+        .map_err(sql(&path))?;
+        let row = table_row(&tx, id).map_err(sql(&path))?;
+        tx.commit().map_err(sql(&path))?;
+        Ok(row)
+    }
+
+    pub fn renew_claims(
+        &self,
+        worker: &str,
+        claims: &[Claim],
+        lease: Duration,
+    ) -> Result<Vec<Claim>, String> {
+        let until = now_ms() + lease.as_millis() as i64;
+        let mut lost = Vec::new();
+        for claim in claims {
+            let held = self
+                .conn
+                .execute(
+                    "UPDATE tables SET lease_until = ?3 \
+                     WHERE id = ?1 AND claim = ?2 AND state = 'claimed'",
+                    params![claim.table, claim.claim, until],
+                )
+                .map_err(sql(&self.path))?;
+            if held == 0 {
+                lost.push(*claim);
+            }
+        }
+        self.conn
+            .execute(
+                "UPDATE workers SET seen = ?2 WHERE name = ?1",
+                params![worker, now_ms()],
+            )
+            .map_err(sql(&self.path))?;
+        Ok(lost)
+    }
+
+    pub fn release_table(&self, claim: Claim) -> Result<(), String> {
+        self.conn
+            .execute(
+                "UPDATE tables SET state = 'queued', worker = NULL, lease_until = NULL \
+                 WHERE id = ?1 AND claim = ?2 AND state = 'claimed'",
+                params![claim.table, claim.claim],
+            )
+            .map(drop)
+            .map_err(sql(&self.path))
+    }
+
+    pub fn commit_game(
+        &mut self,
+        record: &mut GameRecord,
+        claim: Claim,
+        round: u64,
+        rotation: u64,
+        versions: &[i64],
+    ) -> Result<Option<u64>, String> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sql(&path))?;
+        let held: bool = tx
+            .query_row(
+                "SELECT count(*) FROM tables WHERE id = ?1 AND claim = ?2 AND state = 'claimed'",
+                params![claim.table, claim.claim],
+                |r| r.get::<_, i64>(0),
+            )
+            .map_err(sql(&path))?
+            > 0;
+        let recorded: bool = tx
+            .query_row(
+                "SELECT count(*) FROM games WHERE table_id = ?1 AND rotation = ?2",
+                params![claim.table, rotation as i64],
+                |r| r.get::<_, i64>(0),
+            )
+            .map_err(sql(&path))?
+            > 0;
+        if !held || recorded {
+            return Ok(None);
+        }
+        let id = insert_game(
+            &tx,
+            &path,
+            record,
+            (round, rotation, Some(claim.table)),
+            versions,
+        )?;
+        tx.commit().map_err(sql(&path))?;
+        Ok(Some(id))
+    }
+
+    pub fn finish_table(&self, claim: Claim, outcome: Option<&str>) -> Result<(), String> {
+        self.conn
+            .execute(
+                "UPDATE tables SET state = 'done', outcome = ?3, lease_until = NULL \
+                 WHERE id = ?1 AND claim = ?2 AND state = 'claimed'",
+                params![claim.table, claim.claim, outcome],
+            )
+            .map(drop)
+            .map_err(sql(&self.path))
+    }
+
+    pub fn open_tables(&self) -> Result<Vec<TableRow>, String> {
+        let ids: Vec<i64> = {
+            let mut statement = self
+                .conn
+                .prepare("SELECT id FROM tables WHERE state <> 'done' ORDER BY id")
+                .map_err(sql(&self.path))?;
+            let rows = statement
+                .query_map([], |r| r.get(0))
+                .map_err(sql(&self.path))?;
+            rows.collect::<Result<_, _>>().map_err(sql(&self.path))?
+        };
+        let mut tables = Vec::new();
+        for id in ids {
+            tables.extend(table_row(&self.conn, id).map_err(sql(&self.path))?);
+        }
+        Ok(tables)
+    }
+
+    pub fn table_states(&self, ids: &[i64]) -> Result<Vec<(i64, TableState)>, String> {
+        let mut statement = self
+            .conn
+            .prepare_cached("SELECT state, outcome FROM tables WHERE id = ?1")
+            .map_err(sql(&self.path))?;
+        let mut states = Vec::new();
+        for &id in ids {
+            let row: Option<(String, Option<String>)> = statement
+                .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()
+                .map_err(sql(&self.path))?;
+            if let Some((state, outcome)) = row {
+                states.push((id, TableState::of(&state, outcome)));
+            }
+        }
+        Ok(states)
+    }
+
+    pub fn drop_queued_tables(&self, ids: &[i64]) -> Result<Vec<i64>, String> {
+        let mut dropped = Vec::new();
+        for &id in ids {
+            let n = self
+                .conn
+                .execute(
+                    "UPDATE tables SET state = 'done', outcome = '\"dropped\"' \
+                     WHERE id = ?1 AND state = 'queued'",
+                    [id],
+                )
+                .map_err(sql(&self.path))?;
+            if n > 0 {
+                dropped.push(id);
+            }
+        }
+        Ok(dropped)
+    }
+
+    pub fn games_after(
+        &self,
+        after: u64,
+        limit: u64,
+    ) -> Result<Vec<(Option<i64>, GameRecord)>, String> {
+        let table = if self.before_work { "NULL" } else { "table_id" };
+        let mut statement = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT id, {table}, record FROM games WHERE id > ?1 ORDER BY id LIMIT ?2"
+            ))
+            .map_err(sql(&self.path))?;
+        let rows = statement
+            .query_map(params![after as i64, limit as i64], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, Option<i64>>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })
+            .map_err(sql(&self.path))?;
+        let mut games = Vec::new();
+        for row in rows {
+            let (id, table, text) = row.map_err(sql(&self.path))?;
+            let record = serde_json::from_str(&text)
+                .map_err(|e| format!("{}: game {id}: {e}", self.path.display()))?;
+            games.push((table, record));
+        }
+        Ok(games)
+    }
+
+    pub fn worker_seen(&self, name: &str, jobs: usize) -> Result<(), String> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO workers (name, jobs, seen) VALUES (?1, ?2, ?3)",
+                params![name, jobs as i64, now_ms()],
+            )
+            .map(drop)
+            .map_err(sql(&self.path))
+    }
+
+    pub fn workers(&self, within: Duration) -> Result<Vec<(String, usize)>, String> {
+        let since = now_ms() - within.as_millis() as i64;
+        let mut statement = self
+            .conn
+            .prepare_cached("SELECT name, jobs FROM workers WHERE seen >= ?1 ORDER BY name")
+            .map_err(sql(&self.path))?;
+        let rows = statement
+            .query_map([since], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as usize))
+            })
+            .map_err(sql(&self.path))?;
+        rows.collect::<Result<_, _>>().map_err(sql(&self.path))
+    }
+
+    pub fn worker_gone(&self, name: &str) -> Result<(), String> {
+        self.conn
+            .execute("DELETE FROM workers WHERE name = ?1", [name])
+            .map(drop)
+            .map_err(sql(&self.path))
+    }
+}
+
+/// Inserts a finished game numbered as the league's next (its `index`),
+/// in a transaction that serialises the numbering: games are numbered in
+/// the order they are committed. `at` is its round, rotation and table.
+fn insert_game(
+    tx: &rusqlite::Transaction,
+    path: &Path,
+    record: &mut GameRecord,
+    (round, rotation, table): (u64, u64, Option<i64>),
+    versions: &[i64],
+) -> Result<u64, String> {
+    let id: i64 = tx
+        .query_row("SELECT coalesce(max(id), 0) + 1 FROM games", [], |r| {
+            r.get(0)
+        })
+        .map_err(sql(path))?;
+    record.index = id as u64;
+    let text = serde_json::to_string(record).map_err(|e| format!("game {id}: {e}"))?;
+    tx.prepare_cached(
+        "INSERT INTO games (id, round, rotation, finished, record, table_id) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            id,
+            round as i64,
+            rotation as i64,
+            record.time,
+            text,
+            table
+        ])
+    })
+    .map_err(sql(path))?;
+    for (seat, (version, result)) in versions.iter().zip(&record.results).enumerate() {
+        tx.prepare_cached("INSERT INTO seats (game, seat, version, status) VALUES (?1, ?2, ?3, ?4)")
+            .and_then(|mut s| s.execute(params![id, seat as i64, version, result.status().name()]))
+            .map_err(sql(path))?;
+    }
+    Ok(id as u64)
+}
+
+/// Milliseconds since the epoch, as leases count them.
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+fn json<T: serde::Serialize>(values: &[T]) -> String {
+    serde_json::to_string(values).unwrap_or_else(|_| "[]".into())
+}
+
+fn parse_ids<T: serde::de::DeserializeOwned>(text: &str) -> Vec<T> {
+    serde_json::from_str(text).unwrap_or_default()
+}
+
+/// Table `id` as a worker plays it: with the rotations already recorded.
+fn table_row(conn: &Connection, id: i64) -> rusqlite::Result<Option<TableRow>> {
+    let row: Option<(i64, String, String, i64)> = conn
+        .query_row(
+            "SELECT round, versions, rotations, claim FROM tables WHERE id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .optional()?;
+    let Some((round, versions, rotations, claim)) = row else {
+        return Ok(None);
+    };
+    let mut statement =
+        conn.prepare_cached("SELECT rotation FROM games WHERE table_id = ?1 ORDER BY rotation")?;
+    let played = statement
+        .query_map([id], |r| r.get::<_, i64>(0).map(|n| n as u64))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(Some(TableRow {
+        id,
+        round: round as u64,
+        versions: parse_ids(&versions),
+        rotations: parse_ids(&rotations),
+        claim,
+        played,
+    }))
 }
 
 /// Holds the database for this league (an advisory lock on the file
