@@ -5,13 +5,9 @@
 //! records nothing), and each game of a table is recorded once, however
 //! often it is committed.
 //!
-//! PostgreSQL runs on a server of the test's own (`common::postgres`),
-//! skipped where it cannot start.
-//!
-//! For the coordinator: the SQLite half (the same `contract` on
-//! `Db::open`/`Db::join` of a temporary file) is to be added once `Db`
-//! dispatches the work methods; until then the contract is written over
-//! `Postgres` itself.
+//! The same contract runs on SQLite (a temporary file) and on
+//! PostgreSQL (a server of the test's own, `common::postgres`, skipped,
+//! saying why, where it cannot start).
 
 mod common;
 
@@ -19,7 +15,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use referee::game::{GameRecord, SeatResult};
-use referee::league::db::{Claim, Meta, NewTable, NewVersion, Postgres, TableState};
+use referee::league::db::{Claim, Db, Location, Meta, NewTable, NewVersion, TableState};
 
 const LEASE: Duration = Duration::from_secs(60);
 
@@ -54,7 +50,7 @@ fn version(entrant: &str) -> NewVersion<'_> {
 }
 
 /// A league with two versions, and `tables` dealt between them.
-fn league(coordinator: &mut Postgres, tables: usize) -> (Vec<i64>, Vec<i64>) {
+fn league(coordinator: &mut Db, tables: usize) -> (Vec<i64>, Vec<i64>) {
     coordinator
         .set_meta(&Meta {
             game: "\"evensteven\"".into(),
@@ -79,7 +75,7 @@ fn league(coordinator: &mut Postgres, tables: usize) -> (Vec<i64>, Vec<i64>) {
 }
 
 /// Every table `db` can claim, until none is left.
-fn claim_all(db: &mut Postgres, name: &str) -> Vec<Claim> {
+fn claim_all(db: &mut Db, name: &str) -> Vec<Claim> {
     let mut claims = Vec::new();
     while let Some(table) = db.claim_table(name, LEASE, &|_| true).unwrap() {
         assert_eq!(table.played, Vec::<u64>::new());
@@ -94,7 +90,7 @@ fn claim_all(db: &mut Postgres, name: &str) -> Vec<Claim> {
 
 /// Two workers claim every table at once, each until none is left: no
 /// table is claimed twice, none is left over.
-fn claims_at_once(first: &mut Postgres, second: &mut Postgres, dealt: &[i64]) -> Vec<Claim> {
+fn claims_at_once(first: &mut Db, second: &mut Db, dealt: &[i64]) -> Vec<Claim> {
     let (a, b) = std::thread::scope(|s| {
         let a = s.spawn(|| claim_all(first, "w1"));
         let b = s.spawn(|| claim_all(second, "w2"));
@@ -108,7 +104,7 @@ fn claims_at_once(first: &mut Postgres, second: &mut Postgres, dealt: &[i64]) ->
 
 /// The contract, on a coordinator's database and two workers that
 /// `join` it once it is a league's.
-fn contract(coordinator: &mut Postgres, join: impl Fn() -> Postgres) {
+fn contract(coordinator: &mut Db, join: impl Fn() -> Db) {
     let (versions, dealt) = league(coordinator, 8);
     let (first, second) = (&mut join(), &mut join());
     assert_eq!(coordinator.open_tables().unwrap().len(), 8);
@@ -176,7 +172,7 @@ fn contract(coordinator: &mut Postgres, join: impl Fn() -> Postgres) {
 }
 
 /// Tables still queued are dropped; claimed ones are not.
-fn drop_queued(coordinator: &mut Postgres, worker: &mut Postgres, versions: &[i64]) {
+fn drop_queued(coordinator: &mut Db, worker: &mut Db, versions: &[i64]) {
     let queued: Vec<i64> = (0..2)
         .map(|_| {
             coordinator
@@ -229,6 +225,16 @@ fn drop_queued(coordinator: &mut Postgres, worker: &mut Postgres, versions: &[i6
 }
 
 #[test]
+fn the_work_contract_on_sqlite() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let at = Location::File(dir.path().join("league.db"));
+    let mut coordinator = Db::open(&at, false).unwrap();
+    let err = Db::open(&at, false).err().unwrap();
+    assert!(err.contains("one league per database"), "{err}");
+    contract(&mut coordinator, || Db::join(&at).unwrap());
+}
+
+#[test]
 fn the_work_contract_on_postgresql() {
     let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
     let server = match common::postgres::Server::start(tmp) {
@@ -238,17 +244,16 @@ fn the_work_contract_on_postgresql() {
             return;
         }
     };
-    let url = server.url();
-    let mut coordinator = Postgres::open(&url, false).unwrap();
-    let err = Postgres::open(&url, false).err().unwrap();
+    let at = Location::Url(server.url());
+    let mut coordinator = Db::open(&at, false).unwrap();
+    let err = Db::open(&at, false).err().unwrap();
     assert!(err.contains("one league per database"), "{err}");
-    assert!(!err.contains("secret"));
-    contract(&mut coordinator, || Postgres::join(&url).unwrap());
+    contract(&mut coordinator, || Db::join(&at).unwrap());
 
     // A database with no league in it is refused to a worker and a reader.
-    let empty = server.another("empty").unwrap();
-    let err = Postgres::join(&empty).err().unwrap();
+    let empty = Location::Url(server.another("empty").unwrap());
+    let err = Db::join(&empty).err().unwrap();
     assert!(err.contains("not a league's database"), "{err}");
-    let err = Postgres::read(&empty).err().unwrap();
+    let err = Db::read(&empty).err().unwrap();
     assert!(err.contains("not a league's database"), "{err}");
 }
