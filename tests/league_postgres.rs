@@ -139,6 +139,17 @@ fn a_league_on_postgresql_plays_and_goes_on() {
         "{}",
         show.stdout
     );
+    // `postgres://` alone: the server, the user and the database from the
+    // usual PG* variables.
+    let port = server.port().to_string();
+    let env = [
+        ("PGHOST", "127.0.0.1"),
+        ("PGPORT", port.as_str()),
+        ("PGUSER", "referee"),
+        ("PGDATABASE", "league"),
+    ];
+    let by_env = common::referee_with(["league", "show", "postgres://"], b"", &env, None);
+    assert_eq!(by_env.stdout, show.stdout, "{by_env:?}");
 
     let args = ["--games", "10", "--jobs", "2"];
     let again = referee(run_args(&file, &url, versions, &args), b"");

@@ -168,6 +168,11 @@ impl Server {
         format!("postgres://{ROLE}@127.0.0.1:{}/{DATABASE}", self.port)
     }
 
+    /// Its port on 127.0.0.1.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
     /// Another database on the same server, made now (empty).
     pub fn another(&self, name: &str) -> Result<String, String> {
         self.psql(&[&format!("CREATE DATABASE {name} OWNER {ROLE}")])?;
