@@ -23,6 +23,8 @@
 //! sees it: games are numbered 1, 2, ... with no gap, in the order their
 //! commits were made.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{FromSql, ToSql};
-use tokio_postgres::{Client, Config, NoTls, Row};
+use tokio_postgres::{Client, Config, NoTls, Row, Statement};
 
 use super::{Claim, Location, Meta, NewTable, NewVersion, TableRow, TableState, VersionRow};
 use crate::game::GameRecord;
@@ -141,6 +143,20 @@ impl From<tokio_postgres::Error> for Fail {
 
 type Attempt<T> = Result<T, Fail>;
 
+/// A connection, and the statements prepared on it.
+struct Session {
+    client: Client,
+    statements: RefCell<HashMap<String, Statement>>,
+}
+
+impl std::ops::Deref for Session {
+    type Target = Client;
+
+    fn deref(&self) -> &Client {
+        &self.client
+    }
+}
+
 /// The league's database on a PostgreSQL server, open.
 pub struct Postgres {
     /// Drives the connection; `None` only while dropping.
@@ -151,7 +167,7 @@ pub struct Postgres {
     name: String,
     role: Role,
     /// `None` after a lost connection, until the next call connects.
-    client: Mutex<Option<Client>>,
+    client: Mutex<Option<Session>>,
     /// In a read transaction ([`Postgres::begin_read`]): a lost
     /// connection is an error then, since a new one would not read the
     /// same moment.
@@ -299,7 +315,7 @@ impl Postgres {
     }
 
     /// A new session, set up for its role.
-    fn session(&self) -> Attempt<Client> {
+    fn session(&self) -> Attempt<Session> {
         let config = Config::clone(&self.config);
         let (client, connection) = self.wait(async move { config.connect(NoTls).await })?;
         self.runtime().spawn(connection);
@@ -322,7 +338,10 @@ impl Postgres {
             }
             Role::Worker => {}
         }
-        Ok(client)
+        Ok(Session {
+            client,
+            statements: RefCell::new(HashMap::new()),
+        })
     }
 
     fn runtime(&self) -> &tokio::runtime::Runtime {
@@ -360,7 +379,7 @@ impl Postgres {
 
     /// Runs `attempt` on the connection; after a lost connection, connects
     /// again and runs it again, for up to [`RETRY_FOR`].
-    fn with<T>(&self, mut attempt: impl FnMut(&Client) -> Attempt<T>) -> Result<T, String> {
+    fn with<T>(&self, mut attempt: impl FnMut(&Session) -> Attempt<T>) -> Result<T, String> {
         let mut client = self.client.lock().unwrap_or_else(|e| e.into_inner());
         let deadline = Instant::now() + RETRY_FOR;
         let mut pause = Duration::from_millis(100);
@@ -401,7 +420,7 @@ impl Postgres {
     /// rolled back if not.
     fn transaction<T>(
         &self,
-        client: &Client,
+        client: &Session,
         begin: &str,
         body: impl FnOnce() -> Attempt<T>,
     ) -> Attempt<T> {
@@ -420,28 +439,45 @@ impl Postgres {
 
     fn query(
         &self,
-        client: &Client,
+        client: &Session,
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Attempt<Vec<Row>> {
-        Ok(self.wait(client.query(sql, params))?)
+        let statement = self.prepared(client, sql)?;
+        Ok(self.wait(client.query(&statement, params))?)
     }
 
     fn query_opt(
         &self,
-        client: &Client,
+        client: &Session,
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Attempt<Option<Row>> {
-        Ok(self.wait(client.query_opt(sql, params))?)
+        let statement = self.prepared(client, sql)?;
+        Ok(self.wait(client.query_opt(&statement, params))?)
     }
 
-    fn execute(&self, client: &Client, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Attempt<u64> {
-        Ok(self.wait(client.execute(sql, params))?)
+    fn execute(&self, client: &Session, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Attempt<u64> {
+        let statement = self.prepared(client, sql)?;
+        Ok(self.wait(client.execute(&statement, params))?)
+    }
+
+    /// `sql` prepared on the session: once per session, not per call (a
+    /// round trip less each).
+    fn prepared(&self, session: &Session, sql: &str) -> Attempt<Statement> {
+        if let Some(statement) = session.statements.borrow().get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = self.wait(session.client.prepare(sql))?;
+        session
+            .statements
+            .borrow_mut()
+            .insert(sql.to_owned(), statement.clone());
+        Ok(statement)
     }
 
     /// Refuses a database of another schema (none yet is a new one).
-    fn check_schema(&self, client: &Client) -> Attempt<()> {
+    fn check_schema(&self, client: &Session) -> Attempt<()> {
         let row = self.query_opt(client, "SELECT to_regclass('meta') IS NOT NULL", &[])?;
         if !row
             .map(|r| get::<bool>(&r, 0))
@@ -695,7 +731,7 @@ impl Postgres {
     /// recorded, it is this one.
     fn insert_game(
         &self,
-        c: &Client,
+        c: &Session,
         record: &mut GameRecord,
         game: &Game,
         tried: &mut Option<(i64, String)>,
@@ -740,7 +776,7 @@ impl Postgres {
     /// if its commit went through: its number and text are there.
     fn recorded(
         &self,
-        c: &Client,
+        c: &Session,
         record: &mut GameRecord,
         tried: &Option<(i64, String)>,
     ) -> Attempt<Option<i64>> {
@@ -1007,14 +1043,14 @@ impl Postgres {
     }
 
     /// The rotations of tables `ids` already in `games`.
-    fn played(&self, c: &Client, ids: &[i64]) -> Attempt<std::collections::HashMap<i64, Vec<u64>>> {
+    fn played(&self, c: &Session, ids: &[i64]) -> Attempt<HashMap<i64, Vec<u64>>> {
         let rows = self.query(
             c,
             "SELECT table_id, rotation FROM games WHERE table_id = ANY($1) \
              ORDER BY table_id, rotation",
             &[&ids],
         )?;
-        let mut played = std::collections::HashMap::<i64, Vec<u64>>::new();
+        let mut played = HashMap::<i64, Vec<u64>>::new();
         for row in &rows {
             played
                 .entry(get(row, 0)?)
