@@ -408,8 +408,9 @@ impl Postgres {
                 pause = (pause * 2).min(Duration::from_secs(2));
                 match self.session() {
                     Ok(new) => *client = Some(new),
-                    // Another league took the database while this one
-                    // was away: its session may still be closing.
+                    // Nobody there yet; or, for a coordinator, its
+                    // lock still held by its old session, closing (or by
+                    // another league, said once the time is up).
                     Err(fail) => why = self.message(fail),
                 }
             }
