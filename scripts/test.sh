@@ -10,7 +10,10 @@
 # munge (tests/slurm.rs starts a one-node cluster as root; slurm-wlm,
 # munge, installed only when the script runs as root), Debian's stockfish
 # and python3-venv (tests/chess.rs; the script then makes the chess
-# judge's venv, games/chess/.venv, from PyPI). They are
+# judge's venv, games/chess/.venv, from PyPI), and Debian's postgresql
+# (tests/league_db.rs and tests/league_postgres.rs start a server of their
+# own as root; installed only when the script runs as root, without
+# starting the system's cluster). They are
 # installed with apt-get, without questions, only when missing, and only
 # as root or with sudo; otherwise the script says what to install and runs
 # the tests anyway.
@@ -42,6 +45,9 @@ python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
 if [[ $(id -u) == 0 ]]; then
   PATH=$PATH:/usr/sbin:/sbin need slurmctld slurm-wlm
   PATH=$PATH:/usr/sbin:/sbin need munged munge
+  # Likewise the PostgreSQL tests: initdb and pg_ctl run as the postgres
+  # user, which only root can become.
+  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
 fi
 
 if ((${#missing[@]} > 0)); then
@@ -61,8 +67,20 @@ if ((${#missing[@]} > 0)); then
   if [[ $can_install == true ]]; then
     echo "scripts/test.sh: installing ${missing[*]}" >&2
     "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    # No service starts while installing (the system's PostgreSQL cluster
+    # above all: the tests start servers of their own), unless the machine
+    # already says what may start.
+    refuse_starts=false
+    if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+      printf '#!/bin/sh\nexit 101\n' | "${as_root[@]}" tee /usr/sbin/policy-rc.d >/dev/null
+      "${as_root[@]}" chmod +x /usr/sbin/policy-rc.d
+      refuse_starts=true
+    fi
+    installed=0
     "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
-      apt-get install -y -qq "${missing[@]}" >/dev/null
+      apt-get install -y -qq "${missing[@]}" >/dev/null || installed=$?
+    [[ $refuse_starts == true ]] && "${as_root[@]}" rm -f /usr/sbin/policy-rc.d
+    ((installed == 0)) || exit "$installed"
   else
     echo "scripts/test.sh: missing ${missing[*]}; some tests will fail without them." >&2
     echo "  On Debian, as root: apt-get install ${missing[*]}" >&2

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod league;
+pub mod postgres;
 
 use std::ffi::OsStr;
 use std::io::{Read, Write};

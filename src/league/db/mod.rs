@@ -18,12 +18,14 @@
 //! for it from a thread outside every runtime, since blocking on a
 //! runtime from inside another one panics.
 
+mod postgres;
 mod sqlite;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::game::GameRecord;
+pub use postgres::Postgres;
 pub use sqlite::Sqlite;
 
 /// Where a league's database is: a SQLite file, or a PostgreSQL server.
@@ -82,6 +84,7 @@ fn without_password(url: &str) -> String {
 /// A league's database, open.
 pub enum Db {
     Sqlite(Sqlite),
+    Postgres(Postgres),
 }
 
 /// Calls the same method on whichever back end `db` is.
@@ -89,6 +92,7 @@ macro_rules! each {
     ($db:expr, $b:ident => $call:expr) => {
         match $db {
             Db::Sqlite($b) => $call,
+            Db::Postgres($b) => $call,
         }
     };
 }
@@ -189,10 +193,7 @@ impl Db {
     pub fn open(at: &Location, durable: bool) -> Result<Db, String> {
         match at {
             Location::File(path) => Sqlite::open(path, durable).map(Db::Sqlite),
-            Location::Url(_) => Err(format!(
-                "{}: PostgreSQL is not built in this referee yet",
-                at.describe()
-            )),
+            Location::Url(url) => Postgres::open(url, durable).map(Db::Postgres),
         }
     }
 
@@ -201,10 +202,7 @@ impl Db {
     pub fn read(at: &Location) -> Result<Db, String> {
         match at {
             Location::File(path) => Sqlite::read(path).map(Db::Sqlite),
-            Location::Url(_) => Err(format!(
-                "{}: PostgreSQL is not built in this referee yet",
-                at.describe()
-            )),
+            Location::Url(url) => Postgres::read(url).map(Db::Postgres),
         }
     }
 
@@ -303,10 +301,7 @@ impl Db {
     pub fn join(at: &Location) -> Result<Option<Db>, String> {
         match at {
             Location::File(path) => Ok(Sqlite::join(path)?.map(Db::Sqlite)),
-            Location::Url(_) => Err(format!(
-                "{}: PostgreSQL is not built in this referee yet",
-                at.describe()
-            )),
+            Location::Url(url) => Ok(Postgres::join(url)?.map(Db::Postgres)),
         }
     }
 

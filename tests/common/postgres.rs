@@ -1,0 +1,207 @@
+//! A PostgreSQL server of a test's own: Debian's `postgresql` (in
+//! `/usr/lib/postgresql/<version>/bin`), a cluster made in a temporary
+//! folder and started on a free port of 127.0.0.1, never the machine's
+//! own cluster. `initdb` and `pg_ctl` refuse root, so they run as the
+//! `postgres` user, which owns the folder. Without root, or without the
+//! package, [`Server::start`] says why and the test skips.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The server's database and role (trust on 127.0.0.1: no password).
+const DATABASE: &str = "league";
+const ROLE: &str = "referee";
+
+/// A running server, stopped and its files removed when dropped.
+pub struct Server {
+    bin: PathBuf,
+    /// Owned by `postgres`: the cluster (`data`), its socket and log.
+    dir: PathBuf,
+    port: u16,
+}
+
+/// The newest PostgreSQL's programs' folder there is.
+fn bin_dir() -> Option<PathBuf> {
+    let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .flatten()
+        .filter_map(|e| {
+            let version = e.file_name().to_str()?.parse().ok()?;
+            let bin = e.path().join("bin");
+            bin.join("initdb").is_file().then_some((version, bin))
+        })
+        .collect();
+    found.sort();
+    found.pop().map(|(_, bin)| bin)
+}
+
+/// Whether this process is root (`runuser` needs it).
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|status| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|ids| ids.split_whitespace().nth(1))
+            == Some("0")
+    })
+}
+
+/// A port nobody listens on now.
+fn free_port() -> Result<u16, String> {
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
+    listener
+        .local_addr()
+        .map(|a| a.port())
+        .map_err(|e| format!("no free port: {e}"))
+}
+
+/// Runs `program` of `bin` as the `postgres` user.
+fn as_postgres(bin: &Path, program: &str, args: &[&str]) -> Result<Output, String> {
+    Command::new("runuser")
+        .args(["-u", "postgres", "--"])
+        .arg(bin.join(program))
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run {program}: {e}"))
+}
+
+fn check(program: &str, output: Output) -> Result<(), String> {
+    if output.status.success() {
+        return Ok(());
+    }
+    Err(format!(
+        "{program} failed ({}): {}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    ))
+}
+
+impl Server {
+    /// Makes a cluster in a new folder under `parent` and starts it, with
+    /// a database and a role for the league. `Err`: why it cannot run
+    /// here.
+    pub fn start(parent: &Path) -> Result<Server, String> {
+        if !is_root() {
+            return Err("a PostgreSQL server of the test's own needs root".into());
+        }
+        let bin = bin_dir().ok_or("no /usr/lib/postgresql/*/bin/initdb (Debian's postgresql)")?;
+        let dir = tempfile::Builder::new()
+            .prefix("postgres.")
+            .tempdir_in(parent)
+            .map_err(|e| format!("{}: {e}", parent.display()))?
+            .keep();
+        // Made first: dropped, it removes the folder.
+        let server = Server {
+            bin,
+            dir,
+            port: free_port()?,
+        };
+        let out = Command::new("chown")
+            .arg("postgres:postgres")
+            .arg(&server.dir)
+            .output()
+            .map_err(|e| format!("cannot run chown: {e}"))?;
+        check("chown (is there a postgres user?)", out)?;
+        server.init()?;
+        server.pg_ctl(&["start", "-w", "-t", "60"])?;
+        server.make_database()?;
+        Ok(server)
+    }
+
+    fn data(&self) -> String {
+        self.dir.join("data").display().to_string()
+    }
+
+    fn init(&self) -> Result<(), String> {
+        let data = self.data();
+        let out = as_postgres(
+            &self.bin,
+            "initdb",
+            &["-D", &data, "-A", "trust", "-U", "postgres", "--no-sync"],
+        )?;
+        check("initdb", out)?;
+        let settings = format!(
+            "\nlisten_addresses = '127.0.0.1'\nport = {}\nunix_socket_directories = '{}'\n\
+             fsync = off\nsynchronous_commit = off\nfull_page_writes = off\nmax_connections = 50\n",
+            self.port,
+            self.dir.display()
+        );
+        let conf = self.dir.join("data/postgresql.conf");
+        let mut text = std::fs::read_to_string(&conf).map_err(|e| format!("{e}"))?;
+        text.push_str(&settings);
+        std::fs::write(&conf, text).map_err(|e| format!("{}: {e}", conf.display()))
+    }
+
+    fn pg_ctl(&self, args: &[&str]) -> Result<(), String> {
+        let data = self.data();
+        let log = self.dir.join("log").display().to_string();
+        let mut all = vec!["-D", &data, "-l", &log];
+        all.extend_from_slice(args);
+        let out = as_postgres(&self.bin, "pg_ctl", &all)?;
+        check("pg_ctl", out).map_err(|e| format!("{e}\nlog: {}", self.log()))
+    }
+
+    /// Runs `sql` as the server's superuser, one statement per string
+    /// (`CREATE DATABASE` cannot share a transaction).
+    fn psql(&self, sql: &[&str]) -> Result<(), String> {
+        let port = self.port.to_string();
+        let host = self.dir.display().to_string();
+        let mut args = vec!["-h", &host, "-p", &port, "-U", "postgres", "-d", "postgres"];
+        args.extend(["-v", "ON_ERROR_STOP=1"]);
+        for statement in sql {
+            args.extend(["-c", statement]);
+        }
+        check("psql", as_postgres(&self.bin, "psql", &args)?)
+    }
+
+    fn make_database(&self) -> Result<(), String> {
+        self.psql(&[
+            &format!("CREATE ROLE {ROLE} LOGIN"),
+            &format!("CREATE DATABASE {DATABASE} OWNER {ROLE}"),
+        ])
+    }
+
+    /// The league's database on it.
+    pub fn url(&self) -> String {
+        format!("postgres://{ROLE}@127.0.0.1:{}/{DATABASE}", self.port)
+    }
+
+    /// Its port on 127.0.0.1.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Another database on the same server, made now (empty).
+    pub fn another(&self, name: &str) -> Result<String, String> {
+        self.psql(&[&format!("CREATE DATABASE {name} OWNER {ROLE}")])?;
+        Ok(format!("postgres://{ROLE}@127.0.0.1:{}/{name}", self.port))
+    }
+
+    /// Stops the server (its clients' connections are cut) and starts it
+    /// again on the same port.
+    pub fn restart(&self) -> Result<(), String> {
+        self.pg_ctl(&["restart", "-m", "fast", "-w", "-t", "60"])
+    }
+
+    /// Stops the server for `down`, then starts it again on the same
+    /// port: its clients find nobody there meanwhile.
+    pub fn pause(&self, down: std::time::Duration) -> Result<(), String> {
+        self.pg_ctl(&["stop", "-m", "fast", "-w", "-t", "60"])?;
+        std::thread::sleep(down);
+        self.pg_ctl(&["start", "-w", "-t", "60"])
+    }
+
+    /// The server's log, for a failure's message.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.pg_ctl(&["stop", "-m", "immediate", "-w"]);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
