@@ -1576,56 +1576,95 @@ fn league_workers(reps: usize) {
         run_id += 1;
         fresh_db(dir.path(), &format!("run{run_id}"), backend)
     };
+    // PERF_PARTS (scaling, ceiling, commit, start) and PERF_BACKENDS
+    // (sqlite, postgresql) choose some of it: all by default.
+    let chosen = |var: &str, what: &str| {
+        std::env::var(var).map_or(true, |list| {
+            list.split(',').any(|p| p.eq_ignore_ascii_case(what))
+        })
+    };
     for backend in backends {
         let name = if backend.is_some() {
             "PostgreSQL"
         } else {
             "SQLite"
         };
-        let mut rates: Vec<Vec<f64>> = vec![vec![]; 4];
-        let mut line = vec![];
-        for _ in 0..reps {
-            for (i, workers) in [1usize, 2, 4, 8].into_iter().enumerate() {
-                let (db, versions) = fresh(backend);
-                let run = workers_run(&sleepy, &db, &versions, workers, 30 * workers as u64 + 20);
-                rates[i].push(run.rate);
+        if !chosen("PERF_BACKENDS", name) {
+            continue;
+        }
+        if chosen("PERF_PARTS", "scaling") {
+            workers_scaling(name, reps, &mut || fresh(backend), &sleepy);
+        }
+        if chosen("PERF_PARTS", "ceiling") {
+            workers_ceiling(name, reps, &mut || fresh(backend), &instant);
+        }
+        if chosen("PERF_PARTS", "commit") {
+            for durable in [false, true] {
+                let (db, _) = fresh(backend);
+                commit_cost(name, &db, durable, dir.path(), &instant);
             }
         }
-        let one = median(&rates[0]);
+        if chosen("PERF_PARTS", "start") {
+            let (db, versions) = fresh(backend);
+            coordinator_start(name, &db, &versions, &instant);
+        }
+    }
+}
+
+/// Games a second with 1, 2, 4 and 8 workers of `--jobs 1`.
+fn workers_scaling<'a>(
+    name: &str,
+    reps: usize,
+    fresh: &mut dyn FnMut() -> (LeagueDb<'a>, PathBuf),
+    sleepy: &Path,
+) {
+    let mut rates: Vec<Vec<f64>> = vec![vec![]; 4];
+    let mut line = vec![];
+    for _ in 0..reps {
         for (i, workers) in [1usize, 2, 4, 8].into_iter().enumerate() {
-            line.push(format!(
-                "{workers}: {} ({:.2}× linear)",
-                mmm(&rates[i], 1),
-                median(&rates[i]) / (one * workers as f64)
-            ));
+            let (db, versions) = fresh();
+            let run = workers_run(sleepy, &db, &versions, workers, 30 * workers as u64 + 20);
+            rates[i].push(run.rate);
+        }
+    }
+    let one = median(&rates[0]);
+    for (i, workers) in [1usize, 2, 4, 8].into_iter().enumerate() {
+        line.push(format!(
+            "{workers}: {} ({:.2}× linear)",
+            mmm(&rates[i], 1),
+            median(&rates[i]) / (one * workers as f64)
+        ));
+    }
+    println!(
+        "- {name}, bots waiting 20 ms a move, games a second by workers: {}",
+        line.join("; ")
+    );
+}
+
+/// The coordinator's ceiling: games a second with instant bots, and the
+/// CPU time a game takes the coordinator and the workers.
+fn workers_ceiling<'a>(
+    name: &str,
+    reps: usize,
+    fresh: &mut dyn FnMut() -> (LeagueDb<'a>, PathBuf),
+    instant: &Path,
+) {
+    for workers in [4usize, 8] {
+        let (mut rate, mut coordinator, mut worker) = (vec![], vec![], vec![]);
+        for _ in 0..reps {
+            let (db, versions) = fresh();
+            let run = workers_run(instant, &db, &versions, workers, 1000);
+            rate.push(run.rate);
+            coordinator.push(run.coordinator_cpu);
+            worker.push(run.workers_cpu);
         }
         println!(
-            "- {name}, bots waiting 20 ms a move, games a second by workers: {}",
-            line.join("; ")
-        );
-        for workers in [4usize, 8] {
-            let (mut rate, mut coordinator, mut worker) = (vec![], vec![], vec![]);
-            for _ in 0..reps {
-                let (db, versions) = fresh(backend);
-                let run = workers_run(&instant, &db, &versions, workers, 1000);
-                rate.push(run.rate);
-                coordinator.push(run.coordinator_cpu);
-                worker.push(run.workers_cpu);
-            }
-            println!(
-                "- {name}, instant bots, {workers} workers: {} games a second; CPU a game: \
+            "- {name}, instant bots, {workers} workers: {} games a second; CPU a game: \
                  the coordinator {} ms, the workers (their bots included) {} ms",
-                mmm(&rate, 0),
-                mmm(&coordinator, 2),
-                mmm(&worker, 2)
-            );
-        }
-        for durable in [false, true] {
-            let (db, _) = fresh(backend);
-            commit_cost(name, &db, durable, dir.path(), &instant);
-        }
-        let (db, versions) = fresh(backend);
-        coordinator_start(name, &db, &versions, &instant);
+            mmm(&rate, 0),
+            mmm(&coordinator, 2),
+            mmm(&worker, 2)
+        );
     }
 }
 
@@ -1754,7 +1793,8 @@ fn coordinator_start(name: &str, db: &LeagueDb, versions: &Path, file: &Path) {
         .port();
     let address = format!("127.0.0.1:{port}");
     let started = Instant::now();
-    let _child = Children(vec![
+    let log = versions.with_extension("log");
+    let mut child = Children(vec![
         Command::new(REFEREE)
             .args([
                 "--no-fsync",
@@ -1771,15 +1811,20 @@ fn coordinator_start(name: &str, db: &LeagueDb, versions: &Path, file: &Path) {
                 &address,
             ])
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
             .unwrap(),
     ]);
     let games = loop {
+        let log = || std::fs::read_to_string(&log).unwrap_or_default();
         assert!(
             started.elapsed() < Duration::from_secs(600),
-            "the coordinator never served its standings"
+            "the coordinator never served its standings: {}",
+            log()
         );
+        if let Ok(Some(status)) = child.0[0].try_wait() {
+            panic!("the coordinator ended ({status}): {}", log());
+        }
         if std::net::TcpStream::connect(&address).is_ok() {
             let body = http_get(&address, "/api/standings");
             let games = serde_json::from_str::<serde_json::Value>(&body)
