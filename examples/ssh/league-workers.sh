@@ -12,8 +12,10 @@
 # worker gives its tables back and exits.
 #
 # URL is the league's PostgreSQL database; what it leaves out comes from
-# each host's own PGHOST, PGUSER, PGPASSWORD... or ~/.pgpass (parallel
-# does not pass this shell's environment on over SSH). Every host must
+# PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE: those set here are
+# passed on to every host (parallel's --env; a password so passed is in
+# the remote shell's command line for a moment, as one in the URL would
+# be for as long as the worker runs). Every host must
 # see, at the same path as the coordinator: the versions' copies (its
 # --versions DIR, which a worker reads from the database), the league
 # file's folder (judges named relatively) and the entrants' interpreters.
@@ -29,6 +31,12 @@ fi
 hosts=$1 url=$2
 shift 2
 referee=${REFEREE:-referee}
+env=()
+for var in PGHOST PGPORT PGUSER PGPASSWORD PGDATABASE; do
+  if [[ -n ${!var:-} ]]; then
+    env+=(--env "$var")
+  fi
+done
 
 # --nonall runs the command once on every host of HOSTS, all at once
 # (-j0). -q quotes it, so that options with spaces reach the referee
@@ -38,5 +46,5 @@ referee=${REFEREE:-referee}
 # parallel's wrapper on the host sends the worker --termseq's signals:
 # SIGTERM, then 10 s to give its tables back before SIGKILL.
 exec parallel --will-cite --nonall -j0 --sshloginfile "$hosts" -q --tag \
-  --line-buffer --termseq TERM,10000,KILL,25 \
+  --line-buffer --termseq TERM,10000,KILL,25 "${env[@]}" \
   "$referee" league work --db "$url" "$@"
