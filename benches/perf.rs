@@ -1352,7 +1352,9 @@ impl LeagueDb<'_> {
     fn column(&self, sql: &str) -> Vec<String> {
         match self {
             LeagueDb::Sqlite(path) => {
-                let Ok(conn) = rusqlite::Connection::open(path) else {
+                // Read-only: never makes the file before the league does.
+                let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
+                let Ok(conn) = rusqlite::Connection::open_with_flags(path, flags) else {
                     return vec![];
                 };
                 let Ok(mut stmt) = conn.prepare(sql) else {
@@ -1448,71 +1450,98 @@ fn workers_run(
 ) -> WorkersRun {
     let url = db.arg();
     let count = games.to_string();
-    let time = |args: &[&str]| {
-        let mut cmd = Command::new("/usr/bin/time");
-        cmd.args(["-f", "cpu %U %S", REFEREE, "--no-fsync"])
+    // Each process's standard error to a file (a pipe left unread would
+    // stop it once full), its CPU time last, as /usr/bin/time writes it.
+    let logs = versions.with_extension("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let time = |name: &str, args: &[&str]| {
+        let log = logs.join(format!("{name}.log"));
+        let child = Command::new("/usr/bin/time")
+            .args(["-f", "cpu %U %S", REFEREE, "--no-fsync"])
             .args(args)
             .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        cmd.spawn().unwrap()
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        (child, log)
     };
-    let mut coordinator = Children(vec![time(&[
-        "league",
-        "run",
-        file.to_str().unwrap(),
-        "--db",
-        &url,
-        "--versions",
-        versions.to_str().unwrap(),
-        "--jobs",
-        "0",
-        "--games",
-        &count,
-    ])]);
+    let (coordinator, coordinator_log) = time(
+        "coordinator",
+        &[
+            "league",
+            "run",
+            file.to_str().unwrap(),
+            "--db",
+            &url,
+            "--versions",
+            versions.to_str().unwrap(),
+            "--jobs",
+            "0",
+            "--games",
+            &count,
+        ],
+    );
+    let mut children = Children(vec![coordinator]);
+    let mut logs = vec![coordinator_log];
+    let read = |log: &Path| std::fs::read_to_string(log).unwrap_or_default();
     let started = Instant::now();
     while db
         .column("SELECT count(*) FROM tables")
         .first()
         .is_none_or(|n| n == "0")
     {
+        if let Ok(Some(status)) = children.0[0].try_wait() {
+            panic!("the coordinator ended ({status}): {}", read(&logs[0]));
+        }
         assert!(
             started.elapsed() < Duration::from_secs(60),
-            "the coordinator dealt no table"
+            "the coordinator dealt no table: {}",
+            read(&logs[0])
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let mut running = Children(
-        (1..=workers)
-            .map(|w| {
-                time(&[
-                    "league",
-                    "work",
-                    "--db",
-                    &url,
-                    "--jobs",
-                    "1",
-                    "--name",
-                    &format!("w{w}"),
-                ])
-            })
-            .collect(),
-    );
-    let cpu = |child: std::process::Child| -> f64 {
-        let out = child.wait_with_output().unwrap();
-        let text = stderr(&out);
-        assert!(out.status.success(), "{text}");
-        let line = text
-            .lines()
-            .rfind(|l| l.starts_with("cpu "))
-            .unwrap_or("cpu 0 0");
-        line.split_whitespace()
-            .skip(1)
-            .filter_map(|f| f.parse::<f64>().ok())
-            .sum()
-    };
-    let coordinator_cpu = cpu(coordinator.0.pop().unwrap());
-    // A worker ends once the league is finished.
-    let workers_cpu: f64 = std::mem::take(&mut running.0).into_iter().map(cpu).sum();
+    for w in 1..=workers {
+        let name = format!("w{w}");
+        let (child, log) = time(
+            &name,
+            &[
+                "league", "work", "--db", &url, "--jobs", "1", "--name", &name,
+            ],
+        );
+        children.0.push(child);
+        logs.push(log);
+    }
+    // The coordinator ends with its games, and then each worker.
+    let mut cpu = vec![0.0; children.0.len()];
+    let mut ended = vec![false; children.0.len()];
+    while ended.iter().any(|e| !e) {
+        for (i, child) in children.0.iter_mut().enumerate() {
+            if ended[i] {
+                continue;
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                let text = read(&logs[i]);
+                assert!(status.success(), "{}: {text}", logs[i].display());
+                ended[i] = true;
+                cpu[i] = text
+                    .lines()
+                    .rfind(|l| l.starts_with("cpu "))
+                    .unwrap_or("cpu 0 0")
+                    .split_whitespace()
+                    .skip(1)
+                    .filter_map(|f| f.parse::<f64>().ok())
+                    .sum();
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(600),
+            "the league did not finish: {}",
+            read(&logs[0])
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let coordinator_cpu = cpu[0];
+    let workers_cpu: f64 = cpu[1..].iter().sum();
     let finished: Vec<f64> = db
         .column("SELECT finished FROM games ORDER BY id")
         .iter()
