@@ -112,8 +112,9 @@ pub(crate) fn block_on<F: std::future::Future>(f: F) -> F::Output {
         .block_on(f)
 }
 
-/// Limits that apply to every bot of a run.
-#[derive(Clone, Copy, Debug)]
+/// Limits that apply to every bot of a run (kept in a league's database
+/// as JSON, for its workers).
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub struct BotLimits {
     pub max_line: usize,
     pub stderr_keep: usize,
@@ -134,7 +135,7 @@ pub struct BotLimits {
 
 /// Resource limits (`setrlimit`) for a bot and everything it starts.
 /// `None` leaves a limit as the referee has it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Resources {
     /// Address space of each process, bytes (RLIMIT_AS): opt-in, since a
     /// JVM reserves far more than it uses (see [`usage`]).

@@ -50,6 +50,56 @@ pub enum LeagueCommand {
     /// Prints a league's standings from its database (beside a running
     /// league too).
     Show(ShowArgs),
+    /// Plays a running league's tables on this machine, as one of its
+    /// workers (a league on PostgreSQL, on many machines).
+    #[command(after_help = WORK_HELP, after_long_help = WORK_HELP)]
+    Work(WorkArgs),
+}
+
+pub const WORK_HELP: &str = "\
+A worker claims a table of the league (a round of games at one table) from its
+database, plays its games and commits each as it ends, then claims the next,
+until it is stopped (Ctrl-C, SIGTERM, scancel: its tables go back to the
+queue) or the league has its --games. It reads the league's file, limits and
+versions from the database; it must see the versions' folder (the league's
+--versions) and the league file's folder at the same paths, on a shared file
+system. A worker killed outright loses only its games in flight: its tables
+go back to the queue when their lease runs out, and no game is recorded twice.
+
+Examples:
+  referee league work --db postgres://league@db.example/class --jobs 4
+  sbatch --array=1-8 examples/slurm/league-workers.sbatch postgres://league@db.example/class
+
+docs/cluster.md has a league on a cluster, step by step.";
+
+#[derive(Debug, Args)]
+pub struct WorkArgs {
+    /// The league's database: a postgres:// URL (a SQLite file works too,
+    /// for workers on the league's own machine).
+    #[arg(long, value_name = "URL", value_parser = parse_db)]
+    pub db: Location,
+
+    /// Where this machine sees the league's versions' folder, when not at
+    /// the path the league gave it.
+    #[arg(long, value_name = "DIR", value_parser = crate::units::parse_absolute_path)]
+    pub versions: Option<PathBuf>,
+
+    /// Games at once (default: the number of CPUs).
+    #[arg(long, value_name = "N", value_parser = parse_at_least_one, allow_negative_numbers = true)]
+    pub jobs: Option<u64>,
+
+    /// Pin each job (its referee thread and its bots) to one CPU.
+    #[arg(long)]
+    pub pin: bool,
+
+    /// The worker's name in the league (default: HOST:PID, or HOST:slurm-JOB_TASK).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+
+    /// How long a claimed table stays this worker's without word from it:
+    /// a worker that dies loses its table to another after this.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_positive_duration)]
+    pub lease: Duration,
 }
 
 #[derive(Debug, Args)]
@@ -86,8 +136,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", value_parser = parse_at_least_one, allow_negative_numbers = true)]
     pub games: Option<u64>,
 
-    /// Games at once (default: the file's jobs, else the number of CPUs).
-    #[arg(long, value_name = "N", value_parser = parse_at_least_one, allow_negative_numbers = true)]
+    /// Games at once on this machine (default: the file's jobs, else the
+    /// number of CPUs); 0 plays none here, only deals them to workers
+    /// (`referee league work`).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub jobs: Option<u64>,
 
     /// Pin each job (its referee thread and its bots) to one CPU.
@@ -127,7 +179,7 @@ impl LeagueArgs {
     pub fn bot_options(&self) -> Option<&BotOptions> {
         match &self.command {
             LeagueCommand::Run(args) => Some(&args.bot),
-            LeagueCommand::Export(_) | LeagueCommand::Show(_) => None,
+            LeagueCommand::Export(_) | LeagueCommand::Show(_) | LeagueCommand::Work(_) => None,
         }
     }
 }
@@ -155,6 +207,17 @@ pub async fn run(args: LeagueArgs, env: &Vars) -> Status {
         }
         LeagueCommand::Export(args) => league::export(&args.db, &args.out),
         LeagueCommand::Show(args) => league::show(&args.db, args.all),
+        LeagueCommand::Work(args) => {
+            let config = league::worker::WorkConfig {
+                db: args.db,
+                versions: args.versions,
+                jobs: args.jobs.map(|j| j as usize),
+                pin: args.pin,
+                name: args.name,
+                lease: args.lease,
+            };
+            league::worker::work(&config).await
+        }
     }
 }
 

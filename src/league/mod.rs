@@ -12,14 +12,16 @@
 //! ([`matchmaking`]) and the entrants' versions ([`entrants`], [`roster`]).
 
 pub mod db;
+mod deal;
 pub mod entrants;
 mod export;
 pub mod matchmaking;
 mod page;
 mod roster;
 mod serve;
+pub mod work;
+pub mod worker;
 
-use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
@@ -27,10 +29,10 @@ use std::time::Duration;
 use crate::bot::BotLimits;
 use crate::bot::environment::Vars;
 use crate::exit::Status;
-use crate::game::{Deal, Game, GameRecord, Round, Seating};
+use crate::game::{Game, GameRecord, Seating};
 use crate::rng::SplitMix64;
 use crate::tournament::standings::{self, Tally};
-use crate::tournament::units::{Entrant, play_unit};
+use crate::tournament::units::Entrant;
 use db::Db;
 use matchmaking::{Candidate, Policy, Recent};
 use roster::Roster;
@@ -87,12 +89,12 @@ impl Version {
     }
 }
 
-/// One game to play: its deal, and the versions in its seats.
-#[derive(Clone)]
-struct Job {
-    deal: Deal,
-    /// Versions (their bot numbers), in seat order.
+/// A table the league dealt whose end it has not seen yet.
+struct Dealt {
+    /// Versions (their bot numbers), in the seat order of rotation 0.
     seats: Vec<usize>,
+    /// Its games not yet seen committed.
+    left: u64,
 }
 
 /// What the league's threads share.
@@ -106,12 +108,12 @@ struct State {
     /// Seats at a table; `None` for a game played alone.
     seats: Option<usize>,
     next_round: u64,
-    queue: VecDeque<Job>,
-    /// Games handed to a job thread that count toward `--games`: a void
-    /// game (the referee's failure) is taken off when it ends, and
-    /// played again.
-    scheduled: u64,
-    /// Games in the database.
+    /// The tables dealt and not yet seen done, by id: their games count
+    /// toward `--games` until they are seen (a void game, the referee's
+    /// failure, is then taken off, and another dealt).
+    tables: std::collections::BTreeMap<i64, Dealt>,
+    /// Games in the database, and the last one followed (they are
+    /// numbered 1, 2, ... as they are committed).
     committed: u64,
     /// Games in the database that count: all but the void ones.
     counted: u64,
@@ -121,6 +123,10 @@ struct State {
     holding: bool,
     /// What the league last said it waits for (said once).
     waiting: Option<String>,
+    /// The referee's own failures in a row, of the games followed.
+    referee_failures: crate::game::record::RefereeFailures,
+    /// Why the league stops early, if it does.
+    stop: Option<Failed>,
     done: bool,
 }
 
@@ -183,6 +189,7 @@ async fn run_inner(config: &LeagueConfig) -> Result<Status, Failed> {
     let versions = versions_dir(config).map_err(usage)?;
     let db = Db::open(&config.db, config.durable).map_err(usage)?;
     let meta = check_meta(&db, config, &spec, &*game)?;
+    keep_for_workers(&db, config, &text, &base, &versions, limits).map_err(|e| (Status::Io, e))?;
     let mut roster = Roster::new(spec, text, base.clone(), config, versions, limits);
     if limits.sandbox {
         roster.check_hidden().map_err(usage)?;
@@ -214,13 +221,121 @@ async fn run_inner(config: &LeagueConfig) -> Result<Status, Failed> {
     let jobs = jobs(config, &roster);
     let scanning = roster.keep_scanning(Arc::clone(&db), Arc::clone(&shared), jobs);
     let status = play(&game, &db, &shared, limits, meta.seed, jobs, config.pin).await;
-    shared.lock().done = true;
-    shared.changed.notify_all();
     drop(scanning);
     if status == Status::Pass {
         print_standings(&shared);
     }
     Ok(status)
+}
+
+/// Plays the league until it is done: deals its tables, follows their
+/// games, and plays them with its own `jobs` (beside its workers, if any).
+async fn play(
+    game: &Arc<dyn Game>,
+    db: &Arc<Mutex<Db>>,
+    shared: &Arc<Shared>,
+    limits: BotLimits,
+    seed: u64,
+    jobs: usize,
+    pin: bool,
+) -> Status {
+    if let Err(e) = deal::adopt_open_tables(db, shared, OWN_JOBS) {
+        eprintln!("referee league: {e}");
+        return Status::Io;
+    }
+    let dealing = deal::keep_dealing(Arc::clone(db), Arc::clone(shared), jobs);
+    let following = deal::keep_following(Arc::clone(db), Arc::clone(shared));
+    let status = if jobs > 0 {
+        let tables = own_tables(game, db, shared, limits, seed);
+        work::play(tables, jobs, pin).await
+    } else {
+        while !shared.lock().done {
+            tokio::time::sleep(deal::FOLLOW_EVERY).await;
+        }
+        Status::Pass
+    };
+    if status != Status::Pass {
+        shared.stop((status, String::new()));
+    }
+    shared.lock().done = true;
+    shared.changed.notify_all();
+    let _ = dealing.join();
+    let _ = following.join();
+    match shared.lock().stop.take() {
+        Some((status, message)) => {
+            if !message.is_empty() {
+                eprintln!("referee league: {message}");
+            }
+            status
+        }
+        None => Status::Pass,
+    }
+}
+
+/// The league's own jobs, as a worker of the league: they stop when it is
+/// done, and wake it at once after each commit.
+fn own_tables(
+    game: &Arc<dyn Game>,
+    db: &Arc<Mutex<Db>>,
+    shared: &Arc<Shared>,
+    limits: BotLimits,
+    seed: u64,
+) -> Arc<work::Tables> {
+    let mut tables = work::Tables::new(
+        OWN_JOBS.into(),
+        Arc::clone(db),
+        Arc::new(deal::LeagueSeats(Arc::clone(shared))),
+        Arc::clone(game),
+        limits,
+        seed,
+        work::DEFAULT_LEASE,
+    );
+    let (idle, stopping, committed) = (Arc::clone(shared), Arc::clone(shared), Arc::clone(shared));
+    tables.idle = Box::new(move || {
+        let state = idle.lock();
+        if state.done {
+            return true;
+        }
+        idle.wait(state, work::IDLE_POLL).done
+    });
+    tables.stopping = Box::new(move || stopping.lock().done);
+    tables.committed = Box::new(move || committed.changed.notify_all());
+    let tables = Arc::new(tables);
+    let releasing = Arc::clone(&tables);
+    crate::interrupt::set_tidy(move || releasing.release_all());
+    tables
+}
+
+/// The name the league's own jobs claim tables under: one league per
+/// database, so a claim of that name at the start was its last run's.
+const OWN_JOBS: &str = "league";
+
+/// Keeps in the database what a worker needs to play the league's tables
+/// on another machine (`league work`): the league's file as this run read
+/// it, its folder (a judge's path is relative to it), the bots' limits
+/// and where the versions' copies are; and that the league plays on.
+fn keep_for_workers(
+    db: &Db,
+    config: &LeagueConfig,
+    text: &str,
+    base: &Path,
+    versions: &Path,
+    limits: BotLimits,
+) -> Result<(), String> {
+    let limits = serde_json::to_string(&limits).map_err(|e| e.to_string())?;
+    let base = std::path::absolute(base).unwrap_or_else(|_| base.to_owned());
+    let settings = [
+        ("league_file", config.file.to_string_lossy().into_owned()),
+        ("league_text", text.to_owned()),
+        ("base", base.to_string_lossy().into_owned()),
+        ("versions", versions.to_string_lossy().into_owned()),
+        ("limits", limits),
+        ("finished", "0".to_owned()),
+    ];
+    for (key, value) in settings {
+        db.set_setting(key, &value)?;
+    }
+    Ok(())
 }
 
 /// Where the versions' copies are: `--versions`, else beside a SQLite
@@ -349,27 +464,25 @@ impl State {
                 Seating::Table { seats } => Some(seats),
             },
             next_round: db.next_round()?,
-            queue: VecDeque::new(),
-            scheduled: counted,
+            tables: Default::default(),
             committed,
             counted,
             limit,
             holding: false,
             waiting: None,
+            referee_failures: Default::default(),
+            stop: None,
             done: false,
         })
     }
 
-    /// The next game to play, if one can start now; `Err` with what it
-    /// waits for.
-    fn next_job(&mut self) -> Result<Job, String> {
+    /// The next table to deal, if one can start now, of at most `room`
+    /// games: its versions (bot numbers) in the seat order of rotation 0,
+    /// its round (a game played alone: its deal) and rotations; `Err`
+    /// with what it waits for.
+    fn next_table(&mut self, room: u64) -> Result<(Vec<usize>, u64, Vec<u64>), String> {
         if self.holding {
             return Err("a build, on a machine without a spare CPU".into());
-        }
-        while let Some(job) = self.queue.pop_front() {
-            if job.seats.iter().all(|&v| self.versions[v].active) {
-                return Ok(job);
-            }
         }
         // A version enters the recent games' count as the matchmaking
         // first sees it.
@@ -386,39 +499,29 @@ impl State {
                 let deals = &self.versions[v].deals;
                 let deal = (1..).find(|d| !deals.contains(d)).unwrap_or(1);
                 self.versions[v].deals.insert(deal);
-                Ok(Job {
-                    deal: Deal {
-                        index: deal,
-                        setup: deal,
-                        round: Round {
-                            opening: deal,
-                            rotation: 0,
-                        },
-                    },
-                    seats: vec![v],
-                })
+                Ok((vec![v], deal, vec![0]))
             }
             Some(k) => {
                 let table = matchmaking::table(&candidates, k, &self.policy, &mut self.rng)
                     .ok_or_else(|| format!("{k} entrants to play"))?;
-                let opening = self.next_round;
+                let round = self.next_round;
                 self.next_round += 1;
                 // A round: one game per seat on one setup, the seats
                 // rotating, as in a tournament.
-                for rotation in 0..k as u64 {
-                    let seats = (0..k).map(|s| table[(s + rotation as usize) % k]).collect();
-                    self.queue.push_back(Job {
-                        deal: Deal {
-                            index: (opening - 1) * k as u64 + rotation + 1,
-                            setup: opening,
-                            round: Round { opening, rotation },
-                        },
-                        seats,
-                    });
-                }
-                self.queue.pop_front().ok_or_else(|| "a table".into())
+                let rotations = (0..k as u64).take(room as usize).collect();
+                Ok((table, round, rotations))
             }
         }
+    }
+
+    /// The version whose row in the database is `id`.
+    fn version_of(&self, id: i64) -> Option<usize> {
+        self.versions.iter().rposition(|v| v.id == id)
+    }
+
+    /// Games dealt and not yet seen.
+    fn outstanding(&self) -> u64 {
+        self.tables.values().map(|t| t.left).sum()
     }
 
     /// The active versions, as the matchmaking sees them.
@@ -458,210 +561,6 @@ impl State {
     }
 }
 
-/// The items of [`crate::parallel::run`]: the next game, as a job thread
-/// asks for it; it waits while none can start, and ends at `--games`.
-struct Schedule(Arc<Shared>);
-
-impl Iterator for Schedule {
-    type Item = Job;
-
-    fn next(&mut self) -> Option<Job> {
-        let mut state = self.0.lock();
-        loop {
-            if state.done {
-                return None;
-            }
-            if state.limit.is_some_and(|n| state.scheduled >= n) {
-                // Enough games are under way; one of them may yet be void
-                // and need playing again.
-                if state.scheduled == state.counted {
-                    return None;
-                }
-                state = self
-                    .0
-                    .changed
-                    .wait_timeout(state, Duration::from_secs(1))
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0;
-                continue;
-            }
-            match state.next_job() {
-                Ok(job) => {
-                    state.scheduled += 1;
-                    state.waiting = None;
-                    for &v in &job.seats {
-                        state.versions[v].in_flight += 1;
-                    }
-                    state.recent.deal(&job.seats);
-                    return Some(job);
-                }
-                Err(what) => {
-                    if state.waiting.as_deref() != Some(&what) {
-                        eprintln!("league: waiting for {what}");
-                        state.waiting = Some(what);
-                    }
-                    state = self
-                        .0
-                        .changed
-                        .wait_timeout(state, Duration::from_secs(1))
-                        .unwrap_or_else(|e| e.into_inner())
-                        .0;
-                }
-            }
-        }
-    }
-}
-
-/// Plays games as the job threads ask for them, committing each as it
-/// ends, until `--games` or a failure.
-async fn play(
-    game: &Arc<dyn Game>,
-    db: &Arc<Mutex<Db>>,
-    shared: &Arc<Shared>,
-    limits: BotLimits,
-    seed: u64,
-    jobs: usize,
-    pin: bool,
-) -> Status {
-    let (playing, ending) = (Arc::clone(game), Arc::clone(game));
-    let players = Arc::clone(shared);
-    let mut games = crate::parallel::run(
-        Schedule(Arc::clone(shared)),
-        jobs,
-        pin,
-        move |job: Job, _cpu| {
-            let (game, shared) = (Arc::clone(&playing), Arc::clone(&players));
-            async move {
-                let seated: Vec<(usize, Entrant)> = {
-                    let state = shared.lock();
-                    job.seats
-                        .iter()
-                        .map(|&v| (v, state.versions[v].player.clone()))
-                        .collect()
-                };
-                let players: Vec<(usize, &Entrant)> = seated.iter().map(|(v, e)| (*v, e)).collect();
-                let record =
-                    play_unit(&*game, limits, &players, job.deal.index, job.deal, seed).await;
-                (job, record)
-            }
-        },
-        move || {
-            let game = Arc::clone(&ending);
-            async move { game.end_of_thread().await }
-        },
-    );
-    let mut referee_failures = crate::game::record::RefereeFailures::default();
-    while let Some(finished) = games.next().await {
-        let (job, record) = match finished {
-            Ok(finished) => finished,
-            Err(e) => {
-                eprintln!("referee league: {e}");
-                return Status::Internal;
-            }
-        };
-        if let Some(refusal) = record.refusal() {
-            match refused(db, shared, &job, &refusal) {
-                Ok(true) => continue,
-                Ok(false) => {
-                    eprintln!("referee league: {}", refusal.describe());
-                    return Status::Usage;
-                }
-                Err(e) => {
-                    eprintln!("referee league: {e}");
-                    return Status::Io;
-                }
-            }
-        }
-        // A game the referee failed itself is void: kept, counted for no
-        // one; the matchmaking plays on. Too many in a row stop the league.
-        let stop = referee_failures.note(&record);
-        if let Err(e) = commit(db, shared, job, record) {
-            eprintln!("referee league: {e}");
-            return Status::Io;
-        }
-        if let Some(stop) = stop {
-            eprintln!("referee league: {stop}; run the league again to play on");
-            return Status::Internal;
-        }
-    }
-    Status::Pass
-}
-
-/// A game whose settings the judge refused: not committed. A version
-/// whose options it refused fails as one that did not build would, with
-/// the judge's message: it plays no more, and the league goes on
-/// (`true`). `false` when it refused the game's options: the league's
-/// settings are wrong.
-fn refused(
-    db: &Mutex<Db>,
-    shared: &Shared,
-    job: &Job,
-    refusal: &crate::games::external::JudgeRefusal,
-) -> Result<bool, String> {
-    let mut state = shared.lock();
-    for &v in &job.seats {
-        state.versions[v].in_flight -= 1;
-    }
-    state.scheduled -= 1;
-    let Some((_, name)) = &refusal.player else {
-        return Ok(false);
-    };
-    let Some(&v) = job
-        .seats
-        .iter()
-        .find(|&&v| state.versions[v].player.name == *name)
-    else {
-        return Ok(false);
-    };
-    let why = format!("refused by the judge: {}", refusal.message);
-    let version = &mut state.versions[v];
-    version.active = false;
-    version.player.program = Err(crate::outcome::Disqualified::build_failed(why.clone()));
-    let id = version.id;
-    drop(state);
-    db::lock(db).fail_version(id, &why)?;
-    shared.changed.notify_all();
-    eprintln!(
-        "league: {} {}; it plays no more games",
-        crate::text::terminal(name),
-        crate::text::terminal(&why)
-    );
-    Ok(true)
-}
-
-/// One finished game: in the database, counted, and said.
-fn commit(db: &Mutex<Db>, shared: &Shared, job: Job, mut record: GameRecord) -> Result<(), String> {
-    let _publishing = crate::interrupt::publishing();
-    let ids: Vec<i64> = {
-        let state = shared.lock();
-        job.seats.iter().map(|&v| state.versions[v].id).collect()
-    };
-    let id = db::lock(db).add_game(
-        &mut record,
-        job.deal.round.opening,
-        job.deal.round.rotation,
-        &ids,
-    )?;
-    println!("game {id}: {}", line(&record));
-    let mut state = shared.lock();
-    for &v in &job.seats {
-        state.versions[v].in_flight -= 1;
-    }
-    state.committed += 1;
-    if record.is_void() {
-        state.scheduled -= 1;
-    } else {
-        state.counted += 1;
-    }
-    note_failures(&mut state.versions, &record);
-    state.tally.add(record);
-    let committed = state.committed;
-    drop(state);
-    shared.changed.notify_all();
-    shared.updates.send_replace(committed);
-    Ok(())
-}
-
 /// Keeps, for each version in `record` that did not end it `ok`, the
 /// game as its last failure (for the live page).
 fn note_failures(versions: &mut [Version], record: &GameRecord) {
@@ -686,7 +585,7 @@ fn note_failures(versions: &mut [Version], record: &GameRecord) {
 }
 
 /// A finished game in a line: each seat's version and how it did.
-fn line(record: &GameRecord) -> String {
+pub(crate) fn line(record: &GameRecord) -> String {
     record
         .results
         .iter()
@@ -705,13 +604,12 @@ fn line(record: &GameRecord) -> String {
         .join(", ")
 }
 
-/// Games at once: `--jobs`, the file's `jobs`, else the CPUs.
+/// Games at once here: `--jobs` (0: none, workers play them all), the
+/// file's `jobs`, else the CPUs.
 fn jobs(config: &LeagueConfig, roster: &Roster) -> usize {
     config
         .jobs
-        .or(roster.jobs())
-        .unwrap_or_else(crate::parallel::cpus)
-        .max(1)
+        .unwrap_or_else(|| roster.jobs().unwrap_or_else(crate::parallel::cpus).max(1))
 }
 
 fn announce(config: &LeagueConfig, game: &dyn Game, shared: &Shared) {

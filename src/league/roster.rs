@@ -157,7 +157,7 @@ impl Roster {
                 Change::New(e) => self.enter(&e, built, db, shared)?,
                 Change::Rebuild(e, id, fingerprint) => {
                     lock(db).rejoin(&e.name)?;
-                    self.rebuilt(&e, id, &fingerprint, built, shared);
+                    self.rebuilt(&e, id, &fingerprint, built, db, shared)?;
                 }
             }
         }
@@ -332,17 +332,22 @@ impl Roster {
         for v in state.versions.iter_mut().filter(|v| v.entrant == e.name) {
             v.active = false;
         }
+        let player = Entrant {
+            name: name.clone(),
+            program: Ok(self.hide(program)),
+            options: e.options_json(),
+            time_control: e.time_control,
+        };
+        // Stored before it plays: a worker may claim its first table at once.
+        drop(state);
+        store_player(db, id, &player)?;
+        let mut state = shared.lock();
         state.tally.add_entrant(&name);
         state.versions.push(Version {
             id,
             entrant: e.name.clone(),
             number,
-            player: Entrant {
-                name: name.clone(),
-                program: Ok(self.hide(program)),
-                options: e.options_json(),
-                time_control: e.time_control,
-            },
+            player,
             active: true,
             deals: Default::default(),
             in_flight: 0,
@@ -369,12 +374,13 @@ impl Roster {
         id: i64,
         fingerprint: &str,
         built: entrants::Built,
+        db: &Mutex<Db>,
         shared: &Shared,
-    ) {
+    ) -> Result<(), String> {
         let built = self.kept(e, built, fingerprint);
         let mut state = shared.lock();
         let Some(v) = state.versions.iter_mut().find(|v| v.id == id) else {
-            return;
+            return Ok(());
         };
         match built.program {
             Ok(program) => {
@@ -382,7 +388,12 @@ impl Roster {
                 v.player.options = e.options_json();
                 v.player.time_control = e.time_control;
                 v.active = true;
+                let player = v.player.clone();
                 eprintln!("league: {} plays", crate::text::terminal(&v.player.name));
+                drop(state);
+                store_player(db, id, &player)?;
+                shared.changed.notify_all();
+                return Ok(());
             }
             Err(why) => {
                 eprintln!(
@@ -394,6 +405,7 @@ impl Roster {
         }
         drop(state);
         shared.changed.notify_all();
+        Ok(())
     }
 
     /// Entrants in the league whose folder (or file entry) is gone leave it.
@@ -505,4 +517,13 @@ impl Roster {
             })
             .ok()
     }
+}
+
+/// Keeps how a worker runs version `id` in the database.
+fn store_player(db: &Mutex<Db>, id: i64, player: &Entrant) -> Result<(), String> {
+    let Some(stored) = super::work::Player::of(player) else {
+        return Ok(());
+    };
+    let json = serde_json::to_string(&stored).map_err(|e| e.to_string())?;
+    lock(db).set_player(id, &json)
 }

@@ -285,6 +285,14 @@ fn apply_each(spec: &mut Spec) {
     }
 }
 
+/// A league's file as its workers read it from the league's database: the
+/// text the league checked when it started.
+pub fn league_spec(text: &str) -> Result<Spec, String> {
+    let (mut spec, _) = split_league(text)?;
+    apply_each(&mut spec);
+    Ok(spec)
+}
+
 /// A tournament's refusal of a league's settings.
 const LEAGUE_ONLY: &str = "[league]: the settings of a league's matchmaking (referee league run FILE \
      --db DB); a tournament plays every table it deals: take the table out for a tournament";

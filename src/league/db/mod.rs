@@ -159,7 +159,9 @@ pub enum TableState {
     Queued,
     Claimed,
     /// Played, or ended early: `outcome` says why (JSON).
-    Done { outcome: Option<String> },
+    Done {
+        outcome: Option<String>,
+    },
 }
 
 impl TableState {
@@ -405,6 +407,12 @@ impl Db {
     /// The workers seen `within` the last while, and their jobs.
     pub fn workers(&self, within: Duration) -> Result<Vec<(String, usize)>, String> {
         each!(self, db => db.workers(within))
+    }
+
+    /// Every table `worker` holds goes back to the queue (a league's own
+    /// jobs, from its last run).
+    pub fn release_claims_of(&self, worker: &str) -> Result<(), String> {
+        each!(self, db => db.release_claims_of(worker))
     }
 
     pub fn worker_gone(&self, name: &str) -> Result<(), String> {

@@ -233,11 +233,8 @@ impl Sqlite {
         let tx = self.conn.transaction().map_err(sql(&path))?;
         tx.execute_batch(MIGRATE_1_TO_2).map_err(sql(&path))?;
         tx.execute_batch(WORK_TABLES).map_err(sql(&path))?;
-        tx.execute(
-            "UPDATE meta SET value = ?1 WHERE key = 'schema'",
-            [SCHEMA],
-        )
-        .map_err(sql(&path))?;
+        tx.execute("UPDATE meta SET value = ?1 WHERE key = 'schema'", [SCHEMA])
+            .map_err(sql(&path))?;
         tx.commit().map_err(sql(&path))?;
         eprintln!(
             "league: {} migrated from schema 1 to {SCHEMA} (its games kept)",
@@ -832,6 +829,17 @@ impl Sqlite {
         rows.collect::<Result<_, _>>().map_err(sql(&self.path))
     }
 
+    pub fn release_claims_of(&self, worker: &str) -> Result<(), String> {
+        self.conn
+            .execute(
+                "UPDATE tables SET state = 'queued', worker = NULL, lease_until = NULL \
+                 WHERE worker = ?1 AND state = 'claimed'",
+                [worker],
+            )
+            .map(drop)
+            .map_err(sql(&self.path))
+    }
+
     pub fn worker_gone(&self, name: &str) -> Result<(), String> {
         self.conn
             .execute("DELETE FROM workers WHERE name = ?1", [name])
@@ -873,9 +881,11 @@ fn insert_game(
     })
     .map_err(sql(path))?;
     for (seat, (version, result)) in versions.iter().zip(&record.results).enumerate() {
-        tx.prepare_cached("INSERT INTO seats (game, seat, version, status) VALUES (?1, ?2, ?3, ?4)")
-            .and_then(|mut s| s.execute(params![id, seat as i64, version, result.status().name()]))
-            .map_err(sql(path))?;
+        tx.prepare_cached(
+            "INSERT INTO seats (game, seat, version, status) VALUES (?1, ?2, ?3, ?4)",
+        )
+        .and_then(|mut s| s.execute(params![id, seat as i64, version, result.status().name()]))
+        .map_err(sql(path))?;
     }
     Ok(id as u64)
 }
