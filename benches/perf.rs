@@ -1701,6 +1701,9 @@ fn workers_ceiling<'a>(
 /// `server`.
 fn fresh_db<'a>(dir: &Path, name: &str, server: Option<&'a Postgres>) -> (LeagueDb<'a>, PathBuf) {
     let versions = dir.join(format!("{name}.versions"));
+    // Made here: a league of named commands only copies no version, and
+    // its workers refuse a versions' folder that is not there.
+    std::fs::create_dir_all(&versions).unwrap();
     let db = match server {
         None => LeagueDb::Sqlite(dir.join(format!("{name}.db"))),
         Some(server) => {
