@@ -1664,9 +1664,35 @@ fn workers_scaling<'a>(
             median(&rates[i]) / (one * workers as f64)
         ));
     }
+    // The same games on one machine without a database: a tournament of
+    // the same file, one game at a time.
+    let tournament = sleepy.with_extension("tournament.toml");
+    let text = std::fs::read_to_string(sleepy).unwrap();
+    std::fs::write(&tournament, format!("games = 60\n{text}")).unwrap();
+    let mut alone = vec![];
+    for _ in 0..reps {
+        let (t, out) = run(
+            REFEREE,
+            &[
+                "--no-fsync",
+                "tournament",
+                "--no-progress",
+                tournament.to_str().unwrap(),
+                "--jobs",
+                "1",
+            ],
+            None,
+            false,
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        alone.push(60.0 / t.as_secs_f64());
+    }
     println!(
-        "- {name}, bots waiting 20 ms a move, games a second by workers: {}",
-        line.join("; ")
+        "- {name}, bots waiting 20 ms a move, games a second by workers: {}; a tournament of \
+         the same games, --jobs 1: {} (one worker: {:.2}× that)",
+        line.join("; "),
+        mmm(&alone, 1),
+        one / median(&alone)
     );
 }
 
