@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use common::league::{Running, exported, run_args};
+use common::league::{Running, assert_numbered, exported, run_args};
 use common::{Marker, fixture, referee};
 use serde_json::Value;
 
@@ -25,16 +25,7 @@ fn class(dir: &Path, names: &[&str], strong: &[&str]) -> PathBuf {
         };
         std::fs::copy(fixture(&format!("duel/{bot}.sh")), folder.join("pc2")).unwrap();
     }
-    let file = dir.join("league.toml");
-    std::fs::write(
-        &file,
-        format!(
-            "game = \"{}\"\nseed = 3\n[limits]\nseats = 2\n[[entrant]]\nglob = \"subs/*\"\n",
-            fixture("duel/game.toml")
-        ),
-    )
-    .unwrap();
-    file
+    common::league::duel_glob_file(dir)
 }
 
 /// `referee league run FILE --db DB ARGS`, to its end.
@@ -49,16 +40,6 @@ fn entrants(record: &Value) -> Vec<String> {
         .iter()
         .map(|r| r["entrant"].as_str().unwrap().to_owned())
         .collect()
-}
-
-/// Games numbered 1, 2, ... in the order they finished, none twice.
-fn assert_numbered(records: &[Value]) {
-    let indexes: Vec<u64> = records
-        .iter()
-        .map(|r| r["index"].as_u64().unwrap())
-        .collect();
-    let expected: Vec<u64> = (1..=records.len() as u64).collect();
-    assert_eq!(indexes, expected);
 }
 
 /// The league plays its glob, stops at --games, and a league started again

@@ -46,16 +46,7 @@ fn class(dir: &Path) -> PathBuf {
     let carol = sub("carol");
     std::fs::write(carol.join("Makefile"), FAILING_MAKE).unwrap();
     std::fs::write(carol.join("carol.c"), "int main(void) { return 0 }\n").unwrap();
-    let file = dir.join("league.toml");
-    std::fs::write(
-        &file,
-        format!(
-            "game = \"{}\"\nseed = 3\n[limits]\nseats = 2\n[[entrant]]\nglob = \"subs/*\"\n",
-            fixture("duel/game.toml")
-        ),
-    )
-    .unwrap();
-    file
+    common::league::duel_glob_file(dir)
 }
 
 /// `referee league run FILE --db DB ARGS`, to its end.

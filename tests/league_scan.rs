@@ -28,16 +28,7 @@ fn class(dir: &Path, names: &[&str]) -> PathBuf {
     for name in names {
         submission(&dir.join("subs").join(name));
     }
-    let file = dir.join("league.toml");
-    std::fs::write(
-        &file,
-        format!(
-            "game = \"{}\"\nseed = 3\n[limits]\nseats = 2\n[[entrant]]\nglob = \"subs/*\"\n",
-            fixture("duel/game.toml")
-        ),
-    )
-    .unwrap();
-    file
+    common::league::duel_glob_file(dir)
 }
 
 /// The build log the database keeps of `name`'s version `version`.

@@ -27,16 +27,7 @@ fn class(dir: &Path) -> PathBuf {
         std::fs::create_dir_all(&folder).unwrap();
         std::fs::copy(fixture(&format!("duel/{bot}.sh")), folder.join("pc2")).unwrap();
     }
-    let file = dir.join("league.toml");
-    std::fs::write(
-        &file,
-        format!(
-            "game = \"{}\"\nseed = 3\n[limits]\nseats = 2\n[[entrant]]\nglob = \"subs/*\"\n",
-            fixture("duel/game.toml")
-        ),
-    )
-    .unwrap();
-    file
+    common::league::duel_glob_file(dir)
 }
 
 /// A league playing in the background under `ulimit -n DESCRIPTORS`, its

@@ -22,16 +22,21 @@ folder is built and enters, a folder whose sources changed enters as the
 entrant's next version (name@v2, ...; the one before stops playing and keeps
 its games), a folder that is gone leaves. A new version plays first until its
 rating is known; then games go where they tell the most, every version
-keeping a share. Every finished game is committed to the database (SQLite);
-a league started again on it goes on where it stopped.
+keeping a share. Every finished game is committed to the database (a SQLite
+file, or PostgreSQL); a league started again on it goes on where it stopped.
+On PostgreSQL, workers on other machines play its tables too
+(`referee league work`); --jobs 0 leaves every game to them.
 
 Examples:
   referee league run class.toml --db class.db
   referee league run class.toml --db class.db --games 200 --jobs 2
   referee league show class.db
   referee league export class.db out/ && referee report out/
+  referee league run class.toml --db postgres://league@db.example/class \\
+      --versions /shared/class-versions --jobs 0
 
-docs/league.md has the matchmaking, the database and a teacher's term.";
+docs/league.md has the matchmaking, the database and a teacher's term;
+docs/cluster.md a league on many machines.";
 
 #[derive(Debug, Args)]
 pub struct LeagueArgs {

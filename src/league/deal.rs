@@ -60,7 +60,9 @@ pub fn keep_dealing(
                     remote.iter().map(|(_, jobs)| jobs).sum(),
                 );
             }
-            let capacity = (jobs + workers.1).max(1);
+            // A worker elsewhere hears of a new table only when it next
+            // looks: one more queued for each of its jobs keeps it busy.
+            let capacity = (jobs + 2 * workers.1).max(1);
             match deal_one(&db, &shared, capacity) {
                 Ok(true) => continue,
                 Ok(false) => {}

@@ -56,8 +56,7 @@ struct League {
 }
 
 async fn work_inner(config: &WorkConfig) -> Result<Status, Failed> {
-    let db = Db::join(&config.db).map_err(usage)?;
-    let league = read_league(&db, &config.db)?;
+    let (db, league) = wait_for_league(&config.db).await?;
     let here = config
         .versions
         .clone()
@@ -116,24 +115,46 @@ async fn work_inner(config: &WorkConfig) -> Result<Status, Failed> {
     Ok(status)
 }
 
-/// The league as its database holds it, or why it cannot be played here.
-fn read_league(db: &Db, at: &Location) -> Result<League, Failed> {
-    let meta = db
-        .meta()
-        .map_err(usage)?
-        .ok_or_else(|| usage(format!("{}: no league in it", at.describe())))?;
-    let setting = |key: &str| -> Result<String, Failed> {
-        db.setting(key).map_err(usage)?.ok_or_else(|| {
-            usage(format!(
-                "{}: the league has not said how its workers play (no {key}): start it with \
-                 `referee league run` of this version of the referee",
+/// How often a worker started before its league looks for it again.
+const LEAGUE_EVERY: Duration = Duration::from_secs(1);
+
+/// The league's database and what it says of the league, once the league
+/// has started in it: a worker may start first (a job array submitted
+/// with the league), and waits, saying so once.
+async fn wait_for_league(at: &Location) -> Result<(Db, League), Failed> {
+    let mut said = false;
+    loop {
+        if let Some(db) = Db::join(at).map_err(usage)?
+            && let Some(league) = read_league(&db, at)?
+        {
+            return Ok((db, league));
+        }
+        if !said {
+            eprintln!(
+                "league work: waiting for a league to start in {}",
                 at.describe()
-            ))
-        })
+            );
+            said = true;
+        }
+        tokio::time::sleep(LEAGUE_EVERY).await;
+    }
+}
+
+/// The league as its database holds it (`None` until its league has said
+/// all a worker needs), or why it cannot be played here.
+fn read_league(db: &Db, at: &Location) -> Result<Option<League>, Failed> {
+    let Some(meta) = db.meta().map_err(usage)? else {
+        return Ok(None);
     };
-    let text = setting("league_text")?;
-    let base = PathBuf::from(setting("base")?);
-    let limits: BotLimits = serde_json::from_str(&setting("limits")?)
+    let settings =
+        ["league_text", "base", "limits", "versions"].map(|key| db.setting(key).map_err(usage));
+    let [text, base, limits, versions] = settings;
+    let (Some(text), Some(base), Some(limits), Some(versions)) = (text?, base?, limits?, versions?)
+    else {
+        return Ok(None);
+    };
+    let base = PathBuf::from(base);
+    let limits: BotLimits = serde_json::from_str(&limits)
         .map_err(|e| usage(format!("{}: its bots' limits: {e}", at.describe())))?;
     let spec = crate::tournament::spec::league_spec(&text)
         .map_err(|e| usage(format!("{}: the league's file: {e}", at.describe())))?;
@@ -146,12 +167,12 @@ fn read_league(db: &Db, at: &Location) -> Result<League, Failed> {
         true,
     )
     .map_err(|e| usage(format!("the league's game, from {}: {e}", base.display())))?;
-    Ok(League {
+    Ok(Some(League {
         seed: meta.seed,
         game,
         limits,
-        versions: PathBuf::from(setting("versions")?),
-    })
+        versions: PathBuf::from(versions),
+    }))
 }
 
 /// `HOST:PID`, or with Slurm's job and task ids, to tell workers apart in

@@ -139,3 +139,27 @@ pub fn exported(dir: &Path, db: &Path) -> Vec<Value> {
     assert_eq!(run.code, Some(0), "{run:?}");
     super::jsonl(&out.join("records.jsonl"))
 }
+
+/// Games numbered 1, 2, ... in the order they finished, none twice.
+pub fn assert_numbered(records: &[Value]) {
+    let indexes: Vec<u64> = records
+        .iter()
+        .map(|r| r["index"].as_u64().unwrap())
+        .collect();
+    let expected: Vec<u64> = (1..=records.len() as u64).collect();
+    assert_eq!(indexes, expected);
+}
+
+/// `DIR/league.toml`: a league of the duel game over `DIR/subs/*`, seed 3.
+pub fn duel_glob_file(dir: &Path) -> PathBuf {
+    let file = dir.join("league.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"{}\"\nseed = 3\n[limits]\nseats = 2\n[[entrant]]\nglob = \"subs/*\"\n",
+            super::fixture("duel/game.toml")
+        ),
+    )
+    .unwrap();
+    file
+}

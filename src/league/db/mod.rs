@@ -298,10 +298,11 @@ impl Db {
     }
 
     /// Opens a league's database as one of its workers: to play its tables
-    /// beside the league that holds it.
-    pub fn join(at: &Location) -> Result<Db, String> {
+    /// beside the league that holds it; `None` while no league is in it
+    /// yet (workers may start before their league).
+    pub fn join(at: &Location) -> Result<Option<Db>, String> {
         match at {
-            Location::File(path) => Sqlite::join(path).map(Db::Sqlite),
+            Location::File(path) => Ok(Sqlite::join(path)?.map(Db::Sqlite)),
             Location::Url(_) => Err(format!(
                 "{}: PostgreSQL is not built in this referee yet",
                 at.describe()

@@ -134,10 +134,11 @@ impl Sqlite {
     }
 
     /// Opens a league's database as one of its workers: to play its tables
-    /// beside the league that holds it.
-    pub fn join(path: &Path) -> Result<Sqlite, String> {
-        if !path.is_file() {
-            return Err(format!("{}: no such database", path.display()));
+    /// beside the league that holds it; `None` while the league has not
+    /// made it yet.
+    pub fn join(path: &Path) -> Result<Option<Sqlite>, String> {
+        if !path.exists() {
+            return Ok(None);
         }
         let conn = Connection::open(path).map_err(sql(path))?;
         let db = Sqlite {
@@ -148,13 +149,13 @@ impl Sqlite {
         };
         db.settings(true)?;
         match db.schema()? {
-            Some(2) if db.meta()?.is_some() => Ok(db),
+            Some(2) if db.meta()?.is_some() => Ok(Some(db)),
             Some(1) => Err(format!(
                 "{}: a league database of schema 1: `referee league run` on it first \
                  (it migrates it)",
                 path.display()
             )),
-            _ => Err(format!("{}: not a league's database", path.display())),
+            _ => Ok(None),
         }
     }
 

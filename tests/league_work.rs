@@ -1,0 +1,227 @@
+//! A league's workers through the real binary (issue 42), on SQLite: a
+//! league that plays no game itself (`--jobs 0`) and workers that play
+//! its tables (`referee league work`); a worker killed outright mid-game;
+//! a worker that cannot see the versions' copies; a database of schema 1.
+//! The same on PostgreSQL, and under Slurm, is in tests/league_postgres.rs
+//! and tests/slurm.rs.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::league::{Running, assert_numbered, exported, games};
+use common::{Marker, referee};
+
+/// A league over `subs/*` in `dir`: one folder per name, each a duel
+/// player that waits `wait` seconds before each move. The league file.
+fn class(dir: &Path, names: &[&str], wait: &str) -> PathBuf {
+    for name in names {
+        let folder = dir.join("subs").join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        let player = folder.join("pc2");
+        std::fs::write(
+            &player,
+            format!("#!/bin/sh\nwhile read -r _ _; do sleep {wait}; echo 1; done\n"),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&player, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    common::league::duel_glob_file(dir)
+}
+
+/// `referee league work --db DB ARGS`, started in `dir`.
+fn worker(dir: &Path, db: &Path, args: &[&str], marker: &Marker) -> Running {
+    let mut all = vec!["league", "work", "--db", db.to_str().unwrap()];
+    all.extend(args);
+    Running::start_in(dir, &all, marker)
+}
+
+/// A league that plays none itself deals its tables to two workers: every
+/// game is recorded once and numbered as it finished, both workers play,
+/// and the workers end by themselves once the league has its games.
+#[test]
+fn two_workers_play_the_tables_of_a_league_that_plays_none_itself() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = class(dir.path(), &["ann", "bob", "cat", "dan"], "0.02");
+    let db = dir.path().join("league.db");
+    let marker = Marker::new();
+    let args = ["--games", "16", "--jobs", "0"];
+    let mut league = Running::start(&file, &db, &args, &marker);
+    league.wait("the league starts", |_, err| err.contains("playing: "));
+    let mut one = worker(dir.path(), &db, &["--jobs", "1", "--name", "one"], &marker);
+    let mut two = worker(dir.path(), &db, &["--jobs", "1", "--name", "two"], &marker);
+    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
+    assert_eq!(one.finish(), Some(0), "{}", one.stderr());
+    assert_eq!(two.finish(), Some(0), "{}", two.stderr());
+    assert!(
+        one.stderr().contains("league work: one plays duel"),
+        "{}",
+        one.stderr()
+    );
+    assert!(games(&one.stdout()) > 0, "worker one played nothing");
+    assert!(games(&two.stdout()) > 0, "worker two played nothing");
+    assert_eq!(games(&one.stdout()) + games(&two.stdout()), 16);
+    assert_eq!(games(&league.stdout()), 16, "the league says every game");
+    let records = exported(dir.path(), &db);
+    assert_eq!(records.len(), 16);
+    assert_numbered(&records);
+    marker.assert_none_left();
+}
+
+/// A worker killed outright mid-game loses only the game in flight: its
+/// table goes to another worker once its lease runs out, nothing is
+/// recorded twice, and the league finishes.
+#[test]
+fn a_worker_killed_mid_game_loses_only_its_game_in_flight() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = class(dir.path(), &["ann", "bob", "cat"], "0.1");
+    let db = dir.path().join("league.db");
+    let marker = Marker::new();
+    let mut league = Running::start(&file, &db, &["--games", "10", "--jobs", "0"], &marker);
+    let lease = ["--jobs", "1", "--lease", "1s"];
+    let mut doomed = worker(
+        dir.path(),
+        &db,
+        &[&lease[..], &["--name", "doomed"]].concat(),
+        &marker,
+    );
+    doomed.wait("a game of the doomed worker", |out, _| games(out) >= 1);
+    // Mid-game: each game takes a move or more of 0.1 s a side.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_eq!(doomed.end(nix::sys::signal::Signal::SIGKILL), None);
+    let mut rescuer = worker(
+        dir.path(),
+        &db,
+        &[&lease[..], &["--name", "rescuer"]].concat(),
+        &marker,
+    );
+    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
+    assert_eq!(rescuer.finish(), Some(0), "{}", rescuer.stderr());
+    let records = exported(dir.path(), &db);
+    assert_eq!(records.len(), 10);
+    assert_numbered(&records);
+    // Each game of a table (its table and rotation) once, every one
+    // played at a table dealt and claimed.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let (games, deals): (i64, i64) = conn
+        .query_row(
+            "SELECT count(*), count(DISTINCT table_id || ':' || rotation) FROM games \
+             WHERE table_id IS NOT NULL",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((games, deals), (10, 10));
+    marker.assert_none_left();
+}
+
+/// A worker that cannot see the versions' copies says which and plays
+/// none of their tables; one given a folder that is not there is a usage
+/// error naming it.
+#[test]
+fn a_worker_without_the_versions_copies_says_so_and_plays_nothing() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = class(dir.path(), &["ann", "bob"], "0");
+    let db = dir.path().join("league.db");
+    let marker = Marker::new();
+    let mut league = Running::start(&file, &db, &["--games", "4", "--jobs", "0"], &marker);
+    league.wait("the league starts", |_, err| err.contains("playing: "));
+
+    let missing = dir.path().join("no-such-folder");
+    let run = referee(
+        [
+            "league",
+            "work",
+            "--db",
+            db.to_str().unwrap(),
+            "--versions",
+            missing.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(run.stderr.contains("no-such-folder"), "{}", run.stderr);
+
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let mut blind = worker(
+        dir.path(),
+        &db,
+        &["--versions", empty.to_str().unwrap()],
+        &marker,
+    );
+    blind.wait("the missing copy named", |_, err| {
+        err.contains("copy is not at")
+    });
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    assert_eq!(games(&blind.stdout()), 0, "{}", blind.stdout());
+    assert_eq!(games(&league.stdout()), 0, "{}", league.stdout());
+    drop(blind);
+
+    let mut seeing = worker(dir.path(), &db, &["--jobs", "1"], &marker);
+    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
+    assert_eq!(seeing.finish(), Some(0), "{}", seeing.stderr());
+    assert_eq!(exported(dir.path(), &db).len(), 4);
+    marker.assert_none_left();
+}
+
+/// A league on PostgreSQL has no "beside the database": without
+/// --versions it is a usage error that says so (no server needed).
+#[test]
+fn a_league_on_postgresql_needs_versions() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = class(dir.path(), &["ann", "bob"], "0");
+    let run = referee(
+        [
+            "league",
+            "run",
+            file.to_str().unwrap(),
+            "--db",
+            "postgres://nobody@127.0.0.1:1/none",
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(run.stderr.contains("--versions"), "{}", run.stderr);
+}
+
+/// A database of schema 1 (before workers) is read as it is by `show`,
+/// and migrated by the next `league run`, its games kept and numbered on.
+#[test]
+fn a_database_of_schema_1_is_migrated_with_its_games() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = class(dir.path(), &["ann", "bob"], "0");
+    let db = dir.path().join("league.db");
+    let run = referee(
+        common::league::run_args(&file, &db, &["--games", "4", "--jobs", "1"]),
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    // Back to schema 1, as a database of the referee before workers.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "DROP INDEX games_by_table; ALTER TABLE games DROP COLUMN table_id;
+         ALTER TABLE versions DROP COLUMN player; DROP TABLE tables; DROP TABLE workers;
+         UPDATE meta SET value = '1' WHERE key = 'schema';",
+    )
+    .unwrap();
+    drop(conn);
+    let show = referee(["league", "show", db.to_str().unwrap()], b"");
+    assert_eq!(show.code, Some(0), "{show:?}");
+    assert!(show.stdout.contains("ann@v1"), "{}", show.stdout);
+
+    let run = referee(
+        common::league::run_args(&file, &db, &["--games", "8", "--jobs", "1"]),
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stderr.contains("migrated from schema 1 to 2"),
+        "{}",
+        run.stderr
+    );
+    let records = exported(dir.path(), &db);
+    assert_eq!(records.len(), 8);
+    assert_numbered(&records);
+}
