@@ -6,7 +6,8 @@
 //! ```
 //!
 //! Sections: `roundtrip`, `deadline`, `scale`, `tournament`, `engines`,
-//! `results`, `judge`, `starts`, `cgroups`, `league`, `matchmaking`.
+//! `results`, `judge`, `starts`, `cgroups`, `league`, `league-workers`,
+//! `matchmaking`.
 //! Each figure is repeated and reported as min / median / max. Nothing here
 //! is a test: the numbers depend on the machine and on what else it runs,
 //! so run it on an otherwise idle machine.
@@ -14,7 +15,8 @@
 //! This one program also plays the bots the measurements need (chosen by
 //! the `PERF_ROLE` environment variable), so that `cargo bench` builds
 //! everything: the child of the pipe baseline, a Chomp bot that answers at
-//! once, and an Even Steven player that answers after a fixed delay.
+//! once (or after a fixed delay), and an Even Steven player that answers
+//! after a fixed delay.
 
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -56,6 +58,7 @@ fn main() {
             "starts",
             "cgroups",
             "league",
+            "league-workers",
             "matchmaking",
         ]
         .map(String::from)
@@ -75,6 +78,7 @@ fn main() {
             "starts" => starts(3),
             "cgroups" => cgroups(7),
             "league" => league(9),
+            "league-workers" => league_workers(3),
             "matchmaking" => matchmaking(9),
             other => {
                 eprintln!("perf: unknown section {other:?}");
@@ -875,8 +879,14 @@ fn pingpong_child() {
 }
 
 /// A Chomp bot that answers every update at once with `C`: the referee's
-/// own cost per round is then all there is.
+/// own cost per round is then all there is. Given a duration (`20ms`), it
+/// waits that long before each answer instead, thinking without using a
+/// CPU.
 fn instant_chomp() {
+    let delay: Duration = std::env::args()
+        .nth(1)
+        .and_then(|d| humantime::parse_duration(&d).ok())
+        .unwrap_or(Duration::ZERO);
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let mut out = std::io::stdout().lock();
@@ -903,6 +913,9 @@ fn instant_chomp() {
             if !read(&mut line) {
                 break 'game;
             }
+        }
+        if !delay.is_zero() {
+            std::thread::sleep(delay);
         }
         if out.write_all(b"C").and_then(|()| out.flush()).is_err() {
             break;
@@ -1176,6 +1189,764 @@ fn league_memory(dir: &Path, file: &Path) {
         line.push(format!("{games} games: {:.1} MB", kib as f64 / 1024.0));
     }
     println!("- the league's peak memory: {}", line.join(", "));
+}
+
+// ---- league workers ---------------------------------------------------------
+
+/// A PostgreSQL server of the bench's own, as `tests/common/postgres.rs`
+/// starts the tests': Debian's `postgresql`, a cluster in a temporary
+/// folder owned by the `postgres` user (`initdb` and `pg_ctl` refuse
+/// root), on a free port of 127.0.0.1, trusting its clients there. Unlike
+/// the tests' it keeps PostgreSQL's durability (`fsync`, synchronous
+/// commits): what a game costs the database is measured as it would be
+/// run. Stopped, and its folder removed, when dropped.
+struct Postgres {
+    bin: PathBuf,
+    dir: PathBuf,
+    port: u16,
+}
+
+impl Postgres {
+    /// `Err`: why it cannot run here.
+    fn start() -> Result<Postgres, String> {
+        // /proc/self is its process's effective user's.
+        let euid = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata("/proc/self").unwrap());
+        if euid != 0 {
+            return Err("a PostgreSQL server of the bench's own needs root".into());
+        }
+        let mut bins: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+            .map_err(|e| format!("/usr/lib/postgresql: {e} (Debian's postgresql)"))?
+            .flatten()
+            .filter_map(|e| {
+                let version = e.file_name().to_str()?.parse().ok()?;
+                let bin = e.path().join("bin");
+                bin.join("initdb").is_file().then_some((version, bin))
+            })
+            .collect();
+        bins.sort();
+        let (_, bin) = bins
+            .pop()
+            .ok_or("no /usr/lib/postgresql/*/bin/initdb (Debian's postgresql)")?;
+        let dir = tempfile::Builder::new()
+            .prefix("perf-postgres.")
+            .tempdir()
+            .map_err(|e| e.to_string())?
+            .keep();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(|e| e.to_string())?
+            .port();
+        let server = Postgres { bin, dir, port };
+        let chown = Command::new("chown")
+            .arg("postgres:postgres")
+            .arg(&server.dir)
+            .output()
+            .map_err(|e| format!("chown: {e}"))?;
+        if !chown.status.success() {
+            return Err(format!(
+                "chown (is there a postgres user?): {}",
+                stderr(&chown)
+            ));
+        }
+        let data = server.dir.join("data");
+        server.as_postgres(
+            "initdb",
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+            ],
+        )?;
+        let conf = data.join("postgresql.conf");
+        let mut text = std::fs::read_to_string(&conf).map_err(|e| e.to_string())?;
+        text += &format!(
+            "\nlisten_addresses = '127.0.0.1'\nport = {port}\nunix_socket_directories = '{}'\n\
+             max_connections = 100\n",
+            server.dir.display()
+        );
+        std::fs::write(&conf, text).map_err(|e| e.to_string())?;
+        server.pg_ctl(&["start", "-w", "-t", "60"])?;
+        Ok(server)
+    }
+
+    fn as_postgres(&self, program: &str, args: &[&str]) -> Result<String, String> {
+        let out = Command::new("runuser")
+            .args(["-u", "postgres", "--"])
+            .arg(self.bin.join(program))
+            .args(args)
+            .output()
+            .map_err(|e| format!("cannot run {program}: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("{program} failed: {}", stderr(&out)));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    fn pg_ctl(&self, args: &[&str]) -> Result<String, String> {
+        let data = self.dir.join("data");
+        let log = self.dir.join("log");
+        let mut all = vec!["-D", data.to_str().unwrap(), "-l", log.to_str().unwrap()];
+        all.extend_from_slice(args);
+        self.as_postgres("pg_ctl", &all)
+    }
+
+    /// A new, empty database `name`; its URL.
+    fn database(&self, name: &str) -> String {
+        self.sql("postgres", &format!("CREATE DATABASE {name}"));
+        format!("postgres://postgres@127.0.0.1:{}/{name}", self.port)
+    }
+
+    /// Runs `sql` in database `name`; what it prints, unaligned.
+    fn sql(&self, name: &str, sql: &str) -> String {
+        let (port, host) = (self.port.to_string(), self.dir.display().to_string());
+        self.as_postgres(
+            "psql",
+            &[
+                "-h",
+                &host,
+                "-p",
+                &port,
+                "-d",
+                name,
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-AXqt",
+                "-c",
+                sql,
+            ],
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        let _ = self.pg_ctl(&["stop", "-m", "immediate", "-w"]);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A league's database for the workers' runs: a SQLite file, or a database
+/// of the bench's PostgreSQL server.
+enum LeagueDb<'a> {
+    Sqlite(PathBuf),
+    Postgres(&'a Postgres, String),
+}
+
+impl LeagueDb<'_> {
+    /// `--db`'s value.
+    fn arg(&self) -> String {
+        match self {
+            LeagueDb::Sqlite(path) => path.display().to_string(),
+            LeagueDb::Postgres(server, name) => {
+                format!("postgres://postgres@127.0.0.1:{}/{name}", server.port)
+            }
+        }
+    }
+
+    /// The first column of each row `sql` selects, as text (empty while the
+    /// league has not made its tables).
+    fn column(&self, sql: &str) -> Vec<String> {
+        match self {
+            LeagueDb::Sqlite(path) => {
+                // Read-only: never makes the file before the league does.
+                let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
+                let Ok(conn) = rusqlite::Connection::open_with_flags(path, flags) else {
+                    return vec![];
+                };
+                let Ok(mut stmt) = conn.prepare(sql) else {
+                    return vec![];
+                };
+                stmt.query_map([], |r| r.get::<_, rusqlite::types::Value>(0))
+                    .map(|rows| {
+                        rows.flatten()
+                            .map(|v| match v {
+                                rusqlite::types::Value::Integer(i) => i.to_string(),
+                                rusqlite::types::Value::Text(t) => t,
+                                other => format!("{other:?}"),
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            }
+            LeagueDb::Postgres(server, name) => {
+                let (port, host) = (server.port.to_string(), server.dir.display().to_string());
+                server
+                    .as_postgres(
+                        "psql",
+                        &["-h", &host, "-p", &port, "-d", name, "-AXqt", "-c", sql],
+                    )
+                    .map(|out| out.lines().map(str::to_owned).collect())
+                    .unwrap_or_default()
+            }
+        }
+    }
+}
+
+/// Children killed and waited for when dropped: no process of a run
+/// outlives it, even when the run panics.
+struct Children(Vec<std::process::Child>);
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A league file of Chomp between `entrants` named entrants, each this
+/// program as a Chomp bot that waits `delay` before each of its moves, at
+/// tables of two on the statement's array, of exactly `rounds` rounds.
+fn chomp_league_file(dir: &Path, name: &str, entrants: usize, delay: &str, rounds: u64) -> PathBuf {
+    let bot = dir.join(format!("{name}.sh"));
+    std::fs::write(
+        &bot,
+        format!(
+            "#!/bin/sh\nPERF_ROLE=instant-chomp exec '{}' {delay}\n",
+            std::env::current_exe().unwrap().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&bot, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut text = format!(
+        "game = \"chomp\"\nseed = 1\n[limits]\nseats = 2\nprep = \"0s\"\nmax_rounds = {rounds}\n\
+         arrays = \"{ROOT}/tournaments/chomp/statement.txt\"\n"
+    );
+    for i in 0..entrants {
+        text += &format!(
+            "[[entrant]]\nname = \"e{i}\"\ncommand = [\"{}\"]\n",
+            bot.display()
+        );
+    }
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// What one run of a coordinator and its workers measured.
+struct WorkersRun {
+    /// Games a second from the `warm`-th game's commit to the last's.
+    rate: f64,
+    /// The coordinator's CPU time (user + system) a game, ms.
+    coordinator_cpu: f64,
+    /// The workers' CPU time a game, ms, their bots' included.
+    workers_cpu: f64,
+}
+
+/// Runs a coordinator (`--jobs 0`) on `db` until it holds `games` games,
+/// played by `workers` workers of `--jobs 1` started once it has dealt
+/// its first table.
+fn workers_run(
+    file: &Path,
+    db: &LeagueDb,
+    versions: &Path,
+    workers: usize,
+    games: u64,
+) -> WorkersRun {
+    let url = db.arg();
+    let count = games.to_string();
+    // Each process's standard error to a file (a pipe left unread would
+    // stop it once full), its CPU time last, as /usr/bin/time writes it.
+    let logs = versions.with_extension("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let time = |name: &str, args: &[&str]| {
+        let log = logs.join(format!("{name}.log"));
+        let child = Command::new("/usr/bin/time")
+            .args(["-f", "cpu %U %S", REFEREE, "--no-fsync"])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        (child, log)
+    };
+    let (coordinator, coordinator_log) = time(
+        "coordinator",
+        &[
+            "league",
+            "run",
+            file.to_str().unwrap(),
+            "--db",
+            &url,
+            "--versions",
+            versions.to_str().unwrap(),
+            "--jobs",
+            "0",
+            "--games",
+            &count,
+        ],
+    );
+    let mut children = Children(vec![coordinator]);
+    let mut logs = vec![coordinator_log];
+    let read = |log: &Path| std::fs::read_to_string(log).unwrap_or_default();
+    let started = Instant::now();
+    while db
+        .column("SELECT count(*) FROM tables")
+        .first()
+        .is_none_or(|n| n == "0")
+    {
+        if let Ok(Some(status)) = children.0[0].try_wait() {
+            panic!("the coordinator ended ({status}): {}", read(&logs[0]));
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the coordinator dealt no table: {}",
+            read(&logs[0])
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for w in 1..=workers {
+        let name = format!("w{w}");
+        let (child, log) = time(
+            &name,
+            &[
+                "league", "work", "--db", &url, "--jobs", "1", "--name", &name,
+            ],
+        );
+        children.0.push(child);
+        logs.push(log);
+    }
+    // The coordinator ends with its games, and then each worker.
+    let mut cpu = vec![0.0; children.0.len()];
+    let mut ended = vec![false; children.0.len()];
+    while ended.iter().any(|e| !e) {
+        for (i, child) in children.0.iter_mut().enumerate() {
+            if ended[i] {
+                continue;
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                let text = read(&logs[i]);
+                assert!(status.success(), "{}: {text}", logs[i].display());
+                ended[i] = true;
+                cpu[i] = text
+                    .lines()
+                    .rfind(|l| l.starts_with("cpu "))
+                    .unwrap_or("cpu 0 0")
+                    .split_whitespace()
+                    .skip(1)
+                    .filter_map(|f| f.parse::<f64>().ok())
+                    .sum();
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(600),
+            "the league did not finish: {}",
+            read(&logs[0])
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let coordinator_cpu = cpu[0];
+    let workers_cpu: f64 = cpu[1..].iter().sum();
+    let finished: Vec<f64> = db
+        .column("SELECT finished FROM games ORDER BY id")
+        .iter()
+        .map(|t| {
+            humantime::parse_rfc3339(t)
+                .unwrap()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs_f64()
+        })
+        .collect();
+    assert!(
+        finished.len() as u64 >= games,
+        "{} of {games} games",
+        finished.len()
+    );
+    let warm = (2 * workers).min(finished.len() / 4);
+    let rate = (finished.len() - 1 - warm) as f64 / (finished[finished.len() - 1] - finished[warm]);
+    let n = finished.len() as f64;
+    WorkersRun {
+        rate,
+        coordinator_cpu: coordinator_cpu * 1000.0 / n,
+        workers_cpu: workers_cpu * 1000.0 / n,
+    }
+}
+
+/// Workers against one coordinator: games a second with 1, 2, 4 and 8
+/// workers of bots that wait 20 ms a move; the coordinator's ceiling with
+/// instant bots; what committing a game costs the database; the
+/// coordinator's start on a database of 1,000,000 games. On SQLite (the
+/// workers on this machine) and on PostgreSQL (a server of the bench's
+/// own, where it can start one).
+fn league_workers(reps: usize) {
+    const ROUNDS: u64 = 10;
+    println!(
+        "## League workers (Chomp at tables of two, {ROUNDS} rounds a game, a coordinator with \
+         --jobs 0, workers of --jobs 1, --no-fsync; games a second from the commit of game \
+         2 × workers to the last; {reps} runs each)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let postgres = Postgres::start();
+    let mut backends: Vec<Option<&Postgres>> = vec![None];
+    match &postgres {
+        Ok(server) => {
+            // Can this referee play a league on PostgreSQL?
+            let url = server.database("probe");
+            let (_, out) = run(REFEREE, &["league", "show", &url], None, false);
+            let text = stderr(&out);
+            if text.contains("not built") {
+                println!("- PostgreSQL: not measured: {}", text.trim());
+            } else {
+                backends.push(Some(server));
+            }
+        }
+        Err(why) => println!("- PostgreSQL: not measured: {why}"),
+    }
+    let sleepy = chomp_league_file(dir.path(), "sleepy", 4, "20ms", ROUNDS);
+    let instant = chomp_league_file(dir.path(), "instant", 4, "0ms", ROUNDS);
+    let mut run_id = 0;
+    let mut fresh = |backend| {
+        run_id += 1;
+        fresh_db(dir.path(), &format!("run{run_id}"), backend)
+    };
+    // PERF_PARTS (scaling, ceiling, commit, start) and PERF_BACKENDS
+    // (sqlite, postgresql) choose some of it: all by default.
+    let chosen = |var: &str, what: &str| {
+        std::env::var(var).map_or(true, |list| {
+            list.split(',').any(|p| p.eq_ignore_ascii_case(what))
+        })
+    };
+    for backend in backends {
+        let name = if backend.is_some() {
+            "PostgreSQL"
+        } else {
+            "SQLite"
+        };
+        if !chosen("PERF_BACKENDS", name) {
+            continue;
+        }
+        if chosen("PERF_PARTS", "scaling") {
+            workers_scaling(name, reps, &mut || fresh(backend), &sleepy);
+        }
+        if chosen("PERF_PARTS", "ceiling") {
+            workers_ceiling(name, reps, &mut || fresh(backend), &instant);
+        }
+        if chosen("PERF_PARTS", "commit") {
+            for durable in [false, true] {
+                let (db, _) = fresh(backend);
+                commit_cost(name, &db, durable, dir.path(), &instant);
+            }
+        }
+        if chosen("PERF_PARTS", "start") {
+            let (db, versions) = fresh(backend);
+            coordinator_start(name, &db, &versions, &instant);
+        }
+    }
+}
+
+/// Games a second with 1, 2, 4 and 8 workers of `--jobs 1`.
+fn workers_scaling<'a>(
+    name: &str,
+    reps: usize,
+    fresh: &mut dyn FnMut() -> (LeagueDb<'a>, PathBuf),
+    sleepy: &Path,
+) {
+    let mut rates: Vec<Vec<f64>> = vec![vec![]; 4];
+    let mut line = vec![];
+    for _ in 0..reps {
+        for (i, workers) in [1usize, 2, 4, 8].into_iter().enumerate() {
+            let (db, versions) = fresh();
+            let run = workers_run(sleepy, &db, &versions, workers, 30 * workers as u64 + 20);
+            rates[i].push(run.rate);
+        }
+    }
+    let one = median(&rates[0]);
+    for (i, workers) in [1usize, 2, 4, 8].into_iter().enumerate() {
+        line.push(format!(
+            "{workers}: {} ({:.2}× linear)",
+            mmm(&rates[i], 1),
+            median(&rates[i]) / (one * workers as f64)
+        ));
+    }
+    // The same games on one machine without a database: a tournament of
+    // the same file, one game at a time.
+    let tournament = sleepy.with_extension("tournament.toml");
+    let text = std::fs::read_to_string(sleepy).unwrap();
+    std::fs::write(&tournament, format!("games = 60\n{text}")).unwrap();
+    let mut alone = vec![];
+    for _ in 0..reps {
+        let (t, out) = run(
+            REFEREE,
+            &[
+                "--no-fsync",
+                "tournament",
+                "--no-progress",
+                tournament.to_str().unwrap(),
+                "--jobs",
+                "1",
+            ],
+            None,
+            false,
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        alone.push(60.0 / t.as_secs_f64());
+    }
+    println!(
+        "- {name}, bots waiting 20 ms a move, games a second by workers: {}; a tournament of \
+         the same games, --jobs 1: {} (one worker: {:.2}× that)",
+        line.join("; "),
+        mmm(&alone, 1),
+        one / median(&alone)
+    );
+}
+
+/// The coordinator's ceiling: games a second with instant bots, and the
+/// CPU time a game takes the coordinator and the workers.
+fn workers_ceiling<'a>(
+    name: &str,
+    reps: usize,
+    fresh: &mut dyn FnMut() -> (LeagueDb<'a>, PathBuf),
+    instant: &Path,
+) {
+    for workers in [4usize, 8] {
+        let (mut rate, mut coordinator, mut worker) = (vec![], vec![], vec![]);
+        for _ in 0..reps {
+            let (db, versions) = fresh();
+            let run = workers_run(instant, &db, &versions, workers, 1000);
+            rate.push(run.rate);
+            coordinator.push(run.coordinator_cpu);
+            worker.push(run.workers_cpu);
+        }
+        println!(
+            "- {name}, instant bots, {workers} workers: {} games a second; CPU a game: \
+                 the coordinator {} ms, the workers (their bots included) {} ms",
+            mmm(&rate, 0),
+            mmm(&coordinator, 2),
+            mmm(&worker, 2)
+        );
+    }
+}
+
+/// A new league database `name` and its versions' folder, in `dir` or on
+/// `server`.
+fn fresh_db<'a>(dir: &Path, name: &str, server: Option<&'a Postgres>) -> (LeagueDb<'a>, PathBuf) {
+    let versions = dir.join(format!("{name}.versions"));
+    // Made here: a league of named commands only copies no version, and
+    // its workers refuse a versions' folder that is not there.
+    std::fs::create_dir_all(&versions).unwrap();
+    let db = match server {
+        None => LeagueDb::Sqlite(dir.join(format!("{name}.db"))),
+        Some(server) => {
+            server.database(name);
+            LeagueDb::Postgres(server, name.to_owned())
+        }
+    };
+    (db, versions)
+}
+
+/// What committing a game costs the database, timed through the library
+/// (`referee::league::db::Db`) as a worker commits: a table dealt, claimed,
+/// its two games committed and the table finished, 1,000 times over.
+fn commit_cost(name: &str, db: &LeagueDb, durable: bool, dir: &Path, file: &Path) {
+    use referee::league::db::{Db, Location, NewTable, NewVersion};
+    const TABLES: usize = 500;
+    // A real record to commit: a game played by a league of this file.
+    let sample = dir.join(format!("sample{}.db", std::process::id()));
+    if !sample.exists() {
+        let (_, out) = league_run(file, &sample, &["--games", "2", "--jobs", "1"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let record = Db::read(&Location::File(sample.clone()))
+        .and_then(|d| d.games_after(0, 1))
+        .unwrap()
+        .pop()
+        .unwrap()
+        .1;
+    let mut db = Db::open(&Location::parse(db.arg().as_ref()), durable).unwrap();
+    let versions: Vec<i64> = ["a", "b"]
+        .iter()
+        .map(|entrant| {
+            db.add_version(&NewVersion {
+                entrant,
+                fingerprint: entrant,
+                products: &[],
+                build_ok: true,
+                build_log: None,
+            })
+            .unwrap()
+            .0
+        })
+        .collect();
+    let (mut commits, mut cycles) = (vec![], vec![]);
+    for round in 0..TABLES as u64 {
+        let cycle = Instant::now();
+        db.deal_table(&NewTable {
+            round,
+            versions: &versions,
+            rotations: &[0, 1],
+        })
+        .unwrap();
+        let table = db
+            .claim_table("bench", Duration::from_secs(30), &|_| true)
+            .unwrap()
+            .unwrap();
+        let claim = referee::league::db::Claim {
+            table: table.id,
+            claim: table.claim,
+        };
+        for rotation in [0, 1] {
+            let mut game = record.clone();
+            let at = Instant::now();
+            let id = db
+                .commit_game(&mut game, claim, round, rotation, &versions)
+                .unwrap();
+            commits.push(at.elapsed().as_secs_f64() * 1e6);
+            assert!(id.is_some());
+        }
+        db.finish_table(claim, None).unwrap();
+        cycles.push(cycle.elapsed().as_secs_f64() * 1e6 / 2.0);
+    }
+    println!(
+        "- {name}, {}: commit_game {} us a game; a table dealt, claimed, its 2 games committed \
+         and finished: {} us a game ({TABLES} tables, {} bytes a record)",
+        if durable {
+            "durable (fsync)"
+        } else {
+            "--no-fsync"
+        },
+        mmm(&commits, 0),
+        mmm(&cycles, 0),
+        serde_json::to_string(&record).unwrap().len()
+    );
+}
+
+/// The time a coordinator takes to start on a database of 1,000,000
+/// games: from its start to its first standings of them all.
+fn coordinator_start(name: &str, db: &LeagueDb, versions: &Path, file: &Path) {
+    const GAMES: u64 = 1_000_000;
+    let url = db.arg();
+    let (_, out) = run(
+        REFEREE,
+        &[
+            "--no-fsync",
+            "league",
+            "run",
+            file.to_str().unwrap(),
+            "--db",
+            &url,
+            "--versions",
+            versions.to_str().unwrap(),
+            "--jobs",
+            "2",
+            "--games",
+            "200",
+        ],
+        None,
+        false,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let grown = Instant::now();
+    grow_games(db, GAMES);
+    let grown = grown.elapsed();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let address = format!("127.0.0.1:{port}");
+    let started = Instant::now();
+    let log = versions.with_extension("log");
+    let mut child = Children(vec![
+        Command::new(REFEREE)
+            .args([
+                "--no-fsync",
+                "league",
+                "run",
+                file.to_str().unwrap(),
+                "--db",
+                &url,
+                "--versions",
+                versions.to_str().unwrap(),
+                "--jobs",
+                "0",
+                "--serve",
+                &address,
+            ])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap(),
+    ]);
+    let games = loop {
+        let log = || std::fs::read_to_string(&log).unwrap_or_default();
+        assert!(
+            started.elapsed() < Duration::from_secs(600),
+            "the coordinator never served its standings: {}",
+            log()
+        );
+        if let Ok(Some(status)) = child.0[0].try_wait() {
+            panic!("the coordinator ended ({status}): {}", log());
+        }
+        if std::net::TcpStream::connect(&address).is_ok() {
+            let body = http_get(&address, "/api/standings");
+            let games = serde_json::from_str::<serde_json::Value>(&body)
+                .ok()
+                .and_then(|v| v["games"].as_u64())
+                .unwrap_or(0);
+            if games >= GAMES {
+                break games;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    println!(
+        "- {name}: a coordinator started on {games} games served their standings after {:.1} s \
+         (the database grown to them in {:.0} s)",
+        started.elapsed().as_secs_f64(),
+        grown.as_secs_f64()
+    );
+}
+
+/// Copies a league's games until its database holds `games`, in one
+/// statement: the same records, renumbered, with their seats.
+fn grow_games(db: &LeagueDb, games: u64) {
+    match db {
+        LeagueDb::Sqlite(path) => {
+            let conn = rusqlite::Connection::open(path).unwrap();
+            let have: i64 = conn
+                .query_row("SELECT count(*) FROM games", [], |r| r.get(0))
+                .unwrap();
+            conn.execute_batch(&format!(
+                "BEGIN;
+                 WITH RECURSIVE s(g) AS (SELECT {have} + 1 UNION ALL SELECT g + 1 FROM s WHERE g < {games})
+                 INSERT INTO games (id, round, rotation, finished, record)
+                 SELECT g, r.round, r.rotation, r.finished, json_set(r.record, '$.index', g)
+                 FROM s JOIN games r ON r.id = (g - 1) % {have} + 1;
+                 WITH RECURSIVE s(g) AS (SELECT {have} + 1 UNION ALL SELECT g + 1 FROM s WHERE g < {games})
+                 INSERT INTO seats (game, seat, version, status)
+                 SELECT g, t.seat, t.version, t.status FROM s JOIN seats t ON t.game = (g - 1) % {have} + 1;
+                 COMMIT;"
+            ))
+            .unwrap();
+        }
+        LeagueDb::Postgres(server, name) => {
+            let have: i64 = server
+                .sql(name, "SELECT count(*) FROM games")
+                .trim()
+                .parse()
+                .unwrap();
+            server.sql(
+                name,
+                &format!(
+                    "BEGIN;
+                     INSERT INTO games (id, round, rotation, finished, record)
+                     SELECT g, r.round, r.rotation, r.finished,
+                            regexp_replace(r.record, '\"index\":[0-9]+', '\"index\":' || g)
+                     FROM generate_series({have} + 1, {games}) g JOIN games r ON r.id = (g - 1) % {have} + 1;
+                     INSERT INTO seats (game, seat, version, status)
+                     SELECT g, t.seat, t.version, t.status
+                     FROM generate_series({have} + 1, {games}) g JOIN seats t ON t.game = (g - 1) % {have} + 1;
+                     COMMIT; ANALYZE;"
+                ),
+            );
+        }
+    }
 }
 
 // ---- matchmaking ------------------------------------------------------------
