@@ -534,6 +534,22 @@ fn tournament_file(dir: &Path) -> PathBuf {
     path
 }
 
+/// A cluster for test `name`, or `None` when it cannot start here (the
+/// test is skipped, saying why).
+fn cluster_or_skip(name: &str) -> Option<Cluster> {
+    if !is_root() {
+        eprintln!("SKIPPED {name}: Slurm's daemons need root; run the tests as root");
+        return None;
+    }
+    match install_packages().and_then(|()| Cluster::start()) {
+        Ok(cluster) => Some(cluster),
+        Err(Skip(why)) => {
+            eprintln!("SKIPPED {name}: no Slurm cluster: {why}");
+            None
+        }
+    }
+}
+
 /// Whether this process is root (Slurm's daemons must be).
 fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status").is_ok_and(|status| {
@@ -549,16 +565,8 @@ fn is_root() -> bool {
 fn a_job_array_with_a_requeued_task_merges_to_one_machines_standings() {
     const NAME: &str = "a_job_array_with_a_requeued_task_merges_to_one_machines_standings";
     let started = Instant::now();
-    if !is_root() {
-        eprintln!("SKIPPED {NAME}: Slurm's daemons need root; run the tests as root");
+    let Some(cluster) = cluster_or_skip(NAME) else {
         return;
-    }
-    let cluster = match install_packages().and_then(|()| Cluster::start()) {
-        Ok(cluster) => cluster,
-        Err(Skip(why)) => {
-            eprintln!("SKIPPED {NAME}: no Slurm cluster: {why}");
-            return;
-        }
     };
     eprintln!("tests/slurm.rs: cluster up in {:?}", started.elapsed());
     let dir = cluster.dir.path();
@@ -670,4 +678,142 @@ fn a_job_array_with_a_requeued_task_merges_to_one_machines_standings() {
     cluster.stop();
     assert_eq!(cluster.survivors(), vec![]);
     eprintln!("tests/slurm.rs: done in {:?}", started.elapsed());
+}
+
+/// A league on PostgreSQL whose games a job array of workers plays
+/// (`examples/slurm/league-workers.sbatch`), on the one-node cluster and a
+/// server of the test's own: a worker killed outright mid-game and the
+/// server restarted under the running league lose nothing recorded and
+/// double nothing; the league goes on to its games, and the workers left
+/// end by themselves.
+#[test]
+fn a_league_on_postgresql_plays_on_a_job_array_of_workers() {
+    const NAME: &str = "a_league_on_postgresql_plays_on_a_job_array_of_workers";
+    let started = Instant::now();
+    let Some(cluster) = cluster_or_skip(NAME) else {
+        return;
+    };
+    let dir = cluster.dir.path();
+    let server = match common::postgres::Server::start(dir) {
+        Ok(server) => server,
+        Err(why) => {
+            eprintln!("SKIPPED {NAME}: no PostgreSQL server: {why}");
+            return;
+        }
+    };
+    let url = server.url();
+    let file = slow_duel_league(dir);
+    let versions = dir.join("versions");
+    let mut league = common::league::Running::start_in(
+        dir,
+        &[
+            "league",
+            "run",
+            file.to_str().unwrap(),
+            "--db",
+            &url,
+            "--versions",
+            versions.to_str().unwrap(),
+            "--jobs",
+            "0",
+            "--games",
+            "40",
+        ],
+        &cluster.marker,
+    );
+    league.wait("the league to start", |_, err| err.contains("playing: "));
+
+    let mut sbatch = program("sbatch");
+    cluster.configure(&mut sbatch);
+    let submitted = sbatch
+        .args(["--parsable", "--array=1-3"])
+        .arg(format!("--output={}/worker-%a.out", dir.display()))
+        .arg(format!("{ROOT}/examples/slurm/league-workers.sbatch"))
+        .args([url.as_str(), "--lease", "2s"])
+        .env("REFEREE", referee_bin())
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let job = String::from_utf8_lossy(&submitted.stdout).trim().to_owned();
+    assert!(
+        submitted.status.success() && !job.is_empty(),
+        "{submitted:?}"
+    );
+
+    // Task 1 killed outright (a lost node) once games are being played;
+    // then the server restarted under the league.
+    league.wait_games(6, "six games");
+    cluster.run("scancel", ["--signal=KILL", "--full", &format!("{job}_1")]);
+    league.wait_games(4, "four more games");
+    server.restart().unwrap();
+    assert_eq!(
+        league.finish(),
+        Some(0),
+        "{}\n{}",
+        league.stderr(),
+        worker_logs(dir)
+    );
+
+    let states = cluster.wait_for_job(&job);
+    assert_eq!(states.len(), 3, "{states:?}");
+    assert_eq!(
+        states.iter().filter(|s| *s == "COMPLETED").count(),
+        2,
+        "the workers left end by themselves: {states:?}\n{}",
+        worker_logs(dir)
+    );
+    assert_eq!(common::league::games(&league.stdout()), 40);
+
+    // Every game once, numbered as it finished, each at a dealt table
+    // (two games a table of two, at most).
+    let out = dir.join("export");
+    let export = common::referee(["league", "export", &url, out.to_str().unwrap()], b"");
+    assert_eq!(export.code, Some(0), "{export:?}");
+    let records = common::jsonl(&out.join("records.jsonl"));
+    assert_eq!(records.len(), 40);
+    common::league::assert_numbered(&records);
+    let db = referee::league::db::Db::read(&referee::league::db::Location::Url(url)).unwrap();
+    let mut per_table = std::collections::HashMap::new();
+    for (table, _) in db.games_after(0, 1000).unwrap() {
+        *per_table
+            .entry(table.expect("played at a table"))
+            .or_insert(0) += 1;
+    }
+    assert!(per_table.values().all(|&n| n <= 2), "{per_table:?}");
+    drop(db);
+    drop(league);
+    drop(server);
+
+    let mut cluster = cluster;
+    cluster.stop();
+    assert_eq!(cluster.survivors(), vec![]);
+    eprintln!("tests/slurm.rs: league done in {:?}", started.elapsed());
+}
+
+/// A league of four duel players in `dir/subs`, each 30 ms a move.
+fn slow_duel_league(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    for name in ["ann", "bob", "cat", "dan"] {
+        let folder = dir.join("subs").join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        let player = folder.join("pc2");
+        std::fs::write(
+            &player,
+            "#!/bin/sh\nwhile read -r _ _; do sleep 0.03; echo 1; done\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&player, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    common::league::duel_glob_file(dir)
+}
+
+/// The workers' logs, for a failure's message.
+fn worker_logs(dir: &Path) -> String {
+    (1..=3)
+        .map(|k| {
+            let log = std::fs::read_to_string(dir.join(format!("worker-{k}.out")));
+            format!("worker {k}:\n{}\n", log.unwrap_or_default())
+        })
+        .collect()
 }

@@ -357,7 +357,11 @@ fn versions_dir(config: &LeagueConfig) -> Result<PathBuf, String> {
             ));
         }
     };
-    Ok(std::path::absolute(&dir).unwrap_or(dir))
+    let dir = std::path::absolute(&dir).unwrap_or(dir);
+    // Made now, even before a version is copied into it: its workers look
+    // for it as they start.
+    std::fs::create_dir_all(&dir).map_err(|e| format!("--versions {}: {e}", dir.display()))?;
+    Ok(dir)
 }
 
 /// The league's seed and kind, from the database of a league played

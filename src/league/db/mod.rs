@@ -435,6 +435,24 @@ impl Db {
     }
 }
 
+/// A game as [`Db::recent_games`] lists it: its number, when it finished,
+/// and how each seat did.
+fn game_summary(id: i64, finished: String, record: &str) -> serde_json::Value {
+    let record: serde_json::Value = serde_json::from_str(record).unwrap_or_default();
+    let seats: Vec<serde_json::Value> = record["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            serde_json::json!({
+                "entrant": r["entrant"], "status": r["status"], "score": r["score"],
+                "rank": r["rank"], "won": r["won"], "error": r["error"],
+            })
+        })
+        .collect();
+    serde_json::json!({ "game": id, "finished": finished, "seats": seats })
+}
+
 /// The database, even when a thread panicked holding it: each game is
 /// one transaction, so what it holds is whole.
 pub fn lock(db: &std::sync::Mutex<Db>) -> std::sync::MutexGuard<'_, Db> {

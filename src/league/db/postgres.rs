@@ -849,7 +849,13 @@ impl Postgres {
                 &[&entrant, &to_i64(limit)],
             )?;
             rows.iter()
-                .map(|r| Ok(summary(get(r, 0)?, get(r, 1)?, get(r, 2)?)))
+                .map(|r| {
+                    Ok(super::game_summary(
+                        get(r, 0)?,
+                        get(r, 1)?,
+                        &get::<String>(r, 2)?,
+                    ))
+                })
                 .collect()
         })
     }
@@ -947,23 +953,6 @@ struct Game<'a> {
     versions: &'a [i64],
     /// The dealt table it was played at, if any.
     table: Option<i64>,
-}
-
-/// A game as [`Postgres::recent_games`] lists it.
-fn summary(id: i64, finished: String, record: String) -> serde_json::Value {
-    let record: serde_json::Value = serde_json::from_str(&record).unwrap_or_default();
-    let seats: Vec<serde_json::Value> = record["results"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|r| {
-            serde_json::json!({
-                "entrant": r["entrant"], "status": r["status"], "score": r["score"],
-                "rank": r["rank"], "won": r["won"], "error": r["error"],
-            })
-        })
-        .collect();
-    serde_json::json!({ "game": id, "finished": finished, "seats": seats })
 }
 
 /// The work: tables dealt, claimed with a lease, played and finished.

@@ -477,19 +477,7 @@ impl Sqlite {
         let mut out = Vec::new();
         for row in rows {
             let (id, finished, record) = row.map_err(sql(&self.path))?;
-            let record: serde_json::Value = serde_json::from_str(&record).unwrap_or_default();
-            let seats: Vec<serde_json::Value> = record["results"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|r| {
-                    serde_json::json!({
-                        "entrant": r["entrant"], "status": r["status"], "score": r["score"],
-                        "rank": r["rank"], "won": r["won"], "error": r["error"],
-                    })
-                })
-                .collect();
-            out.push(serde_json::json!({ "game": id, "finished": finished, "seats": seats }));
+            out.push(super::game_summary(id, finished, &record));
         }
         Ok(out)
     }
