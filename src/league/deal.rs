@@ -210,6 +210,12 @@ pub fn keep_following(db: Arc<Mutex<Db>>, shared: Arc<Shared>) -> std::thread::J
 /// the league is done once it has its `--games`.
 fn follow(db: &Mutex<Db>, shared: &Shared) -> Result<(), Failed> {
     let io = |e: String| (Status::Io, e);
+    // The tables' states first: a table done then had its games committed
+    // before, so the games read next include them all, and its games are
+    // counted before it is forgotten (or another game would be dealt in
+    // its place, past --games).
+    let ids: Vec<i64> = shared.lock().tables.keys().copied().collect();
+    let states = lock(db).table_states(&ids).map_err(io)?;
     loop {
         let after = shared.lock().committed;
         let games = lock(db).games_after(after, FOLLOW_BATCH).map_err(io)?;
@@ -221,8 +227,6 @@ fn follow(db: &Mutex<Db>, shared: &Shared) -> Result<(), Failed> {
             break;
         }
     }
-    let ids: Vec<i64> = shared.lock().tables.keys().copied().collect();
-    let states = lock(db).table_states(&ids).map_err(io)?;
     for (id, state) in states {
         if let TableState::Done { outcome } = state {
             shared.table_done(id, outcome.as_deref())?;
