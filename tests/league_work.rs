@@ -225,3 +225,48 @@ fn a_database_of_schema_1_is_migrated_with_its_games() {
     assert_eq!(records.len(), 8);
     assert_numbered(&records);
 }
+
+/// A worker's own `--env` reaches its bots, on top of the league's
+/// environment (a machine's own JAVA_HOME, say).
+#[test]
+fn a_workers_env_reaches_its_bots() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let marks = dir.path().join("marks.txt");
+    for name in ["ann", "bob"] {
+        let folder = dir.path().join("subs").join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        let player = folder.join("pc2");
+        std::fs::write(
+            &player,
+            format!(
+                "#!/bin/sh\nwhile read -r _ _; do echo \"$WORKER_MARK\" >> {}; echo 1; done\n",
+                marks.display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&player, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let file = common::league::duel_glob_file(dir.path());
+    let db = dir.path().join("league.db");
+    let marker = Marker::new();
+    let mut league = Running::start(&file, &db, &["--games", "2", "--jobs", "0"], &marker);
+    let args = [
+        "league",
+        "--env",
+        "WORKER_MARK=this-machine",
+        "work",
+        "--db",
+    ];
+    let mut all = args.to_vec();
+    all.push(db.to_str().unwrap());
+    let mut worker = Running::start_in(dir.path(), &all, &marker);
+    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
+    assert_eq!(worker.finish(), Some(0), "{}", worker.stderr());
+    let marks = std::fs::read_to_string(&marks).unwrap();
+    assert!(
+        !marks.is_empty() && marks.lines().all(|l| l == "this-machine"),
+        "{marks}"
+    );
+    marker.assert_none_left();
+}

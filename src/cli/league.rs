@@ -220,6 +220,7 @@ pub async fn run(args: LeagueArgs, env: &Vars) -> Status {
                 pin: args.pin,
                 name: args.name,
                 lease: args.lease,
+                env: env.clone(),
             };
             league::worker::work(&config).await
         }

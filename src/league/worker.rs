@@ -29,6 +29,9 @@ pub struct WorkConfig {
     pub pin: bool,
     pub name: Option<String>,
     pub lease: Duration,
+    /// `--env`: set for this worker's bots on top of the league's (a
+    /// machine's own JAVA_HOME, say).
+    pub env: crate::bot::environment::Vars,
 }
 
 /// How often an idle worker asks whether the league is finished.
@@ -75,11 +78,10 @@ async fn work_inner(config: &WorkConfig) -> Result<Status, Failed> {
     let jobs = config.jobs.unwrap_or_else(crate::parallel::cpus).max(1);
     db.worker_seen(&name, jobs).map_err(|e| (Status::Io, e))?;
     let db = Arc::new(Mutex::new(db));
-    let seats = Arc::new(StoredSeats::new(
-        Arc::clone(&db),
-        league.versions.clone(),
-        here,
-    ));
+    let seats = Arc::new(StoredSeats {
+        env: config.env.clone(),
+        ..StoredSeats::new(Arc::clone(&db), league.versions.clone(), here)
+    });
     let mut tables = Tables::new(
         name.clone(),
         Arc::clone(&db),
@@ -227,6 +229,8 @@ struct StoredSeats {
     stale: AtomicBool,
     /// Versions whose copy is missing, said once.
     said: Mutex<HashSet<i64>>,
+    /// Set for the bots on top of the league's environment.
+    env: crate::bot::environment::Vars,
 }
 
 impl StoredSeats {
@@ -238,6 +242,7 @@ impl StoredSeats {
             known: Mutex::default(),
             stale: AtomicBool::new(true),
             said: Mutex::default(),
+            env: Vec::new(),
         }
     }
 
@@ -247,8 +252,10 @@ impl StoredSeats {
             return None;
         }
         let player: Player = serde_json::from_str(row.player.as_deref()?).ok()?;
-        let entrant = player.entrant(&self.from, &self.to);
-        let dir = entrant.program.as_ref().ok()?.dir.clone();
+        let mut entrant = player.entrant(&self.from, &self.to);
+        let program = entrant.program.as_mut().ok()?;
+        program.env = program.env.with(&self.env);
+        let dir = program.dir.clone();
         if let Some(dir) = dir.filter(|d| !d.is_dir()) {
             self.say_missing(row.id, &player.name, &dir);
             return None;
