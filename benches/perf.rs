@@ -1016,21 +1016,7 @@ fn league(reps: usize) {
     let games = GAMES.to_string();
     let (mut t_rates, mut l_rates, mut ratios) = (vec![], vec![], vec![]);
     for rep in 0..reps {
-        let (t, out) = run(
-            REFEREE,
-            &[
-                "--no-fsync",
-                "tournament",
-                "--no-progress",
-                tournament.to_str().unwrap(),
-                "--jobs",
-                "1",
-            ],
-            None,
-            false,
-        );
-        assert!(out.status.success(), "{}", stderr(&out));
-        let t_rate = GAMES as f64 / t.as_secs_f64();
+        let t_rate = one_job_tournament_rate(&tournament, GAMES);
         let db = dir.path().join(format!("rate{rep}.db"));
         let (t, out) = league_run(&league_file, &db, &["--games", &games, "--jobs", "1"]);
         assert!(out.status.success(), "{}", stderr(&out));
@@ -1050,6 +1036,26 @@ fn league(reps: usize) {
 }
 
 /// `referee --no-fsync league run FILE --db DB ARGS`.
+/// Games a second of the tournament `file` of `games` games, one at a
+/// time (`--jobs 1`): what a league's rates are compared with.
+fn one_job_tournament_rate(file: &Path, games: usize) -> f64 {
+    let (t, out) = run(
+        REFEREE,
+        &[
+            "--no-fsync",
+            "tournament",
+            "--no-progress",
+            file.to_str().unwrap(),
+            "--jobs",
+            "1",
+        ],
+        None,
+        false,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    games as f64 / t.as_secs_f64()
+}
+
 fn league_run(file: &Path, db: &Path, args: &[&str]) -> (Duration, Output) {
     run(REFEREE, &league_args(file, db, args), None, false)
 }
@@ -1671,21 +1677,7 @@ fn workers_scaling<'a>(
     std::fs::write(&tournament, format!("games = 60\n{text}")).unwrap();
     let mut alone = vec![];
     for _ in 0..reps {
-        let (t, out) = run(
-            REFEREE,
-            &[
-                "--no-fsync",
-                "tournament",
-                "--no-progress",
-                tournament.to_str().unwrap(),
-                "--jobs",
-                "1",
-            ],
-            None,
-            false,
-        );
-        assert!(out.status.success(), "{}", stderr(&out));
-        alone.push(60.0 / t.as_secs_f64());
+        alone.push(one_job_tournament_rate(&tournament, 60));
     }
     println!(
         "- {name}, bots waiting 20 ms a move, games a second by workers: {}; a tournament of \

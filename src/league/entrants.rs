@@ -288,13 +288,8 @@ fn left_out_note(left_out: &[(PathBuf, &str)]) -> Option<String> {
 
 /// `program` with every path under `from` (its folder, its program, its
 /// arguments) under `to` instead.
-fn moved(program: BotSpec, from: &Path, to: &Path) -> BotSpec {
-    let under_to = |p: &OsStr| -> OsString {
-        match Path::new(p).strip_prefix(from) {
-            Ok(rest) => to.join(rest).into_os_string(),
-            Err(_) => p.to_owned(),
-        }
-    };
+pub(super) fn moved(program: BotSpec, from: &Path, to: &Path) -> BotSpec {
+    let under_to = |p: &OsStr| moved_path(p, from, to);
     BotSpec {
         program: under_to(&program.program),
         args: program.args.iter().map(|a| under_to(a)).collect(),
@@ -303,6 +298,14 @@ fn moved(program: BotSpec, from: &Path, to: &Path) -> BotSpec {
             .as_deref()
             .map(|d| PathBuf::from(under_to(d.as_os_str()))),
         ..program
+    }
+}
+
+/// `path` under `to` instead of `from`, if it is under `from`.
+pub(super) fn moved_path(path: &OsStr, from: &Path, to: &Path) -> OsString {
+    match Path::new(path).strip_prefix(from) {
+        Ok(rest) => to.join(rest).into_os_string(),
+        Err(_) => path.to_owned(),
     }
 }
 

@@ -19,6 +19,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::db::{Claim, Db, TableRow, lock};
+use super::entrants::{moved, moved_path};
 use crate::bot::{BotLimits, BotSpec, Environment};
 use crate::exit::Status;
 use crate::game::{Deal, Game, Round};
@@ -461,21 +462,15 @@ impl Player {
     /// moved under this worker's `to` (the same folder, seen at another
     /// path).
     pub fn entrant(&self, from: &std::path::Path, to: &std::path::Path) -> Entrant {
-        let moved = |p: &str| -> std::path::PathBuf {
-            match std::path::Path::new(p).strip_prefix(from) {
-                Ok(rest) => to.join(rest),
-                Err(_) => p.into(),
-            }
-        };
-        let program = BotSpec {
-            program: moved(&self.program).into_os_string(),
-            args: self
-                .args
+        let stored = BotSpec {
+            program: self.program.clone().into(),
+            args: self.args.iter().map(Into::into).collect(),
+            dir: self.dir.as_deref().map(Into::into),
+            hide: self
+                .hide
                 .iter()
-                .map(|a| moved(a).into_os_string())
+                .map(|h| moved_path(h.as_ref(), from, to).into())
                 .collect(),
-            dir: self.dir.as_deref().map(moved),
-            hide: self.hide.iter().map(|h| moved(h)).collect(),
             env: match &self.env {
                 Some(vars) => {
                     Environment::Clean(vars.iter().map(|(k, v)| (k.into(), v.into())).collect())
@@ -483,6 +478,7 @@ impl Player {
                 None => Environment::Inherited,
             },
         };
+        let program = moved(stored, from, to);
         Entrant {
             name: self.name.clone(),
             program: Ok(program),
