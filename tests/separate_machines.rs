@@ -156,9 +156,21 @@ fn server(under: &Path) -> Option<Server> {
     }
 }
 
-/// Whether a mount namespace with a tmpfs of its own can be made here
-/// (a container may refuse it even to root), or why not.
+/// Whether "machines" of their own can be made here, or why not: a mount
+/// namespace with a tmpfs of its own (a container may refuse it even to
+/// root), and the referee and the test's folders outside `/tmp`, which
+/// each machine hides behind its own.
 fn can_unshare() -> Result<(), String> {
+    for (what, path) in [
+        ("the referee", referee_bin()),
+        ("the test's folders", env!("CARGO_TARGET_TMPDIR")),
+    ] {
+        if Path::new(path).starts_with("/tmp") {
+            return Err(format!(
+                "{what} ({path}) under /tmp, which each machine here hides"
+            ));
+        }
+    }
     let out = Command::new("unshare")
         .args(["--mount", "--propagation", "private", "sh", "-c"])
         .arg("mount -t tmpfs tmpfs /tmp")
@@ -269,7 +281,7 @@ fn exported(dir: &Path, url: &str) -> Vec<Value> {
 /// workers end by themselves once the league has its games.
 #[test]
 fn a_league_on_separate_machines_plays_every_entrant_from_the_shared_folders() {
-    const GAMES: usize = 48;
+    const GAMES: usize = 60;
     // Not under /tmp, which every machine here hides behind its own.
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let Some(server) = server(Path::new(env!("CARGO_TARGET_TMPDIR"))) else {
