@@ -347,6 +347,14 @@ fn a_league_on_separate_machines_plays_every_entrant_from_the_shared_folders() {
             "{}",
             worker.output()
         );
+        // A version it cannot play here would be declined, and a game it
+        // fails itself voided (not recorded): the records would not show it.
+        let err = worker.stderr();
+        assert!(
+            !err.contains(" cannot play ") && !err.contains("a game void"),
+            "{}",
+            worker.output()
+        );
         assert!(games(&worker.stdout()) > 0, "{}", worker.output());
         played += games(&worker.stdout());
     }
