@@ -116,8 +116,9 @@ fn a_worker_killed_mid_game_loses_only_its_game_in_flight() {
     marker.assert_none_left();
 }
 
-/// A worker that cannot see the versions' copies says which and plays
-/// none of their tables; one given a folder that is not there is a usage
+/// A worker that cannot see the versions' copies says which, plays none
+/// of their tables and, able to play none, stops (issue 48: never a game
+/// charged to the bots); one given a folder that is not there is a usage
 /// error naming it.
 #[test]
 fn a_worker_without_the_versions_copies_says_so_and_plays_nothing() {
@@ -151,13 +152,18 @@ fn a_worker_without_the_versions_copies_says_so_and_plays_nothing() {
         &["--versions", empty.to_str().unwrap()],
         &marker,
     );
-    blind.wait("the missing copy named", |_, err| {
-        err.contains("copy is not at")
-    });
-    std::thread::sleep(std::time::Duration::from_millis(600));
+    // It names the path stored and the path it looked at, declines both
+    // versions, and, able to play no table, stops as failed (70): its
+    // machine's failure, no game charged to a bot.
+    assert_eq!(blind.finish(), Some(70), "{}", blind.stderr());
+    let err = blind.stderr();
+    let stored = dir.path().join("league.db.versions");
+    assert!(err.contains("cannot play ann@v1 on this machine"), "{err}");
+    assert!(err.contains(&format!("stored at {}", stored.display())), "{err}");
+    assert!(err.contains(&format!("is not at {}", empty.display())), "{err}");
+    assert!(err.contains("can play none of the league's tables"), "{err}");
     assert_eq!(games(&blind.stdout()), 0, "{}", blind.stdout());
     assert_eq!(games(&league.stdout()), 0, "{}", league.stdout());
-    drop(blind);
 
     let mut seeing = worker(dir.path(), &db, &["--jobs", "1"], &marker);
     assert_eq!(league.finish(), Some(0), "{}", league.stderr());
@@ -268,5 +274,107 @@ fn a_workers_env_reaches_its_bots() {
         !marks.is_empty() && marks.lines().all(|l| l == "this-machine"),
         "{marks}"
     );
+    marker.assert_none_left();
+}
+
+/// The statuses of every seat of `records`.
+fn statuses(records: &[serde_json::Value]) -> Vec<String> {
+    records
+        .iter()
+        .flat_map(|r| r["results"].as_array().cloned().unwrap_or_default())
+        .map(|seat| seat["status"].as_str().unwrap_or("?").to_owned())
+        .collect()
+}
+
+/// A worker whose machine lacks what a version needs (here its
+/// interpreter, which the league found when the version entered) charges
+/// no bot with it (issue 48.2: a worker recorded a failed game every few
+/// milliseconds against both seats). It declines that version's tables,
+/// naming the program stored and the one it looked for, and plays the
+/// others; a worker that has it plays the rest. No game in the league
+/// says `cannot_start`.
+#[test]
+fn a_worker_that_cannot_start_a_version_here_declines_it_and_charges_no_bot() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = class(dir.path(), &["ann", "bob", "cat"], "0");
+    let interp = dir.path().join("interp");
+    std::fs::create_dir(&interp).unwrap();
+    std::fs::copy("/bin/sh", interp.join("sh")).unwrap();
+    let cat = dir.path().join("subs/cat/pc2");
+    std::fs::write(
+        &cat,
+        format!(
+            "#!{}\nwhile read -r _ _; do echo 1; done\n",
+            interp.join("sh").display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&cat, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let db = dir.path().join("league.db");
+    let marker = Marker::new();
+    let mut league = Running::start(&file, &db, &["--games", "12", "--jobs", "0"], &marker);
+    league.wait("the league starts", |_, err| {
+        err.contains("playing: ") && err.contains("cat@v1")
+    });
+    // The worker's machine has no such interpreter.
+    let hidden = dir.path().join("interp.away");
+    std::fs::rename(&interp, &hidden).unwrap();
+    let mut lacking = worker(dir.path(), &db, &["--jobs", "1", "--name", "lacking"], &marker);
+    lacking.wait("cat declined", |_, err| {
+        err.contains("lacking cannot play cat@v1 on this machine")
+    });
+    lacking.wait_games(2, "the tables without cat played");
+    std::fs::rename(&hidden, &interp).unwrap();
+    let mut having = worker(dir.path(), &db, &["--jobs", "1", "--name", "having"], &marker);
+    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
+    assert_eq!(lacking.finish(), Some(0), "{}", lacking.stderr());
+    assert_eq!(having.finish(), Some(0), "{}", having.stderr());
+    let err = lacking.stderr();
+    assert!(err.contains(&interp.join("sh").display().to_string()), "{err}");
+    assert!(!lacking.stdout().contains("cat@v1"), "{}", lacking.stdout());
+    let records = exported(dir.path(), &db);
+    assert_eq!(records.len(), 12);
+    assert_numbered(&records);
+    assert!(statuses(&records).iter().all(|s| s == "ok"), "{records:?}");
+    marker.assert_none_left();
+}
+
+/// A version's copy gone under a worker after it checked it (a network
+/// file system's hiccup, a copy pruned): the game that could not start
+/// is void, not recorded, its table dealt again; the worker declines the
+/// version and, able to play nothing else, stops as failed (70). Another
+/// worker that sees the copy plays every game.
+#[test]
+fn a_copy_gone_under_a_worker_voids_its_game_and_charges_no_bot() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = class(dir.path(), &["ann", "bob"], "0.05");
+    let db = dir.path().join("league.db");
+    let marker = Marker::new();
+    let mut league = Running::start(&file, &db, &["--games", "8", "--jobs", "0"], &marker);
+    league.wait("the league starts", |_, err| err.contains("playing: "));
+    let versions = dir.path().join("league.db.versions");
+    let mut first = worker(dir.path(), &db, &["--jobs", "1", "--name", "first"], &marker);
+    first.wait_games(1, "a game played");
+    let bob = std::fs::read_dir(&versions)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("bob-"))
+        .unwrap()
+        .path();
+    let away = dir.path().join("bob.away");
+    std::fs::rename(&bob, &away).unwrap();
+    assert_eq!(first.finish(), Some(70), "{}", first.stderr());
+    let err = first.stderr();
+    assert!(err.contains("cannot play bob@v1 on this machine"), "{err}");
+    assert!(err.contains(&bob.display().to_string()), "{err}");
+    std::fs::rename(&away, &bob).unwrap();
+    let mut second = worker(dir.path(), &db, &["--jobs", "1", "--name", "second"], &marker);
+    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
+    assert_eq!(second.finish(), Some(0), "{}", second.stderr());
+    let records = exported(dir.path(), &db);
+    assert_eq!(records.len(), 8);
+    assert_numbered(&records);
+    assert!(statuses(&records).iter().all(|s| s == "ok"), "{records:?}");
     marker.assert_none_left();
 }

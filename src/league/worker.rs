@@ -411,15 +411,8 @@ impl Seats for StoredSeats {
     }
 
     fn recheck(&self, id: i64) -> Option<String> {
-        let player = match self
-            .known
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&id)
-        {
-            Some(Seat::Ready(_, _)) | Some(Seat::Stored(..)) => self.stored_player(id)?,
-            _ => return None,
-        };
+        // A version declined or out is not played: nothing to look at.
+        let player = self.stored_player(id)?;
         copies::check(&player, &self.from, &self.to).err()
     }
 
