@@ -346,16 +346,21 @@ fn a_worker_started_during_a_server_restart_plays() {
     marker.assert_none_left();
 }
 
-/// A worker whose database is not there (no such database) is not a
-/// server that is not up yet: it says so and ends at once.
+/// A worker whose database is not there (no such database), or whose URL
+/// is wrong, is not one whose server is not up yet: it says so and ends
+/// at once.
 #[test]
-fn a_worker_of_no_such_database_ends_at_once() {
+fn a_worker_of_no_such_database_or_a_bad_url_ends_at_once() {
     let Some(server) = server() else { return };
-    let url = server.url().replace("/league", "/nosuch");
-    let run = referee(["league", "work", "--db", &url], b"");
-    assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(run.stderr.contains("nosuch"), "{}", run.stderr);
-    assert!(!run.stderr.contains("trying again"), "{}", run.stderr);
+    let nosuch = server.url().replace("/league", "/nosuch");
+    let bad = "postgres://league:secret@127.0.0.1:port/league".to_owned();
+    for (url, named) in [(nosuch, "nosuch"), (bad, "league:***@127.0.0.1:port")] {
+        let run = referee(["league", "work", "--db", &url], b"");
+        assert_eq!(run.code, Some(64), "{run:?}");
+        assert!(run.stderr.contains(named), "{}", run.stderr);
+        assert!(!run.stderr.contains("trying again"), "{}", run.stderr);
+        assert!(!run.stderr.contains("secret"), "{}", run.stderr);
+    }
 }
 
 /// A database of schema 2 (before workers said what they cannot play,

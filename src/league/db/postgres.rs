@@ -314,11 +314,13 @@ fn passing(e: &tokio_postgres::Error) -> bool {
         })
 }
 
-/// What the server said of `e`, or the client's own words.
+/// What the server said of `e`, or the client's own words and their
+/// cause (`error connecting to server: Connection refused ...`).
 fn why(e: &tokio_postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => db.message().to_owned(),
-        None => e.to_string(),
+    match (e.as_db_error(), std::error::Error::source(e)) {
+        (Some(db), _) => db.message().to_owned(),
+        (None, Some(cause)) => format!("{e}: {cause}"),
+        (None, None) => e.to_string(),
     }
 }
 
@@ -400,6 +402,8 @@ impl Postgres {
     /// is not there yet ([`JoinError::NotYet`]); anyone else says why now.
     fn reach(url: &str, role: Role) -> Result<Postgres, JoinError> {
         let name = Location::Url(url.to_owned()).describe();
+        // Before the runtime: one dropped inside a caller's runtime panics.
+        let config = Box::new(config(url).map_err(JoinError::Fails)?);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("postgres")
@@ -408,7 +412,7 @@ impl Postgres {
             .map_err(|e| JoinError::Fails(format!("{name}: cannot start its runtime: {e}")))?;
         let db = Postgres {
             runtime: Some(runtime),
-            config: Box::new(config(url).map_err(JoinError::Fails)?),
+            config,
             name,
             role,
             client: Mutex::new(None),
