@@ -192,44 +192,91 @@ fn a_league_on_postgresql_needs_versions() {
     assert!(run.stderr.contains("--versions"), "{}", run.stderr);
 }
 
-/// A database of schema 1 (before workers) is read as it is by `show`,
-/// and migrated by the next `league run`, its games kept and numbered on.
-#[test]
-fn a_database_of_schema_1_is_migrated_with_its_games() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = class(dir.path(), &["ann", "bob"], "0");
-    let db = dir.path().join("league.db");
+/// A league of two that has played 4 games, its database then made an
+/// older schema's by `sql`: `show` reads it as it is. Its file and
+/// database.
+fn older_league(dir: &Path, sql: &str) -> (PathBuf, PathBuf) {
+    let file = class(dir, &["ann", "bob"], "0");
+    let db = dir.join("league.db");
     let run = referee(
         common::league::run_args(&file, &db, &["--games", "4", "--jobs", "1"]),
         b"",
     );
     assert_eq!(run.code, Some(0), "{run:?}");
-    // Back to schema 1, as a database of the referee before workers.
     let conn = rusqlite::Connection::open(&db).unwrap();
-    conn.execute_batch(
-        "DROP INDEX games_by_table; ALTER TABLE games DROP COLUMN table_id;
-         ALTER TABLE versions DROP COLUMN player; DROP TABLE tables; DROP TABLE workers;
-         UPDATE meta SET value = '1' WHERE key = 'schema';",
-    )
-    .unwrap();
+    conn.execute_batch(sql).unwrap();
     drop(conn);
     let show = referee(["league", "show", db.to_str().unwrap()], b"");
     assert_eq!(show.code, Some(0), "{show:?}");
     assert!(show.stdout.contains("ann@v1"), "{}", show.stdout);
+    assert!(
+        show.stdout.contains("standings after 4 games"),
+        "{}",
+        show.stdout
+    );
+    (file, db)
+}
 
+/// A database of schema 1 (before workers) is read as it is by `show`,
+/// and migrated by the next `league run`, its games kept and numbered on.
+#[test]
+fn a_database_of_schema_1_is_migrated_with_its_games() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // Back to schema 1, as a database of the referee before workers.
+    let (file, db) = older_league(
+        dir.path(),
+        "DROP INDEX games_by_table; ALTER TABLE games DROP COLUMN table_id;
+         ALTER TABLE versions DROP COLUMN player; DROP TABLE tables; DROP TABLE workers;
+         DROP TABLE declines; UPDATE meta SET value = '1' WHERE key = 'schema';",
+    );
     let run = referee(
         common::league::run_args(&file, &db, &["--games", "8", "--jobs", "1"]),
         b"",
     );
     assert_eq!(run.code, Some(0), "{run:?}");
     assert!(
-        run.stderr.contains("migrated from schema 1 to 2"),
+        run.stderr.contains("migrated from schema 1 to 3"),
         "{}",
         run.stderr
     );
     let records = exported(dir.path(), &db);
     assert_eq!(records.len(), 8);
     assert_numbered(&records);
+}
+
+/// A database of schema 2 (before workers said what they cannot play) is
+/// read as it is by `show`, refused to a worker, and migrated by the next
+/// `league run`, its games kept and numbered on; a worker plays on it.
+#[test]
+fn a_database_of_schema_2_is_migrated_with_its_games() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let (file, db) = older_league(
+        dir.path(),
+        "DROP TABLE declines; ALTER TABLE workers DROP COLUMN void_games;
+         ALTER TABLE workers DROP COLUMN last_void;
+         UPDATE meta SET value = '2' WHERE key = 'schema';",
+    );
+    let refused = referee(["league", "work", "--db", db.to_str().unwrap()], b"");
+    assert_eq!(refused.code, Some(64), "{refused:?}");
+    assert!(refused.stderr.contains("schema 2"), "{}", refused.stderr);
+
+    let marker = Marker::new();
+    let args = ["--games", "8", "--jobs", "0"];
+    let mut league = Running::start(&file, &db, &args, &marker);
+    league.wait("the league starts", |_, err| err.contains("playing: "));
+    let mut one = worker(dir.path(), &db, &["--jobs", "1", "--name", "one"], &marker);
+    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
+    assert_eq!(one.finish(), Some(0), "{}", one.stderr());
+    assert!(
+        league.stderr().contains("migrated from schema 2 to 3"),
+        "{}",
+        league.stderr()
+    );
+    assert_eq!(games(&one.stdout()), 4, "{}", one.stderr());
+    let records = exported(dir.path(), &db);
+    assert_eq!(records.len(), 8);
+    assert_numbered(&records);
+    marker.assert_none_left();
 }
 
 /// A worker's own `--env` reaches its bots, on top of the league's
