@@ -159,9 +159,18 @@ fn a_worker_without_the_versions_copies_says_so_and_plays_nothing() {
     let err = blind.stderr();
     let stored = dir.path().join("league.db.versions");
     assert!(err.contains("cannot play ann@v1 on this machine"), "{err}");
-    assert!(err.contains(&format!("stored at {}", stored.display())), "{err}");
-    assert!(err.contains(&format!("is not at {}", empty.display())), "{err}");
-    assert!(err.contains("can play none of the league's tables"), "{err}");
+    assert!(
+        err.contains(&format!("stored at {}", stored.display())),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("is not at {}", empty.display())),
+        "{err}"
+    );
+    assert!(
+        err.contains("can play none of the league's tables"),
+        "{err}"
+    );
     assert_eq!(games(&blind.stdout()), 0, "{}", blind.stdout());
     assert_eq!(games(&league.stdout()), 0, "{}", league.stdout());
 
@@ -367,18 +376,41 @@ fn a_worker_that_cannot_start_a_version_here_declines_it_and_charges_no_bot() {
     // The worker's machine has no such interpreter.
     let hidden = dir.path().join("interp.away");
     std::fs::rename(&interp, &hidden).unwrap();
-    let mut lacking = worker(dir.path(), &db, &["--jobs", "1", "--name", "lacking"], &marker);
+    let mut lacking = worker(
+        dir.path(),
+        &db,
+        &["--jobs", "1", "--name", "lacking"],
+        &marker,
+    );
     lacking.wait("cat declined", |_, err| {
         err.contains("lacking cannot play cat@v1 on this machine")
     });
-    lacking.wait_games(2, "the tables without cat played");
+    lacking.wait("the table without cat played", |out, _| games(out) >= 2);
+    // The organiser, who cannot log into the worker's machine, reads it
+    // in `league show`.
+    let show = referee(["league", "show", db.to_str().unwrap()], b"");
+    assert_eq!(show.code, Some(0), "{show:?}");
+    assert!(
+        show.stdout.contains("no live worker can play") && show.stdout.contains("  cat@v1:"),
+        "{}",
+        show.stdout
+    );
+    assert!(show.stdout.contains("lacking: "), "{}", show.stdout);
     std::fs::rename(&hidden, &interp).unwrap();
-    let mut having = worker(dir.path(), &db, &["--jobs", "1", "--name", "having"], &marker);
+    let mut having = worker(
+        dir.path(),
+        &db,
+        &["--jobs", "1", "--name", "having"],
+        &marker,
+    );
     assert_eq!(league.finish(), Some(0), "{}", league.stderr());
     assert_eq!(lacking.finish(), Some(0), "{}", lacking.stderr());
     assert_eq!(having.finish(), Some(0), "{}", having.stderr());
     let err = lacking.stderr();
-    assert!(err.contains(&interp.join("sh").display().to_string()), "{err}");
+    assert!(
+        err.contains(&interp.join("sh").display().to_string()),
+        "{err}"
+    );
     assert!(!lacking.stdout().contains("cat@v1"), "{}", lacking.stdout());
     let records = exported(dir.path(), &db);
     assert_eq!(records.len(), 12);
@@ -401,7 +433,12 @@ fn a_copy_gone_under_a_worker_voids_its_game_and_charges_no_bot() {
     let mut league = Running::start(&file, &db, &["--games", "8", "--jobs", "0"], &marker);
     league.wait("the league starts", |_, err| err.contains("playing: "));
     let versions = dir.path().join("league.db.versions");
-    let mut first = worker(dir.path(), &db, &["--jobs", "1", "--name", "first"], &marker);
+    let mut first = worker(
+        dir.path(),
+        &db,
+        &["--jobs", "1", "--name", "first"],
+        &marker,
+    );
     first.wait_games(1, "a game played");
     let bob = std::fs::read_dir(&versions)
         .unwrap()
@@ -416,7 +453,12 @@ fn a_copy_gone_under_a_worker_voids_its_game_and_charges_no_bot() {
     assert!(err.contains("cannot play bob@v1 on this machine"), "{err}");
     assert!(err.contains(&bob.display().to_string()), "{err}");
     std::fs::rename(&away, &bob).unwrap();
-    let mut second = worker(dir.path(), &db, &["--jobs", "1", "--name", "second"], &marker);
+    let mut second = worker(
+        dir.path(),
+        &db,
+        &["--jobs", "1", "--name", "second"],
+        &marker,
+    );
     assert_eq!(league.finish(), Some(0), "{}", league.stderr());
     assert_eq!(second.finish(), Some(0), "{}", second.stderr());
     let records = exported(dir.path(), &db);
