@@ -467,3 +467,100 @@ fn a_copy_gone_under_a_worker_voids_its_game_and_charges_no_bot() {
     assert!(statuses(&records).iter().all(|s| s == "ok"), "{records:?}");
     marker.assert_none_left();
 }
+
+/// Folder names a class really has (issue 48.4): one not in UTF-8 (an
+/// old archive tool's Latin-1) enters under its name with the odd byte
+/// written `\xNN`, where it was skipped without a word; one of 250 bytes
+/// enters under a copy name cut to fit, where it never played (`File
+/// name too long`); a Makefile that makes no `pc2` says so, where its
+/// log began with the build's command and gave no reason.
+#[test]
+fn odd_folder_names_enter_and_a_build_without_pc2_says_so() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let long = "x".repeat(250);
+    let file = class(dir.path(), &["ann", &long], "0");
+    let latin = dir
+        .path()
+        .join("subs")
+        .join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+    std::fs::create_dir(&latin).unwrap();
+    std::fs::copy(dir.path().join("subs/ann/pc2"), latin.join("pc2")).unwrap();
+    let nothing = dir.path().join("subs/nothing");
+    std::fs::create_dir(&nothing).unwrap();
+    std::fs::write(nothing.join("Makefile"), "all:\n\t@echo made nothing\n").unwrap();
+    let db = dir.path().join("league.db");
+    let marker = Marker::new();
+    let mut league = Running::start(&file, &db, &["--games", "6"], &marker);
+    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
+    let err = league.stderr();
+    assert!(err.contains("league: caf\\xe9@v1 enters"), "{err}");
+    assert!(err.contains(&format!("league: {long}@v1 enters")), "{err}");
+    assert!(
+        err.contains("league: nothing@v1 did not build: ")
+            && err.contains("nothing: no pc2 after its build"),
+        "{err}"
+    );
+    let records = exported(dir.path(), &db);
+    assert_eq!(records.len(), 6);
+    assert!(statuses(&records).iter().all(|s| s == "ok"), "{records:?}");
+    let out = league.stdout();
+    assert!(out.contains("caf\\xe9@v1") && out.contains(&long), "{out}");
+    marker.assert_none_left();
+}
+
+/// A push retires a version, and the league prunes its copy once its
+/// games are over: no worker calls that a missing copy (issue 48.4: every
+/// live worker blamed the shared folder), neither one that played the old
+/// version nor one started after the pruning.
+#[test]
+fn a_pruned_copy_of_a_replaced_version_is_no_alarm_for_a_worker() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = class(dir.path(), &["ann", "bob"], "0.02");
+    let db = dir.path().join("league.db");
+    let marker = Marker::new();
+    let args = ["--games", "40", "--jobs", "0", "--scan-every", "200ms"];
+    let mut league = Running::start(&file, &db, &args, &marker);
+    league.wait("the league starts", |_, err| err.contains("playing: "));
+    let mut before = worker(
+        dir.path(),
+        &db,
+        &["--jobs", "1", "--name", "before"],
+        &marker,
+    );
+    before.wait_games(2, "games of ann@v1");
+    let pc2 = dir.path().join("subs/ann/pc2");
+    let mut script = std::fs::read_to_string(&pc2).unwrap();
+    script.push_str("# pushed\n");
+    std::fs::write(&pc2, script).unwrap();
+    league.wait("ann@v2 enters", |_, err| err.contains("ann@v2 enters"));
+    let versions = dir.path().join("league.db.versions");
+    let copies = || {
+        std::fs::read_dir(&versions)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("ann-"))
+            .count()
+    };
+    before.wait("ann@v1's copy pruned", |out, _| {
+        out.contains("ann@v2") && copies() == 1
+    });
+    let mut after = worker(
+        dir.path(),
+        &db,
+        &["--jobs", "1", "--name", "after"],
+        &marker,
+    );
+    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
+    assert_eq!(before.finish(), Some(0), "{}", before.stderr());
+    assert_eq!(after.finish(), Some(0), "{}", after.stderr());
+    for w in [&before, &after] {
+        let err = w.stderr();
+        assert!(
+            !err.contains("cannot play") && !err.contains("is not at"),
+            "{err}"
+        );
+    }
+    assert_eq!(exported(dir.path(), &db).len(), 40);
+    marker.assert_none_left();
+}

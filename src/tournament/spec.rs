@@ -692,9 +692,8 @@ fn glob_matches(pattern: &str, base: &Path) -> Result<Vec<(String, PathBuf, bool
     let mut out = Vec::new();
     for entry in entries {
         let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
-        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
-            continue;
-        };
+        let file_name = entry.file_name();
+        let name = escaped_name(&file_name);
         if (name.starts_with('.') && !last.starts_with('.')) || !wildcard(last, &name) {
             continue;
         }
@@ -703,24 +702,43 @@ fn glob_matches(pattern: &str, base: &Path) -> Result<Vec<(String, PathBuf, bool
         if dirs_only && !is_dir {
             continue;
         }
-        out.push((name.clone(), parent.join(&name), is_dir));
+        out.push((name, parent.join(&file_name), is_dir));
     }
     out.sort();
-    for (name, _, is_dir) in &out {
+    for (name, path, is_dir) in &out {
         if *is_dir {
-            outside(&dir, name)?;
+            outside(&dir, path.file_name().unwrap_or_default(), name)?;
         }
     }
     Ok(out)
 }
 
+/// A file name as an entrant's name: as it is when it is UTF-8, else with
+/// each byte that is not written `\xNN` (a folder named in Latin-1 by an
+/// old archive tool enters, under a name every page and file can show,
+/// rather than be skipped without a word).
+fn escaped_name(file_name: &std::ffi::OsStr) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    if let Some(name) = file_name.to_str() {
+        return name.to_owned();
+    }
+    let mut name = String::new();
+    for chunk in file_name.as_bytes().utf8_chunks() {
+        name.push_str(chunk.valid());
+        for byte in chunk.invalid() {
+            name.push_str(&format!("\\x{byte:02x}"));
+        }
+    }
+    name
+}
+
 /// Why the folder `name` a glob matched in `dir` cannot be an entrant, if
 /// it leads out of `dir`: a link to `/` would have its build write
 /// there; to anywhere else, the sandbox would show that to it.
-fn outside(dir: &Path, name: &str) -> Result<(), String> {
+fn outside(dir: &Path, file_name: &std::ffi::OsStr, name: &str) -> Result<(), String> {
     let within = std::fs::canonicalize(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let real = std::fs::canonicalize(dir.join(name))
-        .map_err(|e| format!("{}: {e}", dir.join(name).display()))?;
+    let real = std::fs::canonicalize(dir.join(file_name))
+        .map_err(|e| format!("{}: {e}", dir.join(file_name).display()))?;
     if real.starts_with(&within) && real != within {
         return Ok(());
     }
