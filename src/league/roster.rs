@@ -397,7 +397,14 @@ impl Roster {
                 let player = v.player.clone();
                 eprintln!("league: {} plays", crate::text::terminal(&v.player.name));
                 drop(state);
-                self.store_player(db, id, &player, stored.player)?;
+                // Built in its copy (its last push did not build): the
+                // copy is as this build left it, and its digest is taken
+                // anew.
+                let in_copy = e.dir.as_deref().is_some_and(|d| {
+                    crate::tournament::units::under(&self.base, d).starts_with(&self.versions)
+                });
+                let before = if in_copy { None } else { stored.player };
+                self.store_player(db, id, &player, before)?;
                 shared.changed.notify_all();
                 return Ok(());
             }

@@ -266,6 +266,8 @@ struct StoredSeats {
     stale: AtomicBool,
     /// Versions asked for and not yet checked.
     to_check: Mutex<HashSet<i64>>,
+    /// Each entrant's current version (its last that built).
+    current: Mutex<HashSet<i64>>,
     /// Set for the bots on top of the league's environment.
     env: crate::bot::environment::Vars,
 }
@@ -294,6 +296,7 @@ impl StoredSeats {
             known: Mutex::default(),
             stale: AtomicBool::new(true),
             to_check: Mutex::default(),
+            current: Mutex::default(),
             env: Vec::new(),
         }
     }
@@ -317,6 +320,14 @@ impl StoredSeats {
             self.stale.store(true, Ordering::SeqCst);
             return;
         };
+        // Each entrant's last version that built: what the league deals
+        // now (older ones may still have a table to finish).
+        let mut current = HashMap::new();
+        for row in rows.iter().filter(|r| r.build_ok && !r.retired) {
+            current.insert(row.entrant.as_str(), row.id);
+        }
+        *self.current.lock().unwrap_or_else(|e| e.into_inner()) =
+            current.into_values().collect();
         let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
         for row in &rows {
             let seat = StoredSeats::seat_of(row);
@@ -454,9 +465,10 @@ impl Seats for StoredSeats {
                 _ => None,
             })
             .collect();
+        let current = self.current.lock().unwrap_or_else(|e| e.into_inner());
         let playable = known
-            .values()
-            .filter(|s| matches!(s, Seat::Ready(..) | Seat::Stored(..)))
+            .iter()
+            .filter(|(id, s)| current.contains(id) && matches!(s, Seat::Ready(..) | Seat::Stored(..)))
             .count();
         (!declined.is_empty() && playable < self.seats).then(|| {
             format!(
