@@ -7,8 +7,8 @@
 //! workers plays, as `examples/slurm/league-workers.sbatch` runs them.
 //!
 //! The cluster is Debian's Slurm (`slurm-wlm`, with `munge`) on this one
-//! machine, started in a temporary directory (under /var/tmp: each job
-//! has a private /tmp, as on many clusters): its own munge key and
+//! machine, started in a temporary directory (under /var/tmp: the
+//! league's jobs have a private /tmp, as on many clusters): its own munge key and
 //! socket, its own `slurm.conf`, state, spool and logs, and ports nobody
 //! else uses, so it never meets a cluster the machine may already run.
 //! The daemons need root (slurmd starts every job as its user). Without
@@ -128,13 +128,26 @@ struct Cluster {
     marker: Marker,
 }
 
+/// What a job's /tmp is.
+#[derive(Clone, Copy, PartialEq)]
+enum JobTmp {
+    /// The machine's.
+    Machine,
+    /// Its own, empty, gone with the job (job_container/tmpfs), as many
+    /// clusters have. Not with requeues: Slurm 22.05 then fails a task's
+    /// second run at times (`container_p_join: open failed for
+    /// .../.ns`), when it starts the run without its prolog, which makes
+    /// the container: a race with the credential's expiry
+    /// (`cred_expire`), seen in the tournament's test.
+    Private,
+}
+
 impl Cluster {
-    fn start() -> Result<Cluster, Skip> {
-        // Not under /tmp: each job has a private /tmp (job_container/tmpfs,
-        // as real clusters have), where it would not see the cluster's
-        // folder, nor the league's versions, as a node does not see the
-        // submitting machine's /tmp. Under /var/tmp, a short path, for the
-        // sockets' 108 bytes.
+    fn start(tmp: JobTmp) -> Result<Cluster, Skip> {
+        // Not under /tmp: with a private /tmp, a job would not see the
+        // cluster's folder, nor the league's versions there, as a node
+        // does not see the submitting machine's /tmp. Under /var/tmp, a
+        // short path, for the sockets' 108 bytes.
         let dir = tempfile::Builder::new()
             .prefix("referee-slurm-")
             .tempdir_in("/var/tmp")
@@ -191,14 +204,20 @@ impl Cluster {
         )?;
         cluster.wait_until("munged to create its socket", |_| socket.exists())?;
 
-        std::fs::write(&cluster.conf, slurm_conf(&path, &socket)?).unwrap();
-        // Read from beside slurm.conf: each job's /tmp and /dev/shm are
-        // its own, made under jobs-tmp/ and gone with the job.
-        std::fs::write(
-            path.join("job_container.conf"),
-            format!("AutoBasePath=true\nBasePath={}/jobs-tmp\n", path.display()),
-        )
-        .unwrap();
+        let mut conf = slurm_conf(&path, &socket)?;
+        if tmp == JobTmp::Private {
+            // A job's processes contained from its start, as the plugin
+            // needs.
+            conf += "JobContainerType=job_container/tmpfs\nPrologFlags=Contain\n";
+            // Read from beside slurm.conf: each job's /tmp and /dev/shm
+            // are its own, made under jobs-tmp/ and gone with the job.
+            std::fs::write(
+                path.join("job_container.conf"),
+                format!("AutoBasePath=true\nBasePath={}/jobs-tmp\n", path.display()),
+            )
+            .unwrap();
+        }
+        std::fs::write(&cluster.conf, conf).unwrap();
         let mut slurmctld = program("slurmctld");
         slurmctld.arg("-D");
         cluster.spawn("slurmctld", &mut slurmctld)?;
@@ -578,10 +597,6 @@ fn slurm_conf(dir: &Path, socket: &Path) -> Result<String, Skip> {
          AuthInfo=socket={socket},cred_expire=5\n\
          ProctrackType=proctrack/linuxproc\n\
          TaskPlugin=task/none\n\
-         # A private /tmp for each job (job_container.conf), which needs\n\
-         # the job's processes contained from its start.\n\
-         JobContainerType=job_container/tmpfs\n\
-         PrologFlags=Contain\n\
          JobAcctGatherType=jobacct_gather/none\n\
          AccountingStorageType=accounting_storage/none\n\
          JobCompType=jobcomp/none\n\
@@ -629,14 +644,14 @@ fn tournament_file(dir: &Path) -> PathBuf {
     path
 }
 
-/// A cluster for test `name`, or `None` when it cannot start here (the
-/// test is skipped, saying why).
-fn cluster_or_skip(name: &str) -> Option<Cluster> {
+/// A cluster for test `name`, its jobs' /tmp `tmp`, or `None` when it
+/// cannot start here (the test is skipped, saying why).
+fn cluster_or_skip(name: &str, tmp: JobTmp) -> Option<Cluster> {
     if !is_root() {
         eprintln!("SKIPPED {name}: Slurm's daemons need root; run the tests as root");
         return None;
     }
-    match install_packages().and_then(|()| Cluster::start()) {
+    match install_packages().and_then(|()| Cluster::start(tmp)) {
         Ok(cluster) => Some(cluster),
         Err(Skip(why)) => {
             eprintln!("SKIPPED {name}: no Slurm cluster: {why}");
@@ -660,7 +675,7 @@ fn is_root() -> bool {
 fn a_job_array_with_a_requeued_task_merges_to_one_machines_standings() {
     const NAME: &str = "a_job_array_with_a_requeued_task_merges_to_one_machines_standings";
     let started = Instant::now();
-    let Some(cluster) = cluster_or_skip(NAME) else {
+    let Some(cluster) = cluster_or_skip(NAME, JobTmp::Machine) else {
         return;
     };
     eprintln!("tests/slurm.rs: cluster up in {:?}", started.elapsed());
@@ -790,7 +805,7 @@ fn a_job_array_with_a_requeued_task_merges_to_one_machines_standings() {
 fn a_league_on_postgresql_plays_on_a_job_array_of_workers() {
     const NAME: &str = "a_league_on_postgresql_plays_on_a_job_array_of_workers";
     let started = Instant::now();
-    let Some(cluster) = cluster_or_skip(NAME) else {
+    let Some(cluster) = cluster_or_skip(NAME, JobTmp::Private) else {
         return;
     };
     let dir = cluster.dir.path();
