@@ -798,9 +798,11 @@ fn a_job_array_with_a_requeued_task_merges_to_one_machines_standings() {
 /// mid-table, as docs/cluster.md says to (`scancel --signal=KILL --batch
 /// --full`): it cannot give its table back, and another worker claims it
 /// once its lease has run out. Nothing recorded is lost or doubled (every
-/// game once, numbered without a gap), every game is played by both
-/// seats, the league goes on to its games, and the workers left end by
-/// themselves.
+/// game once, numbered without a gap). Two entrants are compiled (a
+/// Makefile builds `pc2`) and two are scripts, and every game is played
+/// by both seats: a worker plays what the coordinator built, from the
+/// shared versions' folder, never from the coordinator's /tmp. The league
+/// goes on to its games, and the workers left end by themselves.
 #[test]
 fn a_league_on_postgresql_plays_on_a_job_array_of_workers() {
     const NAME: &str = "a_league_on_postgresql_plays_on_a_job_array_of_workers";
@@ -1115,10 +1117,28 @@ fn worker_pid(task: &str) -> Option<i32> {
         })
 }
 
-/// A league of four duel players in `dir/subs`, each 30 ms a move.
+/// A league of four duel players in `dir/subs`, each 30 ms a move: ann
+/// and bob compiled by their Makefile, cat and dan scripts.
 fn duel_league(dir: &Path) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
-    for name in ["ann", "bob", "cat", "dan"] {
+    for name in ["ann", "bob"] {
+        let folder = dir.join("subs").join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(
+            folder.join("Makefile"),
+            "pc2: bot.c\n\tgcc -O2 -o pc2 bot.c\n",
+        )
+        .unwrap();
+        std::fs::write(
+            folder.join("bot.c"),
+            "#include <stdio.h>\n#include <unistd.h>\n\
+             int main(void) {\n  char line[256];\n\
+             while (fgets(line, sizeof line, stdin)) {\n\
+             usleep(30000);\n    puts(\"1\");\n    fflush(stdout);\n  }\n  return 0;\n}\n",
+        )
+        .unwrap();
+    }
+    for name in ["cat", "dan"] {
         let folder = dir.join("subs").join(name);
         std::fs::create_dir_all(&folder).unwrap();
         let player = folder.join("pc2");
