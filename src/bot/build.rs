@@ -33,7 +33,7 @@ const LOG_KEEP: usize = 64 * 1024;
 const LOCK_POLL: Duration = Duration::from_millis(100);
 /// The name of a run's directory of program copies starts with this, under
 /// the system's temporary directory.
-const SNAPSHOTS_PREFIX: &str = "referee-snapshot-";
+pub(crate) const SNAPSHOTS_PREFIX: &str = "referee-snapshot-";
 
 #[derive(Clone, Debug)]
 pub struct BuildOptions {
@@ -479,6 +479,13 @@ pub fn program(dir: &Path) -> PathBuf {
     Snapshots::of(dir).unwrap_or_else(|| dir.join(PROGRAM))
 }
 
+/// The directory whose `pc2` `program` is this run's copy of, if it is one
+/// (see [`Snapshots`]): a league puts the program as built into the
+/// version's copy, beside the sources it was built from.
+pub fn copied_from(program: &std::ffi::OsStr) -> Option<PathBuf> {
+    Snapshots::dir_of(Path::new(program))
+}
+
 /// `spec` as the submission gives it: a program that is this run's copy of
 /// a directory's `pc2` is named as that directory's `pc2`. What identifies
 /// an entrant (fingerprints, records) goes through this, so that it does
@@ -489,7 +496,7 @@ pub fn as_submitted(spec: &BotSpec) -> BotSpec {
     // its environment, which `--env NAME` may take from the machine.
     spec.hide.clear();
     spec.env = Environment::default();
-    if let Some(dir) = Snapshots::dir_of(Path::new(&spec.program)) {
+    if let Some(dir) = copied_from(&spec.program) {
         spec.program = dir.join(PROGRAM).into_os_string();
     }
     spec

@@ -183,14 +183,44 @@ pub async fn build(
         (Some(Err(why)), None) => Some(why.clone()),
         (_, output) => output,
     };
-    let program = entrant_program(built, e.command.as_deref(), base, env.with(&e.env.vars()))
-        .and_then(located);
+    let program = match left_no_program(&built, e) {
+        Some(why) => Err(Disqualified::build_failed(why)),
+        None => entrant_program(built, e.command.as_deref(), base, env.with(&e.env.vars()))
+            .and_then(located),
+    };
+    // Why it cannot play comes first: a log alone starts with the build's
+    // command, which gives no reason.
+    let log = match (&program, log) {
+        (Err(why), Some(log)) if !log.starts_with(&why.why) => {
+            Some(format!("{}\n\n{log}", why.why))
+        }
+        (_, log) => log,
+    };
     Built {
         program,
         products,
         log,
         referees_failure,
     }
+}
+
+/// Why a folder that built is no program: it has no `pc2` after its build
+/// (an entrant given by a command runs that instead).
+fn left_no_program(built: &Option<Result<PathBuf, String>>, e: &EntrantSpec) -> Option<String> {
+    let Some(Ok(dir)) = built else {
+        return None;
+    };
+    let pc2 = dir.join(build::PROGRAM);
+    (e.command.is_none() && std::fs::symlink_metadata(&pc2).is_err()).then(|| {
+        format!(
+            "{}: no {} after its build (a folder needs a Makefile that makes {}, or a {} \
+             of its own)",
+            crate::text::terminal_path(dir),
+            build::PROGRAM,
+            build::PROGRAM,
+            build::PROGRAM
+        )
+    })
 }
 
 /// The most disk a version's copy may take: the blocks its files have
@@ -222,8 +252,24 @@ fn copy_name(name: &str, fingerprint: &str) -> String {
             }
         })
         .collect();
-    format!("{safe}-{fingerprint}")
+    if safe.len() <= MOST_COPY_NAME {
+        return format!("{safe}-{fingerprint}");
+    }
+    // Too long for a file name with its fingerprint and the `.partial`
+    // of a copy being made (a 250-byte folder name never played): cut,
+    // and told apart from other long names by a hash of the whole.
+    let mut whole = Fnv::default();
+    whole.text(name);
+    format!(
+        "{}~{}-{fingerprint}",
+        &safe[..MOST_COPY_NAME - 17],
+        whole.hex()
+    )
 }
+
+/// The longest entrant's name a copy's folder keeps whole: with its
+/// fingerprint and `.partial`, well within a file name's 255 bytes.
+const MOST_COPY_NAME: usize = 200;
 
 /// Where a version built from `dir` plays from: a copy of the folder made
 /// when it entered, under `root`, named by its entrant and fingerprint
@@ -245,11 +291,16 @@ pub fn snapshot(
     fingerprint: &str,
 ) -> Result<(BotSpec, Option<String>), String> {
     let to = copy_of(root, name, fingerprint);
+    let built = built_program(&program, dir);
     let mut note = None;
     if !to.is_dir() {
         let partial = root.join(format!(".{}.partial", copy_name(name, fingerprint)));
         let _ = std::fs::remove_dir_all(&partial);
         let copied = copy_tree(dir, &partial, MOST_COPIED)
+            .and_then(|left_out| match &built {
+                Some(built) => put_program(built, &partial.join(build::PROGRAM)).map(|()| left_out),
+                None => Ok(left_out),
+            })
             .and_then(|left_out| std::fs::rename(&partial, &to).map(|()| left_out));
         match copied {
             Ok(left_out) => note = left_out_note(&left_out),
@@ -263,7 +314,34 @@ pub fn snapshot(
             }
         }
     }
-    Ok((moved(program, dir, &to), note))
+    let mut program = moved(program, dir, &to);
+    if built.is_some() {
+        program.program = to.join(build::PROGRAM).into_os_string();
+    }
+    Ok((program, note))
+}
+
+/// The program as built, when `program` is this run's copy of `dir`'s
+/// `pc2` (a binary, see [`build::copied_from`]): the version's copy holds
+/// it as its own `pc2`, so that nothing a version runs lies outside the
+/// versions' folder. A worker on another machine has none of this one's
+/// `/tmp` (issue 48: every game of a compiled entrant was lost there).
+fn built_program(program: &BotSpec, dir: &Path) -> Option<PathBuf> {
+    let from = build::copied_from(&program.program)?;
+    let dir = std::fs::canonicalize(dir).ok()?;
+    (from == dir).then(|| PathBuf::from(&program.program))
+}
+
+/// Puts the program `built` at `target` in a copy, in place of whatever
+/// the folder had there (its own `pc2`, maybe changed since the build, or
+/// a link, which is replaced, never written through).
+fn put_program(built: &Path, target: &Path) -> std::io::Result<()> {
+    match std::fs::remove_file(target) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    std::fs::copy(built, target).map(drop)
 }
 
 /// What the version's log says of the files a copy left out, if any.

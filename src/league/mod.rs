@@ -11,6 +11,7 @@
 //! What is its own: the database ([`db`]), the matchmaking
 //! ([`matchmaking`]) and the entrants' versions ([`entrants`], [`roster`]).
 
+mod copies;
 pub mod db;
 mod deal;
 pub mod entrants;

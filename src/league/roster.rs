@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::db::{Db, NewVersion, VersionRow, lock};
-use super::{LeagueConfig, Shared, Version, entrants};
+use super::{LeagueConfig, Shared, Version, copies, entrants};
 use crate::bot::build::{self, BuildOptions};
 use crate::bot::{BotLimits, Environment};
 use crate::tournament::spec::{EntrantSpec, Spec, expand_globs_now};
@@ -41,7 +41,7 @@ enum Change {
     New(EntrantSpec),
     /// Its last version, not yet built by this run (a league started
     /// again): built as it is, the same version (its id, its fingerprint).
-    Rebuild(EntrantSpec, i64, String),
+    Rebuild(EntrantSpec, i64, String, Option<String>),
 }
 
 impl Roster {
@@ -155,9 +155,14 @@ impl Roster {
             }
             match change {
                 Change::New(e) => self.enter(&e, built, db, shared)?,
-                Change::Rebuild(e, id, fingerprint) => {
+                Change::Rebuild(e, id, fingerprint, stored) => {
                     lock(db).rejoin(&e.name)?;
-                    self.rebuilt(&e, id, &fingerprint, built, db, shared)?;
+                    let stored = Stored {
+                        id,
+                        fingerprint: &fingerprint,
+                        player: stored.as_deref(),
+                    };
+                    self.rebuilt(&e, &stored, built, db, shared)?;
                 }
             }
         }
@@ -265,6 +270,7 @@ impl Roster {
                     from,
                     playing.id,
                     playing.fingerprint.clone(),
+                    playing.player.clone(),
                 ))
             }
             _ => Some(Change::New(e.clone())),
@@ -340,7 +346,7 @@ impl Roster {
         };
         // Stored before it plays: a worker may claim its first table at once.
         drop(state);
-        store_player(db, id, &player)?;
+        self.store_player(db, id, &player, None)?;
         let mut state = shared.lock();
         state.tally.add_entrant(&name);
         state.versions.push(Version {
@@ -371,13 +377,13 @@ impl Roster {
     fn rebuilt(
         &self,
         e: &EntrantSpec,
-        id: i64,
-        fingerprint: &str,
+        stored: &Stored,
         built: entrants::Built,
         db: &Mutex<Db>,
         shared: &Shared,
     ) -> Result<(), String> {
-        let built = self.kept(e, built, fingerprint);
+        let id = stored.id;
+        let built = self.kept(e, built, stored.fingerprint);
         let mut state = shared.lock();
         let Some(v) = state.versions.iter_mut().find(|v| v.id == id) else {
             return Ok(());
@@ -391,7 +397,7 @@ impl Roster {
                 let player = v.player.clone();
                 eprintln!("league: {} plays", crate::text::terminal(&v.player.name));
                 drop(state);
-                store_player(db, id, &player)?;
+                self.store_player(db, id, &player, stored.player)?;
                 shared.changed.notify_all();
                 return Ok(());
             }
@@ -519,11 +525,46 @@ impl Roster {
     }
 }
 
-/// Keeps how a worker runs version `id` in the database.
-fn store_player(db: &Mutex<Db>, id: i64, player: &Entrant) -> Result<(), String> {
-    let Some(stored) = super::work::Player::of(player) else {
-        return Ok(());
-    };
-    let json = serde_json::to_string(&stored).map_err(|e| e.to_string())?;
-    lock(db).set_player(id, &json)
+/// A version the database holds, to build again: its id, its
+/// fingerprint and how a worker runs it (JSON), if stored.
+struct Stored<'a> {
+    id: i64,
+    fingerprint: &'a str,
+    player: Option<&'a str>,
+}
+
+impl Roster {
+    /// Keeps how a worker runs version `id` in the database: its copy's
+    /// name and digest with it. The digest is taken when the copy is
+    /// first stored, and kept when the same copy is stored again (a
+    /// league started again): what a bot may have written into its
+    /// folder since is not what it was built as.
+    fn store_player(
+        &self,
+        db: &Mutex<Db>,
+        id: i64,
+        player: &Entrant,
+        before: Option<&str>,
+    ) -> Result<(), String> {
+        let Some(mut stored) = super::work::Player::of(player) else {
+            return Ok(());
+        };
+        stored.copy = stored
+            .dir
+            .as_deref()
+            .and_then(|dir| copies::copy_name_of(Path::new(dir), &self.versions));
+        if let Some(copy) = &stored.copy {
+            let before: Option<super::work::Player> =
+                before.and_then(|json| serde_json::from_str(json).ok());
+            stored.digest = match before.filter(|b| b.copy.as_ref() == Some(copy)) {
+                Some(before) if before.digest.is_some() => before.digest,
+                _ => Some(
+                    copies::digest(&self.versions.join(copy))
+                        .map_err(|e| format!("{}: {e}", self.versions.join(copy).display()))?,
+                ),
+            };
+        }
+        let json = serde_json::to_string(&stored).map_err(|e| e.to_string())?;
+        lock(db).set_player(id, &json)
+    }
 }

@@ -12,7 +12,7 @@
 //! (a unique index), whoever plays it.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -41,6 +41,27 @@ pub trait Seats: Send + Sync {
     /// The entrants of versions `ids`, in order, if this worker can play
     /// every one of them.
     fn entrants(&self, ids: &[i64]) -> Option<Vec<Entrant>>;
+
+    /// Versions were asked for that the next [`Seats::refresh`] checks:
+    /// look again at once rather than idle.
+    fn has_unchecked(&self) -> bool {
+        false
+    }
+
+    /// After a game in which version `id` could not start: why this
+    /// machine cannot play it, when that is this machine's failure (its
+    /// copy gone, an interpreter missing here), not the version's.
+    fn recheck(&self, _id: i64) -> Option<String> {
+        None
+    }
+
+    /// This worker plays version `id` no more, for `why`.
+    fn decline(&self, _id: i64, _why: &str) {}
+
+    /// Why this worker can play no table at all, if it cannot.
+    fn cannot_play_any(&self) -> Option<String> {
+        None
+    }
 }
 
 /// What a worker's job threads share.
@@ -71,6 +92,8 @@ pub struct Tables {
     lost: Mutex<HashSet<Claim>>,
     failed: Mutex<Option<Failed>>,
     done: AtomicBool,
+    /// Games this worker voided in a row for failures of its own.
+    voids_in_a_row: AtomicU32,
 }
 
 type Failed = (Status, String);
@@ -121,6 +144,7 @@ impl Tables {
             lost: Mutex::default(),
             failed: Mutex::default(),
             done: AtomicBool::new(false),
+            voids_in_a_row: AtomicU32::new(0),
         }
     }
 
@@ -220,6 +244,10 @@ impl Iterator for Claims {
                 return None;
             }
             tables.seats.refresh();
+            if let Some(why) = tables.seats.cannot_play_any() {
+                tables.fail(Status::Internal, why);
+                return None;
+            }
             let seats = Arc::clone(&tables.seats);
             let claimed = lock(&tables.db).claim_table(&tables.name, tables.lease, &|ids| {
                 seats.entrants(ids).is_some()
@@ -230,7 +258,7 @@ impl Iterator for Claims {
                     return Some(table);
                 }
                 Ok(None) => {
-                    if (tables.idle)() {
+                    if !tables.seats.has_unchecked() && (tables.idle)() {
                         return None;
                     }
                 }
@@ -304,6 +332,11 @@ async fn play_rotations(tables: &Tables, table: &TableRow, claim: Claim) -> Resu
             refused(tables, claim, &refusal, &ids, &players).map_err(|e| (Status::Io, e))?;
             return Ok(Ended::Refused);
         }
+        if let Some(void) = workers_failure(tables, &record, &ids) {
+            void_game(tables, &void)?;
+            return Ok(Ended::Released);
+        }
+        tables.voids_in_a_row.store(0, Ordering::SeqCst);
         let publishing = crate::interrupt::publishing();
         let committed = lock(&tables.db)
             .commit_game(&mut record, claim, table.round, rotation, &ids)
@@ -318,6 +351,75 @@ async fn play_rotations(tables: &Tables, table: &TableRow, claim: Claim) -> Resu
         (tables.committed)();
     }
     Ok(Ended::Played)
+}
+
+/// A game a worker of its own failed itself: why, and the version it
+/// cannot play here, if that is what failed.
+struct Void {
+    why: String,
+    version: Option<i64>,
+}
+
+/// How many games in a row a worker may void for failures of its own
+/// before it stops: as many as a run may ([`crate::game::record`]).
+const VOIDS_IN_A_ROW: u32 = crate::game::record::REFEREE_FAILURES_IN_A_ROW;
+
+/// Whether `record`, played by a worker of its own, failed for the
+/// worker's sake, never the bots': the referee failed itself (its own
+/// descriptors, memory or disk), or a seat could not start and this
+/// machine cannot play its version (issue 48: the league could start it
+/// when it entered). The league's own jobs record such games as they
+/// are: where the league runs, a bot that cannot start is the bot's.
+fn workers_failure(tables: &Tables, record: &crate::game::GameRecord, ids: &[i64]) -> Option<Void> {
+    tables.registered_jobs?;
+    if let Some(why) = record.referee_failure() {
+        return Some(Void {
+            why: why.to_owned(),
+            version: None,
+        });
+    }
+    record
+        .results
+        .iter()
+        .zip(ids)
+        .filter(|(r, _)| r.status() == crate::outcome::Status::CannotStart)
+        .find_map(|(_, &id)| {
+            let why = tables.seats.recheck(id)?;
+            Some(Void {
+                why,
+                version: Some(id),
+            })
+        })
+}
+
+/// The game is void: not recorded, its table given back for another
+/// worker (or this one) to deal again; counted for this worker, never
+/// toward the league's stop after failures in a row. A version this
+/// machine cannot play is declined; too many voids in a row stop the
+/// worker.
+fn void_game(tables: &Tables, void: &Void) -> Result<(), Failed> {
+    eprintln!(
+        "league work: a game void, its table given back: {}",
+        crate::text::terminal(&void.why)
+    );
+    lock(&tables.db)
+        .void_game(&tables.name, &void.why)
+        .map_err(|e| (Status::Io, e))?;
+    if let Some(id) = void.version {
+        tables.seats.decline(id, &void.why);
+    }
+    let in_a_row = tables.voids_in_a_row.fetch_add(1, Ordering::SeqCst) + 1;
+    if in_a_row >= VOIDS_IN_A_ROW {
+        return Err((
+            Status::Internal,
+            format!(
+                "this worker failed {in_a_row} games in a row itself (the last: {}); they are \
+                 void, no bot is charged with them, and it stops",
+                void.why
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Game `rotation` of the table dealt as `round` of `k` seats: its deal,
@@ -422,7 +524,7 @@ fn keep_leases(tables: Arc<Tables>) -> std::thread::JoinHandle<()> {
 /// How a worker runs a version, kept in the database by the league as
 /// the version enters: its program in the versions' folder, its
 /// options and clock.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Player {
     pub name: String,
     pub program: String,
@@ -434,6 +536,15 @@ pub struct Player {
     pub env: Option<Vec<(String, String)>>,
     pub options: serde_json::Value,
     pub time_control: Option<String>,
+    /// Its copy: the name of its folder in the versions' folder, where
+    /// everything it runs of its own lies (`None`: an entrant with only a
+    /// command; or stored before issue 48, the folder `dir` is in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy: Option<String>,
+    /// The copy's digest when it entered (see [`super::copies::digest`]),
+    /// which a worker checks before its first game with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
 }
 
 impl Player {
@@ -455,6 +566,8 @@ impl Player {
             },
             options: entrant.options.clone(),
             time_control: entrant.time_control.map(|t| t.to_string()),
+            copy: None,
+            digest: None,
         })
     }
 

@@ -6,12 +6,13 @@
 //! See `docs/cluster.md`.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::db::{Db, Location, lock};
+use super::copies;
+use super::db::{Db, Location, VersionRow, lock};
 use super::work::{self, Player, Seats, Tables};
 use super::{Failed, usage};
 use crate::bot::BotLimits;
@@ -80,7 +81,11 @@ async fn work_inner(config: &WorkConfig) -> Result<Status, Failed> {
     let db = Arc::new(Mutex::new(db));
     let seats = Arc::new(StoredSeats {
         env: config.env.clone(),
-        ..StoredSeats::new(Arc::clone(&db), league.versions.clone(), here)
+        seats: match league.game.seating() {
+            crate::game::Seating::Solo => 1,
+            crate::game::Seating::Table { seats } => seats,
+        },
+        ..StoredSeats::new(Arc::clone(&db), league.versions.clone(), here, name.clone())
     });
     let mut tables = Tables::new(
         name.clone(),
@@ -168,7 +173,17 @@ fn read_league(db: &Db, at: &Location) -> Result<Option<League>, Failed> {
         &base,
         true,
     )
-    .map_err(|e| usage(format!("the league's game, from {}: {e}", base.display())))?;
+    // The league could load it: this machine lacks what it needs (a
+    // judge's interpreter, its files), which is the worker's failure.
+    .map_err(|e| {
+        (
+            Status::Internal,
+            format!(
+                "this machine cannot run the league's game, from {}: {e}",
+                base.display()
+            ),
+        )
+    })?;
     Ok(Some(League {
         seed: meta.seed,
         game,
@@ -218,88 +233,245 @@ fn watch_finished(tables: &mut Tables, db: Arc<Mutex<Db>>) -> Arc<AtomicBool> {
 }
 
 /// A worker's seats: each version as the league stored it, its copy
-/// looked for under this machine's versions' folder.
+/// looked for under this machine's versions' folder and checked (see
+/// [`copies::check`]) before its first game here.
 struct StoredSeats {
     db: Arc<Mutex<Db>>,
     from: PathBuf,
     to: PathBuf,
-    /// Each version seen, and its entrant if this worker can play it.
-    known: Mutex<HashMap<i64, Option<Entrant>>>,
+    /// This worker's name, under which it declines versions.
+    worker: String,
+    /// The versions at a table.
+    seats: usize,
+    /// Each version seen, and where this worker stands with it.
+    known: Mutex<HashMap<i64, Seat>>,
     /// A version not yet known was asked for: read them again.
     stale: AtomicBool,
-    /// Versions whose copy is missing, said once.
-    said: Mutex<HashSet<i64>>,
+    /// Versions asked for and not yet checked.
+    to_check: Mutex<HashSet<i64>>,
     /// Set for the bots on top of the league's environment.
     env: crate::bot::environment::Vars,
 }
 
+/// A version, as a worker stands with it.
+enum Seat {
+    /// Stored (its player's JSON), not yet checked here.
+    Stored(String, Box<Player>),
+    /// Checked: it plays here.
+    Ready(String, Box<Entrant>),
+    /// This machine cannot play it as stored (its JSON), for the reason
+    /// given.
+    Declined(String, String),
+    /// It plays nowhere (it did not build, or has left the league).
+    Out,
+}
+
 impl StoredSeats {
-    fn new(db: Arc<Mutex<Db>>, from: PathBuf, to: PathBuf) -> StoredSeats {
+    fn new(db: Arc<Mutex<Db>>, from: PathBuf, to: PathBuf, worker: String) -> StoredSeats {
         StoredSeats {
             db,
             from,
             to,
+            worker,
+            seats: 2,
             known: Mutex::default(),
             stale: AtomicBool::new(true),
-            said: Mutex::default(),
+            to_check: Mutex::default(),
             env: Vec::new(),
         }
     }
 
-    /// Version `row`'s entrant here, if it built and its copy is here.
-    fn playable(&self, row: &super::db::VersionRow) -> Option<Entrant> {
-        if !row.build_ok {
-            return None;
+    /// Where this worker stands with version `row`, before any check.
+    fn seat_of(row: &VersionRow) -> Seat {
+        let stored = row
+            .player
+            .as_deref()
+            .filter(|_| row.build_ok && !row.retired);
+        match stored.and_then(|json| Some((json, serde_json::from_str::<Player>(json).ok()?))) {
+            Some((json, player)) => Seat::Stored(json.to_owned(), Box::new(player)),
+            None => Seat::Out,
         }
-        let player: Player = serde_json::from_str(row.player.as_deref()?).ok()?;
-        let mut entrant = player.entrant(&self.from, &self.to);
-        let program = entrant.program.as_mut().ok()?;
-        program.env = program.env.with(&self.env);
-        let dir = program.dir.clone();
-        if let Some(dir) = dir.filter(|d| !d.is_dir()) {
-            self.say_missing(row.id, &player.name, &dir);
-            return None;
-        }
-        Some(entrant)
     }
 
-    fn say_missing(&self, id: i64, name: &str, dir: &Path) {
-        let mut said = self.said.lock().unwrap_or_else(|e| e.into_inner());
-        if said.insert(id) {
-            eprintln!(
-                "league work: {}'s copy is not at {} on this machine: this worker plays \
-                 none of its tables (the versions' folder must be shared, at the same path, \
-                 or given by --versions)",
-                crate::text::terminal(name),
-                dir.display()
-            );
+    /// Reads the versions again: new ones, and those stored anew (a
+    /// league started again stores each of its versions again).
+    fn read_versions(&self) {
+        let Ok(rows) = lock(&self.db).versions_without_logs() else {
+            self.stale.store(true, Ordering::SeqCst);
+            return;
+        };
+        let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        for row in &rows {
+            let seat = StoredSeats::seat_of(row);
+            // Checked once per stored player: a version declined here is
+            // looked at again only when the league stores it anew.
+            let same = match (known.get(&row.id), &seat) {
+                (
+                    Some(Seat::Ready(a, _) | Seat::Stored(a, _) | Seat::Declined(a, _)),
+                    Seat::Stored(b, _),
+                ) => a == b,
+                (Some(Seat::Out), Seat::Out) => true,
+                _ => false,
+            };
+            if !same {
+                known.insert(row.id, seat);
+            }
         }
+    }
+
+    /// Checks the versions asked for since the last look.
+    fn check_asked(&self) {
+        let asked: Vec<i64> =
+            std::mem::take(&mut *self.to_check.lock().unwrap_or_else(|e| e.into_inner()))
+                .into_iter()
+                .collect();
+        for id in asked {
+            let player = match self
+                .known
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&id)
+            {
+                Some(Seat::Stored(json, player)) => (json.clone(), (**player).clone()),
+                _ => continue,
+            };
+            let (json, player) = player;
+            let seat = match copies::check(&player, &self.from, &self.to) {
+                Ok(mut entrant) => {
+                    if let Ok(program) = entrant.program.as_mut() {
+                        program.env = program.env.with(&self.env);
+                    }
+                    Seat::Ready(json, Box::new(entrant))
+                }
+                Err(why) => {
+                    self.declined(id, &player.name, &why);
+                    Seat::Declined(json, why)
+                }
+            };
+            self.known
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(id, seat);
+        }
+    }
+
+    /// Says, and writes in the database, that this worker cannot play
+    /// version `id` (named `name`) for `why`.
+    fn declined(&self, id: i64, name: &str, why: &str) {
+        eprintln!(
+            "league work: {} cannot play {} on this machine: {}; it declines its tables \
+             (another worker may play them)",
+            crate::text::terminal(&self.worker),
+            crate::text::terminal(name),
+            crate::text::terminal(why)
+        );
+        // A database away for a moment: the league is not told this time.
+        let _ = lock(&self.db).decline_version(&self.worker, id, why);
     }
 }
 
 impl Seats for StoredSeats {
     fn refresh(&self) {
-        if !self.stale.swap(false, Ordering::SeqCst) {
-            return;
+        if self.stale.swap(false, Ordering::SeqCst) {
+            self.read_versions();
         }
-        let Ok(rows) = lock(&self.db).versions_without_logs() else {
-            self.stale.store(true, Ordering::SeqCst);
-            return;
-        };
-        let known: HashMap<i64, Option<Entrant>> =
-            rows.iter().map(|r| (r.id, self.playable(r))).collect();
-        *self.known.lock().unwrap_or_else(|e| e.into_inner()) = known;
+        self.check_asked();
     }
 
     fn entrants(&self, ids: &[i64]) -> Option<Vec<Entrant>> {
         let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
-        let entrants: Option<Vec<Entrant>> = ids
-            .iter()
-            .map(|id| known.get(id).cloned().flatten())
-            .collect();
-        if ids.iter().any(|id| !known.contains_key(id)) {
-            self.stale.store(true, Ordering::SeqCst);
+        let mut entrants = Vec::with_capacity(ids.len());
+        let mut all = true;
+        for id in ids {
+            match known.get(id) {
+                Some(Seat::Ready(_, entrant)) => entrants.push((**entrant).clone()),
+                Some(Seat::Stored(..)) => {
+                    self.to_check
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(*id);
+                    all = false;
+                }
+                Some(Seat::Declined(..) | Seat::Out) => all = false,
+                None => {
+                    self.stale.store(true, Ordering::SeqCst);
+                    all = false;
+                }
+            }
         }
-        entrants
+        all.then_some(entrants)
+    }
+
+    fn has_unchecked(&self) -> bool {
+        !self
+            .to_check
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
+    }
+
+    fn recheck(&self, id: i64) -> Option<String> {
+        let player = match self
+            .known
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&id)
+        {
+            Some(Seat::Ready(_, _)) | Some(Seat::Stored(..)) => self.stored_player(id)?,
+            _ => return None,
+        };
+        copies::check(&player, &self.from, &self.to).err()
+    }
+
+    fn decline(&self, id: i64, why: &str) {
+        let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        let (json, name) = match known.get(&id) {
+            Some(Seat::Ready(json, entrant)) => (json.clone(), entrant.name.clone()),
+            Some(Seat::Stored(json, player)) => (json.clone(), player.name.clone()),
+            _ => return,
+        };
+        known.insert(id, Seat::Declined(json, why.to_owned()));
+        drop(known);
+        self.declined(id, &name, why);
+    }
+
+    fn cannot_play_any(&self) -> Option<String> {
+        let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        let declined: Vec<&String> = known
+            .values()
+            .filter_map(|s| match s {
+                Seat::Declined(_, why) => Some(why),
+                _ => None,
+            })
+            .collect();
+        let playable = known
+            .values()
+            .filter(|s| matches!(s, Seat::Ready(..) | Seat::Stored(..)))
+            .count();
+        (!declined.is_empty() && playable < self.seats).then(|| {
+            format!(
+                "this worker can play none of the league's tables: it cannot play {} of its \
+                 versions on this machine (the first: {}), and a table needs {}",
+                declined.len(),
+                declined[0],
+                self.seats
+            )
+        })
+    }
+}
+
+impl StoredSeats {
+    /// Version `id` as the league stored it.
+    fn stored_player(&self, id: i64) -> Option<Player> {
+        match self
+            .known
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&id)?
+        {
+            Seat::Stored(_, player) => Some((**player).clone()),
+            Seat::Ready(json, _) => serde_json::from_str(json).ok(),
+            _ => None,
+        }
     }
 }
