@@ -916,11 +916,13 @@ fn a_league_on_postgresql_plays_on_a_job_array_of_workers() {
         "{taken:?} after {left:?}"
     );
     eprintln!(
-        "tests/slurm.rs: {}'s table {} claimed again by {} {} ms after its lease ran out",
+        "tests/slurm.rs: {}'s table {} claimed again by {} {} ms after its lease ran out, \
+         {} games played",
         held.worker,
         held.id,
         taken.worker,
-        taken.now - left.lease_until
+        taken.now - left.lease_until,
+        common::league::games(&league.stdout())
     );
 
     assert_eq!(league.finish(), Some(0), "{}\n{}", league.stderr(), logs());
@@ -1117,8 +1119,12 @@ fn worker_pid(task: &str) -> Option<i32> {
         })
 }
 
-/// A league of four duel players in `dir/subs`, each 30 ms a move: ann
-/// and bob compiled by their Makefile, cat and dan scripts.
+/// A league of four duel players in `dir/subs`, each 200 ms a move: ann
+/// and bob compiled by their Makefile, cat and dan scripts. A game is one
+/// move, so two workers play 10 games a second at most, however fast the
+/// machine: the league's 60 games cannot all be played before a killed
+/// worker's table is free again (its lease, 3 s) and claimed (with 30 ms,
+/// 58 were, once).
 fn duel_league(dir: &Path) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     for name in ["ann", "bob"] {
@@ -1134,7 +1140,7 @@ fn duel_league(dir: &Path) -> PathBuf {
             "#include <stdio.h>\n#include <unistd.h>\n\
              int main(void) {\n  char line[256];\n\
              while (fgets(line, sizeof line, stdin)) {\n\
-             usleep(30000);\n    puts(\"1\");\n    fflush(stdout);\n  }\n  return 0;\n}\n",
+             usleep(200000);\n    puts(\"1\");\n    fflush(stdout);\n  }\n  return 0;\n}\n",
         )
         .unwrap();
     }
@@ -1144,7 +1150,7 @@ fn duel_league(dir: &Path) -> PathBuf {
         let player = folder.join("pc2");
         std::fs::write(
             &player,
-            "#!/bin/sh\nwhile read -r _ _; do sleep 0.03; echo 1; done\n",
+            "#!/bin/sh\nwhile read -r _ _; do sleep 0.2; echo 1; done\n",
         )
         .unwrap();
         std::fs::set_permissions(&player, std::fs::Permissions::from_mode(0o755)).unwrap();
