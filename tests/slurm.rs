@@ -848,8 +848,11 @@ fn a_league_on_postgresql_plays_on_a_job_array_of_workers() {
     std::fs::create_dir(dir.join(WORKER_LOGS)).unwrap();
     let mut sbatch = program("sbatch");
     cluster.configure(&mut sbatch);
+    // Two tasks at a time (`%2`), whatever the machine's CPUs: task 3
+    // starts once task 1 is killed, and two workers bound the league's
+    // pace (see duel_league).
     let submitted = sbatch
-        .args(["--parsable", "--array=1-3"])
+        .args(["--parsable", "--array=1-3%2"])
         .arg(format!("{ROOT}/examples/slurm/league-workers.sbatch"))
         .args([url.as_str(), "--lease", &format!("{}s", LEASE.as_secs())])
         .env("REFEREE", referee_bin())
@@ -866,7 +869,7 @@ fn a_league_on_postgresql_plays_on_a_job_array_of_workers() {
 
     // The server restarted under the league, once games are being played
     // and tasks 1 and 2 are workers of it: none starts while the server is
-    // down (task 3 waits for a CPU until task 1 is killed).
+    // down (task 3 waits until task 1 is killed).
     league.wait_games(4, "four games");
     assert_both_seats_played(&url);
     let deadline = Instant::now() + RUN_LIMIT;
