@@ -15,7 +15,9 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use referee::game::{GameRecord, SeatResult};
-use referee::league::db::{Claim, Db, Location, Meta, NewTable, NewVersion, TableState};
+use referee::league::db::{
+    Claim, Db, Location, Meta, NewTable, NewVersion, TableState, WorkerNote,
+};
 
 const LEASE: Duration = Duration::from_secs(60);
 
@@ -169,6 +171,61 @@ fn contract(coordinator: &mut Db, join: impl Fn() -> Db) {
     );
 
     drop_queued(coordinator, first, &versions);
+    notes(coordinator, second, &versions);
+}
+
+/// What workers say of themselves: a version declined again is replaced,
+/// voids are counted (a worker not seen yet is made), and it all goes
+/// with the worker.
+fn notes(coordinator: &Db, worker: &Db, versions: &[i64]) {
+    worker.worker_seen("w1", 3).unwrap();
+    worker
+        .decline_version("w1", versions[1], "no java")
+        .unwrap();
+    worker
+        .decline_version("w1", versions[0], "no python")
+        .unwrap();
+    worker
+        .decline_version("w1", versions[1], "no java 21")
+        .unwrap();
+    worker.void_game("w1", "out of disk").unwrap();
+    worker.void_game("w1", "out of memory").unwrap();
+    worker.void_game("w9", "cannot fork").unwrap();
+    // Seen again: what it said stays.
+    worker.worker_seen("w1", 4).unwrap();
+    let note =
+        |name: &str, jobs, void_games, last_void: &str, declined: &[(i64, &str)]| WorkerNote {
+            name: name.into(),
+            jobs,
+            void_games,
+            last_void: Some(last_void.into()),
+            declined: declined
+                .iter()
+                .map(|(v, why)| (*v, (*why).into()))
+                .collect(),
+        };
+    let declined = [(versions[0], "no python"), (versions[1], "no java 21")];
+    assert_eq!(
+        coordinator.worker_notes(LEASE).unwrap(),
+        [
+            note("w1", 4, 2, "out of memory", &declined),
+            note("w9", 0, 1, "cannot fork", &[]),
+        ]
+    );
+    assert!(coordinator.worker_notes(Duration::ZERO).unwrap().len() <= 2);
+    worker.worker_gone("w1").unwrap();
+    worker.worker_seen("w1", 1).unwrap();
+    let notes = coordinator.worker_notes(LEASE).unwrap();
+    assert_eq!(
+        notes[0],
+        WorkerNote {
+            last_void: None,
+            ..note("w1", 1, 0, "", &[])
+        }
+    );
+    worker.worker_gone("w1").unwrap();
+    worker.worker_gone("w9").unwrap();
+    assert_eq!(coordinator.worker_notes(LEASE).unwrap(), []);
 }
 
 /// Tables still queued are dropped; claimed ones are not.

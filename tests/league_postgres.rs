@@ -49,6 +49,15 @@ fn server() -> Option<Server> {
     }
 }
 
+/// A league's folder, with its file ([`class`]), on `server`: the
+/// folder, the file, the URL and where its versions' copies go.
+fn league_on(server: &Server) -> (tempfile::TempDir, PathBuf, String, String) {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = class(dir.path());
+    let versions = dir.path().join("versions").to_str().unwrap().to_owned();
+    (dir, file, server.url(), versions)
+}
+
 /// `league run FILE --db URL --versions DIR/versions ARGS`.
 fn run_args<'a>(file: &'a Path, url: &'a str, versions: &'a str, args: &[&'a str]) -> Vec<&'a str> {
     let mut all = vec![
@@ -109,22 +118,18 @@ fn get(addr: SocketAddr, path: &str) -> Result<(String, String), String> {
 #[test]
 fn a_league_on_postgresql_plays_and_goes_on() {
     let Some(server) = server() else { return };
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = class(dir.path());
-    let url = server.url();
-    let versions = dir.path().join("versions");
-    let versions = versions.to_str().unwrap();
+    let (dir, file, url, versions) = league_on(&server);
 
     let bare = referee(["league", "run", file.to_str().unwrap(), "--db", &url], b"");
     assert_eq!(bare.code, Some(64), "{bare:?}");
     assert!(bare.stderr.contains("--versions"), "{}", bare.stderr);
 
     let args = ["--games", "6", "--jobs", "2"];
-    let run = referee(run_args(&file, &url, versions, &args), b"");
+    let run = referee(run_args(&file, &url, &versions, &args), b"");
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_eq!(games(&run.stdout), 6, "{}", run.stdout);
     assert!(
-        Path::new(versions).is_dir(),
+        Path::new(&versions).is_dir(),
         "the versions' copies are in --versions"
     );
 
@@ -152,7 +157,7 @@ fn a_league_on_postgresql_plays_and_goes_on() {
     assert_eq!(by_env.stdout, show.stdout, "{by_env:?}");
 
     let args = ["--games", "10", "--jobs", "2"];
-    let again = referee(run_args(&file, &url, versions, &args), b"");
+    let again = referee(run_args(&file, &url, &versions, &args), b"");
     assert_eq!(again.code, Some(0), "{again:?}");
     assert_numbered(&exported(dir.path(), &url), 10);
 }
@@ -162,15 +167,14 @@ fn a_league_on_postgresql_plays_and_goes_on() {
 #[test]
 fn one_league_per_database_and_its_page_reads_postgresql() {
     let Some(server) = server() else { return };
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = class(dir.path());
-    let url = server.url();
-    let versions = dir.path().join("versions");
-    let versions = versions.to_str().unwrap();
+    let (dir, file, url, versions) = league_on(&server);
     let marker = Marker::new();
     let args = ["--jobs", "1", "--serve", "127.0.0.1:0"];
-    let mut league =
-        Running::start_in(dir.path(), &run_args(&file, &url, versions, &args), &marker);
+    let mut league = Running::start_in(
+        dir.path(),
+        &run_args(&file, &url, &versions, &args),
+        &marker,
+    );
     league.wait("the page's address", |_, err| err.contains("live page at"));
     let addr: SocketAddr = league
         .stderr()
@@ -180,7 +184,7 @@ fn one_league_per_database_and_its_page_reads_postgresql() {
         .unwrap();
     league.wait_games(2, "two games");
 
-    let second = referee(run_args(&file, &url, versions, &["--games", "1"]), b"");
+    let second = referee(run_args(&file, &url, &versions, &["--games", "1"]), b"");
     assert_ne!(second.code, Some(0), "{second:?}");
     assert!(
         second.stderr.contains("a league running now"),
@@ -205,16 +209,15 @@ fn one_league_per_database_and_its_page_reads_postgresql() {
 fn a_server_restarted_under_a_league_loses_no_game() {
     const GAMES: usize = 60;
     let Some(server) = server() else { return };
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = class(dir.path());
-    let url = server.url();
-    let versions = dir.path().join("versions");
-    let versions = versions.to_str().unwrap();
+    let (dir, file, url, versions) = league_on(&server);
     let marker = Marker::new();
     let games_arg = GAMES.to_string();
     let args = ["--games", &games_arg, "--jobs", "2"];
-    let mut league =
-        Running::start_in(dir.path(), &run_args(&file, &url, versions, &args), &marker);
+    let mut league = Running::start_in(
+        dir.path(),
+        &run_args(&file, &url, &versions, &args),
+        &marker,
+    );
     league.wait_games(4, "four games");
     server.restart().unwrap();
     league.wait_games(4, "four games after the restart");
@@ -232,4 +235,173 @@ fn a_server_restarted_under_a_league_loses_no_game() {
     assert!(show.stdout.contains(&counted), "{}", show.stdout);
     drop(league);
     marker.assert_none_left();
+}
+
+/// A build that prints a NUL byte, and an entrant whose name holds one
+/// (`"d\u0000n"` in the league's file): the league plays its games on
+/// PostgreSQL (whose text cannot hold a NUL) and `show` reads them back.
+#[test]
+fn a_nul_in_a_build_log_or_a_name_is_stored_on_postgresql() {
+    let Some(server) = server() else { return };
+    let (dir, file, url, versions) = league_on(&server);
+    std::fs::write(
+        dir.path().join("subs/ann/Makefile"),
+        "all:\n\tprintf 'a\\0b\\n'\n",
+    )
+    .unwrap();
+    let named = dir.path().join("named");
+    std::fs::create_dir_all(&named).unwrap();
+    std::fs::copy(fixture("duel/weak.sh"), named.join("pc2")).unwrap();
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str("[[entrant]]\nname = \"d\\u0000n\"\ndir = \"named\"\n");
+    std::fs::write(&file, text).unwrap();
+
+    let args = ["--games", "6", "--jobs", "2"];
+    let run = referee(run_args(&file, &url, &versions, &args), b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(games(&run.stdout), 6, "{}", run.stdout);
+    assert_numbered(&exported(dir.path(), &url), 6);
+    let build = std::fs::read(dir.path().join("export/build/ann.v1.log")).unwrap();
+    assert!(
+        build.windows(3).any(|w| w == b"a\0b"),
+        "{}",
+        String::from_utf8_lossy(&build)
+    );
+    let show = referee(["league", "show", &url], b"");
+    assert_eq!(show.code, Some(0), "{show:?}");
+    assert!(show.stdout.contains("ann@v1"), "{}", show.stdout);
+}
+
+/// `referee league work --db URL --jobs 1 --name NAME`, started in `dir`.
+fn worker(dir: &Path, url: &str, name: &str, marker: &Marker) -> Running {
+    let args = ["league", "work", "--db", url, "--jobs", "1", "--name", name];
+    Running::start_in(dir, &args, marker)
+}
+
+/// Waits until `worker` says, once, that it cannot reach the server at
+/// `url` yet.
+fn wait_unreached(worker: &mut Running, url: &str) {
+    worker.wait("the worker cannot reach the server", |_, err| {
+        err.contains("trying again until it answers")
+    });
+    let err = worker.stderr();
+    assert!(err.contains(&format!("cannot reach {url} yet (")), "{err}");
+}
+
+/// The league and its one worker end by themselves, every game played
+/// by the worker, numbered; the worker said once that it waited.
+fn assert_worker_played(dir: &Path, url: &str, league: &mut Running, worker: &mut Running) {
+    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
+    assert_eq!(worker.finish(), Some(0), "{}", worker.stderr());
+    let err = worker.stderr();
+    assert_eq!(err.matches("cannot reach").count(), 1, "{err}");
+    assert_eq!(games(&worker.stdout()), 6, "{}\n{err}", worker.stdout());
+    assert_numbered(&exported(dir, url), 6);
+}
+
+/// A worker started before its league's server (a job array submitted
+/// first) says once that it cannot reach it yet, and plays once the
+/// server and the league are up.
+#[test]
+fn a_worker_started_before_its_server_plays_once_it_is_up() {
+    let server = match Server::stopped(Path::new(env!("CARGO_TARGET_TMPDIR"))) {
+        Ok(server) => server,
+        Err(why) => return eprintln!("skipped: {why}"),
+    };
+    let (dir, file, url, versions) = league_on(&server);
+    let marker = Marker::new();
+    let mut early = worker(dir.path(), &url, "early", &marker);
+    wait_unreached(&mut early, &url);
+    std::thread::sleep(Duration::from_secs(2));
+    server.resume().unwrap();
+    let args = ["--games", "6", "--jobs", "0"];
+    let mut league = Running::start_in(
+        dir.path(),
+        &run_args(&file, &url, &versions, &args),
+        &marker,
+    );
+    assert_worker_played(dir.path(), &url, &mut league, &mut early);
+    marker.assert_none_left();
+}
+
+/// A worker started while the server restarts under a running league
+/// plays its games once the server is back.
+#[test]
+fn a_worker_started_during_a_server_restart_plays() {
+    let Some(server) = server() else { return };
+    let (dir, file, url, versions) = league_on(&server);
+    let marker = Marker::new();
+    let args = ["--games", "6", "--jobs", "0"];
+    let mut league = Running::start_in(
+        dir.path(),
+        &run_args(&file, &url, &versions, &args),
+        &marker,
+    );
+    league.wait("the league starts", |_, err| err.contains("playing: "));
+    server.stop().unwrap();
+    let mut late = worker(dir.path(), &url, "late", &marker);
+    wait_unreached(&mut late, &url);
+    server.resume().unwrap();
+    assert_worker_played(dir.path(), &url, &mut league, &mut late);
+    marker.assert_none_left();
+}
+
+/// A worker whose database is not there (no such database), or whose URL
+/// is wrong, is not one whose server is not up yet: it says so and ends
+/// at once.
+#[test]
+fn a_worker_of_no_such_database_or_a_bad_url_ends_at_once() {
+    let Some(server) = server() else { return };
+    let nosuch = server.url().replace("/league", "/nosuch");
+    let bad = "postgres://league:secret@127.0.0.1:port/league".to_owned();
+    for (url, named) in [(nosuch, "nosuch"), (bad, "league:***@127.0.0.1:port")] {
+        let run = referee(["league", "work", "--db", &url], b"");
+        assert_eq!(run.code, Some(64), "{run:?}");
+        assert!(run.stderr.contains(named), "{}", run.stderr);
+        assert!(!run.stderr.contains("trying again"), "{}", run.stderr);
+        assert!(!run.stderr.contains("secret"), "{}", run.stderr);
+    }
+}
+
+/// A database of schema 2 (before workers said what they cannot play,
+/// before text was escaped) is read as it is by `show`, and migrated by
+/// the next `league run`, its games kept and numbered on, a build log
+/// holding the escape's own character read back as it was.
+#[test]
+fn a_database_of_schema_2_is_migrated_with_its_games() {
+    let Some(server) = server() else { return };
+    let (dir, file, url, versions) = league_on(&server);
+    let args = ["--games", "4", "--jobs", "1"];
+    let run = referee(run_args(&file, &url, &versions, &args), b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    server
+        .psql_league(
+            "DROP TABLE declines; ALTER TABLE workers DROP COLUMN void_games; \
+             ALTER TABLE workers DROP COLUMN last_void; \
+             UPDATE versions SET build_log = 'x' || chr(1) || '0y' WHERE id = 1; \
+             UPDATE meta SET value = '2' WHERE key = 'schema';",
+        )
+        .unwrap();
+    let show = referee(["league", "show", &url], b"");
+    assert_eq!(show.code, Some(0), "{show:?}");
+    assert!(
+        show.stdout.contains("standings after 4 games"),
+        "{}",
+        show.stdout
+    );
+
+    let args = ["--games", "8", "--jobs", "1"];
+    let run = referee(run_args(&file, &url, &versions, &args), b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stderr.contains("migrated from schema 2 to 3"),
+        "{}",
+        run.stderr
+    );
+    assert_numbered(&exported(dir.path(), &url), 8);
+    let logs: Vec<Vec<u8>> = std::fs::read_dir(dir.path().join("export/build"))
+        .unwrap()
+        .map(|e| std::fs::read(e.unwrap().path()).unwrap())
+        .collect();
+    assert!(logs.iter().any(|l| l == b"x\x010y"), "{logs:?}");
 }

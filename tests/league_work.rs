@@ -116,8 +116,9 @@ fn a_worker_killed_mid_game_loses_only_its_game_in_flight() {
     marker.assert_none_left();
 }
 
-/// A worker that cannot see the versions' copies says which and plays
-/// none of their tables; one given a folder that is not there is a usage
+/// A worker that cannot see the versions' copies says which, plays none
+/// of their tables and, able to play none, stops (issue 48: never a game
+/// charged to the bots); one given a folder that is not there is a usage
 /// error naming it.
 #[test]
 fn a_worker_without_the_versions_copies_says_so_and_plays_nothing() {
@@ -151,13 +152,27 @@ fn a_worker_without_the_versions_copies_says_so_and_plays_nothing() {
         &["--versions", empty.to_str().unwrap()],
         &marker,
     );
-    blind.wait("the missing copy named", |_, err| {
-        err.contains("copy is not at")
-    });
-    std::thread::sleep(std::time::Duration::from_millis(600));
+    // It names the path stored and the path it looked at, declines both
+    // versions, and, able to play no table, stops as failed (70): its
+    // machine's failure, no game charged to a bot.
+    assert_eq!(blind.finish(), Some(70), "{}", blind.stderr());
+    let err = blind.stderr();
+    let stored = dir.path().join("league.db.versions");
+    assert!(err.contains("cannot play ann@v1 on this machine"), "{err}");
+    assert!(
+        err.contains(&format!("stored at {}", stored.display())),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("is not at {}", empty.display())),
+        "{err}"
+    );
+    assert!(
+        err.contains("can play none of the league's tables"),
+        "{err}"
+    );
     assert_eq!(games(&blind.stdout()), 0, "{}", blind.stdout());
     assert_eq!(games(&league.stdout()), 0, "{}", league.stdout());
-    drop(blind);
 
     let mut seeing = worker(dir.path(), &db, &["--jobs", "1"], &marker);
     assert_eq!(league.finish(), Some(0), "{}", league.stderr());
@@ -186,44 +201,91 @@ fn a_league_on_postgresql_needs_versions() {
     assert!(run.stderr.contains("--versions"), "{}", run.stderr);
 }
 
-/// A database of schema 1 (before workers) is read as it is by `show`,
-/// and migrated by the next `league run`, its games kept and numbered on.
-#[test]
-fn a_database_of_schema_1_is_migrated_with_its_games() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = class(dir.path(), &["ann", "bob"], "0");
-    let db = dir.path().join("league.db");
+/// A league of two that has played 4 games, its database then made an
+/// older schema's by `sql`: `show` reads it as it is. Its file and
+/// database.
+fn older_league(dir: &Path, sql: &str) -> (PathBuf, PathBuf) {
+    let file = class(dir, &["ann", "bob"], "0");
+    let db = dir.join("league.db");
     let run = referee(
         common::league::run_args(&file, &db, &["--games", "4", "--jobs", "1"]),
         b"",
     );
     assert_eq!(run.code, Some(0), "{run:?}");
-    // Back to schema 1, as a database of the referee before workers.
     let conn = rusqlite::Connection::open(&db).unwrap();
-    conn.execute_batch(
-        "DROP INDEX games_by_table; ALTER TABLE games DROP COLUMN table_id;
-         ALTER TABLE versions DROP COLUMN player; DROP TABLE tables; DROP TABLE workers;
-         UPDATE meta SET value = '1' WHERE key = 'schema';",
-    )
-    .unwrap();
+    conn.execute_batch(sql).unwrap();
     drop(conn);
     let show = referee(["league", "show", db.to_str().unwrap()], b"");
     assert_eq!(show.code, Some(0), "{show:?}");
     assert!(show.stdout.contains("ann@v1"), "{}", show.stdout);
+    assert!(
+        show.stdout.contains("standings after 4 games"),
+        "{}",
+        show.stdout
+    );
+    (file, db)
+}
 
+/// A database of schema 1 (before workers) is read as it is by `show`,
+/// and migrated by the next `league run`, its games kept and numbered on.
+#[test]
+fn a_database_of_schema_1_is_migrated_with_its_games() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // Back to schema 1, as a database of the referee before workers.
+    let (file, db) = older_league(
+        dir.path(),
+        "DROP INDEX games_by_table; ALTER TABLE games DROP COLUMN table_id;
+         ALTER TABLE versions DROP COLUMN player; DROP TABLE tables; DROP TABLE workers;
+         DROP TABLE declines; UPDATE meta SET value = '1' WHERE key = 'schema';",
+    );
     let run = referee(
         common::league::run_args(&file, &db, &["--games", "8", "--jobs", "1"]),
         b"",
     );
     assert_eq!(run.code, Some(0), "{run:?}");
     assert!(
-        run.stderr.contains("migrated from schema 1 to 2"),
+        run.stderr.contains("migrated from schema 1 to 3"),
         "{}",
         run.stderr
     );
     let records = exported(dir.path(), &db);
     assert_eq!(records.len(), 8);
     assert_numbered(&records);
+}
+
+/// A database of schema 2 (before workers said what they cannot play) is
+/// read as it is by `show`, refused to a worker, and migrated by the next
+/// `league run`, its games kept and numbered on; a worker plays on it.
+#[test]
+fn a_database_of_schema_2_is_migrated_with_its_games() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let (file, db) = older_league(
+        dir.path(),
+        "DROP TABLE declines; ALTER TABLE workers DROP COLUMN void_games;
+         ALTER TABLE workers DROP COLUMN last_void;
+         UPDATE meta SET value = '2' WHERE key = 'schema';",
+    );
+    let refused = referee(["league", "work", "--db", db.to_str().unwrap()], b"");
+    assert_eq!(refused.code, Some(64), "{refused:?}");
+    assert!(refused.stderr.contains("schema 2"), "{}", refused.stderr);
+
+    let marker = Marker::new();
+    let args = ["--games", "8", "--jobs", "0"];
+    let mut league = Running::start(&file, &db, &args, &marker);
+    league.wait("the league starts", |_, err| err.contains("playing: "));
+    let mut one = worker(dir.path(), &db, &["--jobs", "1", "--name", "one"], &marker);
+    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
+    assert_eq!(one.finish(), Some(0), "{}", one.stderr());
+    assert!(
+        league.stderr().contains("migrated from schema 2 to 3"),
+        "{}",
+        league.stderr()
+    );
+    assert_eq!(games(&one.stdout()), 4, "{}", one.stderr());
+    let records = exported(dir.path(), &db);
+    assert_eq!(records.len(), 8);
+    assert_numbered(&records);
+    marker.assert_none_left();
 }
 
 /// A worker's own `--env` reaches its bots, on top of the league's
@@ -268,5 +330,140 @@ fn a_workers_env_reaches_its_bots() {
         !marks.is_empty() && marks.lines().all(|l| l == "this-machine"),
         "{marks}"
     );
+    marker.assert_none_left();
+}
+
+/// The statuses of every seat of `records`.
+fn statuses(records: &[serde_json::Value]) -> Vec<String> {
+    records
+        .iter()
+        .flat_map(|r| r["results"].as_array().cloned().unwrap_or_default())
+        .map(|seat| seat["status"].as_str().unwrap_or("?").to_owned())
+        .collect()
+}
+
+/// A worker whose machine lacks what a version needs (here its
+/// interpreter, which the league found when the version entered) charges
+/// no bot with it (issue 48.2: a worker recorded a failed game every few
+/// milliseconds against both seats). It declines that version's tables,
+/// naming the program stored and the one it looked for, and plays the
+/// others; a worker that has it plays the rest. No game in the league
+/// says `cannot_start`.
+#[test]
+fn a_worker_that_cannot_start_a_version_here_declines_it_and_charges_no_bot() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = class(dir.path(), &["ann", "bob", "cat"], "0");
+    let interp = dir.path().join("interp");
+    std::fs::create_dir(&interp).unwrap();
+    std::fs::copy("/bin/sh", interp.join("sh")).unwrap();
+    let cat = dir.path().join("subs/cat/pc2");
+    std::fs::write(
+        &cat,
+        format!(
+            "#!{}\nwhile read -r _ _; do echo 1; done\n",
+            interp.join("sh").display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&cat, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let db = dir.path().join("league.db");
+    let marker = Marker::new();
+    let mut league = Running::start(&file, &db, &["--games", "12", "--jobs", "0"], &marker);
+    league.wait("the league starts", |_, err| {
+        err.contains("playing: ") && err.contains("cat@v1")
+    });
+    // The worker's machine has no such interpreter.
+    let hidden = dir.path().join("interp.away");
+    std::fs::rename(&interp, &hidden).unwrap();
+    let mut lacking = worker(
+        dir.path(),
+        &db,
+        &["--jobs", "1", "--name", "lacking"],
+        &marker,
+    );
+    lacking.wait("cat declined", |_, err| {
+        err.contains("lacking cannot play cat@v1 on this machine")
+    });
+    lacking.wait("the table without cat played", |out, _| games(out) >= 2);
+    // The organiser, who cannot log into the worker's machine, reads it
+    // in `league show`.
+    let show = referee(["league", "show", db.to_str().unwrap()], b"");
+    assert_eq!(show.code, Some(0), "{show:?}");
+    assert!(
+        show.stdout.contains("no live worker can play") && show.stdout.contains("  cat@v1:"),
+        "{}",
+        show.stdout
+    );
+    assert!(show.stdout.contains("lacking: "), "{}", show.stdout);
+    std::fs::rename(&hidden, &interp).unwrap();
+    let mut having = worker(
+        dir.path(),
+        &db,
+        &["--jobs", "1", "--name", "having"],
+        &marker,
+    );
+    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
+    assert_eq!(lacking.finish(), Some(0), "{}", lacking.stderr());
+    assert_eq!(having.finish(), Some(0), "{}", having.stderr());
+    let err = lacking.stderr();
+    assert!(
+        err.contains(&interp.join("sh").display().to_string()),
+        "{err}"
+    );
+    assert!(!lacking.stdout().contains("cat@v1"), "{}", lacking.stdout());
+    let records = exported(dir.path(), &db);
+    assert_eq!(records.len(), 12);
+    assert_numbered(&records);
+    assert!(statuses(&records).iter().all(|s| s == "ok"), "{records:?}");
+    marker.assert_none_left();
+}
+
+/// A version's copy gone under a worker after it checked it (a network
+/// file system's hiccup, a copy pruned): the game that could not start
+/// is void, not recorded, its table dealt again; the worker declines the
+/// version and, able to play nothing else, stops as failed (70). Another
+/// worker that sees the copy plays every game.
+#[test]
+fn a_copy_gone_under_a_worker_voids_its_game_and_charges_no_bot() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = class(dir.path(), &["ann", "bob"], "0.05");
+    let db = dir.path().join("league.db");
+    let marker = Marker::new();
+    let mut league = Running::start(&file, &db, &["--games", "8", "--jobs", "0"], &marker);
+    league.wait("the league starts", |_, err| err.contains("playing: "));
+    let versions = dir.path().join("league.db.versions");
+    let mut first = worker(
+        dir.path(),
+        &db,
+        &["--jobs", "1", "--name", "first"],
+        &marker,
+    );
+    first.wait_games(1, "a game played");
+    let bob = std::fs::read_dir(&versions)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("bob-"))
+        .unwrap()
+        .path();
+    let away = dir.path().join("bob.away");
+    std::fs::rename(&bob, &away).unwrap();
+    assert_eq!(first.finish(), Some(70), "{}", first.stderr());
+    let err = first.stderr();
+    assert!(err.contains("cannot play bob@v1 on this machine"), "{err}");
+    assert!(err.contains(&bob.display().to_string()), "{err}");
+    std::fs::rename(&away, &bob).unwrap();
+    let mut second = worker(
+        dir.path(),
+        &db,
+        &["--jobs", "1", "--name", "second"],
+        &marker,
+    );
+    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
+    assert_eq!(second.finish(), Some(0), "{}", second.stderr());
+    let records = exported(dir.path(), &db);
+    assert_eq!(records.len(), 8);
+    assert_numbered(&records);
+    assert!(statuses(&records).iter().all(|s| s == "ok"), "{records:?}");
     marker.assert_none_left();
 }

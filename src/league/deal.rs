@@ -21,9 +21,7 @@ use crate::tournament::units::Entrant;
 /// How often the league looks for games committed by workers.
 pub const FOLLOW_EVERY: Duration = Duration::from_millis(250);
 
-/// A worker is counted as there while it was seen this recently (it is
-/// seen every third of its lease).
-const WORKER_SEEN: Duration = Duration::from_secs(30);
+use super::notes::WORKER_SEEN;
 
 /// The most games read from the database at a time.
 const FOLLOW_BATCH: u64 = 1000;

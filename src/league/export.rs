@@ -458,7 +458,7 @@ pub fn show(at: &Location, all: bool) -> Status {
 fn show_inner(at: &Location, all: bool) -> Result<String, Failed> {
     let (db, meta) = open(at)?;
     let mut games = 0u64;
-    let (versions, tally) = db
+    let (versions, tally, notes) = db
         .at_one_moment(|db| {
             let versions = db.versions()?;
             let mut tally = Tally::new(meta.solo, &names(&versions), None, None);
@@ -466,9 +466,14 @@ fn show_inner(at: &Location, all: bool) -> Result<String, Failed> {
                 games += 1;
                 tally.add(record);
             })?;
-            Ok((versions, tally))
+            // A database of an earlier schema, read as it is, has none.
+            let notes = db
+                .worker_notes(super::notes::WORKER_SEEN)
+                .unwrap_or_default();
+            Ok((versions, tally, notes))
         })
         .map_err(usage)?;
+    let workers = super::notes::text(&notes, &versions);
     let standings = Standings::new(tally, &versions);
     // Each entrant still in the league: its last version that built,
     // else its last.
@@ -510,5 +515,6 @@ fn show_inner(at: &Location, all: bool) -> Result<String, Failed> {
              DB OUT` (OUT/build/NAME.vN.log)"
         ));
     }
+    text.extend(workers);
     Ok(text)
 }

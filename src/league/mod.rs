@@ -17,6 +17,7 @@ mod deal;
 pub mod entrants;
 mod export;
 pub mod matchmaking;
+mod notes;
 mod page;
 mod roster;
 mod serve;

@@ -437,9 +437,10 @@ fn log_link(entrant: &str, version: u32) -> String {
     format!("/entrant/{}#v{version}", url_segment(entrant))
 }
 
-/// `{"games": N, "solo": bool, "ranked_by": "...", "entrants": [...]}`:
-/// one row per entrant still in the league (its version that plays),
-/// best first, then those with no version that built.
+/// `{"games": N, "solo": bool, "ranked_by": "...", "entrants": [...],
+/// "unplayable": [...]}`: one row per entrant still in the league (its
+/// version that plays), best first, then those with no version that
+/// built; and the versions no live worker can play.
 fn standings(board: &Board) -> Result<Value, String> {
     let Class {
         games,
@@ -537,7 +538,22 @@ fn standings(board: &Board) -> Result<Value, String> {
         "solo": solo,
         "ranked_by": ranked_by(solo),
         "entrants": entrants,
+        "unplayable": unplayable(board),
     }))
+}
+
+/// The versions that no live worker can play on its machine (see
+/// [`super::notes`]): `[{"version": NAME, "declined": [[WORKER, WHY]]}]`.
+fn unplayable(board: &Board) -> Value {
+    let db = super::db::lock(&board.db);
+    let (Ok(notes), Ok(versions)) = (
+        db.worker_notes(super::notes::WORKER_SEEN),
+        db.versions_without_logs(),
+    ) else {
+        return json!([]);
+    };
+    drop(db);
+    json!(super::notes::unplayable(&notes, &versions))
 }
 
 #[derive(Deserialize)]

@@ -129,19 +129,36 @@ const LEAGUE_EVERY: Duration = Duration::from_secs(1);
 /// has started in it: a worker may start first (a job array submitted
 /// with the league), and waits, saying so once.
 async fn wait_for_league(at: &Location) -> Result<(Db, League), Failed> {
-    let mut said = false;
+    let (mut waiting, mut unreached) = (false, false);
     loop {
-        if let Some(db) = Db::join(at).map_err(usage)?
-            && let Some(league) = read_league(&db, at)?
-        {
-            return Ok((db, league));
+        match Db::join(at) {
+            Ok(Some(db)) => {
+                if let Some(league) = read_league(&db, at)? {
+                    return Ok((db, league));
+                }
+            }
+            Ok(None) => {}
+            // A worker may be submitted long before its server: it waits,
+            // as it waits for its league.
+            Err(super::db::JoinError::NotYet(why)) => {
+                if !unreached {
+                    eprintln!(
+                        "league work: cannot reach {} yet ({why}); trying again until it answers",
+                        at.describe()
+                    );
+                    unreached = true;
+                }
+                tokio::time::sleep(LEAGUE_EVERY).await;
+                continue;
+            }
+            Err(super::db::JoinError::Fails(message)) => return Err(usage(message)),
         }
-        if !said {
+        if !waiting {
             eprintln!(
                 "league work: waiting for a league to start in {}",
                 at.describe()
             );
-            said = true;
+            waiting = true;
         }
         tokio::time::sleep(LEAGUE_EVERY).await;
     }
@@ -411,15 +428,8 @@ impl Seats for StoredSeats {
     }
 
     fn recheck(&self, id: i64) -> Option<String> {
-        let player = match self
-            .known
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&id)
-        {
-            Some(Seat::Ready(_, _)) | Some(Seat::Stored(..)) => self.stored_player(id)?,
-            _ => return None,
-        };
+        // A version declined or out is not played: nothing to look at.
+        let player = self.stored_player(id)?;
         copies::check(&player, &self.from, &self.to).err()
     }
 

@@ -83,6 +83,19 @@ impl Server {
     /// a database and a role for the league. `Err`: why it cannot run
     /// here.
     pub fn start(parent: &Path) -> Result<Server, String> {
+        Server::made(parent)
+    }
+
+    /// [`Server::start`], stopped: nobody answers on its port until
+    /// [`Server::resume`] (a league's clients started before their
+    /// server). Its database is made already.
+    pub fn stopped(parent: &Path) -> Result<Server, String> {
+        let server = Server::made(parent)?;
+        server.stop()?;
+        Ok(server)
+    }
+
+    fn made(parent: &Path) -> Result<Server, String> {
         if !is_root() {
             return Err("a PostgreSQL server of the test's own needs root".into());
         }
@@ -156,6 +169,28 @@ impl Server {
         check("psql", as_postgres(&self.bin, "psql", &args)?)
     }
 
+    /// Runs `sql` on the league's database as the server's superuser
+    /// (a test that makes an older league's database by hand).
+    pub fn psql_league(&self, sql: &str) -> Result<(), String> {
+        let port = self.port.to_string();
+        let host = self.dir.display().to_string();
+        let args = [
+            "-h",
+            &host,
+            "-p",
+            &port,
+            "-U",
+            "postgres",
+            "-d",
+            DATABASE,
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-c",
+            sql,
+        ];
+        check("psql", as_postgres(&self.bin, "psql", &args)?)
+    }
+
     fn make_database(&self) -> Result<(), String> {
         self.psql(&[
             &format!("CREATE ROLE {ROLE} LOGIN"),
@@ -188,8 +223,18 @@ impl Server {
     /// Stops the server for `down`, then starts it again on the same
     /// port: its clients find nobody there meanwhile.
     pub fn pause(&self, down: std::time::Duration) -> Result<(), String> {
-        self.pg_ctl(&["stop", "-m", "fast", "-w", "-t", "60"])?;
+        self.stop()?;
         std::thread::sleep(down);
+        self.resume()
+    }
+
+    /// Stops the server (its clients' connections are cut).
+    pub fn stop(&self) -> Result<(), String> {
+        self.pg_ctl(&["stop", "-m", "fast", "-w", "-t", "60"])
+    }
+
+    /// Starts the stopped server again, on the same port.
+    pub fn resume(&self) -> Result<(), String> {
         self.pg_ctl(&["start", "-w", "-t", "60"])
     }
 

@@ -20,6 +20,7 @@
 
 mod postgres;
 mod sqlite;
+mod stored;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -178,6 +179,29 @@ impl TableState {
     }
 }
 
+/// What a live worker said of itself: the versions it cannot play on its
+/// machine (and why), and the games it voided for failures of its own.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkerNote {
+    pub name: String,
+    pub jobs: usize,
+    pub void_games: u64,
+    pub last_void: Option<String>,
+    pub declined: Vec<(i64, String)>,
+}
+
+/// Why a worker cannot open its league's database now.
+#[derive(Clone, Debug, PartialEq)]
+pub enum JoinError {
+    /// The server is not there yet, or is restarting (refused, no socket,
+    /// starting up, shutting down, too many connections): why. Another
+    /// try may work.
+    NotYet(String),
+    /// Anything else (authentication failed, no such database, a bad
+    /// URL): the message, naming the database.
+    Fails(String),
+}
+
 /// A version to add.
 pub struct NewVersion<'a> {
     pub entrant: &'a str,
@@ -297,10 +321,13 @@ impl Db {
 
     /// Opens a league's database as one of its workers: to play its tables
     /// beside the league that holds it; `None` while no league is in it
-    /// yet (workers may start before their league).
-    pub fn join(at: &Location) -> Result<Option<Db>, String> {
+    /// yet (workers may start before their league, and before its server:
+    /// [`JoinError::NotYet`]).
+    pub fn join(at: &Location) -> Result<Option<Db>, JoinError> {
         match at {
-            Location::File(path) => Ok(Sqlite::join(path)?.map(Db::Sqlite)),
+            Location::File(path) => Ok(Sqlite::join(path)
+                .map_err(JoinError::Fails)?
+                .map(Db::Sqlite)),
             Location::Url(url) => Ok(Postgres::join(url)?.map(Db::Postgres)),
         }
     }
@@ -411,8 +438,26 @@ impl Db {
         each!(self, db => db.release_claims_of(worker))
     }
 
+    /// Worker `name` has stopped: its row and its declines go.
     pub fn worker_gone(&self, name: &str) -> Result<(), String> {
         each!(self, db => db.worker_gone(name))
+    }
+
+    /// Worker `worker` cannot play version `version` on its machine, for
+    /// `why` (said again: replaced).
+    pub fn decline_version(&self, worker: &str, version: i64, why: &str) -> Result<(), String> {
+        each!(self, db => db.decline_version(worker, version, why))
+    }
+
+    /// Worker `worker` voided a game for a failure of its own (`why`):
+    /// counted for that worker (the worker row is made if missing).
+    pub fn void_game(&self, worker: &str, why: &str) -> Result<(), String> {
+        each!(self, db => db.void_game(worker, why))
+    }
+
+    /// The workers seen within `within`, by name, each with what it said.
+    pub fn worker_notes(&self, within: Duration) -> Result<Vec<WorkerNote>, String> {
+        each!(self, db => db.worker_notes(within))
     }
 
     /// Runs `read` in one read transaction: all it reads is the database
@@ -432,17 +477,6 @@ impl Db {
     /// time (a league of any length is read in little memory).
     pub fn each_game(&self, take: impl FnMut(GameRecord)) -> Result<(), String> {
         each!(self, db => db.each_game(take))
-    }
-}
-
-// Stand-ins until schema 3 (the db branch) lands: replaced by it.
-impl Db {
-    pub fn decline_version(&self, _worker: &str, _version: i64, _why: &str) -> Result<(), String> {
-        Ok(())
-    }
-
-    pub fn void_game(&self, _worker: &str, _why: &str) -> Result<(), String> {
-        Ok(())
     }
 }
 

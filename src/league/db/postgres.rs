@@ -34,11 +34,16 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{FromSql, ToSql};
 use tokio_postgres::{Client, Config, NoTls, Row, Statement};
 
-use super::{Claim, Location, Meta, NewTable, NewVersion, TableRow, TableState, VersionRow};
+use super::stored::{escape, unescape};
+use super::{
+    Claim, JoinError, Location, Meta, NewTable, NewVersion, TableRow, TableState, VersionRow,
+    WorkerNote,
+};
 use crate::game::GameRecord;
 
-/// The schema's version, in `meta`; a database of another is refused.
-const SCHEMA: &str = "2";
+/// The schema's version, in `meta`; a database of a later one is
+/// refused, one of schema 2 migrated by its league ([`migrate_2_to_3`]).
+const SCHEMA: &str = "3";
 
 /// The advisory lock a league's coordinator holds on its session: one
 /// league per database. ("league" in ASCII.)
@@ -112,9 +117,42 @@ CREATE INDEX IF NOT EXISTS tables_open ON tables (state, id);
 CREATE TABLE IF NOT EXISTS workers (
     name TEXT PRIMARY KEY,
     jobs BIGINT NOT NULL,
-    seen BIGINT NOT NULL
+    seen BIGINT NOT NULL,
+    void_games BIGINT NOT NULL DEFAULT 0,
+    last_void TEXT
+);
+CREATE TABLE IF NOT EXISTS declines (
+    worker TEXT NOT NULL,
+    version BIGINT NOT NULL,
+    why TEXT NOT NULL,
+    PRIMARY KEY (worker, version)
 );
 ";
+
+/// Schema 2 to 3 (before [`TABLES`], which makes `declines`): what a
+/// worker says of itself, and text escaped as [`super::stored`] says.
+fn migrate_2_to_3() -> String {
+    let mut sql = String::from(
+        "ALTER TABLE workers ADD COLUMN IF NOT EXISTS void_games BIGINT NOT NULL DEFAULT 0;
+         ALTER TABLE workers ADD COLUMN IF NOT EXISTS last_void TEXT;",
+    );
+    for (table, column) in [
+        ("meta", "key"),
+        ("meta", "value"),
+        ("entrants", "name"),
+        ("versions", "fingerprint"),
+        ("versions", "built"),
+        ("versions", "build_log"),
+        ("versions", "player"),
+        ("games", "finished"),
+        ("tables", "worker"),
+        ("tables", "outcome"),
+        ("workers", "name"),
+    ] {
+        sql.push_str(&super::stored::migrate_sql(table, column));
+    }
+    sql + &format!("UPDATE meta SET value = '{SCHEMA}' WHERE key = 'schema';")
+}
 
 /// Who holds the connection, which decides what each new session is set
 /// up with.
@@ -244,9 +282,60 @@ fn lost(e: &tokio_postgres::Error) -> bool {
     }
 }
 
+/// Whether a first connection refused with `e` may be made later, once
+/// the server is up: nobody there yet (refused, no socket, no answer),
+/// starting up or shutting down, too many connections.
+fn passing(e: &tokio_postgres::Error) -> bool {
+    if let Some(code) = e.code() {
+        return [
+            SqlState::CANNOT_CONNECT_NOW,
+            SqlState::TOO_MANY_CONNECTIONS,
+            SqlState::ADMIN_SHUTDOWN,
+            SqlState::CRASH_SHUTDOWN,
+        ]
+        .contains(code);
+    }
+    if e.is_closed() {
+        return true;
+    }
+    use std::io::ErrorKind::*;
+    std::error::Error::source(e)
+        .and_then(|s| s.downcast_ref::<std::io::Error>())
+        .is_some_and(|io| {
+            [
+                ConnectionRefused,
+                NotFound,
+                ConnectionReset,
+                ConnectionAborted,
+                TimedOut,
+                UnexpectedEof,
+            ]
+            .contains(&io.kind())
+        })
+}
+
+/// What the server said of `e`, or the client's own words and their
+/// cause (`error connecting to server: Connection refused ...`).
+fn why(e: &tokio_postgres::Error) -> String {
+    match (e.as_db_error(), std::error::Error::source(e)) {
+        (Some(db), _) => db.message().to_owned(),
+        (None, Some(cause)) => format!("{e}: {cause}"),
+        (None, None) => e.to_string(),
+    }
+}
+
 /// A row's column `i`, or why not (a database another program wrote).
 fn get<'a, T: FromSql<'a>>(row: &'a Row, i: usize) -> Attempt<T> {
     row.try_get(i).map_err(Fail::Pg)
+}
+
+/// A row's text column `i`, as it was given ([`super::stored`]).
+fn text(row: &Row, i: usize) -> Attempt<String> {
+    get(row, i).map(unescape)
+}
+
+fn maybe_text(row: &Row, i: usize) -> Attempt<Option<String>> {
+    get::<Option<String>>(row, i).map(|t| t.map(unescape))
 }
 
 fn to_i64(n: u64) -> i64 {
@@ -268,11 +357,22 @@ impl Postgres {
     /// off`) a crash of the server may lose the last games.
     pub fn open(url: &str, durable: bool) -> Result<Postgres, String> {
         let db = Postgres::connect(url, Role::Coordinator { durable })?;
-        db.with(|c| {
-            db.check_schema(c)?;
+        let migrated = db.with(|c| {
+            let schema = db.check_schema(c)?;
+            if schema == Some(2) {
+                db.transaction(c, "BEGIN", || {
+                    Ok(db.wait(c.batch_execute(&migrate_2_to_3()))?)
+                })?;
+            }
             db.wait(c.batch_execute(TABLES))?;
-            Ok(())
+            Ok(schema == Some(2))
         })?;
+        if migrated {
+            eprintln!(
+                "league: {} migrated from schema 2 to {SCHEMA} (its games kept)",
+                db.name
+            );
+        }
         Ok(db)
     }
 
@@ -286,29 +386,42 @@ impl Postgres {
 
     /// Opens a league's database for a worker: read-write, without the
     /// league's lock; `None` while no league is in it yet.
-    pub fn join(url: &str) -> Result<Option<Postgres>, String> {
-        let db = Postgres::connect(url, Role::Worker)?;
-        Ok(db.is_league()?.then_some(db))
+    pub fn join(url: &str) -> Result<Option<Postgres>, JoinError> {
+        let db = Postgres::reach(url, Role::Worker)?;
+        Ok(db.is_league().map_err(JoinError::Fails)?.then_some(db))
     }
 
     fn connect(url: &str, role: Role) -> Result<Postgres, String> {
+        Postgres::reach(url, role).map_err(|e| match e {
+            JoinError::NotYet(why) => format!("{}: {why}", Location::Url(url.into()).describe()),
+            JoinError::Fails(message) => message,
+        })
+    }
+
+    /// Connects as `role`, once: a worker tries again while the server
+    /// is not there yet ([`JoinError::NotYet`]); anyone else says why now.
+    fn reach(url: &str, role: Role) -> Result<Postgres, JoinError> {
         let name = Location::Url(url.to_owned()).describe();
+        // Before the runtime: one dropped inside a caller's runtime panics.
+        let config = Box::new(config(url).map_err(JoinError::Fails)?);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("postgres")
             .enable_all()
             .build()
-            .map_err(|e| format!("{name}: cannot start its runtime: {e}"))?;
+            .map_err(|e| JoinError::Fails(format!("{name}: cannot start its runtime: {e}")))?;
         let db = Postgres {
             runtime: Some(runtime),
-            config: Box::new(config(url)?),
+            config,
             name,
             role,
             client: Mutex::new(None),
             reading: AtomicBool::new(false),
         };
-        // The first connection is not retried: a wrong URL is said now.
-        let client = db.session().map_err(|e| db.message(e))?;
+        let client = db.session().map_err(|fail| match fail {
+            Fail::Pg(e) if passing(&e) => JoinError::NotYet(why(&e)),
+            fail => JoinError::Fails(db.message(fail)),
+        })?;
         *db.client.lock().unwrap_or_else(|e| e.into_inner()) = Some(client);
         Ok(db)
     }
@@ -368,10 +481,7 @@ impl Postgres {
 
     fn message(&self, fail: Fail) -> String {
         match fail {
-            Fail::Pg(e) => match e.as_db_error() {
-                Some(db) => format!("{}: {}", self.name, db.message()),
-                None => format!("{}: {e}", self.name),
-            },
+            Fail::Pg(e) => format!("{}: {}", self.name, why(&e)),
             Fail::Other(why) => why,
         }
     }
@@ -476,19 +586,28 @@ impl Postgres {
         Ok(statement)
     }
 
-    /// Refuses a database of another schema (none yet is a new one).
-    fn check_schema(&self, client: &Session) -> Attempt<()> {
+    /// The database's schema (`None`: a new one); a later one than this
+    /// referee's is refused, and one of schema 2 to a worker (its league
+    /// migrates it).
+    fn check_schema(&self, client: &Session) -> Attempt<Option<u32>> {
         let row = self.query_opt(client, "SELECT to_regclass('meta') IS NOT NULL", &[])?;
         if !row
             .map(|r| get::<bool>(&r, 0))
             .transpose()?
             .unwrap_or(false)
         {
-            return Ok(());
+            return Ok(None);
         }
         let schema = self.query_opt(client, "SELECT value FROM meta WHERE key = 'schema'", &[])?;
         match schema.map(|r| get::<String>(&r, 0)).transpose()?.as_deref() {
-            None | Some(SCHEMA) => Ok(()),
+            None => Ok(None),
+            Some(SCHEMA) => Ok(Some(3)),
+            Some("2") if self.role == Role::Worker => Err(Fail::Other(format!(
+                "{}: a league database of schema 2: `referee league run` on it first \
+                 (it migrates it)",
+                self.name
+            ))),
+            Some("2") => Ok(Some(2)),
             Some(other) => Err(Fail::Other(format!(
                 "{}: a league database of schema {other}; this referee reads schema {SCHEMA}",
                 self.name
@@ -520,8 +639,9 @@ impl Postgres {
     /// The value of `key` in `meta`.
     pub fn setting(&self, key: &str) -> Result<Option<String>, String> {
         self.with(|c| {
-            let row = self.query_opt(c, "SELECT value FROM meta WHERE key = $1", &[&key])?;
-            row.map(|r| get(&r, 0)).transpose()
+            let row =
+                self.query_opt(c, "SELECT value FROM meta WHERE key = $1", &[&escape(key)])?;
+            row.map(|r| text(&r, 0)).transpose()
         })
     }
 
@@ -532,7 +652,7 @@ impl Postgres {
                 c,
                 "INSERT INTO meta (key, value) VALUES ($1, $2) \
                  ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                &[&key, &value],
+                &[&escape(key), &escape(value)],
             )
         })?;
         Ok(())
@@ -590,16 +710,16 @@ impl Postgres {
         let products: String = get(r, 4)?;
         Ok(VersionRow {
             id: get(r, 0)?,
-            entrant: get(r, 1)?,
+            entrant: text(r, 1)?,
             version: u32::try_from(version)
                 .map_err(|e| Fail::Other(format!("{}: version {version}: {e}", self.name)))?,
-            fingerprint: get(r, 3)?,
+            fingerprint: text(r, 3)?,
             products: serde_json::from_str(&products).unwrap_or_default(),
             build_ok: get::<i64>(r, 5)? != 0,
-            build_log: get(r, 6)?,
+            build_log: maybe_text(r, 6)?,
             retired: get::<i64>(r, 7)? != 0,
-            built: get(r, 8)?,
-            player: get(r, 9)?,
+            built: text(r, 8)?,
+            player: maybe_text(r, 9)?,
         })
     }
 
@@ -609,6 +729,8 @@ impl Postgres {
     pub fn add_version(&mut self, new: &NewVersion) -> Result<(i64, u32), String> {
         let products = serde_json::to_string(new.products).unwrap_or_else(|_| "[]".into());
         let built = crate::record::timestamp();
+        let (name, fingerprint) = (escape(new.entrant), escape(new.fingerprint));
+        let build_log = new.build_log.map(escape);
         // The id is drawn first, so that a retry after a commit whose
         // answer was lost finds its row rather than adding another.
         let id: i64 = self.with(|c| {
@@ -626,7 +748,7 @@ impl Postgres {
                     c,
                     "INSERT INTO entrants (name) VALUES ($1) \
                      ON CONFLICT (name) DO UPDATE SET retired = 0 RETURNING id",
-                    &[&new.entrant],
+                    &[&name],
                 )?;
                 let entrant: i64 =
                     row.map_or(Err(Fail::Other("no entrant".into())), |r| get(&r, 0))?;
@@ -638,11 +760,11 @@ impl Postgres {
                     &[
                         &id,
                         &entrant,
-                        &new.fingerprint,
+                        &fingerprint,
                         &products,
                         &built,
                         &i64::from(new.build_ok),
-                        &new.build_log,
+                        &build_log,
                     ],
                 )?;
                 row.map_or(Err(Fail::Other("no version".into())), |r| get(&r, 0))
@@ -664,7 +786,7 @@ impl Postgres {
     pub fn retire(&self, entrant: &str) -> Result<(), String> {
         self.change(
             "UPDATE entrants SET retired = 1 WHERE name = $1",
-            &[&entrant],
+            &[&escape(entrant)],
         )?;
         Ok(())
     }
@@ -674,7 +796,7 @@ impl Postgres {
     pub fn fail_version(&self, id: i64, why: &str) -> Result<(), String> {
         self.change(
             "UPDATE versions SET build_ok = 0, build_log = $2 WHERE id = $1",
-            &[&id, &why],
+            &[&id, &escape(why)],
         )?;
         Ok(())
     }
@@ -683,7 +805,7 @@ impl Postgres {
     pub fn rejoin(&self, entrant: &str) -> Result<(), String> {
         self.change(
             "UPDATE entrants SET retired = 0 WHERE name = $1",
-            &[&entrant],
+            &[&escape(entrant)],
         )?;
         Ok(())
     }
@@ -693,7 +815,7 @@ impl Postgres {
     pub fn set_player(&self, version: i64, player: &str) -> Result<(), String> {
         self.change(
             "UPDATE versions SET player = $2 WHERE id = $1",
-            &[&version, &player],
+            &[&version, &escape(player)],
         )?;
         Ok(())
     }
@@ -759,7 +881,7 @@ impl Postgres {
                 &id,
                 &to_i64(game.round),
                 &to_i64(game.rotation),
-                &record.time,
+                &escape(&record.time),
                 &text,
                 &game.table,
             ],
@@ -846,13 +968,13 @@ impl Postgres {
                  (SELECT s.game FROM seats s JOIN versions v ON v.id = s.version \
                  JOIN entrants e ON e.id = v.entrant WHERE e.name = $1) \
                  ORDER BY g.id DESC LIMIT $2",
-                &[&entrant, &to_i64(limit)],
+                &[&entrant.map(escape), &to_i64(limit)],
             )?;
             rows.iter()
                 .map(|r| {
                     Ok(super::game_summary(
                         get(r, 0)?,
-                        get(r, 1)?,
+                        text(r, 1)?,
                         &get::<String>(r, 2)?,
                     ))
                 })
@@ -1006,7 +1128,7 @@ impl Postgres {
                             "UPDATE tables SET state = 'claimed', claim = claim + 1, worker = $2, \
                              lease_until = {NOW_MS} + $3 WHERE id = $1 RETURNING claim"
                         ),
-                        &[&table.id, &worker, &lease],
+                        &[&table.id, &escape(worker), &lease],
                     )?;
                     table.claim =
                         row.map_or(Err(Fail::Other("no claim".into())), |r| get(&r, 0))?;
@@ -1079,7 +1201,7 @@ impl Postgres {
             self.execute(
                 c,
                 &format!("UPDATE workers SET seen = {NOW_MS} WHERE name = $1"),
-                &[&worker],
+                &[&escape(worker)],
             )?;
             rows.iter()
                 .map(|r| {
@@ -1158,7 +1280,7 @@ impl Postgres {
         self.change(
             "UPDATE tables SET state = 'done', outcome = $3, lease_until = NULL \
              WHERE id = $1 AND claim = $2 AND state = 'claimed'",
-            &[&claim.table, &claim.claim, &outcome],
+            &[&claim.table, &claim.claim, &outcome.map(escape)],
         )?;
         Ok(())
     }
@@ -1204,7 +1326,7 @@ impl Postgres {
                         "queued" => TableState::Queued,
                         "claimed" => TableState::Claimed,
                         "done" => TableState::Done {
-                            outcome: get(r, 2)?,
+                            outcome: maybe_text(r, 2)?,
                         },
                         other => {
                             return Err(Fail::Other(format!(
@@ -1245,7 +1367,7 @@ impl Postgres {
                 "INSERT INTO workers (name, jobs, seen) VALUES ($1, $2, {NOW_MS}) \
                  ON CONFLICT (name) DO UPDATE SET jobs = excluded.jobs, seen = excluded.seen"
             ),
-            &[&name, &i64::try_from(jobs).unwrap_or(i64::MAX)],
+            &[&escape(name), &i64::try_from(jobs).unwrap_or(i64::MAX)],
         )?;
         Ok(())
     }
@@ -1263,16 +1385,85 @@ impl Postgres {
             rows.iter()
                 .map(|r| {
                     let jobs: i64 = get(r, 1)?;
-                    Ok((get(r, 0)?, usize::try_from(jobs).unwrap_or(0)))
+                    Ok((text(r, 0)?, usize::try_from(jobs).unwrap_or(0)))
                 })
                 .collect()
         })
     }
 
-    /// Worker `name` has stopped.
+    /// Worker `name` has stopped: its row and its declines go.
     pub fn worker_gone(&self, name: &str) -> Result<(), String> {
-        self.change("DELETE FROM workers WHERE name = $1", &[&name])?;
+        let name = escape(name);
+        self.with(|c| {
+            self.transaction(c, "BEGIN", || {
+                self.execute(c, "DELETE FROM workers WHERE name = $1", &[&name])?;
+                self.execute(c, "DELETE FROM declines WHERE worker = $1", &[&name])
+            })
+        })?;
         Ok(())
+    }
+
+    /// Worker `worker` cannot play version `version`, for `why`.
+    pub fn decline_version(&self, worker: &str, version: i64, why: &str) -> Result<(), String> {
+        self.change(
+            "INSERT INTO declines (worker, version, why) VALUES ($1, $2, $3) \
+             ON CONFLICT (worker, version) DO UPDATE SET why = excluded.why",
+            &[&escape(worker), &version, &escape(why)],
+        )?;
+        Ok(())
+    }
+
+    /// Worker `worker` voided a game for a failure of its own. (Unlike
+    /// the other writes, one retried after a commit whose answer was
+    /// lost counts twice: a count for people, not a game.)
+    pub fn void_game(&self, worker: &str, why: &str) -> Result<(), String> {
+        self.change(
+            &format!(
+                "INSERT INTO workers (name, jobs, seen, void_games, last_void) \
+                 VALUES ($1, 0, {NOW_MS}, 1, $2) ON CONFLICT (name) DO UPDATE SET \
+                 void_games = workers.void_games + 1, last_void = excluded.last_void"
+            ),
+            &[&escape(worker), &escape(why)],
+        )?;
+        Ok(())
+    }
+
+    /// The workers seen within `within`, by name, each with what it said.
+    pub fn worker_notes(&self, within: Duration) -> Result<Vec<WorkerNote>, String> {
+        self.with(|c| {
+            self.transaction(c, "BEGIN ISOLATION LEVEL REPEATABLE READ", || {
+                let rows = self.query(
+                    c,
+                    &format!(
+                        "SELECT name, jobs, void_games, last_void FROM workers \
+                         WHERE seen >= {NOW_MS} - $1 ORDER BY name"
+                    ),
+                    &[&millis(within)],
+                )?;
+                let declines = self.query(
+                    c,
+                    "SELECT worker, version, why FROM declines ORDER BY worker, version",
+                    &[],
+                )?;
+                rows.iter()
+                    .map(|r| {
+                        let name: String = get(r, 0)?;
+                        let declined = declines
+                            .iter()
+                            .filter(|d| d.try_get::<_, &str>(0).is_ok_and(|w| w == name))
+                            .map(|d| Ok((get(d, 1)?, text(d, 2)?)))
+                            .collect::<Attempt<_>>()?;
+                        Ok(WorkerNote {
+                            name: unescape(name),
+                            jobs: usize::try_from(get::<i64>(r, 1)?).unwrap_or(0),
+                            void_games: to_u64(get(r, 2)?),
+                            last_void: maybe_text(r, 3)?,
+                            declined,
+                        })
+                    })
+                    .collect()
+            })
+        })
     }
 
     /// Every table `worker` holds goes back to the queue.
@@ -1280,7 +1471,7 @@ impl Postgres {
         self.change(
             "UPDATE tables SET state = 'queued', worker = NULL, lease_until = NULL \
              WHERE worker = $1 AND state = 'claimed'",
-            &[&worker],
+            &[&escape(worker)],
         )?;
         Ok(())
     }

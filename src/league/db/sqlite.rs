@@ -16,12 +16,13 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use std::time::Duration;
 
-use super::{Claim, Meta, NewTable, NewVersion, TableRow, TableState, VersionRow};
+use super::{Claim, Meta, NewTable, NewVersion, TableRow, TableState, VersionRow, WorkerNote};
 use crate::game::GameRecord;
 
 /// The schema's version, in `meta`; a database of a later one is
-/// refused, one of an earlier one migrated ([`MIGRATE_1_TO_2`]).
-const SCHEMA: &str = "2";
+/// refused, one of an earlier one migrated ([`MIGRATE_1_TO_2`],
+/// [`MIGRATE_2_TO_3`]).
+const SCHEMA: &str = "3";
 
 const TABLES: &str = "
 CREATE TABLE IF NOT EXISTS meta (
@@ -94,6 +95,24 @@ ALTER TABLE versions ADD COLUMN player TEXT;
 ALTER TABLE games ADD COLUMN table_id INTEGER;
 ";
 
+/// Schema 2 to 3: what a worker says of itself, its games voided for
+/// failures of its own; its declines follow ([`NOTE_TABLES`]).
+const MIGRATE_2_TO_3: &str = "
+ALTER TABLE workers ADD COLUMN void_games INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE workers ADD COLUMN last_void TEXT;
+";
+
+/// Schema 3's own table: the versions a worker cannot play on its
+/// machine, and why.
+const NOTE_TABLES: &str = "
+CREATE TABLE IF NOT EXISTS declines (
+    worker TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    why TEXT NOT NULL,
+    PRIMARY KEY (worker, version)
+);
+";
+
 /// The league's database in a SQLite file, open for its one league: a
 /// second league on the same file is refused while this one holds it.
 pub struct Sqlite {
@@ -125,11 +144,8 @@ impl Sqlite {
             before_work: false,
         };
         db.settings(durable)?;
-        if db.schema()? == Some(1) {
-            db.migrate_from_1()?;
-        }
-        db.conn.execute_batch(TABLES).map_err(sql(path))?;
-        db.conn.execute_batch(WORK_TABLES).map_err(sql(path))?;
+        let schema = db.schema()?;
+        db.make_tables(schema)?;
         Ok(db)
     }
 
@@ -149,9 +165,9 @@ impl Sqlite {
         };
         db.settings(true)?;
         match db.schema()? {
-            Some(2) if db.meta()?.is_some() => Ok(Some(db)),
-            Some(1) => Err(format!(
-                "{}: a league database of schema 1: `referee league run` on it first \
+            Some(3) if db.meta()?.is_some() => Ok(Some(db)),
+            Some(old @ (1 | 2)) => Err(format!(
+                "{}: a league database of schema {old}: `referee league run` on it first \
                  (it migrates it)",
                 path.display()
             )),
@@ -220,7 +236,8 @@ impl Sqlite {
         match schema.as_deref() {
             None => Ok(None),
             Some("1") => Ok(Some(1)),
-            Some(SCHEMA) => Ok(Some(2)),
+            Some("2") => Ok(Some(2)),
+            Some(SCHEMA) => Ok(Some(3)),
             Some(other) => Err(format!(
                 "{}: a league database of schema {other}; this referee reads schema {SCHEMA}",
                 self.path.display()
@@ -228,19 +245,41 @@ impl Sqlite {
         }
     }
 
-    /// Schema 1 to 2, in one transaction: its games and versions stay.
-    fn migrate_from_1(&mut self) -> Result<(), String> {
+    /// Makes the tables a new database lacks, or migrates one of an
+    /// earlier `schema`, in one transaction: its games and versions stay.
+    fn make_tables(&mut self, schema: Option<u32>) -> Result<(), String> {
         let path = self.path.clone();
         let tx = self.conn.transaction().map_err(sql(&path))?;
-        tx.execute_batch(MIGRATE_1_TO_2).map_err(sql(&path))?;
+        if schema == Some(1) {
+            tx.execute_batch(MIGRATE_1_TO_2).map_err(sql(&path))?;
+        }
+        tx.execute_batch(TABLES).map_err(sql(&path))?;
         tx.execute_batch(WORK_TABLES).map_err(sql(&path))?;
-        tx.execute("UPDATE meta SET value = ?1 WHERE key = 'schema'", [SCHEMA])
+        // Asked of the table rather than of `schema`: a database made but
+        // not yet given its meta has no schema, and its columns already.
+        let noted: i64 = tx
+            .query_row(
+                "SELECT count(*) FROM pragma_table_info('workers') WHERE name = 'void_games'",
+                [],
+                |r| r.get(0),
+            )
             .map_err(sql(&path))?;
+        if noted == 0 {
+            tx.execute_batch(MIGRATE_2_TO_3).map_err(sql(&path))?;
+        }
+        tx.execute_batch(NOTE_TABLES).map_err(sql(&path))?;
+        let old = schema.filter(|&s| s < 3);
+        if old.is_some() {
+            tx.execute("UPDATE meta SET value = ?1 WHERE key = 'schema'", [SCHEMA])
+                .map_err(sql(&path))?;
+        }
         tx.commit().map_err(sql(&path))?;
-        eprintln!(
-            "league: {} migrated from schema 1 to {SCHEMA} (its games kept)",
-            path.display()
-        );
+        if let Some(old) = old {
+            eprintln!(
+                "league: {} migrated from schema {old} to {SCHEMA} (its games kept)",
+                path.display()
+            );
+        }
         Ok(())
     }
 
@@ -797,7 +836,9 @@ impl Sqlite {
     pub fn worker_seen(&self, name: &str, jobs: usize) -> Result<(), String> {
         self.conn
             .execute(
-                "INSERT OR REPLACE INTO workers (name, jobs, seen) VALUES (?1, ?2, ?3)",
+                // Not `OR REPLACE`: that would reset what it said of itself.
+                "INSERT INTO workers (name, jobs, seen) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (name) DO UPDATE SET jobs = excluded.jobs, seen = excluded.seen",
                 params![name, jobs as i64, now_ms()],
             )
             .map(drop)
@@ -831,9 +872,80 @@ impl Sqlite {
 
     pub fn worker_gone(&self, name: &str) -> Result<(), String> {
         self.conn
-            .execute("DELETE FROM workers WHERE name = ?1", [name])
+            .execute_batch("BEGIN")
+            .and_then(|()| {
+                self.conn
+                    .execute("DELETE FROM workers WHERE name = ?1", [name])
+            })
+            .and_then(|_| {
+                self.conn
+                    .execute("DELETE FROM declines WHERE worker = ?1", [name])
+            })
+            .and_then(|_| self.conn.execute_batch("COMMIT"))
+            .map_err(|e| {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                sql(&self.path)(e)
+            })
+    }
+
+    pub fn decline_version(&self, worker: &str, version: i64, why: &str) -> Result<(), String> {
+        self.conn
+            .execute(
+                "INSERT INTO declines (worker, version, why) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (worker, version) DO UPDATE SET why = excluded.why",
+                params![worker, version, why],
+            )
             .map(drop)
             .map_err(sql(&self.path))
+    }
+
+    pub fn void_game(&self, worker: &str, why: &str) -> Result<(), String> {
+        self.conn
+            .execute(
+                "INSERT INTO workers (name, jobs, seen, void_games, last_void) \
+                 VALUES (?1, 0, ?3, 1, ?2) ON CONFLICT (name) DO UPDATE SET \
+                 void_games = void_games + 1, last_void = excluded.last_void",
+                params![worker, why, now_ms()],
+            )
+            .map(drop)
+            .map_err(sql(&self.path))
+    }
+
+    pub fn worker_notes(&self, within: Duration) -> Result<Vec<WorkerNote>, String> {
+        let since = now_ms() - within.as_millis() as i64;
+        let mut workers = self
+            .conn
+            .prepare_cached(
+                "SELECT name, jobs, void_games, last_void FROM workers \
+                 WHERE seen >= ?1 ORDER BY name",
+            )
+            .map_err(sql(&self.path))?;
+        let mut declines = self
+            .conn
+            .prepare_cached("SELECT version, why FROM declines WHERE worker = ?1 ORDER BY version")
+            .map_err(sql(&self.path))?;
+        let notes = workers
+            .query_map([since], |r| {
+                Ok(WorkerNote {
+                    name: r.get(0)?,
+                    jobs: r.get::<_, i64>(1)? as usize,
+                    void_games: r.get::<_, i64>(2)? as u64,
+                    last_void: r.get(3)?,
+                    declined: Vec::new(),
+                })
+            })
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(sql(&self.path))?;
+        notes
+            .into_iter()
+            .map(|mut note| {
+                note.declined = declines
+                    .query_map([&note.name], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .and_then(|rows| rows.collect())
+                    .map_err(sql(&self.path))?;
+                Ok(note)
+            })
+            .collect()
     }
 }
 
