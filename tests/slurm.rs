@@ -3,10 +3,12 @@
 //! task requeued while it plays (as Slurm does when a node fails or a job
 //! is preempted), and the merge once the array is done. The merged
 //! standings and games must be those of the same tournament on one
-//! machine.
+//! machine. And a league on PostgreSQL whose games a job array of
+//! workers plays, as `examples/slurm/league-workers.sbatch` runs them.
 //!
 //! The cluster is Debian's Slurm (`slurm-wlm`, with `munge`) on this one
-//! machine, started in a temporary directory: its own munge key and
+//! machine, started in a temporary directory (under /var/tmp: the
+//! league's jobs have a private /tmp, as on many clusters): its own munge key and
 //! socket, its own `slurm.conf`, state, spool and logs, and ports nobody
 //! else uses, so it never meets a cluster the machine may already run.
 //! The daemons need root (slurmd starts every job as its user). Without
@@ -126,11 +128,29 @@ struct Cluster {
     marker: Marker,
 }
 
+/// What a job's /tmp is.
+#[derive(Clone, Copy, PartialEq)]
+enum JobTmp {
+    /// The machine's.
+    Machine,
+    /// Its own, empty, gone with the job (job_container/tmpfs), as many
+    /// clusters have. Not with requeues: Slurm 22.05 then fails a task's
+    /// second run at times (`container_p_join: open failed for
+    /// .../.ns`), when it starts the run without its prolog, which makes
+    /// the container: a race with the credential's expiry
+    /// (`cred_expire`), seen in the tournament's test.
+    Private,
+}
+
 impl Cluster {
-    fn start() -> Result<Cluster, Skip> {
+    fn start(tmp: JobTmp) -> Result<Cluster, Skip> {
+        // Not under /tmp: with a private /tmp, a job would not see the
+        // cluster's folder, nor the league's versions there, as a node
+        // does not see the submitting machine's /tmp. Under /var/tmp, a
+        // short path, for the sockets' 108 bytes.
         let dir = tempfile::Builder::new()
             .prefix("referee-slurm-")
-            .tempdir()
+            .tempdir_in("/var/tmp")
             .unwrap();
         let path = dir.path().to_owned();
         let mut cluster = Cluster {
@@ -139,7 +159,7 @@ impl Cluster {
             daemons: vec![],
             marker: Marker::new(),
         };
-        for sub in ["munge", "socket", "state", "spool", "log"] {
+        for sub in ["munge", "socket", "state", "spool", "log", "jobs-tmp"] {
             std::fs::create_dir(path.join(sub)).unwrap();
         }
         // munged checks permissions: its key private, its socket's folder
@@ -184,7 +204,20 @@ impl Cluster {
         )?;
         cluster.wait_until("munged to create its socket", |_| socket.exists())?;
 
-        std::fs::write(&cluster.conf, slurm_conf(&path, &socket)?).unwrap();
+        let mut conf = slurm_conf(&path, &socket)?;
+        if tmp == JobTmp::Private {
+            // A job's processes contained from its start, as the plugin
+            // needs.
+            conf += "JobContainerType=job_container/tmpfs\nPrologFlags=Contain\n";
+            // Read from beside slurm.conf: each job's /tmp and /dev/shm
+            // are its own, made under jobs-tmp/ and gone with the job.
+            std::fs::write(
+                path.join("job_container.conf"),
+                format!("AutoBasePath=true\nBasePath={}/jobs-tmp\n", path.display()),
+            )
+            .unwrap();
+        }
+        std::fs::write(&cluster.conf, conf).unwrap();
         let mut slurmctld = program("slurmctld");
         slurmctld.arg("-D");
         cluster.spawn("slurmctld", &mut slurmctld)?;
@@ -302,6 +335,36 @@ impl Cluster {
         }
     }
 
+    /// Submits a job that says whether it sees a file made now in this
+    /// machine's /tmp, and what its own /tmp is.
+    fn probe_tmp(&self) -> TmpProbe {
+        let file = tempfile::Builder::new()
+            .prefix("referee-slurm-probe-")
+            .tempfile_in("/tmp")
+            .unwrap();
+        let out = self.dir.path().join("probe.out");
+        let script = format!(
+            "if test -e {f}; then echo sees {f}; fi; grep ' /tmp ' /proc/self/mountinfo",
+            f = file.path().display()
+        );
+        let mut sbatch = program("sbatch");
+        self.configure(&mut sbatch);
+        let submitted = sbatch
+            .args(["--parsable", "--wrap", &script])
+            .arg(format!("--output={}", out.display()))
+            .current_dir(self.dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let job = String::from_utf8_lossy(&submitted.stdout).trim().to_owned();
+        assert!(submitted.status.success(), "{submitted:?}");
+        TmpProbe {
+            job,
+            out,
+            _file: file,
+        }
+    }
+
     /// The daemons' logs, for a failure's message.
     fn logs(&self) -> String {
         let mut text = String::new();
@@ -401,6 +464,48 @@ impl Cluster {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+        // A job's private /tmp is mounted in the job's own namespace and
+        // goes with it, but the plugin keeps that namespace open by a
+        // mount under jobs-tmp/ on the host while the job lives: one left
+        // by a job the daemons did not end is detached, so that the
+        // folder can go.
+        for mount in mounts_under(self.dir.path()) {
+            let _ = nix::mount::umount2(&mount, nix::mount::MntFlags::MNT_DETACH);
+        }
+    }
+}
+
+/// The mount points at or under `dir`, deepest first.
+fn mounts_under(dir: &Path) -> Vec<PathBuf> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let mut found: Vec<PathBuf> = info
+        .lines()
+        .filter_map(|line| line.split(' ').nth(4))
+        .map(PathBuf::from)
+        .filter(|point| point.starts_with(dir))
+        .collect();
+    found.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+    found
+}
+
+/// A job of [`Cluster::probe_tmp`], and the file it must not see.
+struct TmpProbe {
+    job: String,
+    out: PathBuf,
+    _file: tempfile::NamedTempFile,
+}
+
+impl TmpProbe {
+    /// The job ended well, without seeing this machine's /tmp: its own
+    /// was a folder of the cluster's `jobs-tmp/` (job_container/tmpfs).
+    fn assert_private(self, cluster: &Cluster) {
+        let states = cluster.wait_for_job(&self.job);
+        let said = std::fs::read_to_string(&self.out).unwrap_or_default();
+        assert!(
+            states == ["COMPLETED"] && !said.contains("sees") && said.contains("/jobs-tmp/"),
+            "a job's /tmp is not its own: {states:?}\n{said}\n{}",
+            cluster.logs()
+        );
     }
 }
 
@@ -410,11 +515,16 @@ impl Drop for Cluster {
     }
 }
 
+/// A process's state letter from its stat (`R`, `S`, `T`, `Z`, ...), or
+/// None once it is gone.
+fn process_state(pid: i32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+/// Gone, or dead and not yet reaped.
 fn is_zombie(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
-        stat.rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
-    })
+    process_state(pid).is_none_or(|state| state == 'Z')
 }
 
 /// Whether a job (a line of `scontrol show job -o`) has ended.
@@ -534,14 +644,14 @@ fn tournament_file(dir: &Path) -> PathBuf {
     path
 }
 
-/// A cluster for test `name`, or `None` when it cannot start here (the
-/// test is skipped, saying why).
-fn cluster_or_skip(name: &str) -> Option<Cluster> {
+/// A cluster for test `name`, its jobs' /tmp `tmp`, or `None` when it
+/// cannot start here (the test is skipped, saying why).
+fn cluster_or_skip(name: &str, tmp: JobTmp) -> Option<Cluster> {
     if !is_root() {
         eprintln!("SKIPPED {name}: Slurm's daemons need root; run the tests as root");
         return None;
     }
-    match install_packages().and_then(|()| Cluster::start()) {
+    match install_packages().and_then(|()| Cluster::start(tmp)) {
         Ok(cluster) => Some(cluster),
         Err(Skip(why)) => {
             eprintln!("SKIPPED {name}: no Slurm cluster: {why}");
@@ -565,7 +675,7 @@ fn is_root() -> bool {
 fn a_job_array_with_a_requeued_task_merges_to_one_machines_standings() {
     const NAME: &str = "a_job_array_with_a_requeued_task_merges_to_one_machines_standings";
     let started = Instant::now();
-    let Some(cluster) = cluster_or_skip(NAME) else {
+    let Some(cluster) = cluster_or_skip(NAME, JobTmp::Machine) else {
         return;
     };
     eprintln!("tests/slurm.rs: cluster up in {:?}", started.elapsed());
@@ -681,19 +791,28 @@ fn a_job_array_with_a_requeued_task_merges_to_one_machines_standings() {
 }
 
 /// A league on PostgreSQL whose games a job array of workers plays
-/// (`examples/slurm/league-workers.sbatch`), on the one-node cluster and a
-/// server of the test's own: a worker killed outright mid-game and the
-/// server restarted under the running league lose nothing recorded and
-/// double nothing; the league goes on to its games, and the workers left
-/// end by themselves.
+/// (`examples/slurm/league-workers.sbatch`, its logs in the folder it
+/// names), on the one-node cluster, whose jobs have a private /tmp each
+/// as on real clusters, and a server of the test's own. The server is
+/// restarted under the running league; then a worker is killed outright
+/// mid-table, as docs/cluster.md says to (`scancel --signal=KILL --batch
+/// --full`): it cannot give its table back, and another worker claims it
+/// once its lease has run out. Nothing recorded is lost or doubled (every
+/// game once, numbered without a gap). Two entrants are compiled (a
+/// Makefile builds `pc2`) and two are scripts, and every game is played
+/// by both seats: a worker plays what the coordinator built, from the
+/// shared versions' folder, never from the coordinator's /tmp. The league
+/// goes on to its games, and the workers left end by themselves.
 #[test]
 fn a_league_on_postgresql_plays_on_a_job_array_of_workers() {
     const NAME: &str = "a_league_on_postgresql_plays_on_a_job_array_of_workers";
     let started = Instant::now();
-    let Some(cluster) = cluster_or_skip(NAME) else {
+    let Some(cluster) = cluster_or_skip(NAME, JobTmp::Private) else {
         return;
     };
     let dir = cluster.dir.path();
+    // Submitted first, so that it runs while the league builds.
+    let probe = cluster.probe_tmp();
     let server = match common::postgres::Server::start(dir) {
         Ok(server) => server,
         Err(why) => {
@@ -702,7 +821,7 @@ fn a_league_on_postgresql_plays_on_a_job_array_of_workers() {
         }
     };
     let url = server.url();
-    let file = slow_duel_league(dir);
+    let file = duel_league(dir);
     let versions = dir.join("versions");
     let mut league = common::league::Running::start_in(
         dir,
@@ -717,19 +836,25 @@ fn a_league_on_postgresql_plays_on_a_job_array_of_workers() {
             "--jobs",
             "0",
             "--games",
-            "40",
+            "60",
         ],
         &cluster.marker,
     );
     league.wait("the league to start", |_, err| err.contains("playing: "));
+    probe.assert_private(&cluster);
 
+    // As docs/cluster.md says: Slurm does not make the folder of a job's
+    // log, and a job whose log cannot be opened fails without one.
+    std::fs::create_dir(dir.join(WORKER_LOGS)).unwrap();
     let mut sbatch = program("sbatch");
     cluster.configure(&mut sbatch);
+    // Two tasks at a time (`%2`), whatever the machine's CPUs: task 3
+    // starts once task 1 is killed, and two workers bound the league's
+    // pace (see duel_league).
     let submitted = sbatch
-        .args(["--parsable", "--array=1-3"])
-        .arg(format!("--output={}/worker-%a.out", dir.display()))
+        .args(["--parsable", "--array=1-3%2"])
         .arg(format!("{ROOT}/examples/slurm/league-workers.sbatch"))
-        .args([url.as_str(), "--lease", "2s"])
+        .args([url.as_str(), "--lease", &format!("{}s", LEASE.as_secs())])
         .env("REFEREE", referee_bin())
         .current_dir(dir)
         .stdin(Stdio::null())
@@ -740,39 +865,108 @@ fn a_league_on_postgresql_plays_on_a_job_array_of_workers() {
         submitted.status.success() && !job.is_empty(),
         "{submitted:?}"
     );
+    let logs = || worker_logs(dir, &job);
 
-    // Task 1 killed outright (a lost node) once games are being played;
-    // then the server restarted under the league.
-    league.wait_games(6, "six games");
-    cluster.run("scancel", ["--signal=KILL", "--full", &format!("{job}_1")]);
-    league.wait_games(4, "four more games");
+    // The server restarted under the league, once games are being played
+    // and tasks 1 and 2 are workers of it: none starts while the server is
+    // down (task 3 waits until task 1 is killed).
+    league.wait_games(4, "four games");
+    assert_both_seats_played(&url);
+    let deadline = Instant::now() + RUN_LIMIT;
+    while !(1..=2).all(|k| {
+        let name = format!(":slurm-{job}_{k}");
+        psql(&url, "SELECT name FROM workers")
+            .iter()
+            .any(|row| row[0].ends_with(&name))
+    }) {
+        assert!(Instant::now() < deadline, "no workers\n{}", logs());
+        std::thread::sleep(Duration::from_millis(50));
+    }
     server.restart().unwrap();
+
+    // Then task 1 killed outright (a lost node) while it holds a table.
+    league.wait_games(4, "four more games");
+    let task1 = format!("{job}_1");
+    let (pid, held) = freeze_holding_a_table(&url, &task1, &logs);
+    cluster.run("scancel", ["--signal=KILL", "--batch", "--full", &task1]);
+    let deadline = Instant::now() + RUN_LIMIT;
+    while !is_zombie(pid) {
+        assert!(Instant::now() < deadline, "task 1 lives on\n{}", logs());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Dead, it did not give its table back (as a stopped worker would):
+    // the table is its own still, until its lease runs out.
+    let left = table_row(&url, held.id);
     assert_eq!(
-        league.finish(),
-        Some(0),
-        "{}\n{}",
-        league.stderr(),
-        worker_logs(dir)
+        (&left.state[..], &left.worker[..], left.claim),
+        ("claimed", &held.worker[..], held.claim),
+        "{}",
+        logs()
     );
+    let taken = loop {
+        let now = table_row(&url, held.id);
+        if now.claim != held.claim {
+            break now;
+        }
+        assert_eq!(now.state, "claimed", "{}", logs());
+        assert!(Instant::now() < deadline, "never claimed again\n{}", logs());
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        taken.claim == held.claim + 1
+            && taken.worker != held.worker
+            && taken.now >= left.lease_until,
+        "{taken:?} after {left:?}"
+    );
+    eprintln!(
+        "tests/slurm.rs: {}'s table {} claimed again by {} {} ms after its lease ran out, \
+         {} games played",
+        held.worker,
+        held.id,
+        taken.worker,
+        taken.now - left.lease_until,
+        common::league::games(&league.stdout())
+    );
+
+    assert_eq!(league.finish(), Some(0), "{}\n{}", league.stderr(), logs());
 
     let states = cluster.wait_for_job(&job);
-    assert_eq!(states.len(), 3, "{states:?}");
+    let state = |task: usize| {
+        let info = cluster.job(&format!("{job}_{task}")).unwrap_or_default();
+        field(&info, "JobState").unwrap_or_default()
+    };
     assert_eq!(
-        states.iter().filter(|s| *s == "COMPLETED").count(),
-        2,
-        "the workers left end by themselves: {states:?}\n{}",
-        worker_logs(dir)
+        [state(1), state(2), state(3)],
+        ["FAILED", "COMPLETED", "COMPLETED"],
+        "task 1 killed, the workers left end by themselves: {states:?}\n{}",
+        logs()
     );
-    assert_eq!(common::league::games(&league.stdout()), 40);
+    assert_eq!(common::league::games(&league.stdout()), 60);
+    // Task 1 got no SIGTERM to act on (`interrupted by SIGTERM`).
+    let log1 =
+        std::fs::read_to_string(dir.join(WORKER_LOGS).join(format!("worker-{task1}.out"))).unwrap();
+    assert!(
+        log1.contains("referee-worker: job") && !log1.contains("interrupted"),
+        "{log1}"
+    );
+    // The example's logs are in its folder, none where sbatch ran.
+    let stray: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("slurm-"))
+        .collect();
+    assert_eq!(stray, Vec::<String>::new());
 
     // Every game once, numbered as it finished, each at a dealt table
-    // (two games a table of two, at most).
+    // (two games a table of two, at most), each played by both seats.
     let out = dir.join("export");
     let export = common::referee(["league", "export", &url, out.to_str().unwrap()], b"");
     assert_eq!(export.code, Some(0), "{export:?}");
     let records = common::jsonl(&out.join("records.jsonl"));
-    assert_eq!(records.len(), 40);
+    assert_eq!(records.len(), 60);
     common::league::assert_numbered(&records);
+    assert_both_seats_played(&url);
     let db = referee::league::db::Db::read(&referee::league::db::Location::Url(url)).unwrap();
     let mut per_table = std::collections::HashMap::new();
     for (table, _) in db.games_after(0, 1000).unwrap() {
@@ -791,16 +985,175 @@ fn a_league_on_postgresql_plays_on_a_job_array_of_workers() {
     eprintln!("tests/slurm.rs: league done in {:?}", started.elapsed());
 }
 
-/// A league of four duel players in `dir/subs`, each 30 ms a move.
-fn slow_duel_league(dir: &Path) -> PathBuf {
+/// Every game recorded so far was played by both seats: none has a seat
+/// that `cannot_start`, as a worker's would that cannot see a version's
+/// program (built on the coordinator's machine, in a folder not shared).
+fn assert_both_seats_played(url: &str) {
+    let db = referee::league::db::Db::read(&referee::league::db::Location::Url(url.into()));
+    let games = db.unwrap().games_after(0, 1000).unwrap();
+    let unplayed: Vec<String> = games
+        .iter()
+        .map(|(_, record)| serde_json::to_string(record).unwrap())
+        .filter(|record| record.contains("cannot_start"))
+        .collect();
+    assert!(
+        unplayed.is_empty(),
+        "{} of {} games not played by both seats; the first: {}",
+        unplayed.len(),
+        games.len(),
+        unplayed[0]
+    );
+}
+
+/// The folder `examples/slurm/league-workers.sbatch` writes its logs to,
+/// relative to where sbatch runs.
+const WORKER_LOGS: &str = "referee-workers";
+
+/// The workers' lease: long enough that a killed worker's table is seen
+/// still its own after its death on a loaded machine (it renews every
+/// third of it), short for the test.
+const LEASE: Duration = Duration::from_secs(3);
+
+/// A row of the league's `tables`, with the server's clock when read.
+#[derive(Debug)]
+struct TableRow {
+    id: i64,
+    claim: i64,
+    worker: String,
+    state: String,
+    /// Milliseconds since the epoch, as `now`.
+    lease_until: i64,
+    now: i64,
+}
+
+/// The rows `query` reads, their fields as psql prints them.
+fn psql(url: &str, query: &str) -> Vec<Vec<String>> {
+    let out = Command::new("psql")
+        .args([url, "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", query])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "psql: {out:?}");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|line| line.split('|').map(str::to_owned).collect())
+        .collect()
+}
+
+/// The rows of `tables` that `filter` picks.
+fn tables(url: &str, filter: &str) -> Vec<TableRow> {
+    let query = format!(
+        "SELECT id, claim, coalesce(worker, ''), state, coalesce(lease_until, 0), \
+         (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT FROM tables WHERE {filter}"
+    );
+    psql(url, &query)
+        .into_iter()
+        .map(|f| TableRow {
+            id: f[0].parse().unwrap(),
+            claim: f[1].parse().unwrap(),
+            worker: f[2].clone(),
+            state: f[3].clone(),
+            lease_until: f[4].parse().unwrap(),
+            now: f[5].parse().unwrap(),
+        })
+        .collect()
+}
+
+fn table_row(url: &str, id: i64) -> TableRow {
+    tables(url, &format!("id = {id}")).pop().unwrap()
+}
+
+/// Freezes the worker of array task `task` (SIGSTOP) at a moment it holds
+/// a table, and leaves it frozen: its process, and the table. Frozen, it
+/// neither finishes the table nor claims another, so the table is the one
+/// it holds when it is killed (it may be between two when first looked
+/// at: then it is let go on, and looked at again).
+fn freeze_holding_a_table(url: &str, task: &str, logs: &dyn Fn() -> String) -> (i32, TableRow) {
+    use nix::sys::signal::{Signal, kill};
+    let deadline = Instant::now() + RUN_LIMIT;
+    loop {
+        assert!(
+            Instant::now() < deadline,
+            "task {task}'s worker never held a table\n{}",
+            logs()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+        let Some(pid) = worker_pid(task) else {
+            continue;
+        };
+        let worker = nix::unistd::Pid::from_raw(pid);
+        if kill(worker, Signal::SIGSTOP).is_err() {
+            continue;
+        }
+        while process_state(pid).is_some_and(|state| state != 'T') {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let name = format!(":slurm-{task}");
+        let held = tables(url, "state = 'claimed'")
+            .into_iter()
+            .find(|t| t.worker.ends_with(&name));
+        match held {
+            Some(table) => return (pid, table),
+            None => {
+                let _ = kill(worker, Signal::SIGCONT);
+            }
+        }
+    }
+}
+
+/// The referee of array task `task` (`JOB_TASK`), found by its Slurm
+/// variables: the batch script `exec`s it.
+fn worker_pid(task: &str) -> Option<i32> {
+    let (job, index) = task.split_once('_')?;
+    let wanted = [
+        format!("SLURM_ARRAY_JOB_ID={job}"),
+        format!("SLURM_ARRAY_TASK_ID={index}"),
+    ];
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+            let has = |all: &[u8], item: &str| all.split(|&b| b == 0).any(|v| v == item.as_bytes());
+            (has(&cmdline, "work") && wanted.iter().all(|w| has(&environ, w)) && !is_zombie(pid))
+                .then_some(pid)
+        })
+}
+
+/// A league of four duel players in `dir/subs`, each 200 ms a move: ann
+/// and bob compiled by their Makefile, cat and dan scripts. A game is one
+/// move, so two workers play 10 games a second at most, however fast the
+/// machine: the league's 60 games cannot all be played before a killed
+/// worker's table is free again (its lease, 3 s) and claimed (with 30 ms,
+/// 58 were, once).
+fn duel_league(dir: &Path) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
-    for name in ["ann", "bob", "cat", "dan"] {
+    for name in ["ann", "bob"] {
+        let folder = dir.join("subs").join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(
+            folder.join("Makefile"),
+            "pc2: bot.c\n\tgcc -O2 -o pc2 bot.c\n",
+        )
+        .unwrap();
+        std::fs::write(
+            folder.join("bot.c"),
+            "#include <stdio.h>\n#include <unistd.h>\n\
+             int main(void) {\n  char line[256];\n\
+             while (fgets(line, sizeof line, stdin)) {\n\
+             usleep(200000);\n    puts(\"1\");\n    fflush(stdout);\n  }\n  return 0;\n}\n",
+        )
+        .unwrap();
+    }
+    for name in ["cat", "dan"] {
         let folder = dir.join("subs").join(name);
         std::fs::create_dir_all(&folder).unwrap();
         let player = folder.join("pc2");
         std::fs::write(
             &player,
-            "#!/bin/sh\nwhile read -r _ _; do sleep 0.03; echo 1; done\n",
+            "#!/bin/sh\nwhile read -r _ _; do sleep 0.2; echo 1; done\n",
         )
         .unwrap();
         std::fs::set_permissions(&player, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -809,10 +1162,11 @@ fn slow_duel_league(dir: &Path) -> PathBuf {
 }
 
 /// The workers' logs, for a failure's message.
-fn worker_logs(dir: &Path) -> String {
+fn worker_logs(dir: &Path, job: &str) -> String {
     (1..=3)
         .map(|k| {
-            let log = std::fs::read_to_string(dir.join(format!("worker-{k}.out")));
+            let log = dir.join(WORKER_LOGS).join(format!("worker-{job}_{k}.out"));
+            let log = std::fs::read_to_string(log);
             format!("worker {k}:\n{}\n", log.unwrap_or_default())
         })
         .collect()
