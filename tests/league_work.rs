@@ -564,3 +564,59 @@ fn a_pruned_copy_of_a_replaced_version_is_no_alarm_for_a_worker() {
     assert_eq!(exported(dir.path(), &db).len(), 40);
     marker.assert_none_left();
 }
+
+/// Players stored before issue 48 (schema 2: no copy's name nor digest;
+/// a compiled entrant's program in the coordinator's `/tmp` copies, an
+/// interpreted one's at its absolute path under the versions' folder)
+/// are still read: a worker plays both from their copies, every game by
+/// both seats.
+#[test]
+fn players_stored_before_copies_were_named_still_play() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = class(dir.path(), &["ann"], "0");
+    let bob = dir.path().join("subs/bob");
+    std::fs::create_dir_all(&bob).unwrap();
+    std::fs::write(
+        bob.join("bot.c"),
+        "#include <stdio.h>\nint main(void){char a[64],b[64];\
+         while(scanf(\"%63s %63s\",a,b)==2){puts(\"1\");fflush(stdout);}return 0;}\n",
+    )
+    .unwrap();
+    std::fs::write(bob.join("Makefile"), "pc2: bot.c\n\tgcc -O1 -o pc2 bot.c\n").unwrap();
+    let db = dir.path().join("league.db");
+    let marker = Marker::new();
+    let mut league = Running::start(&file, &db, &["--games", "6", "--jobs", "0"], &marker);
+    league.wait("the league starts", |_, err| {
+        err.contains("playing: ") && err.contains("bob@v1")
+    });
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let players: Vec<(i64, String)> = conn
+        .prepare("SELECT id, player FROM versions WHERE player IS NOT NULL")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(players.len(), 2);
+    for (id, player) in players {
+        let mut player: serde_json::Value = serde_json::from_str(&player).unwrap();
+        let fields = player.as_object_mut().unwrap();
+        assert!(fields.remove("copy").is_some() && fields.remove("digest").is_some());
+        if fields["name"] == "bob@v1" {
+            fields["program"] = "/tmp/referee-snapshot-1-2/0/pc2".into();
+        }
+        conn.execute(
+            "UPDATE versions SET player = ?1 WHERE id = ?2",
+            rusqlite::params![player.to_string(), id],
+        )
+        .unwrap();
+    }
+    drop(conn);
+    let mut one = worker(dir.path(), &db, &["--jobs", "1"], &marker);
+    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
+    assert_eq!(one.finish(), Some(0), "{}", one.stderr());
+    let records = exported(dir.path(), &db);
+    assert_eq!(records.len(), 6);
+    assert!(statuses(&records).iter().all(|s| s == "ok"), "{records:?}");
+    marker.assert_none_left();
+}

@@ -326,8 +326,7 @@ impl StoredSeats {
         for row in rows.iter().filter(|r| r.build_ok && !r.retired) {
             current.insert(row.entrant.as_str(), row.id);
         }
-        *self.current.lock().unwrap_or_else(|e| e.into_inner()) =
-            current.into_values().collect();
+        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = current.into_values().collect();
         let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
         for row in &rows {
             let seat = StoredSeats::seat_of(row);
@@ -468,7 +467,9 @@ impl Seats for StoredSeats {
         let current = self.current.lock().unwrap_or_else(|e| e.into_inner());
         let playable = known
             .iter()
-            .filter(|(id, s)| current.contains(id) && matches!(s, Seat::Ready(..) | Seat::Stored(..)))
+            .filter(|(id, s)| {
+                current.contains(id) && matches!(s, Seat::Ready(..) | Seat::Stored(..))
+            })
             .count();
         (!declined.is_empty() && playable < self.seats).then(|| {
             format!(
