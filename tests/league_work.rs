@@ -620,3 +620,51 @@ fn players_stored_before_copies_were_named_still_play() {
     assert!(statuses(&records).iter().all(|s| s == "ok"), "{records:?}");
     marker.assert_none_left();
 }
+
+/// A bot that is not sandboxed writes in its folder, its version's copy
+/// (a log, a cache): that is no change to what it was built as, and a
+/// worker that looks at the copy afterwards plays it as the first one did.
+#[test]
+fn a_bot_that_writes_in_its_copy_still_plays_on_a_later_worker() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = class(dir.path(), &["ann", "bob"], "0");
+    for name in ["ann", "bob"] {
+        let pc2 = dir.path().join("subs").join(name).join("pc2");
+        std::fs::write(
+            &pc2,
+            "#!/bin/sh\nmkdir -p cache\nwhile read -r a _; do echo \"$a\" >> cache/log; sleep 0.05; \
+             echo 1; done\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&pc2, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let db = dir.path().join("league.db");
+    let marker = Marker::new();
+    let mut league = Running::start(&file, &db, &["--games", "20", "--jobs", "0"], &marker);
+    league.wait("the league starts", |_, err| err.contains("playing: "));
+    let mut first = worker(
+        dir.path(),
+        &db,
+        &["--jobs", "1", "--name", "first"],
+        &marker,
+    );
+    first.wait("games that wrote logs", |out, _| games(out) >= 2);
+    let mut later = worker(
+        dir.path(),
+        &db,
+        &["--jobs", "1", "--name", "later"],
+        &marker,
+    );
+    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
+    assert_eq!(first.finish(), Some(0), "{}", first.stderr());
+    assert_eq!(later.finish(), Some(0), "{}", later.stderr());
+    assert!(
+        !later.stderr().contains("cannot play"),
+        "{}",
+        later.stderr()
+    );
+    assert!(games(&later.stdout()) > 0, "{}", later.stderr());
+    assert_eq!(exported(dir.path(), &db).len(), 20);
+    marker.assert_none_left();
+}

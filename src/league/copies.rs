@@ -1,8 +1,8 @@
 //! A version's copy, as a worker on another machine finds it: the one
 //! folder, under the league's versions' folder, that everything the
 //! version runs of its own lies in (its sources and its program as
-//! built), its digest taken when it entered, and the checks a worker
-//! makes before its first game with it.
+//! built), the manifest and digest it is sealed with when it enters,
+//! and the checks a worker makes before its first game with it.
 //!
 //! Why a worker checks: it shares with its league only the versions'
 //! folder (and the league's folder), and what it finds there may not be
@@ -20,68 +20,112 @@ use sha2::{Digest, Sha256};
 use super::work::Player;
 use crate::tournament::units::Entrant;
 
-/// Folders left out of a copy's digest: what an interpreter writes beside
-/// the sources it runs (CPython's byte code, when the copy is writable),
-/// which would make every later worker refuse a copy that is as built.
-const NOT_DIGESTED: [&str; 1] = ["__pycache__"];
+/// Folders left out of a copy's manifest: what an interpreter writes
+/// beside the sources it runs (CPython's byte code, when the copy is
+/// writable).
+const NOT_LISTED: [&str; 1] = ["__pycache__"];
 
-/// The digest of the copy at `copy`: SHA-256 over each entry's relative
-/// path, kind, executable bit and contents (a link: its target, never
-/// followed), in the order of their paths. Nothing outside the folder
-/// counts (an interpreter, a library of the system).
-pub fn digest(copy: &Path) -> std::io::Result<String> {
+/// The file in a copy that lists what it held when it entered (see
+/// [`seal`]).
+pub const MANIFEST: &str = ".referee-manifest";
+
+/// Seals the copy at `copy`: writes its manifest (each file, folder and
+/// link: its kind, executable bit, size, and the SHA-256 of its contents
+/// or its link's target, never followed; by path) into it, and returns
+/// its digest, the SHA-256 of the manifest, which the league stores.
+/// `keep`: a manifest already there is kept (the same copy stored again
+/// by a league started again), so that what a bot wrote since is not
+/// taken for what it was built as.
+///
+/// Why a manifest and not one hash of the folder: a bot not sandboxed
+/// writes in its folder, the copy (a log, a cache); files added since
+/// are no change to what the version is, files changed or gone are.
+pub fn seal(copy: &Path, keep: bool) -> std::io::Result<String> {
+    let at = copy.join(MANIFEST);
+    if keep && let Ok(manifest) = std::fs::read(&at) {
+        return Ok(digest_of(&manifest));
+    }
+    let manifest = manifest_of(copy)?;
+    std::fs::write(&at, &manifest)?;
+    Ok(digest_of(&manifest))
+}
+
+fn digest_of(manifest: &[u8]) -> String {
+    format!("sha256:{}", hex(&Sha256::digest(manifest)))
+}
+
+/// One line per entry of `copy` but the manifest and [`NOT_LISTED`],
+/// in the order of their paths: `KIND EXEC SIZE HASH PATH`, the path in
+/// hex (any bytes, newlines too).
+fn manifest_of(copy: &Path) -> std::io::Result<Vec<u8>> {
     use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::fs::PermissionsExt;
-    let mut hash = Sha256::new();
     let mut entries = Vec::new();
     let mut todo = vec![PathBuf::new()];
     while let Some(at) = todo.pop() {
         for entry in std::fs::read_dir(copy.join(&at))? {
             let entry = entry?;
-            let rel = at.join(entry.file_name());
-            let kind = entry.file_type()?;
-            if kind.is_dir() {
-                if !NOT_DIGESTED.iter().any(|n| entry.file_name() == *n) {
-                    todo.push(rel.clone());
-                }
-                entries.push((rel, 'd'));
-            } else if kind.is_symlink() {
-                entries.push((rel, 'l'));
-            } else {
-                entries.push((rel, 'f'));
+            let name = entry.file_name();
+            let manifest = at.as_os_str().is_empty() && name == MANIFEST;
+            if manifest || NOT_LISTED.iter().any(|n| name == *n) {
+                continue;
             }
+            let rel = at.join(&name);
+            if entry.file_type()?.is_dir() {
+                todo.push(rel.clone());
+            }
+            entries.push(rel);
         }
     }
     entries.sort();
-    for (rel, kind) in entries {
-        hash.update(rel.as_os_str().as_bytes());
-        hash.update([0, kind as u8]);
-        let path = copy.join(&rel);
-        match kind {
-            'l' => hash.update(std::fs::read_link(&path)?.as_os_str().as_bytes()),
-            'f' => {
-                let meta = std::fs::symlink_metadata(&path)?;
-                let exec = meta.permissions().mode() & 0o111 != 0;
-                hash.update([u8::from(exec)]);
-                hash.update(meta.len().to_le_bytes());
-                if meta.is_file() {
-                    hash_file(&path, &mut hash)?;
-                }
-            }
-            _ => {}
-        }
-        hash.update([0]);
+    let mut manifest = Vec::new();
+    for rel in entries {
+        let line = Listed::of(&copy.join(&rel))?;
+        let path = hex(rel.as_os_str().as_bytes());
+        let (kind, exec, size, hash) = (line.kind, u8::from(line.exec), line.size, line.hash);
+        manifest.extend_from_slice(format!("{kind} {exec} {size} {hash} {path}\n").as_bytes());
     }
-    Ok(format!("sha256:{}", hex(&hash.finalize())))
+    Ok(manifest)
 }
 
-fn hash_file(path: &Path, hash: &mut Sha256) -> std::io::Result<()> {
+/// An entry of a copy as its manifest lists it.
+#[derive(PartialEq)]
+struct Listed {
+    kind: char,
+    exec: bool,
+    size: u64,
+    hash: String,
+}
+
+impl Listed {
+    fn of(path: &Path) -> std::io::Result<Listed> {
+        use std::os::unix::ffi::OsStrExt;
+        use std::os::unix::fs::PermissionsExt;
+        let meta = std::fs::symlink_metadata(path)?;
+        let kind = meta.file_type();
+        let (kind, hash) = if kind.is_dir() {
+            ('d', "-".to_owned())
+        } else if kind.is_symlink() {
+            ('l', hex(std::fs::read_link(path)?.as_os_str().as_bytes()))
+        } else {
+            ('f', hash_file(path)?)
+        };
+        Ok(Listed {
+            kind,
+            exec: kind == 'f' && meta.permissions().mode() & 0o111 != 0,
+            size: if kind == 'f' { meta.len() } else { 0 },
+            hash,
+        })
+    }
+}
+
+fn hash_file(path: &Path) -> std::io::Result<String> {
     let mut file = std::fs::File::open(path)?;
+    let mut hash = Sha256::new();
     let mut buf = vec![0; 64 << 10];
     loop {
         let n = file.read(&mut buf)?;
         if n == 0 {
-            return Ok(());
+            return Ok(hex(&hash.finalize()));
         }
         hash.update(&buf[..n]);
     }
@@ -89,6 +133,50 @@ fn hash_file(path: &Path, hash: &mut Sha256) -> std::io::Result<()> {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// Whether the copy at `copy` holds what its manifest, whose digest the
+/// league stored as `expected`, lists: every entry there and as it was.
+fn verify(copy: &Path, expected: &str) -> Result<(), String> {
+    use std::os::unix::ffi::OsStrExt;
+    let at = copy.join(MANIFEST);
+    let manifest = std::fs::read(&at).map_err(|e| format!("cannot read {}: {e}", at.display()))?;
+    let found = digest_of(&manifest);
+    if found != expected {
+        return Err(format!(
+            "its manifest {} is not the one stored (digest {found}, stored {expected})",
+            at.display()
+        ));
+    }
+    let text = String::from_utf8_lossy(&manifest);
+    for (n, line) in text.lines().enumerate() {
+        let bad = || format!("{} line {}: not a manifest's line", at.display(), n + 1);
+        let fields: Vec<&str> = line.split(' ').collect();
+        let [kind, exec, size, hash, path] = fields[..] else {
+            return Err(bad());
+        };
+        let rel = unhex(path).ok_or_else(bad)?;
+        let listed = Listed {
+            kind: kind.chars().next().ok_or_else(bad)?,
+            exec: exec == "1",
+            size: size.parse().map_err(|_| bad())?,
+            hash: hash.to_owned(),
+        };
+        let path = copy.join(std::ffi::OsStr::from_bytes(&rel));
+        match Listed::of(&path) {
+            Ok(now) if now == listed => {}
+            Ok(_) => return Err(format!("{} changed since it entered", path.display())),
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        }
+    }
+    Ok(())
 }
 
 /// The name of the copy a version plays from, under the versions'
@@ -228,16 +316,13 @@ fn is_run_copy(path: &Path) -> bool {
 }
 
 fn check_digest(copy: &Path, expected: &str) -> Result<(), Unplayable> {
-    let found =
-        digest(copy).map_err(|e| format!("cannot read its copy at {}: {e}", copy.display()))?;
-    if found != expected {
-        return Err(format!(
-            "its copy at {} is not as it was built (digest {found}, stored {expected}): \
-             changed since it entered, or not yet all there",
+    verify(copy, expected).map_err(|why| {
+        format!(
+            "its copy at {} is not as it was built ({why}): changed since it entered, or not \
+             yet all there",
             copy.display()
-        ));
-    }
-    Ok(())
+        )
+    })
 }
 
 #[cfg(test)]
@@ -245,31 +330,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_digest_sees_contents_names_modes_and_links_but_not_byte_code() {
+    fn a_sealed_copy_is_verified_and_sees_changes_but_not_additions() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let copy = dir.path();
         std::fs::write(copy.join("pc2"), "x").unwrap();
         std::fs::create_dir(copy.join("lib")).unwrap();
         std::fs::write(copy.join("lib/a"), "1").unwrap();
-        let first = digest(copy).unwrap();
-        assert!(first.starts_with("sha256:"), "{first}");
-        assert_eq!(digest(copy).unwrap(), first);
-        std::fs::create_dir(copy.join("__pycache__")).unwrap();
-        std::fs::write(copy.join("__pycache__/a.pyc"), "b").unwrap();
-        let with_cache = digest(copy).unwrap();
-        std::fs::write(copy.join("__pycache__/a.pyc"), "bc").unwrap();
-        assert_eq!(digest(copy).unwrap(), with_cache);
-        std::fs::set_permissions(copy.join("pc2"), std::fs::Permissions::from_mode(0o755)).unwrap();
-        let exec = digest(copy).unwrap();
-        assert_ne!(exec, with_cache);
-        std::fs::write(copy.join("lib/a"), "2").unwrap();
-        assert_ne!(digest(copy).unwrap(), exec);
         std::os::unix::fs::symlink("/etc", copy.join("l")).unwrap();
-        let link = digest(copy).unwrap();
+        let digest = seal(copy, false).unwrap();
+        assert!(digest.starts_with("sha256:"), "{digest}");
+        assert_eq!(seal(copy, true).unwrap(), digest, "kept");
+        verify(copy, &digest).unwrap();
+        // What a bot adds (a log, byte code) is no change.
+        std::fs::write(copy.join("log.txt"), "moves").unwrap();
+        std::fs::create_dir(copy.join("__pycache__")).unwrap();
+        verify(copy, &digest).unwrap();
+        // What it changes is.
+        std::fs::set_permissions(copy.join("pc2"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(verify(copy, &digest).unwrap_err().contains("pc2 changed"));
+        std::fs::set_permissions(copy.join("pc2"), std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::write(copy.join("lib/a"), "2").unwrap();
+        assert!(verify(copy, &digest).unwrap_err().contains("lib/a changed"));
+        std::fs::write(copy.join("lib/a"), "1").unwrap();
         std::fs::remove_file(copy.join("l")).unwrap();
         std::os::unix::fs::symlink("/usr", copy.join("l")).unwrap();
-        assert_ne!(digest(copy).unwrap(), link);
+        assert!(verify(copy, &digest).unwrap_err().contains("changed"));
+        std::fs::remove_file(copy.join("l")).unwrap();
+        assert!(verify(copy, &digest).is_err(), "gone");
+        let wrong = verify(copy, "sha256:00").unwrap_err();
+        assert!(wrong.contains("not the one stored"), "{wrong}");
     }
 
     #[test]

@@ -57,6 +57,9 @@ pub fn keep_dealing(
                     Instant::now() + Duration::from_secs(1),
                     remote.iter().map(|(_, jobs)| jobs).sum(),
                 );
+                if jobs == 0 {
+                    note_unplayable(&db, &shared);
+                }
             }
             // A worker elsewhere hears of a new table only when it next
             // looks: one more queued for each of its jobs keeps it busy.
@@ -75,12 +78,29 @@ pub fn keep_dealing(
     })
 }
 
+/// Versions no live worker can play on its machine, for a league that
+/// plays none itself: dealt no more, and their tables waiting count for
+/// no room, so that the others play on (a worker that takes none of them
+/// would otherwise leave the queue full of them).
+fn note_unplayable(db: &Mutex<Db>, shared: &Shared) {
+    let Ok(notes) = lock(db).worker_notes(WORKER_SEEN) else {
+        return;
+    };
+    let unplayable = super::notes::unplayable_ids(&notes);
+    let mut state = shared.lock();
+    if state.unplayable != unplayable {
+        state.unplayable = unplayable;
+        drop(state);
+        shared.changed.notify_all();
+    }
+}
+
 /// Deals the next table if there is room for one (`capacity` tables at
 /// once, `--games`) and the matchmaking has one; whether it did.
 fn deal_one(db: &Mutex<Db>, shared: &Shared, capacity: usize) -> Result<bool, String> {
     let (seats, round, rotations) = {
         let mut state = shared.lock();
-        if state.done || state.tables.len() >= capacity {
+        if state.done || state.waiting_tables() >= capacity {
             return Ok(false);
         }
         let room = match state.limit {
@@ -121,6 +141,18 @@ fn deal_one(db: &Mutex<Db>, shared: &Shared, capacity: usize) -> Result<bool, St
 }
 
 impl State {
+    /// Tables dealt and not yet done that some worker can play.
+    fn waiting_tables(&self) -> usize {
+        self.tables
+            .values()
+            .filter(|t| {
+                !t.seats
+                    .iter()
+                    .any(|&v| self.unplayable.contains(&self.versions[v].id))
+            })
+            .count()
+    }
+
     /// Table `id` is dealt: its games are in flight.
     fn dealt(&mut self, id: i64, seats: Vec<usize>, rotations: &[u64]) {
         let k = seats.len();

@@ -137,6 +137,9 @@ pub struct Built {
     /// The referee could not start the build for want of its own
     /// resources: no version is recorded, and the next scan tries again.
     pub referees_failure: bool,
+    /// Its copy's digest, once copied and sealed (see
+    /// [`super::copies::seal`]).
+    pub digest: Option<String>,
 }
 
 /// Builds `e` (`make` in its folder, when it has one) as a tournament
@@ -201,6 +204,7 @@ pub async fn build(
         products,
         log,
         referees_failure,
+        digest: None,
     }
 }
 
@@ -291,6 +295,9 @@ pub fn snapshot(
     fingerprint: &str,
 ) -> Result<(BotSpec, Option<String>), String> {
     let to = copy_of(root, name, fingerprint);
+    // As the build names it (canonical): a base through a link or `..`
+    // would leave the program's paths unmoved, in the live folder.
+    let dir = &std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned());
     let built = built_program(&program, dir);
     let mut note = None;
     if !to.is_dir() {

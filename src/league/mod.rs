@@ -114,6 +114,9 @@ struct State {
     /// toward `--games` until they are seen (a void game, the referee's
     /// failure, is then taken off, and another dealt).
     tables: std::collections::BTreeMap<i64, Dealt>,
+    /// Versions (their ids) no live worker can play on its machine (see
+    /// [`notes::unplayable_ids`]), in a league that plays none itself.
+    unplayable: std::collections::HashSet<i64>,
     /// Games in the database, and the last one followed (they are
     /// numbered 1, 2, ... as they are committed).
     committed: u64,
@@ -471,6 +474,7 @@ impl State {
             },
             next_round: db.next_round()?,
             tables: Default::default(),
+            unplayable: Default::default(),
             committed,
             counted,
             limit,
@@ -535,7 +539,7 @@ impl State {
         self.versions
             .iter()
             .enumerate()
-            .filter(|(_, v)| v.active)
+            .filter(|(_, v)| v.active && !self.unplayable.contains(&v.id))
             .map(|(id, v)| {
                 let standings::Standing {
                     games,

@@ -25,24 +25,34 @@ pub struct Unplayable {
 /// The versions of `versions` that every one of the live workers `notes`
 /// declines (none when no worker is live).
 pub fn unplayable(notes: &[WorkerNote], versions: &[VersionRow]) -> Vec<Unplayable> {
-    if notes.is_empty() {
-        return Vec::new();
-    }
+    let ids = unplayable_ids(notes);
     versions
         .iter()
-        .filter_map(|v| {
-            let declined: Vec<(String, String)> = notes
+        .filter(|v| ids.contains(&v.id))
+        .map(|v| Unplayable {
+            version: Version::name(&v.entrant, v.version),
+            declined: notes
                 .iter()
                 .filter_map(|n| {
                     let why = n.declined.iter().find(|(id, _)| *id == v.id)?;
                     Some((n.name.clone(), why.1.clone()))
                 })
-                .collect();
-            (declined.len() == notes.len()).then(|| Unplayable {
-                version: Version::name(&v.entrant, v.version),
-                declined,
-            })
+                .collect(),
         })
+        .collect()
+}
+
+/// The ids of the versions every one of the live workers `notes`
+/// declines (none when no worker is live).
+pub fn unplayable_ids(notes: &[WorkerNote]) -> std::collections::HashSet<i64> {
+    let Some((first, rest)) = notes.split_first() else {
+        return Default::default();
+    };
+    first
+        .declined
+        .iter()
+        .map(|(id, _)| *id)
+        .filter(|id| rest.iter().all(|n| n.declined.iter().any(|(d, _)| d == id)))
         .collect()
 }
 

@@ -41,7 +41,7 @@ enum Change {
     New(EntrantSpec),
     /// Its last version, not yet built by this run (a league started
     /// again): built as it is, the same version (its id, its fingerprint).
-    Rebuild(EntrantSpec, i64, String, Option<String>),
+    Rebuild(EntrantSpec, i64, String),
 }
 
 impl Roster {
@@ -155,14 +155,9 @@ impl Roster {
             }
             match change {
                 Change::New(e) => self.enter(&e, built, db, shared)?,
-                Change::Rebuild(e, id, fingerprint, stored) => {
+                Change::Rebuild(e, id, fingerprint) => {
                     lock(db).rejoin(&e.name)?;
-                    let stored = Stored {
-                        id,
-                        fingerprint: &fingerprint,
-                        player: stored.as_deref(),
-                    };
-                    self.rebuilt(&e, &stored, built, db, shared)?;
+                    self.rebuilt(&e, id, &fingerprint, built, db, shared)?;
                 }
             }
         }
@@ -270,7 +265,6 @@ impl Roster {
                     from,
                     playing.id,
                     playing.fingerprint.clone(),
-                    playing.player.clone(),
                 ))
             }
             _ => Some(Change::New(e.clone())),
@@ -346,7 +340,7 @@ impl Roster {
         };
         // Stored before it plays: a worker may claim its first table at once.
         drop(state);
-        self.store_player(db, id, &player, None)?;
+        store_player(db, id, &player, &self.versions, built.digest)?;
         let mut state = shared.lock();
         state.tally.add_entrant(&name);
         state.versions.push(Version {
@@ -377,13 +371,13 @@ impl Roster {
     fn rebuilt(
         &self,
         e: &EntrantSpec,
-        stored: &Stored,
+        id: i64,
+        fingerprint: &str,
         built: entrants::Built,
         db: &Mutex<Db>,
         shared: &Shared,
     ) -> Result<(), String> {
-        let id = stored.id;
-        let built = self.kept(e, built, stored.fingerprint);
+        let built = self.kept(e, built, fingerprint);
         let mut state = shared.lock();
         let Some(v) = state.versions.iter_mut().find(|v| v.id == id) else {
             return Ok(());
@@ -397,14 +391,7 @@ impl Roster {
                 let player = v.player.clone();
                 eprintln!("league: {} plays", crate::text::terminal(&v.player.name));
                 drop(state);
-                // Built in its copy (its last push did not build): the
-                // copy is as this build left it, and its digest is taken
-                // anew.
-                let in_copy = e.dir.as_deref().is_some_and(|d| {
-                    crate::tournament::units::under(&self.base, d).starts_with(&self.versions)
-                });
-                let before = if in_copy { None } else { stored.player };
-                self.store_player(db, id, &player, before)?;
+                store_player(db, id, &player, &self.versions, built.digest)?;
                 shared.changed.notify_all();
                 return Ok(());
             }
@@ -459,14 +446,25 @@ impl Roster {
             return built;
         };
         let dir = crate::tournament::units::under(&self.base, dir);
-        let (program, note) =
-            match entrants::snapshot(program.clone(), &dir, &self.versions, &e.name, fingerprint) {
-                Ok((program, note)) => (Ok(program), note),
-                Err(why) => (
-                    Err(crate::outcome::Disqualified::cannot_start(why.clone())),
-                    Some(why),
-                ),
-            };
+        // Built in its copy (a league started again after a push that did
+        // not build): the copy is as this build left it, sealed anew.
+        let keep = !dir.starts_with(&self.versions);
+        let copied =
+            entrants::snapshot(program.clone(), &dir, &self.versions, &e.name, fingerprint)
+                .and_then(|(program, note)| {
+                    let copy = entrants::copy_of(&self.versions, &e.name, fingerprint);
+                    let digest = copies::seal(&copy, keep)
+                        .map_err(|e| format!("cannot seal {}: {e}", copy.display()))?;
+                    Ok((program, note, digest))
+                });
+        let (program, note, digest) = match copied {
+            Ok((program, note, digest)) => (Ok(program), note, Some(digest)),
+            Err(why) => (
+                Err(crate::outcome::Disqualified::cannot_start(why.clone())),
+                Some(why),
+                None,
+            ),
+        };
         let log = match (note, built.log) {
             (Some(note), Some(log)) => Some(format!("{note}\n\n{log}")),
             (note, log) => note.or(log),
@@ -474,6 +472,7 @@ impl Roster {
         entrants::Built {
             program,
             log,
+            digest,
             ..built
         }
     }
@@ -532,46 +531,24 @@ impl Roster {
     }
 }
 
-/// A version the database holds, to build again: its id, its
-/// fingerprint and how a worker runs it (JSON), if stored.
-struct Stored<'a> {
+/// Keeps how a worker runs version `id` in the database, with its
+/// copy's name under the versions' folder `versions` and its digest
+/// (see [`copies::seal`]).
+fn store_player(
+    db: &Mutex<Db>,
     id: i64,
-    fingerprint: &'a str,
-    player: Option<&'a str>,
-}
-
-impl Roster {
-    /// Keeps how a worker runs version `id` in the database: its copy's
-    /// name and digest with it. The digest is taken when the copy is
-    /// first stored, and kept when the same copy is stored again (a
-    /// league started again): what a bot may have written into its
-    /// folder since is not what it was built as.
-    fn store_player(
-        &self,
-        db: &Mutex<Db>,
-        id: i64,
-        player: &Entrant,
-        before: Option<&str>,
-    ) -> Result<(), String> {
-        let Some(mut stored) = super::work::Player::of(player) else {
-            return Ok(());
-        };
-        stored.copy = stored
-            .dir
-            .as_deref()
-            .and_then(|dir| copies::copy_name_of(Path::new(dir), &self.versions));
-        if let Some(copy) = &stored.copy {
-            let before: Option<super::work::Player> =
-                before.and_then(|json| serde_json::from_str(json).ok());
-            stored.digest = match before.filter(|b| b.copy.as_ref() == Some(copy)) {
-                Some(before) if before.digest.is_some() => before.digest,
-                _ => Some(
-                    copies::digest(&self.versions.join(copy))
-                        .map_err(|e| format!("{}: {e}", self.versions.join(copy).display()))?,
-                ),
-            };
-        }
-        let json = serde_json::to_string(&stored).map_err(|e| e.to_string())?;
-        lock(db).set_player(id, &json)
-    }
+    player: &Entrant,
+    versions: &Path,
+    digest: Option<String>,
+) -> Result<(), String> {
+    let Some(mut stored) = super::work::Player::of(player) else {
+        return Ok(());
+    };
+    stored.copy = stored
+        .dir
+        .as_deref()
+        .and_then(|dir| copies::copy_name_of(Path::new(dir), versions));
+    stored.digest = stored.copy.as_ref().and(digest);
+    let json = serde_json::to_string(&stored).map_err(|e| e.to_string())?;
+    lock(db).set_player(id, &json)
 }

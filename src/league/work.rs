@@ -541,7 +541,7 @@ pub struct Player {
     /// command; or stored before issue 48, the folder `dir` is in).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copy: Option<String>,
-    /// The copy's digest when it entered (see [`super::copies::digest`]),
+    /// The copy's digest when it entered (see [`super::copies::seal`]),
     /// which a worker checks before its first game with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,

@@ -268,9 +268,15 @@ struct StoredSeats {
     to_check: Mutex<HashSet<i64>>,
     /// Each entrant's current version (its last that built).
     current: Mutex<HashSet<i64>>,
+    /// Checks in a row each version failed here, and the reason last said.
+    tries: Mutex<HashMap<i64, (u32, String)>>,
     /// Set for the bots on top of the league's environment.
     env: crate::bot::environment::Vars,
 }
+
+/// How long a worker waits before it looks again at a version it
+/// declined.
+const RECHECK: Duration = Duration::from_secs(10);
 
 /// A version, as a worker stands with it.
 enum Seat {
@@ -279,8 +285,8 @@ enum Seat {
     /// Checked: it plays here.
     Ready(String, Box<Entrant>),
     /// This machine cannot play it as stored (its JSON), for the reason
-    /// given.
-    Declined(String, String),
+    /// given, since the moment given: looked at again [`RECHECK`] later.
+    Declined(String, String, Instant),
     /// It plays nowhere (it did not build, or has left the league).
     Out,
 }
@@ -297,6 +303,7 @@ impl StoredSeats {
             stale: AtomicBool::new(true),
             to_check: Mutex::default(),
             current: Mutex::default(),
+            tries: Mutex::default(),
             env: Vec::new(),
         }
     }
@@ -334,7 +341,7 @@ impl StoredSeats {
             // looked at again only when the league stores it anew.
             let same = match (known.get(&row.id), &seat) {
                 (
-                    Some(Seat::Ready(a, _) | Seat::Stored(a, _) | Seat::Declined(a, _)),
+                    Some(Seat::Ready(a, _) | Seat::Stored(a, _) | Seat::Declined(a, ..)),
                     Seat::Stored(b, _),
                 ) => a == b,
                 (Some(Seat::Out), Seat::Out) => true,
@@ -368,11 +375,12 @@ impl StoredSeats {
                     if let Ok(program) = entrant.program.as_mut() {
                         program.env = program.env.with(&self.env);
                     }
+                    self.tries().remove(&id);
                     Seat::Ready(json, Box::new(entrant))
                 }
                 Err(why) => {
                     self.declined(id, &player.name, &why);
-                    Seat::Declined(json, why)
+                    Seat::Declined(json, why, Instant::now())
                 }
             };
             self.known
@@ -382,9 +390,37 @@ impl StoredSeats {
         }
     }
 
-    /// Says, and writes in the database, that this worker cannot play
-    /// version `id` (named `name`) for `why`.
+    /// How many checks in a row each version failed here.
+    fn tries(&self) -> std::sync::MutexGuard<'_, HashMap<i64, (u32, String)>> {
+        self.tries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Declined versions looked at [`RECHECK`] ago are to be looked at
+    /// again when next asked for: a copy not yet seen through a network
+    /// file system's cache is there a little later.
+    fn revive_declined(&self) {
+        let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        for seat in known.values_mut() {
+            if let Seat::Declined(json, _, at) = seat
+                && at.elapsed() >= RECHECK
+                && let Ok(player) = serde_json::from_str::<Player>(json)
+            {
+                *seat = Seat::Stored(std::mem::take(json), Box::new(player));
+            }
+        }
+    }
+
+    /// Says (once for each reason), and writes in the database, that this
+    /// worker cannot play version `id` (named `name`) for `why`.
     fn declined(&self, id: i64, name: &str, why: &str) {
+        let mut tries = self.tries();
+        let entry = tries.entry(id).or_insert((0, String::new()));
+        entry.0 += 1;
+        if entry.1 == why {
+            return;
+        }
+        entry.1 = why.to_owned();
+        drop(tries);
         eprintln!(
             "league work: {} cannot play {} on this machine: {}; it declines its tables \
              (another worker may play them)",
@@ -402,6 +438,7 @@ impl Seats for StoredSeats {
         if self.stale.swap(false, Ordering::SeqCst) {
             self.read_versions();
         }
+        self.revive_declined();
         self.check_asked();
     }
 
@@ -450,32 +487,33 @@ impl Seats for StoredSeats {
             Some(Seat::Stored(json, player)) => (json.clone(), player.name.clone()),
             _ => return,
         };
-        known.insert(id, Seat::Declined(json, why.to_owned()));
+        known.insert(id, Seat::Declined(json, why.to_owned(), Instant::now()));
         drop(known);
         self.declined(id, &name, why);
     }
 
     fn cannot_play_any(&self) -> Option<String> {
         let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
-        let declined: Vec<&String> = known
-            .values()
-            .filter_map(|s| match s {
-                Seat::Declined(_, why) => Some(why),
-                _ => None,
-            })
-            .collect();
         let current = self.current.lock().unwrap_or_else(|e| e.into_inner());
-        let playable = known
-            .iter()
-            .filter(|(id, s)| {
-                current.contains(id) && matches!(s, Seat::Ready(..) | Seat::Stored(..))
-            })
-            .count();
-        (!declined.is_empty() && playable < self.seats).then(|| {
+        let tries = self.tries();
+        // Declined after a second look: not a copy on its way.
+        let confirmed = |id: &i64| tries.get(id).is_some_and(|(n, _)| *n >= 2);
+        let mut declined = Vec::new();
+        let mut maybe = 0;
+        for (id, seat) in known.iter().filter(|(id, _)| current.contains(id)) {
+            match seat {
+                Seat::Declined(_, why, _) if confirmed(id) => declined.push(why),
+                Seat::Declined(..) | Seat::Ready(..) | Seat::Stored(..) => maybe += 1,
+                Seat::Out => {}
+            }
+        }
+        (!declined.is_empty() && maybe < self.seats).then(|| {
             format!(
                 "this worker can play none of the league's tables: it cannot play {} of its \
-                 versions on this machine (the first: {}), and a table needs {}",
+                 versions on this machine (looked at twice, {} apart; the first: {}), and a \
+                 table needs {}",
                 declined.len(),
+                humantime::format_duration(RECHECK),
                 declined[0],
                 self.seats
             )

@@ -605,6 +605,14 @@ fn globs(entrants: &mut Vec<EntrantSpec>, text: &str, base: &Path, empty_ok: boo
             )),
             Ok(matches) => {
                 for (name, path, is_dir) in matches {
+                    if !is_dir && path.to_str().is_none() {
+                        // A command is text: the file could not be named.
+                        problems.push(format!(
+                            "{at} matches the file {name:?}, whose name is not UTF-8: rename it \
+                             (a folder of such a name enters under its escaped name)"
+                        ));
+                        continue;
+                    }
                     if explicit.contains(&name) {
                         problems.push(format!(
                             "{at} matches {name:?}, which is also an explicit entrant's name"
