@@ -182,9 +182,15 @@ fn verify(copy: &Path, expected: &str) -> Result<(), String> {
 /// The name of the copy a version plays from, under the versions'
 /// folder `root`, when its folder `dir` is one.
 pub fn copy_name_of(dir: &Path, root: &Path) -> Option<String> {
-    let rest = dir.strip_prefix(root).ok()?;
-    match rest.components().collect::<Vec<_>>()[..] {
-        [Component::Normal(name)] => name.to_str().map(str::to_owned),
+    single_name(dir.strip_prefix(root).ok()?)?
+        .to_str()
+        .map(str::to_owned)
+}
+
+/// The one name `path` is, when it is a plain name (no `/`, `.`, `..`).
+fn single_name(path: &Path) -> Option<&std::ffi::OsStr> {
+    match path.components().collect::<Vec<_>>()[..] {
+        [Component::Normal(name)] => Some(name),
         _ => None,
     }
 }
@@ -233,11 +239,7 @@ fn legacy_copy(player: &Player, from: &Path) -> Option<String> {
 /// folder right in it, never a path that leads out of it (`..`, a link).
 fn find_copy(name: &str, from: &Path, to: &Path) -> Result<PathBuf, Unplayable> {
     let stored = from.join(name);
-    let single = matches!(
-        Path::new(name).components().collect::<Vec<_>>()[..],
-        [Component::Normal(_)]
-    );
-    if !single {
+    if single_name(Path::new(name)).is_none() {
         return Err(format!(
             "its copy is stored as {name:?}, which is not a folder of the versions' folder"
         ));

@@ -141,26 +141,29 @@ async fn wait_for_league(at: &Location) -> Result<(Db, League), Failed> {
             // A worker may be submitted long before its server: it waits,
             // as it waits for its league.
             Err(super::db::JoinError::NotYet(why)) => {
-                if !unreached {
-                    eprintln!(
-                        "league work: cannot reach {} yet ({why}); trying again until it answers",
+                say_once(&mut unreached, || {
+                    format!(
+                        "cannot reach {} yet ({why}); trying again until it answers",
                         at.describe()
-                    );
-                    unreached = true;
-                }
+                    )
+                });
                 tokio::time::sleep(LEAGUE_EVERY).await;
                 continue;
             }
             Err(super::db::JoinError::Fails(message)) => return Err(usage(message)),
         }
-        if !waiting {
-            eprintln!(
-                "league work: waiting for a league to start in {}",
-                at.describe()
-            );
-            waiting = true;
-        }
+        say_once(&mut waiting, || {
+            format!("waiting for a league to start in {}", at.describe())
+        });
         tokio::time::sleep(LEAGUE_EVERY).await;
+    }
+}
+
+/// Says `message` on standard error unless `said` already.
+fn say_once(said: &mut bool, message: impl FnOnce() -> String) {
+    if !*said {
+        eprintln!("league work: {}", message());
+        *said = true;
     }
 }
 
