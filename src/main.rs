@@ -27,6 +27,12 @@ fn main() {
     {
         referee::bot::sandbox_main();
     }
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|arg| arg == referee::bot::DROP_COMMAND)
+    {
+        referee::bot::drop_main();
+    }
     install_panic_hook();
     let cli = match Cli::try_parse_from(cli::normalize_args(std::env::args_os())) {
         Ok(cli) => cli,

@@ -89,11 +89,20 @@ fn roomy(short: &'static str) -> &'static str {
 /// source tree), under `--sandbox` for a sandboxed row, and checks the time
 /// bound.
 fn run(mut args: Vec<String>, input: &[u8], env: &[(&str, &str)]) -> Run {
+    let mut shown = vec![];
     if SANDBOX.get() {
         args.insert(1, "--sandbox".to_owned());
+        // The animals, which each row's program runs by their paths here,
+        // shown as a course's tools would be (beside the test's programs
+        // that `env_args` shows: one occurrence of the option per level).
+        shown = ["--sandbox-show".to_owned(), fixture("zoo")].to_vec();
     }
     let scratch = tempfile::tempdir().unwrap();
-    let args: Vec<String> = common::env_args(env).into_iter().chain(args).collect();
+    let args: Vec<String> = common::env_args(env)
+        .into_iter()
+        .chain(shown)
+        .chain(args)
+        .collect();
     let run = referee_with(&args, input, &[], Some(scratch.path()));
     assert!(run.elapsed < BOUND, "{args:?} took {:?}", run.elapsed);
     run

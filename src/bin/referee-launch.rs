@@ -19,5 +19,11 @@ fn main() {
     {
         referee::bot::sandbox_main();
     }
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|arg| arg == referee::bot::DROP_COMMAND)
+    {
+        referee::bot::drop_main();
+    }
     referee::bot::launch_main();
 }

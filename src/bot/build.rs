@@ -20,9 +20,9 @@ use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 use nix::unistd::{AccessFlags, access};
 
-use super::command::{Completed, run_to_end};
-use super::spawn::{self, Access, SpawnError};
-use super::{BotSpec, Ended, Environment};
+use super::command::{Completed, run_build};
+use super::spawn::SpawnError;
+use super::{BotSpec, Environment};
 use crate::text;
 
 /// The program every entrant must provide.
@@ -359,19 +359,16 @@ async fn make(
                 false => BuildError::Entrant(why),
             }
         };
-        let spec = build_command(dir, options, hide).map_err(cannot_run)?;
+        let spec = build_command(dir, options, hide);
         eprintln!(
             "referee: building {} with {} ...",
             text::terminal_path(given),
             options.make
         );
         let started = Instant::now();
-        let mut completed = run_to_end(&spec, options.timeout, LOG_KEEP, options.sandbox)
+        let completed = run_build(&spec, options.timeout, LOG_KEEP, options.sandbox)
             .await
             .map_err(cannot_run)?;
-        if options.sandbox {
-            completed.ended = completed.ended.map(Ended::through_bwrap);
-        }
         let took = started.elapsed().as_secs_f64();
         if completed.success() {
             eprintln!(
@@ -390,31 +387,16 @@ async fn make(
     Ok(())
 }
 
-/// The build command of `dir`: `sh -c MAKE` there, under bubblewrap when
-/// sandboxed (`dir` writable, `hide` hidden, no network; when the build
-/// ends, its pid namespace ends with it, so nothing it started survives).
-fn build_command(
-    dir: &Path,
-    options: &BuildOptions,
-    hide: &[PathBuf],
-) -> Result<BotSpec, SpawnError> {
-    let spec = BotSpec {
+/// The build command of `dir`: `sh -c MAKE` there (under bubblewrap when
+/// sandboxed: see [`run_build`]).
+fn build_command(dir: &Path, options: &BuildOptions, hide: &[PathBuf]) -> BotSpec {
+    BotSpec {
         program: "sh".into(),
         args: vec![OsString::from("-c"), OsString::from(&options.make)],
         dir: Some(dir.to_owned()),
         hide: hide.to_vec(),
         env: build_environment(&options.env, options.sandbox),
-    };
-    if !options.sandbox {
-        return Ok(spec);
     }
-    let sh = spawn::resolve(&spec.program)?;
-    let (bwrap, args) = spawn::sandboxed(&sh, &spec, Access::Build, None)?;
-    Ok(BotSpec {
-        program: bwrap.into_os_string(),
-        args,
-        ..spec
-    })
 }
 
 /// Waits for, and takes, the exclusive build lock of `dir`; the lock is

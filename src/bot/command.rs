@@ -2,6 +2,7 @@
 //! process group, a time limit, bounded output. Used to build submissions
 //! (`make` in a Chomp entrant's directory).
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
@@ -48,14 +49,63 @@ impl Completed {
     }
 }
 
+/// Runs a build, `spec` in its working directory, as [`run_to_end`] does:
+/// under bubblewrap when `sandboxed` (its folder writable, nothing else),
+/// and as a uid of its own when bots run as such (see [`super::boxes`]).
+/// Its folder is then lent to that uid for the build, and given back (its
+/// owners as they were, what the build made its owner's) once the build
+/// and all it started are gone.
+pub async fn run_build(
+    spec: &BotSpec,
+    limit: Duration,
+    keep: usize,
+    sandboxed: bool,
+) -> Result<Completed, SpawnError> {
+    let user = super::boxes::take(sandboxed).map_err(SpawnError::NoUser)?;
+    let uid = user.as_ref().map(super::boxes::BoxUser::uid);
+    let dir = spec.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let lent = match uid {
+        Some(uid) => Some(super::boxes::Lent::lend(&dir, uid).map_err(|source| {
+            SpawnError::NoUser(format!("lending its folder to uid {uid}: {source}"))
+        })?),
+        None => None,
+    };
+    let completed = match sandboxed {
+        true => {
+            let path = spawn::resolve(&spec.program)?;
+            let (bwrap, args) = spawn::sandboxed(&path, spec, spawn::Access::Build, None, uid)?;
+            let wrapped = BotSpec {
+                program: bwrap.into_os_string(),
+                args,
+                ..spec.clone()
+            };
+            run_to_end(&wrapped, limit, keep, true, None)
+                .await
+                .map(|mut completed| {
+                    completed.ended = completed.ended.map(Ended::through_bwrap);
+                    completed
+                })
+        }
+        false => run_to_end(spec, limit, keep, false, uid).await,
+    };
+    if let Some(lent) = lent {
+        lent.give_back().map_err(|source| {
+            SpawnError::NoUser(format!("giving its folder back from its uid: {source}"))
+        })?;
+    }
+    completed
+}
+
 /// Runs `spec` with no input until it exits or `limit` passes, or until it
 /// holds more than [`BUILD_MEMORY`]; then kills its whole process group.
-/// `sandboxed`: `spec` runs bubblewrap (which decides its `TMPDIR`).
+/// `sandboxed`: `spec` runs bubblewrap (which decides its `TMPDIR`); `user`:
+/// it runs as that uid.
 pub async fn run_to_end(
     spec: &BotSpec,
     limit: Duration,
     keep: usize,
     sandboxed: bool,
+    user: Option<u32>,
 ) -> Result<Completed, SpawnError> {
     let path = spawn::resolve(&spec.program)?;
     let cgroup = Cgroup::create(Kind::Build, Some(BUILD_MEMORY), Some(BUILD_PROCESSES))
@@ -66,7 +116,10 @@ pub async fn run_to_end(
         sandbox: sandboxed,
         ..super::BotLimits::default()
     };
-    let enclosure = super::enclosure(cgroup.as_deref(), &limits);
+    let enclosure = spawn::Enclosure {
+        user,
+        ..super::enclosure(cgroup.as_deref(), &limits)
+    };
     let env = spec.env.vars(sandboxed);
     let mut cmd = spawn::command(
         &path,

@@ -7,7 +7,7 @@
 //! A build never writes beside the sources (a problem package may be
 //! read-only, and a source tree is not a scratch space): everything goes
 //! into the output directory the caller gives. Compilers run through
-//! [`run_to_end`], so a build has a time limit, a memory bound and its own
+//! [`run_build`], so a build has a time limit, a memory bound and its own
 //! process group like every other process of the referee; under
 //! `sandbox` they also run in bubblewrap, writing only the output
 //! directory.
@@ -17,9 +17,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::command::{Completed, run_to_end};
-use super::spawn::{self, Access, SpawnError};
-use super::{BotSpec, Ended, Environment};
+use super::command::{Completed, run_build};
+use super::spawn::{self, SpawnError};
+use super::{BotSpec, Environment};
 
 /// A language a program may be written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -641,27 +641,16 @@ async fn compile(
     settings: &BuildSettings,
 ) -> Result<Completed, BuildError> {
     let cannot = |e: SpawnError| BuildError::new(format!("cannot run {compiler}: {e}"));
-    let mut spec = BotSpec {
+    let spec = BotSpec {
         program: compiler.into(),
         args,
         dir: Some(out_dir.to_owned()),
         hide: vec![],
         env: super::build::build_environment(&settings.env, settings.sandbox),
     };
-    if settings.sandbox {
-        let path = spawn::resolve(&spec.program).map_err(cannot)?;
-        let (bwrap, wrapped) =
-            spawn::sandboxed(&path, &spec, Access::Build, None).map_err(cannot)?;
-        spec.program = bwrap.into_os_string();
-        spec.args = wrapped;
-    }
-    let mut completed = run_to_end(&spec, settings.timeout, settings.log_keep, settings.sandbox)
+    run_build(&spec, settings.timeout, settings.log_keep, settings.sandbox)
         .await
-        .map_err(cannot)?;
-    if settings.sandbox {
-        completed.ended = completed.ended.map(Ended::through_bwrap);
-    }
-    Ok(completed)
+        .map_err(cannot)
 }
 
 /// Copies the sources of `source` (and C/C++ headers beside them) into

@@ -13,6 +13,7 @@
 //!
 //! Games never touch `tokio::process`; they use this module.
 
+pub mod boxes;
 pub mod build;
 pub mod cgroup;
 pub mod clock;
@@ -24,6 +25,7 @@ mod exit;
 pub mod groups;
 pub mod language;
 pub mod lines;
+pub mod sandbox;
 pub mod spawn;
 mod standby;
 pub mod status;
@@ -47,7 +49,8 @@ use exit::ExitWatch;
 use groups::GroupGuard;
 pub use lines::{LineReader, Next};
 pub use spawn::{
-    LAUNCH_COMMAND, SANDBOX_COMMAND, SpawnError, launch_main, sandbox_main, use_launcher,
+    DROP_COMMAND, LAUNCH_COMMAND, SANDBOX_COMMAND, SpawnError, drop_main, launch_main,
+    sandbox_main, use_launcher,
 };
 pub use status::Ended;
 pub use usage::{MemoryAtLimit, MemoryOverrun, Usage, UsageMark};
@@ -467,6 +470,9 @@ pub struct Bot {
     startup_time: Option<Duration>,
     /// When its process was started.
     started_at: Instant,
+    /// The uid it runs as, when one of its own: given back last, once its
+    /// processes are killed (the fields before it are dropped first).
+    _user: Option<boxes::BoxUser>,
 }
 
 /// See [`Bot::cpu_mark`].
@@ -509,8 +515,13 @@ impl Bot {
     /// Starts a bot. Must be called from within the tokio runtime.
     pub fn spawn(spec: &BotSpec, limits: BotLimits) -> Result<Bot, SpawnError> {
         let path = spec.locate()?;
+        let user = boxes::take(limits.sandbox).map_err(SpawnError::NoUser)?;
+        let uid = user.as_ref().map(boxes::BoxUser::uid);
+        if let Some(uid) = uid {
+            spawn::check_reachable(&path, spec, uid, limits.sandbox)?;
+        }
         let (program, args) = if limits.sandbox {
-            spawn::sandboxed(&path, spec, spawn::Access::Bot, limits.memory)?
+            spawn::sandboxed(&path, spec, spawn::Access::Bot, limits.memory, uid)?
         } else {
             (path.clone(), spec.args.clone())
         };
@@ -526,6 +537,7 @@ impl Bot {
                 dir: spec.dir.as_deref(),
                 env: spec.env.vars(limits.sandbox),
                 named: &path,
+                user: uid.filter(|_| !limits.sandbox),
             },
             &limits,
         )?;
@@ -564,6 +576,7 @@ impl Bot {
             exited_at: None,
             startup_time: None,
             started_at: Instant::now(),
+            _user: user,
         })
     }
 
@@ -1235,6 +1248,7 @@ pub(crate) fn enclosure(cgroup: Option<&cgroup::Cgroup>, limits: &BotLimits) -> 
         cgroup_entry: cgroup.map(cgroup::Cgroup::entry_files).unwrap_or_default(),
         private_ipc: (!limits.sandbox && cgroup::private_ipc_available())
             .then(|| limits.memory.unwrap_or(0)),
+        user: None,
     }
 }
 

@@ -12,6 +12,10 @@ use nix::sys::signal::{SigHandler, SigSet, Signal};
 use nix::unistd::{AccessFlags, Pid, access};
 
 use super::BotSpec;
+pub use super::sandbox::{
+    Access, DROP_COMMAND, SANDBOX_COMMAND, check_hidden, check_sandbox, drop_main, sandbox_main,
+    sandboxed,
+};
 
 /// Why a bot could not be started. Each case names the program.
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +65,21 @@ pub enum SpawnError {
         .0.display()
     )]
     RootFolder(PathBuf),
+    #[error("cannot run it as a user of its own: {0}")]
+    NoUser(String),
+    #[error(
+        "{what} {path}, which uid {uid} cannot reach: bots and builds run as uids of their \
+         own ({why}; see docs/containment.md); stopped at {at}: make it readable by all \
+         (chmod a+rX)",
+        path = .path.display()
+    )]
+    Unreachable {
+        what: &'static str,
+        path: PathBuf,
+        uid: u32,
+        why: &'static str,
+        at: String,
+    },
 }
 
 impl SpawnError {
@@ -70,7 +89,7 @@ impl SpawnError {
     /// made. A missing, unreadable or unrunnable program is the bot's.
     pub fn is_referees(&self) -> bool {
         match self {
-            SpawnError::Cgroup(_) => true,
+            SpawnError::Cgroup(_) | SpawnError::NoUser(_) => true,
             SpawnError::Other { source, .. } | SpawnError::BadDirectory { source, .. } => {
                 crate::outcome::is_referees_errno(source)
             }
@@ -98,6 +117,52 @@ impl SpawnError {
             false => format!("cannot start: {self}"),
         }
     }
+}
+
+/// Refuses a program that `uid` could not start: its working directory,
+/// its program and, without the sandbox, its `#!` interpreter must be
+/// reachable by it. Under the sandbox, a folder it is shown is where the
+/// walk starts (the folders above are the sandbox's own, open to all).
+pub fn check_reachable(
+    path: &Path,
+    spec: &BotSpec,
+    uid: u32,
+    sandboxed: bool,
+) -> Result<(), SpawnError> {
+    let why = match sandboxed {
+        true => "--sandbox, run by root",
+        false => "--unprivileged",
+    };
+    let from = |p: &Path| match sandboxed {
+        true => p.parent().unwrap_or(Path::new("/")).to_owned(),
+        false => PathBuf::from("/"),
+    };
+    let refuse = |what, path: &Path, at| SpawnError::Unreachable {
+        what,
+        path: path.to_owned(),
+        uid,
+        why,
+        at,
+    };
+    if let Some(dir) = &spec.dir {
+        let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
+        let start = if sandboxed { dir.clone() } else { from(&dir) };
+        if let Some(at) = super::boxes::unreachable(&dir, &start, uid, true) {
+            return Err(refuse("its working directory", &dir, at));
+        }
+    }
+    if let Some(at) = super::boxes::unreachable(path, &from(path), uid, true) {
+        return Err(refuse("its program", path, at));
+    }
+    if !sandboxed
+        && let Some(interpreter) = read_head(path).and_then(|head| shebang_of(&head))
+        && Path::new(&interpreter).is_absolute()
+        && let Some(at) =
+            super::boxes::unreachable(Path::new(&interpreter), Path::new("/"), uid, true)
+    {
+        return Err(refuse("its interpreter", Path::new(&interpreter), at));
+    }
+    Ok(())
 }
 
 /// Where a program named on the command line is. A name with a `/` is a
@@ -190,398 +255,6 @@ fn warn_shadowed(name: &OsStr, used: &Path, system: &Path) {
     );
 }
 
-/// What a sandboxed process may do with its own directories.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Access {
-    /// A bot: its working directory and its program's directory, read-only.
-    Bot,
-    /// A build: its working directory (the entrant's folder), writable.
-    Build,
-}
-
-/// `bwrap`, or why `--sandbox` cannot be had: checked before anything runs.
-pub fn check_sandbox() -> Result<PathBuf, SpawnError> {
-    resolve(OsStr::new("bwrap")).map_err(|_| SpawnError::NoSandbox)
-}
-
-/// The command line that runs `path` (resolved) with `spec`'s arguments,
-/// in `spec`'s working directory, under bubblewrap:
-///
-/// - namespaces of its own: no network (not even the host's loopback), no
-///   other process (its own `/proc`), its own IPC; no capabilities (a root
-///   bot could otherwise unmount what hides a directory); a session of its
-///   own (no terminal to type into); killed with its parent;
-/// - the system read-only, with the host's services (`/run`: sockets of
-///   daemons, which a read-only file system does not stop) hidden;
-/// - a private `/tmp` and `/dev/shm` (and the temporary directory, where
-///   the referee keeps its own files), each at most `tmp_size` bytes when
-///   given (they are memory);
-/// - each directory of `spec.hide` covered by an empty read-only directory;
-/// - its own directories shown again on top: for a bot, its working
-///   directory and its program's directory, read-only; for a build, its
-///   working directory, writable.
-///
-/// bubblewrap mounts in order, a later mount on top of an earlier one, so
-/// the mounts go in path order: a directory shown inside a hidden one
-/// comes after it, and a hidden one inside a shown one after that.
-pub fn sandboxed(
-    path: &Path,
-    spec: &BotSpec,
-    access: Access,
-    tmp_size: Option<u64>,
-) -> Result<(PathBuf, Vec<OsString>), SpawnError> {
-    let bwrap = check_sandbox()?;
-    let dir = match &spec.dir {
-        Some(dir) => std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned()),
-        None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
-    };
-    // A folder that leads to / would make the whole system writable.
-    if access == Access::Build && std::fs::canonicalize(&dir).is_ok_and(|d| d == Path::new("/")) {
-        return Err(SpawnError::RootFolder(dir));
-    }
-    let mounts = mounts(path, &dir, &spec.hide, access)?;
-    let mut wrapped: Vec<OsString> = [
-        "--unshare-all",
-        "--die-with-parent",
-        "--new-session",
-        "--cap-drop",
-        "ALL",
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-    ]
-    .iter()
-    .map(OsString::from)
-    .collect();
-    let size = tmp_size.filter(|_| bwrap_has_size(&bwrap));
-    wrapped.extend(mount_arguments(&mounts, size));
-    wrapped.push("--chdir".into());
-    wrapped.push(dir.into_os_string());
-    let command = std::iter::once(path.as_os_str().to_owned()).chain(spec.args.iter().cloned());
-    // Through the launcher, bubblewrap is started by `__sandbox` (see
-    // [`sandbox_main`]); without one (the library's unit tests) it holds
-    // the pipes and shows its arguments, as it would on its own.
-    let Some(launcher) = LAUNCHER.get() else {
-        wrapped.push("--".into());
-        wrapped.extend(command);
-        return Ok((bwrap, wrapped));
-    };
-    let mut args: Vec<OsString> = vec![SANDBOX_COMMAND.into(), bwrap.into_os_string()];
-    args.extend(wrapped);
-    args.push("--".into());
-    args.extend(command);
-    Ok((launcher.clone(), args))
-}
-
-/// The hidden subcommand that starts bubblewrap for a sandboxed process:
-/// `LAUNCHER __sandbox BWRAP OPTIONS... -- PROGRAM ARGS...`, run by the
-/// launcher once the process is ready (see [`sandbox_main`]).
-pub const SANDBOX_COMMAND: &str = "__sandbox";
-
-/// Where the program's standard input and output wait, inside the sandbox,
-/// until [`SHIM`] puts them in place.
-const INNER_STDIN: i32 = 3;
-const INNER_STDOUT: i32 = 4;
-/// Where bubblewrap reads its options (`--args`); closed by [`SHIM`]
-/// should bubblewrap leave it open, so that a bot has 0, 1 and 2 only.
-const INNER_ARGS: i32 = 5;
-
-/// Run by `/bin/sh` inside the sandbox, as `sh -c SHIM PROGRAM ARGS...`:
-/// gives the program its standard input and output, and becomes it.
-const SHIM: &str = "exec 0<&3 1>&4 3<&- 4>&- 5<&-; exec \"$0\" \"$@\"";
-
-/// `LAUNCHER __sandbox BWRAP OPTIONS... -- PROGRAM ARGS...`: becomes
-/// bubblewrap, such that
-///
-/// - bubblewrap's own standard input and output are `/dev/null`, and the
-///   program's (the game's pipes) reach it as other descriptors, which
-///   bubblewrap's two waiting processes close (its standard ones they
-///   keep for as long as the sandbox lives). Otherwise a bot that closes
-///   its output and keeps running is never seen to have closed it: it
-///   would starve under `--sandbox` where it crashes without;
-/// - bubblewrap reads OPTIONS from a pipe (`--args`): its command line,
-///   which the sandbox's own processes see as `/proc/1/cmdline`, would
-///   otherwise name every directory it hides (other entrants' folders).
-///
-/// Standard error stays bubblewrap's, for its own errors. A failure is
-/// said on standard error (the bot's), with status 127.
-pub fn sandbox_main() -> ! {
-    let args: Vec<OsString> = std::env::args_os().skip(2).collect();
-    let error = match enter_sandbox(&args) {
-        Ok(never) => match never {},
-        Err(error) => error,
-    };
-    eprintln!("referee: cannot start the sandbox: {error}");
-    std::process::exit(127);
-}
-
-fn enter_sandbox(args: &[OsString]) -> Result<std::convert::Infallible, String> {
-    use std::os::unix::ffi::OsStrExt;
-    let usage = || format!("usage: referee {SANDBOX_COMMAND} BWRAP OPTIONS... -- PROGRAM ARGS...");
-    let (bwrap, rest) = args.split_first().ok_or_else(usage)?;
-    let separator = rest.iter().position(|a| a == "--").ok_or_else(usage)?;
-    let (options, command) = (&rest[..separator], &rest[separator + 1..]);
-    if command.is_empty() {
-        return Err(usage());
-    }
-    fn at(what: &str) -> impl Fn(nix::Error) -> String + '_ {
-        move |e| format!("{what}: {e}")
-    }
-    // SAFETY: the launcher starts with descriptors 0, 1 and 2 only (it
-    // became this through `prepare_bot`, which marks every other one
-    // close-on-exec), so 3, 4 and 5 have no other owner.
-    let inner = unsafe {
-        (
-            nix::unistd::dup2_raw(io::stdin(), INNER_STDIN).map_err(at("standard input"))?,
-            nix::unistd::dup2_raw(io::stdout(), INNER_STDOUT).map_err(at("standard output"))?,
-        )
-    };
-    // Left open (`dup2` made them so across `exec`) for bubblewrap.
-    std::mem::forget(inner);
-    use nix::fcntl::{OFlag, open};
-    let null = open(
-        "/dev/null",
-        OFlag::O_RDWR | OFlag::O_CLOEXEC,
-        nix::sys::stat::Mode::empty(),
-    )
-    .map_err(at("/dev/null"))?;
-    nix::unistd::dup2_stdin(&null).map_err(at("/dev/null"))?;
-    nix::unistd::dup2_stdout(&null).map_err(at("/dev/null"))?;
-    drop(null);
-    let mut argv: Vec<OsString> = vec!["bwrap".into()];
-    match options_pipe(options) {
-        Some(fd) => argv.extend(["--args".into(), fd.to_string().into()]),
-        // Too many to wait in a pipe: on the command line, as before.
-        None => argv.extend(options.iter().cloned()),
-    }
-    argv.extend(["--".into(), "/bin/sh".into(), "-c".into(), SHIM.into()]);
-    argv.extend(command.iter().cloned());
-    let c_strings: Vec<std::ffi::CString> = std::iter::once(bwrap)
-        .chain(&argv)
-        .map(|a| std::ffi::CString::new(a.as_bytes()))
-        .collect::<Result<_, _>>()
-        .map_err(|e| e.to_string())?;
-    let errno = match nix::unistd::execv(&c_strings[0], &c_strings[1..]) {
-        Ok(never) => match never {},
-        Err(errno) => errno,
-    };
-    Err(format!("{}: {errno}", Path::new(bwrap).display()))
-}
-
-/// A pipe holding `options`, each ended by a NUL, as bubblewrap's
-/// `--args` reads them; its reading end's number, left open across
-/// `exec`. `None` when they do not fit in a pipe (bubblewrap reads them
-/// only after `exec`, and no process is left to write more).
-fn options_pipe(options: &[OsString]) -> Option<i32> {
-    use nix::fcntl::{FcntlArg, FdFlag, OFlag, fcntl};
-    use std::os::fd::IntoRawFd;
-    use std::os::unix::ffi::OsStrExt;
-    let mut data = Vec::new();
-    for option in options {
-        data.extend_from_slice(option.as_bytes());
-        data.push(0);
-    }
-    let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK).ok()?;
-    // A pipe holds 64 KiB unless asked for more (up to
-    // /proc/sys/fs/pipe-max-size, 1 MiB by default).
-    if data.len() > 64 * 1024 {
-        let _ = fcntl(&write, FcntlArg::F_SETPIPE_SZ(data.len().try_into().ok()?));
-    }
-    let mut rest = data.as_slice();
-    while !rest.is_empty() {
-        let n = nix::unistd::write(&write, rest).ok()?;
-        rest = &rest[n..];
-    }
-    drop(write);
-    use std::os::fd::AsRawFd;
-    let read = if read.as_raw_fd() == INNER_ARGS {
-        read
-    } else {
-        // SAFETY: INNER_ARGS has no other owner (see `enter_sandbox`).
-        unsafe { nix::unistd::dup2_raw(&read, INNER_ARGS) }.ok()?
-    };
-    fcntl(&read, FcntlArg::F_SETFD(FdFlag::empty())).ok()?;
-    fcntl(&read, FcntlArg::F_SETFL(OFlag::empty())).ok()?;
-    Some(read.into_raw_fd())
-}
-
-/// One mount of the sandbox, over the read-only system.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Mount {
-    /// An empty directory, read-only once what is shown inside is there.
-    Cover,
-    /// A file hidden by an empty one (`/dev/null`, read-only).
-    Blank,
-    /// A private writable directory (memory).
-    Private,
-    /// The host's directory, shown again.
-    Show { writable: bool },
-}
-
-/// The sandbox's mounts, in the order they are made: by path, parents
-/// first; on one path, a directory shown after it is covered, so that a
-/// process's own directory is never hidden from it.
-fn mounts(
-    path: &Path,
-    dir: &Path,
-    hide: &[PathBuf],
-    access: Access,
-) -> Result<Vec<(PathBuf, Mount)>, SpawnError> {
-    let temp = std::env::temp_dir();
-    let mut mounts: Vec<(PathBuf, Mount)> = vec![
-        (PathBuf::from("/tmp"), Mount::Private),
-        (PathBuf::from("/dev/shm"), Mount::Private),
-    ];
-    if !temp.starts_with("/tmp") && temp.is_dir() {
-        mounts.push((temp, Mount::Private));
-    }
-    for h in hide.iter().map(PathBuf::as_path).chain([Path::new("/run")]) {
-        mounts.extend(hidden_mount(h)?);
-    }
-    let own: Vec<PathBuf> = match access {
-        Access::Build => vec![dir.to_owned()],
-        Access::Bot => [Some(dir.to_owned()), path.parent().map(Path::to_owned)]
-            .into_iter()
-            .flatten()
-            .collect(),
-    };
-    let writable = access == Access::Build;
-    for d in own {
-        let d = std::fs::canonicalize(&d).unwrap_or(d);
-        // A read-only directory that nothing covers is seen as it is.
-        let hidden = mounts.iter().any(|(m, _)| d.starts_with(m));
-        if writable || hidden {
-            mounts.push((d, Mount::Show { writable }));
-        }
-    }
-    // A directory shown replaces its cover (whose later `--remount-ro`
-    // would otherwise hit what is shown there).
-    let shown: Vec<PathBuf> = mounts
-        .iter()
-        .filter(|(_, m)| matches!(m, Mount::Show { .. }))
-        .map(|(p, _)| p.clone())
-        .collect();
-    mounts.retain(|(p, m)| *m != Mount::Cover || !shown.contains(p));
-    mounts.sort();
-    mounts.dedup();
-    // A cover inside a covered directory, with nothing shown between,
-    // hides nothing more; and every mount point is listed in the sandbox's
-    // /proc/self/mountinfo: those of other entrants' folders (inside the
-    // tournament's, which is hidden) would name them. (Inside a private
-    // directory a cover stays: it is read-only, the private one is not.)
-    // A file hidden inside a covered or private directory is not there to
-    // be seen (and has no mount point there).
-    let redundant: Vec<bool> = mounts
-        .iter()
-        .map(|(p, m)| {
-            let around = mounts
-                .iter()
-                .filter(|(q, _)| q != p && p.starts_with(q))
-                .max_by_key(|(q, _)| q.as_os_str().len())
-                .map(|(_, around)| *around);
-            match m {
-                Mount::Cover => around == Some(Mount::Cover),
-                Mount::Blank => matches!(around, Some(Mount::Cover | Mount::Private)),
-                _ => false,
-            }
-        })
-        .collect();
-    let mut redundant = redundant.into_iter();
-    mounts.retain(|_| !redundant.next().unwrap_or(false));
-    Ok(mounts)
-}
-
-/// Whether the sandbox can hide each of `paths`: checked before a run
-/// starts anything, so that a path it cannot hide stops the run with its
-/// name rather than failing each bot.
-pub fn check_hidden(paths: &[PathBuf]) -> Result<(), SpawnError> {
-    paths.iter().try_for_each(|p| hidden_mount(p).map(|_| ()))
-}
-
-/// How the sandbox hides `path`: a directory under an empty one, a file
-/// (or a socket, a pipe) under an empty file; nothing for a path that does
-/// not exist (yet: it is hidden by the next bot's sandbox once it does)
-/// or for the root. Symbolic links are followed here, since bubblewrap
-/// would follow them inside the sandbox. A path that cannot be looked at
-/// is an error that names it: a sandbox never silently shows what it was
-/// asked to hide.
-fn hidden_mount(path: &Path) -> Result<Option<(PathBuf, Mount)>, SpawnError> {
-    let cannot = |why: String| SpawnError::CannotHide {
-        path: path.to_owned(),
-        why,
-    };
-    if !path.is_absolute() {
-        return Err(cannot("not an absolute path".into()));
-    }
-    let real = match std::fs::canonicalize(path) {
-        Ok(real) => real,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(cannot(e.to_string())),
-    };
-    if real == Path::new("/") {
-        return Ok(None);
-    }
-    let kind = match real.is_dir() {
-        true => Mount::Cover,
-        false => Mount::Blank,
-    };
-    Ok(Some((real, kind)))
-}
-
-/// bubblewrap's arguments for `mounts` (in order), then the covers made
-/// read-only (only the covers themselves: what is shown inside them keeps
-/// its own access).
-fn mount_arguments(mounts: &[(PathBuf, Mount)], size: Option<u64>) -> Vec<OsString> {
-    let mut args: Vec<OsString> = Vec::new();
-    for (path, mount) in mounts {
-        let path = path.as_os_str().to_owned();
-        match mount {
-            Mount::Cover => args.extend(["--tmpfs".into(), path]),
-            Mount::Blank => args.extend(["--ro-bind".into(), "/dev/null".into(), path]),
-            Mount::Private => {
-                if let Some(size) = size {
-                    args.extend(["--size".into(), size.to_string().into()]);
-                }
-                args.extend(["--tmpfs".into(), path]);
-            }
-            Mount::Show { writable } => {
-                let how = if *writable { "--bind" } else { "--ro-bind" };
-                args.extend([how.into(), path.clone(), path]);
-            }
-        }
-    }
-    for (path, mount) in mounts {
-        if *mount == Mount::Cover {
-            args.extend(["--remount-ro".into(), path.as_os_str().to_owned()]);
-        }
-    }
-    args
-}
-
-/// Whether this bubblewrap takes `--size` (0.7.0 and later; Debian 12 has
-/// 0.8.0). Without it a private directory is as large as the kernel's
-/// default for tmpfs, half the memory; asked once per run.
-fn bwrap_has_size(bwrap: &Path) -> bool {
-    static HAS: OnceLock<bool> = OnceLock::new();
-    *HAS.get_or_init(|| {
-        let has = std::process::Command::new(bwrap)
-            .arg("--help")
-            .stdin(Stdio::null())
-            .output()
-            .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).contains("--size"));
-        if !has {
-            tracing::warn!(
-                "this bubblewrap has no --size: a sandbox's private /tmp and /dev/shm are not bounded"
-            );
-        }
-        has
-    })
-}
-
 /// Checks what can be checked before `exec`, for precise messages.
 fn check_runnable(path: &Path) -> Result<(), SpawnError> {
     let meta = std::fs::metadata(path).map_err(|source| match source.kind() {
@@ -642,7 +315,7 @@ fn check_format(path: &Path) -> Result<(), SpawnError> {
 
 /// The first 4 KiB of a file (enough for a `#!` line and an ELF program's
 /// headers), if it can be read.
-fn read_head(path: &Path) -> Option<Vec<u8>> {
+pub(crate) fn read_head(path: &Path) -> Option<Vec<u8>> {
     use std::io::Read;
     let mut head = Vec::with_capacity(4096);
     std::fs::File::open(path)
@@ -655,7 +328,7 @@ fn read_head(path: &Path) -> Option<Vec<u8>> {
 
 /// The program loader an ELF program names (its `PT_INTERP`), when its
 /// headers lie within `head`; `None` for a static program.
-fn elf_loader(head: &[u8]) -> Option<String> {
+pub(crate) fn elf_loader(head: &[u8]) -> Option<String> {
     let wide = *head.get(4)? == 2;
     let little = *head.get(5)? == 1;
     let number = |at: usize, size: usize| -> Option<u64> {
@@ -754,6 +427,10 @@ pub struct Enclosure {
     /// half the memory), both gone with it. Root only (see
     /// [`super::cgroup::private_ipc_available`]).
     pub private_ipc: Option<u64>,
+    /// The uid (and gid) it becomes last, when it runs as one of its own
+    /// without the sandbox (see [`super::boxes`]); under the sandbox the
+    /// launcher becomes it inside (see [`super::sandbox::drop_main`]).
+    pub user: Option<u32>,
 }
 
 impl Enclosure {
@@ -768,6 +445,10 @@ impl Enclosure {
             args.push("--private-ipc".into());
             args.push(size.to_string().into());
         }
+        if let Some(uid) = self.user {
+            args.push(USER.into());
+            args.push(uid.to_string().into());
+        }
         args
     }
 
@@ -780,6 +461,7 @@ impl Enclosure {
             match option.to_str()? {
                 "--cgroup" => enclosure.cgroup_entry.push(PathBuf::from(value)),
                 "--private-ipc" => enclosure.private_ipc = Some(value.to_str()?.parse().ok()?),
+                USER => enclosure.user = Some(value.to_str()?.parse().ok()?),
                 _ => return None,
             }
         }
@@ -807,15 +489,21 @@ impl Enclosure {
                     n => c(format!("mode=1777,size={n}").as_bytes()),
                 })
                 .transpose()?,
+            user: self.user,
         })
     }
 }
+
+/// The launcher's option (and an instruction's field) naming the uid a bot
+/// becomes.
+const USER: &str = "--user";
 
 /// An [`Enclosure`] ready to be entered between fork and exec.
 #[derive(Default)]
 struct PreparedEnclosure {
     cgroup_entry: Vec<std::ffi::CString>,
     shm_options: Option<std::ffi::CString>,
+    user: Option<u32>,
 }
 
 impl PreparedEnclosure {
@@ -969,9 +657,13 @@ pub(crate) fn instruction(
     dir: Option<&Path>,
     resources: super::Resources,
     env: Option<&super::environment::Vars>,
+    user: Option<u32>,
 ) -> Result<Option<Vec<u8>>, SpawnError> {
     use std::os::unix::ffi::{OsStrExt, OsStringExt};
     let mut fields: Vec<OsString> = resources.to_args().into_iter().map(Into::into).collect();
+    if let Some(uid) = user {
+        fields.extend([USER.into(), uid.to_string().into()]);
+    }
     if let Some(dir) = dir {
         check_directory(dir)?;
         fields.extend(["--dir".into(), dir.as_os_str().to_owned()]);
@@ -1080,6 +772,11 @@ fn prepare_bot(
             setrlimit(resource, limit.min(hard), hard)?;
         }
     }
+    // Last of what needs root, and before PR_SET_PDEATHSIG, which a change
+    // of uid clears.
+    if let Some(uid) = enclosure.user {
+        become_user_raw(uid)?;
+    }
     // PR_SET_PDEATHSIG is tied to the thread that starts the process. Bots
     // are spawned from the runtime's long-lived threads, never from a
     // blocking-pool thread that could exit early. It survives exec.
@@ -1089,6 +786,20 @@ fn prepare_bot(
     if nix::unistd::getppid() != referee {
         // SAFETY: _exit ends the process at once, as between fork and exec.
         unsafe { nix::libc::_exit(1) };
+    }
+    Ok(())
+}
+
+/// Becomes `uid`, with the gid of the same number and no other group.
+/// Only raw system calls, so that it may run between fork and exec.
+fn become_user_raw(uid: u32) -> nix::Result<()> {
+    use nix::libc;
+    let gid: libc::gid_t = uid;
+    // SAFETY: raw system calls with valid arguments; `gid` outlives the call.
+    unsafe {
+        nix::errno::Errno::result(libc::setgroups(1, &gid))?;
+        nix::errno::Errno::result(libc::setresgid(gid, gid, gid))?;
+        nix::errno::Errno::result(libc::setresuid(uid, uid, uid))?;
     }
     Ok(())
 }
@@ -1182,6 +893,7 @@ fn stand_by(referee: Pid, enclosure: &Enclosure) -> Result<std::convert::Infalli
     let (limits, options) = fields[..separator].split_at(5.min(separator));
     let resources = super::Resources::from_args(limits).ok_or_else(bad)?;
     let mut env: Option<Vec<std::ffi::CString>> = None;
+    let mut user = None;
     let mut options = options.iter();
     while let Some(option) = options.next() {
         match option.to_str() {
@@ -1189,6 +901,10 @@ fn stand_by(referee: Pid, enclosure: &Enclosure) -> Result<std::convert::Infalli
                 let dir = options.next().ok_or_else(bad)?;
                 std::env::set_current_dir(dir)
                     .map_err(|e| format!("working directory {}: {e}", Path::new(dir).display()))?;
+            }
+            Some(USER) => {
+                let uid = options.next().and_then(|u| u.to_str()?.parse().ok());
+                user = Some(uid.ok_or_else(bad)?);
             }
             Some("--env-clear") => env = Some(Vec::new()),
             Some("--env") => {
@@ -1202,8 +918,11 @@ fn stand_by(referee: Pid, enclosure: &Enclosure) -> Result<std::convert::Infalli
     if command.is_empty() {
         return Err(bad());
     }
-    // Entered already, at its start.
-    let entered = PreparedEnclosure::default();
+    // Entered already, at its start; the uid is this bot's.
+    let entered = PreparedEnclosure {
+        user,
+        ..PreparedEnclosure::default()
+    };
     become_bot(resources, referee, &entered, command, env.as_deref())
 }
 
@@ -1267,6 +986,19 @@ fn shebang_interpreter(path: &Path) -> Option<String> {
     shebang_of(&read_head(path)?)
 }
 
+/// The words of a `#!` line: the interpreter, then its arguments.
+pub(crate) fn shebang_words(head: &[u8]) -> Vec<String> {
+    let Some(line) = head.strip_prefix(b"#!") else {
+        return Vec::new();
+    };
+    let line = line.split(|&b| b == b'\n').next().unwrap_or_default();
+    String::from_utf8_lossy(line)
+        .split([' ', '\t'])
+        .filter(|word| !word.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
 /// The interpreter a `#!` line names.
 fn shebang_of(head: &[u8]) -> Option<String> {
     let line = head.strip_prefix(b"#!")?;
@@ -1299,65 +1031,6 @@ mod tests {
             resolve(OsStr::new("/tmp/")),
             Err(SpawnError::IsDirectory(_))
         ));
-    }
-
-    #[test]
-    fn a_folder_inside_a_hidden_one_is_not_covered_again() {
-        let class = tempfile::tempdir().unwrap();
-        let class = class.path().canonicalize().unwrap();
-        let (alice, bob) = (class.join("subs/alice"), class.join("subs/bob"));
-        for d in [&alice, &bob] {
-            std::fs::create_dir_all(d).unwrap();
-        }
-        let hide = [class.clone(), alice.clone(), bob.clone()];
-        let made = mounts(&alice.join("pc2"), &alice, &hide, Access::Bot).unwrap();
-        let covers: Vec<&PathBuf> = made
-            .iter()
-            .filter(|(_, m)| *m == Mount::Cover)
-            .map(|(p, _)| p)
-            .collect();
-        // The class is covered, bob inside it is not again: a mount point
-        // would name him.
-        assert!(!covers.contains(&&bob), "{made:?}");
-        assert!(made.contains(&(alice.clone(), Mount::Show { writable: false })));
-        // A build's folder holding a hidden one still has it covered.
-        let made = mounts(&class.join("sh"), &class.join("subs"), &hide, Access::Build).unwrap();
-        assert!(made.contains(&(bob.clone(), Mount::Cover)), "{made:?}");
-    }
-
-    /// Issue 39: a file is hidden itself, never its folder; a path that
-    /// does not exist yet is no error; one that is not absolute (a bare
-    /// `t.toml`'s parent is `""`) is an error that names it.
-    #[test]
-    fn files_are_hidden_themselves_and_bad_paths_are_named() {
-        // Outside /tmp, which the sandbox replaces anyway.
-        let here = tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/target")).unwrap();
-        let here = here.path().canonicalize().unwrap();
-        let (db, alice) = (here.join("class.db"), here.join("alice"));
-        std::fs::write(&db, "x").unwrap();
-        std::fs::create_dir(&alice).unwrap();
-        let hide = [db.clone(), here.join("class.db-wal")];
-        let made = mounts(&alice.join("pc2"), &alice, &hide, Access::Bot).unwrap();
-        assert!(made.contains(&(db.clone(), Mount::Blank)), "{made:?}");
-        assert!(!made.iter().any(|(p, _)| p == &here), "{made:?}");
-        assert!(
-            !made.iter().any(|(p, _)| p.ends_with("class.db-wal")),
-            "{made:?}"
-        );
-        for bad in ["", "t.toml"] {
-            let why = mounts(
-                &alice.join("pc2"),
-                &alice,
-                &[PathBuf::from(bad)],
-                Access::Bot,
-            )
-            .unwrap_err()
-            .to_string();
-            assert!(
-                why.contains("cannot hide") && why.contains("not an absolute path"),
-                "{why}"
-            );
-        }
     }
 
     #[test]

@@ -48,6 +48,8 @@ pub(crate) struct Program<'a> {
     pub env: Option<Vars>,
     /// The program as the user named it, for errors.
     pub named: &'a Path,
+    /// The uid it runs as, without the sandbox (see [`super::boxes`]).
+    pub user: Option<u32>,
 }
 
 /// What a waiting launcher was readied for: the limits its cgroup and
@@ -121,6 +123,7 @@ fn hand_over(
         program.dir,
         limits.resources,
         program.env.as_ref(),
+        program.user,
     )?
     else {
         return Ok(None);
@@ -153,7 +156,10 @@ fn hand_over(
 /// Starts a bot through a launcher of its own.
 fn start_new(program: &Program<'_>, limits: &BotLimits) -> Result<Started, SpawnError> {
     let cgroup = new_cgroup(limits)?;
-    let enclosure = super::enclosure(cgroup.as_ref(), limits);
+    let enclosure = spawn::Enclosure {
+        user: program.user,
+        ..super::enclosure(cgroup.as_ref(), limits)
+    };
     let mut cmd = spawn::command(
         program.path,
         program.args,

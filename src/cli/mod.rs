@@ -58,6 +58,9 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub no_cgroups: bool,
 
+    #[command(flatten)]
+    pub containment: ContainmentOptions,
+
     /// Set NAME to VALUE for every bot and build; NAME alone passes the
     /// referee's own NAME on (nothing when it has none). Repeatable. Bots
     /// and builds otherwise get only PATH, HOME, the locale (LANG,
@@ -460,6 +463,51 @@ pub struct BotOptions {
     /// CPU time of each bot process (e.g. 10m; `none` for no limit).
     #[arg(long, value_name = "DURATION", default_value = "none", value_parser = parse_cpu, allow_hyphen_values = true)]
     pub limit_cpu: Limit,
+}
+
+/// Who bots run as, and what a sandbox shows beyond its rules: the
+/// machine's own choices, never taken from a league's database.
+#[derive(Debug, Args, Clone)]
+pub struct ContainmentOptions {
+    /// Uids (and gids, the same numbers) that bots and builds run as, one
+    /// each, when the referee runs as root under --sandbox (or with
+    /// --unprivileged): unused by any user, group or process, checked
+    /// before each is first used.
+    #[arg(
+        long,
+        global = true,
+        value_name = "FIRST-LAST",
+        default_value = "60000-60999"
+    )]
+    pub bot_uids: crate::bot::boxes::UidRange,
+
+    /// Without --sandbox too, run each bot and build as a uid of its own
+    /// (from --bot-uids; root only), so that bots cannot read or signal
+    /// each other or the referee. A bot whose program or interpreter that
+    /// uid cannot reach is refused, naming the path.
+    #[arg(long, global = true)]
+    pub unprivileged: bool,
+
+    /// Also show PATH, read-only, to every sandboxed bot and build (a
+    /// course's library, a toolchain the rules do not find). Repeatable.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub sandbox_show: Vec<PathBuf>,
+}
+
+impl ContainmentOptions {
+    /// Sets who bots run as for this process, or says why it cannot be.
+    pub fn configure(&self) -> Result<(), String> {
+        let show = self
+            .sandbox_show
+            .iter()
+            .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+            .collect();
+        crate::bot::boxes::configure(crate::bot::boxes::Settings {
+            uids: self.bot_uids,
+            unprivileged: self.unprivileged,
+            show,
+        })
+    }
 }
 
 /// The cap on a bot's processes without `--limit-procs`: only a cgroup can
@@ -1152,6 +1200,10 @@ pub fn normalize_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString>
 /// Runs the chosen subcommand to its end: each turns its arguments into
 /// its configuration and hands it to its game's or command's entry point.
 pub async fn run(cli: Cli) -> Status {
+    if let Err(why) = cli.containment.configure() {
+        eprintln!("referee: {why}");
+        return Status::Usage;
+    }
     if let Some(Err(why)) = cli.command.bot_options().map(BotOptions::check_enforceable) {
         eprintln!("referee: {why}");
         return Status::Usage;

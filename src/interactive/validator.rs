@@ -93,7 +93,7 @@ async fn run_build_script(script: &Path, dir: &Path) -> Result<(), String> {
         // The organiser's program: the referee's environment.
         env: Environment::Inherited,
     };
-    let completed = run_to_end(&spec, BUILD_TIMEOUT, LOG_KEEP, false)
+    let completed = run_to_end(&spec, BUILD_TIMEOUT, LOG_KEEP, false, None)
         .await
         .map_err(|e| format!("cannot start `build`: {e}"))?;
     if completed.success() {

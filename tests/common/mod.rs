@@ -99,10 +99,15 @@ impl Marker {
 }
 
 /// `--env NAME=VALUE` for each of `vars`: what a test's bots and builds
-/// need from the environment (they do not see the referee's).
+/// need from the environment (they do not see the referee's). And the
+/// folder of the test's own programs (`EVENSTEVEN`, which probes run by
+/// its full path) shown to sandboxed bots, as an organiser would show a
+/// course's tools with `--sandbox-show`.
 pub fn env_args(vars: &[(&str, &str)]) -> Vec<String> {
+    let programs = std::path::Path::new(evensteven_bin()).parent().unwrap();
     vars.iter()
         .flat_map(|(name, value)| ["--env".to_owned(), format!("{name}={value}")])
+        .chain(["--sandbox-show".to_owned(), programs.display().to_string()])
         .collect()
 }
 

@@ -204,6 +204,11 @@ impl Server {
     }
 
     /// Its port on 127.0.0.1.
+    /// Its unix socket, in a folder of the test's (not `/run` or `/tmp`).
+    pub fn socket(&self) -> PathBuf {
+        self.dir.join(format!(".s.PGSQL.{}", self.port))
+    }
+
     pub fn port(&self) -> u16 {
         self.port
     }
