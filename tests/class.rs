@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use common::{Marker, finish, fixture, referee_with, signal, wait_for_lines};
+use common::{CHOMPER, Marker, finish, fixture, referee_with, signal, wait_for_lines};
 use serde_json::Value;
 
 /// A copy of `tests/fixtures/class` in a fresh directory: each submission
@@ -628,16 +628,6 @@ fn submissions(dir: &Path, students: &[(&str, &str, Files)]) {
         }
     }
 }
-
-/// A Chomp player that chomps every round: at one table, players always
-/// tie.
-const CHOMPER: &str = "#!/usr/bin/env bash\n\
-    read -r p k; read -r m n\n\
-    for ((i = 0; i < n; i++)); do read -r row; done\n\
-    while :; do\n\
-      for ((i = 0; i < k; i++)); do read -r line || exit 0; done\n\
-      printf C\n\
-    done\n";
 
 /// A makefile that builds `pc2` from `bot.sh`.
 const COPY_MAKE: &str = "pc2: bot.sh\n\tcp bot.sh pc2\n";

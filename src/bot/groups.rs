@@ -20,7 +20,7 @@
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{BufRead, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError, RwLock, TryLockError};
@@ -264,7 +264,7 @@ fn kill_strays_except(live: &BTreeSet<i32>, watchdog: Option<i32>) {
     let left = own_children()
         .unwrap_or_else(every_process)
         .into_iter()
-        .filter(|&pid| is_stray(pid, live, watchdog).is_some())
+        .filter(|&pid| is_stray(pid, live, watchdog).is_some() && !dying(pid))
         .count();
     if left > 0 {
         tracing::warn!(
@@ -289,7 +289,8 @@ fn is_stray(pid: i32, live: &BTreeSet<i32>, watchdog: Option<i32>) -> Option<(i3
 /// Kills the strays found in one scan, each with its process group and
 /// its session (a `setsid` shell's children are in them: killed with it,
 /// they are not handed to the referee alive after the scan), and reaps
-/// them. Returns how many strays it found.
+/// them. Returns how many it found, those already on their way out
+/// included (see [`dying`]): these are only reaped.
 fn kill_strays_once(live: &BTreeSet<i32>, watchdog: Option<i32>) -> usize {
     let mut found = 0;
     for pid in own_children().unwrap_or_else(every_process) {
@@ -297,7 +298,26 @@ fn kill_strays_once(live: &BTreeSet<i32>, watchdog: Option<i32>) -> usize {
             continue;
         };
         found += 1;
-        tracing::debug!(pid, pgid, sid, "killing a process left behind by a bot");
+        if dying(pid) {
+            // Under `--sandbox`, once per bot: the sandbox's first process
+            // (its init), which bubblewrap's outer one, the bot's leader,
+            // leaves still exiting. With cgroups, also whatever the bot's
+            // cgroup kill took. Either ends with its bot: no stray.
+            tracing::debug!(
+                pgid,
+                sid,
+                "reaping process {pid} ({}) of an ended bot, already dying",
+                process_name(pid)
+            );
+            reap_stray(pid);
+            continue;
+        }
+        tracing::debug!(
+            pgid,
+            sid,
+            "killing process {pid} ({}) left behind by a bot",
+            process_name(pid)
+        );
         if let Some(cgroup) = super::cgroup::outside_run(pid) {
             tracing::warn!(
                 "process {pid} ({}) left its bot's cgroup for {cgroup} (a bot run as root \
@@ -309,6 +329,40 @@ fn kill_strays_once(live: &BTreeSet<i32>, watchdog: Option<i32>) -> usize {
         reap_stray(pid);
     }
     found
+}
+
+/// Whether a process is already on its way out, the whole of it, by what
+/// the kernel says of it (which no process can say of itself, unlike a
+/// name): its one thread has begun to exit, or SIGKILL is pending for the
+/// whole process (from its parent's death, its cgroup's kill or its pid
+/// namespace's end), which nothing undoes. Such a process is not killed
+/// as a stray but waited for and reaped: a process of a bot's own,
+/// ending with it (its sandbox's first process). A process whose first
+/// thread has exited but another runs is not dying.
+fn dying(pid: i32) -> bool {
+    let path = PathBuf::from(format!("/proc/{pid}"));
+    // `stat` counts the threads before it reads the flags: in one reading
+    // a lone thread could start another and then exit between the two.
+    // A lone thread seen exiting cannot start one: a second reading that
+    // counts one thread again is sure (short of that other thread taking
+    // the first one's place by `exec` and winning the same race again).
+    let alone_and_exiting =
+        || read_stat(&path).is_some_and(|stat| stat.threads == 1 && stat.exiting());
+    (alone_and_exiting() && alone_and_exiting()) || killed(&path)
+}
+
+/// Whether SIGKILL is pending for the whole of the process at `process`
+/// (`/proc/PID`): its `ShdPnd` mask holds it until the process is gone.
+fn killed(process: &Path) -> bool {
+    let Ok(status) = std::fs::read_to_string(process.join("status")) else {
+        return false;
+    };
+    let sigkill = 1u64 << (Signal::SIGKILL as u32 - 1);
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("ShdPnd:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & sigkill != 0)
 }
 
 /// A process's command name, for messages.
@@ -431,15 +485,52 @@ fn every_process() -> Vec<i32> {
 
 /// A process's parent, process group and session, from `/proc/PID/stat`.
 fn stat_ids(pid: i32) -> Option<(i32, i32, i32)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let stat = read_stat(Path::new(&format!("/proc/{pid}")))?;
+    Some((stat.ppid, stat.pgid, stat.sid))
+}
+
+/// What `stat` says of a process (`/proc/PID`) or of one of its threads
+/// (`/proc/PID/task/TID`).
+pub(crate) struct Stat {
+    ppid: i32,
+    pgid: i32,
+    sid: i32,
+    state: char,
+    flags: u64,
+    threads: u64,
+}
+
+/// The kernel's flag of a thread that has begun to exit (`PF_EXITING`,
+/// `include/linux/sched.h`), set for good.
+const PF_EXITING: u64 = 0x4;
+
+impl Stat {
+    /// Whether the thread has begun to exit, or has exited (a zombie).
+    /// Cgroup v1 shows such a thread at its hierarchy's root.
+    pub(crate) fn exiting(&self) -> bool {
+        self.flags & PF_EXITING != 0 || matches!(self.state, 'Z' | 'X' | 'x')
+    }
+}
+
+/// Reads `stat` in `task` (`/proc/PID` or `/proc/PID/task/TID`).
+pub(crate) fn read_stat(task: &Path) -> Option<Stat> {
+    let stat = std::fs::read_to_string(task.join("stat")).ok()?;
     // The command name is in parentheses and may hold anything: read after
-    // the last ')'. Then: state, ppid, pgrp, session.
+    // the last ')'. Then: state, ppid, pgrp, session, tty_nr, tpgid, flags,
+    // eight counts of faults and times, priority, nice, num_threads.
     let rest = &stat[stat.rfind(')')? + 1..];
-    let mut fields = rest.split_ascii_whitespace().skip(1);
-    let ppid = fields.next()?.parse().ok()?;
-    let pgid = fields.next()?.parse().ok()?;
-    let sid = fields.next()?.parse().ok()?;
-    Some((ppid, pgid, sid))
+    let fields: Vec<&str> = rest.split_ascii_whitespace().take(18).collect();
+    fn number<T: std::str::FromStr>(fields: &[&str], at: usize) -> Option<T> {
+        fields.get(at)?.parse().ok()
+    }
+    Some(Stat {
+        state: fields.first()?.chars().next()?,
+        ppid: number(&fields, 1)?,
+        pgid: number(&fields, 2)?,
+        sid: number(&fields, 3)?,
+        flags: number(&fields, 6)?,
+        threads: number(&fields, 17)?,
+    })
 }
 
 /// Starts the watchdog process (the launcher, or this same executable
@@ -572,6 +663,28 @@ mod tests {
             let pid = child.0.id() as i32;
             assert!(children.contains(&pid), "{pid} not in {children:?}");
             assert!(scanned.contains(&pid));
+        }
+    }
+
+    /// A live child is not dying, by any name; killed (a zombie until it
+    /// is reaped) it is.
+    #[test]
+    fn a_child_is_dying_once_killed_not_before() {
+        let mut child = sleeper();
+        let pid = child.0.id() as i32;
+        let stat = read_stat(Path::new(&format!("/proc/{pid}"))).unwrap();
+        assert_eq!(stat.ppid, std::process::id() as i32);
+        assert_eq!(stat.threads, 1);
+        assert!(!stat.exiting());
+        assert!(!dying(pid));
+        child.0.kill().unwrap();
+        let started = std::time::Instant::now();
+        while !dying(pid) {
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "{pid} never seen dying"
+            );
+            std::thread::sleep(Duration::from_millis(1));
         }
     }
 }

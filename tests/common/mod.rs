@@ -397,6 +397,16 @@ pub fn dealer_records(global: &[&str], n: u32, games: u32) -> Vec<serde_json::Va
     records
 }
 
+/// A Chomp player in bash that chomps every round, and exits at the end
+/// of its input: at one table, players always tie.
+pub const CHOMPER: &str = "#!/usr/bin/env bash\n\
+    read -r p k; read -r m n\n\
+    for ((i = 0; i < n; i++)); do read -r row; done\n\
+    while :; do\n\
+      for ((i = 0; i < k; i++)); do read -r line || exit 0; done\n\
+      printf C\n\
+    done\n";
+
 /// Fails the test, saying what to install, where bubblewrap is missing.
 pub fn need_bwrap() {
     assert!(

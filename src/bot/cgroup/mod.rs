@@ -288,43 +288,48 @@ pub fn finish() {
 
 /// Where process `pid` is when it is in none of the run's cgroups: its
 /// cgroup (the freezer's in v1, which is the one that kills) as
-/// `/proc/PID/cgroup` names it. `None` when it is in the run's, or when
-/// no hierarchy is in force or it cannot be read. For the stray kill: a
-/// bot's process found there left its containment (only root without
-/// `--sandbox` can), and the run's log says so.
+/// `/proc/PID/task/TID/cgroup` names it for a thread of it that is not
+/// exiting. `None` when it is in the run's, or when no hierarchy is in
+/// force, or no such thread is left, or it cannot be read. For the stray
+/// kill: a bot's process found there left its containment (only root
+/// without `--sandbox` can), and the run's log says so.
 pub fn outside_run(pid: i32) -> Option<String> {
     let hierarchy = hierarchy()?;
-    // A process that has exited (a zombie) has left every cgroup for the
-    // root: it went nowhere. Looked at before and after, since it may exit
-    // between the reads.
-    let alive = || {
-        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-            stat.rsplit_once(')')
-                .and_then(|(_, rest)| rest.trim_start().chars().next())
-                .is_some_and(|state| !matches!(state, 'Z' | 'X' | 'x'))
-        })
-    };
-    if !alive() {
-        return None;
-    }
-    let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
-    if !alive() {
-        return None;
-    }
     let run = format!("/{RUN_PREFIX}{}", std::process::id());
-    let line = text.lines().find(|line| {
-        let mut fields = line.splitn(3, ':');
-        let (_, controllers) = (fields.next(), fields.next().unwrap_or_default());
-        match hierarchy.version {
-            Version::V1 => controllers.split(',').any(|c| c == "freezer"),
-            Version::V2 => controllers.is_empty(),
+    // Cgroup v1 shows a thread that has begun to exit at the hierarchy's
+    // root: it went nowhere. Such threads are passed over, each thread
+    // looked at before and after its read, since it may begin to exit
+    // between them; the first other one is where the process is.
+    let exiting = |task: &Path| super::groups::read_stat(task).is_none_or(|s| s.exiting());
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .ok()?
+        .flatten()
+    {
+        let task = task.path();
+        if exiting(&task) {
+            continue;
         }
-    })?;
-    let path = line.splitn(3, ':').nth(2)?;
-    let inside = path
-        .match_indices(&run)
-        .any(|(at, _)| matches!(path.as_bytes().get(at + run.len()), None | Some(b'/')));
-    (!inside).then(|| path.to_owned())
+        let Ok(text) = std::fs::read_to_string(task.join("cgroup")) else {
+            continue;
+        };
+        if exiting(&task) {
+            continue;
+        }
+        let line = text.lines().find(|line| {
+            let mut fields = line.splitn(3, ':');
+            let (_, controllers) = (fields.next(), fields.next().unwrap_or_default());
+            match hierarchy.version {
+                Version::V1 => controllers.split(',').any(|c| c == "freezer"),
+                Version::V2 => controllers.is_empty(),
+            }
+        })?;
+        let path = line.splitn(3, ':').nth(2)?;
+        let inside = path
+            .match_indices(&run)
+            .any(|(at, _)| matches!(path.as_bytes().get(at + run.len()), None | Some(b'/')));
+        return (!inside).then(|| path.to_owned());
+    }
+    None
 }
 
 /// The run's directories, for the watchdog to remove should the referee
