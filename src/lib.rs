@@ -5,6 +5,8 @@
 //! - [`games`] holds each game's rules and its driver.
 //! - [`record`] writes the JSON Lines results.
 //! - [`exit`] defines the exit statuses shared by every subcommand.
+//! - [`manifest`] lists a folder's entries with their SHA-256 and says
+//!   what changed, came or went since.
 //! - [`text`] makes names others chose harmless in terminals, logs, CSV
 //!   files and file names.
 
@@ -17,6 +19,7 @@ pub mod games;
 pub mod interactive;
 pub mod interrupt;
 pub mod league;
+pub mod manifest;
 pub mod outcome;
 pub mod parallel;
 pub mod record;

@@ -56,16 +56,22 @@ fn folder_and_home() -> Option<(tempfile::TempDir, std::path::PathBuf)> {
     Some((dir, home))
 }
 
+/// The environment of a run whose data folder is `home`'s and that has no
+/// organiser's copy of the shipped games: they are unpacked there.
+fn home_alone(home: &Path) -> [(&'static str, &str); 3] {
+    [
+        ("HOME", home.to_str().unwrap()),
+        ("XDG_DATA_HOME", ""),
+        ("REFEREE_GAMES", ""),
+    ]
+}
+
 #[test]
 fn chess_by_its_name_runs_from_anywhere() {
     let Some((dir, home)) = folder_and_home() else {
         return;
     };
-    let env = [
-        ("HOME", home.to_str().unwrap()),
-        ("XDG_DATA_HOME", ""),
-        ("REFEREE_GAMES", ""),
-    ];
+    let env = home_alone(&home);
     let (white, black) = (fake("w", "illegal"), fake("b", "play"));
     let args = ["play", "--games", "2", "chess", &white, &black];
 
@@ -141,4 +147,150 @@ fn an_unknown_game_lists_the_shipped_ones() {
     let run = referee_with(["tournament", "t.toml"], b"", &[], Some(dir.path()));
     assert_eq!(run.code, Some(64), "{run:?}");
     assert!(run.stderr.contains("acesup, chess, or the path"), "{run:?}");
+}
+
+/// Every entry under `dir` (not following links) that is not owned by
+/// this process's user or that another user may write: `(path, mode)`.
+fn loose(dir: &Path) -> Vec<(std::path::PathBuf, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    // This process's user: the owner of what it just made.
+    let me = tempfile::tempdir()
+        .unwrap()
+        .path()
+        .metadata()
+        .unwrap()
+        .uid();
+    let mut found = vec![];
+    let mut todo = vec![dir.to_owned()];
+    while let Some(at) = todo.pop() {
+        let meta = std::fs::symlink_metadata(&at).unwrap();
+        let writable = !meta.is_symlink() && meta.mode() & 0o022 != 0;
+        if meta.uid() != me || writable {
+            found.push((at.clone(), meta.mode() & 0o7777));
+        }
+        if meta.is_dir() {
+            todo.extend(std::fs::read_dir(&at).unwrap().map(|e| e.unwrap().path()));
+        }
+    }
+    found
+}
+
+/// Issue 49, failure 4: the shipped chess game unpacked in the data folder
+/// was used as it was found, so a `judge.py` a bot had edited (run once
+/// without `--sandbox`, as the organiser) ran at the organiser's next run.
+/// Each run now checks the copy against the binary's files and the venv
+/// against the manifest made with it: what differs is named on the log and
+/// the copy is made again, so nothing planted runs and the games play.
+#[test]
+fn a_changed_or_planted_file_in_the_unpacked_game_never_runs() {
+    let Some((dir, home)) = folder_and_home() else {
+        return;
+    };
+    let env = home_alone(&home);
+    // A folder of the referee's made group- and world-writable (a umask of
+    // 000) is closed to others, not used as it is.
+    let referee = home.join(".local/share/referee");
+    std::fs::create_dir_all(&referee).unwrap();
+    chmod(&referee, 0o777);
+    let (white, black) = (fake("w", "plays"), fake("b", "plays"));
+    let args = [
+        "play",
+        "--games",
+        "2",
+        "--game-option",
+        "max_plies=6",
+        "chess",
+        &white,
+        &black,
+    ];
+    let play = || {
+        let run = referee_with(args, b"", &env, Some(dir.path()));
+        assert_eq!(run.code, Some(0), "{run:?}");
+        assert!(
+            run.stdout.contains("2 games played, 0 judge errors"),
+            "{run:?}"
+        );
+        run
+    };
+    play();
+    let copies = unpacked(&home);
+    assert_eq!(copies.len(), 1, "{copies:?}");
+    let copy = &copies[0];
+    assert_eq!(loose(&referee), [], "writable by others or not ours");
+
+    // A bot rewrote the judge (it would leave a mark and stop), planted
+    // code where Python runs it before the judge (site's sitecustomize and
+    // a .pth's import line) and made a file writable by all.
+    let marks = dir.path().join("marks");
+    std::fs::create_dir(&marks).unwrap();
+    let mark = |name: &str| {
+        format!(
+            "import pathlib; pathlib.Path({:?}).write_text('ran')\n",
+            marks.join(name).to_str().unwrap()
+        )
+    };
+    let judge = copy.join("judge.py");
+    std::fs::write(&judge, mark("judge") + "raise SystemExit(0)\n").unwrap();
+    let lib = copy.join(".venv/lib");
+    let python_dir = std::fs::read_dir(&lib).unwrap().next().unwrap().unwrap();
+    let site = python_dir.path().join("site-packages");
+    assert!(site.join("chess").is_dir(), "{site:?}");
+    std::fs::write(site.join("sitecustomize.py"), mark("sitecustomize")).unwrap();
+    std::fs::write(site.join("zz-planted.pth"), mark("pth")).unwrap();
+    chmod(&copy.join("openings.epd"), 0o666);
+    let run = play();
+    for name in [
+        "judge.py changed",
+        "sitecustomize.py added",
+        "zz-planted.pth added",
+        "openings.epd is writable by others",
+    ] {
+        assert!(run.stderr.contains(name), "{name}: {run:?}");
+    }
+    let shipped = std::fs::read(format!("{}/games/chess/judge.py", root())).unwrap();
+    assert_eq!(std::fs::read(&judge).unwrap(), shipped, "not made again");
+    assert!(!site.join("sitecustomize.py").exists());
+    assert_eq!(loose(&referee), []);
+
+    // What was made again is used as it is: no warning, no new venv.
+    let run = play();
+    assert!(!run.stderr.contains("making its Python"), "{run:?}");
+    assert!(!run.stderr.contains("WARN"), "{run:?}");
+    assert_eq!(unpacked(&home), copies);
+    let ran: Vec<_> = std::fs::read_dir(&marks).unwrap().collect();
+    assert!(ran.is_empty(), "planted code ran: {ran:?}");
+}
+
+/// The referee's folder in the data folder belongs to someone else (who
+/// could put a judge of their own there): refused, naming it.
+#[test]
+fn a_games_folder_of_another_user_is_refused() {
+    use std::os::unix::fs::MetadataExt;
+    let Some((dir, home)) = folder_and_home() else {
+        return;
+    };
+    if std::fs::metadata(dir.path()).unwrap().uid() != 0 {
+        eprintln!("skipped: chown needs root");
+        return;
+    }
+    let games = home.join(".local/share/referee/games");
+    std::fs::create_dir_all(&games).unwrap();
+    std::os::unix::fs::chown(&games, Some(65534), Some(65534)).unwrap();
+    let env = home_alone(&home);
+    let (white, black) = (fake("w", "plays"), fake("b", "plays"));
+    let run = referee_with(
+        ["play", "--games", "1", "chess", &white, &black],
+        b"",
+        &env,
+        Some(dir.path()),
+    );
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(run.stderr.contains(games.to_str().unwrap()), "{run:?}");
+    assert!(run.stderr.contains("owned by uid 65534"), "{run:?}");
+    assert!(unpacked(&home).is_empty());
+}
+
+fn chmod(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }

@@ -6,15 +6,28 @@
 //! A name is looked for, in order, in `$REFEREE_GAMES/NAME/game.toml` (an
 //! organiser's own copy), in `share/referee/games/NAME/` beside the
 //! binary's folder (a packaged install), and else in a copy of the files
-//! compiled into the binary, written once into the user's data folder
+//! compiled into the binary, written into the user's data folder
 //! (`$XDG_DATA_HOME/referee/games/NAME-HASH`, or `~/.local/share/...`): the
 //! hash of the files names the folder, so another build never reads a stale
-//! copy. A shipped game that needs a Python environment gets it there on
-//! first use, from the game's own `make-venv.sh`.
+//! copy. A shipped game that needs a Python environment gets it there when
+//! the copy is written, from the game's own `make-venv.sh`, with only what
+//! its judge runs left in it, and listed in a manifest.
+//!
+//! The judge runs as the organiser, outside any sandbox, so that copy is
+//! checked before each use (each run that names the game): the binary's
+//! files with their bytes and modes and nothing beside them, the venv as
+//! its manifest lists it, everything the user's own and writable by no
+//! one else. A copy that is not so (a bot run without `--sandbox` edited
+//! `judge.py`, or put a `sitecustomize.py` in the venv) is named on the
+//! log and written again beside it, then swapped into its place in one
+//! step. An organiser's or a package's copy is theirs, used as found.
+//! docs/chess.md says what this guards against and what it cannot.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use crate::manifest;
 
 /// A game compiled into the binary: its folder's files.
 struct Shipped {
@@ -70,10 +83,15 @@ pub fn resolve(game: &Path) -> Result<PathBuf, String> {
 /// The game file of the shipped game `name`, made ready to run.
 pub fn game_file(name: &str) -> Result<PathBuf, String> {
     let shipped = find(name).ok_or_else(|| format!("{name:?} is not a shipped game"))?;
-    let dir = locate(shipped)?;
-    if let Some(script) = shipped.venv_script {
-        make_venv(shipped.name, &dir, script)?;
-    }
+    let dir = match organisers_copy(shipped) {
+        Some(dir) => {
+            if let Some(script) = shipped.venv_script {
+                venv_in_place(shipped.name, &dir, script)?;
+            }
+            dir
+        }
+        None => write_out(shipped)?,
+    };
     Ok(dir.join("game.toml"))
 }
 
@@ -81,19 +99,16 @@ fn find(name: &str) -> Option<&'static Shipped> {
     SHIPPED.iter().find(|game| game.name == name)
 }
 
-/// The folder that holds `game`'s files: an organiser's, a package's, or
-/// the compiled-in copy written out.
-fn locate(game: &Shipped) -> Result<PathBuf, String> {
+/// The folder that holds `game`'s files when an organiser or a package
+/// put them there: used as it is found, theirs to keep.
+fn organisers_copy(game: &Shipped) -> Option<PathBuf> {
     if let Some(root) = std::env::var_os("REFEREE_GAMES").filter(|v| !v.is_empty()) {
         let dir = PathBuf::from(root).join(game.name);
         if dir.join("game.toml").is_file() {
-            return Ok(dir);
+            return Some(dir);
         }
     }
-    if let Some(dir) = beside_binary(game.name) {
-        return Ok(dir);
-    }
-    write_out(game)
+    beside_binary(game.name)
 }
 
 /// `PREFIX/share/referee/games/NAME` for a binary in `PREFIX/bin`.
@@ -104,8 +119,10 @@ fn beside_binary(name: &str) -> Option<PathBuf> {
     dir.join("game.toml").is_file().then_some(dir)
 }
 
-/// Writes the compiled-in files once into the user's data folder, under a
-/// name with their hash; a folder already there is used as it is.
+/// The compiled-in files written out into the user's data folder, under a
+/// name with their hash, checked before each use: a folder there that is
+/// not as the binary would write it (see [`check`]) is said on the log and
+/// written again.
 fn write_out(game: &Shipped) -> Result<PathBuf, String> {
     let data = data_home().ok_or_else(|| {
         format!(
@@ -114,31 +131,272 @@ fn write_out(game: &Shipped) -> Result<PathBuf, String> {
             game.name
         )
     })?;
-    let parent = data.join("referee/games");
+    let parent = games_folder(game.name, &data)?;
     let dir = parent.join(format!("{}-{:016x}", game.name, hash(game)));
-    if dir.join("game.toml").is_file() {
-        return Ok(dir);
-    }
-    let fail = |what: &Path, e: std::io::Error| format!("{}: {}: {e}", game.name, what.display());
-    std::fs::create_dir_all(&parent).map_err(|e| fail(&parent, e))?;
-    // Written beside and renamed into place, so that two runs starting at
-    // once never read a half-written folder.
-    let staging = tempfile::tempdir_in(&parent).map_err(|e| fail(&parent, e))?;
-    for (name, text) in game.files {
-        let path = staging.path().join(name);
-        std::fs::write(&path, text).map_err(|e| fail(&path, e))?;
-        if name.ends_with(".sh") {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
-                .map_err(|e| fail(&path, e))?;
+    let when = match check(game, &dir) {
+        Found::AsShipped => return Ok(dir),
+        Found::Absent => "once",
+        Found::Differs(problems) => {
+            tracing::warn!(
+                "{}: the unpacked game {} is not as the referee ships it ({}): unpacking it again",
+                game.name,
+                dir.display(),
+                listed(&problems)
+            );
+            "again"
+        }
+    };
+    unpack(game, &parent, &dir, when)?;
+    Ok(dir)
+}
+
+/// `$DATA/referee/games`, made if need be; each of its two folders must be
+/// this user's and writable by no one else (a folder of ours that others
+/// may write is closed to them; one of another user's is refused).
+fn games_folder(name: &str, data: &Path) -> Result<PathBuf, String> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    let fail = |what: &Path, e: std::io::Error| format!("{name}: {}: {e}", what.display());
+    std::fs::create_dir_all(data).map_err(|e| fail(data, e))?;
+    let referee = data.join("referee");
+    let games = referee.join("games");
+    for folder in [&referee, &games] {
+        match std::fs::DirBuilder::new().mode(0o755).create(folder) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(fail(folder, e)),
+            _ => {}
+        }
+        let meta = std::fs::metadata(folder).map_err(|e| fail(folder, e))?;
+        if meta.uid() != euid() {
+            return Err(format!(
+                "{name}: {} is owned by uid {}, not by this user (uid {}): a judge found there \
+                 could be anyone's; remove it, or set XDG_DATA_HOME or REFEREE_GAMES",
+                folder.display(),
+                meta.uid(),
+                euid()
+            ));
+        }
+        let mode = meta.mode() & 0o7777;
+        if mode & 0o022 != 0 {
+            tracing::warn!(
+                "{name}: {} was writable by others (mode {mode:04o}): made {:04o}",
+                folder.display(),
+                mode & !0o022
+            );
+            std::fs::set_permissions(folder, std::fs::Permissions::from_mode(mode & !0o022))
+                .map_err(|e| fail(folder, e))?;
         }
     }
-    match std::fs::rename(staging.path(), &dir) {
-        Ok(()) => Ok(dir),
-        // Another run unpacked it first: the same files, by their hash.
-        Err(_) if dir.join("game.toml").is_file() => Ok(dir),
-        Err(e) => Err(fail(&dir, e)),
+    Ok(games)
+}
+
+fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { nix::libc::geteuid() }
+}
+
+/// The file beside a shipped game's `.venv` that lists what the venv held
+/// when it was made ([`crate::manifest`]).
+const VENV_MANIFEST: &str = ".venv.manifest";
+
+/// The folder of a shipped game's Python environment.
+const VENV: &str = ".venv";
+
+/// What a shipped game's folder in the data folder is.
+enum Found {
+    Absent,
+    AsShipped,
+    /// What is not as shipped, each naming its path.
+    Differs(Vec<String>),
+}
+
+/// Whether `dir` holds `game` as the binary would write it: every file the
+/// binary carries, with its bytes and mode, and nothing else; its venv as
+/// its manifest lists it (nothing changed, added or gone, byte code
+/// included); every entry this user's and writable by no one else.
+fn check(game: &Shipped, dir: &Path) -> Found {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Found::Absent,
+        Err(e) => return Found::Differs(vec![format!("{}: {e}", dir.display())]),
+        Ok(meta) if !meta.is_dir() => {
+            return Found::Differs(vec![format!("{} is not a folder", dir.display())]);
+        }
+        Ok(_) => {}
     }
+    let mut problems = Vec::new();
+    open_to_others(dir, &mut problems);
+    let venv = game.venv_script.is_some();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => return Found::Differs(vec![format!("{}: {e}", dir.display())]),
+    };
+    for entry in entries {
+        let Ok(entry) = entry else { continue };
+        let name = entry.file_name();
+        let ours = venv && (name == VENV || name == VENV_MANIFEST);
+        if !ours && !game.files.iter().any(|(file, _)| name == *file) {
+            problems.push(format!("{} added", Path::new(&name).display()));
+        }
+    }
+    for (file, text) in game.files {
+        let path = dir.join(file);
+        let meta = std::fs::symlink_metadata(&path);
+        let as_shipped = meta.as_ref().is_ok_and(|meta| {
+            meta.is_file()
+                && meta.mode() & 0o7777 == mode_of(file)
+                && std::fs::read(&path).is_ok_and(|bytes| bytes == text.as_bytes())
+        });
+        if !as_shipped {
+            let how = if meta.is_ok() { "changed" } else { "gone" };
+            problems.push(format!("{file} {how}"));
+        }
+    }
+    if venv {
+        check_venv(dir, &mut problems);
+    }
+    if problems.is_empty() {
+        Found::AsShipped
+    } else {
+        Found::Differs(problems)
+    }
+}
+
+/// Adds to `problems` what differs between `dir`'s venv and its manifest.
+fn check_venv(dir: &Path, problems: &mut Vec<String>) {
+    let venv = dir.join(VENV);
+    if !std::fs::symlink_metadata(&venv).is_ok_and(|meta| meta.is_dir()) {
+        problems.push(format!("{VENV} is not a folder"));
+        return;
+    }
+    let was = match std::fs::read(dir.join(VENV_MANIFEST)) {
+        Ok(text) => manifest::parse(&text).map_err(|n| format!("line {n} is not a manifest's")),
+        Err(e) => Err(e.to_string()),
+    };
+    let now = manifest::of(&venv, |_| false)
+        .map_err(|e| e.to_string())
+        .and_then(|text| manifest::parse(&text).map_err(|n| format!("line {n}")));
+    match (was, now) {
+        (Err(e), _) => problems.push(format!("{VENV_MANIFEST}: {e}")),
+        (_, Err(e)) => problems.push(format!("{VENV}: {e}")),
+        (Ok(was), Ok(now)) => {
+            for (path, change) in manifest::changes(&was, &now) {
+                let path = Path::new(VENV).join(path);
+                problems.push(format!("{} {}", path.display(), change.as_str()));
+            }
+        }
+    }
+}
+
+/// Adds to `problems` each entry under `dir` (not following links), and
+/// `dir` itself, that is not this user's or that others may write.
+fn open_to_others(dir: &Path, problems: &mut Vec<String>) {
+    use std::os::unix::fs::MetadataExt;
+    let me = euid();
+    let mut todo = vec![dir.to_owned()];
+    while let Some(at) = todo.pop() {
+        let Ok(meta) = std::fs::symlink_metadata(&at) else {
+            continue;
+        };
+        let rel = at.strip_prefix(dir).unwrap_or(&at);
+        let what = if rel.as_os_str().is_empty() {
+            "its folder".to_owned()
+        } else {
+            rel.display().to_string()
+        };
+        let mode = meta.mode() & 0o7777;
+        if meta.uid() != me {
+            problems.push(format!("{what} is owned by uid {}", meta.uid()));
+        } else if !meta.is_symlink() && mode & 0o022 != 0 {
+            problems.push(format!("{what} is writable by others (mode {mode:04o})"));
+        }
+        if meta.is_dir() {
+            todo.extend(
+                std::fs::read_dir(&at)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|e| e.path()),
+            );
+        }
+    }
+}
+
+/// The first problems of `problems`, for one line of the log.
+fn listed(problems: &[String]) -> String {
+    const SHOWN: usize = 8;
+    let mut text = problems[..problems.len().min(SHOWN)].join("; ");
+    if problems.len() > SHOWN {
+        text.push_str(&format!("; and {} more", problems.len() - SHOWN));
+    }
+    text
+}
+
+/// A shipped file's mode: its scripts may run, the others are read.
+fn mode_of(file: &str) -> u32 {
+    if file.ends_with(".sh") { 0o755 } else { 0o644 }
+}
+
+/// Writes `game` into a new folder beside `dir` (its venv made there too),
+/// then puts it in `dir`'s place in one step: a run starting meanwhile
+/// finds the old folder or the new one, never a half-written one.
+/// `when` says on standard error whether it is the first time or not.
+fn unpack(game: &Shipped, parent: &Path, dir: &Path, when: &str) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let fail = |what: &Path, e: std::io::Error| format!("{}: {}: {e}", game.name, what.display());
+    let staging = tempfile::Builder::new()
+        .prefix(".unpacking-")
+        .tempdir_in(parent)
+        .map_err(|e| fail(parent, e))?;
+    let new = staging.path();
+    for (name, text) in game.files {
+        let path = new.join(name);
+        std::fs::write(&path, text).map_err(|e| fail(&path, e))?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode_of(name)))
+            .map_err(|e| fail(&path, e))?;
+    }
+    if let Some(script) = game.venv_script {
+        make_venv(game.name, new, dir, script, when)?;
+    }
+    std::fs::set_permissions(new, std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| fail(new, e))?;
+    if std::fs::rename(new, dir).is_ok() {
+        return Ok(());
+    }
+    // A folder is there: another run's, unpacked meanwhile, is used; any
+    // other is swapped with ours, and goes with the staging folder.
+    if matches!(check(game, dir), Found::AsShipped) {
+        return Ok(());
+    }
+    let swapped = nix::fcntl::renameat2(
+        nix::fcntl::AT_FDCWD,
+        new,
+        nix::fcntl::AT_FDCWD,
+        dir,
+        nix::fcntl::RenameFlags::RENAME_EXCHANGE,
+    );
+    match swapped {
+        Ok(()) => {}
+        // A file system that cannot swap (NFS): the old folder is moved
+        // aside, then ours into its place; a run starting between the two
+        // finds none and unpacks its own.
+        Err(nix::errno::Errno::EINVAL | nix::errno::Errno::ENOSYS) => {
+            let aside = tempfile::Builder::new()
+                .prefix(".old-")
+                .tempdir_in(parent)
+                .map_err(|e| fail(parent, e))?;
+            let old = aside.path().join("old");
+            std::fs::rename(dir, &old).map_err(|e| fail(dir, e))?;
+            std::fs::rename(new, dir).map_err(|e| fail(dir, e))?;
+            let _ = aside.close();
+            // Now `dir`: not to be removed.
+            let _ = staging.keep();
+            return Ok(());
+        }
+        Err(e) => return Err(fail(dir, e.into())),
+    }
+    if let Err(e) = staging.close() {
+        tracing::warn!("{}: cannot remove the old copy: {e}", game.name);
+    }
+    Ok(())
 }
 
 fn data_home() -> Option<PathBuf> {
@@ -163,28 +421,66 @@ fn hash(game: &Shipped) -> u64 {
     hasher.finish()
 }
 
-/// Runs the game's venv script in its folder once: a mark in the venv says
-/// it succeeded (the script alone would start Python on every run to
-/// check). Its output goes to standard error, so that the one slow first
+/// Makes the game's Python environment in `new` (the folder that will be
+/// `dir`) with its script, then leaves in it only what the judge runs
+/// (pip and setuptools are uninstalled: a fortieth of the files to
+/// check before each run), closes it to others, and lists it in its manifest.
+/// The script's output goes to standard error, so that the one slow first
 /// run says what it is doing.
-fn make_venv(name: &str, dir: &Path, script: &str) -> Result<(), String> {
+fn make_venv(name: &str, new: &Path, dir: &Path, script: &str, when: &str) -> Result<(), String> {
+    run_script(name, new, dir, script, when)?;
+    let venv = new.join(VENV);
+    let trimmed = Command::new(venv.join("bin/python3"))
+        .args([
+            "-m",
+            "pip",
+            "uninstall",
+            "--yes",
+            "--quiet",
+            "pip",
+            "setuptools",
+        ])
+        .stdout(std::process::Stdio::from(std::io::stderr()))
+        .status();
+    if !trimmed.as_ref().is_ok_and(|s| s.success()) {
+        // Not needed to run: only more files to check.
+        tracing::warn!("{name}: cannot uninstall pip and setuptools from its venv: {trimmed:?}");
+    }
+    let fail = |what: &Path, e: std::io::Error| format!("{name}: {}: {e}", what.display());
+    close_to_others(&venv).map_err(|e| fail(&venv, e))?;
+    let listed = manifest::of(&venv, |_| false).map_err(|e| fail(&venv, e))?;
+    let at = new.join(VENV_MANIFEST);
+    std::fs::write(&at, listed).map_err(|e| fail(&at, e))
+}
+
+/// Runs the game's venv script in an organiser's or a package's copy
+/// once: a mark in the venv says it succeeded (the script alone would
+/// start Python on every run to check).
+fn venv_in_place(name: &str, dir: &Path, script: &str) -> Result<(), String> {
     let mark = dir.join(".venv/.referee-ready");
     if mark.exists() {
         return Ok(());
     }
+    run_script(name, dir, dir, script, "once")?;
+    // Without the mark the script runs again next time: no harm.
+    let _ = std::fs::write(&mark, "");
+    Ok(())
+}
+
+/// Runs `script` in `at`, the folder that is or will be `dir`, saying so
+/// on standard error.
+fn run_script(name: &str, at: &Path, dir: &Path, script: &str, when: &str) -> Result<(), String> {
     let _ = writeln!(
         std::io::stderr(),
-        "referee: {name}: making its Python environment in {} (once)",
-        dir.join(".venv").display()
+        "referee: {name}: making its Python environment in {} ({when})",
+        dir.join(VENV).display()
     );
     let status = Command::new("bash")
-        .arg(dir.join(script))
+        .arg(at.join(script))
         .stdout(std::process::Stdio::from(std::io::stderr()))
         .status()
-        .map_err(|e| format!("{name}: cannot run {}: {e}", dir.join(script).display()))?;
+        .map_err(|e| format!("{name}: cannot run {}: {e}", at.join(script).display()))?;
     if status.success() {
-        // Without the mark the script runs again next time: no harm.
-        let _ = std::fs::write(&mark, "");
         return Ok(());
     }
     Err(format!(
@@ -192,6 +488,28 @@ fn make_venv(name: &str, dir: &Path, script: &str) -> Result<(), String> {
          (Debian: apt-get install python3-venv) and PyPI; run it by hand to see why",
         dir.join(script).display()
     ))
+}
+
+/// Takes group's and others' write bits off everything under `dir`.
+fn close_to_others(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut todo = vec![dir.to_owned()];
+    while let Some(at) = todo.pop() {
+        let meta = std::fs::symlink_metadata(&at)?;
+        if meta.is_symlink() {
+            continue;
+        }
+        let mode = meta.permissions().mode() & 0o7777;
+        if mode & 0o022 != 0 {
+            std::fs::set_permissions(&at, std::fs::Permissions::from_mode(mode & !0o022))?;
+        }
+        if meta.is_dir() {
+            for entry in std::fs::read_dir(&at)? {
+                todo.push(entry?.path());
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -211,5 +529,92 @@ mod tests {
     fn the_hash_names_the_files() {
         assert_ne!(hash(&CHESS), 0);
         assert!(CHESS.files.iter().any(|(name, _)| *name == "game.toml"));
+    }
+
+    const TINY: Shipped = Shipped {
+        name: "tiny",
+        files: &[("game.toml", "name = 'tiny'\n"), ("run.sh", "echo\n")],
+        venv_script: Some("run.sh"),
+    };
+
+    /// `TINY` written out by hand in `dir`, with a venv of one file.
+    fn tiny(dir: &Path) {
+        use std::os::unix::fs::PermissionsExt;
+        for (name, text) in TINY.files {
+            std::fs::write(dir.join(name), text).unwrap();
+            let mode = std::fs::Permissions::from_mode(mode_of(name));
+            std::fs::set_permissions(dir.join(name), mode).unwrap();
+        }
+        std::fs::create_dir_all(dir.join(".venv/lib")).unwrap();
+        std::fs::write(dir.join(".venv/lib/m.py"), "x = 1\n").unwrap();
+        std::os::unix::fs::symlink("/usr/bin/python3", dir.join(".venv/python3")).unwrap();
+        close_to_others(dir).unwrap();
+        let listed = manifest::of(&dir.join(VENV), |_| false).unwrap();
+        std::fs::write(dir.join(VENV_MANIFEST), listed).unwrap();
+    }
+
+    fn problems(dir: &Path) -> Vec<String> {
+        match check(&TINY, dir) {
+            Found::Differs(problems) => problems,
+            Found::AsShipped => vec![],
+            Found::Absent => vec!["absent".into()],
+        }
+    }
+
+    #[test]
+    fn a_copy_is_as_shipped_until_a_file_changes_comes_or_opens() {
+        use std::os::unix::fs::PermissionsExt;
+        let parent = tempfile::tempdir().unwrap();
+        let dir = parent.path().join("tiny-1");
+        assert!(matches!(check(&TINY, &dir), Found::Absent));
+        std::fs::create_dir(&dir).unwrap();
+        tiny(&dir);
+        assert_eq!(problems(&dir), Vec::<String>::new());
+
+        type Edit = fn(&Path);
+        let edits: [(&str, Edit); 6] = [
+            ("game.toml changed", |d| {
+                std::fs::write(d.join("game.toml"), "name = 'x'\n").unwrap()
+            }),
+            ("run.sh changed", |d| {
+                let mode = std::fs::Permissions::from_mode(0o700);
+                std::fs::set_permissions(d.join("run.sh"), mode).unwrap()
+            }),
+            ("judge.py added", |d| {
+                std::fs::write(d.join("judge.py"), "").unwrap()
+            }),
+            (".venv/lib/m.py changed", |d| {
+                std::fs::write(d.join(".venv/lib/m.py"), "x = 2\n").unwrap()
+            }),
+            (".venv/lib/x.pth added", |d| {
+                std::fs::write(d.join(".venv/lib/x.pth"), "").unwrap()
+            }),
+            (".venv/lib is writable by others (mode 0775)", |d| {
+                let mode = std::fs::Permissions::from_mode(0o775);
+                std::fs::set_permissions(d.join(".venv/lib"), mode).unwrap()
+            }),
+        ];
+        for (want, edit) in edits {
+            std::fs::remove_dir_all(&dir).unwrap();
+            std::fs::create_dir(&dir).unwrap();
+            tiny(&dir);
+            edit(&dir);
+            assert_eq!(problems(&dir), [want]);
+        }
+        std::fs::remove_file(dir.join(VENV_MANIFEST)).unwrap();
+        assert!(problems(&dir).iter().any(|p| p.starts_with(VENV_MANIFEST)));
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::os::unix::fs::symlink(parent.path(), &dir).unwrap();
+        assert_eq!(
+            problems(&dir),
+            [format!("{} is not a folder", dir.display())]
+        );
+    }
+
+    #[test]
+    fn the_log_names_the_first_problems() {
+        let many: Vec<String> = (0..10).map(|i| format!("f{i} added")).collect();
+        assert_eq!(listed(&many[..2]), "f0 added; f1 added");
+        assert!(listed(&many).ends_with("f7 added; and 2 more"));
     }
 }

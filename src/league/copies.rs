@@ -12,12 +12,10 @@
 //! the version's: it declines the version's tables, and says which path
 //! it was given and which it found.
 
-use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
-use sha2::{Digest, Sha256};
-
 use super::work::Player;
+use crate::manifest::{self, Listed, digest_of};
 use crate::tournament::units::Entrant;
 
 /// Folders left out of a copy's manifest: what an interpreter writes
@@ -31,7 +29,8 @@ pub const MANIFEST: &str = ".referee-manifest";
 
 /// Seals the copy at `copy`: writes its manifest (each file, folder and
 /// link: its kind, executable bit, size, and the SHA-256 of its contents
-/// or its link's target, never followed; by path) into it, and returns
+/// or its link's target, never followed; by path: [`crate::manifest`])
+/// into it, and returns
 /// its digest, the SHA-256 of the manifest, which the league stores.
 /// `keep`: a manifest already there is kept (the same copy stored again
 /// by a league started again), so that what a bot wrote since is not
@@ -50,102 +49,20 @@ pub fn seal(copy: &Path, keep: bool) -> std::io::Result<String> {
     Ok(digest_of(&manifest))
 }
 
-fn digest_of(manifest: &[u8]) -> String {
-    format!("sha256:{}", hex(&Sha256::digest(manifest)))
-}
-
-/// One line per entry of `copy` but the manifest and [`NOT_LISTED`],
-/// in the order of their paths: `KIND EXEC SIZE HASH PATH`, the path in
-/// hex (any bytes, newlines too).
+/// `copy`'s manifest: every entry but the manifest itself and
+/// [`NOT_LISTED`].
 fn manifest_of(copy: &Path) -> std::io::Result<Vec<u8>> {
-    use std::os::unix::ffi::OsStrExt;
-    let mut entries = Vec::new();
-    let mut todo = vec![PathBuf::new()];
-    while let Some(at) = todo.pop() {
-        for entry in std::fs::read_dir(copy.join(&at))? {
-            let entry = entry?;
-            let name = entry.file_name();
-            let manifest = at.as_os_str().is_empty() && name == MANIFEST;
-            if manifest || NOT_LISTED.iter().any(|n| name == *n) {
-                continue;
-            }
-            let rel = at.join(&name);
-            if entry.file_type()?.is_dir() {
-                todo.push(rel.clone());
-            }
-            entries.push(rel);
-        }
-    }
-    entries.sort();
-    let mut manifest = Vec::new();
-    for rel in entries {
-        let line = Listed::of(&copy.join(&rel))?;
-        let path = hex(rel.as_os_str().as_bytes());
-        let (kind, exec, size, hash) = (line.kind, u8::from(line.exec), line.size, line.hash);
-        manifest.extend_from_slice(format!("{kind} {exec} {size} {hash} {path}\n").as_bytes());
-    }
-    Ok(manifest)
-}
-
-/// An entry of a copy as its manifest lists it.
-#[derive(PartialEq)]
-struct Listed {
-    kind: char,
-    exec: bool,
-    size: u64,
-    hash: String,
-}
-
-impl Listed {
-    fn of(path: &Path) -> std::io::Result<Listed> {
-        use std::os::unix::ffi::OsStrExt;
-        use std::os::unix::fs::PermissionsExt;
-        let meta = std::fs::symlink_metadata(path)?;
-        let kind = meta.file_type();
-        let (kind, hash) = if kind.is_dir() {
-            ('d', "-".to_owned())
-        } else if kind.is_symlink() {
-            ('l', hex(std::fs::read_link(path)?.as_os_str().as_bytes()))
-        } else {
-            ('f', hash_file(path)?)
-        };
-        Ok(Listed {
-            kind,
-            exec: kind == 'f' && meta.permissions().mode() & 0o111 != 0,
-            size: if kind == 'f' { meta.len() } else { 0 },
-            hash,
-        })
-    }
-}
-
-fn hash_file(path: &Path) -> std::io::Result<String> {
-    let mut file = std::fs::File::open(path)?;
-    let mut hash = Sha256::new();
-    let mut buf = vec![0; 64 << 10];
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            return Ok(hex(&hash.finalize()));
-        }
-        hash.update(&buf[..n]);
-    }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect()
+    manifest::of(copy, |rel| {
+        rel == Path::new(MANIFEST)
+            || rel
+                .file_name()
+                .is_some_and(|name| NOT_LISTED.iter().any(|n| name == *n))
+    })
 }
 
 /// Whether the copy at `copy` holds what its manifest, whose digest the
 /// league stored as `expected`, lists: every entry there and as it was.
 fn verify(copy: &Path, expected: &str) -> Result<(), String> {
-    use std::os::unix::ffi::OsStrExt;
     let at = copy.join(MANIFEST);
     let manifest = std::fs::read(&at).map_err(|e| format!("cannot read {}: {e}", at.display()))?;
     let found = digest_of(&manifest);
@@ -155,21 +72,10 @@ fn verify(copy: &Path, expected: &str) -> Result<(), String> {
             at.display()
         ));
     }
-    let text = String::from_utf8_lossy(&manifest);
-    for (n, line) in text.lines().enumerate() {
-        let bad = || format!("{} line {}: not a manifest's line", at.display(), n + 1);
-        let fields: Vec<&str> = line.split(' ').collect();
-        let [kind, exec, size, hash, path] = fields[..] else {
-            return Err(bad());
-        };
-        let rel = unhex(path).ok_or_else(bad)?;
-        let listed = Listed {
-            kind: kind.chars().next().ok_or_else(bad)?,
-            exec: exec == "1",
-            size: size.parse().map_err(|_| bad())?,
-            hash: hash.to_owned(),
-        };
-        let path = copy.join(std::ffi::OsStr::from_bytes(&rel));
+    let listed = manifest::parse(&manifest)
+        .map_err(|n| format!("{} line {n}: not a manifest's line", at.display()))?;
+    for (rel, listed) in listed {
+        let path = copy.join(rel);
         match Listed::of(&path) {
             Ok(now) if now == listed => {}
             Ok(_) => return Err(format!("{} changed since it entered", path.display())),
