@@ -151,8 +151,9 @@ pub struct RunArgs {
 
     /// The league's database, made if missing: a SQLite file, or a
     /// PostgreSQL server's URL (postgres://USER@HOST/NAME; what it leaves
-    /// out comes from PGHOST, PGUSER, PGPASSWORD... as psql reads them).
-    /// A league started again on it goes on where it stopped.
+    /// out comes from PGHOST, PGUSER... and its password from ~/.pgpass,
+    /// as psql reads them). A league started again on it goes on where it
+    /// stopped.
     #[arg(long, value_name = "PATH|URL", value_parser = parse_db)]
     pub db: Location,
 
