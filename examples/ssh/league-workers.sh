@@ -2,7 +2,7 @@
 # Workers of a running league on several machines, one per host, with
 # GNU parallel over SSH:
 #
-#   examples/ssh/league-workers.sh HOSTS URL [worker options]
+#   examples/ssh/league-workers.sh HOSTS URL --sandbox [worker options]
 #
 # HOSTS is GNU parallel's --sshloginfile: one host per line (`user@host`,
 # `:` for this machine). Each host runs `referee league work --db URL`,
@@ -12,13 +12,16 @@
 # worker gives its tables back and exits.
 #
 # URL is the league's PostgreSQL database; what it leaves out comes from
-# PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE: those set here are
-# passed on to every host (parallel's --env; a password so passed is in
-# the remote shell's command line for a moment, as one in the URL would
-# be for as long as the worker runs). Every host must
-# see, at the same path as the coordinator: the versions' copies (its
-# --versions DIR, which a worker reads from the database), the league
-# file's folder (judges named relatively) and the entrants' interpreters.
+# PGHOST, PGPORT, PGUSER and PGDATABASE, and PGPASSFILE names the password
+# file: those set here are passed on to every host (parallel's --env).
+# The password is each host's ~/.pgpass (mode 0600; or the file
+# PGPASSFILE names there), as psql reads it, and is never passed on:
+# PGPASSWORD would be in the remote shell's command line, and in the
+# worker's environment, where a bot not sandboxed reads it. Give
+# --sandbox among the worker options. Every host must see, at the same
+# path as the coordinator: the versions' copies (its --versions DIR,
+# which a worker reads from the database), the league's file and its
+# folder (the game and its judge) and the entrants' interpreters.
 #
 # The referee is `referee` from PATH, or $REFEREE: on every host, at the
 # same path (parallel runs the same command line there).
@@ -32,7 +35,7 @@ hosts=$1 url=$2
 shift 2
 referee=${REFEREE:-referee}
 env=()
-for var in PGHOST PGPORT PGUSER PGPASSWORD PGDATABASE; do
+for var in PGHOST PGPORT PGUSER PGDATABASE PGPASSFILE; do
   if [[ -n ${!var:-} ]]; then
     env+=(--env "$var")
   fi

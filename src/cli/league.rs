@@ -65,29 +65,55 @@ pub const WORK_HELP: &str = "\
 A worker claims a table of the league (a round of games at one table) from its
 database, plays its games and commits each as it ends, then claims the next,
 until it is stopped (Ctrl-C, SIGTERM, scancel: its tables go back to the
-queue) or the league has its --games. It reads the league's file, limits and
-versions from the database; it must see the versions' folder (the league's
---versions) and the league file's folder at the same paths, on a shared file
-system. A worker killed outright loses only its games in flight: its tables
-go back to the queue when their lease runs out, and no game is recorded twice.
+queue) or the league has its --games. From the database it takes what to play
+(the league's rules and seed, its limits of time and memory, each version);
+the game and its judge come from the league's file as this machine sees it
+(refused unless it is the file the league read), and each version plays only
+from its copy in the versions' folder. It must see that folder (the league's
+--versions) and the league file's folder, on a shared file system. A worker
+killed outright loses only its games in flight: its tables go back to the
+queue when their lease runs out, and no game is recorded twice.
+
+How its bots are contained is the worker's own: --sandbox (whatever the
+database says; a league run with --sandbox refuses a worker without it), what
+its sandbox hides, and its --env. Without --sandbox a bot can read the
+worker's environment and command line: give the database's password in
+~/.pgpass (mode 0600; or the file PGPASSFILE names), never in the URL or in
+PGPASSWORD, and run workers with --sandbox.
 
 Examples:
-  referee league work --db postgres://league@db.example/class --jobs 4
-  sbatch --array=1-8 examples/slurm/league-workers.sbatch postgres://league@db.example/class
+  referee league work class.toml --db postgres://league@db.example/class \\
+      --versions /shared/class/versions --sandbox --jobs 4
+  sbatch --array=1-8 examples/slurm/league-workers.sbatch postgres://league@db.example/class --sandbox
 
 docs/cluster.md has a league on a cluster, step by step.";
 
 #[derive(Debug, Args)]
 pub struct WorkArgs {
+    /// The league's file, as this machine sees it (default: where the
+    /// league read it). The game and its judge come from it; a file that
+    /// is not the one the league read is refused.
+    #[arg(value_name = "FILE.toml", value_parser = crate::units::parse_absolute_path)]
+    pub file: Option<PathBuf>,
+
     /// The league's database: a postgres:// URL (a SQLite file works too,
-    /// for workers on the league's own machine).
+    /// for workers on the league's own machine). Its password comes from
+    /// ~/.pgpass (or PGPASSFILE), as psql's does.
     #[arg(long, value_name = "URL", value_parser = parse_db)]
     pub db: Location,
 
-    /// Where this machine sees the league's versions' folder, when not at
-    /// the path the league gave it.
+    /// The league's versions' folder as this machine sees it (default:
+    /// where the league keeps it). A version plays only from its copy
+    /// there.
     #[arg(long, value_name = "DIR", value_parser = crate::units::parse_absolute_path)]
     pub versions: Option<PathBuf>,
+
+    /// Run every bot under bubblewrap, whatever the league's database
+    /// says: the worker's own containment (a league run with --sandbox
+    /// refuses a worker without it). Without it, a bot can read this
+    /// worker's environment and command line, which it says at its start.
+    #[arg(long)]
+    pub sandbox: bool,
 
     /// Games at once (default: the number of CPUs).
     #[arg(long, value_name = "N", value_parser = parse_at_least_one, allow_negative_numbers = true)]
@@ -125,8 +151,9 @@ pub struct RunArgs {
 
     /// The league's database, made if missing: a SQLite file, or a
     /// PostgreSQL server's URL (postgres://USER@HOST/NAME; what it leaves
-    /// out comes from PGHOST, PGUSER, PGPASSWORD... as psql reads them).
-    /// A league started again on it goes on where it stopped.
+    /// out comes from PGHOST, PGUSER... and its password from ~/.pgpass,
+    /// as psql reads them). A league started again on it goes on where it
+    /// stopped.
     #[arg(long, value_name = "PATH|URL", value_parser = parse_db)]
     pub db: Location,
 
@@ -214,6 +241,7 @@ pub async fn run(args: LeagueArgs, env: &Vars) -> Status {
         LeagueCommand::Show(args) => league::show(&args.db, args.all),
         LeagueCommand::Work(args) => {
             let config = league::worker::WorkConfig {
+                file: args.file,
                 db: args.db,
                 versions: args.versions,
                 jobs: args.jobs.map(|j| j as usize),
@@ -221,6 +249,7 @@ pub async fn run(args: LeagueArgs, env: &Vars) -> Status {
                 name: args.name,
                 lease: args.lease,
                 env: env.clone(),
+                sandbox: args.sandbox,
             };
             league::worker::work(&config).await
         }

@@ -106,8 +106,13 @@ pub type Unplayable = String;
 
 /// The entrant of `player` on this worker, whose versions' folder is at
 /// `to` (the league's at `from`), once its copy is found and is as it was
-/// built; or why not, naming the stored path and the path it resolved.
-pub fn check(player: &Player, from: &Path, to: &Path) -> Result<Entrant, Unplayable> {
+/// built, with where its copy is here (if it has one); or why not, naming
+/// the stored path and the path it resolved.
+pub fn check(
+    player: &Player,
+    from: &Path,
+    to: &Path,
+) -> Result<(Entrant, Option<PathBuf>), Unplayable> {
     let copy = match player.copy.clone().or_else(|| legacy_copy(player, from)) {
         Some(name) => Some(find_copy(&name, from, to)?),
         None => None,
@@ -132,7 +137,7 @@ pub fn check(player: &Player, from: &Path, to: &Path) -> Result<Entrant, Unplaya
             )
         })?;
     }
-    Ok(entrant)
+    Ok((entrant, copy))
 }
 
 /// The copy of a version stored before copies were named (schema 2): the

@@ -11,6 +11,7 @@
 //! What is its own: the database ([`db`]), the matchmaking
 //! ([`matchmaking`]) and the entrants' versions ([`entrants`], [`roster`]).
 
+mod containment;
 mod copies;
 pub mod db;
 mod deal;
@@ -341,6 +342,23 @@ fn keep_for_workers(
         db.set_setting(key, &value)?;
     }
     Ok(())
+}
+
+/// What a sandbox hides of the league's database: its own files beside it
+/// (SQLite's write-ahead log, its index, a rollback journal), files
+/// hidden themselves, never the folder they are in (it may hold what bots
+/// run from); and the password files PostgreSQL's clients read
+/// (`PGPASSFILE`, `~/.pgpass`), which may hold its password.
+pub(crate) fn private_files(db: &db::Location) -> Vec<PathBuf> {
+    let mut files = db::pgpass::files();
+    if let Some(db) = db.file() {
+        files.extend(["", "-wal", "-shm", "-journal"].map(|suffix| {
+            let mut path = db.as_os_str().to_owned();
+            path.push(suffix);
+            PathBuf::from(path)
+        }));
+    }
+    files
 }
 
 /// Where the versions' copies are: `--versions`, else beside a SQLite

@@ -56,16 +56,7 @@ impl Roster {
         let l = &spec.limits;
         let env = Environment::clean(&config.env).with(&spec.env.vars());
         let mut hidden = vec![base.clone(), config.file.clone(), versions.clone()];
-        // The database's own files beside it (SQLite's write-ahead log,
-        // its index, a rollback journal): files, hidden themselves, never
-        // the folder they are in (it may hold what bots run from).
-        if let Some(db) = config.db.file() {
-            hidden.extend(["", "-wal", "-shm", "-journal"].map(|suffix| {
-                let mut path = db.as_os_str().to_owned();
-                path.push(suffix);
-                PathBuf::from(path)
-            }));
-        }
+        hidden.extend(super::private_files(&config.db));
         for e in &spec.entrants {
             if let Some(glob) = &e.glob {
                 let parent = Path::new(glob.get_ref()).parent().unwrap_or(Path::new(""));

@@ -1,16 +1,19 @@
-//! `referee league work --db URL`: a worker of a league that runs
-//! elsewhere. It reads what it needs from the league's database (the
-//! league's file as the league read it, the bots' limits, how to run each
-//! version), claims the league's tables there, plays them and commits
-//! their games, until it is stopped or the league has its `--games`.
-//! See `docs/cluster.md`.
+//! `referee league work [FILE] --db URL`: a worker of a league that runs
+//! elsewhere. It reads from the league's database what to play (the
+//! league's rules and seed, the bots' limits, each version as stored) and
+//! from the league's file, as this machine sees it, the game and its
+//! judge; it claims the league's tables, plays them and commits their
+//! games, until it is stopped or the league has its `--games`. How its
+//! bots are contained is its own to say ([`super::containment`]). See
+//! `docs/cluster.md`.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::containment::Containment;
 use super::copies;
 use super::db::{Db, Location, VersionRow, lock};
 use super::work::{self, Player, Seats, Tables};
@@ -22,6 +25,9 @@ use crate::tournament::units::Entrant;
 /// How to run a worker.
 #[derive(Clone, Debug)]
 pub struct WorkConfig {
+    /// The league's file as this machine sees it; `None`: where the
+    /// league read it.
+    pub file: Option<PathBuf>,
     pub db: Location,
     /// Where this machine sees the league's versions' folder, if not at
     /// the league's own path.
@@ -30,9 +36,11 @@ pub struct WorkConfig {
     pub pin: bool,
     pub name: Option<String>,
     pub lease: Duration,
-    /// `--env`: set for this worker's bots on top of the league's (a
-    /// machine's own JAVA_HOME, say).
+    /// `--env`: set for this worker's bots on top of the league file's
+    /// (a machine's own JAVA_HOME, say).
     pub env: crate::bot::environment::Vars,
+    /// `--sandbox`: every bot under bubblewrap, whatever the database says.
+    pub sandbox: bool,
 }
 
 /// How often an idle worker asks whether the league is finished.
@@ -53,13 +61,18 @@ pub async fn work(config: &WorkConfig) -> Status {
 /// What a worker reads from the league's database.
 struct League {
     seed: u64,
-    game: Arc<dyn crate::game::Game>,
+    /// The league's file as the league read it, and where.
+    text: String,
+    file: PathBuf,
     limits: BotLimits,
     /// The league's versions' folder, as the league sees it.
     versions: PathBuf,
 }
 
 async fn work_inner(config: &WorkConfig) -> Result<Status, Failed> {
+    if !config.sandbox {
+        warn_unsandboxed(&config.db);
+    }
     let (db, league) = wait_for_league(&config.db).await?;
     let here = config
         .versions
@@ -72,16 +85,38 @@ async fn work_inner(config: &WorkConfig) -> Result<Status, Failed> {
             here.display()
         )));
     }
-    if league.limits.sandbox {
-        crate::bot::spawn::check_sandbox().map_err(|e| usage(e.to_string()))?;
+    if league.limits.sandbox && !config.sandbox {
+        return Err(usage(format!(
+            "the league in {} runs its bots under --sandbox: start this worker with --sandbox \
+             too (a worker never runs a bot less contained than its league asks)",
+            config.db.describe()
+        )));
     }
+    let file = config.file.clone().unwrap_or_else(|| league.file.clone());
+    let spec = league_file(&file, &league.text, &config.db)?;
+    let base = file
+        .parent()
+        .map_or_else(|| PathBuf::from("/"), Path::to_owned);
+    let game = load_game(&spec, &base)?;
+    // The league's rules; this worker's containment.
+    let limits = BotLimits {
+        sandbox: config.sandbox,
+        ..league.limits
+    };
+    let mut hide = vec![here.clone(), base.clone(), file.clone()];
+    hide.extend(super::private_files(&config.db));
+    if config.sandbox {
+        crate::bot::spawn::check_sandbox().map_err(|e| usage(e.to_string()))?;
+        crate::bot::spawn::check_hidden(&hide).map_err(|e| usage(e.to_string()))?;
+    }
+    let containment = Containment::new(&spec, &base, hide, config.env.clone());
     let name = config.name.clone().unwrap_or_else(default_name);
     let jobs = config.jobs.unwrap_or_else(crate::parallel::cpus).max(1);
     db.worker_seen(&name, jobs).map_err(|e| (Status::Io, e))?;
     let db = Arc::new(Mutex::new(db));
     let seats = Arc::new(StoredSeats {
-        env: config.env.clone(),
-        seats: match league.game.seating() {
+        containment,
+        seats: match game.seating() {
             crate::game::Seating::Solo => 1,
             crate::game::Seating::Table { seats } => seats,
         },
@@ -91,8 +126,8 @@ async fn work_inner(config: &WorkConfig) -> Result<Status, Failed> {
         name.clone(),
         Arc::clone(&db),
         seats,
-        Arc::clone(&league.game),
-        league.limits,
+        Arc::clone(&game),
+        limits,
         league.seed,
         config.lease,
     );
@@ -110,7 +145,7 @@ async fn work_inner(config: &WorkConfig) -> Result<Status, Failed> {
     eprintln!(
         "league work: {} plays {} for the league in {} ({jobs} job{})",
         crate::text::terminal(&name),
-        league.game.name(),
+        game.name(),
         config.db.describe(),
         if jobs == 1 { "" } else { "s" }
     );
@@ -173,24 +208,88 @@ fn read_league(db: &Db, at: &Location) -> Result<Option<League>, Failed> {
     let Some(meta) = db.meta().map_err(usage)? else {
         return Ok(None);
     };
-    let settings =
-        ["league_text", "base", "limits", "versions"].map(|key| db.setting(key).map_err(usage));
-    let [text, base, limits, versions] = settings;
-    let (Some(text), Some(base), Some(limits), Some(versions)) = (text?, base?, limits?, versions?)
+    let settings = ["league_text", "league_file", "limits", "versions"]
+        .map(|key| db.setting(key).map_err(usage));
+    let [text, file, limits, versions] = settings;
+    let (Some(text), Some(file), Some(limits), Some(versions)) = (text?, file?, limits?, versions?)
     else {
         return Ok(None);
     };
-    let base = PathBuf::from(base);
     let limits: BotLimits = serde_json::from_str(&limits)
         .map_err(|e| usage(format!("{}: its bots' limits: {e}", at.describe())))?;
-    let spec = crate::tournament::spec::league_spec(&text)
-        .map_err(|e| usage(format!("{}: the league's file: {e}", at.describe())))?;
-    let game = crate::game::load(
+    Ok(Some(League {
+        seed: meta.seed,
+        text,
+        file: PathBuf::from(file),
+        limits,
+        versions: PathBuf::from(versions),
+    }))
+}
+
+/// The league's file at `file` as this machine sees it, when it is the
+/// one the league read (`text`, as its database at `at` keeps it): the
+/// game and its judge come from the file the worker can see, never from
+/// the database alone, which anyone who can write it could change.
+fn league_file(
+    file: &Path,
+    text: &str,
+    at: &Location,
+) -> Result<crate::tournament::spec::Spec, Failed> {
+    let here = std::fs::read(file).map_err(|e| {
+        usage(format!(
+            "cannot read the league's file {}: {e} (a worker must see the league's folder at \
+             the path the league read it, or be given the file: referee league work FILE --db \
+             ...)",
+            file.display()
+        ))
+    })?;
+    if here != text.as_bytes() {
+        return Err(usage(format!(
+            "the league's file {} is not the one the league in {} read ({}): the file changed \
+             since the league started (start the league again to read it anew), or the \
+             database was written by another hand; this worker plays neither",
+            file.display(),
+            at.describe(),
+            first_difference(&here, text.as_bytes())
+        )));
+    }
+    crate::tournament::spec::league_spec(text)
+        .map_err(|e| usage(format!("{}: {e}", file.display())))
+}
+
+/// Where `here` and `stored` first differ, for a message: the line and
+/// both texts of it.
+fn first_difference(here: &[u8], stored: &[u8]) -> String {
+    let (a, b): (Vec<&[u8]>, Vec<&[u8]>) = (
+        here.split(|&c| c == b'\n').collect(),
+        stored.split(|&c| c == b'\n').collect(),
+    );
+    let n = (0..a.len().max(b.len()))
+        .find(|&i| a.get(i) != b.get(i))
+        .unwrap_or(0);
+    let line = |l: Option<&&[u8]>| match l {
+        Some(l) => format!("{:?}", String::from_utf8_lossy(l)),
+        None => "no such line".into(),
+    };
+    format!(
+        "line {}: here {}, the league's {}",
+        n + 1,
+        crate::text::terminal(&line(a.get(n))),
+        crate::text::terminal(&line(b.get(n)))
+    )
+}
+
+/// The league's game, from its file's folder `base` on this machine.
+fn load_game(
+    spec: &crate::tournament::spec::Spec,
+    base: &Path,
+) -> Result<Arc<dyn crate::game::Game>, Failed> {
+    crate::game::load(
         &spec.game,
         &spec.limits,
         spec.options.as_ref(),
         2,
-        &base,
+        base,
         true,
     )
     // The league could load it: this machine lacks what it needs (a
@@ -203,13 +302,30 @@ fn read_league(db: &Db, at: &Location) -> Result<Option<League>, Failed> {
                 base.display()
             ),
         )
-    })?;
-    Ok(Some(League {
-        seed: meta.seed,
-        game,
-        limits,
-        versions: PathBuf::from(versions),
-    }))
+    })
+}
+
+/// A worker without `--sandbox` says, once, what its bots can read.
+fn warn_unsandboxed(db: &Location) {
+    let pid = std::process::id();
+    let mut secrets = String::new();
+    if std::env::var_os("PGPASSWORD").is_some_and(|p| !p.is_empty()) {
+        secrets.push_str(
+            "; PGPASSWORD is set in it: give the database's password in ~/.pgpass (or the \
+             file PGPASSFILE names) instead",
+        );
+    }
+    if let Location::Url(url) = db
+        && db.describe() != *url
+    {
+        secrets.push_str("; --db's URL holds a password: give it in ~/.pgpass instead");
+    }
+    eprintln!(
+        "league work: warning: bots run without --sandbox, as this worker's own user: each \
+         can read this worker's environment (/proc/{pid}/environ) and command line \
+         (/proc/{pid}/cmdline), and every file this user can, ~/.pgpass too{secrets}. Run \
+         workers with --sandbox (docs/cluster.md)"
+    );
 }
 
 /// `HOST:PID`, or with Slurm's job and task ids, to tell workers apart in
@@ -273,8 +389,10 @@ struct StoredSeats {
     current: Mutex<HashSet<i64>>,
     /// Checks in a row each version failed here, and the reason last said.
     tries: Mutex<HashMap<i64, (u32, String)>>,
-    /// Set for the bots on top of the league's environment.
-    env: crate::bot::environment::Vars,
+    /// How this worker runs the versions.
+    containment: Containment,
+    /// The stored variables left out, said once each.
+    left_out: Mutex<HashSet<std::ffi::OsString>>,
 }
 
 /// How long a worker waits before it looks again at a version it
@@ -307,7 +425,8 @@ impl StoredSeats {
             to_check: Mutex::default(),
             current: Mutex::default(),
             tries: Mutex::default(),
-            env: Vec::new(),
+            containment: Containment::default(),
+            left_out: Mutex::default(),
         }
     }
 
@@ -373,11 +492,8 @@ impl StoredSeats {
                 _ => continue,
             };
             let (json, player) = player;
-            let seat = match copies::check(&player, &self.from, &self.to) {
-                Ok(mut entrant) => {
-                    if let Ok(program) = entrant.program.as_mut() {
-                        program.env = program.env.with(&self.env);
-                    }
+            let seat = match self.playable(&player) {
+                Ok(entrant) => {
                     self.tries().remove(&id);
                     Seat::Ready(json, Box::new(entrant))
                 }
@@ -480,7 +596,7 @@ impl Seats for StoredSeats {
     fn recheck(&self, id: i64) -> Option<String> {
         // A version declined or out is not played: nothing to look at.
         let player = self.stored_player(id)?;
-        copies::check(&player, &self.from, &self.to).err()
+        self.playable(&player).err()
     }
 
     fn decline(&self, id: i64, why: &str) {
@@ -525,6 +641,32 @@ impl Seats for StoredSeats {
 }
 
 impl StoredSeats {
+    /// `player` as this worker runs it: its copy found and as it was
+    /// built ([`copies::check`]), run as this worker's containment says
+    /// ([`Containment::apply`]); or why it cannot. The stored variables
+    /// left out are said once each.
+    fn playable(&self, player: &Player) -> Result<Entrant, String> {
+        let (entrant, copy) = copies::check(player, &self.from, &self.to)?;
+        let contained = self.containment.apply(entrant, copy.as_deref())?;
+        let mut said = self.left_out.lock().unwrap_or_else(|e| e.into_inner());
+        let new: Vec<String> = contained
+            .left_out
+            .into_iter()
+            .filter(|name| said.insert(name.clone()))
+            .map(|name| name.to_string_lossy().into_owned())
+            .collect();
+        if !new.is_empty() {
+            eprintln!(
+                "league work: {} (and maybe other versions) stored with {}, which the league's \
+                 file does not set to that value: left out here (a worker's bots get the \
+                 file's env tables and the worker's own --env)",
+                crate::text::terminal(&player.name),
+                crate::text::terminal(&new.join(", "))
+            );
+        }
+        Ok(contained.entrant)
+    }
+
     /// Version `id` as the league stored it.
     fn stored_player(&self, id: i64) -> Option<Player> {
         match self

@@ -41,6 +41,11 @@ impl Running {
     /// `referee ARGS` started in `dir`, its output in files there (a
     /// league started again there writes new ones).
     pub fn start_in(dir: &Path, args: &[&str], marker: &Marker) -> Running {
+        Running::start_env(dir, args, &[], marker)
+    }
+
+    /// [`Running::start_in`] with `env` set in the referee's environment.
+    pub fn start_env(dir: &Path, args: &[&str], env: &[(&str, &str)], marker: &Marker) -> Running {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let (stdout, stderr) = (
@@ -48,6 +53,7 @@ impl Running {
             dir.join(format!("err-{n}.txt")),
         );
         let child = super::command(args, marker)
+            .envs(env.iter().copied())
             .current_dir(dir)
             .stdin(Stdio::null())
             .stdout(std::fs::File::create(&stdout).unwrap())
@@ -101,6 +107,21 @@ impl Running {
     /// Waits for the league to end by itself (`--games`): its exit status.
     pub fn finish(&mut self) -> Option<i32> {
         self.child.wait().unwrap().code()
+    }
+
+    /// Waits at most `within` for it to end: its exit status then
+    /// (`None` inside: killed by a signal), or `None` while it runs.
+    pub fn finish_within(&mut self, within: Duration) -> Option<Option<i32>> {
+        let deadline = Instant::now() + within;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status.code());
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// Sends `signal` and waits for the league's end: its exit status.

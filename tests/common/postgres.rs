@@ -79,6 +79,18 @@ fn check(program: &str, output: Output) -> Result<(), String> {
 }
 
 impl Server {
+    /// A server started in the tests' temporary folder, or `None` after
+    /// saying why it cannot run here (the test then skips).
+    pub fn or_skip() -> Option<Server> {
+        match Server::start(Path::new(env!("CARGO_TARGET_TMPDIR"))) {
+            Ok(server) => Some(server),
+            Err(why) => {
+                eprintln!("skipped: {why}");
+                None
+            }
+        }
+    }
+
     /// Makes a cluster in a new folder under `parent` and starts it, with
     /// a database and a role for the league. `Err`: why it cannot run
     /// here.
@@ -217,6 +229,50 @@ impl Server {
     pub fn another(&self, name: &str) -> Result<String, String> {
         self.psql(&[&format!("CREATE DATABASE {name} OWNER {ROLE}")])?;
         Ok(format!("postgres://{ROLE}@127.0.0.1:{}/{name}", self.port))
+    }
+
+    /// A role `role` that logs in with `password` only (scram-sha-256
+    /// over TCP, the server's others keep trust), with a database of its
+    /// own named after it: its URL, without the password.
+    pub fn password_role(&self, role: &str, password: &str) -> Result<String, String> {
+        self.psql(&[
+            "SET password_encryption = 'scram-sha-256'",
+            &format!("CREATE ROLE {role} LOGIN PASSWORD '{password}'"),
+            &format!("CREATE DATABASE {role} OWNER {role}"),
+        ])?;
+        // The first line that matches a connection decides: this one before
+        // initdb's `trust` for everyone.
+        let hba = self.dir.join("data/pg_hba.conf");
+        let text = std::fs::read_to_string(&hba).map_err(|e| format!("{}: {e}", hba.display()))?;
+        let line =
+            format!("host all {role} 127.0.0.1/32 scram-sha-256\nlocal all {role} scram-sha-256\n");
+        std::fs::write(&hba, format!("{line}{text}"))
+            .map_err(|e| format!("{}: {e}", hba.display()))?;
+        self.pg_ctl(&["reload"])?;
+        // A reload is a signal: wait until the role is refused without
+        // its password.
+        let port = self.port.to_string();
+        let args = [
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-U",
+            role,
+            "-d",
+            role,
+            "-w",
+            "-c",
+            "",
+        ];
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while as_postgres(&self.bin, "psql", &args)?.status.success() {
+            if std::time::Instant::now() > deadline {
+                return Err(format!("{role} still gets in without its password"));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        Ok(format!("postgres://{role}@127.0.0.1:{}/{role}", self.port))
     }
 
     /// Stops the server (its clients' connections are cut) and starts it

@@ -18,6 +18,7 @@
 //! for it from a thread outside every runtime, since blocking on a
 //! runtime from inside another one panics.
 
+pub mod pgpass;
 mod postgres;
 mod sqlite;
 mod stored;

@@ -26,6 +26,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -200,7 +201,7 @@ pub struct Postgres {
     /// Drives the connection; `None` only while dropping.
     runtime: Option<tokio::runtime::Runtime>,
     // Boxed: the largest part of `Db` otherwise.
-    config: Box<Config>,
+    config: Box<Connect>,
     /// The URL without its password, as messages name it.
     name: String,
     role: Role,
@@ -212,9 +213,19 @@ pub struct Postgres {
     reading: AtomicBool,
 }
 
+/// How a database is connected to.
+struct Connect {
+    config: Config,
+    /// The password file its password came from, for a message when the
+    /// server refuses it.
+    password_file: Option<PathBuf>,
+}
+
 /// `url`'s configuration, with what it leaves out from the usual `PG*`
-/// environment variables (tokio-postgres reads none of them).
-fn config(url: &str) -> Result<Config, String> {
+/// environment variables (tokio-postgres reads none of them), and its
+/// password, when neither gives one, from the password file libpq reads
+/// ([`super::pgpass`]): the file it came from, if it did.
+fn config(url: &str) -> Result<(Config, Option<PathBuf>), String> {
     let name = Location::Url(url.to_owned()).describe();
     let mut config: Config = url.parse().map_err(|e| format!("{name}: {e}"))?;
     let env = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
@@ -254,9 +265,74 @@ fn config(url: &str) -> Result<Config, String> {
     {
         config.dbname(dbname);
     }
+    let mut from_file = None;
+    if config.get_password().is_none()
+        && let Some((password, file)) = password_from_file(&config)
+    {
+        config.password(password);
+        from_file = Some(file);
+    }
     config.connect_timeout(Duration::from_secs(10));
     config.application_name("referee league");
-    Ok(config)
+    Ok((config, from_file))
+}
+
+/// The password for `config` in the password file (`PGPASSFILE`, else
+/// `~/.pgpass`), as libpq looks it up: for each host in turn (the first
+/// that has one gives it: tokio-postgres holds one password for all),
+/// the user (the system's name of this one when not given) and the
+/// database (the user's name when not given). A file others may read
+/// is not read, and said once.
+fn password_from_file(config: &Config) -> Option<(Vec<u8>, PathBuf)> {
+    use super::pgpass::{self, Read, Wanted};
+    let file = pgpass::file()?;
+    let user = match config.get_user() {
+        Some(user) => user.to_owned(),
+        None => {
+            nix::unistd::User::from_uid(nix::unistd::geteuid())
+                .ok()
+                .flatten()?
+                .name
+        }
+    };
+    let database = config.get_dbname().unwrap_or(&user).to_owned();
+    let hosts = config.get_hosts();
+    let ports = config.get_ports();
+    let tried = hosts.len().max(1);
+    (0..tried).find_map(|i| {
+        let port = ports
+            .get(i)
+            .or(ports.first())
+            .copied()
+            .unwrap_or(pgpass::DEFAULT_PORT)
+            .to_string();
+        let host = pgpass::host_name(hosts.get(i));
+        let wanted = Wanted {
+            host: &host,
+            port: &port,
+            database: &database,
+            user: &user,
+        };
+        match pgpass::read(&file, &wanted) {
+            Read::Found(password) if !password.is_empty() => Some((password, file.clone())),
+            // As libpq: the first line that matches decides, empty too.
+            Read::Found(_) | Read::None => None,
+            Read::Refused(why) => {
+                warn_once(&why);
+                None
+            }
+        }
+    })
+}
+
+/// Says `warning` on standard error, once a run.
+fn warn_once(warning: &str) {
+    static SAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    if !said.iter().any(|s| s == warning) {
+        eprintln!("referee: warning: {warning}");
+        said.push(warning.to_owned());
+    }
 }
 
 /// Whether `e` means the connection is gone or the server is restarting
@@ -403,7 +479,11 @@ impl Postgres {
     fn reach(url: &str, role: Role) -> Result<Postgres, JoinError> {
         let name = Location::Url(url.to_owned()).describe();
         // Before the runtime: one dropped inside a caller's runtime panics.
-        let config = Box::new(config(url).map_err(JoinError::Fails)?);
+        let (config, password_file) = config(url).map_err(JoinError::Fails)?;
+        let config = Box::new(Connect {
+            config,
+            password_file,
+        });
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("postgres")
@@ -428,7 +508,7 @@ impl Postgres {
 
     /// A new session, set up for its role.
     fn session(&self) -> Attempt<Session> {
-        let config = Config::clone(&self.config);
+        let config = Config::clone(&self.config.config);
         let (client, connection) = self.wait(async move { config.connect(NoTls).await })?;
         self.runtime().spawn(connection);
         match self.role {
@@ -481,7 +561,15 @@ impl Postgres {
 
     fn message(&self, fail: Fail) -> String {
         match fail {
-            Fail::Pg(e) => format!("{}: {}", self.name, why(&e)),
+            Fail::Pg(e) => match &self.config.password_file {
+                Some(file) if e.code() == Some(&SqlState::INVALID_PASSWORD) => format!(
+                    "{}: {} (the password came from {})",
+                    self.name,
+                    why(&e),
+                    file.display()
+                ),
+                _ => format!("{}: {}", self.name, why(&e)),
+            },
             Fail::Other(why) => why,
         }
     }
@@ -1496,7 +1584,7 @@ mod tests {
 
     #[test]
     fn a_url_gives_what_it_says_and_a_bad_one_is_named_without_its_password() {
-        let parsed = config("postgres://league:secret@db.example:5433/class").unwrap();
+        let (parsed, _) = config("postgres://league:secret@db.example:5433/class").unwrap();
         assert_eq!(parsed.get_user(), Some("league"));
         assert_eq!(parsed.get_password(), Some(&b"secret"[..]));
         assert_eq!(parsed.get_dbname(), Some("class"));
