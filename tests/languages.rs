@@ -1,7 +1,10 @@
 //! Every common language plays under the defaults: the same Even Steven
 //! strategy and the same games/guess solution, written in C, Java, Node.js
 //! and Python 3 (`tests/fixtures/languages/`), through `referee dealer`, a
-//! tournament and `referee interactive`, with no `--limit-*` option given.
+//! tournament and `referee interactive`, with no `--limit-*` option given;
+//! and the dealer's again under `--sandbox`, where (run by root, as here,
+//! with pyenv and rustup under `/root`) each runs as a uid of its own and
+//! sees only what the sandbox's rules show: on the first try.
 //!
 //! A language whose tools are missing fails its tests with the Debian
 //! package to install (`scripts/test.sh` installs them); nothing is
@@ -149,7 +152,7 @@ fn dealer_input() -> String {
 
 /// `referee dealer --results FILE COMMAND...` on [`dealer_input`]: the run
 /// and its records.
-fn dealer(command: &[String]) -> (Run, Vec<Value>) {
+fn dealer(command: &[String], sandbox: bool) -> (Run, Vec<Value>) {
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("r.jsonl");
     let mut args = vec![
@@ -157,6 +160,9 @@ fn dealer(command: &[String]) -> (Run, Vec<Value>) {
         "--results".into(),
         results.to_str().unwrap().into(),
     ];
+    if sandbox {
+        args.push("--sandbox".into());
+    }
     args.extend_from_slice(command);
     let run = referee(&args, dealer_input().as_bytes());
     let records = std::fs::read_to_string(&results)
@@ -171,16 +177,23 @@ fn dealer(command: &[String]) -> (Run, Vec<Value>) {
 fn reference_records() -> &'static [Value] {
     static RECORDS: OnceLock<Vec<Value>> = OnceLock::new();
     RECORDS.get_or_init(|| {
-        let (run, records) = dealer(&[common::evensteven_bin().to_owned()]);
+        let (run, records) = dealer(&[common::evensteven_bin().to_owned()], false);
         assert_eq!(run.code, Some(0), "{run:?}");
         records
     })
 }
 
 fn plays_the_dealer(language: Language) {
+    plays_the_dealer_as(language, false);
+    if Command::new("bwrap").arg("--version").output().is_ok() {
+        plays_the_dealer_as(language, true);
+    }
+}
+
+fn plays_the_dealer_as(language: Language, sandbox: bool) {
     let dir = built(language);
-    let (run, records) = dealer(&language.command(&dir, "player"));
-    assert_eq!(run.code, Some(0), "{language:?}: {run:?}");
+    let (run, records) = dealer(&language.command(&dir, "player"), sandbox);
+    assert_eq!(run.code, Some(0), "{language:?}, --sandbox {sandbox}: {run:?}");
 
     // Game by game, the verdict of an optimal player, from the deal as
     // the tests compute it; the statement's sample comes first.
