@@ -193,7 +193,11 @@ fn plays_the_dealer(language: Language) {
 fn plays_the_dealer_as(language: Language, sandbox: bool) {
     let dir = built(language);
     let (run, records) = dealer(&language.command(&dir, "player"), sandbox);
-    assert_eq!(run.code, Some(0), "{language:?}, --sandbox {sandbox}: {run:?}");
+    assert_eq!(
+        run.code,
+        Some(0),
+        "{language:?}, --sandbox {sandbox}: {run:?}"
+    );
 
     // Game by game, the verdict of an optimal player, from the deal as
     // the tests compute it; the statement's sample comes first.

@@ -811,3 +811,135 @@ fn bwrap_has_size(bwrap: &Path) -> bool {
         has
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A class's folder outside /tmp (which the sandbox replaces anyway).
+    fn class() -> (tempfile::TempDir, PathBuf) {
+        let root = tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/target")).unwrap();
+        let class = root.path().canonicalize().unwrap();
+        (root, class)
+    }
+
+    /// Another entrant's folder is not even a mount point: nothing shows
+    /// the class's folder, so nothing in it needs covering, and a cover
+    /// would name it in `/proc/self/mountinfo`. A build's folder that
+    /// holds a hidden one still has it covered.
+    #[test]
+    fn what_is_not_shown_is_neither_there_nor_named() {
+        let (_root, class) = class();
+        let (alice, bob) = (class.join("subs/alice"), class.join("subs/bob"));
+        for d in [&alice, &bob] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let hide = [class.clone(), alice.clone(), bob.clone()];
+        let needs = Needs::default();
+        let made = view(&alice.join("pc2"), &needs, &alice, &hide, Access::Bot).unwrap();
+        // The class's folder is at most an empty folder of the sandbox's
+        // own around alice's, which names nothing.
+        let named = |p: &PathBuf, m: &Mount| p == &bob || p == &class && *m != Mount::Folder;
+        assert!(!made.iter().any(|(p, m)| named(p, m)), "{made:?}");
+        assert!(made.contains(&(alice.clone(), Mount::Show { writable: false })));
+        assert!(made.contains(&(PathBuf::from("/usr"), Mount::Show { writable: false })));
+        assert!(
+            !made
+                .iter()
+                .any(|(p, _)| p.starts_with("/home") || p.starts_with("/var"))
+        );
+        let subs = class.join("subs");
+        let made = view(&subs.join("sh"), &needs, &subs, &hide, Access::Build).unwrap();
+        assert!(made.contains(&(bob.clone(), Mount::Cover)), "{made:?}");
+        assert!(made.contains(&(subs.clone(), Mount::Show { writable: true })));
+    }
+
+    /// A file hidden inside a folder a rule shows is covered itself; a
+    /// folder on the `PATH` inside a hidden one is not shown; a path that
+    /// is not absolute is an error that names it.
+    #[test]
+    fn what_is_hidden_stays_hidden_inside_what_is_shown() {
+        let (_root, here) = class();
+        let (db, alice, tools) = (
+            here.join("class.db"),
+            here.join("alice"),
+            here.join("tools"),
+        );
+        std::fs::write(&db, "x").unwrap();
+        std::fs::create_dir(&alice).unwrap();
+        std::fs::create_dir(&tools).unwrap();
+        let needs = Needs {
+            folders: vec![here.clone()],
+        };
+        let made = view(
+            &alice.join("pc2"),
+            &needs,
+            &alice,
+            std::slice::from_ref(&db),
+            Access::Bot,
+        )
+        .unwrap();
+        assert!(made.contains(&(db.clone(), Mount::Blank)), "{made:?}");
+        let needs = Needs {
+            folders: vec![tools.clone()],
+        };
+        let made = view(
+            &alice.join("pc2"),
+            &needs,
+            &alice,
+            std::slice::from_ref(&here),
+            Access::Bot,
+        )
+        .unwrap();
+        assert!(!made.iter().any(|(p, _)| p == &tools), "{made:?}");
+        for bad in ["", "t.toml"] {
+            let why = view(
+                &alice.join("pc2"),
+                &needs,
+                &alice,
+                &[PathBuf::from(bad)],
+                Access::Bot,
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                why.contains("cannot hide") && why.contains("not an absolute path"),
+                "{why}"
+            );
+        }
+    }
+
+    /// The toolchain rules: a pyenv root whole, a `bin` with its prefix's
+    /// libraries but not the prefix, rustup's home beside its proxies.
+    #[test]
+    fn a_toolchain_is_shown_by_its_rules() {
+        let (_root, home) = class();
+        let pyenv = home.join(".pyenv");
+        for d in ["libexec", "shims", "versions/3.12/bin"] {
+            std::fs::create_dir_all(pyenv.join(d)).unwrap();
+        }
+        std::fs::write(pyenv.join("libexec/pyenv"), "").unwrap();
+        assert_eq!(
+            toolchain(&pyenv.join("shims"), None),
+            std::slice::from_ref(&pyenv)
+        );
+        assert_eq!(toolchain(&pyenv.join("versions/3.12/bin"), None), [pyenv]);
+        let local = home.join(".local");
+        for d in ["bin", "lib", "share/keyrings"] {
+            std::fs::create_dir_all(local.join(d)).unwrap();
+        }
+        assert_eq!(
+            toolchain(&local.join("bin"), None),
+            [local.join("bin"), local.join("lib")]
+        );
+        let (cargo, rustup) = (home.join(".cargo"), home.join(".rustup"));
+        std::fs::create_dir_all(cargo.join("bin")).unwrap();
+        std::fs::create_dir_all(&rustup).unwrap();
+        std::fs::write(cargo.join("bin/rustup"), "").unwrap();
+        std::fs::write(cargo.join("credentials.toml"), "secret").unwrap();
+        assert_eq!(
+            toolchain(&cargo.join("bin"), Some(&rustup)),
+            [cargo.join("bin"), rustup]
+        );
+    }
+}
