@@ -500,6 +500,46 @@ mod tests {
         assert_eq!(check_share(8, 4, true, 12), Ok(None));
     }
 
+    /// A digest of tables `1..=t` of `n` entrants at `k` seats (FNV-1a
+    /// over each table's entrants in seat order): the same tables, seats
+    /// and order give the same digest on every machine.
+    fn digest(n: usize, k: usize, gauntlet: Option<usize>, t: u64) -> u64 {
+        let schedule = Schedule::new(n, k, gauntlet);
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for o in 1..=t {
+            for e in schedule.table(o).into_iter().chain([usize::MAX]) {
+                for byte in (e as u64).to_le_bytes() {
+                    hash = (hash ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3);
+                }
+            }
+        }
+        hash
+    }
+
+    /// Every schedule that a run played before the meetings were counted
+    /// sparsely (issue 49) is still dealt table for table: the digests
+    /// below were taken from the dense counting. Each row is a class
+    /// size with every table size from 3 to 8 below it (the dealer's
+    /// cases), 3·cycle + 7 tables each; then larger classes, where a
+    /// table is chosen from a window of the class, and gauntlets.
+    #[test]
+    fn the_schedules_dealt_before_are_dealt_again_table_for_table() {
+        let small = |n: usize| -> u64 {
+            (3..n.min(9)).fold(0, |all, k| {
+                let cycle = (n * (n - 1) / (k * (k - 1))).max(1) as u64;
+                all.rotate_left(7) ^ digest(n, k, None, 3 * cycle + 7)
+            })
+        };
+        let got: Vec<(usize, u64)> = (4..=40).map(|n| (n, small(n))).collect();
+        assert_eq!(got, PINNED_SMALL, "{got:#x?}");
+        let large: Vec<u64> = PINNED_LARGE
+            .iter()
+            .map(|&((n, k, g, t), _)| digest(n, k, g, t))
+            .collect();
+        let pinned: Vec<u64> = PINNED_LARGE.iter().map(|&(_, d)| d).collect();
+        assert_eq!(large, pinned, "{large:#x?}");
+    }
+
     proptest::proptest! {
         #[test]
         fn any_class_size_seats_and_length_keeps_shares_and_meetings(
@@ -510,6 +550,63 @@ mod tests {
         }
     }
 }
+
+/// [`tests::the_schedules_dealt_before_are_dealt_again_table_for_table`]:
+/// the digest of each class size's schedules, from the dense counting.
+#[cfg(test)]
+const PINNED_SMALL: [(usize, u64); 37] = [
+    (4, 0xed9a8bf7677c891d),
+    (5, 0xe1811e0d516fe706),
+    (6, 0xbf1d8b0a5f2598f3),
+    (7, 0xa1dc607913631923),
+    (8, 0x43d02310a80e018c),
+    (9, 0x1198365628bb6f8a),
+    (10, 0x87f675dd1d1a9512),
+    (11, 0x796ae169ae367de8),
+    (12, 0x1bdbddc3ea7a2967),
+    (13, 0xb1670a56feced7b1),
+    (14, 0x14d2867fea59e51a),
+    (15, 0xbf9010cbc1f45967),
+    (16, 0xcf5d401bcd219f94),
+    (17, 0x3c2c06e307793472),
+    (18, 0x214121b164008738),
+    (19, 0x32a0b2b9727e818e),
+    (20, 0xe3a71dfb1815b151),
+    (21, 0x8d8a87ddd4a9bdce),
+    (22, 0xe15e1f669c187719),
+    (23, 0xb22227d8caddbf69),
+    (24, 0x73a64e9e47329efd),
+    (25, 0xc75e18163bbe2a43),
+    (26, 0xa49d593347664c6e),
+    (27, 0x111276426a43337e),
+    (28, 0xeae66d49874009a9),
+    (29, 0x17e6db5e8bc3ccd4),
+    (30, 0xa6b3d5eaa0ff6f73),
+    (31, 0xb853646ba2db12e7),
+    (32, 0xa2a3725a31b4b5a6),
+    (33, 0x3984b8b98e957cb4),
+    (34, 0xec297c9960201e9e),
+    (35, 0xd65f78bbe082f4df),
+    (36, 0xf3aa7b3eaa15660c),
+    (37, 0x616f00d2cada39ca),
+    (38, 0x481edc7b7ddf3dee),
+    (39, 0x3e36f821c71b279b),
+    (40, 0x16cfa66ac8618c42),
+];
+
+/// The same for larger classes and gauntlets: `(entrants, seats,
+/// gauntlet, tables)` and the digest.
+#[cfg(test)]
+#[allow(clippy::type_complexity)]
+const PINNED_LARGE: [((usize, usize, Option<usize>, u64), u64); 7] = [
+    ((65, 3, None, 1500), 0x9c5d784c664dbeee),
+    ((200, 3, None, 700), 0x78584f5a2ab2f4ca),
+    ((200, 5, None, 400), 0xfceb47d12622fd15),
+    ((300, 4, Some(17), 900), 0x8755f1b38230d700),
+    ((500, 8, None, 300), 0x53fba3e87b49365e),
+    ((1000, 4, None, 2000), 0x8218296c7bc306dd),
+    ((60, 6, Some(0), 600), 0xeca9080ca26c283d),
+];
 
 #[cfg(test)]
 mod timing {
