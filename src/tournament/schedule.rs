@@ -826,7 +826,13 @@ mod timing {
     #[test]
     #[ignore = "a measurement: how long dealing takes"]
     fn measure_dealing_time() {
-        for (n, k, t) in [(200, 3, 2_667u64), (1000, 4, 25_000), (2000, 3, 20_000)] {
+        let cases = [
+            (200, 3, 2_667u64),
+            (1000, 4, 25_000),
+            (2000, 3, 20_000),
+            (60_000, 5, 12_000),
+        ];
+        for (n, k, t) in cases {
             let started = std::time::Instant::now();
             let s = super::Schedule::new(n, k, None);
             s.table(t);
