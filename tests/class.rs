@@ -1067,3 +1067,161 @@ fn the_docs_class_of_200_gives_every_student_a_table() {
     assert_eq!(failed["rank"], "200", "{failed:?}");
     assert!(failed["note"].contains("carol.c:3:27: error"), "{failed:?}");
 }
+
+/// A class file of `entrants` (one quick bot each) at tables of `seats`
+/// playing `games` games of Chomp on a tiny array, in `dir`.
+fn greedy_class(dir: &Path, entrants: usize, seats: usize, games: u64) -> PathBuf {
+    use std::fmt::Write;
+    std::fs::write(dir.join("array.txt"), "ABC\nDEF\n").unwrap();
+    let mut toml = format!(
+        "game = \"chomp\"\ngames = {games}\nseed = 3\n\
+         [limits]\nprep = \"0s\"\narrays = \"array.txt\"\nseats = {seats}\nmax_rounds = 2\n"
+    );
+    let greedy = env!("CARGO_BIN_EXE_chomp-greedy");
+    for i in 0..entrants {
+        write!(
+            toml,
+            "[[entrant]]\nname = \"s{i:05}\"\ncommand = [\"{greedy}\"]\n"
+        )
+        .unwrap();
+    }
+    let file = dir.join("class.toml");
+    std::fs::write(&file, toml).unwrap();
+    file
+}
+
+/// Issue 49: a class file of 60,000 entrants at tables of 5 aborted
+/// (`memory allocation of 14400000000 bytes failed`): the schedule
+/// counted the meetings of every pair of entrants in one matrix. Now it
+/// plays, in a few hundred MB, under an address space of 4 GiB (where
+/// the matrix cannot be had, as on the machine that aborted). The run
+/// seats everyone (60,000 games, 12,000 tables); one shard of it plays
+/// two of them, tables 1 and 6,001, so that the dealer deals 6,001
+/// tables of 5 among 60,000.
+#[test]
+fn a_class_of_sixty_thousand_at_tables_of_five_plays_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = greedy_class(dir.path(), 60_000, 5, 60_000);
+    let out = dir.path().join("out");
+    let (run, peak) = tournament_in_4_gib(&file, &["--shard", "1/30000"], &out);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let records = common::jsonl(&out.join("records.jsonl"));
+    let mut indices: Vec<u64> = records
+        .iter()
+        .map(|r| r["index"].as_u64().unwrap())
+        .collect();
+    indices.sort_unstable();
+    assert_eq!(indices, [1, 30_001]);
+    for record in &records {
+        let seated: BTreeSet<&str> = record["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|seat| seat["entrant"].as_str().unwrap())
+            .collect();
+        assert_eq!(seated.len(), 5, "{record}");
+    }
+    assert_peak_below(peak, 800);
+}
+
+/// `referee tournament FILE EXTRA... --out OUT` in an address space of
+/// 4 GiB (see [`common::referee_in_memory`]), which ended without a
+/// signal (an abort is `SIGABRT`): the run, and its peak resident memory.
+fn tournament_in_4_gib(file: &Path, extra: &[&str], out: &Path) -> (common::Run, u64) {
+    let mut args = vec!["tournament", "--no-progress", file.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    args.extend(["--out", out.to_str().unwrap()]);
+    let (run, peak) = common::referee_in_memory(args, 4 << 30);
+    assert_eq!(run.signal, None, "{}", run.stderr);
+    (run, peak)
+}
+
+/// Says a run's peak resident memory, and checks it is below `mb` MB.
+fn assert_peak_below(peak: u64, mb: u64) {
+    eprintln!("peak resident memory: {} MB", peak >> 20);
+    assert!(peak < mb << 20, "peak resident memory {} MB", peak >> 20);
+}
+
+/// Issue 49: a run whose schedule would not fit in memory (a billion
+/// games among 60,000: how often each two met, for 10 pairs a table) is
+/// refused before anything runs, naming the file and the most games a
+/// run of 60,000 at tables of 5 can take, which then starts.
+#[test]
+fn a_schedule_too_large_to_hold_is_refused_with_the_games_a_run_can_take() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = greedy_class(dir.path(), 60_000, 5, 1_000_000_000);
+    let out = dir.path().join("out");
+    let (run, _) = tournament_in_4_gib(&file, &[], &out);
+    assert_eq!(run.code, Some(64), "{}", run.stderr);
+    let said = format!(
+        "referee tournament: {}: 1000000000 games among 60000 entrants at tables of 5 are \
+         200000000 tables",
+        file.display()
+    );
+    assert!(run.stderr.contains(&said), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("a run of 60000 entrants at tables of 5 takes at most 24397765 games"),
+        "{}",
+        run.stderr
+    );
+    assert!(!out.exists());
+}
+
+/// Tables of more seats than the 64 candidates a table was chosen from
+/// (70 entrants at tables of 66): the first table panicked ("enough
+/// entrants for a table", an internal error). The run seats everyone
+/// (67 games); one shard of it plays the first game.
+#[test]
+fn a_table_of_more_seats_than_sixty_four_is_dealt() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = greedy_class(dir.path(), 70, 66, 67);
+    let out = dir.path().join("out");
+    let run = tournament(&[
+        file.to_str().unwrap(),
+        "--shard",
+        "1/67",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let records = common::jsonl(&out.join("records.jsonl"));
+    assert_eq!(records.len(), 1);
+    let seated: BTreeSet<&str> = records[0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|seat| seat["entrant"].as_str().unwrap())
+        .collect();
+    assert_eq!(seated.len(), 66, "{}", records[0]);
+}
+
+/// Issue 49: a class of folders kept, in each entrant's program, the
+/// list of every other entrant's folder to hide: 10,000 folders made
+/// 100 million paths (some 6 GB, beyond this address space of 4 GiB;
+/// a class of 20,000 was killed at 23 GB). The list is kept once now.
+/// The run seats everyone (10,000 games); one shard plays two of them.
+#[test]
+fn a_class_of_ten_thousand_folders_keeps_one_list_of_what_to_hide() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("array.txt"), "ABC\nDEF\n").unwrap();
+    for i in 0..10_000 {
+        std::fs::create_dir_all(dir.path().join(format!("submissions/s{i:05}"))).unwrap();
+    }
+    let file = dir.path().join("class.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"chomp\"\ngames = 10000\nseed = 3\n\
+             [limits]\nprep = \"0s\"\narrays = \"array.txt\"\nseats = 5\nmax_rounds = 3\n\
+             [[entrant]]\nglob = \"submissions/*/\"\ncommand = [\"{}\"]\n",
+            env!("CARGO_BIN_EXE_chomp-greedy")
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let (run, peak) = tournament_in_4_gib(&file, &["--shard", "1/5000"], &out);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(common::jsonl(&out.join("records.jsonl")).len(), 2);
+    assert_peak_below(peak, 400);
+}

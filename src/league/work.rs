@@ -322,6 +322,7 @@ async fn play_rotations(tables: &Tables, table: &TableRow, claim: Claim) -> Resu
         let mut record = play_unit(
             &*tables.game,
             tables.limits,
+            &[],
             &players,
             deal.index,
             deal,

@@ -73,6 +73,16 @@ impl Schedule {
     }
 }
 
+/// The entrants who share the seats of a run of `entrants` at tables of
+/// `seats`, and the seats they share: all, or (with `gauntlet`) all but
+/// the one at every table.
+fn shared(entrants: usize, seats: usize, gauntlet: bool) -> (u64, u64) {
+    match gauntlet && entrants > 1 && seats > 1 {
+        true => (entrants as u64 - 1, seats as u64 - 1),
+        false => (entrants as u64, seats as u64),
+    }
+}
+
 /// What a run of `games` games at tables of `seats` among `entrants`
 /// (one of them, with `gauntlet`, at every table) gives each entrant:
 /// an error when some entrant would sit at no table, saying how many
@@ -84,10 +94,7 @@ pub fn check_share(
     gauntlet: bool,
     games: u64,
 ) -> Result<Option<String>, String> {
-    let (n, k) = match gauntlet && entrants > 1 && seats > 1 {
-        true => (entrants as u64 - 1, seats as u64 - 1),
-        false => (entrants as u64, seats as u64),
-    };
+    let (n, k) = shared(entrants, seats, gauntlet);
     let k_all = seats.max(1) as u64;
     let tables = games.div_ceil(k_all);
     if k > 0 && tables * k < n {
@@ -118,6 +125,61 @@ pub fn check_share(
         )));
     }
     Ok(None)
+}
+
+/// The most memory a run's schedule may take: the tables it deals and
+/// the pairs of entrants that met at them (see [`Dealer`]). A run that
+/// would need more is refused before it starts ([`check_size`]): a class
+/// of 60,000 at tables of 5 may play some 24 million games, one of 200
+/// at tables of 3 some 268 million.
+pub const SCHEDULE_MEMORY: u64 = 2 << 30;
+
+/// The most the dealer holds once it has dealt `tables` tables of `k`
+/// among `n`: each entrant's count of tables (8 bytes), each table (4
+/// bytes a seat, twice over while its list grows) and each pair that met
+/// (a hash map's 16 bytes and a control byte, at a load from 7/16 to
+/// 7/8: at most 40). Nothing for the schedules dealt without it.
+fn dealer_bytes(n: u64, k: u64, tables: u64) -> u64 {
+    if k < 3 || n <= k {
+        return 0;
+    }
+    let pairs = (n.saturating_mul(n - 1) / 2).min(tables.saturating_mul(k * (k - 1) / 2));
+    n.saturating_mul(8)
+        .saturating_add(tables.saturating_mul(8 * k))
+        .saturating_add(pairs.saturating_mul(40))
+}
+
+/// An error when dealing the tables of `games` games at tables of
+/// `seats` among `entrants` (see [`check_share`]) would take more than
+/// [`SCHEDULE_MEMORY`], saying how many games a run of them can take.
+pub fn check_size(entrants: usize, seats: usize, gauntlet: bool, games: u64) -> Result<(), String> {
+    let (n, k) = shared(entrants, seats, gauntlet);
+    let k_all = seats.max(1) as u64;
+    let tables = games.div_ceil(k_all);
+    let bytes = dealer_bytes(n, k, tables);
+    if bytes <= SCHEDULE_MEMORY {
+        return Ok(());
+    }
+    // The most tables that fit (the bytes grow with the tables): `fit`
+    // fits, `over` does not.
+    let (mut fit, mut over) = (0, tables);
+    while over - fit > 1 {
+        let mid = fit + (over - fit) / 2;
+        match dealer_bytes(n, k, mid) <= SCHEDULE_MEMORY {
+            true => fit = mid,
+            false => over = mid,
+        }
+    }
+    let gib = |bytes: u64| bytes as f64 / (1u64 << 30) as f64;
+    Err(format!(
+        "{games} games among {entrants} entrants at tables of {seats} are {tables} tables, \
+         and the schedule that deals them would hold {:.1} GiB (the tables, and how often each \
+         two entrants met), more than the {:.0} GiB a run's schedule may take: a run of \
+         {entrants} entrants at tables of {seats} takes at most {} games (--games)",
+        gib(bytes),
+        gib(SCHEDULE_MEMORY),
+        fit * k_all
+    ))
 }
 
 fn plural(n: u64) -> &'static str {
@@ -183,18 +245,22 @@ fn walecki_pair(n: u64, o: u64) -> (u64, u64) {
 /// other least. A pair's cost grows steeply with how far it is ahead of
 /// the pairs that have met least: one meeting ahead costs little, three
 /// ahead nearly anything else.
+///
+/// Its memory grows with the entrants and the tables dealt, never with
+/// the square of the entrants: a table of `k` adds `k` entrants and at
+/// most `k(k − 1)/2` pairs that met. (A matrix of every pair was 14.4 GB
+/// for a class of 60,000, which aborted the run.)
 #[derive(Debug)]
 struct Dealer {
     n: usize,
     k: usize,
     /// Each entrant's tables so far.
     tables: Vec<u64>,
-    /// `met[a·n + b]`: how often `a` and `b` have sat at one table.
-    met: Vec<u32>,
+    /// How often two entrants have sat at one table, for the pairs that
+    /// have (by [`pair`]); every other pair has met 0 times.
+    met: std::collections::HashMap<u64, u32, PairHash>,
     /// The fewest meetings of any pair, and how many pairs have that few.
     least: (u32, usize),
-    /// The last table each entrant sat at (from 1; 0 for none).
-    last: Vec<u64>,
     /// The tables dealt, `k` entrants each.
     dealt: Vec<u32>,
 }
@@ -203,19 +269,22 @@ struct Dealer {
 /// enough to mix, bounded for large classes.
 const STARTS: usize = 24;
 
-/// How many candidates a table is chosen from, at most.
+/// How many candidates a table is chosen from, at most, unless it has
+/// more seats (then as many as seats).
 const WINDOW: usize = 64;
+
+/// The most entrants a table is chosen among whose pairs' costs are
+/// looked up all at once: any table of [`WINDOW`] seats or fewer.
+const TABULATED: usize = 2 * WINDOW;
 
 impl Dealer {
     fn new(n: usize, k: usize) -> Dealer {
-        let dealing = k >= 3 && n > k;
         Dealer {
             n,
             k,
             tables: vec![0; n],
-            met: vec![0; if dealing { n * n } else { 0 }],
+            met: Default::default(),
             least: (0, n * n.saturating_sub(1) / 2),
-            last: vec![0; n],
             dealt: vec![],
         }
     }
@@ -235,86 +304,156 @@ impl Dealer {
     fn deal_next(&mut self) {
         let table_number = (self.dealt.len() / self.k) as u64 + 1;
         let fewest = self.tables.iter().copied().min().unwrap_or(0);
-        let (behind, ahead): (Vec<usize>, Vec<usize>) =
-            (0..self.n).partition(|&e| self.tables[e] == fewest);
+        let behind = |e: &usize| self.tables[*e] == fewest;
         // Those behind all sit if there are no more than seats; the rest
         // of the table comes from the next level. Otherwise the table is
         // any `k` of those behind: several first entrants are tried.
-        let (fixed, mut candidates) = match behind.len() <= self.k {
-            true => (behind, ahead),
-            false => (vec![], behind),
+        let fixed: Vec<usize> = match (0..self.n).filter(behind).nth(self.k) {
+            Some(_) => vec![],
+            None => (0..self.n).filter(behind).collect(),
         };
-        candidates.sort_by_key(|&e| self.tie_break(e, table_number));
-        // A large class is mixed from a window of it that changes from
-        // table to table: choosing among all would cost `E²` a table.
-        candidates.truncate(WINDOW);
+        let candidates = match fixed.is_empty() {
+            true => self.window((0..self.n).filter(behind), table_number),
+            false => self.window((0..self.n).filter(|e| !behind(e)), table_number),
+        };
+        let pool: Vec<usize> = fixed.iter().chain(&candidates).copied().collect();
+        let choice = Choice::new(self, &pool, fixed.len());
         let starts: Vec<Option<usize>> = match fixed.is_empty() {
-            true => candidates.iter().take(STARTS).map(|&e| Some(e)).collect(),
+            true => (0..candidates.len().min(STARTS)).map(Some).collect(),
             false => vec![None],
         };
         let table = starts
             .into_iter()
-            .map(|start| self.fill(&fixed, start, &candidates, table_number))
-            .min_by_key(|table| self.table_cost(table) + self.leftover_cost(table, &candidates))
+            .map(|start| choice.fill(start))
+            .min_by_key(|table| choice.table_cost(table) + choice.leftover_cost(table))
             .expect("a table to deal");
-        self.seat(&table, table_number);
+        let table: Vec<usize> = table.into_iter().map(|at| pool[at]).collect();
+        self.seat(&table);
+    }
+
+    /// The first [`WINDOW`] of `candidates` (or seats, if more) in
+    /// tie-break order: a large class is mixed from a window of it that
+    /// changes from table to table (choosing among all would cost `E²` a
+    /// table). One pass, keeping the best so far: no sort, nor a copy, of
+    /// the class.
+    fn window(&self, candidates: impl Iterator<Item = usize>, table_number: u64) -> Vec<usize> {
+        let size = WINDOW.max(self.k);
+        let mut best = std::collections::BinaryHeap::with_capacity(size);
+        for e in candidates {
+            let key = self.tie_break(e, table_number);
+            if best.len() < size {
+                best.push((key, e));
+            } else if let Some(mut last) = best.peek_mut()
+                && key < last.0
+            {
+                *last = (key, e);
+            }
+        }
+        // The keys differ (`tie_break` is a bijection): one order.
+        best.into_sorted_vec().into_iter().map(|(_, e)| e).collect()
     }
 
     /// Whom to prefer among equals: a mix that changes from table to
     /// table, so that no group is left over together pass after pass.
     fn tie_break(&self, e: usize, table_number: u64) -> u64 {
-        let mut x = (e as u64) << 32 ^ table_number;
-        // splitmix64's finaliser: any bijective scramble would do.
-        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        x ^ (x >> 31)
+        scramble((e as u64) << 32 ^ table_number)
     }
 
-    /// When this table leaves fewer of those behind than seats, they all
-    /// sit at the next one: what they would cost there.
-    fn leftover_cost(&self, table: &[usize], candidates: &[usize]) -> u64 {
-        let left: Vec<usize> = candidates
-            .iter()
-            .copied()
-            .filter(|e| !table.contains(e))
-            .collect();
-        match left.len() < self.k && candidates.len() > self.k {
-            true => self.table_cost(&left),
-            false => 0,
-        }
-    }
-
-    /// `fixed` and `start`, then the candidates that add least cost, one
-    /// at a time (ties: who waited longest).
-    fn fill(
-        &self,
-        fixed: &[usize],
-        start: Option<usize>,
-        candidates: &[usize],
-        table_number: u64,
-    ) -> Vec<usize> {
-        let mut chosen: Vec<usize> = fixed.iter().copied().chain(start).collect();
-        let mut left: Vec<usize> = candidates
-            .iter()
-            .copied()
-            .filter(|e| !chosen.contains(e))
-            .collect();
-        while chosen.len() < self.k {
-            let best = (0..left.len())
-                .min_by_key(|&i| {
-                    let e = left[i];
-                    let cost: u64 = chosen.iter().map(|&c| self.pair_cost(e, c)).sum();
-                    (cost, self.tie_break(e, table_number))
-                })
-                .expect("enough entrants for a table");
-            chosen.push(left.remove(best));
-        }
-        chosen
+    /// How often `a` and `b` have sat at one table.
+    fn met(&self, a: usize, b: usize) -> u32 {
+        self.met.get(&pair(a, b)).copied().unwrap_or(0)
     }
 
     fn pair_cost(&self, a: usize, b: usize) -> u64 {
-        let ahead = self.met[a * self.n + b].saturating_sub(self.least.0);
+        let ahead = self.met(a, b).saturating_sub(self.least.0);
         PAIR_COST[(ahead as usize).min(PAIR_COST.len() - 1)]
+    }
+
+    fn seat(&mut self, chosen: &[usize]) {
+        for (i, &a) in chosen.iter().enumerate() {
+            self.tables[a] += 1;
+            for &b in &chosen[i + 1..] {
+                let met = self.met.entry(pair(a, b)).or_insert(0);
+                if *met == self.least.0 {
+                    self.least.1 -= 1;
+                }
+                *met += 1;
+            }
+        }
+        // Every pair has met once more: count those at the new least,
+        // which have met at least once, so are all in `met`.
+        while self.least.1 == 0 {
+            let least = self.least.0 + 1;
+            let at_least = self.met.values().filter(|&&m| m == least).count();
+            self.least = (least, at_least);
+        }
+        self.dealt.extend(chosen.iter().map(|&e| e as u32));
+    }
+}
+
+/// The choice of one table among a pool: those who must sit (`fixed`
+/// of them, first), then the window's candidates in tie-break order; an
+/// entrant is its place in the pool.
+struct Choice<'a> {
+    dealer: &'a Dealer,
+    pool: &'a [usize],
+    fixed: usize,
+    /// `costs[a·pool + b]`: the cost of `a` and `b` at one table, looked
+    /// up once (every first entrant tried meets many of the same), for a
+    /// pool of at most [`TABULATED`]; empty for a larger one, whose pairs
+    /// are looked up as they are needed.
+    costs: Vec<u64>,
+}
+
+impl<'a> Choice<'a> {
+    fn new(dealer: &'a Dealer, pool: &'a [usize], fixed: usize) -> Choice<'a> {
+        let size = pool.len();
+        let mut costs = vec![];
+        if size <= TABULATED {
+            costs.resize(size * size, 0);
+            for a in 0..size {
+                for b in a + 1..size {
+                    let cost = dealer.pair_cost(pool[a], pool[b]);
+                    costs[a * size + b] = cost;
+                    costs[b * size + a] = cost;
+                }
+            }
+        }
+        Choice {
+            dealer,
+            pool,
+            fixed,
+            costs,
+        }
+    }
+
+    fn cost(&self, a: usize, b: usize) -> u64 {
+        match self.costs.is_empty() {
+            true => self.dealer.pair_cost(self.pool[a], self.pool[b]),
+            false => self.costs[a * self.pool.len() + b],
+        }
+    }
+
+    /// The fixed and `start`, then the candidates that add least cost,
+    /// one at a time (ties: the first in tie-break order).
+    fn fill(&self, start: Option<usize>) -> Vec<usize> {
+        let mut chosen: Vec<usize> = (0..self.fixed).chain(start).collect();
+        // Each candidate left with its cost beside those chosen so far.
+        let mut left: Vec<(u64, usize)> = (self.fixed..self.pool.len())
+            .filter(|e| !chosen.contains(e))
+            .map(|e| (chosen.iter().map(|&c| self.cost(e, c)).sum(), e))
+            .collect();
+        while chosen.len() < self.dealer.k {
+            let best = (0..left.len())
+                .min_by_key(|&i| left[i])
+                .expect("enough entrants for a table");
+            let (_, e) = left.remove(best);
+            for (cost, other) in &mut left {
+                *cost += self.cost(*other, e);
+            }
+            chosen.push(e);
+        }
+        chosen
     }
 
     fn table_cost(&self, table: &[usize]) -> u64 {
@@ -322,31 +461,67 @@ impl Dealer {
             .iter()
             .enumerate()
             .flat_map(|(i, &a)| table[i + 1..].iter().map(move |&b| (a, b)));
-        pairs.map(|(a, b)| self.pair_cost(a, b)).sum()
+        pairs.map(|(a, b)| self.cost(a, b)).sum()
     }
 
-    fn seat(&mut self, chosen: &[usize], table_number: u64) {
-        for (i, &a) in chosen.iter().enumerate() {
-            self.tables[a] += 1;
-            self.last[a] = table_number;
-            for &b in &chosen[i + 1..] {
-                if self.met[a * self.n + b] == self.least.0 {
-                    self.least.1 -= 1;
-                }
-                self.met[a * self.n + b] += 1;
-                self.met[b * self.n + a] += 1;
-            }
+    /// When this table leaves fewer of those behind than seats, they all
+    /// sit at the next one: what they would cost there.
+    fn leftover_cost(&self, table: &[usize]) -> u64 {
+        let candidates = self.fixed..self.pool.len();
+        let left: Vec<usize> = candidates.clone().filter(|e| !table.contains(e)).collect();
+        match left.len() < self.dealer.k && candidates.len() > self.dealer.k {
+            true => self.table_cost(&left),
+            false => 0,
         }
-        // Every pair has met once more: count those at the new least.
-        while self.least.1 == 0 {
-            let least = self.least.0 + 1;
-            let at_least = (0..self.n)
-                .flat_map(|a| (a + 1..self.n).map(move |b| (a, b)))
-                .filter(|&(a, b)| self.met[a * self.n + b] == least)
-                .count();
-            self.least = (least, at_least);
+    }
+}
+
+/// splitmix64's finaliser: a bijective scramble of `x`, each bit of the
+/// result depending on every bit of `x`.
+fn scramble(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// The key of the pair `a`, `b` (either way round) in [`Dealer::met`].
+/// Entrants are numbered below 2³², as [`Dealer::dealt`] holds them.
+fn pair(a: usize, b: usize) -> u64 {
+    let (lo, hi) = (a.min(b) as u64, a.max(b) as u64);
+    lo << 32 | hi
+}
+
+/// Hashes a pair's key with [`scramble`]: one step for the whole key,
+/// where the standard hasher (SipHash, against keys chosen to collide,
+/// which these are not) and FNV (a byte at a time) take several, and a
+/// pair is looked up some 40,000 times a table of 5.
+#[derive(Clone, Copy, Debug, Default)]
+struct PairHash;
+
+impl std::hash::BuildHasher for PairHash {
+    type Hasher = PairHasher;
+
+    fn build_hasher(&self) -> PairHasher {
+        PairHasher(0)
+    }
+}
+
+#[derive(Debug)]
+struct PairHasher(u64);
+
+impl std::hash::Hasher for PairHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = scramble(self.0 ^ u64::from(byte));
         }
-        self.dealt.extend(chosen.iter().map(|&e| e as u32));
+    }
+
+    fn write_u64(&mut self, key: u64) {
+        self.0 = scramble(self.0 ^ key);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 
@@ -463,6 +638,44 @@ mod tests {
         }
     }
 
+    /// A run whose schedule would hold more than [`SCHEDULE_MEMORY`] is
+    /// refused with the most games that fit, which fit; a round robin of
+    /// pairs, and a table of everyone, hold nothing.
+    #[test]
+    fn a_schedule_too_large_to_hold_is_refused_with_the_games_that_fit() {
+        assert_eq!(check_size(60_000, 5, false, 60_000), Ok(()));
+        for (n, k, gauntlet) in [(60_000, 5, false), (200, 3, false), (1_000, 4, true)] {
+            let why = check_size(n, k, gauntlet, 1 << 40).unwrap_err();
+            let most: u64 = why
+                .rsplit_once("takes at most ")
+                .and_then(|(_, most)| most.strip_suffix(" games (--games)"))
+                .and_then(|most| most.parse().ok())
+                .unwrap_or_else(|| panic!("{why}"));
+            assert!(
+                why.contains(&format!("among {n} entrants at tables of {k}")),
+                "{why}"
+            );
+            assert_eq!(check_size(n, k, gauntlet, most), Ok(()), "{why}");
+            assert!(
+                check_size(n, k, gauntlet, most + k as u64).is_err(),
+                "{why}"
+            );
+            println!("{n}/{k}: {most}");
+        }
+        assert_eq!(check_size(1_000_000, 2, false, u64::MAX), Ok(()));
+        assert_eq!(check_size(10, 10, false, u64::MAX), Ok(()));
+    }
+
+    /// Tables of more seats than the window: the window holds as many
+    /// as seats (it held 64, and dealing 66 of them panicked).
+    #[test]
+    fn tables_of_more_seats_than_the_window_are_dealt_with_every_share() {
+        for (n, k) in [(70, 66), (200, 100), (131, 65), (300, 150)] {
+            let cycle = (n * (n - 1) / (k * (k - 1))).max(1) as u64;
+            spread(n, k, 2 * cycle + 5).unwrap();
+        }
+    }
+
     #[test]
     fn a_gauntlet_sits_at_every_table_and_shares_the_rest() {
         for (n, k) in [(4, 3), (7, 3), (9, 4), (5, 2), (12, 5)] {
@@ -500,6 +713,46 @@ mod tests {
         assert_eq!(check_share(8, 4, true, 12), Ok(None));
     }
 
+    /// A digest of tables `1..=t` of `n` entrants at `k` seats (FNV-1a
+    /// over each table's entrants in seat order): the same tables, seats
+    /// and order give the same digest on every machine.
+    fn digest(n: usize, k: usize, gauntlet: Option<usize>, t: u64) -> u64 {
+        let schedule = Schedule::new(n, k, gauntlet);
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for o in 1..=t {
+            for e in schedule.table(o).into_iter().chain([usize::MAX]) {
+                for byte in (e as u64).to_le_bytes() {
+                    hash = (hash ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3);
+                }
+            }
+        }
+        hash
+    }
+
+    /// Every schedule that a run played before the meetings were counted
+    /// sparsely (issue 49) is still dealt table for table: the digests
+    /// below were taken from the dense counting. Each row is a class
+    /// size with every table size from 3 to 8 below it (the dealer's
+    /// cases), 3·cycle + 7 tables each; then larger classes, where a
+    /// table is chosen from a window of the class, and gauntlets.
+    #[test]
+    fn the_schedules_dealt_before_are_dealt_again_table_for_table() {
+        let small = |n: usize| -> u64 {
+            (3..n.min(9)).fold(0, |all, k| {
+                let cycle = (n * (n - 1) / (k * (k - 1))).max(1) as u64;
+                all.rotate_left(7) ^ digest(n, k, None, 3 * cycle + 7)
+            })
+        };
+        let got: Vec<(usize, u64)> = (4..=40).map(|n| (n, small(n))).collect();
+        assert_eq!(got, PINNED_SMALL, "{got:#x?}");
+        let large: Vec<u64> = PINNED_LARGE
+            .iter()
+            .map(|&((n, k, g, t), _)| digest(n, k, g, t))
+            .collect();
+        let pinned: Vec<u64> = PINNED_LARGE.iter().map(|&(_, d)| d).collect();
+        assert_eq!(large, pinned, "{large:#x?}");
+    }
+
     proptest::proptest! {
         #[test]
         fn any_class_size_seats_and_length_keeps_shares_and_meetings(
@@ -511,12 +764,75 @@ mod tests {
     }
 }
 
+/// [`tests::the_schedules_dealt_before_are_dealt_again_table_for_table`]:
+/// the digest of each class size's schedules, from the dense counting.
+#[cfg(test)]
+const PINNED_SMALL: [(usize, u64); 37] = [
+    (4, 0xed9a8bf7677c891d),
+    (5, 0xe1811e0d516fe706),
+    (6, 0xbf1d8b0a5f2598f3),
+    (7, 0xa1dc607913631923),
+    (8, 0x43d02310a80e018c),
+    (9, 0x1198365628bb6f8a),
+    (10, 0x87f675dd1d1a9512),
+    (11, 0x796ae169ae367de8),
+    (12, 0x1bdbddc3ea7a2967),
+    (13, 0xb1670a56feced7b1),
+    (14, 0x14d2867fea59e51a),
+    (15, 0xbf9010cbc1f45967),
+    (16, 0xcf5d401bcd219f94),
+    (17, 0x3c2c06e307793472),
+    (18, 0x214121b164008738),
+    (19, 0x32a0b2b9727e818e),
+    (20, 0xe3a71dfb1815b151),
+    (21, 0x8d8a87ddd4a9bdce),
+    (22, 0xe15e1f669c187719),
+    (23, 0xb22227d8caddbf69),
+    (24, 0x73a64e9e47329efd),
+    (25, 0xc75e18163bbe2a43),
+    (26, 0xa49d593347664c6e),
+    (27, 0x111276426a43337e),
+    (28, 0xeae66d49874009a9),
+    (29, 0x17e6db5e8bc3ccd4),
+    (30, 0xa6b3d5eaa0ff6f73),
+    (31, 0xb853646ba2db12e7),
+    (32, 0xa2a3725a31b4b5a6),
+    (33, 0x3984b8b98e957cb4),
+    (34, 0xec297c9960201e9e),
+    (35, 0xd65f78bbe082f4df),
+    (36, 0xf3aa7b3eaa15660c),
+    (37, 0x616f00d2cada39ca),
+    (38, 0x481edc7b7ddf3dee),
+    (39, 0x3e36f821c71b279b),
+    (40, 0x16cfa66ac8618c42),
+];
+
+/// The same for larger classes and gauntlets: `(entrants, seats,
+/// gauntlet, tables)` and the digest.
+#[cfg(test)]
+#[allow(clippy::type_complexity)]
+const PINNED_LARGE: [((usize, usize, Option<usize>, u64), u64); 7] = [
+    ((65, 3, None, 1500), 0x9c5d784c664dbeee),
+    ((200, 3, None, 700), 0x78584f5a2ab2f4ca),
+    ((200, 5, None, 400), 0xfceb47d12622fd15),
+    ((300, 4, Some(17), 900), 0x8755f1b38230d700),
+    ((500, 8, None, 300), 0x53fba3e87b49365e),
+    ((1000, 4, None, 2000), 0x8218296c7bc306dd),
+    ((60, 6, Some(0), 600), 0xeca9080ca26c283d),
+];
+
 #[cfg(test)]
 mod timing {
     #[test]
     #[ignore = "a measurement: how long dealing takes"]
     fn measure_dealing_time() {
-        for (n, k, t) in [(200, 3, 2_667u64), (1000, 4, 25_000), (2000, 3, 20_000)] {
+        let cases = [
+            (200, 3, 2_667u64),
+            (1000, 4, 25_000),
+            (2000, 3, 20_000),
+            (60_000, 5, 12_000),
+        ];
+        for (n, k, t) in cases {
             let started = std::time::Instant::now();
             let s = super::Schedule::new(n, k, None);
             s.table(t);

@@ -568,7 +568,7 @@ pub fn expand_globs(entrants: &mut Vec<EntrantSpec>, text: &str, base: &Path) ->
 
 fn globs(entrants: &mut Vec<EntrantSpec>, text: &str, base: &Path, empty_ok: bool) -> Vec<String> {
     let mut problems = Vec::new();
-    let explicit: Vec<String> = entrants
+    let explicit: std::collections::HashSet<String> = entrants
         .iter()
         .filter(|e| e.glob.is_none())
         .map(|e| e.name.clone())
@@ -576,7 +576,9 @@ fn globs(entrants: &mut Vec<EntrantSpec>, text: &str, base: &Path, empty_ok: boo
     let mut out = Vec::new();
     // Each matched folder as it resolves, with its name and its glob's
     // place: two matches of one folder would be one submission twice.
-    let mut folders: Vec<(PathBuf, String, String)> = Vec::new();
+    // (Looked up, not searched: a class of 60,000 folders.)
+    let mut folders: std::collections::HashMap<PathBuf, (String, String)> =
+        std::collections::HashMap::new();
     for e in std::mem::take(entrants) {
         let Some(glob) = &e.glob else {
             out.push(e);
@@ -620,7 +622,7 @@ fn globs(entrants: &mut Vec<EntrantSpec>, text: &str, base: &Path, empty_ok: boo
                         continue;
                     }
                     if is_dir && let Ok(real) = std::fs::canonicalize(under(base, &path)) {
-                        if let Some((_, first, first_at)) = folders.iter().find(|f| f.0 == real) {
+                        if let Some((first, first_at)) = folders.get(&real) {
                             let also = if *first_at == at {
                                 String::new()
                             } else {
@@ -632,7 +634,7 @@ fn globs(entrants: &mut Vec<EntrantSpec>, text: &str, base: &Path, empty_ok: boo
                             ));
                             continue;
                         }
-                        folders.push((real, name.clone(), at.clone()));
+                        folders.insert(real, (name.clone(), at.clone()));
                     }
                     out.push(if is_dir {
                         EntrantSpec {

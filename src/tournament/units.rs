@@ -48,6 +48,9 @@ pub struct Plan {
     paired: bool,
     /// Who sits at each table, dealt at the first game between players.
     schedule: std::sync::OnceLock<Schedule>,
+    /// What a sandboxed bot never sees (see [`play_unit`]); empty without
+    /// `--sandbox`.
+    hidden: Vec<PathBuf>,
 }
 
 pub(crate) fn duration(value: &Option<TomlDuration>, default: Duration) -> Duration {
@@ -129,7 +132,10 @@ fn refuse_short_runs(
     }
     let gauntlet = spec.format == super::spec::Format::Gauntlet && spec.gauntlet.is_some();
     let games = config.games.unwrap_or(spec.games);
-    schedule::check_share(spec.entrants.len(), seats, gauntlet, games).map(|_| ())
+    let entrants = spec.entrants.len();
+    schedule::check_size(entrants, seats, gauntlet, games)
+        .map_err(|why| format!("{}: {why}", config.file.display()))?;
+    schedule::check_share(entrants, seats, gauntlet, games).map(|_| ())
 }
 
 /// `spec` if its program can be found; a program that cannot be started
@@ -328,14 +334,15 @@ impl Plan {
         };
         let fingerprint = fingerprint(&*game, spec, limits, &entrants, gauntlet);
         // Every entrant's folder (built or not) is hidden from the others
-        // too; its own is shown again. Set after the fingerprint: what a
-        // sandbox hides depends on where a run writes.
-        let hidden: Vec<PathBuf> = hidden.into_iter().chain(to_build).collect();
-        for e in &mut entrants {
-            if let Ok(spec) = &mut e.program {
-                spec.hide.clone_from(&hidden);
-            }
-        }
+        // too; its own is shown again. Not in the fingerprint: what a
+        // sandbox hides depends on where a run writes. Kept once, and
+        // given to each bot as it is seated: a copy in each entrant's
+        // program grew with the square of the class (a class of 20,000
+        // folders held 400 million paths, 23 GB).
+        let hidden: Vec<PathBuf> = match limits.sandbox {
+            true => hidden.into_iter().chain(to_build).collect(),
+            false => vec![],
+        };
         Ok(Plan {
             game,
             entrants,
@@ -344,6 +351,7 @@ impl Plan {
             gauntlet,
             paired: false,
             schedule: std::sync::OnceLock::new(),
+            hidden,
         })
     }
 
@@ -421,16 +429,20 @@ impl Plan {
     }
 
     /// What `games` games give each entrant: an error when some entrant
-    /// would sit at no table, a note when the last table is partial (see
-    /// [`schedule::check_share`]).
+    /// would sit at no table, or when the schedule would take too much
+    /// memory; a note when the last table is partial (see
+    /// [`schedule::check_share`] and [`schedule::check_size`]).
     pub fn check_share(&self, games: u64) -> Result<Option<String>, String> {
+        let entrants = self.entrants.len();
         match self.game.seating() {
             Seating::Solo => Ok(None),
             Seating::Table { seats } if self.paired => {
-                schedule::check_share(self.entrants.len(), seats, false, games).map(|_| None)
+                schedule::check_share(entrants, seats, false, games).map(|_| None)
             }
             Seating::Table { seats } => {
-                schedule::check_share(self.entrants.len(), seats, self.gauntlet.is_some(), games)
+                let gauntlet = self.gauntlet.is_some();
+                schedule::check_size(entrants, seats, gauntlet, games)?;
+                schedule::check_share(entrants, seats, gauntlet, games)
             }
         }
     }
@@ -489,7 +501,8 @@ impl Plan {
                 .map(|e| (e, &self.entrants[e]))
                 .collect(),
         };
-        play_unit(&*self.game, self.limits, &players, index, deal, seed).await
+        let (game, limits) = (&*self.game, self.limits);
+        play_unit(game, limits, &self.hidden, &players, index, deal, seed).await
     }
 }
 
@@ -497,10 +510,12 @@ impl Plan {
 /// game seats `players` in order; a game played alone is played by each
 /// of them in turn on the same setup (a disqualified one is recorded as
 /// such). Each player is `(bot, entrant)`: `bot` tells the entrant's
-/// processes apart (a process kept between games is its bot's).
+/// processes apart (a process kept between games is its bot's). Each
+/// bot is seated with `hidden` to hide, over its own program's.
 pub async fn play_unit(
     game: &dyn Game,
     limits: BotLimits,
+    hidden: &[PathBuf],
     players: &[(usize, &Entrant)],
     index: u64,
     deal: Deal,
@@ -509,7 +524,10 @@ pub async fn play_unit(
     let seat = |&(bot, e): &(usize, &Entrant)| Seat {
         entrant: bot,
         name: e.name.clone(),
-        program: e.program.clone(),
+        program: e.program.clone().map(|mut program| {
+            program.hide.extend_from_slice(hidden);
+            program
+        }),
         options: e.options.clone(),
         time_control: e.time_control,
     };

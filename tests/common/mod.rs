@@ -115,6 +115,8 @@ pub fn env_args(vars: &[(&str, &str)]) -> Vec<String> {
 #[derive(Debug)]
 pub struct Run {
     pub code: Option<i32>,
+    /// The signal that ended the referee, if one did (`SIGABRT` is 6).
+    pub signal: Option<i32>,
     pub stdout: String,
     pub stderr: String,
     pub elapsed: Duration,
@@ -149,10 +151,7 @@ where
     S: AsRef<OsStr>,
 {
     let marker = Marker::new();
-    let mut cmd = command(args, &marker);
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let mut cmd = piped(args, &marker);
     for (key, value) in env {
         cmd.env(key, value);
     }
@@ -171,12 +170,20 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    command(args, marker)
-        .stdin(Stdio::piped())
+    piped(args, marker).spawn().expect("start referee")
+}
+
+/// [`command`] with its standard streams piped.
+fn piped<I, S>(args: I, marker: &Marker) -> Command
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut cmd = command(args, marker);
+    cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start referee")
+        .stderr(Stdio::piped());
+    cmd
 }
 
 /// `referee ARGS` with the marker in its environment, not started yet:
@@ -211,7 +218,55 @@ pub fn wait_for_lines(file: &std::path::Path, lines: usize) {
 }
 
 /// Feeds `input`, collects the output and waits, with the hard limit.
-pub fn finish(mut child: Child, input: &[u8]) -> Run {
+pub fn finish(child: Child, input: &[u8]) -> Run {
+    finish_polling(child, input, |child| child.try_wait().unwrap())
+}
+
+/// [`referee`] in an address space of at most `address_space` bytes,
+/// with the most memory it held at once (its peak resident set, in
+/// bytes). An allocation past the limit fails, as on a machine that
+/// cannot lend that much, where this one might overcommit it.
+pub fn referee_in_memory<I, S>(args: I, address_space: u64) -> (Run, u64)
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    use nix::sys::resource::{Resource, setrlimit};
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    let marker = Marker::new();
+    let mut cmd = piped(args, &marker);
+    // SAFETY: setrlimit is a plain system call, safe between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            setrlimit(Resource::RLIMIT_AS, address_space, address_space)
+                .map_err(std::io::Error::from)
+        });
+    }
+    let child = cmd.spawn().expect("start referee");
+    let mut peak_kib = 0;
+    // wait4 rather than waitpid: it gives the child's resource usage.
+    let run = finish_polling(child, b"", |child| {
+        let mut status = 0;
+        // SAFETY: rusage is plain data, filled in by wait4.
+        let mut usage: nix::libc::rusage = unsafe { std::mem::zeroed() };
+        let pid = child.id() as i32;
+        // SAFETY: both pointers are to locals that outlive the call.
+        let got = unsafe { nix::libc::wait4(pid, &mut status, nix::libc::WNOHANG, &mut usage) };
+        assert!(got >= 0, "wait4: {}", std::io::Error::last_os_error());
+        peak_kib = usage.ru_maxrss as u64;
+        (got == pid).then(|| std::process::ExitStatus::from_raw(status))
+    });
+    marker.assert_none_left();
+    (run, peak_kib * 1024)
+}
+
+/// [`finish`], `poll` saying whether the child has ended.
+fn finish_polling(
+    mut child: Child,
+    input: &[u8],
+    mut poll: impl FnMut(&mut Child) -> Option<std::process::ExitStatus>,
+) -> Run {
+    use std::os::unix::process::ExitStatusExt;
     let started = Instant::now();
     let mut stdin = child.stdin.take().unwrap();
     let input = input.to_vec();
@@ -232,7 +287,7 @@ pub fn finish(mut child: Child, input: &[u8]) -> Run {
         s
     });
     let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
+        if let Some(status) = poll(&mut child) {
             break status;
         }
         if started.elapsed() > HARD_LIMIT {
@@ -245,6 +300,7 @@ pub fn finish(mut child: Child, input: &[u8]) -> Run {
     writer.join().unwrap();
     Run {
         code: status.code(),
+        signal: status.signal(),
         stdout: String::from_utf8_lossy(&out.join().unwrap()).into_owned(),
         stderr: String::from_utf8_lossy(&err.join().unwrap()).into_owned(),
         elapsed,
