@@ -16,6 +16,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("stats", &[]),
     ("interrupt", &[]),
     ("parallel", &[]),
+    ("manifest", &[]),
     ("record", &["interrupt"]),
     ("outcome", &["text"]),
     ("bot", &["interrupt", "outcome", "text", "units"]),
@@ -33,6 +34,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "text",
             "units",
             "parallel",
+            "manifest",
         ],
     ),
     (
@@ -90,6 +92,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "text",
             "tournament",
             "units",
+            "manifest",
         ],
     ),
     (
