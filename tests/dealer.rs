@@ -173,6 +173,29 @@ fn debug_lines_keep_their_place_around_moves() {
     );
 }
 
+/// A player's last debug lines are relayed even when it died before the
+/// dealer could send it its hand: the dealer's write then fails, and the
+/// lines still waiting in the pipe said why (tests/terminal.rs failed
+/// now and then on this race; here the deal comes late, so the player has
+/// always died first).
+#[test]
+fn a_players_last_debug_lines_are_relayed_when_it_dies_before_its_hand() {
+    let marker = Marker::new();
+    let player = fixture("terminal/debug.sh");
+    let child = start(["dealer", player.as_str()], &marker);
+    std::thread::sleep(Duration::from_millis(300));
+    let run = finish(child, b"4 876390176\n");
+    marker.assert_none_left();
+    assert_eq!(run.code, Some(3), "{run:?}");
+    let lines = run.stdout_lines();
+    assert_eq!(lines.first(), Some(&"Game 1"), "{run:?}");
+    assert!(
+        lines.get(1).is_some_and(|l| l.starts_with("* look")),
+        "{run:?}"
+    );
+    assert!(run.stdout.contains("program crashed"), "{run:?}");
+}
+
 #[test]
 fn extra_arguments_go_to_the_player() {
     let run = misbehaving(&[], &["args", "0", "--timeout", "-x"], b"1 5\n");

@@ -1056,11 +1056,33 @@ impl Bot {
         &mut self,
         message: &[u8],
         limit: Duration,
-        relay: Relay<'_>,
+        mut relay: Relay<'_>,
     ) -> Result<Reply<'_>, BotError> {
-        self.send_within(message, limit).await?;
+        if let Err(error) = self.send_within(message, limit).await {
+            if relay.is_some() && matches!(error, BotError::Exited { .. }) {
+                self.relay_last_lines(&mut relay).await;
+            }
+            return Err(error);
+        }
         let deadline = self.reply_deadline(limit);
         self.recv_line(deadline, relay).await
+    }
+
+    /// Relays the debug lines an exited bot left in its pipe: it died
+    /// before it was sent its message, and what it wrote last says why.
+    /// Its other lines answer nothing and are dropped.
+    async fn relay_last_lines(&mut self, relay: &mut Relay<'_>) {
+        let deadline = Instant::now() + EXIT_PROBE;
+        while let Ok(Read::Line(Next::Line(range))) =
+            self.read_until(deadline, Unit::Line, relay).await
+        {
+            if let Some(out) = relay.as_mut()
+                && self.stdout.get(range.clone()).first() == Some(&b'*')
+                && relay_line(*out, self.stdout.get(range)).is_err()
+            {
+                return;
+            }
+        }
     }
 
     /// A pipe closed: if the bot has exited, say how; otherwise return
