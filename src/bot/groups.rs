@@ -154,6 +154,7 @@ pub fn kill_all() {
         // Everything in the bots' cgroups, wherever it moved, and the
         // cgroups themselves.
         super::cgroup::finish();
+        super::sandbox::finish();
         kill_strays_except(&BTreeSet::new(), watchdog);
         return;
     }

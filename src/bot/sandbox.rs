@@ -6,6 +6,7 @@
 //! [`view`]). Nothing of the host that is not named exists inside: no
 //! `/home`, no `/var`, no `/run`, no socket, no `/etc/shadow`.
 
+use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -26,7 +27,12 @@ pub enum Access {
 
 /// `bwrap`, or why `--sandbox` cannot be had: checked before anything runs.
 pub fn check_sandbox() -> Result<PathBuf, SpawnError> {
-    resolve(OsStr::new("bwrap")).map_err(|_| SpawnError::NoSandbox)
+    // Looked up once: the referee's `PATH` does not change while it runs.
+    static BWRAP: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BWRAP
+        .get_or_init(|| resolve(OsStr::new("bwrap")).ok())
+        .clone()
+        .ok_or(SpawnError::NoSandbox)
 }
 
 /// The command line that runs `path` (resolved) with `spec`'s arguments,
@@ -60,7 +66,23 @@ pub fn sandboxed(
     }
     let env = spec.env.vars(true);
     let needs = Needs::of(path, env.as_ref());
-    let mounts = view(path, &needs, &dir, &spec.hide, access)?;
+    let home = match &env {
+        Some(vars) => vars
+            .iter()
+            .rev()
+            .find(|(n, _)| n == "HOME")
+            .map(|(_, v)| v.clone()),
+        None => std::env::var_os("HOME"),
+    };
+    let uid = user.unwrap_or_else(|| nix::unistd::getuid().as_raw());
+    let etc =
+        etc_folder(uid, Path::new(&home.unwrap_or_else(|| "/".into()))).map_err(|source| {
+            SpawnError::SandboxEtc {
+                dir: std::env::temp_dir(),
+                source,
+            }
+        })?;
+    let mounts = view(path, &needs, &dir, &spec.hide, access, &etc)?;
     let namespaces: &[&str] = match user {
         // Every namespace but the user's: a user namespace made by root
         // maps its root to the host's, and the uid becomes no other.
@@ -97,9 +119,6 @@ pub fn sandboxed(
         return Ok((bwrap, wrapped));
     };
     let mut args: Vec<OsString> = vec![SANDBOX_COMMAND.into(), bwrap.into_os_string()];
-    if let Some(uid) = user {
-        args.extend([AS.into(), uid.to_string().into()]);
-    }
     args.extend(wrapped);
     args.push("--".into());
     // By its real path: inside, `/proc/self/exe` is bubblewrap.
@@ -116,7 +135,9 @@ pub fn sandboxed(
 /// The launcher's real path, as the sandbox shows it (the referee's own
 /// binary is named `/proc/self/exe`, which inside is bubblewrap).
 fn inside(launcher: &Path) -> PathBuf {
-    std::fs::canonicalize(launcher).unwrap_or_else(|_| launcher.to_owned())
+    static REAL: OnceLock<PathBuf> = OnceLock::new();
+    REAL.get_or_init(|| std::fs::canonicalize(launcher).unwrap_or_else(|_| launcher.to_owned()))
+        .clone()
 }
 
 /// `path` with its folders resolved (the sandbox mounts real paths: a
@@ -142,20 +163,14 @@ pub const SANDBOX_COMMAND: &str = "__sandbox";
 /// [`drop_main`]).
 pub const DROP_COMMAND: &str = "__drop";
 
-/// `__sandbox`'s option naming the uid the bot runs as.
-const AS: &str = "--as";
-
 /// Where the program's standard input and output wait, inside the sandbox,
 /// until [`drop_main`] puts them in place.
 const INNER_STDIN: i32 = 3;
 const INNER_STDOUT: i32 = 4;
-/// Where bubblewrap reads its options (`--args`), and the sandbox's
-/// `/etc/passwd` and `/etc/group` (`--ro-bind-data`).
+/// Where bubblewrap reads its options (`--args`).
 const INNER_ARGS: i32 = 5;
-const INNER_PASSWD: i32 = 6;
-const INNER_GROUP: i32 = 7;
 
-/// `LAUNCHER __sandbox BWRAP [--as UID] OPTIONS... -- COMMAND...`: becomes
+/// `LAUNCHER __sandbox BWRAP OPTIONS... -- COMMAND...`: becomes
 /// bubblewrap, such that
 ///
 /// - bubblewrap's own standard input and output are `/dev/null`, and the
@@ -166,9 +181,7 @@ const INNER_GROUP: i32 = 7;
 ///   would starve under `--sandbox` where it crashes without;
 /// - bubblewrap reads OPTIONS from a pipe (`--args`): its command line,
 ///   which the sandbox's own processes see as `/proc/1/cmdline`, would
-///   otherwise name every directory it hides (other entrants' folders);
-/// - the sandbox's `/etc/passwd` and `/etc/group` name the bot's uid (and
-///   no one of the host's), from two more pipes.
+///   otherwise name every directory it hides (other entrants' folders).
 ///
 /// Standard error stays bubblewrap's, for its own errors. A failure is
 /// said on standard error (the bot's), with status 127.
@@ -188,18 +201,8 @@ fn at(what: &str) -> impl Fn(nix::Error) -> String + '_ {
 
 fn enter_sandbox(args: &[OsString]) -> Result<std::convert::Infallible, String> {
     use std::os::unix::ffi::OsStrExt;
-    let usage = || {
-        format!("usage: referee {SANDBOX_COMMAND} BWRAP [{AS} UID] OPTIONS... -- PROGRAM ARGS...")
-    };
-    let (bwrap, mut rest) = args.split_first().ok_or_else(usage)?;
-    let mut uid = nix::unistd::getuid().as_raw();
-    if rest.first().is_some_and(|a| a == AS) {
-        uid = rest
-            .get(1)
-            .and_then(|u| u.to_str()?.parse().ok())
-            .ok_or_else(usage)?;
-        rest = &rest[2..];
-    }
+    let usage = || format!("usage: referee {SANDBOX_COMMAND} BWRAP OPTIONS... -- PROGRAM ARGS...");
+    let (bwrap, rest) = args.split_first().ok_or_else(usage)?;
     let separator = rest.iter().position(|a| a == "--").ok_or_else(usage)?;
     let (options, command) = (&rest[..separator], &rest[separator + 1..]);
     if command.is_empty() {
@@ -207,7 +210,7 @@ fn enter_sandbox(args: &[OsString]) -> Result<std::convert::Infallible, String> 
     }
     // SAFETY: the launcher starts with descriptors 0, 1 and 2 only (it
     // became this through `prepare_bot`, which marks every other one
-    // close-on-exec), so 3 to 7 have no other owner.
+    // close-on-exec), so 3 to 5 have no other owner.
     let inner = unsafe {
         (
             nix::unistd::dup2_raw(io::stdin(), INNER_STDIN).map_err(at("standard input"))?,
@@ -226,22 +229,8 @@ fn enter_sandbox(args: &[OsString]) -> Result<std::convert::Infallible, String> 
     nix::unistd::dup2_stdin(&null).map_err(at("/dev/null"))?;
     nix::unistd::dup2_stdout(&null).map_err(at("/dev/null"))?;
     drop(null);
-    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/"), PathBuf::from);
-    let users = [
-        (
-            INNER_PASSWD,
-            super::boxes::passwd(uid, &home),
-            "/etc/passwd",
-        ),
-        (INNER_GROUP, super::boxes::group(uid), "/etc/group"),
-    ];
-    let mut options = options.to_vec();
-    for (fd, data, file) in users {
-        let fd = data_pipe(data.as_bytes(), fd).ok_or_else(|| format!("{file}: no pipe"))?;
-        options.extend(["--ro-bind-data".into(), fd.to_string().into(), file.into()]);
-    }
     let mut argv: Vec<OsString> = vec!["bwrap".into()];
-    let data = nul_ended(&options);
+    let data = nul_ended(options);
     match data_pipe(&data, INNER_ARGS) {
         Some(fd) => argv.extend(["--args".into(), fd.to_string().into()]),
         // Too many to wait in a pipe: on the command line, as before.
@@ -390,9 +379,10 @@ const SYSTEM: [&str; 7] = [
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
 ];
 
-/// The entries of `/etc` a sandbox shows (besides its own `passwd` and
-/// `group`): the loader's cache, the alternatives' links, the time zone,
-/// a JDK's configuration (`/etc/java-*`).
+/// The entries of `/etc` a sandbox shows, copied (see [`etc_folder`];
+/// besides its own `passwd` and `group`): the loader's cache and
+/// configuration, the alternatives' links, the time zone (and a JDK's
+/// configuration, `/etc/java-*`).
 const ETC: [&str; 5] = [
     "/etc/ld.so.cache",
     "/etc/ld.so.conf",
@@ -404,26 +394,51 @@ const ETC: [&str; 5] = [
 impl Needs {
     /// What `program` (resolved) needs, with the environment `env` (the
     /// referee's own when `None`).
+    ///
+    /// Worked out once per program and environment (and again when the
+    /// program's file changes): a tournament starts the same few programs
+    /// thousands of times, and the rules' look at each `PATH` folder
+    /// took a sandboxed game a tenth of its time (docs/PERFORMANCE.md §14).
     fn of(program: &Path, env: Option<&super::environment::Vars>) -> Needs {
-        let var = |name: &str| -> Option<OsString> {
-            match env {
-                Some(vars) => vars
-                    .iter()
-                    .rev()
-                    .find(|(n, _)| n == name)
-                    .map(|(_, v)| v.clone()),
-                None => std::env::var_os(name),
-            }
-        };
-        let path_var = var("PATH").unwrap_or_default();
-        let home = var("HOME").map(PathBuf::from);
-        let rustup = var("RUSTUP_HOME")
+        type Key = (PathBuf, Option<(u64, u64, i64, i64)>, [Option<OsString>; 3]);
+        static KNOWN: OnceLock<std::sync::Mutex<HashMap<Key, Vec<PathBuf>>>> = OnceLock::new();
+        let vars = ["PATH", "HOME", "RUSTUP_HOME"].map(|name| match env {
+            Some(vars) => vars
+                .iter()
+                .rev()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.clone()),
+            None => std::env::var_os(name),
+        });
+        let file = std::fs::metadata(program).ok().map(|m| {
+            use std::os::unix::fs::MetadataExt;
+            (m.dev(), m.ino(), m.mtime(), m.mtime_nsec())
+        });
+        let key: Key = (program.to_owned(), file, vars);
+        let mut known = KNOWN
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let folders = known
+            .entry(key)
+            .or_insert_with_key(|key| Needs::worked_out(program, &key.2).folders);
+        Needs {
+            folders: folders.clone(),
+        }
+    }
+
+    /// [`Needs::of`], looked at on the file system, with the values of
+    /// `PATH`, `HOME` and `RUSTUP_HOME`.
+    fn worked_out(program: &Path, [path_var, home, rustup]: &[Option<OsString>; 3]) -> Needs {
+        let rustup = rustup
+            .as_ref()
             .map(PathBuf::from)
-            .or_else(|| home.as_ref().map(|h| h.join(".rustup")));
+            .or_else(|| home.as_ref().map(|h| Path::new(h).join(".rustup")));
         let mut needs = Needs::default();
-        let path_folders: Vec<PathBuf> = std::env::split_paths(&path_var)
-            .filter(|p| p.is_absolute())
-            .collect();
+        let path_folders: Vec<PathBuf> =
+            std::env::split_paths(path_var.as_deref().unwrap_or_default())
+                .filter(|p| p.is_absolute())
+                .collect();
         for folder in &path_folders {
             needs.folder(folder, rustup.as_deref());
         }
@@ -482,10 +497,15 @@ impl Needs {
 
 /// Whether `path` (real) lies in the system's folders.
 fn in_system(path: &Path) -> bool {
-    SYSTEM.iter().any(|s| {
-        let real = std::fs::canonicalize(s).unwrap_or_else(|_| PathBuf::from(s));
-        path.starts_with(real)
+    static REAL: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    REAL.get_or_init(|| {
+        SYSTEM
+            .iter()
+            .map(|s| std::fs::canonicalize(s).unwrap_or_else(|_| PathBuf::from(s)))
+            .collect()
     })
+    .iter()
+    .any(|real| path.starts_with(real))
 }
 
 /// What a folder of programs (real, outside the system's folders) needs
@@ -551,6 +571,9 @@ enum Mount {
     /// An empty directory, open to all, that holds what is mounted inside
     /// (bubblewrap would make it for root alone).
     Folder,
+    /// A folder of the run's, read-only, in the host's folder's place (the
+    /// sandbox's `/etc`: see [`etc_folder`]).
+    Copy(PathBuf),
 }
 
 /// The sandbox's mounts, in the order they are made: by path, parents
@@ -571,38 +594,23 @@ fn view(
     dir: &Path,
     hide: &[PathBuf],
     access: Access,
+    etc: &Path,
 ) -> Result<Vec<(PathBuf, Mount)>, SpawnError> {
-    let mut mounts: Vec<(PathBuf, Mount)> = Vec::new();
+    let mut mounts: Vec<(PathBuf, Mount)> = system_mounts().to_vec();
+    mounts.push((PathBuf::from("/etc"), Mount::Copy(etc.to_owned())));
     let ro = Mount::Show { writable: false };
-    for system in SYSTEM.map(Path::new) {
-        match std::fs::read_link(system) {
-            Ok(target) => mounts.push((system.to_owned(), Mount::Link(target))),
-            Err(_) if system.is_dir() => mounts.push((system.to_owned(), ro.clone())),
-            Err(_) => {}
-        }
-    }
-    let java = std::fs::read_dir("/etc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("java-"))
-        });
-    let etc = ETC.iter().map(PathBuf::from).chain(java);
-    for path in etc.filter(|p| p.exists()) {
-        mounts.push((path, ro.clone()));
-    }
     // What is asked to be hidden stays hidden, whatever needs it: a
     // folder on the `PATH` inside the class's folder is not shown.
     let hidden: Vec<PathBuf> = hide
         .iter()
         .filter_map(|h| std::fs::canonicalize(h).ok())
         .collect();
-    let shown = super::boxes::settings().show.iter().cloned();
+    // The needs are real paths already (see [`toolchain`]).
+    let shown = super::boxes::settings()
+        .show
+        .iter()
+        .map(|path| std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()));
     for path in needs.folders.iter().cloned().chain(shown) {
-        let path = std::fs::canonicalize(&path).unwrap_or(path);
         if !hidden.iter().any(|h| path.starts_with(h)) {
             mounts.push((path, ro.clone()));
         }
@@ -627,7 +635,176 @@ fn view(
     prune(&mut mounts);
     mounts.extend(folders(&mounts));
     mounts.sort();
+    make_mount_points(etc, Path::new("/etc"), &mounts);
     Ok(mounts)
+}
+
+/// The system's folders, as every sandbox of the run shows them: looked
+/// at once.
+fn system_mounts() -> &'static [(PathBuf, Mount)] {
+    static MOUNTS: OnceLock<Vec<(PathBuf, Mount)>> = OnceLock::new();
+    MOUNTS.get_or_init(|| {
+        let mut mounts = Vec::new();
+        let ro = Mount::Show { writable: false };
+        for system in SYSTEM.map(Path::new) {
+            match std::fs::read_link(system) {
+                Ok(target) => mounts.push((system.to_owned(), Mount::Link(target))),
+                Err(_) if system.is_dir() => mounts.push((system.to_owned(), ro.clone())),
+                Err(_) => {}
+            }
+        }
+        mounts
+    })
+}
+
+/// The sandbox's `/etc` for a process running as `uid` with the home
+/// folder `home`: a folder of the run's holding copies of [`ETC`]'s
+/// entries and of the JDKs' `/etc/java-*`, and a `passwd` and `group` that
+/// name `uid` and no one of the host's (see [`super::boxes::passwd`]).
+/// Made once per uid and home, and shown in one mount: a mount for each
+/// entry cost a sandboxed game of short bots a tenth of its time, since
+/// bubblewrap reads the whole mount table after each (docs/PERFORMANCE.md
+/// §14). The copies are as the files were when the run first needed them.
+fn etc_folder(uid: u32, home: &Path) -> io::Result<PathBuf> {
+    let mut copies = ETC_COPIES.lock().unwrap_or_else(|e| e.into_inner());
+    let copies = match &mut *copies {
+        Some(copies) => copies,
+        empty => empty.insert(EtcCopies {
+            base: new_etc_base()?,
+            made: HashMap::new(),
+        }),
+    };
+    let key = (uid, home.to_owned());
+    if let Some(folder) = copies.made.get(&key) {
+        return Ok(folder.clone());
+    }
+    let folder = copies.base.path().join(copies.made.len().to_string());
+    make_etc(&folder, uid, home)?;
+    copies.made.insert(key, folder.clone());
+    Ok(folder)
+}
+
+/// The run's copies of `/etc` (see [`etc_folder`]), removed at its end
+/// ([`finish`]).
+struct EtcCopies {
+    base: tempfile::TempDir,
+    made: HashMap<(u32, PathBuf), PathBuf>,
+}
+
+static ETC_COPIES: std::sync::Mutex<Option<EtcCopies>> = std::sync::Mutex::new(None);
+
+/// What names the run's `/etc` copies in the temporary folder, before its
+/// pid: a run killed before it could remove them leaves them, and the
+/// next run removes them.
+const ETC_PREFIX: &str = "referee-etc-";
+
+fn new_etc_base() -> io::Result<tempfile::TempDir> {
+    let temp = std::env::temp_dir();
+    let mine = std::process::id();
+    for entry in std::fs::read_dir(&temp).into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(ETC_PREFIX))
+            .and_then(|n| n.split('-').next())
+            .and_then(|n| n.parse::<u32>().ok());
+        if let Some(pid) = pid
+            && pid != mine
+            && !Path::new(&format!("/proc/{pid}")).exists()
+        {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+    tempfile::Builder::new()
+        .prefix(&format!("{ETC_PREFIX}{mine}-"))
+        .tempdir_in(temp)
+}
+
+/// Fills `folder` (made here, open to all to read) with the sandbox's
+/// `/etc` entries.
+fn make_etc(folder: &Path, uid: u32, home: &Path) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir(folder)?;
+    std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o755))?;
+    let java = std::fs::read_dir("/etc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("java-"))
+        });
+    for entry in ETC.iter().map(PathBuf::from).chain(java) {
+        if let Some(name) = entry.file_name() {
+            copy_entry(&entry, &folder.join(name));
+        }
+    }
+    for (name, text) in [
+        ("passwd", super::boxes::passwd(uid, home)),
+        ("group", super::boxes::group(uid)),
+    ] {
+        let file = folder.join(name);
+        std::fs::write(&file, text)?;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644))?;
+    }
+    Ok(())
+}
+
+/// Copies `from` to `to`: a link as a link, a folder with what it holds.
+/// What cannot be read is left out: the process could not read it either.
+fn copy_entry(from: &Path, to: &Path) {
+    let Ok(meta) = std::fs::symlink_metadata(from) else {
+        return;
+    };
+    if meta.file_type().is_symlink() {
+        if let Ok(target) = std::fs::read_link(from) {
+            let _ = std::os::unix::fs::symlink(target, to);
+        }
+    } else if meta.is_dir() {
+        if std::fs::create_dir(to).is_ok() {
+            let _ = std::fs::set_permissions(to, meta.permissions());
+            for entry in std::fs::read_dir(from).into_iter().flatten().flatten() {
+                copy_entry(&entry.path(), &to.join(entry.file_name()));
+            }
+        }
+    } else if meta.is_file() {
+        let _ = std::fs::copy(from, to);
+    }
+}
+
+/// Makes, in `copy` (shown at `at`), the points where `mounts` mount
+/// something inside it (a folder the organiser shows in `/etc`): the copy
+/// is read-only once mounted.
+fn make_mount_points(copy: &Path, at: &Path, mounts: &[(PathBuf, Mount)]) {
+    for (path, mount) in mounts {
+        let Ok(inside) = path.strip_prefix(at) else {
+            continue;
+        };
+        if inside.as_os_str().is_empty() || copy.join(inside).symlink_metadata().is_ok() {
+            continue;
+        }
+        let point = copy.join(inside);
+        let is_dir = match mount {
+            Mount::Show { .. } | Mount::Device | Mount::Blank => path.is_dir(),
+            _ => true,
+        };
+        if let Some(parent) = point.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        let _ = match is_dir {
+            true => std::fs::create_dir(&point),
+            false => std::fs::write(&point, b"").map(|_| ()),
+        };
+    }
+}
+
+/// Removes the run's copies of `/etc`: at its end, with its cgroups. It
+/// never waits for a thread that holds them (the panic hook calls it).
+pub fn finish() {
+    if let Ok(mut copies) = ETC_COPIES.try_lock() {
+        copies.take();
+    }
 }
 
 /// The folders that hold the mount points and that nothing mounts: `/etc`
@@ -640,7 +817,8 @@ fn folders(mounts: &[(PathBuf, Mount)]) -> Vec<(PathBuf, Mount)> {
             // Inside what is shown the host has it; inside a private or
             // covering directory it must be made.
             let mounted = mounts.iter().any(|(m, kind)| {
-                folder.starts_with(m) && matches!(kind, Mount::Show { .. } | Mount::Link(_))
+                folder.starts_with(m)
+                    && matches!(kind, Mount::Show { .. } | Mount::Link(_) | Mount::Copy(_))
                     || folder == m
             });
             if folder == Path::new("/") || mounted {
@@ -774,6 +952,9 @@ fn mount_arguments(mounts: &[(PathBuf, Mount)], size: Option<u64>) -> Vec<OsStri
                 args.extend([how.into(), path.clone(), path]);
             }
             Mount::Folder => args.extend(["--perms".into(), "0755".into(), "--dir".into(), path]),
+            Mount::Copy(source) => {
+                args.extend(["--ro-bind".into(), source.clone().into_os_string(), path])
+            }
         }
     }
     for (link, target) in [
@@ -836,7 +1017,15 @@ mod tests {
         }
         let hide = [class.clone(), alice.clone(), bob.clone()];
         let needs = Needs::default();
-        let made = view(&alice.join("pc2"), &needs, &alice, &hide, Access::Bot).unwrap();
+        let made = view(
+            &alice.join("pc2"),
+            &needs,
+            &alice,
+            &hide,
+            Access::Bot,
+            Path::new("/nonexistent/etc-copy"),
+        )
+        .unwrap();
         // The class's folder is at most an empty folder of the sandbox's
         // own around alice's, which names nothing.
         let named = |p: &PathBuf, m: &Mount| p == &bob || p == &class && *m != Mount::Folder;
@@ -849,7 +1038,15 @@ mod tests {
                 .any(|(p, _)| p.starts_with("/home") || p.starts_with("/var"))
         );
         let subs = class.join("subs");
-        let made = view(&subs.join("sh"), &needs, &subs, &hide, Access::Build).unwrap();
+        let made = view(
+            &subs.join("sh"),
+            &needs,
+            &subs,
+            &hide,
+            Access::Build,
+            Path::new("/nonexistent/etc-copy"),
+        )
+        .unwrap();
         assert!(made.contains(&(bob.clone(), Mount::Cover)), "{made:?}");
         assert!(made.contains(&(subs.clone(), Mount::Show { writable: true })));
     }
@@ -877,6 +1074,7 @@ mod tests {
             &alice,
             std::slice::from_ref(&db),
             Access::Bot,
+            Path::new("/nonexistent/etc-copy"),
         )
         .unwrap();
         assert!(made.contains(&(db.clone(), Mount::Blank)), "{made:?}");
@@ -889,6 +1087,7 @@ mod tests {
             &alice,
             std::slice::from_ref(&here),
             Access::Bot,
+            Path::new("/nonexistent/etc-copy"),
         )
         .unwrap();
         assert!(!made.iter().any(|(p, _)| p == &tools), "{made:?}");
@@ -899,6 +1098,7 @@ mod tests {
                 &alice,
                 &[PathBuf::from(bad)],
                 Access::Bot,
+                Path::new("/nonexistent/etc-copy"),
             )
             .unwrap_err()
             .to_string();

@@ -50,6 +50,8 @@ pub enum SpawnError {
     BadDirectory { dir: PathBuf, source: io::Error },
     #[error("{}: cannot start: {source}", .path.display())]
     Other { path: PathBuf, source: io::Error },
+    #[error("cannot make the sandbox's /etc in {}: {source}", .dir.display())]
+    SandboxEtc { dir: PathBuf, source: io::Error },
     #[error("cannot make its cgroup: {0}")]
     Cgroup(io::Error),
     #[error("--sandbox cannot hide {}: {why}", .path.display())]
@@ -89,7 +91,7 @@ impl SpawnError {
     /// made. A missing, unreadable or unrunnable program is the bot's.
     pub fn is_referees(&self) -> bool {
         match self {
-            SpawnError::Cgroup(_) | SpawnError::NoUser(_) => true,
+            SpawnError::Cgroup(_) | SpawnError::NoUser(_) | SpawnError::SandboxEtc { .. } => true,
             SpawnError::Other { source, .. } | SpawnError::BadDirectory { source, .. } => {
                 crate::outcome::is_referees_errno(source)
             }
