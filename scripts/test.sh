@@ -27,6 +27,8 @@ need() {
   command -v "$command" >/dev/null 2>&1 || missing+=("$package")
 }
 need bwrap bubblewrap
+# tests/kernel.rs counts the referee's system calls.
+need strace strace
 # moreutils has a `parallel` too, which is not the one the tests use.
 if ! parallel --version 2>/dev/null | grep -q 'GNU parallel'; then
   missing+=(parallel)

@@ -538,6 +538,79 @@ fn a_recycled_cgroup_carries_no_process_of_the_last_bot() {
     }
 }
 
+/// How many times `referee ARGS` (with `input`) called each of
+/// `syscalls`, by `strace -f -c`; `None` without strace.
+fn syscall_counts(args: &[&str], input: &Path, syscalls: &[&str]) -> Option<Vec<u64>> {
+    let dir = tempfile::tempdir().unwrap();
+    let summary = dir.path().join("strace.txt");
+    let marker = Marker::new();
+    let mut cmd = std::process::Command::new("strace");
+    cmd.args([
+        "-f",
+        "-c",
+        "-o",
+        summary.to_str().unwrap(),
+        common::referee_bin(),
+    ])
+    .args(common::MARKER_ENV)
+    .args(args)
+    .stdin(std::fs::File::open(input).unwrap())
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::piped());
+    marker.apply(&mut cmd);
+    let Ok(out) = cmd.output() else {
+        eprintln!("skipped: no strace (scripts/test.sh installs it)");
+        return None;
+    };
+    marker.assert_none_left();
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(summary).unwrap();
+    // `% time  seconds  usecs/call  calls  [errors]  syscall`
+    let calls = |name: &str| {
+        text.lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .find(|w| w.last() == Some(&name))
+            .map_or(0, |w| w[3].parse().unwrap())
+    };
+    Some(syscalls.iter().map(|s| calls(s)).collect())
+}
+
+/// Issue 50, failure 1: `--results` cost the dealer 1.6x, pinned; `strace
+/// -c` over 300 games showed it listing and opening its bot's cgroup
+/// folders at each game it recorded (+3,039 `getdents64`, +1,558
+/// `openat`), to see whether the bot made a cgroup of its own. A recorded
+/// game now reads no folder: the run lists as many as one without
+/// records.
+#[test]
+fn recording_a_game_lists_no_folder() {
+    need_cgroups!();
+    let dir = tempfile::tempdir().unwrap();
+    let deals = dir.path().join("deals");
+    let text: String = (1..=300).map(|seed| format!("13 {seed}\n")).collect();
+    std::fs::write(&deals, text).unwrap();
+    let results = dir.path().join("r.jsonl");
+    let bot = common::evensteven_bin();
+    let counted = ["getdents64", "openat"];
+    let recorded = ["dealer", "--results", results.to_str().unwrap(), bot];
+    let Some(with) = syscall_counts(&recorded, &deals, &counted) else {
+        return;
+    };
+    let without = syscall_counts(&["dealer", bot], &deals, &counted).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&results).unwrap().lines().count(),
+        300
+    );
+    // A few for the results file and its folder; none a game.
+    assert!(
+        with[0] <= without[0] + 10,
+        "getdents64: {with:?} against {without:?}"
+    );
+    assert!(
+        with[1] <= without[1] + 30,
+        "openat: {with:?} against {without:?}"
+    );
+}
+
 /// Issue 39: a bot run as root without `--sandbox` made a cgroup of its
 /// own under its cgroup and moved a child there: the child outlived the
 /// run (alive 9 s after the referee exited, the exit itself held ~11 s

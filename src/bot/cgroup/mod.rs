@@ -367,6 +367,59 @@ pub struct Cgroup {
     /// v1: the files read at every game, kept open (a read is then one
     /// system call, not three: the dealer reads them once a game).
     open: Option<OpenFiles>,
+    /// Whether its bot made a cgroup below it (see [`Cgroup::has_children`]).
+    children: ChildWatch,
+}
+
+/// Whether a cgroup's bot made a cgroup below it, asked at every game
+/// that is recorded: an inotify watch on each of its directories (a
+/// `mkdir` there, the only way to make a cgroup, is an event before it
+/// returns), read without waiting. A game then costs one system call where
+/// listing the four directories of a v1 cgroup cost twenty. Once anything
+/// was made, and where no watch could be had (inotify's instances are
+/// counted per user), the directories are listed.
+#[derive(Debug, Default)]
+struct ChildWatch {
+    inotify: Option<nix::sys::inotify::Inotify>,
+    made: AtomicBool,
+}
+
+impl ChildWatch {
+    fn on(dirs: &[&Path]) -> ChildWatch {
+        use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
+        let watch = || -> nix::Result<Inotify> {
+            let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC)?;
+            for dir in dirs {
+                inotify.add_watch(*dir, AddWatchFlags::IN_CREATE | AddWatchFlags::IN_MOVED_TO)?;
+            }
+            Ok(inotify)
+        };
+        let inotify = watch()
+            .inspect_err(|e| tracing::debug!("no inotify watch on a cgroup ({e}): it is listed"))
+            .ok();
+        ChildWatch {
+            inotify,
+            made: Default::default(),
+        }
+    }
+
+    /// Whether something may have been made below since the watch began.
+    fn maybe_made(&self) -> bool {
+        if self.made.load(Ordering::Relaxed) {
+            return true;
+        }
+        let Some(inotify) = &self.inotify else {
+            return true;
+        };
+        match inotify.read_events() {
+            Err(nix::errno::Errno::EAGAIN) => false,
+            // An event, an overflow or an error: look.
+            _ => {
+                self.made.store(true, Ordering::Relaxed);
+                true
+            }
+        }
+    }
 }
 
 /// A v1 cgroup's CPU time and peak memory files, open.
@@ -421,6 +474,7 @@ impl Cgroup {
             peak: None,
             base: Counts::default(),
             open: None,
+            children: ChildWatch::default(),
         };
         // A cgroup used before keeps its limits when they are the same, and
         // was counted and reset when it was cleaned: nothing to write.
@@ -437,6 +491,7 @@ impl Cgroup {
         if cgroup.version == Version::V1 {
             cgroup.open = OpenFiles::open(&cgroup.dirs);
         }
+        cgroup.children = ChildWatch::on(&cgroup.dirs.distinct());
         if cgroup.version == Version::V2 {
             cgroup.peak = File::options()
                 .read(true)
@@ -677,9 +732,12 @@ impl Cgroup {
     /// hierarchy): killed, counted and removed with it all the same, but
     /// never handed to the next bot, and said in the bot's record.
     pub fn has_children(&self) -> bool {
-        let mut dirs = self.dirs.distinct();
-        dirs.push(&self.dirs.freezer);
-        dirs.iter().any(|dir| !child_dirs(dir).is_empty())
+        self.children.maybe_made()
+            && self
+                .dirs
+                .distinct()
+                .iter()
+                .any(|dir| !child_dirs(dir).is_empty())
     }
 }
 
@@ -733,6 +791,7 @@ impl Ended {
             peak: None,
             base: Counts::default(),
             open: None,
+            children: ChildWatch::default(),
         };
         if cgroup.version == Version::V1 {
             let memory = &cgroup.dirs.memory;
@@ -1078,6 +1137,7 @@ mod tests {
             peak: None,
             base: Counts::default(),
             open: None,
+            children: ChildWatch::default(),
         }
     }
 
