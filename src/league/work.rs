@@ -367,9 +367,9 @@ const VOIDS_IN_A_ROW: u32 = crate::game::record::REFEREE_FAILURES_IN_A_ROW;
 
 /// Whether `record`, played by a worker of its own, failed for the
 /// worker's sake, never the bots': the referee failed itself (its own
-/// descriptors, memory or disk), or a seat could not start and this
-/// machine cannot play its version (issue 48: the league could start it
-/// when it entered). The league's own jobs record such games as they
+/// descriptors, memory or disk), or a seat failed (could not start, or
+/// crashed) and this machine cannot play its version now (issue 48: the
+/// league could start it when it entered). The league's own jobs record such games as they
 /// are: where the league runs, a bot that cannot start is the bot's.
 fn workers_failure(tables: &Tables, record: &crate::game::GameRecord, ids: &[i64]) -> Option<Void> {
     tables.registered_jobs?;
@@ -383,7 +383,10 @@ fn workers_failure(tables: &Tables, record: &crate::game::GameRecord, ids: &[i64
         .results
         .iter()
         .zip(ids)
-        .filter(|(r, _)| r.status() == crate::outcome::Status::CannotStart)
+        // A copy gone under a running bot (a network file system's
+        // hiccup, a copy pruned) fails it mid-game, as a crash: any seat
+        // that failed has its copy looked at again.
+        .filter(|(r, _)| r.status() != crate::outcome::Status::Ok)
         .find_map(|(_, &id)| {
             let why = tables.seats.recheck(id)?;
             Some(Void {
