@@ -11,6 +11,7 @@ use std::path::Path;
 /// this list.
 const LAYERS: &[(&str, &[&str])] = &[
     ("units", &[]),
+    ("manifest", &[]),
     ("text", &[]),
     ("rng", &[]),
     ("stats", &[]),
@@ -26,6 +27,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "bot",
             "exit",
             "interrupt",
+            "manifest",
             "outcome",
             "record",
             "rng",
@@ -81,6 +83,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "game",
             "games",
             "interrupt",
+            "manifest",
             "outcome",
             "parallel",
             "record",
