@@ -197,28 +197,40 @@ impl From<Refused> for Stop {
     }
 }
 
-/// The judge's conversation with the harness.
+/// The judge's conversation with the harness. What it says is buffered
+/// and written at once when it waits for an answer (or ends): a move's
+/// `frame`, `send` and `ask` in one write, one wake-up of the referee
+/// instead of three (docs/PERFORMANCE.md, section 15).
 struct Harness<R, W> {
     input: R,
     output: W,
+    /// The line read last, its buffer reused.
+    line: String,
 }
 
 impl<R: BufRead, W: Write> Harness<R, W> {
     fn say(&mut self, message: &Value) -> Result<(), Stop> {
-        let mut line = serde_json::to_vec(message).expect("a JSON value");
-        line.push(b'\n');
-        self.output
-            .write_all(&line)
-            .and_then(|()| self.output.flush())
+        serde_json::to_writer(&mut self.output, message)
+            .map_err(std::io::Error::from)
+            .and_then(|()| self.output.write_all(b"\n"))
             .map_err(|e| Stop::Broken(format!("cannot write to the harness: {e}")))
     }
 
-    /// The next message; `None` at the end of the input.
+    fn flush(&mut self) -> Result<(), Stop> {
+        self.output
+            .flush()
+            .map_err(|e| Stop::Broken(format!("cannot write to the harness: {e}")))
+    }
+
+    /// The next message, after what was said is written; `None` at the
+    /// end of the input.
     fn hear(&mut self) -> Result<Option<Value>, Stop> {
-        let mut line = String::new();
-        match self.input.read_line(&mut line) {
+        self.flush()?;
+        let line = &mut self.line;
+        line.clear();
+        match self.input.read_line(line) {
             Ok(0) => Ok(None),
-            Ok(_) => serde_json::from_str(&line)
+            Ok(_) => serde_json::from_str(line)
                 .map(Some)
                 .map_err(|e| Stop::Broken(format!("a message that is not JSON ({e}): {line:?}"))),
             Err(e) => Err(Stop::Broken(format!("cannot read the harness: {e}"))),
@@ -419,15 +431,15 @@ impl<'a> Table<'a> {
         harness.say(&ask)?;
         // The harness closing its messages mid-game ends the run: the
         // judge exits quietly, as between games.
-        let answer = harness.hear()?.ok_or(Stop::Closed)?;
+        let mut answer = harness.hear()?.ok_or(Stop::Closed)?;
         if let Some(clocks) = answer["clocks"].as_array().filter(|c| !c.is_empty()) {
             for (seat, clock) in clocks.iter().take(2).enumerate() {
                 self.clocks[seat] = clock.clone();
             }
         }
-        match answer["replies"].as_array() {
-            Some(replies) => Ok(replies.clone()),
-            None => Err(Stop::Broken(format!("an answer without replies: {answer}"))),
+        match answer.get_mut("replies").map(Value::take) {
+            Some(Value::Array(replies)) => Ok(replies),
+            _ => Err(Stop::Broken(format!("an answer without replies: {answer}"))),
         }
     }
 
@@ -823,7 +835,8 @@ pub fn main() -> ! {
     let stdout = std::io::stdout();
     let mut harness = Harness {
         input: stdin.lock(),
-        output: std::io::BufWriter::new(stdout.lock()),
+        output: std::io::BufWriter::with_capacity(1 << 16, stdout.lock()),
+        line: String::new(),
     };
     let code = match run(&mut harness) {
         Ok(()) => 0,
