@@ -279,9 +279,8 @@ impl Position {
     /// two squares, `e1g1`); `None` for any other text, the king onto its
     /// own rook (Chess960's castling) among them.
     pub fn legal_uci(&self, text: &str) -> Option<Move> {
-        self.legal_moves()
-            .into_iter()
-            .find(|mv| self.uci(*mv) == text)
+        let mv = cozy_chess::util::parse_uci_move(&self.board, text).ok()?;
+        (self.board.is_legal(mv) && self.uci(mv) == text).then_some(mv)
     }
 
     /// A legal move as UCI writes it.

@@ -5,6 +5,8 @@
 
 use std::io::{BufRead, Write};
 
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::board::{End, Game, Position};
@@ -197,6 +199,30 @@ impl From<Refused> for Stop {
     }
 }
 
+/// The harness's answer to an `ask`.
+#[derive(Deserialize)]
+struct Answer {
+    replies: Vec<Reply>,
+    /// Each seat's time left, when a seat has a clock.
+    #[serde(default)]
+    clocks: Option<Vec<Value>>,
+}
+
+/// A player's reply: its line up to `until` and the lines before it, or
+/// its failure.
+#[derive(Debug, Deserialize)]
+struct Reply {
+    player: usize,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    lines: Vec<String>,
+    #[serde(default)]
+    micros: i64,
+    #[serde(default)]
+    status: Option<String>,
+}
+
 /// The judge's conversation with the harness. What it says is buffered
 /// and written at once when it waits for an answer (or ends): a move's
 /// `frame`, `send` and `ask` in one write, one wake-up of the referee
@@ -224,7 +250,7 @@ impl<R: BufRead, W: Write> Harness<R, W> {
 
     /// The next message, after what was said is written; `None` at the
     /// end of the input.
-    fn hear(&mut self) -> Result<Option<Value>, Stop> {
+    fn hear<T: DeserializeOwned>(&mut self) -> Result<Option<T>, Stop> {
         self.flush()?;
         let line = &mut self.line;
         line.clear();
@@ -423,7 +449,7 @@ impl<'a> Table<'a> {
         seats: &[usize],
         until: &str,
         setup: bool,
-    ) -> Result<Vec<Value>, Stop> {
+    ) -> Result<Vec<Reply>, Stop> {
         let mut ask = json!({"type": "ask", "players": seats, "until": until});
         if setup {
             ask["setup"] = json!(true);
@@ -431,16 +457,16 @@ impl<'a> Table<'a> {
         harness.say(&ask)?;
         // The harness closing its messages mid-game ends the run: the
         // judge exits quietly, as between games.
-        let mut answer = harness.hear()?.ok_or(Stop::Closed)?;
-        if let Some(clocks) = answer["clocks"].as_array().filter(|c| !c.is_empty()) {
-            for (seat, clock) in clocks.iter().take(2).enumerate() {
-                self.clocks[seat] = clock.clone();
+        let answer: Answer = harness.hear()?.ok_or(Stop::Closed)?;
+        if let Some(clocks) = answer.clocks.filter(|c| !c.is_empty()) {
+            for (seat, clock) in clocks.into_iter().take(2).enumerate() {
+                self.clocks[seat] = clock;
             }
         }
-        match answer.get_mut("replies").map(Value::take) {
-            Some(Value::Array(replies)) => Ok(replies),
-            _ => Err(Stop::Broken(format!("an answer without replies: {answer}"))),
+        if let Some(reply) = answer.replies.iter().find(|r| r.player > 1) {
+            return Err(Stop::Broken(format!("a reply of no seat: {reply:?}")));
         }
+        Ok(answer.replies)
     }
 
     /// `go` for the engine of `seat`: its nodes and depth, the clocks when
@@ -609,35 +635,30 @@ impl<'a> Table<'a> {
     fn setup<R: BufRead, W: Write>(&mut self, harness: &mut Harness<R, W>) -> Result<bool, Stop> {
         harness.say(&json!({"type": "send", "to": [0, 1], "text": "uci\n"}))?;
         let replies = self.ask(harness, &[0, 1], "uciok", true)?;
-        let mut failed: Vec<Value> = replies
-            .iter()
-            .filter(|r| r.get("text").is_none())
-            .cloned()
-            .collect();
-        let mut alive = Vec::new();
+        let (alive, mut failed): (Vec<Reply>, Vec<Reply>) =
+            replies.into_iter().partition(|r| r.text.is_some());
         let mut sent: Vec<(usize, String)> = Vec::new();
         // Both entrants' options are checked before either is sent any.
         let start = self.start;
-        for reply in replies.iter().filter(|r| r.get("text").is_some()) {
-            let seat = seat_of(reply)?;
+        for reply in &alive {
+            let seat = reply.player;
             let player = &start["players"][seat];
-            let lines = lines_of(reply);
-            let (options, ids) = options::setoptions(player, seat, &lines)?;
+            let (options, ids) = options::setoptions(player, seat, &reply.lines)?;
             self.ids[seat] = ids;
-            alive.push(seat);
             sent.push((seat, options));
         }
+        let alive: Vec<usize> = alive.iter().map(|r| r.player).collect();
         for (seat, options) in sent {
             let text = format!("{options}ucinewgame\nisready\n");
             harness.say(&json!({"type": "send", "to": [seat], "text": text}))?;
         }
         if !alive.is_empty() {
             let ready = self.ask(harness, &alive, "readyok", true)?;
-            failed.extend(ready.into_iter().filter(|r| r.get("text").is_none()));
+            failed.extend(ready.into_iter().filter(|r| r.text.is_none()));
         }
         if let Some(first) = failed.first() {
-            let status = py::str_of(&first["status"]);
-            let losers = failed.iter().map(seat_of).collect::<Result<Vec<_>, _>>()?;
+            let status = first.status.clone().unwrap_or_default();
+            let losers: Vec<usize> = failed.iter().map(|r| r.player).collect();
             self.forfeit(harness, &losers, &status, "")?;
             return Ok(false);
         }
@@ -666,13 +687,12 @@ impl<'a> Table<'a> {
                 "not one reply to one ask: {replies:?}"
             )));
         };
-        let Some(said) = reply.get("text") else {
-            let status = py::str_of(&reply["status"]);
+        let Some(said) = &reply.text else {
+            let status = reply.status.clone().unwrap_or_default();
             self.forfeit(harness, &[seat], &status, "")?;
             return Ok(None);
         };
-        let said = py::str_of(said);
-        let words = py::split(&said);
+        let words = py::split(said);
         let written = words.get(1).copied().unwrap_or("");
         let well_formed = is_uci_move(written);
         let position = self.game.position();
@@ -682,11 +702,7 @@ impl<'a> Table<'a> {
             None
         };
         let Some(mv) = legal else {
-            let source = if written.is_empty() {
-                said.as_str()
-            } else {
-                written
-            };
+            let source = if written.is_empty() { said } else { written };
             let text: String = source.chars().take(100).collect();
             let what = if well_formed { "illegal" } else { "unparsable" };
             let message = format!(
@@ -707,8 +723,7 @@ impl<'a> Table<'a> {
             )?;
             return Ok(None);
         };
-        let micros = reply["micros"].as_i64().unwrap_or(0);
-        Ok(Some((mv, engine_score(&lines_of(reply)), micros)))
+        Ok(Some((mv, engine_score(&reply.lines), reply.micros)))
     }
 
     fn play<R: BufRead, W: Write>(&mut self, harness: &mut Harness<R, W>) -> Result<(), Stop> {
@@ -777,21 +792,6 @@ fn is_control(control: &Value) -> bool {
     control.as_object().is_some_and(|c| !c.is_empty())
 }
 
-fn seat_of(reply: &Value) -> Result<usize, Stop> {
-    reply["player"]
-        .as_u64()
-        .filter(|s| *s < 2)
-        .map(|s| s as usize)
-        .ok_or_else(|| Stop::Broken(format!("a reply without a seat: {reply}")))
-}
-
-fn lines_of(reply: &Value) -> Vec<String> {
-    reply["lines"]
-        .as_array()
-        .map(|lines| lines.iter().map(py::str_of).collect())
-        .unwrap_or_default()
-}
-
 /// The position of this game, its EPD `id` and its line in the book: a
 /// round of the referee is 2 games, and `games_per_opening` games (whole
 /// rounds) share a line; in order from `start`, or in a shuffled order
@@ -852,7 +852,7 @@ pub fn main() -> ! {
 fn run<R: BufRead, W: Write>(harness: &mut Harness<R, W>) -> Result<(), String> {
     let mut books = Books::default();
     loop {
-        let start = match harness.hear() {
+        let start: Value = match harness.hear() {
             Ok(Some(start)) => start,
             Ok(None) | Err(Stop::Closed) => return Ok(()),
             Err(Stop::Broken(e)) => return Err(e),
