@@ -27,7 +27,8 @@
 # The ways: fastchess as it runs by default (one process per engine for the
 # whole match) and `referee tournament` as games/chess/game.toml sets it up
 # (one judge and one process per engine on its job thread: reuse and
-# keep_players). With --all-ways also fastchess with -each restart=on
+# keep_players), with the chess judge built into the referee
+# (`referee __chess-judge`; --python-judge: games/chess/judge.py instead). With --all-ways also fastchess with -each restart=on
 # (fresh engines every game), `referee tournament` without keep_players
 # (fresh engines every game), `referee play` (fresh engines every game, one
 # judge for the run: reuse = true) and `referee play` with keep_players =
@@ -35,9 +36,16 @@
 # engines' starts and the judge's cost. Within a run every way plays once; each run
 # starts with another.
 #
+# Each tool runs under /usr/bin/time, and each engine under its own
+# /usr/bin/time (a wrapper in the work directory): the table gives each
+# tool's CPU time a ply, its judge's included and its engines' left out.
+# --load N keeps N busy loops (`yes > /dev/null`) running beside the
+# whole measurement, a machine kept busy by others.
+#
 # Needs: /usr/games/stockfish (apt-get install stockfish; or STOCKFISH=path),
-# python3 with venv (games/chess/make-venv.sh is run), cargo (builds
-# target/release/referee when missing; or REFEREE=path), and fastchess:
+# /usr/bin/time (apt-get install time), python3 (the table; with
+# --python-judge its venv too: games/chess/make-venv.sh is run), cargo
+# (builds target/release/referee when missing; or REFEREE=path), and fastchess:
 #   FASTCHESS=/path/to/fastchess   use that binary;
 #   otherwise a build cached in $FASTCHESS_CACHE (default
 #   ~/.cache/referee/fastchess), made there with g++ and make (apt-get
@@ -45,8 +53,6 @@
 #   https://github.com/Disservin/fastchess. Without network, put a fastchess
 #   source tree in $FASTCHESS_CACHE/src (a clone or an unpacked archive) and
 #   run again, or set FASTCHESS. Nothing of fastchess goes into this tree.
-# A chess judge without the option `nodes` is patched on a copy in the work
-# directory (the patch is below).
 #
 # Run it when the machine is otherwise quiet (it prints the load average and
 # the CPU time the host stole): every way is timed by its wall clock.
@@ -56,16 +62,18 @@
 #   scripts/compare-fastchess.sh --clock              # 2s+50ms, 20 games
 #   scripts/compare-fastchess.sh --tc 2s+50ms --games 10 --runs 10
 #   scripts/compare-fastchess.sh --nodes 20000 --games 26 --keep /tmp/cmp
+#   scripts/compare-fastchess.sh --nodes 1 --runs 5      # the tools' own CPU a ply
+#   scripts/compare-fastchess.sh --runs 5 --load 2       # beside two busy loops
 #   scripts/compare-fastchess.sh --report /tmp/cmp    # the table of a kept run again
 # Options: --clock, --tc BASE+INC, --nodes N, --games N (even), --runs N, --all-ways,
-# --identical, --keep DIR (keep every run's output there; else a temporary
-# directory, removed at the end), --report DIR.
+# --identical, --python-judge, --load N, --keep DIR (keep every run's output
+# there; else a temporary directory, removed at the end), --report DIR.
 #
 # Prints a table, one column a way: the second engine's wins/draws/losses
 # over all runs (from the PGNs), time losses (PGN Termination "time
 # forfeit"), plies, the games whose moves are those of fastchess's game of
-# the same number and run, wall time of each run and the median, the
-# engines' own move times (the PGNs' per-move times, summed) and what is
+# the same number and run, wall time of each run and the median, each
+# tool's CPU time a ply without its engines', the engines' own move times (the PGNs' per-move times, summed) and what is
 # left of the wall time per game and per ply, the engines' set-up time in
 # the referee's records, each way's median wall time and wall time per ply
 # over fastchess's; then each run's Elo as each tool printed it (the second
@@ -80,6 +88,7 @@ REFEREE=${REFEREE:-$ROOT/target/release/referee}
 CACHE=${FASTCHESS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/referee/fastchess}
 
 clock=0 tc=2s+50ms nodes=5000 games='' runs=1 all=0 identical=0 keep='' report=''
+python_judge=0 load=0
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 64; }
 while (($#)); do
   case $1 in
@@ -90,6 +99,8 @@ while (($#)); do
     --runs) runs=$2; shift ;;
     --all-ways) all=1 ;;
     --identical) identical=1 ;;
+    --python-judge) python_judge=1 ;;
+    --load) load=$2; shift ;;
     --keep) keep=$2; shift ;;
     --report) report=$2; shift ;;
     -h|--help) usage ;;
@@ -183,6 +194,7 @@ moves_of = {}  # (way, run) -> each game's moves, for the comparison with fastch
 cols = {}
 for way in ways:
     wdl, losses, plies, walls, thinks, elos, setups, same = [0, 0, 0], 0, [], [], [], [], [], 0
+    cpus = []  # the tool's CPU seconds a run, its judge's in, its engines' out
     for r in range(1, runs + 1):
         d = W / ("%s-%d" % (way, r))
         ply = think = 0
@@ -202,6 +214,10 @@ for way in ways:
         same += sum(a == b for a, b in zip(moves_of[way, r], moves_of.get(("fastchess", r), [])))
         plies.append(ply)
         walls.append(int((d / "wall_ms").read_text()) / 1000)
+        if (d / "cpu").exists():
+            total = sum(map(float, (d / "cpu").read_text().split()[-2:]))
+            engines = (d / "engines_cpu").read_text().split() if (d / "engines_cpu").exists() else []
+            cpus.append(total - sum(float(x) for x in engines if re.fullmatch(r"[0-9.]+", x)))
         thinks.append(think)
         elos.append(elo(way, d))
         if not way.startswith("fastchess"):  # the engines' set-up (uci .. readyok): records
@@ -224,6 +240,9 @@ for way in ways:
         "  per game, ms": "%.0f" % (med(rest) * 1000 / games),
         "  per ply, ms": "%.2f" % (med([o / p for o, p in zip(rest, plies) if p]) * 1000),
         "engines' set-up s": "%.2f" % med(setups) if setups else "-",
+        "CPU s, without the engines": " ".join("%.2f" % c for c in cpus) or "-",
+        "  per ply, ms (median)": "%.3f" % (med([c / p for c, p in zip(cpus, plies) if p]) * 1000)
+                                  if cpus else "-",
         "wall per ply, ms": "%.2f" % (med([w / p for w, p in zip(walls, plies) if p]) * 1000),
         "_wall": med(walls),
         "_perply": med([w / p for w, p in zip(walls, plies) if p]),
@@ -247,6 +266,7 @@ print("compare-fastchess: %s, %s against %s, %d games (openings in order, each w
 print("fastchess: %s (%s)" % (params["fastchess"], version([params["fastchess"], "-version"])))
 print("referee:   %s" % params["referee"])
 print("engines:   %s (%s)" % (params["stockfish"], version([params["stockfish"]])))
+print("judge:     %s" % params.get("judge", "?"))
 print((W / "machine").read_text().strip())
 print()
 rows = [k for k in cols[ways[0]] if not k.startswith("_")]
@@ -298,52 +318,31 @@ if [[ ! -x $REFEREE ]]; then
   say "building the referee"
   (cd "$ROOT" && cargo build -q --release --bin referee)
 fi
-"$ROOT/games/chess/make-venv.sh"
-PYTHON=$ROOT/games/chess/.venv/bin/python3
+[[ -x /usr/bin/time ]] || { say "no /usr/bin/time (apt-get install time)"; exit 69; }
 
 W=${keep:-$(mktemp -d /tmp/compare-fastchess.XXXXXX)}
 mkdir -p "$W"
 [[ -n $keep ]] || trap 'rm -rf "$W"' EXIT
 
-# --- the chess judge: `go nodes N` ------------------------------------------
-# At fixed nodes the judge needs an option `nodes` (go nodes N instead of
-# the clock). A judge without it gets this patch, on a copy.
-JUDGE=$ROOT/games/chess/judge.py
-if ((!clock)) && ! grep -q '"nodes"' "$JUDGE"; then
-  say "games/chess/judge.py has no option nodes: using a patched copy ($W/judge.py)"
-  patch -s -o "$W/judge.py" "$JUDGE" <<'EOF'
---- a/games/chess/judge.py
-+++ b/games/chess/judge.py
-@@ -10,8 +10,8 @@
- import chess
- import chess.pgn
- 
--OPTIONS = {"openings": "openings.epd", "max_plies": 400, "movetime": 100, "draw_after": 80,
--           "draw_cp": 10, "draw_plies": 8, "resign_cp": 1000, "resign_moves": 4}
-+OPTIONS = {"openings": "openings.epd", "max_plies": 400, "movetime": 100, "nodes": 0,
-+           "draw_after": 80, "draw_cp": 10, "draw_plies": 8, "resign_cp": 1000, "resign_moves": 4}
- MATE = 100000  # a mate score in centipawns: beyond any evaluation
- SCORES = {"1-0": [1, 0], "0-1": [0, 1], "1/2-1/2": [0.5, 0.5], "*": [0, 0]}
- # PGN's Termination tag for the summary's `termination`; a player's failure
-@@ -134,11 +134,13 @@
-             return finish("1/2-1/2", "max_plies")
- 
-         seat = 0 if board.turn == chess.WHITE else 1
--        go = "go movetime %d" % opts["movetime"]
-+        go = "go nodes %d" % opts["nodes"] if opts["nodes"] else "go"  # fixed work per move
-         if all(controls):
-             left = [max(1, c // 1000) for c in clocks]
-             inc = [c["increment_micros"] // 1000 for c in controls]
--            go = "go wtime %d btime %d winc %d binc %d" % (*left, *inc)
-+            go += " wtime %d btime %d winc %d binc %d" % (*left, *inc)
-+        elif not opts["nodes"]:
-+            go += " movetime %d" % opts["movetime"]
-         position = " ".join(["position fen", summary["fen"]] + (["moves"] + moves if moves else []))
-         say({"type": "send", "to": [seat], "text": position + "\n" + go + "\n"})
-         (reply,) = ask([seat], "bestmove")
-EOF
-  JUDGE=$W/judge.py
+# --- the chess judge ----------------------------------------------------------
+# The referee's own (`referee` names its binary in a game file), or the
+# Python one it replaced.
+if ((python_judge)); then
+  "$ROOT/games/chess/make-venv.sh"
+  JUDGE="\"$ROOT/games/chess/.venv/bin/python3\", \"$ROOT/games/chess/judge.py\""
+else
+  JUDGE='"referee", "__chess-judge"'
 fi
+
+# --- the engines, each timed ------------------------------------------------
+# Each engine process appends its CPU time (user, system) to the current
+# run's engines_cpu, which the tool's own CPU time is then counted without.
+ENGINE=$W/engine.sh
+cat > "$ENGINE" <<EOF
+#!/bin/sh
+exec /usr/bin/time -a -f "%U %S" -o "\$(cat "$W/current")/engines_cpu" "$STOCKFISH" "\$@"
+EOF
+chmod +x "$ENGINE"
 
 # --- the match, for each tool -----------------------------------------------
 # Two entrants, each with its UCI options; the second one's results are shown.
@@ -381,7 +380,7 @@ options() {  # options I: entrant I's UCI options as KEY=VALUE lines
 game_file() {  # game_file FILE KEEP
   cat > "$1" <<EOF
 name = "chess"
-judge = ["$PYTHON", "$JUDGE"]
+judge = [$JUDGE]
 protocol = 2
 players = { min = 2, max = 2 }
 read = "line"
@@ -402,7 +401,7 @@ tournament_file() {  # tournament_file FILE GAME-FILE: tournaments/chess.toml's
     echo "game = \"$2\""; echo "games = $games"; echo "seed = 1"; echo "jobs = 1"
     for i in 0 1; do
       echo; echo "[[entrant]]"; echo "name = \"${names[$i]}\""
-      echo "command = [\"$STOCKFISH\"]"
+      echo "command = [\"$ENGINE\"]"
       echo "options = { $(options "$i" | sed 's/^\(.*\)=\(.*\)$/"\1" = \2/' | paste -sd, | sed 's/,/, /g') }"
     done
   } > "$1"
@@ -414,17 +413,17 @@ if ((clock)); then limit="tc=$fastchess_tc" regime=$tc; else limit="tc=inf nodes
 run_fastchess() {  # run_fastchess DIR [restart=on]
   local args=() i
   for i in 0 1; do
-    args+=(-engine "name=${names[$i]}" "cmd=$STOCKFISH")
+    args+=(-engine "name=${names[$i]}" "cmd=$ENGINE")
     while read -r opt; do args+=("option.$opt"); done < <(options "$i")
   done
   # shellcheck disable=SC2086  # $limit is two words on purpose
-  (cd "$1" && "$FASTCHESS" "${args[@]}" -each proto=uci $limit ${2:-} \
+  (cd "$1" && /usr/bin/time -f "%U %S" -o cpu "$FASTCHESS" "${args[@]}" -each proto=uci $limit ${2:-} \
     -openings "file=$ROOT/games/chess/openings.epd" format=epd order=sequential \
     -rounds $((games / 2)) -repeat -concurrency 1 "${fc_adjudication[@]}" \
     -maxmoves 200 -pgnout file=games.pgn > out.txt 2>&1)
 }
 run_tournament() {  # run_tournament DIR TOURNAMENT-FILE
-  "$REFEREE" tournament "$2" --games "$games" --seed 1 --jobs 1 --no-progress \
+  /usr/bin/time -f "%U %S" -o "$1/cpu" "$REFEREE" tournament "$2" --games "$games" --seed 1 --jobs 1 --no-progress \
     --out "$1/out" > "$1/out.txt" 2>&1
 }
 run_play() {  # run_play DIR GAME-FILE
@@ -432,13 +431,22 @@ run_play() {  # run_play DIR GAME-FILE
   for i in 0 1; do
     while read -r opt; do args+=(--option "${names[$i]}:$opt"); done < <(options "$i")
   done
-  "$REFEREE" play --games "$games" --seed 1 --results "$1/results.jsonl" "${args[@]}" \
-    "$2" "${names[0]}=$STOCKFISH" "${names[1]}=$STOCKFISH" > "$1/out.txt" 2>&1
+  /usr/bin/time -f "%U %S" -o "$1/cpu" \
+    "$REFEREE" play --games "$games" --seed 1 --results "$1/results.jsonl" "${args[@]}" \
+    "$2" "${names[0]}=$ENGINE" "${names[1]}=$ENGINE" > "$1/out.txt" 2>&1
 }
 ways=(fastchess tournament)
 ((all)) && ways=(fastchess fastchess-restart tournament tournament-fresh play-fresh play-kept)
 
 steal() { awk '/^cpu /{print $9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat; }
+busy=()
+for ((i = 0; i < load; i++)); do
+  yes > /dev/null &
+  busy+=($!)
+done
+stop_load() { ((${#busy[@]})) && kill "${busy[@]}" 2>/dev/null; busy=(); }
+trap 'stop_load; [[ -n $keep ]] || rm -rf "$W"' EXIT
+((load)) && say "load generator: $load busy loops (yes > /dev/null), pids ${busy[*]}"
 read -r steal0 total0 < <(steal)
 say "$regime, ${names[1]} against ${names[0]}, $games games, ${#ways[@]} ways, $runs run(s) each; work directory $W"
 say "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -448,6 +456,7 @@ for ((r = 1; r <= runs; r++)); do
     way=${ways[$(((i + r - 1) % n))]}
     dir=$W/$way-$r
     rm -rf "$dir"; mkdir -p "$dir"
+    echo "$dir" > "$W/current"
     t0=$(date +%s%N)
     case $way in
       fastchess) run_fastchess "$dir" ;;
@@ -463,10 +472,13 @@ for ((r = 1; r <= runs; r++)); do
   done
 done
 read -r steal1 total1 < <(steal)
+stop_load
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg);" \
   "CPU time stolen by the host: $(awk -v s=$((steal1 - steal0)) -v t=$((total1 - total0)) \
-    'BEGIN { printf "%.1f%%", t ? 100 * s / t : 0 }')" > "$W/machine"
+    'BEGIN { printf "%.1f%%", t ? 100 * s / t : 0 }')$( ((load)) && echo "; load generator: $load busy loops (yes > /dev/null) throughout")" > "$W/machine"
 { echo "runs=$runs"; echo "games=$games"; echo "regime=$regime"; echo "ways=${ways[*]}"
   echo "engines=${names[*]}"; echo "fastchess=$FASTCHESS"; echo "referee=$REFEREE"
-  echo "stockfish=$STOCKFISH"; } > "$W/params"
+  echo "stockfish=$STOCKFISH"
+  echo "judge=$( ((python_judge)) && echo "games/chess/judge.py (python-chess)" || echo "referee __chess-judge (compiled)")"
+} > "$W/params"
 table

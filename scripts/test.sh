@@ -9,8 +9,10 @@
 # JavaScript; Debian's default-jdk-headless and nodejs), and Slurm with
 # munge (tests/slurm.rs starts a one-node cluster as root; slurm-wlm,
 # munge, installed only when the script runs as root), Debian's stockfish
-# and python3-venv (tests/chess.rs; the script then makes the chess
-# judge's venv, games/chess/.venv, from PyPI), and Debian's postgresql
+# (tests/chess.rs, tests/chess_fastchess.rs) and python3-venv
+# (tests/chess_judges.rs compares the chess judge with the Python one; the
+# script then makes that one's venv, games/chess/.venv, from PyPI), and
+# Debian's postgresql
 # (tests/league_db.rs and tests/league_postgres.rs start a server of their
 # own as root; installed only when the script runs as root, without
 # starting the system's cluster). They are
@@ -89,9 +91,10 @@ if ((${#missing[@]} > 0)); then
   fi
 fi
 
-# No root needed: a venv of its own (Debian has no python3-chess).
+# No root needed: a venv of its own (Debian has no python3-chess), for the
+# Python chess judge that tests/chess_judges.rs compares with the referee's.
 if ! games/chess/make-venv.sh; then
-  echo "scripts/test.sh: could not make games/chess/.venv; tests/chess.rs will skip." >&2
+  echo "scripts/test.sh: could not make games/chess/.venv; tests/chess_judges.rs will skip." >&2
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then

@@ -33,6 +33,12 @@ fn main() {
     {
         referee::bot::drop_main();
     }
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|arg| arg == referee::games::chess::JUDGE_COMMAND)
+    {
+        referee::games::chess::judge_main();
+    }
     install_panic_hook();
     let cli = match Cli::try_parse_from(cli::normalize_args(std::env::args_os())) {
         Ok(cli) => cli,

@@ -1,10 +1,13 @@
-//! Chess (games/chess) through the real binary, over judge protocol 2:
+//! Chess (games/chess) through the real binary, over judge protocol 2,
+//! with the judge built into the referee (`referee __chess-judge`):
 //! Stockfish against itself in colour-swapped pairs, each game replayed
-//! apart from the judge from its PGN; fake engines that play an illegal
-//! move, no move, or past their clock. Each test skips, saying why,
-//! without Debian's stockfish or the judge's venv (scripts/test.sh makes
-//! both).
+//! apart from the judge from its PGN; fake engines (bots/chess-random)
+//! that play an illegal move, no move, or past their clock. The tests
+//! with Stockfish skip, saying why, without Debian's stockfish
+//! (scripts/test.sh installs it); the others need nothing but the build.
 
+#[path = "common/chess.rs"]
+mod chess_common;
 mod common;
 
 use std::io::Write;
@@ -12,7 +15,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
-use common::{fixture, referee};
+use chess_common::{fake, fake_engine, read_pgn};
+use common::referee;
 use serde_json::Value;
 
 const STOCKFISH: &str = "/usr/games/stockfish";
@@ -41,32 +45,27 @@ fn root() -> &'static str {
     env!("CARGO_MANIFEST_DIR")
 }
 
-fn python() -> String {
-    format!("{}/games/chess/.venv/bin/python3", root())
-}
-
-/// Why these tests cannot run on this machine, if they cannot.
+/// Why the tests with Stockfish cannot run on this machine, if they cannot.
 fn missing() -> Option<String> {
     if !Path::new(STOCKFISH).exists() {
         return Some(format!("{STOCKFISH} is missing: apt-get install stockfish"));
     }
-    let imports = Command::new(python())
-        .args(["-c", "import chess"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !imports {
-        return Some("games/chess/.venv cannot import chess: run games/chess/make-venv.sh".into());
-    }
     None
 }
 
-/// Takes the chess tests' lock, or says why the test skips (`None`).
+/// Takes the chess tests' lock, or says why a test with Stockfish skips
+/// (`None`).
 fn ready() -> Option<std::sync::MutexGuard<'static, ()>> {
     if let Some(why) = missing() {
         eprintln!("skipped: {why}");
         return None;
     }
-    Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()))
+    Some(serial())
+}
+
+/// Takes the chess tests' lock.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// `referee play --seed 1 [EXTRA] games/chess/game.toml BOTS`: its records.
@@ -86,44 +85,18 @@ fn play(extra: &[&str], bots: &[&str]) -> Vec<Value> {
     records
 }
 
-/// Replays each PGN with python-chess, apart from the judge: per game, its
-/// plies and how its last position stands by the rules ("on" if the game
-/// could go on). A PGN that does not read, or has an illegal move, fails.
+/// Replays each PGN apart from the judge (tests/common/chess.rs): per
+/// game, its plies and how its last position stands by the rules ("on"
+/// if the game could go on). A PGN that does not read, or has an illegal
+/// move, fails.
 fn replay(pgns: &[&str]) -> Vec<(u64, String)> {
-    const SCRIPT: &str = r#"
-import io, json, sys
-import chess.pgn
-for text in json.load(sys.stdin):
-    game = chess.pgn.read_game(io.StringIO(text))
-    assert game is not None and not game.errors, (text, game and game.errors)
-    board = game.end().board()
-    state = ("checkmate" if board.is_checkmate() else "stalemate" if board.is_stalemate()
-             else "insufficient_material" if board.is_insufficient_material()
-             else "fifty_moves" if board.is_fifty_moves()
-             else "threefold_repetition" if board.is_repetition(3) else "on")
-    print(len(board.move_stack), state)
-"#;
-    let mut child = Command::new(python())
-        .args(["-c", SCRIPT])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let input = serde_json::to_vec(pgns).unwrap();
-    child.stdin.take().unwrap().write_all(&input).unwrap();
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-        .lines()
-        .map(|l| {
-            let (plies, state) = l.split_once(' ').unwrap();
-            (plies.parse().unwrap(), state.to_owned())
+    pgns.iter()
+        .map(|text| {
+            let games = read_pgn(text);
+            assert_eq!(games.len(), 1, "{text}");
+            let game = &games[0];
+            assert!(game.error.is_none(), "{:?}: {text}", game.error);
+            (game.plies as u64, game.state.clone())
         })
         .collect()
 }
@@ -259,8 +232,7 @@ fn stockfish_plays_colour_swapped_pairs_to_legal_ends() {
 /// One game of a fake engine (seat 0, White: game 1's opening has White to
 /// move) against Stockfish; the record.
 fn against_a_fake(fake: &str, time_control: &str) -> Value {
-    // python-chess is in the judge's venv.
-    let fake = format!("fake={} {} {fake}", python(), fixture("chess/fake.py"));
+    let fake = format!("fake={} {fake}", fake_engine());
     let records = play(
         &["--time-control", time_control, "--option", "fake:Hash=16"],
         &[&fake, STOCKFISH],
@@ -385,7 +357,7 @@ fn the_sample_tournament_writes_both_colours_of_an_opening_to_games_pgn() {
 /// PGN has no time control.
 #[test]
 fn fixed_nodes_per_move_without_a_clock() {
-    let Some(_serial) = ready() else { return };
+    let _serial = serial();
     let dir = scratch();
     let game = fake_game(dir.path(), "nodes = 2000\nmax_plies = 6");
     let record = &play_fakes(&game, 1, &[&fake("a", "plays"), &fake("b", "plays")])[0];
@@ -409,18 +381,13 @@ fn fake_game(dir: &Path, options: &str) -> String {
     std::fs::write(
         &game,
         format!(
-            "name = \"chess\"\njudge = [\"{chess}/.venv/bin/python3\", \"{chess}/judge.py\"]\n\
+            "name = \"chess\"\njudge = [\"referee\", \"__chess-judge\"]\n\
              protocol = 2\nplayers = {{ min = 2, max = 2 }}\nreuse = true\nkeep_players = true\n\
              [options]\nopenings = \"{chess}/openings.epd\"\n{options}\n"
         ),
     )
     .unwrap();
     game.to_str().unwrap().to_owned()
-}
-
-/// `NAME=` the fake engine with `args`, for `referee play`.
-fn fake(name: &str, args: &str) -> String {
-    format!("{name}={} {} {args}", python(), fixture("chess/fake.py"))
 }
 
 /// `referee play --games GAMES GAME BOTS`: its records, in game order,
@@ -465,7 +432,7 @@ fn comments(pgn: &str) -> Vec<&str> {
 /// no score; the game is judged on the others.
 #[test]
 fn an_info_line_the_judge_cannot_read_gives_no_score() {
-    let Some(_serial) = ready() else { return };
+    let _serial = serial();
     let dir = scratch();
     let game = fake_game(dir.path(), "max_plies = 12");
     let losing = "info depth 1 score cp -2000";
@@ -519,11 +486,11 @@ fn an_info_line_the_judge_cannot_read_gives_no_score() {
 /// Random info lines and moves, from both engines, over many games: the
 /// judge rules on every one (no game void, `play` ends with status 0), a
 /// bad move is `incorrect` and its engine's loss, named in the last
-/// comment, and every PGN reads back by python-chess, its moves legal. The
+/// comment, and every PGN reads back, its moves legal. The
 /// seed varies from run to run; `CHESS_FUZZ_SEED` replays one.
 #[test]
 fn random_info_lines_and_moves_are_ruled_on() {
-    let Some(_serial) = ready() else { return };
+    let _serial = serial();
     let seed = std::env::var("CHESS_FUZZ_SEED").unwrap_or_else(|_| {
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
         now.unwrap().as_nanos().to_string()
@@ -576,11 +543,11 @@ fn random_info_lines_and_moves_are_ruled_on() {
 /// Issue 39, failure 7: entrant names holding `"]` and line ends went into
 /// the PGN's tags as they were, and a 2-game `games.pgn` read as 4 games,
 /// two of them forged results. The tags' values are escaped as the PGN
-/// standard says (`\\`, `\"`; a line end is a space): python-chess reads
-/// back the 2 games, with the names and the results of the records.
+/// standard says (`\\`, `\"`; a line end is a space): the file reads
+/// back as the 2 games, with the names and the results of the records.
 #[test]
 fn hostile_entrant_names_cannot_forge_games_pgn() {
-    let Some(_serial) = ready() else { return };
+    let _serial = serial();
     let dir = scratch();
     let game = fake_game(dir.path(), "max_plies = 6");
     let names = [
@@ -590,11 +557,7 @@ fn hostile_entrant_names_cannot_forge_games_pgn() {
     let engines = dir.path().join("engines");
     std::fs::create_dir(&engines).unwrap();
     for name in names {
-        let script = format!(
-            "#!/bin/sh\nexec {} {} plays\n",
-            python(),
-            fixture("chess/fake.py")
-        );
+        let script = format!("#!/bin/sh\nexec {} plays\n", fake_engine());
         let path = engines.join(name);
         std::fs::write(&path, script).unwrap();
         std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
@@ -624,52 +587,25 @@ fn hostile_entrant_names_cannot_forge_games_pgn() {
     let records = common::jsonl(&out.join("records.jsonl"));
     assert_eq!(records.len(), 2);
 
-    const READ: &str = r#"
-import json, sys
-import chess.pgn
-games = []
-with open(sys.argv[1], encoding="utf-8") as f:
-    while (game := chess.pgn.read_game(f)) is not None:
-        games.append({"headers": dict(game.headers), "errors": [str(e) for e in game.errors],
-                      "plies": len(list(game.mainline_moves()))})
-print(json.dumps(games))
-"#;
-    let pgn = out.join("games.pgn");
-    let read = Command::new(python())
-        .args(["-c", READ, pgn.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(read.status.success(), "{read:?}");
-    let games: Vec<Value> = serde_json::from_slice(&read.stdout).unwrap();
-    let text = std::fs::read_to_string(&pgn).unwrap();
+    let text = std::fs::read_to_string(out.join("games.pgn")).unwrap();
+    let games = read_pgn(&text);
     assert_eq!(games.len(), 2, "{text}");
-    // A tag's value as python-chess reads it (it does not undo the
-    // escapes), the escapes undone.
-    let unescape = |value: &Value| {
-        let mut out = String::new();
-        let mut chars = value.as_str().unwrap().chars();
-        while let Some(c) = chars.next() {
-            out.push(if c == '\\' { chars.next().unwrap() } else { c });
-        }
-        out
-    };
     let plain = |name: &str| name.replace(['\n', '\r'], " ");
     for (game, record) in games.iter().zip(&records) {
         let summary = &record["summary"];
-        assert_eq!(game["errors"], serde_json::json!([]), "{text}");
-        assert_eq!(game["plies"], 6, "{text}");
-        let headers = &game["headers"];
-        assert_eq!(headers["Result"], summary["result"], "{text}");
-        assert_eq!(headers["Result"], "1/2-1/2", "{text}");
-        assert_eq!(headers["Event"], "chess", "{text}");
+        assert_eq!(game.error, None, "{text}");
+        assert_eq!(game.plies, 6, "{text}");
+        assert_eq!(game.tag("Result"), summary["result"].as_str(), "{text}");
+        assert_eq!(game.tag("Result"), Some("1/2-1/2"), "{text}");
+        assert_eq!(game.tag("Event"), Some("chess"), "{text}");
         for (tag, colour) in [("White", "white"), ("Black", "black")] {
             let name = summary[colour].as_str().unwrap();
             assert!(names.contains(&name), "{record}");
-            assert_eq!(unescape(&headers[tag]), plain(name), "{text}");
+            assert_eq!(game.tag(tag), Some(plain(name).as_str()), "{text}");
         }
     }
     // Colours swapped in the second game.
-    assert_eq!(games[0]["headers"]["White"], games[1]["headers"]["Black"]);
+    assert_eq!(games[0].tag("White"), games[1].tag("Black"));
 }
 
 /// `YYYY.MM.DD`, PGN's date.
@@ -725,8 +661,8 @@ fn set_up(text: &str, lines: &[&str], clocks: Option<[u64; 2]>) -> Value {
 /// exits): the messages it wrote.
 fn judge_alone(input: &[Value]) -> Vec<Value> {
     let chess = format!("{}/games/chess", root());
-    let mut child = Command::new(python())
-        .arg("judge.py")
+    let mut child = Command::new(common::referee_bin())
+        .arg("__chess-judge")
         .current_dir(&chess)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -771,9 +707,6 @@ fn refusal(messages: &[Value]) -> &Value {
 /// own keys (`nodes`) never reach the engine.
 #[test]
 fn the_judge_refuses_an_option_its_engine_does_not_declare() {
-    if let Some(why) = missing() {
-        return eprintln!("skipped: {why}");
-    }
     let none = Value::Null;
     let uciok = set_up("uciok", &STOCKFISH_UCI, None);
     let refused = |options: Value| {
@@ -844,9 +777,6 @@ fn the_judge_refuses_an_option_its_engine_does_not_declare() {
 /// the judge's options; the judge then waits for the next `start`.
 #[test]
 fn the_judge_refuses_game_options_it_cannot_take() {
-    if let Some(why) = missing() {
-        return eprintln!("skipped: {why}");
-    }
     let none = Value::Null;
     let engines = || {
         [
@@ -899,9 +829,6 @@ fn the_judge_refuses_game_options_it_cannot_take() {
 /// gives White to the round's first entrant in its second game too.
 #[test]
 fn go_gives_each_side_its_own_clock_and_nodes() {
-    if let Some(why) = missing() {
-        return eprintln!("skipped: {why}");
-    }
     let control =
         |base: u64, inc: u64| serde_json::json!({"base_micros": base, "increment_micros": inc});
     // The first `go` (to whom, what), and the PGN of the game, which
@@ -1027,7 +954,7 @@ fn openings(records: &[Value]) -> Vec<(u64, String)> {
 /// played by `games_per_opening` games in a row (pairs, colours swapped).
 #[test]
 fn random_order_and_games_per_opening() {
-    let Some(_serial) = ready() else { return };
+    let _serial = serial();
     let dir = scratch();
     let (a, b) = (fake("a", "plays"), fake("b", "plays"));
     let played = |options: &str, seed: &str| {
@@ -1068,7 +995,7 @@ fn random_order_and_games_per_opening() {
 /// from seat 0, and loses.
 #[test]
 fn swap_false_keeps_the_colours() {
-    let Some(_serial) = ready() else { return };
+    let _serial = serial();
     let dir = scratch();
     let game = fake_game(dir.path(), "max_plies = 8\nswap = false");
     // Four games: two rounds, whose first entrants alternate (the
@@ -1116,7 +1043,7 @@ fn swap_false_keeps_the_colours() {
 /// TimeControl, the engines' ids.
 #[test]
 fn an_entrants_nodes_reach_its_go() {
-    let Some(_serial) = ready() else { return };
+    let _serial = serial();
     let dir = scratch();
     let game = fake_game(dir.path(), "nodes = 2000\nmax_plies = 4");
     let extra = ["--seed", "1", "--option", "a:nodes=500"];
@@ -1160,7 +1087,7 @@ fn an_entrants_nodes_reach_its_go() {
 /// fakes (scores 0) play 6. Bxc6 Rg8 7. Bxd7+ Kf8 8. Be8 Rh8 in game 1.
 #[test]
 fn the_draw_adjudication_counts_as_fastchess() {
-    let Some(_serial) = ready() else { return };
+    let _serial = serial();
     let dir = scratch();
     let bots = [fake("a", "plays"), fake("b", "plays")];
     for (options, plies) in [

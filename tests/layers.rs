@@ -11,6 +11,7 @@ use std::path::Path;
 /// this list.
 const LAYERS: &[(&str, &[&str])] = &[
     ("units", &[]),
+    ("manifest", &[]),
     ("text", &[]),
     ("rng", &[]),
     ("stats", &[]),
@@ -27,6 +28,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "bot",
             "exit",
             "interrupt",
+            "manifest",
             "outcome",
             "record",
             "rng",
@@ -83,6 +85,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "game",
             "games",
             "interrupt",
+            "manifest",
             "outcome",
             "parallel",
             "record",

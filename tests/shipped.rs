@@ -1,38 +1,22 @@
 //! The shipped chess game by its name, wherever the binary runs: from a
 //! folder with no `games/` in sight, with a fresh home (the case of
-//! `cargo install`, which installs the binary alone), the files are
-//! unpacked and the judge's Python environment made on first use; then a
-//! second run and a tournament file's `game = "chess"` use that copy, and
-//! `REFEREE_GAMES` points at an organiser's own copy instead.
+//! `cargo install`, which installs the binary alone), the game file and
+//! the book are unpacked on first use and the judge is the binary's own
+//! (no Python, no venv); then a second run and a tournament file's
+//! `game = "chess"` use that copy, and `REFEREE_GAMES` points at an
+//! organiser's own copy instead.
 
+#[path = "common/chess.rs"]
+mod chess_common;
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
-use common::{fixture, referee_with};
+use chess_common::{fake, fake_engine};
+use common::referee_with;
 
 fn root() -> &'static str {
     env!("CARGO_MANIFEST_DIR")
-}
-
-fn python() -> String {
-    format!("{}/games/chess/.venv/bin/python3", root())
-}
-
-/// The fake engines need python-chess from the source tree's venv; the
-/// first run needs python3's venv module and PyPI, as the docs say.
-fn missing() -> Option<&'static str> {
-    let imports = Command::new(python())
-        .args(["-c", "import chess"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    (!imports).then_some("games/chess/.venv cannot import chess: run games/chess/make-venv.sh")
-}
-
-/// `NAME=` the fake engine (plays legal moves, then as `mode` says).
-fn fake(name: &str, mode: &str) -> String {
-    format!("{name}={} {} {mode}", python(), fixture("chess/fake.py"))
 }
 
 /// The folders the shipped chess game was unpacked into under `home`.
@@ -43,13 +27,8 @@ fn unpacked(home: &Path) -> Vec<std::path::PathBuf> {
         .unwrap_or_default()
 }
 
-/// A working folder with an empty home inside, or `None` (saying why)
-/// when the fakes cannot run here.
+/// A working folder with an empty home inside.
 fn folder_and_home() -> Option<(tempfile::TempDir, std::path::PathBuf)> {
-    if let Some(why) = missing() {
-        eprintln!("skipped: {why}");
-        return None;
-    }
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let home = dir.path().join("home");
     std::fs::create_dir(&home).unwrap();
@@ -81,25 +60,26 @@ fn chess_by_its_name_runs_from_anywhere() {
         first.stdout.contains("2 games played, 0 judge errors"),
         "{first:?}"
     );
-    assert!(
-        first.stderr.contains("making its Python environment"),
-        "{first:?}"
-    );
     let copies = unpacked(&home);
     assert_eq!(copies.len(), 1, "{copies:?}");
-    assert!(copies[0].join("judge.py").is_file() && copies[0].join(".venv").is_dir());
+    let mut files: Vec<String> = std::fs::read_dir(&copies[0])
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["game.toml", "openings.epd"]);
 
     let again = referee_with(args, b"", &env, Some(dir.path()));
     assert_eq!(again.code, Some(0), "{again:?}");
-    assert!(!again.stderr.contains("making its Python"), "{again:?}");
+    assert!(!again.stderr.contains("WARN"), "{again:?}");
 
     std::fs::write(
         dir.path().join("match.toml"),
         format!(
             "game = \"chess\"\ngames = 2\n[[entrant]]\nname = \"w\"\ncommand = {:?}\n\
              [[entrant]]\nname = \"b\"\ncommand = {:?}\n",
-            [python(), fixture("chess/fake.py"), "illegal".into()],
-            [python(), fixture("chess/fake.py"), "play".into()],
+            [fake_engine(), "illegal"],
+            [fake_engine(), "play"],
         ),
     )
     .unwrap();
@@ -113,6 +93,36 @@ fn chess_by_its_name_runs_from_anywhere() {
     let pgn = std::fs::read_to_string(dir.path().join("out/games.pgn")).unwrap();
     assert_eq!(pgn.matches("[Event ").count(), 2, "{pgn}");
     assert_eq!(unpacked(&home).len(), 1);
+}
+
+/// Under `--sandbox` (engines in bubblewrap, each as it would be for
+/// untrusted code) the judge is still the referee's own binary, started
+/// outside the sandbox, and the games play.
+#[test]
+fn chess_by_its_name_plays_under_the_sandbox() {
+    common::need_bwrap();
+    let Some((dir, home)) = folder_and_home() else {
+        return;
+    };
+    let env = home_alone(&home);
+    let (white, black) = (fake("w", "plays"), fake("b", "plays"));
+    let args = [
+        "play",
+        "--sandbox",
+        "--games",
+        "2",
+        "--game-option",
+        "max_plies=8",
+        "chess",
+        &white,
+        &black,
+    ];
+    let run = referee_with(args, b"", &env, Some(dir.path()));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stdout.contains("2 games played, 0 judge errors"),
+        "{run:?}"
+    );
 }
 
 #[test]
@@ -176,11 +186,12 @@ fn loose(dir: &Path) -> Vec<(std::path::PathBuf, u32)> {
 }
 
 /// Issue 49, failure 4: the shipped chess game unpacked in the data folder
-/// was used as it was found, so a `judge.py` a bot had edited (run once
+/// was used as it was found, so a judge a bot had put there (run once
 /// without `--sandbox`, as the organiser) ran at the organiser's next run.
-/// Each run now checks the copy against the binary's files and the venv
-/// against the manifest made with it: what differs is named on the log and
-/// the copy is made again, so nothing planted runs and the games play.
+/// Each run checks the copy against the binary's files: a game file that
+/// names another judge, a file added beside it, a file others may write
+/// are named on the log and the copy is made again, so nothing planted
+/// runs and the games play.
 #[test]
 fn a_changed_or_planted_file_in_the_unpacked_game_never_runs() {
     let Some((dir, home)) = folder_and_home() else {
@@ -218,43 +229,42 @@ fn a_changed_or_planted_file_in_the_unpacked_game_never_runs() {
     let copy = &copies[0];
     assert_eq!(loose(&referee), [], "writable by others or not ours");
 
-    // A bot rewrote the judge (it would leave a mark and stop), planted
-    // code where Python runs it before the judge (site's sitecustomize and
-    // a .pth's import line) and made a file writable by all.
+    // A bot made the game file name a judge of its own (it would leave a
+    // mark and stop), planted a file beside it and made the book writable
+    // by all.
     let marks = dir.path().join("marks");
     std::fs::create_dir(&marks).unwrap();
-    let mark = |name: &str| {
-        format!(
-            "import pathlib; pathlib.Path({:?}).write_text('ran')\n",
-            marks.join(name).to_str().unwrap()
-        )
-    };
-    let judge = copy.join("judge.py");
-    std::fs::write(&judge, mark("judge") + "raise SystemExit(0)\n").unwrap();
-    let lib = copy.join(".venv/lib");
-    let python_dir = std::fs::read_dir(&lib).unwrap().next().unwrap().unwrap();
-    let site = python_dir.path().join("site-packages");
-    assert!(site.join("chess").is_dir(), "{site:?}");
-    std::fs::write(site.join("sitecustomize.py"), mark("sitecustomize")).unwrap();
-    std::fs::write(site.join("zz-planted.pth"), mark("pth")).unwrap();
+    let game = copy.join("game.toml");
+    let shipped = std::fs::read_to_string(&game).unwrap();
+    let planted = shipped.replace(
+        "judge = [\"referee\", \"__chess-judge\"]",
+        &format!(
+            "judge = [\"sh\", \"-c\", \"touch {}\"]",
+            marks.join("judge").display()
+        ),
+    );
+    assert_ne!(planted, shipped);
+    std::fs::write(&game, planted).unwrap();
+    std::fs::write(copy.join("planted.sh"), "touch marks/planted\n").unwrap();
     chmod(&copy.join("openings.epd"), 0o666);
     let run = play();
     for name in [
-        "judge.py changed",
-        "sitecustomize.py added",
-        "zz-planted.pth added",
+        "game.toml changed",
+        "planted.sh added",
         "openings.epd is writable by others",
     ] {
         assert!(run.stderr.contains(name), "{name}: {run:?}");
     }
-    let shipped = std::fs::read(format!("{}/games/chess/judge.py", root())).unwrap();
-    assert_eq!(std::fs::read(&judge).unwrap(), shipped, "not made again");
-    assert!(!site.join("sitecustomize.py").exists());
+    assert_eq!(
+        std::fs::read_to_string(&game).unwrap(),
+        shipped,
+        "not made again"
+    );
+    assert!(!copy.join("planted.sh").exists());
     assert_eq!(loose(&referee), []);
 
-    // What was made again is used as it is: no warning, no new venv.
+    // What was made again is used as it is: no warning.
     let run = play();
-    assert!(!run.stderr.contains("making its Python"), "{run:?}");
     assert!(!run.stderr.contains("WARN"), "{run:?}");
     assert_eq!(unpacked(&home), copies);
     let ran: Vec<_> = std::fs::read_dir(&marks).unwrap().collect();

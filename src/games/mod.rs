@@ -3,6 +3,7 @@
 //! [`crate::bot`].
 
 pub mod acesup;
+pub mod chess;
 pub mod chomp;
 pub mod evensteven;
 pub mod external;

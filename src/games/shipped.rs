@@ -9,53 +9,37 @@
 //! compiled into the binary, written into the user's data folder
 //! (`$XDG_DATA_HOME/referee/games/NAME-HASH`, or `~/.local/share/...`): the
 //! hash of the files names the folder, so another build never reads a stale
-//! copy. A shipped game that needs a Python environment gets it there when
-//! the copy is written, from the game's own `make-venv.sh`, with only what
-//! its judge runs left in it, and listed in a manifest.
+//! copy. Chess's judge is built into the binary (`referee __chess-judge`,
+//! [`super::chess`]): its copy is a game file and a book, and needs
+//! nothing else installed.
 //!
-//! The judge runs as the organiser, outside any sandbox, so that copy is
-//! checked before each use (each run that names the game): the binary's
-//! files with their bytes and modes and nothing beside them, the venv as
-//! its manifest lists it, everything the user's own and writable by no
-//! one else. A copy that is not so (a bot run without `--sandbox` edited
-//! `judge.py`, or put a `sitecustomize.py` in the venv) is named on the
-//! log and written again beside it, then swapped into its place in one
-//! step. An organiser's or a package's copy is theirs, used as found.
+//! The judge runs as the organiser, outside any sandbox, and the game file
+//! says which program it is, so that copy is checked before each use (each
+//! run that names the game): the binary's files with their bytes and modes
+//! and nothing beside them, everything the user's own and writable by no
+//! one else. A copy that is not so (a bot run without `--sandbox` made
+//! `game.toml` name a judge of its own) is named on the log and written
+//! again beside it, then swapped into its place in one step. An
+//! organiser's or a package's copy is theirs, used as found.
 //! docs/chess.md says what this guards against and what it cannot.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-use crate::manifest;
 
 /// A game compiled into the binary: its folder's files.
 struct Shipped {
     name: &'static str,
     files: &'static [(&'static str, &'static str)],
-    /// The script that makes its Python environment, if it needs one.
-    venv_script: Option<&'static str>,
 }
 
 const CHESS: Shipped = Shipped {
     name: "chess",
     files: &[
         ("game.toml", include_str!("../../games/chess/game.toml")),
-        ("judge.py", include_str!("../../games/chess/judge.py")),
         (
             "openings.epd",
             include_str!("../../games/chess/openings.epd"),
         ),
-        (
-            "requirements.txt",
-            include_str!("../../games/chess/requirements.txt"),
-        ),
-        (
-            "make-venv.sh",
-            include_str!("../../games/chess/make-venv.sh"),
-        ),
     ],
-    venv_script: Some("make-venv.sh"),
 };
 
 const SHIPPED: &[Shipped] = &[CHESS];
@@ -84,12 +68,7 @@ pub fn resolve(game: &Path) -> Result<PathBuf, String> {
 pub fn game_file(name: &str) -> Result<PathBuf, String> {
     let shipped = find(name).ok_or_else(|| format!("{name:?} is not a shipped game"))?;
     let dir = match organisers_copy(shipped) {
-        Some(dir) => {
-            if let Some(script) = shipped.venv_script {
-                venv_in_place(shipped.name, &dir, script)?;
-            }
-            dir
-        }
+        Some(dir) => dir,
         None => write_out(shipped)?,
     };
     Ok(dir.join("game.toml"))
@@ -133,9 +112,9 @@ fn write_out(game: &Shipped) -> Result<PathBuf, String> {
     })?;
     let parent = games_folder(game.name, &data)?;
     let dir = parent.join(format!("{}-{:016x}", game.name, hash(game)));
-    let when = match check(game, &dir) {
+    match check(game, &dir) {
         Found::AsShipped => return Ok(dir),
-        Found::Absent => "once",
+        Found::Absent => {}
         Found::Differs(problems) => {
             tracing::warn!(
                 "{}: the unpacked game {} is not as the referee ships it ({}): unpacking it again",
@@ -143,10 +122,9 @@ fn write_out(game: &Shipped) -> Result<PathBuf, String> {
                 dir.display(),
                 listed(&problems)
             );
-            "again"
         }
-    };
-    unpack(game, &parent, &dir, when)?;
+    }
+    unpack(game, &parent, &dir)?;
     Ok(dir)
 }
 
@@ -193,13 +171,6 @@ fn euid() -> u32 {
     unsafe { nix::libc::geteuid() }
 }
 
-/// The file beside a shipped game's `.venv` that lists what the venv held
-/// when it was made ([`crate::manifest`]).
-const VENV_MANIFEST: &str = ".venv.manifest";
-
-/// The folder of a shipped game's Python environment.
-const VENV: &str = ".venv";
-
 /// What a shipped game's folder in the data folder is.
 enum Found {
     Absent,
@@ -209,9 +180,8 @@ enum Found {
 }
 
 /// Whether `dir` holds `game` as the binary would write it: every file the
-/// binary carries, with its bytes and mode, and nothing else; its venv as
-/// its manifest lists it (nothing changed, added or gone, byte code
-/// included); every entry this user's and writable by no one else.
+/// binary carries, with its bytes and mode, and nothing else; every entry
+/// this user's and writable by no one else.
 fn check(game: &Shipped, dir: &Path) -> Found {
     use std::os::unix::fs::MetadataExt;
     match std::fs::symlink_metadata(dir) {
@@ -224,7 +194,6 @@ fn check(game: &Shipped, dir: &Path) -> Found {
     }
     let mut problems = Vec::new();
     open_to_others(dir, &mut problems);
-    let venv = game.venv_script.is_some();
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) => return Found::Differs(vec![format!("{}: {e}", dir.display())]),
@@ -232,8 +201,7 @@ fn check(game: &Shipped, dir: &Path) -> Found {
     for entry in entries {
         let Ok(entry) = entry else { continue };
         let name = entry.file_name();
-        let ours = venv && (name == VENV || name == VENV_MANIFEST);
-        if !ours && !game.files.iter().any(|(file, _)| name == *file) {
+        if !game.files.iter().any(|(file, _)| name == *file) {
             problems.push(format!("{} added", Path::new(&name).display()));
         }
     }
@@ -250,39 +218,10 @@ fn check(game: &Shipped, dir: &Path) -> Found {
             problems.push(format!("{file} {how}"));
         }
     }
-    if venv {
-        check_venv(dir, &mut problems);
-    }
     if problems.is_empty() {
         Found::AsShipped
     } else {
         Found::Differs(problems)
-    }
-}
-
-/// Adds to `problems` what differs between `dir`'s venv and its manifest.
-fn check_venv(dir: &Path, problems: &mut Vec<String>) {
-    let venv = dir.join(VENV);
-    if !std::fs::symlink_metadata(&venv).is_ok_and(|meta| meta.is_dir()) {
-        problems.push(format!("{VENV} is not a folder"));
-        return;
-    }
-    let was = match std::fs::read(dir.join(VENV_MANIFEST)) {
-        Ok(text) => manifest::parse(&text).map_err(|n| format!("line {n} is not a manifest's")),
-        Err(e) => Err(e.to_string()),
-    };
-    let now = manifest::of(&venv, |_| false)
-        .map_err(|e| e.to_string())
-        .and_then(|text| manifest::parse(&text).map_err(|n| format!("line {n}")));
-    match (was, now) {
-        (Err(e), _) => problems.push(format!("{VENV_MANIFEST}: {e}")),
-        (_, Err(e)) => problems.push(format!("{VENV}: {e}")),
-        (Ok(was), Ok(now)) => {
-            for (path, change) in manifest::changes(&was, &now) {
-                let path = Path::new(VENV).join(path);
-                problems.push(format!("{} {}", path.display(), change.as_str()));
-            }
-        }
     }
 }
 
@@ -335,11 +274,10 @@ fn mode_of(file: &str) -> u32 {
     if file.ends_with(".sh") { 0o755 } else { 0o644 }
 }
 
-/// Writes `game` into a new folder beside `dir` (its venv made there too),
-/// then puts it in `dir`'s place in one step: a run starting meanwhile
-/// finds the old folder or the new one, never a half-written one.
-/// `when` says on standard error whether it is the first time or not.
-fn unpack(game: &Shipped, parent: &Path, dir: &Path, when: &str) -> Result<(), String> {
+/// Writes `game` into a new folder beside `dir`, then puts it in `dir`'s
+/// place in one step: a run starting meanwhile finds the old folder or the
+/// new one, never a half-written one.
+fn unpack(game: &Shipped, parent: &Path, dir: &Path) -> Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
     let fail = |what: &Path, e: std::io::Error| format!("{}: {}: {e}", game.name, what.display());
     let staging = tempfile::Builder::new()
@@ -352,9 +290,6 @@ fn unpack(game: &Shipped, parent: &Path, dir: &Path, when: &str) -> Result<(), S
         std::fs::write(&path, text).map_err(|e| fail(&path, e))?;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode_of(name)))
             .map_err(|e| fail(&path, e))?;
-    }
-    if let Some(script) = game.venv_script {
-        make_venv(game.name, new, dir, script, when)?;
     }
     std::fs::set_permissions(new, std::fs::Permissions::from_mode(0o755))
         .map_err(|e| fail(new, e))?;
@@ -421,97 +356,6 @@ fn hash(game: &Shipped) -> u64 {
     hasher.finish()
 }
 
-/// Makes the game's Python environment in `new` (the folder that will be
-/// `dir`) with its script, then leaves in it only what the judge runs
-/// (pip and setuptools are uninstalled: a fortieth of the files to
-/// check before each run), closes it to others, and lists it in its manifest.
-/// The script's output goes to standard error, so that the one slow first
-/// run says what it is doing.
-fn make_venv(name: &str, new: &Path, dir: &Path, script: &str, when: &str) -> Result<(), String> {
-    run_script(name, new, dir, script, when)?;
-    let venv = new.join(VENV);
-    let trimmed = Command::new(venv.join("bin/python3"))
-        .args([
-            "-m",
-            "pip",
-            "uninstall",
-            "--yes",
-            "--quiet",
-            "pip",
-            "setuptools",
-        ])
-        .stdout(std::process::Stdio::from(std::io::stderr()))
-        .status();
-    if !trimmed.as_ref().is_ok_and(|s| s.success()) {
-        // Not needed to run: only more files to check.
-        tracing::warn!("{name}: cannot uninstall pip and setuptools from its venv: {trimmed:?}");
-    }
-    let fail = |what: &Path, e: std::io::Error| format!("{name}: {}: {e}", what.display());
-    close_to_others(&venv).map_err(|e| fail(&venv, e))?;
-    let listed = manifest::of(&venv, |_| false).map_err(|e| fail(&venv, e))?;
-    let at = new.join(VENV_MANIFEST);
-    std::fs::write(&at, listed).map_err(|e| fail(&at, e))
-}
-
-/// Runs the game's venv script in an organiser's or a package's copy
-/// once: a mark in the venv says it succeeded (the script alone would
-/// start Python on every run to check).
-fn venv_in_place(name: &str, dir: &Path, script: &str) -> Result<(), String> {
-    let mark = dir.join(".venv/.referee-ready");
-    if mark.exists() {
-        return Ok(());
-    }
-    run_script(name, dir, dir, script, "once")?;
-    // Without the mark the script runs again next time: no harm.
-    let _ = std::fs::write(&mark, "");
-    Ok(())
-}
-
-/// Runs `script` in `at`, the folder that is or will be `dir`, saying so
-/// on standard error.
-fn run_script(name: &str, at: &Path, dir: &Path, script: &str, when: &str) -> Result<(), String> {
-    let _ = writeln!(
-        std::io::stderr(),
-        "referee: {name}: making its Python environment in {} ({when})",
-        dir.join(VENV).display()
-    );
-    let status = Command::new("bash")
-        .arg(at.join(script))
-        .stdout(std::process::Stdio::from(std::io::stderr()))
-        .status()
-        .map_err(|e| format!("{name}: cannot run {}: {e}", at.join(script).display()))?;
-    if status.success() {
-        return Ok(());
-    }
-    Err(format!(
-        "{name}: {} failed ({status}): it needs python3 with its venv module \
-         (Debian: apt-get install python3-venv) and PyPI; run it by hand to see why",
-        dir.join(script).display()
-    ))
-}
-
-/// Takes group's and others' write bits off everything under `dir`.
-fn close_to_others(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let mut todo = vec![dir.to_owned()];
-    while let Some(at) = todo.pop() {
-        let meta = std::fs::symlink_metadata(&at)?;
-        if meta.is_symlink() {
-            continue;
-        }
-        let mode = meta.permissions().mode() & 0o7777;
-        if mode & 0o022 != 0 {
-            std::fs::set_permissions(&at, std::fs::Permissions::from_mode(mode & !0o022))?;
-        }
-        if meta.is_dir() {
-            for entry in std::fs::read_dir(&at)? {
-                todo.push(entry?.path());
-            }
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -534,10 +378,9 @@ mod tests {
     const TINY: Shipped = Shipped {
         name: "tiny",
         files: &[("game.toml", "name = 'tiny'\n"), ("run.sh", "echo\n")],
-        venv_script: Some("run.sh"),
     };
 
-    /// `TINY` written out by hand in `dir`, with a venv of one file.
+    /// `TINY` written out by hand in `dir`.
     fn tiny(dir: &Path) {
         use std::os::unix::fs::PermissionsExt;
         for (name, text) in TINY.files {
@@ -545,12 +388,7 @@ mod tests {
             let mode = std::fs::Permissions::from_mode(mode_of(name));
             std::fs::set_permissions(dir.join(name), mode).unwrap();
         }
-        std::fs::create_dir_all(dir.join(".venv/lib")).unwrap();
-        std::fs::write(dir.join(".venv/lib/m.py"), "x = 1\n").unwrap();
-        std::os::unix::fs::symlink("/usr/bin/python3", dir.join(".venv/python3")).unwrap();
-        close_to_others(dir).unwrap();
-        let listed = manifest::of(&dir.join(VENV), |_| false).unwrap();
-        std::fs::write(dir.join(VENV_MANIFEST), listed).unwrap();
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
 
     fn problems(dir: &Path) -> Vec<String> {
@@ -572,7 +410,7 @@ mod tests {
         assert_eq!(problems(&dir), Vec::<String>::new());
 
         type Edit = fn(&Path);
-        let edits: [(&str, Edit); 6] = [
+        let edits: [(&str, Edit); 5] = [
             ("game.toml changed", |d| {
                 std::fs::write(d.join("game.toml"), "name = 'x'\n").unwrap()
             }),
@@ -583,15 +421,10 @@ mod tests {
             ("judge.py added", |d| {
                 std::fs::write(d.join("judge.py"), "").unwrap()
             }),
-            (".venv/lib/m.py changed", |d| {
-                std::fs::write(d.join(".venv/lib/m.py"), "x = 2\n").unwrap()
-            }),
-            (".venv/lib/x.pth added", |d| {
-                std::fs::write(d.join(".venv/lib/x.pth"), "").unwrap()
-            }),
-            (".venv/lib is writable by others (mode 0775)", |d| {
+            ("lib added", |d| std::fs::create_dir(d.join("lib")).unwrap()),
+            ("its folder is writable by others (mode 0775)", |d| {
                 let mode = std::fs::Permissions::from_mode(0o775);
-                std::fs::set_permissions(d.join(".venv/lib"), mode).unwrap()
+                std::fs::set_permissions(d, mode).unwrap()
             }),
         ];
         for (want, edit) in edits {
@@ -601,8 +434,6 @@ mod tests {
             edit(&dir);
             assert_eq!(problems(&dir), [want]);
         }
-        std::fs::remove_file(dir.join(VENV_MANIFEST)).unwrap();
-        assert!(problems(&dir).iter().any(|p| p.starts_with(VENV_MANIFEST)));
         std::fs::remove_dir_all(&dir).unwrap();
         std::os::unix::fs::symlink(parent.path(), &dir).unwrap();
         assert_eq!(

@@ -706,7 +706,7 @@ impl<'g> Session<'g> {
     fn start_judge(&mut self, limits: &BotLimits) -> Result<(), String> {
         if self.judge.is_none() {
             let spec = BotSpec {
-                program: self.game.judge[0].clone(),
+                program: self.game.judge_program(),
                 args: self.game.judge[1..].to_vec(),
                 dir: Some(self.game.dir.clone()),
                 hide: vec![],

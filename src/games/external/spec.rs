@@ -60,6 +60,12 @@ struct Limits {
     max_frames: Option<usize>,
 }
 
+/// The judge program that names the referee itself (`judge = ["referee",
+/// "__chess-judge"]`): a judge built into the binary runs wherever the
+/// binary is installed, and the game file stays the same everywhere (its
+/// fingerprint, which `--resume` and shards compare, too).
+pub const OWN_PROGRAM: &str = "referee";
+
 /// Default time per move when the game file gives none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -159,6 +165,8 @@ impl ExternalGame {
         match file.judge.first() {
             None => problems
                 .push("judge must name a program: judge = [\"python3\", \"judge.py\"]".to_owned()),
+            // Found when the judge starts: see `judge_program`.
+            Some(program) if program == OWN_PROGRAM => {}
             Some(program) => match resolve_judge(program, &dir) {
                 Ok(resolved) => judge[0] = resolved.into_os_string(),
                 Err(e) => problems.push(format!("judge: {e}")),
@@ -197,6 +205,23 @@ impl ExternalGame {
 }
 
 impl ExternalGame {
+    /// The program to start as the judge: the game file's, or for
+    /// [`OWN_PROGRAM`] the referee's own binary as it runs now,
+    /// `/proc/PID/exe` (the same binary even after a rebuild or an
+    /// install replaced its file), else its path.
+    pub fn judge_program(&self) -> std::ffi::OsString {
+        if self.judge[0] != OWN_PROGRAM {
+            return self.judge[0].clone();
+        }
+        let running = PathBuf::from(format!("/proc/{}/exe", std::process::id()));
+        if running.exists() {
+            return running.into_os_string();
+        }
+        std::env::current_exe()
+            .map(PathBuf::into_os_string)
+            .unwrap_or_else(|_| OWN_PROGRAM.into())
+    }
+
     /// Sets judge-wide options over the game file's, key by key (a
     /// tournament file's `[options]`, `--game-option`).
     pub fn set_options(&mut self, options: &toml::Table) -> Result<(), String> {
