@@ -600,13 +600,16 @@ fn recording_a_game_lists_no_folder() {
         std::fs::read_to_string(&results).unwrap().lines().count(),
         300
     );
-    // A few for the results file and its folder; none a game.
+    // A few for the results file and its folder, none a game (each
+    // game's listing was 10 and 5: 3,000 and 1,500 here). The memory
+    // watch opens `/proc` files every 10 ms, so a run slowed by a busy
+    // machine opens some more.
     assert!(
         with[0] <= without[0] + 10,
         "getdents64: {with:?} against {without:?}"
     );
     assert!(
-        with[1] <= without[1] + 30,
+        with[1] <= without[1] + 150,
         "openat: {with:?} against {without:?}"
     );
 }
