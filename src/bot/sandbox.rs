@@ -66,14 +66,7 @@ pub fn sandboxed(
     }
     let env = spec.env.vars(true);
     let needs = Needs::of(path, env.as_ref());
-    let home = match &env {
-        Some(vars) => vars
-            .iter()
-            .rev()
-            .find(|(n, _)| n == "HOME")
-            .map(|(_, v)| v.clone()),
-        None => std::env::var_os("HOME"),
-    };
+    let home = env_var(env.as_ref(), "HOME");
     let uid = user.unwrap_or_else(|| nix::unistd::getuid().as_raw());
     let etc =
         etc_folder(uid, Path::new(&home.unwrap_or_else(|| "/".into()))).map_err(|source| {
@@ -130,6 +123,19 @@ pub fn sandboxed(
     args.push("--".into());
     args.extend(command);
     Ok((launcher.to_owned(), args))
+}
+
+/// The value of `name` in the process's environment `env` (the last one
+/// set wins), or in the referee's own when `None`.
+fn env_var(env: Option<&super::environment::Vars>, name: &str) -> Option<OsString> {
+    match env {
+        Some(vars) => vars
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone()),
+        None => std::env::var_os(name),
+    }
 }
 
 /// The launcher's real path, as the sandbox shows it (the referee's own
@@ -402,14 +408,7 @@ impl Needs {
     fn of(program: &Path, env: Option<&super::environment::Vars>) -> Needs {
         type Key = (PathBuf, Option<(u64, u64, i64, i64)>, [Option<OsString>; 3]);
         static KNOWN: OnceLock<std::sync::Mutex<HashMap<Key, Vec<PathBuf>>>> = OnceLock::new();
-        let vars = ["PATH", "HOME", "RUSTUP_HOME"].map(|name| match env {
-            Some(vars) => vars
-                .iter()
-                .rev()
-                .find(|(n, _)| n == name)
-                .map(|(_, v)| v.clone()),
-            None => std::env::var_os(name),
-        });
+        let vars = ["PATH", "HOME", "RUSTUP_HOME"].map(|name| env_var(env, name));
         let file = std::fs::metadata(program).ok().map(|m| {
             use std::os::unix::fs::MetadataExt;
             (m.dev(), m.ino(), m.mtime(), m.mtime_nsec())
