@@ -12,10 +12,13 @@
 //! Where the bot has a cgroup ([`super::cgroup`]), the kernel does it all:
 //! it caps the cgroup's memory and kills it when it is over, and counts
 //! its CPU time and peak memory exactly. The sampler thread below then
-//! only looks, every [`SAMPLE_INTERVAL`], at whether the kernel killed one
-//! of the bot's processes for its memory, so that the whole bot goes at
-//! once (a bot whose child was killed must not play on as if nothing
-//! happened).
+//! only looks at whether the kernel killed one of the bot's processes for
+//! its memory, so that the whole bot goes at once (a bot whose child was
+//! killed must not play on as if nothing happened), and only when the
+//! kernel tells it of an OOM in the cgroup: it sleeps while the bot
+//! thinks. (It used to look every [`SAMPLE_INTERVAL`]; beside busy CPUs
+//! each of those wake-ups took the CPU from a thinking engine, whose
+//! moves then took 20% longer, issue 50.)
 //!
 //! Where no cgroup is available (not root, no delegated cgroup, or
 //! `--no-cgroups`), a sampler thread looks at every live bot
@@ -38,16 +41,19 @@
 //! without being waited for inside the tree keeps what was last seen of
 //! it; the total never goes down.
 
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
-use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::{Duration, Instant};
 
+use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
+use nix::sys::eventfd::{EfdFlags, EventFd};
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 
-use super::cgroup::Cgroup;
+use super::cgroup::{Cgroup, OomNotice};
 
 /// How often every live bot's memory is looked at.
 pub const SAMPLE_INTERVAL: Duration = Duration::from_millis(10);
@@ -233,6 +239,12 @@ struct Shared {
     /// Outside the lock: it is read on every reply, while a look holds
     /// the lock for tens of microseconds.
     main: AtomicI32,
+    /// Whether `main` is found for good (see [`Shared::main_pid`]).
+    main_found: AtomicBool,
+    /// The kernel's notice of an OOM in the cgroup, which the watch sleeps
+    /// on; `None` where it could not be had (then the cgroup is looked at
+    /// every [`SAMPLE_INTERVAL`]).
+    notice: Option<OomNotice>,
     state: Mutex<State>,
 }
 
@@ -275,6 +287,12 @@ impl Meter {
         cgroup: Option<Arc<Cgroup>>,
         cpu_base: Duration,
     ) -> Meter {
+        let notice = cgroup.as_ref().and_then(|cgroup| {
+            cgroup
+                .oom_notice()
+                .inspect_err(|e| tracing::debug!("no notice of OOM kills: {e}; looking instead"))
+                .ok()
+        });
         let shared = Arc::new(Shared {
             leader,
             limit,
@@ -282,9 +300,11 @@ impl Meter {
             sandboxed,
             cpu_base,
             main: AtomicI32::new(leader),
+            main_found: AtomicBool::new(!sandboxed),
+            notice,
             state: Mutex::new(State::default()),
         });
-        sampler().add(Arc::downgrade(&shared));
+        sampler().add(&shared);
         Meter { shared }
     }
 
@@ -372,7 +392,7 @@ impl Meter {
     /// its CPU clock: cheap enough to time each move. `None` where the
     /// clock cannot be read.
     pub fn main_cpu(&self) -> Option<Duration> {
-        process_cpu_clock(self.shared.main.load(Ordering::Relaxed))
+        process_cpu_clock(self.shared.main_pid())
     }
 
     /// Takes a last measurement and stops: to be called once the leader
@@ -411,6 +431,29 @@ impl Shared {
         state
     }
 
+    /// The bot's main process: the leader, or for a sandboxed bot the
+    /// program bubblewrap started, two levels below it (bubblewrap, then
+    /// its init in the bot's pid namespace). Looked for until it is there,
+    /// then kept: a process the bot forks later is not its main one.
+    fn main_pid(&self) -> i32 {
+        if self.main_found.load(Ordering::Relaxed) {
+            return self.main.load(Ordering::Relaxed);
+        }
+        let below = |pid: i32| {
+            let process = format!("/proc/{pid}");
+            super::groups::listed_children(Path::new(&process))
+                .and_then(|(children, _)| children.first().copied())
+        };
+        match below(self.leader).and_then(below) {
+            Some(program) => {
+                self.main.store(program, Ordering::Relaxed);
+                self.main_found.store(true, Ordering::Relaxed);
+                program
+            }
+            None => self.leader,
+        }
+    }
+
     /// With a cgroup: whether the kernel killed one of the bot's processes
     /// for its memory; if so the rest of it goes too, at once.
     fn check_kernel_kills(&self, state: &mut State) {
@@ -441,11 +484,6 @@ impl Shared {
     fn sample(&self, state: &mut State) {
         if self.cgroup.is_some() {
             self.check_kernel_kills(state);
-            if self.sandboxed
-                && let Some(&inner) = process_tree(self.leader).last()
-            {
-                self.main.store(inner, Ordering::Relaxed);
-            }
             state.sampled_at = Some(std::time::Instant::now());
             return;
         }
@@ -464,7 +502,6 @@ impl Shared {
         if self.sandboxed {
             // The innermost process sees the sandbox's mounts.
             if let Some(&inner) = tree.last() {
-                self.main.store(inner, Ordering::Relaxed);
                 memory += private_tmpfs_bytes(inner);
             }
         }
@@ -497,19 +534,46 @@ impl Shared {
     }
 }
 
-/// The sampler thread and the meters it looks at.
+/// The watch's thread and the meters it looks at. It sleeps in
+/// `epoll_wait`: on the kernel's notices of OOM kills in the bots' cgroups,
+/// on a wake-up when a meter is added, and, while some bot has no notice
+/// (no cgroup, or none could be had), for [`SAMPLE_INTERVAL`] between
+/// looks at those. A bot whose cgroup gives notice costs no wake-up while
+/// it thinks.
 struct Sampler {
-    meters: Mutex<Vec<Weak<Shared>>>,
-    wake: Condvar,
+    watched: Mutex<Watched>,
+    /// `None` where no epoll instance or eventfd could be had: every meter
+    /// is then looked at every interval.
+    waits: Option<Waits>,
 }
+
+/// What the watch's thread sleeps on, and how it is woken.
+struct Waits {
+    epoll: Epoll,
+    wake: EventFd,
+}
+
+#[derive(Default)]
+struct Watched {
+    /// The meters looked at every interval.
+    looked_at: Vec<Weak<Shared>>,
+    /// The meters whose notice is in the epoll set, by its token.
+    noticed: HashMap<u64, Weak<Shared>>,
+    next_token: u64,
+    /// Meters looked at for a while after a notice: the kernel tells of
+    /// an OOM before it has killed and counted (v1).
+    after_notice: Vec<(Weak<Shared>, Instant)>,
+}
+
+/// The token of the sampler's own wake-up in its epoll set.
+const WAKE: u64 = 0;
+/// How long a meter is looked at after a notice of an OOM.
+const AFTER_NOTICE: Duration = Duration::from_millis(200);
 
 fn sampler() -> &'static Sampler {
     static SAMPLER: std::sync::OnceLock<&'static Sampler> = std::sync::OnceLock::new();
     SAMPLER.get_or_init(|| {
-        let sampler: &'static Sampler = Box::leak(Box::new(Sampler {
-            meters: Mutex::new(Vec::new()),
-            wake: Condvar::new(),
-        }));
+        let sampler: &'static Sampler = Box::leak(Box::new(Sampler::new()));
         let started = std::thread::Builder::new()
             .name("memory-watch".into())
             .spawn(move || sampler.run());
@@ -521,35 +585,123 @@ fn sampler() -> &'static Sampler {
 }
 
 impl Sampler {
-    fn add(&self, meter: Weak<Shared>) {
-        self.meters
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(meter);
-        self.wake.notify_one();
+    fn new() -> Sampler {
+        let waits = || -> nix::Result<Waits> {
+            let wake = EventFd::from_flags(EfdFlags::EFD_CLOEXEC | EfdFlags::EFD_NONBLOCK)?;
+            let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)?;
+            epoll.add(&wake, EpollEvent::new(EpollFlags::EPOLLIN, WAKE))?;
+            Ok(Waits { epoll, wake })
+        };
+        Sampler {
+            watched: Mutex::new(Watched::default()),
+            waits: waits()
+                .inspect_err(|e| tracing::debug!("the memory watch will poll: {e}"))
+                .ok(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Watched> {
+        self.watched.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn add(&self, meter: &Arc<Shared>) {
+        let mut watched = self.lock();
+        watched.next_token += 1;
+        let token = watched.next_token;
+        let noticed = match (&self.waits, &meter.notice) {
+            (Some(waits), Some(notice)) => waits
+                .epoll
+                .add(notice.fd(), EpollEvent::new(notice.events(), token))
+                .is_ok(),
+            _ => false,
+        };
+        if noticed {
+            watched.noticed.insert(token, Arc::downgrade(meter));
+        } else {
+            watched.looked_at.push(Arc::downgrade(meter));
+        }
+        drop(watched);
+        if let Some(waits) = &self.waits {
+            let _ = waits.wake.write(1);
+        }
     }
 
     fn run(&self) {
+        let mut events = [EpollEvent::empty(); 16];
         loop {
-            let live: Vec<Arc<Shared>> = {
-                let mut meters = self.meters.lock().unwrap_or_else(PoisonError::into_inner);
-                // Sleeps while no bot runs: an idle referee costs nothing.
-                while meters.is_empty() {
-                    meters = self
-                        .wake
-                        .wait(meters)
-                        .unwrap_or_else(PoisonError::into_inner);
+            let timeout = self.forget_stopped();
+            let ready = match &self.waits {
+                Some(waits) => waits.epoll.wait(&mut events, timeout).unwrap_or(0),
+                None => {
+                    std::thread::sleep(SAMPLE_INTERVAL);
+                    0
                 }
-                meters.retain(|m| m.upgrade().is_some_and(|m| !m.lock().stopped));
-                meters.iter().filter_map(Weak::upgrade).collect()
             };
-            for meter in live {
-                let mut state = meter.lock();
-                if !state.stopped {
-                    meter.sample(&mut state);
-                }
+            for event in &events[..ready] {
+                self.take(event.data());
             }
-            std::thread::sleep(SAMPLE_INTERVAL);
+            self.look();
+        }
+    }
+
+    /// Drops the meters of bots that stopped; returns how long to wait for
+    /// a notice before the next look (forever while no meter needs looks).
+    fn forget_stopped(&self) -> EpollTimeout {
+        let mut watched = self.lock();
+        let live = |meter: &Weak<Shared>| meter.upgrade().is_some_and(|m| !m.lock().stopped);
+        watched.looked_at.retain(live);
+        watched.noticed.retain(|_, meter| live(meter));
+        let now = Instant::now();
+        watched
+            .after_notice
+            .retain(|(meter, until)| *until > now && live(meter));
+        if watched.looked_at.is_empty() && watched.after_notice.is_empty() {
+            EpollTimeout::NONE
+        } else {
+            EpollTimeout::try_from(SAMPLE_INTERVAL).unwrap_or(EpollTimeout::ZERO)
+        }
+    }
+
+    /// Takes a notice (or the sampler's own wake-up) and looks at its
+    /// meter at once and for a while after.
+    fn take(&self, token: u64) {
+        if token == WAKE {
+            if let Some(waits) = &self.waits {
+                let _ = waits.wake.read();
+            }
+            return;
+        }
+        let mut watched = self.lock();
+        let Some(meter) = watched.noticed.get(&token).cloned() else {
+            return;
+        };
+        if let Some(shared) = meter.upgrade()
+            && let Some(notice) = &shared.notice
+        {
+            notice.take();
+        }
+        watched
+            .after_notice
+            .push((meter, Instant::now() + AFTER_NOTICE));
+    }
+
+    /// One look at each meter that needs looks.
+    fn look(&self) {
+        let live: Vec<Arc<Shared>> = {
+            let watched = self.lock();
+            let after_notice = watched.after_notice.iter().map(|(meter, _)| meter);
+            watched
+                .looked_at
+                .iter()
+                .chain(after_notice)
+                .filter_map(Weak::upgrade)
+                .collect()
+        };
+        for meter in live {
+            let mut state = meter.lock();
+            if !state.stopped {
+                meter.sample(&mut state);
+            }
         }
     }
 }

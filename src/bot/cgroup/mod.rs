@@ -371,6 +371,39 @@ pub struct Cgroup {
     children: ChildWatch,
 }
 
+/// See [`Cgroup::oom_notice`]. Closing it ends the registration.
+#[derive(Debug)]
+pub struct OomNotice {
+    fd: std::os::fd::OwnedFd,
+    version: Version,
+}
+
+impl OomNotice {
+    pub fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.fd.as_fd()
+    }
+
+    /// What to wait for on [`OomNotice::fd`]: a v2 file's change is an
+    /// edge, taken by reading it again ([`OomNotice::take`]).
+    pub fn events(&self) -> nix::sys::epoll::EpollFlags {
+        use nix::sys::epoll::EpollFlags;
+        match self.version {
+            Version::V1 => EpollFlags::EPOLLIN,
+            Version::V2 => EpollFlags::EPOLLPRI | EpollFlags::EPOLLET,
+        }
+    }
+
+    /// Takes the notice, so that the descriptor waits for the next one.
+    pub fn take(&self) {
+        let mut buffer = [0u8; 512];
+        let _ = match self.version {
+            Version::V1 => nix::unistd::read(&self.fd, &mut buffer),
+            Version::V2 => nix::sys::uio::pread(&self.fd, &mut buffer, 0),
+        };
+    }
+}
+
 /// Whether a cgroup's bot made a cgroup below it, asked at every game
 /// that is recorded: an inotify watch on each of its directories (a
 /// `mkdir` there, the only way to make a cgroup, is an event before it
@@ -603,6 +636,34 @@ impl Cgroup {
     /// Not `failcnt`, which also counts reclaim that succeeded.
     pub fn oom_kills(&self) -> u64 {
         self.oom_kills_total().saturating_sub(self.base.oom_kills)
+    }
+
+    /// A descriptor the kernel makes ready when it runs out of memory in
+    /// this cgroup, so that a watch can sleep until then instead of
+    /// reading the count of OOM kills every few milliseconds (a wake-up
+    /// that took CPU time from the bot; issue 50). v1: an eventfd
+    /// registered for `memory.oom_control` through
+    /// `cgroup.event_control`; v2: `memory.events`, which the kernel
+    /// marks changed (a priority event) when it counts an OOM or a kill.
+    pub fn oom_notice(&self) -> io::Result<OomNotice> {
+        let memory = &self.dirs.memory;
+        let fd = match self.version {
+            Version::V1 => {
+                use std::os::fd::AsRawFd;
+                let flags = nix::sys::eventfd::EfdFlags::EFD_CLOEXEC
+                    | nix::sys::eventfd::EfdFlags::EFD_NONBLOCK;
+                let event = nix::sys::eventfd::EventFd::from_value_and_flags(0, flags)?;
+                let control = File::open(memory.join("memory.oom_control"))?;
+                let line = format!("{} {}", event.as_raw_fd(), control.as_raw_fd());
+                write_file(&memory.join("cgroup.event_control"), &line)?;
+                std::os::fd::OwnedFd::from(event)
+            }
+            Version::V2 => File::open(memory.join("memory.events"))?.into(),
+        };
+        Ok(OomNotice {
+            fd,
+            version: self.version,
+        })
     }
 
     /// Whether a fork or a new thread failed at its process cap.
