@@ -352,6 +352,24 @@ fn the_sample_tournament_writes_both_colours_of_an_opening_to_games_pgn() {
     assert_eq!(replay(&[&pgn[..games[0].len()], &second]).len(), 2);
 }
 
+/// The `go` lines an engine of `record` was sent (the fakes echo them on
+/// standard error), by seat.
+fn goes(record: &Value) -> Vec<Vec<String>> {
+    record["players"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let stderr = p["stderr"].as_str().unwrap_or_default();
+            stderr
+                .lines()
+                .filter(|l| l.starts_with("go"))
+                .map(str::to_owned)
+                .collect()
+        })
+        .collect()
+}
+
 /// Fixed work per move, as fastchess's `nodes=N`: a game file without a
 /// clock and with the judge's option `nodes` sends `go nodes N`, and the
 /// PGN has no time control.
@@ -362,10 +380,8 @@ fn fixed_nodes_per_move_without_a_clock() {
     let game = fake_game(dir.path(), "nodes = 2000\nmax_plies = 6");
     let record = &play_fakes(&game, 1, &[&fake("a", "plays"), &fake("b", "plays")])[0];
     assert_eq!(record["summary"]["termination"], "max_plies", "{record}");
-    for player in record["players"].as_array().unwrap() {
-        let stderr = player["stderr"].as_str().unwrap();
-        let goes: Vec<&str> = stderr.lines().filter(|l| l.starts_with("go")).collect();
-        assert_eq!(goes, ["go nodes 2000"; 3], "{record}");
+    for seat in goes(record) {
+        assert_eq!(seat, ["go nodes 2000"; 3], "{record}");
     }
     let pgn = record["summary"]["pgn"].as_str().unwrap();
     // fastchess's tag for an engine without a clock (tc=inf).
@@ -373,8 +389,9 @@ fn fixed_nodes_per_move_without_a_clock() {
 }
 
 /// A game file in `dir` for games between fake engines: the chess judge
-/// without a clock (`go movetime`, which the fakes answer at once), with
-/// the judge's `options` (TOML lines).
+/// without a clock (`go movetime 100` unless `options` give nodes or
+/// depth; the fakes answer at once), with the judge's `options` (TOML
+/// lines).
 fn fake_game(dir: &Path, options: &str) -> String {
     let chess = format!("{}/games/chess", root());
     let game = dir.join("game.toml");
@@ -383,7 +400,7 @@ fn fake_game(dir: &Path, options: &str) -> String {
         format!(
             "name = \"chess\"\njudge = [\"referee\", \"__chess-judge\"]\n\
              protocol = 2\nplayers = {{ min = 2, max = 2 }}\nreuse = true\nkeep_players = true\n\
-             [options]\nopenings = \"{chess}/openings.epd\"\n{options}\n"
+             [options]\nopenings = \"{chess}/openings.epd\"\nmovetime = 100\n{options}\n"
         ),
     )
     .unwrap();
@@ -712,7 +729,8 @@ fn the_judge_refuses_an_option_its_engine_does_not_declare() {
     let refused = |options: Value| {
         let weak = ("weak", options, none.clone());
         let strong = ("strong", serde_json::json!({}), none.clone());
-        let start = start(serde_json::json!({}), [weak, strong], 0);
+        // No clock: a search limit.
+        let start = start(serde_json::json!({"movetime": 100}), [weak, strong], 0);
         // The judge's own keys are refused before `uci`; UCI options after.
         let judges = start["players"][0]["options"].get("nodes").is_some();
         let input = if judges {
@@ -756,7 +774,10 @@ fn the_judge_refuses_an_option_its_engine_does_not_declare() {
         "Clear Hash": true, "nodes": 500});
     let weak = ("weak", options, none.clone());
     let strong = ("strong", serde_json::json!({}), none.clone());
-    let messages = judge_alone(&[start(serde_json::json!({}), [weak, strong], 0), uciok]);
+    let messages = judge_alone(&[
+        start(serde_json::json!({"movetime": 100}), [weak, strong], 0),
+        uciok,
+    ]);
     let sent = messages
         .iter()
         .find(|m| m["to"] == serde_json::json!([0]) && m["type"] == "send");
@@ -810,7 +831,7 @@ fn the_judge_refuses_game_options_it_cannot_take() {
         // The refused game, then a good one: the judge plays on.
         let messages = judge_alone(&[
             start(options, engines(), 0),
-            start(serde_json::json!({}), engines(), 0),
+            start(serde_json::json!({"movetime": 100}), engines(), 0),
         ]);
         let refusal = refusal(&messages);
         assert!(refusal.get("player").is_none(), "{messages:?}");
@@ -1049,15 +1070,13 @@ fn an_entrants_nodes_reach_its_go() {
     let extra = ["--seed", "1", "--option", "a:nodes=500"];
     let bots = [fake("a", "plays"), fake("b", "plays")];
     let bots = [bots[0].as_str(), bots[1].as_str()];
-    let goes = |record: &Value, seat: usize| -> Vec<String> {
-        let stderr = record["players"][seat]["stderr"].as_str().unwrap();
-        assert!(!stderr.contains("setoption"), "{record}");
-        let goes = stderr.lines().filter(|l| l.starts_with("go"));
-        goes.map(str::to_owned).collect()
-    };
     let record = &play_fakes_with(&game, 1, &extra, &bots)[0];
-    assert_eq!(goes(record, 0), ["go nodes 500"; 2], "{record}");
-    assert_eq!(goes(record, 1), ["go nodes 2000"; 2], "{record}");
+    assert!(!record.to_string().contains("setoption"), "{record}");
+    assert_eq!(
+        goes(record),
+        [["go nodes 500"; 2], ["go nodes 2000"; 2]],
+        "{record}"
+    );
     let pgn = record["summary"]["pgn"].as_str().unwrap();
     assert!(is_pgn_date(tag(pgn, "Date").unwrap()), "{pgn}");
     assert_eq!(tag(pgn, "PlyCount"), Some("4"), "{pgn}");
@@ -1067,8 +1086,8 @@ fn an_entrants_nodes_reach_its_go() {
     // With a clock: nodes and the clock, as fastchess sends them.
     let extra = [&extra[..], &["--time-control", "10s+100ms"]].concat();
     let record = &play_fakes_with(&game, 1, &extra, &bots)[0];
-    for (seat, nodes) in [(0, 500), (1, 2000)] {
-        for go in goes(record, seat) {
+    for (seat, nodes) in goes(record).into_iter().zip([500, 2000]) {
+        for go in seat {
             let prefix = format!("go nodes {nodes} wtime ");
             assert!(go.starts_with(&prefix), "{record}");
             assert!(go.ends_with(" winc 100 binc 100"), "{record}");
@@ -1111,4 +1130,294 @@ fn the_draw_adjudication_counts_as_fastchess() {
         };
         assert_eq!(summary["termination"], termination, "{options}: {record}");
     }
+}
+
+/// The shipped game file (`games/chess/game.toml`).
+fn shipped_game() -> String {
+    format!("{}/games/chess/game.toml", root())
+}
+
+/// Issue 51, item 1: fastchess's `tc=inf`. `--time-control none` and
+/// `time_control = "none"` were refused (`bad base time`), and nothing
+/// else removed the game file's 2s+50ms. Now they play without a clock:
+/// `go` has the search limit alone, and the PGN's TimeControl is `-`,
+/// from the command line, a game file and a tournament file alike.
+#[test]
+fn time_control_none_plays_without_a_clock() {
+    let _serial = serial();
+    let dir = scratch();
+    let (a, b) = (fake("a", "plays"), fake("b", "plays"));
+    let unclocked = |record: &Value, go: &str| {
+        assert_eq!(record["summary"]["termination"], "max_plies", "{record}");
+        for seat in goes(record) {
+            assert_eq!(seat, [go; 2], "{record}");
+        }
+        let pgn = record["summary"]["pgn"].as_str().unwrap();
+        assert_eq!(tag(pgn, "TimeControl"), Some("-"), "{pgn}");
+    };
+    let extra = [
+        "--seed",
+        "1",
+        "--time-control",
+        "none",
+        "--game-option",
+        "nodes=2000",
+        "--game-option",
+        "max_plies=4",
+    ];
+    for record in play_fakes_with(&shipped_game(), 2, &extra, &[&a, &b]) {
+        unclocked(&record, "go nodes 2000");
+    }
+    // A game file's own `time_control = "none"`.
+    let chess = format!("{}/games/chess", root());
+    let game = dir.path().join("unclocked.toml");
+    std::fs::write(
+        &game,
+        format!(
+            "name = \"chess\"\njudge = [\"referee\", \"__chess-judge\"]\nprotocol = 2\n\
+             players = {{ min = 2, max = 2 }}\nreuse = true\n\
+             [limits]\ntime_control = \"none\"\n\
+             [options]\nopenings = \"{chess}/openings.epd\"\ndepth = 3\nmax_plies = 4\n"
+        ),
+    )
+    .unwrap();
+    let records = play_fakes(game.to_str().unwrap(), 1, &[&a, &b]);
+    unclocked(&records[0], "go depth 3");
+    // A tournament file's, over the shipped game file's clock.
+    let file = match_file(
+        dir.path(),
+        "[limits]\ntime_control = \"none\"",
+        "nodes = 300",
+    );
+    let records = tournament_in(dir.path(), &file, &[]);
+    assert_eq!(records.len(), 2);
+    for record in &records {
+        let pgn = record["summary"]["pgn"].as_str().unwrap();
+        assert_eq!(tag(pgn, "TimeControl"), Some("-"), "{pgn}");
+        assert_eq!(record["summary"]["termination"], "max_plies", "{record}");
+    }
+}
+
+/// Without a clock, the move cap (`--timeout`) still ends an engine that
+/// never answers: a timeout of the move, not of a clock.
+#[test]
+fn without_a_clock_the_move_cap_still_ends_a_hung_engine() {
+    let _serial = serial();
+    let extra = [
+        "--seed",
+        "1",
+        "--time-control",
+        "none",
+        "--timeout",
+        "300ms",
+        "--game-option",
+        "nodes=100",
+    ];
+    let (a, b) = (fake("a", "sleep"), fake("b", "plays"));
+    let record = &play_fakes_with(&shipped_game(), 1, &extra, &[&a, &b])[0];
+    let player = &record["players"][0];
+    assert_eq!(player["status"], "timeout", "{record}");
+    assert_eq!(player["phase"], "move", "{record}");
+    let waited = player["micros"].as_array().unwrap().last().unwrap();
+    assert!(
+        (250_000..10_000_000).contains(&waited.as_u64().unwrap()),
+        "{record}"
+    );
+}
+
+/// `none` asks for a search limit: without `nodes`, `depth` or
+/// `movetime` (the game's or the entrant's) an engine would think for
+/// ever, so the run is refused before the first move, saying so.
+#[test]
+fn time_control_none_without_a_search_limit_is_refused() {
+    let _serial = serial();
+    let (a, b) = (fake("a", "plays"), fake("b", "plays"));
+    let run = run_fakes(&shipped_game(), &["--time-control", "none"], &[&a, &b]);
+    assert_eq!(run.code, Some(64), "{run:?}");
+    for said in [
+        "refused by the judge",
+        "no clock",
+        "nodes, depth or movetime",
+    ] {
+        assert!(run.stderr.contains(said), "{said}\n{run:?}");
+    }
+    // One entrant's own limit is not the other's.
+    let run = run_fakes(
+        &shipped_game(),
+        &["--time-control", "none", "--option", "a:nodes=100"],
+        &[&a, &b],
+    );
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(run.stderr.contains("entrant \"b\""), "{run:?}");
+    let run = run_fakes(
+        &shipped_game(),
+        &[
+            "--time-control",
+            "none",
+            "--option",
+            "a:nodes=100",
+            "--option",
+            "b:movetime=20",
+            "--game-option",
+            "max_plies=2",
+        ],
+        &[&a, &b],
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+}
+
+/// A book file `name` in `dir`: one position, named `id`.
+fn book(dir: &Path, name: &str, id: &str) {
+    let epd = "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq -";
+    std::fs::write(dir.join(name), format!("{epd} id \"{id}\";\n")).unwrap();
+}
+
+/// A tournament file `match.toml` in `dir` of the shipped game between two
+/// fakes, with `top` (TOML lines, say its `[limits]`) and the judge's
+/// `[options]` `options`.
+fn match_file(dir: &Path, top: &str, options: &str) -> std::path::PathBuf {
+    let file = dir.join("match.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = {:?}\ngames = 2\nseed = 1\njobs = 1\n{top}\n[options]\n{options}\n\
+             max_plies = 2\n\
+             [[entrant]]\nname = \"a\"\ncommand = [{:?}, \"plays\"]\n\
+             [[entrant]]\nname = \"b\"\ncommand = [{:?}, \"plays\"]\n",
+            shipped_game(),
+            fake_engine(),
+            fake_engine()
+        ),
+    )
+    .unwrap();
+    file
+}
+
+/// `referee tournament FILE --out OUT EXTRA` run in `cwd`: its records,
+/// after checking that it succeeded.
+fn tournament_in(cwd: &Path, file: &Path, extra: &[&str]) -> Vec<Value> {
+    let out = cwd.join("out");
+    let _ = std::fs::remove_dir_all(&out);
+    let mut args = vec![
+        "--no-fsync",
+        "tournament",
+        file.to_str().unwrap(),
+        "--no-progress",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    let run = common::referee_with(args, b"", &[], Some(cwd));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    common::jsonl(&out.join("records.jsonl"))
+}
+
+/// Issue 51, item 1: a book named in a tournament file's `[options]` was
+/// read from the judge's folder, so a match file could not name a book
+/// beside it. The game file declares `openings` a path: given in a
+/// tournament file it is read from that file's folder, given on the
+/// command line from the current folder; the shipped book's name still
+/// finds the shipped book.
+#[test]
+fn a_book_path_is_read_from_where_it_was_given() {
+    let _serial = serial();
+    let dir = scratch();
+    let here = dir.path().join("match");
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&here).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    book(&here, "mine.epd", "beside the match file");
+    let file = match_file(&here, "", "openings = \"mine.epd\"");
+    for record in tournament_in(&elsewhere, &file, &[]) {
+        assert_eq!(record["summary"]["opening_name"], "beside the match file");
+    }
+    // The command line's, from the current folder, over the file's.
+    book(&elsewhere, "cli.epd", "from the command line");
+    let records = tournament_in(&elsewhere, &file, &["--game-option", "openings=cli.epd"]);
+    for record in &records {
+        assert_eq!(record["summary"]["opening_name"], "from the command line");
+    }
+    let game = shipped_game();
+    let (a, b) = (fake("a", "plays"), fake("b", "plays"));
+    let args = [
+        "--no-fsync",
+        "play",
+        "--games",
+        "1",
+        "--game-option",
+        "openings=cli.epd",
+        "--game-option",
+        "max_plies=2",
+        "--results",
+        "r.jsonl",
+        &game,
+        &a,
+        &b,
+    ];
+    let run = common::referee_with(args, b"", &[], Some(&elsewhere));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let record = &common::jsonl(&elsewhere.join("r.jsonl"))[0];
+    assert_eq!(record["summary"]["opening_name"], "from the command line");
+    // The shipped book's name, with no such file beside the match file:
+    // the shipped book, as docs/chess.md has always said.
+    let file = match_file(&here, "", "openings = \"openings.epd\"");
+    for record in tournament_in(&elsewhere, &file, &[]) {
+        assert_eq!(record["summary"]["opening_name"], "Ruy Lopez, Closed");
+    }
+}
+
+/// Issue 51, item 1: a legal 1 MiB `info string` line lost the game as
+/// `incorrect` (the 64 KiB line cap). The chess game file names `info`
+/// lines as ones to drop beyond the cap: the line is skipped as it comes
+/// and the game goes on. A long line of another kind still loses.
+#[test]
+fn a_long_info_line_is_dropped_not_a_loss() {
+    let _serial = serial();
+    let dir = scratch();
+    let long = dir.path().join("long.txt");
+    let huge = "x".repeat(1 << 20);
+    std::fs::write(
+        &long,
+        format!("info string {huge}\ninfo depth 1 score cp 0\n"),
+    )
+    .unwrap();
+    let extra = ["--seed", "1", "--game-option", "max_plies=4"];
+    let a = fake("a", &format!("plays {}", long.display()));
+    let b = fake("b", "plays");
+    let records = play_fakes_with(&shipped_game(), 2, &extra, &[&a, &b]);
+    for record in &records {
+        assert_eq!(record["summary"]["termination"], "max_plies", "{record}");
+        for player in record["players"].as_array().unwrap() {
+            assert_eq!(player["status"], "ok", "{record}");
+        }
+    }
+    let other = dir.path().join("other.txt");
+    std::fs::write(&other, format!("string {huge}\n")).unwrap();
+    let a = fake("a", &format!("plays {}", other.display()));
+    let record = &play_fakes_with(&shipped_game(), 1, &extra, &[&a, &b])[0];
+    let player = &record["players"][0];
+    assert_eq!(player["status"], "incorrect", "{record}");
+    let error = player["error"].as_str().unwrap();
+    assert!(error.contains("line longer than 65536 bytes"), "{error}");
+}
+
+/// Issue 51, item 1: after a refused option `referee play` printed `0
+/// judge errors` and `every game is void (its judge failed)`. It says the
+/// option was refused, with the judge's message, and exits 64.
+#[test]
+fn a_refused_option_is_said_to_be_refused_not_a_judge_failure() {
+    let _serial = serial();
+    let (a, b) = (fake("a", "plays"), fake("b", "plays"));
+    let run = run_fakes(&shipped_game(), &["--game-option", "nodez=100"], &[&a, &b]);
+    assert_eq!(run.code, Some(64), "{run:?}");
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(!said.contains("judge error"), "{run:?}");
+    assert!(!said.contains("its judge failed"), "{run:?}");
+    assert!(
+        run.stdout.contains(
+            "no game played: the game's options refused by the judge: \
+             game option \"nodez\" is not an option of the chess judge"
+        ),
+        "{run:?}"
+    );
 }

@@ -191,6 +191,11 @@ fn draw_start(rng: &mut TestRng, index: u64) -> (Value, [String; 2]) {
     ];
     let rotation = index % 2;
     let timed = rng.below(2) == 0;
+    // Without a clock a seat needs a search limit, or the game is refused
+    // (now and then it is, to compare the refusals).
+    if !timed && rng.below(6) != 0 {
+        options.entry("movetime").or_insert(json!(100));
+    }
     let players: Vec<Value> = (0..2)
         .map(|seat| {
             let options = if rng.below(3) == 0 {

@@ -262,3 +262,119 @@ fn a_built_in_game_refuses_judge_options() {
         run.stderr
     );
 }
+
+/// Issue 51: a path among the judge's options (a chess book) given in a
+/// tournament file was read from the judge's folder. A game file says
+/// which of its options are paths (`path_options`); one given in a
+/// tournament file is read from that file's folder, one given on the
+/// command line from the current folder, and reaches the judge as an
+/// absolute path. A name found in neither place but in the game's folder
+/// (the book the game ships) stays as given, for the judge to read there,
+/// as before; the game file's own stay as given too.
+#[test]
+fn path_options_are_read_from_where_they_were_given() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let [game_dir, here, there] = ["game", "here", "there"].map(|d| root.join(d));
+    for (folder, files) in [
+        (&game_dir, &["a.epd", "shipped.epd"][..]),
+        (&here, &["x.epd", "t.epd"][..]),
+        (&there, &["c.epd"][..]),
+    ] {
+        std::fs::create_dir(folder).unwrap();
+        for file in files {
+            std::fs::write(folder.join(file), "").unwrap();
+        }
+    }
+    let game = game_dir.join("game.toml");
+    std::fs::write(
+        &game,
+        format!(
+            "name = \"echo\"\njudge = [\"python3\", {:?}]\nprotocol = 2\n\
+             players = {{ min = 2, max = 2 }}\nreuse = true\npath_options = [\"book\"]\n\
+             [options]\nnodes = 100\nbook = \"a.epd\"\n",
+            fixture("game-options/judge.py")
+        ),
+    )
+    .unwrap();
+    let game = game.to_str().unwrap().to_owned();
+    let bots = [format!("a={}", answer()), format!("b={}", answer())];
+    let play_in = |cwd: &Path, args: &[&str]| -> Value {
+        let mut all = vec!["play", "--results", "r.jsonl"];
+        all.extend(args);
+        all.push(&game);
+        all.extend(bots.iter().map(String::as_str));
+        let run = common::referee_with(&all, b"", &[], Some(cwd));
+        assert_eq!(run.code, Some(0), "{run:?}");
+        let records = common::jsonl(&cwd.join("r.jsonl"));
+        std::fs::remove_file(cwd.join("r.jsonl")).unwrap();
+        records[0]["summary"]["start"]["options"]["book"].clone()
+    };
+    let at = |folder: &Path, name: &str| json!(folder.join(name).to_str().unwrap());
+    // The game file's own, as given: its judge runs in its folder.
+    assert_eq!(play_in(&here, &[]), json!("a.epd"));
+    assert_eq!(
+        play_in(&here, &["--game-option", "book=x.epd"]),
+        at(&here, "x.epd")
+    );
+    // Found nowhere: where it was meant, for the judge's error to name.
+    assert_eq!(
+        play_in(&here, &["--game-option", "book=none.epd"]),
+        at(&here, "none.epd")
+    );
+    assert_eq!(
+        play_in(&here, &["--game-option", "book=shipped.epd"]),
+        json!("shipped.epd")
+    );
+    assert_eq!(
+        play_in(&here, &["--game-option", "book=/abs/b.epd"]),
+        json!("/abs/b.epd")
+    );
+    // A tournament file's, from its folder; the command line's from the
+    // current one.
+    let file = here.join("t.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = {game:?}\ngames = 2\nseed = 3\njobs = 1\n[options]\nbook = \"t.epd\"\n\
+             [[entrant]]\nname = \"a\"\ncommand = [{:?}]\n\
+             [[entrant]]\nname = \"b\"\ncommand = [{:?}]\n",
+            answer(),
+            answer()
+        ),
+    )
+    .unwrap();
+    let tournament_in = |cwd: &Path, args: &[&str]| -> Value {
+        let out = cwd.join("out");
+        let _ = std::fs::remove_dir_all(&out);
+        let mut all = vec!["tournament", "--no-progress", file.to_str().unwrap()];
+        all.extend(["--out", out.to_str().unwrap()]);
+        all.extend(args);
+        let run = common::referee_with(&all, b"", &[], Some(cwd));
+        assert_eq!(run.code, Some(0), "{run:?}");
+        common::timeless_records(&out)[0]["summary"]["start"]["options"]["book"].clone()
+    };
+    assert_eq!(tournament_in(&there, &[]), at(&here, "t.epd"));
+    assert_eq!(
+        tournament_in(&there, &["--game-option", "book=c.epd"]),
+        at(&there, "c.epd")
+    );
+}
+
+/// `path_options` must name options of the game: a misspelt name would
+/// leave a path read from the wrong folder without a word.
+#[test]
+fn path_options_must_be_words() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let game = dir.path().join("game.toml");
+    std::fs::write(
+        &game,
+        "name = \"echo\"\njudge = [\"python3\", \"judge.py\"]\nprotocol = 2\n\
+         players = { min = 2, max = 2 }\npath_options = [\"\"]\n",
+    )
+    .unwrap();
+    let bots = [format!("a={}", answer()), format!("b={}", answer())];
+    let run = referee(["play", game.to_str().unwrap(), &bots[0], &bots[1]], b"");
+    assert_eq!(run.code, Some(64), "{run:?}");
+    assert!(run.stderr.contains("path_options"), "{run:?}");
+}

@@ -789,3 +789,60 @@ fn a_tournament_takes_a_time_margin_from_its_file_or_the_command_line() {
         assert_eq!(records[0]["results"][0]["status"], "ok", "{}", records[0]);
     }
 }
+
+/// Issue 51: a legal 1 MiB `info string` line lost the game (the 64 KiB
+/// line cap). A game file may name kinds of lines (`drop_long_lines =
+/// ["info"]`, by their first word) that are dropped beyond the cap, as
+/// they come, while a move of several lines is read: the move stands, and
+/// the judge is told a line was dropped. A long line of another kind, or
+/// in a game that names none, is still the bot's `incorrect`.
+#[test]
+fn long_lines_of_a_kind_the_game_names_are_dropped() {
+    let dir = temp();
+    let dropping = game_file(dir.path(), "drop_long_lines = [\"info\"]", "moves = 2");
+    let records = play(dir.path(), &[&dropping, &misbehave("e", "long", 0)]);
+    let replies = replies(&records[0]);
+    assert_eq!(replies.len(), 2, "{}", records[0]);
+    for reply in &replies {
+        assert_eq!(reply["text"], "bestmove e2e4", "{reply}");
+        assert_eq!(
+            reply["lines"],
+            serde_json::json!(["info depth 1"]),
+            "{reply}"
+        );
+        assert_eq!(reply["lines_dropped"], 1, "{reply}");
+    }
+    assert_eq!(records[0]["players"][0]["status"], "ok");
+    let long_line_loses = |game: &str, mode: &str| {
+        let results = temp();
+        let records = play(results.path(), &[game, &misbehave("e", mode, 0)]);
+        let player = &records[0]["players"][0];
+        assert_eq!(player["status"], "incorrect", "{player}");
+        let error = player["error"].as_str().unwrap();
+        assert!(error.contains("line longer than 65536 bytes"), "{error}");
+    };
+    long_line_loses(&dropping, "longother");
+    let other_game = dir.path().join("other");
+    std::fs::create_dir(&other_game).unwrap();
+    long_line_loses(&game_file(&other_game, "", "moves = 2"), "long");
+}
+
+/// A game file's `drop_long_lines` must name words: a line's first word
+/// never holds a space, and an empty one would drop every long line.
+#[test]
+fn drop_long_lines_must_name_words() {
+    let dir = temp();
+    for (bad, says) in [
+        ("[\"\"]", "drop_long_lines: \"\" is not a word"),
+        (
+            "[\"info string\"]",
+            "drop_long_lines: \"info string\" is not a word",
+        ),
+        ("\"info\"", "line 6, column 19"),
+    ] {
+        let game = game_file(dir.path(), &format!("drop_long_lines = {bad}"), "moves = 1");
+        let run = referee(["play", &game, &misbehave("e", "long", 0)], b"");
+        assert_eq!(run.code, Some(64), "{bad}: {run:?}");
+        assert!(run.stderr.contains(says), "{bad}: {run:?}");
+    }
+}

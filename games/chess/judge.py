@@ -59,7 +59,7 @@ OPTIONS = {
     "swap": (True, boolean),
     "nodes": (0, whole(0)),
     "depth": (0, whole(0)),
-    "movetime": (100, whole(1)),
+    "movetime": (0, whole(1)),  # 0: not given (a seat without a clock needs a limit)
     "max_moves": (200, whole(0)),
     # Plies instead of max_moves' moves, when given (a tournament file's
     # max_plies over the game file's max_moves).
@@ -443,6 +443,12 @@ class Game:
         self.white = 0 if opts["swap"] else first_listed(start)
         self.seats = [self.white, 1 - self.white]  # by colour: White's seat, Black's
         self.controls = [p["time_control"] for p in players]
+        for seat, player in enumerate(players):
+            # go with nothing to stop the engine: it would think for ever.
+            if not self.controls[seat] and not any(self.search[seat].values()):
+                raise Refused("entrant %s has no clock (time_control \"none\") and no search "
+                              "limit: give nodes, depth or movetime (a game option, or the "
+                              "entrant's own)" % json.dumps(player["name"]))
         self.clocks = [c and c["base_micros"] for c in self.controls]
         self.ids = [{}, {}]
         self.comments = []  # the PGN's, one per move: the engine's score and time
@@ -460,7 +466,8 @@ class Game:
 
     def go(self, seat):
         """`go` for the engine of `seat`: its nodes and depth, the clocks
-        when it has one (each side's own time and increment), else movetime."""
+        when it has one (each side's own time and increment), else its
+        movetime (a seat without a clock has one of the three)."""
         limits = self.search[seat]
         words = ["go"] + ["%s %d" % (k, limits[k]) for k in ("nodes", "depth") if limits[k]]
         if self.controls[seat]:

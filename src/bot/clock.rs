@@ -17,25 +17,43 @@ use std::time::Duration;
 use super::BotError;
 use crate::outcome::Phase;
 
-/// `BASE+INC`: a clock of BASE per game, INC added after each move.
+/// `BASE+INC`: a clock of BASE per game, INC added after each move; or
+/// [`TimeControl::NONE`], no clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TimeControl {
     pub base: Duration,
     pub increment: Duration,
 }
 
+impl TimeControl {
+    /// `none` (fastchess's `tc=inf`): no clock, only the cap on each
+    /// move, over a clock given elsewhere (a game file's). A [`Timer`]
+    /// under it has no clock.
+    pub const NONE: TimeControl = TimeControl {
+        base: Duration::ZERO,
+        increment: Duration::ZERO,
+    };
+
+    pub fn is_none(self) -> bool {
+        self == TimeControl::NONE
+    }
+}
+
 impl FromStr for TimeControl {
     type Err = String;
 
-    /// `10s+100ms`, `1m` (no increment), `2s+0s`.
+    /// `10s+100ms`, `1m` (no increment), `2s+0s`, `none`.
     fn from_str(text: &str) -> Result<TimeControl, String> {
+        if text.trim() == "none" {
+            return Ok(TimeControl::NONE);
+        }
         let (base, increment) = match text.split_once('+') {
             Some((base, inc)) => (base, Some(inc)),
             None => (text, None),
         };
         let parse = |part: &str, what: &str| {
             crate::units::parse_duration(part.trim()).map_err(|e| {
-                format!("{text:?}: bad {what} ({e}); expected BASE+INC, e.g. 10s+100ms")
+                format!("{text:?}: bad {what} ({e}); expected BASE+INC, e.g. 10s+100ms, or none")
             })
         };
         let base = parse(base, "base time")?;
@@ -57,6 +75,9 @@ impl<'de> serde::Deserialize<'de> for TimeControl {
 
 impl fmt::Display for TimeControl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_none() {
+            return f.write_str("none");
+        }
         write!(
             f,
             "{}+{}",
@@ -95,8 +116,10 @@ pub struct Timer {
 }
 
 impl Timer {
-    /// A fresh timer, at the start of a game.
-    pub fn new(limits: MoveLimits) -> Timer {
+    /// A fresh timer, at the start of a game; under
+    /// [`TimeControl::NONE`], without a clock.
+    pub fn new(mut limits: MoveLimits) -> Timer {
+        limits.control = limits.control.filter(|c| !c.is_none());
         Timer {
             limits,
             left: limits.control.map(|c| c.base),
@@ -182,6 +205,17 @@ mod tests {
             Duration::ZERO
         );
         assert!("0s+1s".parse::<TimeControl>().is_err());
+        let none: TimeControl = "none".parse().unwrap();
+        assert!(none.is_none());
+        assert_eq!(none.to_string(), "none");
+        let limits = MoveLimits {
+            timeout: Duration::from_secs(1),
+            control: Some(none),
+        };
+        assert_eq!(
+            Timer::new(limits).limits(),
+            MoveLimits::per_move(limits.timeout)
+        );
         assert!(
             "ten+1s"
                 .parse::<TimeControl>()

@@ -75,6 +75,13 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         self.skipping = true;
     }
 
+    /// After [`Next::TooLong`]: the start of the over-long line, as much
+    /// of it as is buffered (more than `max_line` bytes, unless a smaller
+    /// cap's line ended within the first read).
+    pub fn long_line_start(&self) -> &[u8] {
+        &self.buf[self.start..self.end]
+    }
+
     /// True when a complete line is already buffered, so that `next` would
     /// return it without reading.
     pub fn has_line(&self) -> bool {
@@ -356,6 +363,24 @@ mod tests {
             panic!("expected a line")
         };
         assert_eq!(reader.get(r), b"next");
+    }
+
+    /// A line dropped after `TooLong` is dropped as it comes: however long
+    /// it is, the buffer stays within the cap.
+    #[test]
+    fn a_discarded_line_is_never_buffered_whole() {
+        let mut input = b"info ".to_vec();
+        input.extend(vec![b'x'; 10_000_000]);
+        input.extend_from_slice(b"\nnext\n");
+        let mut reader = LineReader::new(&input[..], 65_536);
+        assert_eq!(run(reader.next()).unwrap(), Next::TooLong);
+        assert!(reader.long_line_start().starts_with(b"info x"));
+        reader.discard_line();
+        let Next::Line(r) = run(reader.next()).unwrap() else {
+            panic!("expected a line")
+        };
+        assert_eq!(reader.get(r), b"next");
+        assert!(reader.buf.len() <= 65_537);
     }
 
     #[test]

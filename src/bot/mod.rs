@@ -1036,6 +1036,24 @@ impl Bot {
         self.started_at
     }
 
+    /// After [`BotError::LineTooLong`]: drops the over-long line, as it
+    /// comes and without keeping it, when its first word (up to a space or
+    /// a tab) is one of `kinds`, and says so; else leaves it, and the
+    /// error stands. Lets a game forgive long lines of a kind it does not
+    /// need whole (chess's `info`).
+    pub fn drop_long_line(&mut self, kinds: &[String]) -> bool {
+        let start = self.stdout.long_line_start();
+        let end = start.iter().position(|&b| b == b' ' || b == b'\t');
+        let Some(first) = end.map(|end| &start[..end]) else {
+            return false;
+        };
+        if !kinds.iter().any(|k| k.as_bytes() == first) {
+            return false;
+        }
+        self.stdout.discard_line();
+        true
+    }
+
     /// A line the bot has written already (received, or readable without
     /// waiting), without its line ending; `None` when no complete line is
     /// there. It is not a reply: no time or CPU is counted for it. Lines

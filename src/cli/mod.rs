@@ -209,7 +209,8 @@ game file's [options]) and each bot's (start.players[i].options: --each-option
 for every bot, --option NAME:... for one, which wins). A VALUE is read as a
 TOML value: 5000 an integer, true a boolean, 1.5 a float, \"x\" a string; a bare
 word or anything else is a string as written. --time-control BASE+INC sets
-every bot's clock, --time-control NAME:BASE+INC one bot's (time odds).
+every bot's clock, --time-control NAME:BASE+INC one bot's (time odds), and
+--time-control none removes the game file's clock (fastchess's tc=inf).
 
 Examples:
   referee play games/evensteven/game.toml target/release/evensteven
@@ -914,8 +915,9 @@ pub struct PlayArgs {
     pub timeout: Option<Duration>,
 
     /// A clock per game and player: BASE, plus INC after each move (default:
-    /// the game file's). NAME:BASE+INC gives the bot NAME its own (time
-    /// odds: `--time-control weak:1s+25ms`). Repeat it for more bots.
+    /// the game file's; `none`: no clock). NAME:BASE+INC gives the bot NAME
+    /// its own (time odds: `--time-control weak:1s+25ms`). Repeat it for
+    /// more bots.
     #[arg(long, value_name = "[NAME:]BASE+INC", value_parser = parse_clock)]
     pub time_control: Vec<ClockArg>,
 

@@ -418,7 +418,8 @@ impl Game for External {
         // another tournament. Its command's words that name files in the
         // game's directory (the script, the binary) are read whole.
         let mut parts = vec![format!("{:?}", self.game.judge)];
-        parts.push(std::fs::read_to_string(&self.game.file).unwrap_or_default());
+        let text = std::fs::read_to_string(&self.game.file).unwrap_or_default();
+        parts.push(without_reading_keys(&text));
         for word in &self.game.judge {
             let path = self.game.dir.join(word);
             if path.is_file()
@@ -586,6 +587,40 @@ fn external_seats(
     ))
 }
 
+/// A game file's text without the lines of the keys that say where its
+/// options' paths are read and which long lines are dropped
+/// (`path_options`, `drop_long_lines`): added to a game file (chess's),
+/// they leave the runs begun before them theirs to `--resume`.
+fn without_reading_keys(text: &str) -> String {
+    let reading = |line: &str| {
+        ["path_options", "drop_long_lines"].iter().any(|key| {
+            line.strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+    };
+    text.split_inclusive('\n')
+        .filter(|line| !reading(line))
+        .collect()
+}
+
+/// `--game-option`s for `game` (relative to `base`), its path options
+/// taken from the current folder, before they are set over a tournament
+/// file's `[options]`, whose paths [`load`] takes from the file's folder.
+/// As given when the game is not an external one, or its file does not
+/// read (then `load` says why).
+pub fn command_line_options(game: &GameRef, base: &Path, options: &toml::Table) -> toml::Table {
+    let GameRef::External(path) = game else {
+        return options.clone();
+    };
+    match (
+        ExternalGame::load(&base.join(path)),
+        std::env::current_dir(),
+    ) {
+        (Ok(game), Ok(here)) => game.paths_from(options, &here),
+        _ => options.clone(),
+    }
+}
+
 fn duration(value: Option<crate::units::TomlDuration>, default: Duration) -> Duration {
     value.map_or(default, |d| d.0)
 }
@@ -656,7 +691,8 @@ pub fn load(
         GameRef::External(path) => {
             let mut game = ExternalGame::load(&base.join(path))?;
             if let Some(options) = options {
-                game.set_options(options)?;
+                // Paths given in the file are its folder's.
+                game.set_options_from(options, base)?;
             }
             // Frames are kept when moves are recorded.
             game.keep_frames = record_moves;
@@ -673,4 +709,29 @@ pub fn load(
             Arc::new(External { game, seats })
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The chess game file as it was before it named its paths and long
+    /// lines: the fingerprint of a run begun then is the same now.
+    #[test]
+    fn reading_keys_leave_the_fingerprint_as_it_was() {
+        let now = include_str!("../../games/chess/game.toml");
+        let before: String = now
+            .lines()
+            .filter(|l| !l.starts_with("path_options") && !l.starts_with("drop_long_lines"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_ne!(before, now);
+        assert_eq!(without_reading_keys(now), before);
+        let kept = "name = \"x\"\npath_optionsx = 1\n# path_options = []\n";
+        assert_eq!(without_reading_keys(kept), kept);
+        assert_eq!(
+            without_reading_keys("drop_long_lines=[\"info\"]\nx = 1"),
+            "x = 1"
+        );
+    }
 }

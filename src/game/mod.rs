@@ -27,7 +27,7 @@ use crate::games::external::JudgeError;
 pub use crate::games::external::Round;
 use crate::outcome::Disqualified;
 use crate::units::TomlDuration;
-pub use builtin::load;
+pub use builtin::{command_line_options, load};
 pub use record::{GameRecord, Score, SeatResult};
 
 /// A tournament or ci file's `[limits]`: the options of the game's

@@ -203,8 +203,8 @@ fn parse_with(text: &str, base: &Path, overrides: &Overrides) -> Result<Spec, St
         spec.games = games;
     }
     if !overrides.game_options.is_empty() {
-        let options = spec.options.get_or_insert_default();
-        options.extend(overrides.game_options.clone());
+        let given = crate::game::command_line_options(&spec.game, base, &overrides.game_options);
+        spec.options.get_or_insert_default().extend(given);
     }
     apply_each(&mut spec);
     let mut problems = Vec::new();

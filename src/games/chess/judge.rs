@@ -418,6 +418,9 @@ impl<'a> Table<'a> {
             first_listed(start)
         };
         let controls = [0, 1].map(|s| player(s)["time_control"].clone());
+        for seat in 0..2 {
+            options::unlimited(search[seat], is_control(&controls[seat]), player(seat))?;
+        }
         let clocks = controls.clone().map(|c| c["base_micros"].clone());
         let mut summary = serde_json::Map::new();
         summary.insert("opening".into(), start["opening"].clone());
@@ -470,7 +473,9 @@ impl<'a> Table<'a> {
     }
 
     /// `go` for the engine of `seat`: its nodes and depth, the clocks when
-    /// it has one (each side's own time and increment), else movetime.
+    /// it has one (each side's own time and increment), else its movetime
+    /// (a seat without a clock has one of the three: see
+    /// [`options::unlimited`]).
     fn go(&self, seat: usize) -> String {
         let limits = self.search[seat];
         let mut words = vec!["go".to_owned()];

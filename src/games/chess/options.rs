@@ -124,7 +124,8 @@ pub struct Settings {
     pub resign_twosided: bool,
 }
 
-/// A seat's search limits: 0 is none.
+/// A seat's search limits: 0 is none. A seat without a clock needs one
+/// (see [`unlimited`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Search {
     pub nodes: u64,
@@ -193,7 +194,7 @@ impl Settings {
             search: Search {
                 nodes: number("nodes", 0),
                 depth: number("depth", 0),
-                movetime: number("movetime", 100),
+                movetime: number("movetime", 0),
             },
             max_moves: number("max_moves", 200),
             max_plies: get("max_plies").and_then(whole).map(|n| n as u64),
@@ -233,6 +234,19 @@ pub fn search(game: Search, seat: usize, player: &Value) -> Result<Search, Refus
         }
     }
     Ok(own)
+}
+
+/// The refusal of a seat that has neither a clock nor a search limit:
+/// its engine, sent `go` with nothing to stop it, would think for ever.
+pub fn unlimited(search: Search, clock: bool, player: &Value) -> Result<(), Refused> {
+    if clock || search.nodes > 0 || search.depth > 0 || search.movetime > 0 {
+        return Ok(());
+    }
+    Err(Refused::game(format!(
+        "entrant {} has no clock (time_control \"none\") and no search limit: \
+         give nodes, depth or movetime (a game option, or the entrant's own)",
+        py::json(&player["name"])
+    )))
 }
 
 /// An engine's ids: `("name", ...)`, `("author", ...)`.
@@ -493,7 +507,7 @@ mod tests {
             (s.draw_movenumber, s.draw_score, s.search.nodes),
             (41, 5, 5000)
         );
-        assert_eq!((s.search.movetime, s.max_moves, s.swap), (100, 200, true));
+        assert_eq!((s.search.movetime, s.max_moves, s.swap), (0, 200, true));
         let e = settings(json!({"nodez": 5})).unwrap_err();
         assert!(
             e.starts_with(

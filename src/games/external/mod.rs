@@ -802,7 +802,7 @@ async fn next_message(judge: &mut Bot, seats: &mut [Seat]) -> Result<String, Str
 /// How an `ask` of `game` reads its players' moves; `until` and `setup`
 /// are version 2's.
 fn asking<'u>(
-    game: &ExternalGame,
+    game: &'u ExternalGame,
     until: Option<&'u Until>,
     setup: bool,
 ) -> Result<Asking<'u>, String> {
@@ -819,6 +819,7 @@ fn asking<'u>(
     Ok(Asking {
         read: game.read,
         until,
+        drop_long: &game.drop_long_lines,
         setup,
     })
 }
@@ -831,10 +832,12 @@ fn clocks(game: &ExternalGame, seats: &[Seat]) -> Option<Vec<Option<u64>>> {
 }
 
 /// How one `ask` reads: a move's unit, the words that end a move of
-/// several lines, and whether it is a set-up exchange.
+/// several lines, the kinds of its lines dropped beyond the line cap, and
+/// whether it is a set-up exchange.
 struct Asking<'u> {
     read: ReadUnit,
     until: Option<&'u [String]>,
+    drop_long: &'u [String],
     setup: bool,
 }
 
@@ -1458,7 +1461,18 @@ async fn read_move(
     loop {
         let reply = match bot.recv_line(deadline, None).await {
             Ok(reply) => reply,
-            Err(e) => return Err((e, partial)),
+            Err(e) => {
+                // A line the game lets go (chess's long `info`): dropped,
+                // counted for the judge, and the move read on.
+                if matches!(e, BotError::LineTooLong { .. })
+                    && asking.until.is_some()
+                    && bot.drop_long_line(asking.drop_long)
+                {
+                    partial.dropped += 1;
+                    continue;
+                }
+                return Err((e, partial));
+            }
         };
         cpu = cpu.zip(reply.cpu).map(|(a, b)| a + b);
         let ends = asking

@@ -77,6 +77,8 @@ pub async fn run(config: &PlayConfig) -> Status {
     let _ = writeln!(out, "{}: seed {seed}", game.name);
     let mut tally = Tally::new(count);
     let mut status = Status::Pass;
+    // The judge's refusal of the run's settings, which stopped it.
+    let mut refused = None;
     for index in 1..=config.games {
         let round = Round::of(index, count);
         let seated = seated(&config.bots, round);
@@ -84,6 +86,7 @@ pub async fn run(config: &PlayConfig) -> Status {
         if let Some(refusal) = &result.refused {
             // The organiser's settings are wrong: no game to record.
             eprintln!("referee play: {}", refusal.describe());
+            refused = Some((index, refusal.describe()));
             status = Status::Usage;
             break;
         }
@@ -121,7 +124,19 @@ pub async fn run(config: &PlayConfig) -> Status {
         eprintln!("referee play: {e}");
         return Status::Io;
     }
-    let _ = write!(out, "{}", tally.summary(&config.bots));
+    match refused {
+        // Nothing was played: the refusal is the run's whole story.
+        Some((_, why)) if tally.games == 0 => {
+            let _ = writeln!(out, "no game played: {why}");
+        }
+        Some((index, why)) => {
+            let _ = write!(out, "{}", tally.summary(&config.bots));
+            let _ = writeln!(out, "game {index} was not played: {why}");
+        }
+        None => {
+            let _ = write!(out, "{}", tally.summary(&config.bots));
+        }
+    }
     let _ = out.flush();
     status
 }
@@ -154,7 +169,9 @@ fn keep(
 fn load_game(config: &PlayConfig) -> Result<ExternalGame, String> {
     let count = config.bots.len();
     let mut game = ExternalGame::load(&crate::games::shipped::resolve(&config.game)?)?;
-    game.set_options(&config.game_options)?;
+    // Paths given on the command line are the current folder's.
+    let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    game.set_options_from(&config.game_options, &here)?;
     if count < game.min_players || count > game.max_players {
         return Err(format!(
             "{} takes {} player{} but {count} {} given",
@@ -328,7 +345,9 @@ impl Tally {
         let judged = self.games - self.judge_errors;
         if judged == 0 {
             // No score was given: a mean of 0 would read as one.
-            text.push_str("no game was judged: every game is void (its judge failed)\n");
+            if self.games > 0 {
+                text.push_str("no game was judged: every game is void (its judge failed)\n");
+            }
             return text;
         }
         for (i, (tally, bot)) in self.bots.iter().zip(bots).enumerate() {

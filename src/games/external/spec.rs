@@ -40,6 +40,10 @@ struct File {
     limits: Limits,
     #[serde(default)]
     options: Option<toml::Table>,
+    #[serde(default)]
+    path_options: Vec<String>,
+    #[serde(default)]
+    drop_long_lines: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -116,6 +120,14 @@ pub struct ExternalGame {
     pub max_frames: usize,
     /// `[options]`, passed to the judge in `start` as a JSON object.
     pub options: serde_json::Value,
+    /// The options whose values are paths (`path_options`): one given in
+    /// a tournament file or on the command line is taken from there (see
+    /// [`ExternalGame::set_options_from`]).
+    pub path_options: Vec<String>,
+    /// Kinds of lines, by their first word, that a player may write longer
+    /// than the line cap within a move of several lines (chess's `info`):
+    /// such a line is dropped as it comes instead of losing the game.
+    pub drop_long_lines: Vec<String>,
 }
 
 impl ExternalGame {
@@ -157,6 +169,17 @@ impl ExternalGame {
                 "protocol = {protocol}: the referee speaks protocol version 1 or 2"
             ));
         }
+        problems.extend(words_problem(
+            "path_options",
+            "an option's name",
+            &file.path_options,
+        ));
+        let first_word = "a line's first word";
+        problems.extend(words_problem(
+            "drop_long_lines",
+            first_word,
+            &file.drop_long_lines,
+        ));
         if file.limits.game_timeout.is_some_and(|t| t.0.is_zero()) {
             problems.push("limits.game_timeout must be longer than zero".to_owned());
         }
@@ -200,6 +223,8 @@ impl ExternalGame {
             game_timeout: file.limits.game_timeout.map(|t| t.0),
             max_frames: file.limits.max_frames.unwrap_or(DEFAULT_MAX_FRAMES),
             options,
+            path_options: file.path_options,
+            drop_long_lines: file.drop_long_lines,
         })
     }
 }
@@ -223,8 +248,11 @@ impl ExternalGame {
     }
 
     /// Sets judge-wide options over the game file's, key by key (a
-    /// tournament file's `[options]`, `--game-option`).
-    pub fn set_options(&mut self, options: &toml::Table) -> Result<(), String> {
+    /// tournament file's `[options]`, `--game-option`), given in `folder`
+    /// (the tournament file's, or the current one for the command line):
+    /// its path options are taken from there (see [`ExternalGame::paths_from`]).
+    pub fn set_options_from(&mut self, options: &toml::Table, folder: &Path) -> Result<(), String> {
+        let options = self.paths_from(options, folder);
         let options = serde_json::to_value(options).map_err(|e| format!("options: {e}"))?;
         if let (Some(mine), serde_json::Value::Object(given)) =
             (self.options.as_object_mut(), options)
@@ -233,6 +261,45 @@ impl ExternalGame {
         }
         Ok(())
     }
+}
+
+impl ExternalGame {
+    /// `options` given in `folder`, each of the game's path options that
+    /// is a relative path taken from there: made absolute when `folder`
+    /// has it, or when the game's own folder does not (so that the judge's
+    /// error names the file meant); left as given when only the game's
+    /// folder has it, where the judge runs: the book a game ships is found
+    /// by its name from anywhere, as it always was.
+    pub fn paths_from(&self, options: &toml::Table, folder: &Path) -> toml::Table {
+        let mut options = options.clone();
+        for key in &self.path_options {
+            let Some(toml::Value::String(given)) = options.get_mut(key) else {
+                continue;
+            };
+            let path = Path::new(given.as_str());
+            if given.is_empty() || path.is_absolute() {
+                continue;
+            }
+            let here = folder.join(path);
+            if !here.exists() && self.dir.join(path).exists() {
+                continue;
+            }
+            let here = std::path::absolute(&here).unwrap_or(here);
+            if let Some(here) = here.to_str() {
+                *given = here.to_owned();
+            }
+        }
+        options
+    }
+}
+
+/// The problem with the game file's list `key`, if it has one: each of
+/// its `words` must be a word (not empty, no space or tab), as `what` is.
+fn words_problem(key: &str, what: &str, words: &[String]) -> Option<String> {
+    let bad = words
+        .iter()
+        .find(|w| w.is_empty() || w.contains([' ', '\t']))?;
+    Some(format!("{key}: {bad:?} is not a word (each is {what})"))
 }
 
 /// A command-line option's VALUE, read as a TOML value: `5000` an
@@ -302,6 +369,46 @@ mod tests {
             parse("name = \"x\"\njudge = [\"sh\"]\nprotocol = 3\nplayers = { min = 1, max = 1 }\n")
                 .unwrap_err();
         assert!(three.contains("protocol = 3"), "{three}");
+    }
+
+    #[test]
+    fn path_options_are_taken_from_where_they_were_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let (game_dir, here) = (dir.path().join("game"), dir.path().join("here"));
+        std::fs::create_dir_all(&game_dir).unwrap();
+        std::fs::create_dir_all(&here).unwrap();
+        std::fs::write(game_dir.join("shipped.epd"), "").unwrap();
+        std::fs::write(here.join("mine.epd"), "").unwrap();
+        let game = ExternalGame::parse(
+            "name = \"x\"\njudge = [\"sh\"]\nplayers = { min = 1, max = 1 }\n\
+             path_options = [\"book\"]\ndrop_long_lines = [\"info\"]\n",
+            Path::new("game.toml"),
+            &game_dir,
+        )
+        .unwrap();
+        assert_eq!(game.drop_long_lines, ["info"]);
+        let from_here = |book: toml::Value| {
+            let options =
+                toml::Table::from_iter([("book".to_owned(), book), ("n".into(), 1.into())]);
+            let got = game.paths_from(&options, &here);
+            assert_eq!(got["n"], 1.into());
+            got["book"].clone()
+        };
+        let at = |name: &str| toml::Value::from(here.join(name).to_str().unwrap());
+        assert_eq!(from_here("mine.epd".into()), at("mine.epd"));
+        assert_eq!(from_here("none.epd".into()), at("none.epd"));
+        assert_eq!(from_here("shipped.epd".into()), "shipped.epd".into());
+        assert_eq!(from_here("/a/b.epd".into()), "/a/b.epd".into());
+        assert_eq!(from_here(3.into()), 3.into());
+        let e = parse(
+            "name = \"x\"\njudge = [\"sh\"]\nplayers = { min = 1, max = 1 }\n\
+                       path_options = [\"a b\"]\ndrop_long_lines = [\"\"]\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("path_options: \"a b\"") && e.contains("drop_long_lines: \"\""),
+            "{e}"
+        );
     }
 
     #[test]
