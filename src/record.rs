@@ -15,6 +15,15 @@
 //! A run that was killed in the middle of a write leaves a torn last line:
 //! the next run that opens the file ends it with a newline (so its own
 //! records start clean), and readers skip it with a warning.
+//!
+//! Every record begins with the version of the records' format,
+//! `"format":2` ([`FORMAT`]), written here for every command's records,
+//! whatever writes their fields. Records without one are of format 1,
+//! written before it was kept, and are read as they were: a tournament's
+//! seats under `results` where format 2 has `players`, as `play` and
+//! `chomp` always had (`docs/results.md`). A record of a format newer
+//! than this referee's is an error of the file it is in, never a record
+//! read wrong.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -29,6 +38,36 @@ pub mod pgn;
 
 /// Whether records are fsynced (`--no-fsync` turns it off, for speed).
 static FSYNC: AtomicBool = AtomicBool::new(true);
+
+/// The version of the records' format that this referee writes, first in
+/// every record: `{"format":2,...}`. Format 1 (no `format` field) named a
+/// tournament's seats `results`; format 2 names every record's seats
+/// `players`.
+pub const FORMAT: u64 = 2;
+
+/// How a record begins: its format ([`FORMAT`]), then its own fields.
+const FORMAT_FIELD: &[u8] = b"{\"format\":2";
+
+/// Writes into `line` the record that `write` writes, with the format
+/// first ([`FORMAT_FIELD`]): the record's own opening `{` becomes the
+/// comma after it, so its fields follow unchanged, byte for byte.
+fn write_versioned<R>(line: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    line.extend_from_slice(FORMAT_FIELD);
+    let at = line.len();
+    let written = write(line);
+    match line.get(at..at + 2) {
+        Some(b"{}") => {
+            line.truncate(at);
+            line.push(b'}');
+        }
+        Some([b'{', _]) => line[at] = b',',
+        // Not an object (nothing a referee writes): as it was.
+        _ => {
+            line.drain(..at);
+        }
+    }
+    written
+}
 
 /// The longest a finished game's record stays written but not fsynced.
 pub const SYNC_INTERVAL: Duration = Duration::from_millis(100);
@@ -148,10 +187,12 @@ impl Records {
     /// within that interval.
     pub fn append<T: serde::Serialize>(&mut self, record: &T) -> Result<(), RecordError> {
         self.line.clear();
-        serde_json::to_writer(&mut self.line, record).map_err(|e| RecordError {
-            path: self.path.clone(),
-            source: e.into(),
-        })?;
+        write_versioned(&mut self.line, |line| serde_json::to_writer(line, record)).map_err(
+            |e| RecordError {
+                path: self.path.clone(),
+                source: e.into(),
+            },
+        )?;
         self.write_line()
     }
 
@@ -159,7 +200,7 @@ impl Records {
     /// [`object`]): `write` puts one JSON value into the line.
     pub fn append_written(&mut self, write: impl FnOnce(&mut Vec<u8>)) -> Result<(), RecordError> {
         self.line.clear();
-        write(&mut self.line);
+        write_versioned(&mut self.line, write);
         self.write_line()
     }
 
@@ -456,11 +497,39 @@ pub fn sized_objects(
                 continue;
             }
             match serde_json::from_slice::<serde_json::Value>(text) {
-                Ok(value) if value.is_object() => return Some(Ok((number, text.len(), value))),
+                Ok(value) if value.is_object() => {
+                    return Some(match newer_format(&value) {
+                        Some(format) => {
+                            reader = None;
+                            Err(RecordError {
+                                path: path.clone(),
+                                source: io::Error::new(
+                                    io::ErrorKind::InvalidData,
+                                    format!(
+                                        "line {number}: a record of format {format}, newer \
+                                         than this referee reads (formats 1 to {FORMAT}): \
+                                         read it with a newer referee"
+                                    ),
+                                ),
+                            })
+                        }
+                        None => Ok((number, text.len(), value)),
+                    });
+                }
                 _ => skipped(&path, number, "not a complete record"),
             }
         }
     }))
+}
+
+/// The format of `record` when it is newer than this referee reads.
+fn newer_format(record: &serde_json::Value) -> Option<&serde_json::Value> {
+    let format = record.get("format")?;
+    match format.as_u64() {
+        Some(n) if n <= FORMAT => None,
+        // A format that is not a whole number is no format of ours either.
+        _ => Some(format),
+    }
 }
 
 fn skipped(path: &Path, line: usize, why: &str) {
@@ -470,11 +539,16 @@ fn skipped(path: &Path, line: usize, why: &str) {
     );
 }
 
-/// One record as one line of a results file, `\n` included.
+/// One record as one line of a results file, `\n` included, its format
+/// first as [`Records::append`] writes it.
 pub fn to_line<T: serde::Serialize>(record: &T) -> String {
-    let mut line = serde_json::to_string(record).unwrap_or_default();
-    line.push('\n');
-    line
+    let mut line = Vec::with_capacity(1024);
+    if write_versioned(&mut line, |line| serde_json::to_writer(line, record)).is_err() {
+        return "\n".to_owned();
+    }
+    line.push(b'\n');
+    // serde_json writes UTF-8.
+    String::from_utf8(line).unwrap_or_default()
 }
 
 /// A short, stable fingerprint of the parameters that decide a run's games
@@ -595,12 +669,47 @@ mod tests {
         records.append(&serde_json::json!({"c": 3})).unwrap();
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
-            "{\"a\":1}\n{\"b\":\n{\"c\":3}\n"
+            "{\"a\":1}\n{\"b\":\n{\"format\":2,\"c\":3}\n"
         );
         let read = read_records::<serde_json::Value>(&path).unwrap();
         assert_eq!(
             read,
-            vec![serde_json::json!({"a": 1}), serde_json::json!({"c": 3})]
+            vec![
+                serde_json::json!({"a": 1}),
+                serde_json::json!({"format": 2, "c": 3})
+            ]
+        );
+    }
+
+    #[test]
+    fn every_record_begins_with_its_format_and_keeps_its_fields_byte_for_byte() {
+        assert_eq!(FORMAT_FIELD, format!("{{\"format\":{FORMAT}").as_bytes());
+        let record = serde_json::json!({"game": "g", "players": [{"seat": 0}], "n": 1.5});
+        let plain = serde_json::to_string(&record).unwrap();
+        let line = to_line(&record);
+        assert_eq!(line, format!("{{\"format\":2,{}\n", &plain[1..]));
+        assert_eq!(to_line(&serde_json::json!({})), "{\"format\":2}\n");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.jsonl");
+        let mut records = Records::open(&path).unwrap();
+        records.append(&record).unwrap();
+        records
+            .append_written(|out| out.extend_from_slice(plain.as_bytes()))
+            .unwrap();
+        records.finish().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), line.repeat(2));
+    }
+
+    #[test]
+    fn a_record_of_a_newer_format_is_an_error_naming_the_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.jsonl");
+        std::fs::write(&path, "{\"a\":1}\n{\"format\":2}\n{\"format\":3,\"b\":2}\n").unwrap();
+        let e = read_records::<serde_json::Value>(&path).unwrap_err();
+        let said = e.to_string();
+        assert!(
+            said.contains("r.jsonl") && said.contains("line 3: a record of format 3"),
+            "{said}"
         );
     }
 

@@ -443,7 +443,7 @@ fn chomp_big(s: &Session, dir: &Path) {
     for seat in 0..2 {
         assert_eq!(
             s.text(&format!("#score-{}", seat + 1)),
-            record["results"][seat]["score"].to_string()
+            record["players"][seat]["score"].to_string()
         );
     }
 }
@@ -588,13 +588,13 @@ fn report(s: &Session, dir: &Path) {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert_eq!(s.text("#title"), "evensteven #3 — reference");
-    let plays = records[2]["results"][0]["plays"].as_array().unwrap().len();
+    let plays = records[2]["players"][0]["plays"].as_array().unwrap().len();
     s.click("#last");
     assert_eq!(
         s.js("return document.querySelectorAll('#pairs .pair').length;"),
         plays as u64
     );
-    let outcome = records[2]["results"][0]["outcome"].as_str().unwrap();
+    let outcome = records[2]["players"][0]["outcome"].as_str().unwrap();
     assert!(s.text("#note").contains(outcome), "{}", s.text("#note"));
     s.screenshot("report");
 }

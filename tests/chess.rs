@@ -334,7 +334,7 @@ fn the_sample_tournament_writes_both_colours_of_an_opening_to_games_pgn() {
     let records = common::jsonl(&out.join("records.jsonl"));
     assert_eq!(records.len(), 2);
     for record in &records {
-        for result in record["results"].as_array().unwrap() {
+        for result in record["players"].as_array().unwrap() {
             assert_eq!(result["status"], "ok", "{record}");
         }
     }

@@ -706,7 +706,7 @@ fn the_first_reply_is_recorded_apart_as_the_start_up() {
     );
     assert_eq!(run.code, Some(0), "{run:?}");
     let records = common::jsonl(&out.join("records.jsonl"));
-    let result = &records[0]["results"][0];
+    let result = &records[0]["players"][0];
     assert!(
         result["startup_micros"].as_u64().unwrap() >= 400_000,
         "{result}"

@@ -180,7 +180,7 @@ fn a_class_from_a_glob_gets_one_row_per_student() {
         let index: u64 = tag(1).parse().unwrap();
         indices.push(index);
         let record = records.iter().find(|r| r["index"] == index).unwrap();
-        let won: Vec<&str> = record["results"]
+        let won: Vec<&str> = record["players"]
             .as_array()
             .unwrap()
             .iter()
@@ -728,7 +728,7 @@ fn grade_notes_say_how_each_student_failed() {
             .iter()
             .flat_map(|r| {
                 let index = r["index"].as_u64().unwrap();
-                r["results"]
+                r["players"]
                     .as_array()
                     .unwrap()
                     .iter()
@@ -816,7 +816,7 @@ fn a_table_class_rounds_shared_wins_and_ranks_unbuilt_students_together() {
     let mut expected: std::collections::BTreeMap<String, f64> = Default::default();
     let mut tables: std::collections::BTreeMap<String, u64> = Default::default();
     for record in &records {
-        let seats = record["results"].as_array().unwrap();
+        let seats = record["players"].as_array().unwrap();
         let players: Vec<&str> = seats
             .iter()
             .filter(|r| r["status"] != "build_failed")
@@ -873,7 +873,7 @@ fn tables_and_games(out: &Path, seats: u64) -> BTreeMap<String, (u64, u64)> {
     let mut seen: BTreeMap<String, (BTreeSet<u64>, u64)> = BTreeMap::new();
     for record in common::jsonl(&out.join("records.jsonl")) {
         let table = record["index"].as_u64().unwrap().div_ceil(seats);
-        for seat in record["results"].as_array().unwrap() {
+        for seat in record["players"].as_array().unwrap() {
             let entry = seen
                 .entry(seat["entrant"].as_str().unwrap().to_owned())
                 .or_default();
@@ -1113,7 +1113,7 @@ fn a_class_of_sixty_thousand_at_tables_of_five_plays_in_bounded_memory() {
     indices.sort_unstable();
     assert_eq!(indices, [1, 30_001]);
     for record in &records {
-        let seated: BTreeSet<&str> = record["results"]
+        let seated: BTreeSet<&str> = record["players"]
             .as_array()
             .unwrap()
             .iter()
@@ -1187,7 +1187,7 @@ fn a_table_of_more_seats_than_sixty_four_is_dealt() {
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let records = common::jsonl(&out.join("records.jsonl"));
     assert_eq!(records.len(), 1);
-    let seated: BTreeSet<&str> = records[0]["results"]
+    let seated: BTreeSet<&str> = records[0]["players"]
         .as_array()
         .unwrap()
         .iter()

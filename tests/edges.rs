@@ -317,7 +317,7 @@ fn the_judges_ranking_decides_the_standings_not_its_scores() {
     assert_eq!(run.code, Some(0), "{run:?}");
     let records = common::jsonl(&out.join("records.jsonl"));
     for record in &records {
-        let b = record["results"]
+        let b = record["players"]
             .as_array()
             .unwrap()
             .iter()
@@ -434,8 +434,8 @@ fn merge_refuses_shards_that_disagree_on_a_game_and_names_both_files() {
         .map(|line| {
             let mut record: Value = serde_json::from_str(line).unwrap();
             if record["index"] == 1 {
-                record["results"][1]["score"] = Value::from(0);
-                record["results"][1]["rank"] = Value::from(2);
+                record["players"][1]["score"] = Value::from(0);
+                record["players"][1]["rank"] = Value::from(2);
             }
             record.to_string()
         })

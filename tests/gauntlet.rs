@@ -49,7 +49,7 @@ fn tables(file: &str, out: &Path) -> Vec<Vec<String>> {
     common::timeless_records(out)
         .iter()
         .map(|r| {
-            let results = r["results"].as_array().unwrap();
+            let results = r["players"].as_array().unwrap();
             for (s, x) in results.iter().enumerate() {
                 assert_eq!(x["seat"].as_u64(), Some(s as u64), "{r}");
             }

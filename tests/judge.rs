@@ -523,3 +523,74 @@ fn a_bot_named_bare_on_the_command_line_says_when_the_current_folder_shadows_pat
         "{run:?}"
     );
 }
+
+/// Issue 51: `referee play --games 1000 GAME ./player` with no `./player`
+/// played 1,000 games of `cannot_start` and exited 0. A program named on
+/// the command line that cannot be started is refused before the first
+/// game, as `dealer` refuses it: status 64, naming it; for a game file of
+/// one's own and for a game shipped inside the referee alike.
+#[test]
+fn a_bot_that_cannot_be_found_is_refused_before_the_first_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    let duel = fixture("duel/game.toml");
+    let strong = fixture("duel/strong.sh");
+    // What the message says beside the bot's name.
+    let cases: [(&str, Vec<&str>, &str); 4] = [
+        (
+            game_file().leak(),
+            vec!["./player"],
+            "/player: no such file",
+        ),
+        (
+            "chess",
+            vec!["a=no-such-engine-anywhere", "b=no-such-engine-anywhere"],
+            "\"no-such-engine-anywhere\": not found in the current directory or on PATH",
+        ),
+        (
+            duel.as_str(),
+            vec![&strong, "weak=./bots/weak"],
+            "/bots/weak: no such file",
+        ),
+        (
+            game_file().leak(),
+            vec![fixture("duel/game.toml").leak()],
+            "is not executable",
+        ),
+    ];
+    for (game, bots, says) in cases {
+        let mut args = vec![
+            "play",
+            "--games",
+            "1000",
+            "--results",
+            results.to_str().unwrap(),
+            game,
+        ];
+        args.extend(&bots);
+        let run = referee_with(&args, b"", &[], Some(dir.path()));
+        let games = run
+            .stdout
+            .lines()
+            .filter(|l| l.starts_with("game "))
+            .count();
+        let said = format!(
+            "{game} {bots:?}: status {:?}, {games} games, stderr {}",
+            run.code, run.stderr
+        );
+        assert_eq!((run.code, games), (Some(64), 0), "{said}");
+        let name = bots.last().unwrap().split('=').next().unwrap();
+        assert!(
+            run.stderr
+                .contains(&format!("referee play: cannot start bot {name}: "))
+                && run.stderr.contains(says),
+            "{said}"
+        );
+        assert!(
+            std::fs::read_to_string(&results)
+                .unwrap_or_default()
+                .is_empty(),
+            "{said}: a game was recorded"
+        );
+    }
+}

@@ -532,7 +532,7 @@ fn a_recycled_cgroup_carries_no_process_of_the_last_bot() {
     let records = common::jsonl(&out.join("records.jsonl"));
     assert_eq!(records.len(), 20);
     for record in &records {
-        let innocent = &record["results"][1];
+        let innocent = &record["players"][1];
         assert_eq!(innocent["entrant"], "innocent", "{record}");
         assert_eq!(innocent["status"], "ok", "{record}");
     }

@@ -283,7 +283,7 @@ fn the_four_languages_win_the_same_tournament_games() {
     // failure says who failed and why.
     let mut failures = vec![];
     for record in &records {
-        for result in record["results"].as_array().unwrap() {
+        for result in record["players"].as_array().unwrap() {
             if result["status"] != "ok" {
                 failures.push(format!("game {}: {result}", record["index"]));
             }
@@ -317,7 +317,7 @@ fn the_four_languages_win_the_same_tournament_games() {
             record["deal_seed"].as_u64().unwrap() as u32,
         );
         winnable += u64::from(deal.winnable());
-        let results = record["results"].as_array().unwrap();
+        let results = record["players"].as_array().unwrap();
         let names: Vec<&str> = results
             .iter()
             .map(|r| r["entrant"].as_str().unwrap())

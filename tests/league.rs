@@ -34,7 +34,7 @@ fn league(file: &Path, db: &Path, args: &[&str]) -> common::Run {
 }
 
 fn entrants(record: &Value) -> Vec<String> {
-    record["results"]
+    record["players"]
         .as_array()
         .unwrap()
         .iter()
@@ -289,7 +289,7 @@ fn a_version_plays_from_a_copy_made_as_it_entered() {
     let records = exported(dir.path(), &db);
     assert!(records.len() > 6, "{records:?}");
     for record in &records {
-        for result in record["results"].as_array().unwrap() {
+        for result in record["players"].as_array().unwrap() {
             assert_eq!(result["status"], "ok", "{record}");
         }
     }
@@ -422,4 +422,54 @@ fn a_chomp_league_seats_three_in_rounds() {
             assert_eq!(at.len(), 3, "seat {seat} in a round: {seats:?}");
         }
     }
+}
+
+/// The lines of `text` that give an Elo: the line under the table, and
+/// the fastchess lines.
+fn elo_lines(text: &str) -> Vec<&str> {
+    text.lines().filter(|l| l.starts_with("Elo")).collect()
+}
+
+/// Issue 51: a league of two entrants stopped with SIGTERM after 4 games
+/// printed `Elo: none yet, no game of the two alone against each other`,
+/// while `league show` on the same database gave an Elo. The league's
+/// closing lines are `league show`'s, from one function: on an interrupt
+/// and at the end of `--games` alike.
+#[test]
+fn a_league_closes_with_the_elo_league_show_gives() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = class(dir.path(), &["ann", "bob"], &["bob"]);
+    let db = dir.path().join("league.db");
+    let show = |db: &Path| {
+        let run = referee(["league", "show", db.to_str().unwrap()], b"");
+        assert_eq!(run.code, Some(0), "{run:?}");
+        run.stdout
+    };
+    let marker = Marker::new();
+    let mut running = Running::start(&file, &db, &["--jobs", "1"], &marker);
+    running.wait("game 4", |out, _| out.contains("game 4:"));
+    let (code, stdout) = running.end_with_stdout(nix::sys::signal::Signal::SIGTERM);
+    assert_eq!(code, Some(130), "{stdout}");
+    marker.assert_none_left();
+    let shown = show(&db);
+    assert!(
+        elo_lines(&shown)[0].starts_with("Elo: logistic, "),
+        "{shown}"
+    );
+    assert_eq!(elo_lines(&stdout), elo_lines(&shown), "{stdout}\n{shown}");
+
+    let games = exported(dir.path(), &db).len() + 2;
+    let run = league(&file, &db, &["--games", &games.to_string(), "--jobs", "1"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let shown = show(&db);
+    assert!(
+        shown.contains(&format!("standings after {games} games")),
+        "{shown}"
+    );
+    assert_eq!(
+        elo_lines(&run.stdout),
+        elo_lines(&shown),
+        "{}\n{shown}",
+        run.stdout
+    );
 }

@@ -38,6 +38,7 @@ fn record(entrants: &[&str]) -> GameRecord {
         time: "2026-01-01T00:00:00Z".into(),
         referee: "test".into(),
         tournament: None,
+        format: None,
     }
 }
 

@@ -262,7 +262,7 @@ fn the_export_grades_each_student_once_and_report_reads_every_game() {
     assert_eq!(records.len(), 12);
     for record in &records {
         assert_eq!(record["tournament"], info["fingerprint"], "{record}");
-        for seat in record["results"].as_array().unwrap() {
+        for seat in record["players"].as_array().unwrap() {
             assert!(seat.get("stderr").is_none(), "{record}");
         }
     }

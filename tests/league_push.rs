@@ -55,7 +55,7 @@ fn chomp_class(dir: &Path, names: &[&str], seats: u32) -> PathBuf {
 }
 
 fn seated(record: &Value) -> Vec<String> {
-    record["results"]
+    record["players"]
         .as_array()
         .unwrap()
         .iter()
@@ -115,7 +115,7 @@ fn a_chomp_league_takes_pushes_and_joins(seats: u32) {
         assert!(!played.is_empty(), "{new} played no game");
         // Played to its end by the bot: no seat of it the referee's.
         for record in played {
-            for result in record["results"].as_array().unwrap() {
+            for result in record["players"].as_array().unwrap() {
                 assert_eq!(result["status"], "ok", "{record}");
             }
         }
@@ -294,7 +294,7 @@ fn a_term_as_the_docs_run_it() {
     let db = class.join("class.db");
     let records = exported(dir.path(), &db);
     for record in &records {
-        for result in record["results"].as_array().unwrap() {
+        for result in record["players"].as_array().unwrap() {
             assert_eq!(result["status"], "ok", "{record}");
         }
     }

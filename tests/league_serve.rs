@@ -300,7 +300,7 @@ fn idle_connections_cannot_hurt_the_league() {
     let records = common::jsonl(&out.join("records.jsonl"));
     assert!(records.len() >= before + 30, "{}", records.len());
     for record in &records {
-        for result in record["results"].as_array().unwrap() {
+        for result in record["players"].as_array().unwrap() {
             assert_eq!(result["status"], "ok", "{record}");
         }
     }

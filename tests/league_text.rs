@@ -88,6 +88,7 @@ fn record(entrant: &str, case: &Case) -> GameRecord {
         time: "2026-01-01T00:00:00Z".into(),
         referee: "test".into(),
         tournament: None,
+        format: None,
     }
 }
 

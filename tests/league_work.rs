@@ -337,7 +337,7 @@ fn a_workers_env_reaches_its_bots() {
 fn statuses(records: &[serde_json::Value]) -> Vec<String> {
     records
         .iter()
-        .flat_map(|r| r["results"].as_array().cloned().unwrap_or_default())
+        .flat_map(|r| r["players"].as_array().cloned().unwrap_or_default())
         .map(|seat| seat["status"].as_str().unwrap_or("?").to_owned())
         .collect()
 }

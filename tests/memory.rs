@@ -250,7 +250,7 @@ fn records_without_figures_are_read_as_unknown() {
     let records = out.join("records.jsonl");
     let mut lines = common::jsonl(&records);
     for record in &mut lines {
-        for result in record["results"].as_array_mut().unwrap() {
+        for result in record["players"].as_array_mut().unwrap() {
             if result["entrant"] == "b" {
                 let fields = result.as_object_mut().unwrap();
                 fields.remove("cpu_micros");

@@ -308,7 +308,7 @@ fn a_tournament_passes_each_entrants_name_and_options() {
                 other => panic!("{other}: {start}"),
             };
             assert_eq!(player["options"]["Skill Level"], skill, "{start}");
-            assert_eq!(record["results"][seat]["entrant"], player["name"]);
+            assert_eq!(record["players"][seat]["entrant"], player["name"]);
         }
     }
     // One round: the same opening, the seats swapped.
@@ -786,7 +786,7 @@ fn a_tournament_takes_a_time_margin_from_its_file_or_the_command_line() {
         let run = referee(&args, b"");
         assert_eq!(run.code, Some(0), "{run:?}");
         let records = common::jsonl(&out.join("records.jsonl"));
-        assert_eq!(records[0]["results"][0]["status"], "ok", "{}", records[0]);
+        assert_eq!(records[0]["players"][0]["status"], "ok", "{}", records[0]);
     }
 }
 

@@ -45,7 +45,7 @@ fn tournament_file(dir: &Path, games: u64) -> String {
 }
 
 fn statuses(record: &serde_json::Value) -> Vec<String> {
-    record["results"]
+    record["players"]
         .as_array()
         .unwrap()
         .iter()

@@ -134,7 +134,7 @@ fn probe_env(secrets: &[&std::path::Path]) -> Vec<String> {
 fn statuses(records: &std::path::Path) -> Vec<String> {
     common::jsonl(records)
         .iter()
-        .flat_map(|r| r["results"].as_array().unwrap().clone())
+        .flat_map(|r| r["players"].as_array().unwrap().clone())
         .map(|s| s["status"].as_str().unwrap().to_owned())
         .collect()
 }

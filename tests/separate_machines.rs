@@ -363,7 +363,7 @@ fn a_league_on_separate_machines_plays_every_entrant_from_the_shared_folders() {
     let failed: Vec<String> = records
         .iter()
         .flat_map(|r| {
-            let seats = r["results"].as_array().unwrap().iter();
+            let seats = r["players"].as_array().unwrap().iter();
             seats.filter(|seat| seat["status"] != "ok").map(|seat| {
                 let (who, status) = (&seat["entrant"], &seat["status"]);
                 format!("game {}: {who} {status}: {}", r["index"], seat["error"])
@@ -394,7 +394,7 @@ fn a_league_on_separate_machines_plays_every_entrant_from_the_shared_folders() {
             records
                 .iter()
                 .any(|r| r["index"].as_u64().unwrap() > restarted
-                    && r["results"]
+                    && r["players"]
                         .as_array()
                         .unwrap()
                         .iter()

@@ -311,7 +311,7 @@ fn tampered_shards_are_refused_naming_the_file_and_the_line() {
             "a stranger",
             tampered(&|r| {
                 r["index"] = 3.into();
-                r["results"][0]["entrant"] = "mallory".into();
+                r["players"][0]["entrant"] = "mallory".into();
             }),
             "entrant \"mallory\" is not one of the run's (reference, in-order)",
         ),

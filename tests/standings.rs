@@ -298,7 +298,7 @@ fn strongs_outcomes(out: &Path) -> ([u64; 3], [u64; 5]) {
 fn outcomes_of(out: &Path, a: &str, b: &str) -> ([u64; 3], [u64; 5]) {
     let mut scores = std::collections::BTreeMap::new();
     for record in common::jsonl(&out.join("records.jsonl")) {
-        let results = record["results"].as_array().unwrap();
+        let results = record["players"].as_array().unwrap();
         let rank = |name: &str| {
             let seat = results.iter().find(|r| r["entrant"] == name)?;
             seat["rank"].as_u64()

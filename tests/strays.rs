@@ -95,7 +95,7 @@ fn under_the_sandbox_no_process_of_the_sandbox_is_killed_as_a_stray() {
     let records = common::jsonl(&out.join("records.jsonl"));
     assert_eq!(records.len(), 12);
     for record in &records {
-        for seat in record["results"].as_array().unwrap() {
+        for seat in record["players"].as_array().unwrap() {
             assert_eq!(seat["status"], "ok", "{record}");
         }
     }

@@ -93,7 +93,7 @@ fn one_player_standings_are_paired() {
     assert!(run.stdout.contains("vs best (paired)"), "{}", run.stdout);
     // Every entrant played the same deals.
     for r in records(&out) {
-        assert_eq!(r["results"].as_array().unwrap().len(), 2);
+        assert_eq!(r["players"].as_array().unwrap().len(), 2);
         assert!(r["n"].is_u64() && r["deal_seed"].is_u64());
     }
 }
@@ -305,7 +305,7 @@ fn seats(out: &Path) -> Vec<Vec<u64>> {
     records(out)
         .iter()
         .map(|r| {
-            r["results"]
+            r["players"]
                 .as_array()
                 .unwrap()
                 .iter()
@@ -356,4 +356,64 @@ fn games_on_the_command_line_stand_for_a_missing_games_key() {
     let run = common::referee(["tournament", "--no-progress", file, "--games", "4"], b"");
     assert_eq!(run.code, Some(0), "{run:?}");
     assert!(run.stdout.contains("4 games"), "{run:?}");
+}
+
+/// Issue 51: `--no-progress` still printed a progress line on standard
+/// error every 5 s when standard error is not a terminal (`tournament:
+/// 3/9 games, 0.5 games/s, leader: ...`), and so did every ci run, whose
+/// tournaments have no progress at all. With it (and in ci) nothing of
+/// the progress kind is printed; without it the line is there, which is
+/// what shows that the runs last long enough to print one. (`play` and
+/// `league` print a line per game on standard output, their results, and
+/// no progress.)
+#[test]
+fn no_progress_prints_no_progress_line_in_a_tournament_nor_in_ci() {
+    let dir = tempfile::tempdir().unwrap();
+    // Nine games of at least 0.7 s each, one at a time: past 5 s.
+    let bot = format!(
+        "[\"{}\", \"0.7\", \"0\", \"{}\"]",
+        fixture("slow.py"),
+        env!("CARGO_BIN_EXE_evensteven")
+    );
+    let file = dir.path().join("t.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "game = \"evensteven\"\ngames = 9\nseed = 3\n\
+             [[entrant]]\nname = \"slow\"\ncommand = {bot}\n"
+        ),
+    )
+    .unwrap();
+    let suite = ci_suite(
+        dir.path(),
+        &format!(
+            "[[case]]\nname = \"slow\"\ngame = \"evensteven\"\ncommand = {bot}\ngames = 9\n\
+             seed = 3\njobs = 1\n[case.expect]\nno_crash = true\n"
+        ),
+    );
+    let file = file.to_str().unwrap().to_owned();
+    let runs: Vec<(&str, common::Run)> = std::thread::scope(|s| {
+        let quiet = s.spawn(|| referee(["tournament", &file, "--jobs", "1", "--no-progress"], b""));
+        let ci = s.spawn(|| referee(["ci", &suite], b""));
+        let shown = referee(["tournament", &file, "--jobs", "1"], b"");
+        vec![
+            ("tournament", shown),
+            ("tournament --no-progress", quiet.join().unwrap()),
+            ("ci", ci.join().unwrap()),
+        ]
+    });
+    let progress = |run: &common::Run| {
+        run.stderr
+            .lines()
+            .filter(|l| l.contains(" games, ") && l.contains("games/s"))
+            .count()
+    };
+    for (what, run) in &runs {
+        assert_eq!(run.code, Some(0), "{what}: {run:?}");
+        assert!(run.elapsed.as_secs_f64() > 5.5, "{what}: {run:?}");
+    }
+    assert!(progress(&runs[0].1) > 0, "{:?}", runs[0].1);
+    for (what, run) in &runs[1..] {
+        assert_eq!(progress(run), 0, "{what}: {}", run.stderr);
+    }
 }

@@ -39,7 +39,7 @@ fn read_records(path: &Path) -> Vec<Value> {
 fn results_of<'a>(records: &'a [Value], name: &str) -> Vec<&'a Value> {
     records
         .iter()
-        .flat_map(|r| r["results"].as_array().unwrap())
+        .flat_map(|r| r["players"].as_array().unwrap())
         .filter(|x| x["entrant"] == name)
         .collect()
 }
@@ -352,37 +352,84 @@ fn the_sequential_test_fails_a_bot_far_below_the_win_rate() {
     );
 }
 
+/// Issue 51: an entrant whose `command` names a program found nowhere
+/// (not a file where the tournament file's folder puts it, not on PATH)
+/// is the organiser's mistake: refused before the first game, status 64,
+/// naming the entrant and the program, as `referee play` refuses it. (It
+/// was disqualified and the run played on, every game of it lost.) A
+/// student's folder whose program cannot start stays that student's
+/// disqualification; ci fails the case.
 #[test]
-fn an_entrant_that_cannot_start_is_named_at_once_and_disqualified() {
-    // Red team: it was scored "crashed" in every game, silently.
+fn an_entrant_whose_program_is_found_nowhere_is_refused_before_the_first_game() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write(
-        dir.path(),
-        "t.toml",
-        &format!(
-            "game = \"evensteven\"\ngames = 3\nseed = 1\n\
-             [[entrant]]\nname = \"good\"\ncommand = [\"{}\"]\n\
-             [[entrant]]\nname = \"ghost\"\ncommand = [\"/nonexistent/ghost-bot\"]\n",
-            evensteven()
+    // Three games of the reference player and `second`, an entrant's
+    // lines; the run and its output directory.
+    let play = |name: &str, second: &str| {
+        let file = write(
+            dir.path(),
+            &format!("{name}.toml"),
+            &format!(
+                "game = \"evensteven\"\ngames = 3\nseed = 1\n\
+                 [[entrant]]\nname = \"good\"\ncommand = [\"{}\"]\n\
+                 [[entrant]]\n{second}\n",
+                evensteven()
+            ),
+        );
+        let out = dir.path().join(format!("{name}-out"));
+        let run = referee(["tournament", &file, "--out", out.to_str().unwrap()], b"");
+        (run, out)
+    };
+    for (ghost, says) in [
+        (
+            "/nonexistent/ghost-bot",
+            "/nonexistent/ghost-bot: no such file",
         ),
-    );
-    let out = dir.path().join("out");
-    let run = referee(["tournament", &file, "--out", out.to_str().unwrap()], b"");
+        ("bots/ghost-bot", "/bots/ghost-bot: no such file"),
+        (
+            "ghost-bot-on-no-path",
+            "\"ghost-bot-on-no-path\": not found in ",
+        ),
+    ] {
+        let (run, out) = play(
+            "t",
+            &format!("name = \"ghost\"\ncommand = [\"{ghost}\", \"--fast\"]"),
+        );
+        assert_eq!(run.code, Some(64), "{ghost}: {run:?}");
+        assert!(
+            run.stderr.contains("entrant ghost: cannot start") && run.stderr.contains(says),
+            "{ghost}: {}",
+            run.stderr
+        );
+        assert!(
+            read_records(&out.join("records.jsonl")).is_empty(),
+            "{ghost}: a game was played"
+        );
+    }
+
+    // A student's folder whose program cannot start: disqualified, the
+    // others play.
+    let student = dir.path().join("subs/ann");
+    std::fs::create_dir_all(&student).unwrap();
+    std::fs::write(student.join("Makefile"), "all:\n\ttrue\n").unwrap();
+    std::fs::write(student.join("pc2"), "#!/no/such/interpreter\n").unwrap();
+    std::fs::set_permissions(
+        student.join("pc2"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let (run, out) = play("class", "name = \"ann\"\ndir = \"subs/ann\"");
     assert_eq!(run.code, Some(0), "{run:?}");
     assert!(
         run.stderr
-            .contains("entrant ghost disqualified: cannot start")
-            && run.stderr.contains("/nonexistent/ghost-bot"),
+            .contains("entrant ann disqualified: cannot start")
+            && run.stderr.contains("/no/such/interpreter"),
         "{}",
         run.stderr
     );
     let records = read_records(&out.join("records.jsonl"));
-    let ghost = results_of(&records, "ghost");
-    assert_eq!(ghost.len(), 3);
-    assert!(
-        ghost.iter().all(|x| x["status"] == "cannot_start"),
-        "{ghost:?}"
-    );
+    let ann = results_of(&records, "ann");
+    assert_eq!(ann.len(), 3);
+    assert!(ann.iter().all(|x| x["status"] == "cannot_start"), "{ann:?}");
     let standings: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("standings.json")).unwrap())
             .unwrap();
@@ -390,7 +437,7 @@ fn an_entrant_that_cannot_start_is_named_at_once_and_disqualified() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|r| r["entrant"] == "ghost")
+        .find(|r| r["entrant"] == "ann")
         .unwrap();
     assert_eq!(
         (row["disqualified"].as_u64(), row["crashed"].as_u64()),
@@ -648,6 +695,15 @@ fn classes(dir: &Path) -> Vec<Class> {
     let spin = dir.join("spin.sh");
     std::fs::write(&spin, "#!/bin/sh\nwhile :; do :; done\n").unwrap();
     std::fs::set_permissions(&spin, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // Found, but it cannot start: a tournament disqualifies it (one found
+    // nowhere is refused before the first game).
+    let unstartable = dir.join("unstartable.sh");
+    std::fs::write(&unstartable, "#!/no/such/interpreter\n").unwrap();
+    std::fs::set_permissions(
+        &unstartable,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
     vec![
         Class {
             name: "timeout",
@@ -691,7 +747,7 @@ fn classes(dir: &Path) -> Vec<Class> {
         },
         Class {
             name: "cannot_start",
-            command: vec!["/nonexistent/bot".to_owned()],
+            command: vec![unstartable.to_str().unwrap().to_owned()],
             timeout: "2s",
             exit: 64,
             column: "disqualified",
@@ -845,7 +901,7 @@ fn tournaments_and_ci_run_an_external_game_by_its_file() {
     assert!(
         records
             .iter()
-            .flat_map(|r| r["results"].as_array().unwrap())
+            .flat_map(|r| r["players"].as_array().unwrap())
             .all(|x| x["status"] == "ok" && x["score"].is_number()),
         "{records:?}"
     );

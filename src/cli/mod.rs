@@ -227,9 +227,11 @@ Examples:
 Exit status:
   0    the games were played, whatever the bots did (their failures are in
        the lines and the records)
-  64   bad arguments, a bad game file (named with its line), a number of
-       bots the game does not take, or settings the judge refused (`refuse`:
-       an engine option it does not declare, a game option it does not know)
+  64   bad arguments, a BOT whose program cannot be started (missing, not
+       executable: named, before the first game), a bad game file (named with
+       its line), a number of bots the game does not take, or settings the
+       judge refused (`refuse`: an engine option it does not declare, a game
+       option it does not know)
   70   judge error: the judge crashed, hung (10s per message) or broke the
        protocol; the run stops after recording that game, no bot is blamed
   74   the results file could not be written
@@ -254,7 +256,9 @@ Exit status:
   0    the tournament was played (whatever the bots did; their timeouts,
        crashes and disqualifications are in the records and standings)
   64   a bad tournament file (every problem listed, with its line) or
-       arguments, --resume of a run that differs (it says how), or settings
+       arguments, an entrant's command whose program is found nowhere (a
+       folder's program that cannot start disqualifies its entrant only),
+       --resume of a run that differs (it says how), or settings
        an external game's judge refused (`refuse`: named with the entrant;
        the games recorded before stay)
   70   internal error
@@ -1091,7 +1095,7 @@ pub struct TournamentArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub time_margin: Option<Duration>,
 
-    /// No progress bar, even on a terminal.
+    /// No progress: no bar on a terminal, no line every 5 s elsewhere.
     #[arg(long)]
     pub no_progress: bool,
 
@@ -1446,6 +1450,22 @@ async fn run_play(args: PlayArgs, env: &Vars) -> Status {
             return Status::Usage;
         }
     };
+    // The user named these programs: one that cannot start is a mistake
+    // to say now, as `dealer` says it, not a thousand games it loses.
+    let missing: Vec<String> = bots
+        .iter()
+        .filter_map(|bot| {
+            let e = bot.spec.locate().err()?;
+            Some(format!(
+                "referee play: cannot start bot {}: {e}",
+                crate::text::terminal(&bot.name)
+            ))
+        })
+        .collect();
+    if !missing.is_empty() {
+        eprintln!("{}", missing.join("\n"));
+        return Status::Usage;
+    }
     let config = crate::games::external::run::PlayConfig {
         game: args.game,
         bots,

@@ -4,7 +4,10 @@
 //! game's setup) rides along in a flattened map, so that a record reads
 //! back exactly as it was written.
 //!
-//! The records' JSON is documented in `docs/results.md`.
+//! The records' JSON is documented in `docs/results.md`; its format's
+//! version is [`crate::record::FORMAT`]. A record of format 1 (written
+//! before the version was kept) reads as one of format 2: its seats were
+//! `results` where they are now `players`, and nothing else differs.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -30,7 +33,9 @@ pub struct GameRecord {
     /// Present when an external judge failed: the game is void.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_error: Option<JudgeError>,
-    /// One per seat (table games) or per entrant (solo games).
+    /// One per seat (table games) or per entrant (solo games): a record's
+    /// `players` ([`SEATS`]), `results` in format 1 ([`OLD_SEATS`]).
+    #[serde(rename = "players", alias = "results")]
     pub results: Vec<SeatResult>,
     /// When the game ended (RFC 3339, UTC).
     #[serde(default)]
@@ -41,6 +46,27 @@ pub struct GameRecord {
     /// The run's fingerprint (records in an output directory).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tournament: Option<String>,
+    /// The format it was read in (none before format 2, and in a league's
+    /// database): kept out of [`GameRecord::setup`]. A record is always
+    /// written in the current format, which its file's writer puts first
+    /// (see [`crate::record::FORMAT`]).
+    #[serde(default, skip_serializing)]
+    pub format: Option<u64>,
+}
+
+/// The key of a record's seats, in every record that has seats: a
+/// tournament's, `play`'s and `chomp`'s.
+pub const SEATS: &str = "players";
+
+/// Where a tournament's record of format 1 kept its seats.
+pub const OLD_SEATS: &str = "results";
+
+/// The seats of a record as JSON, of either format: `players`, else
+/// format 1's `results`.
+pub fn seats_of(record: &Value) -> Option<&Vec<Value>> {
+    record[SEATS]
+        .as_array()
+        .or_else(|| record[OLD_SEATS].as_array())
 }
 
 /// The key of a game's fields that holds a judge's refusal of the game's
@@ -387,11 +413,25 @@ impl SeatResult {
 mod tests {
     use super::*;
 
+    /// A record read (of format 1 or 2) and serialized again gives its
+    /// fields as they were, its seats under `players`; the format is its
+    /// file writer's to add.
     fn round_trip(line: &str) {
         let record: GameRecord = serde_json::from_str(line).unwrap();
         let back = serde_json::to_value(&record).unwrap();
-        let original: Value = serde_json::from_str(line).unwrap();
+        let mut original: Value = serde_json::from_str(line).unwrap();
+        let fields = original.as_object_mut().unwrap();
+        fields.remove("format");
+        if let Some(seats) = fields.remove(OLD_SEATS) {
+            fields.insert(SEATS.into(), seats);
+        }
         assert_eq!(back, original, "{line}");
+        assert!(!record.setup.contains_key("format"), "{line}");
+        // Format 2 reads the same.
+        let again = crate::record::to_line(&record);
+        let read: GameRecord = serde_json::from_str(&again).unwrap();
+        assert_eq!(read.format, Some(crate::record::FORMAT));
+        assert_eq!(serde_json::to_value(&read).unwrap(), back, "{again}");
     }
 
     #[test]
@@ -408,6 +448,10 @@ mod tests {
         );
         round_trip(
             r#"{"game":"tron","index":1,"seed":2,"summary":{"turns":3},"judge_error":{"message":"m","stderr":"e"},"time":"t","referee":"r","results":[{"entrant":"a","seat":0,"status":"internal","micros":[],"rank":2}]}"#,
+        );
+        // Format 2.
+        round_trip(
+            r#"{"format":2,"game":"chomp","index":1,"seed":2,"array":"a.txt","start":[1,2],"rounds":40,"end":"all_dead","players":[{"entrant":"a","seat":0,"score":3.5,"fate":"starved","eaten":4,"rounds":30,"slowest_micros":5,"status":"ok"}],"time":"t","referee":"r","tournament":"abc"}"#,
         );
     }
 

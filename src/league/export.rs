@@ -162,9 +162,9 @@ impl Games<'_> {
         stderr_log::save(self.partial, &record);
         crate::tournament::units::strip_stderr(&mut record);
         record.tournament = Some(self.fingerprint.to_owned());
-        let written = serde_json::to_writer(&mut self.records, &record)
-            .map_err(std::io::Error::from)
-            .and_then(|()| self.records.write_all(b"\n"))
+        let written = self
+            .records
+            .write_all(crate::record::to_line(&record).as_bytes())
             .map_err(|e| (self.records.path().to_owned(), e))
             .and_then(|()| {
                 let log = self.partial.join("games.log");
@@ -443,7 +443,7 @@ fn open(at: &Location) -> Result<(Db, Meta), Failed> {
 /// current versions (every version with `all`), as a tournament prints
 /// them, from the database alone.
 pub fn show(at: &Location, all: bool) -> Status {
-    match show_inner(at, all) {
+    match standings_text(at, all) {
         Ok(text) => {
             println!("{text}");
             Status::Pass
@@ -455,7 +455,11 @@ pub fn show(at: &Location, all: bool) -> Status {
     }
 }
 
-fn show_inner(at: &Location, all: bool) -> Result<String, Failed> {
+/// The standings `league show` prints (without its last line end): the
+/// one function that ranks a league and gives its Elo, for `league show`
+/// and for a league's own closing lines alike, so that the two never
+/// disagree.
+pub(super) fn standings_text(at: &Location, all: bool) -> Result<String, Failed> {
     let (db, meta) = open(at)?;
     let mut games = 0u64;
     let (versions, tally, notes) = db

@@ -223,13 +223,13 @@ async fn run_inner(config: &LeagueConfig) -> Result<Status, Failed> {
         .map_err(usage)?;
         eprintln!("league: live page at http://{at}/");
     }
-    report_on_interrupt(&shared);
+    report_on_interrupt(&config.db);
     let jobs = jobs(config, &roster);
     let scanning = roster.keep_scanning(Arc::clone(&db), Arc::clone(&shared), jobs);
     let status = play(&game, &db, &shared, limits, meta.seed, jobs, config.pin).await;
     drop(scanning);
     if status == Status::Pass {
-        print_standings(&shared);
+        print_standings(&config.db);
     }
     Ok(status)
 }
@@ -662,30 +662,25 @@ fn announce(config: &LeagueConfig, game: &dyn Game, shared: &Shared) {
     );
 }
 
-/// The standings of every version, as a tournament prints them.
-fn standings_text(shared: &Shared) -> String {
-    let state = shared.lock();
-    let solo = state.seats.is_none();
-    standings::table(solo, &state.tally.rows())
-}
-
-fn print_standings(shared: &Shared) {
-    let games = shared.lock().committed;
-    println!(
-        "\nstandings after {games} game{}:\n{}",
-        if games == 1 { "" } else { "s" },
-        standings_text(shared)
-    );
-}
-
-fn report_on_interrupt(shared: &Arc<Shared>) {
-    let shared = Arc::clone(shared);
-    crate::interrupt::set_report(move || {
-        let games = shared.lock().committed;
+/// The league's closing lines: the standings `league show` prints, from
+/// the database (the function that prints them), so that the two give
+/// the same ranks and Elo; or why they cannot be read.
+fn closing_standings(db: &db::Location) -> String {
+    export::standings_text(db, false).unwrap_or_else(|(_, why)| {
         format!(
-            "\nleague interrupted: standings after {games} game{}:\n{}\n",
-            if games == 1 { "" } else { "s" },
-            standings_text(&shared)
+            "the standings cannot be read: {why}; `referee league show {}` prints them",
+            db.describe()
         )
+    })
+}
+
+fn print_standings(db: &db::Location) {
+    println!("\n{}", closing_standings(db));
+}
+
+fn report_on_interrupt(db: &db::Location) {
+    let db = db.clone();
+    crate::interrupt::set_report(move || {
+        format!("\nleague interrupted: {}\n", closing_standings(&db))
     });
 }

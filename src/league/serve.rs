@@ -655,8 +655,7 @@ async fn replay_page(Axum(board): Axum<Board>, UrlPath(id): UrlPath<u64>) -> Res
         without_stderr(&mut record);
     }
     // The entrants who played it, for the links back.
-    let entrants: Vec<String> = record["results"]
-        .as_array()
+    let entrants: Vec<String> = crate::game::record::seats_of(&record)
         .into_iter()
         .flatten()
         .filter_map(|r| r["entrant"].as_str())

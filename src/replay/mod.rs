@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::exit::Status;
+use crate::game::record::{OLD_SEATS, SEATS, seats_of};
 use crate::games::acesup::engine::{self, Operation};
 use crate::games::evensteven::{Card as EsCard, Deal, deal};
 use crate::games::septica::rules::{Action, Phase, Side, Table};
@@ -43,11 +44,14 @@ pub fn view(record: &Value, base: &Path) -> Result<Value, String> {
         .ok_or("no \"game\" field: not a record of the referee")?;
     let index = record["index"].as_u64().unwrap_or(0);
     // A judge may name its game as a built-in one (games/evensteven plays
-    // the dealer's game): its records, whose players have seats, are the
-    // judge's, drawn from their frames.
-    let judged = record["players"]
-        .as_array()
-        .is_some_and(|players| players.iter().any(|p| p.get("seat").is_some()));
+    // the dealer's game): `play`'s records, whose players have seats and
+    // commands, are the judge's, drawn from their frames. (A tournament's
+    // seats have no command; `chomp`'s players no seat.)
+    let judged = record[SEATS].as_array().is_some_and(|players| {
+        players
+            .iter()
+            .any(|p| p.get("seat").is_some() && p["player"].is_array())
+    });
     let mut v = match game {
         _ if judged => external(record),
         "evensteven" => evensteven(record),
@@ -66,7 +70,7 @@ pub fn view(record: &Value, base: &Path) -> Result<Value, String> {
 /// tournament whose entrants each kept their plays (`--record-moves`),
 /// else one.
 pub fn views(record: &Value, base: &Path) -> Result<Vec<Value>, String> {
-    let results = record["results"].as_array();
+    let results = seats_of(record);
     let per_entrant = record["plays"].is_null()
         && results.is_some_and(|r| r.iter().any(|x| x["plays"].is_array()));
     if !per_entrant {
@@ -77,7 +81,10 @@ pub fn views(record: &Value, base: &Path) -> Result<Vec<Value>, String> {
         let mut one = record.clone();
         one["plays"] = result["plays"].clone();
         one["outcome"] = result["outcome"].clone();
-        one["results"] = json!([result]);
+        if let Some(one) = one.as_object_mut() {
+            one.remove(OLD_SEATS);
+        }
+        one[SEATS] = json!([result]);
         let mut v = view(&one, base)?;
         if let Some(name) = result["entrant"].as_str() {
             v["title"] = json!(format!("{} — {name}", v["title"].as_str().unwrap_or("")));
@@ -100,13 +107,10 @@ fn u64_field(record: &Value, name: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("\"{name}\" is not a whole number"))
 }
 
-/// A tournament's per-seat results, or a referee's own players.
+/// A record's seats: a tournament's (of either format), or a referee's
+/// own players.
 fn seats(record: &Value) -> Vec<Value> {
-    record["results"]
-        .as_array()
-        .or(record["players"].as_array())
-        .cloned()
-        .unwrap_or_default()
+    seats_of(record).cloned().unwrap_or_default()
 }
 
 /// What is shown of each seat: its name, status and what it wrote on
@@ -410,7 +414,7 @@ fn acesup(record: &Value) -> Result<Value, String> {
 
 /// A game of an external judge: its frames, drawn by the generic renderer.
 fn external(record: &Value) -> Result<Value, String> {
-    if record["players"].is_null() && record["results"].is_null() {
+    if seats_of(record).is_none() {
         return Err("neither \"players\" nor \"results\": not a game record".into());
     }
     let seats: Vec<Value> = seats(record)

@@ -266,6 +266,13 @@ async fn prepare(
     config: &TournamentConfig,
 ) -> Result<(Arc<Plan>, Option<HeadToHead>), Refusal> {
     let mut plan = Plan::prepare(spec, base, config).await?;
+    if !plan.unfound.is_empty() {
+        return Err(Refusal::from(format!(
+            "{}\nno game was played: a command's program is a path (read from the \
+             tournament file's folder) or a name on PATH",
+            plan.unfound.join("\nreferee tournament: ")
+        )));
+    }
     let sprt = match (&spec.sprt, &spec.baseline) {
         (Some(test), Some(baseline)) => {
             plan = plan.paired();
@@ -1354,8 +1361,9 @@ impl Tally {
 }
 
 /// Live progress: a bar on a terminal, a log line every few seconds
-/// otherwise.
+/// otherwise; nothing at all with `--no-progress` (and in ci).
 struct Progress {
+    enabled: bool,
     bar: Option<indicatif::ProgressBar>,
     total: u64,
     done: u64,
@@ -1378,6 +1386,7 @@ impl Progress {
             bar
         });
         Progress {
+            enabled,
             bar,
             total,
             done,
@@ -1400,7 +1409,7 @@ impl Progress {
                 bar.set_message(leader());
                 self.last_leader = Instant::now();
             }
-        } else if self.last_line.elapsed() > Duration::from_secs(5) {
+        } else if self.enabled && self.last_line.elapsed() > Duration::from_secs(5) {
             let rate = finished.games() as f64 / self.started.elapsed().as_secs_f64();
             eprintln!(
                 "tournament: {}/{} games, {rate:.1} games/s, {}",

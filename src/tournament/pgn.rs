@@ -41,8 +41,9 @@ struct Line {
     judge_error: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     summary: Option<Value>,
-    /// Each seat's status: a seat `internal` makes the game void.
-    #[serde(default)]
+    /// Each seat's status: a seat `internal` makes the game void (format
+    /// 1's `results`, as [`GameRecord`] reads them).
+    #[serde(default, rename = "players", alias = "results")]
     results: Vec<LineSeat>,
 }
 

@@ -51,6 +51,10 @@ pub struct Plan {
     /// What a sandboxed bot never sees (see [`play_unit`]); empty without
     /// `--sandbox`.
     hidden: Vec<PathBuf>,
+    /// Entrants whose `command` (no folder of theirs) names a program
+    /// found nowhere, each with why: the organiser's mistake, which a
+    /// tournament refuses before its first game (ci fails their case).
+    pub unfound: Vec<String>,
 }
 
 pub(crate) fn duration(value: &Option<TomlDuration>, default: Duration) -> Duration {
@@ -145,6 +149,17 @@ pub(crate) fn located(spec: BotSpec) -> Result<BotSpec, Disqualified> {
         Ok(_) => Ok(spec),
         Err(e) => Err(Disqualified::cannot_start(e.to_string())),
     }
+}
+
+/// Whether `why` a program cannot start is that it is found nowhere: not
+/// a file where its path leads, not on `PATH`.
+fn found_nowhere(why: &spawn::SpawnError) -> bool {
+    matches!(
+        why,
+        spawn::SpawnError::NotFound(_)
+            | spawn::SpawnError::NotOnPath(_)
+            | spawn::SpawnError::NotBesideOrOnPath { .. }
+    )
 }
 
 /// How to run an entrant: its directory's `pc2` once built, or its
@@ -304,6 +319,7 @@ impl Plan {
         let mut built = built.into_iter().map(|b| b.map_err(|e| e.to_string()));
         let mut entrants = Vec::new();
         let mut not_built = Vec::new();
+        let mut unfound = Vec::new();
         for (e, dir) in spec.entrants.iter().zip(&dirs) {
             let dir = dir
                 .as_ref()
@@ -311,6 +327,15 @@ impl Plan {
             let program = entrant_program(dir, e.command.as_deref(), base, env.with(&e.env.vars()));
             if let (true, Ok(spec)) = (build.prebuilt, &program) {
                 not_built.extend(prebuilt_problem(&e.name, spec));
+            }
+            if let (None, Ok(spec)) = (&e.dir, &program)
+                && let Err(why) = spec.locate()
+                && found_nowhere(&why)
+            {
+                unfound.push(format!(
+                    "entrant {}: cannot start its command: {why}",
+                    crate::text::terminal(&e.name)
+                ));
             }
             let program = program.and_then(located);
             entrants.push(Entrant {
@@ -352,6 +377,7 @@ impl Plan {
             paired: false,
             schedule: std::sync::OnceLock::new(),
             hidden,
+            unfound,
         })
     }
 
@@ -582,6 +608,7 @@ pub async fn play_unit(
         index,
         seed,
         tournament: None,
+        format: None,
         results,
         judge_error,
         time: record::timestamp(),
@@ -603,6 +630,7 @@ fn refused_game(
         index,
         seed,
         tournament: None,
+        format: None,
         results: Vec::new(),
         judge_error: None,
         time: record::timestamp(),

@@ -129,6 +129,13 @@ impl Running {
         super::signal(&self.child, signal);
         self.child.wait().unwrap().code()
     }
+
+    /// [`Running::end`], with what the league printed on standard output.
+    pub fn end_with_stdout(mut self, signal: nix::sys::signal::Signal) -> (Option<i32>, String) {
+        super::signal(&self.child, signal);
+        let code = self.child.wait().unwrap().code();
+        (code, self.stdout())
+    }
 }
 
 impl Drop for Running {

@@ -397,7 +397,7 @@ pub fn timeless_records(out: &std::path::Path) -> Vec<serde_json::Value> {
         referee::record::read_records::<serde_json::Value>(&out.join("records.jsonl")).unwrap();
     for r in &mut records {
         r.as_object_mut().unwrap().remove("time");
-        for result in r["results"].as_array_mut().unwrap() {
+        for result in r["players"].as_array_mut().unwrap() {
             let fields = result.as_object_mut().unwrap();
             fields.remove("micros");
             fields.remove("slowest_micros");

@@ -485,8 +485,7 @@ impl Db {
 /// and how each seat did.
 fn game_summary(id: i64, finished: String, record: &str) -> serde_json::Value {
     let record: serde_json::Value = serde_json::from_str(record).unwrap_or_default();
-    let seats: Vec<serde_json::Value> = record["results"]
-        .as_array()
+    let seats: Vec<serde_json::Value> = crate::game::record::seats_of(&record)
         .into_iter()
         .flatten()
         .map(|r| {
