@@ -923,3 +923,33 @@ fn a_resumed_record_with_an_entrant_the_run_lacks_is_refused() {
         run.stderr
     );
 }
+
+/// A game that waits a preparation time anyone would notice says so on
+/// its line, before the wait: with the statement's 60s a run looked hung
+/// (docs/chomp.md's example, issue 51). A short one is not mentioned.
+#[test]
+fn a_noticeable_preparation_time_is_said_before_it_is_waited() {
+    use std::io::BufRead;
+    let arena = Arena::new();
+    let array = arena.array("z.txt", "Z\n");
+    let p = arena.player("p", &["C"]);
+    let marker = common::Marker::new();
+    let mut child = common::start(["chomp", "--prep", "30s", &array, &p], &marker);
+    let stdout = child.stdout.take().unwrap();
+    let line = std::io::BufReader::new(stdout)
+        .lines()
+        .map(Result::unwrap)
+        .find(|l| l.starts_with("game 1:"))
+        .expect("a line for game 1");
+    common::signal(&child, nix::sys::signal::Signal::SIGINT);
+    let _ = child.wait();
+    marker.assert_none_left();
+    assert!(
+        line.ends_with("; the players prepare for 30s (--prep) before the first round"),
+        "{line}"
+    );
+
+    let quick = arena.chomp(&[&array, &p]);
+    assert_eq!(quick.code, Some(0), "{quick:?}");
+    assert!(!quick.stdout.contains("prepare"), "{}", quick.stdout);
+}

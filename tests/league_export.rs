@@ -9,6 +9,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use common::league::export;
 use common::{fixture, referee};
 use serde_json::Value;
 
@@ -158,16 +159,7 @@ fn the_export_grades_each_student_once_and_report_reads_every_game() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let db = played(dir.path());
     let out = dir.path().join("export");
-    let run = referee(
-        [
-            "league",
-            "export",
-            db.to_str().unwrap(),
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
+    export(&db, &out);
 
     // grades.csv: a row per student.
     let grades = csv_rows(&out.join("grades.csv"));
@@ -268,17 +260,54 @@ fn the_export_grades_each_student_once_and_report_reads_every_game() {
     }
 
     // Exported again into the same folder: nothing doubled.
-    let run = referee(
-        [
-            "league",
-            "export",
-            db.to_str().unwrap(),
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
+    export(&db, &out);
     let again = std::fs::read_to_string(out.join("games.log")).unwrap();
     assert_eq!(again, games);
     assert_eq!(std::fs::read_to_string(log_of(&out, "bob")).unwrap(), bob);
+}
+
+/// Issue 51: the league's export notes a student who crashed in every
+/// game, in `grades.csv`'s note (its other cells and the header as a
+/// tournament's) and, through `referee report`, in `report.html`.
+#[test]
+fn the_export_notes_a_student_who_crashed_in_every_game() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let folder = |name: &str| {
+        let folder = dir.path().join("subs").join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        folder.join("pc2")
+    };
+    std::fs::copy(fixture("duel/weak.sh"), folder("ann")).unwrap();
+    let dan = folder("dan");
+    std::fs::write(&dan, "#!/bin/sh\nexit 1\n").unwrap();
+    std::fs::set_permissions(&dan, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let file = common::league::duel_glob_file(dir.path());
+    let db = dir.path().join("league.db");
+    league(&file, &db, &["--games", "4", "--jobs", "1"]);
+    let out = dir.path().join("export");
+    export(&db, &out);
+    let text = std::fs::read_to_string(out.join("grades.csv")).unwrap();
+    assert!(
+        text.starts_with(
+            "entrant,games,wins,win_rate,failures,timeouts,crashed,incorrect,disqualified,\
+             internal,rank,note\n"
+        ),
+        "{text}"
+    );
+    let grades = csv_rows(&out.join("grades.csv"));
+    let grade = |name: &str| grades.iter().find(|r| r["entrant"] == name).unwrap();
+    let note = "crashed in every game: keeps its score, as the rules say";
+    assert_eq!(
+        grade("dan@v1")["crashed"],
+        grade("dan@v1")["games"],
+        "{text}"
+    );
+    assert!(grade("dan@v1")["note"].ends_with(note), "{text}");
+    assert!(!grade("ann@v1")["note"].contains(note), "{text}");
+
+    let report = referee(["report", out.to_str().unwrap()], b"");
+    assert_eq!(report.code, Some(0), "{report:?}");
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(page.contains(&format!("dan@v1: {note}")), "{page}");
 }

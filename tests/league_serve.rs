@@ -287,16 +287,7 @@ fn idle_connections_cannot_hurt_the_league() {
     // Every game was played, every seat "ok"; the versions are the three
     // that were pushed.
     let out = dir.path().join("export");
-    let run = referee(
-        [
-            "league",
-            "export",
-            db.to_str().unwrap(),
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
+    common::league::export(&db, &out);
     let records = common::jsonl(&out.join("records.jsonl"));
     assert!(records.len() >= before + 30, "{}", records.len());
     for record in &records {

@@ -738,3 +738,46 @@ fn a_disqualified_seat_never_shares_a_win() {
         |name: &str| standings.iter().find(|r| r["entrant"] == name).unwrap()["wins"].as_f64();
     assert_eq!((wins("quitter"), wins("broken")), (Some(2.0), Some(0.0)));
 }
+
+/// Issue 51: a student who crashed in every game of a game between
+/// players keeps the score the rules give a crashed player, and may rank
+/// first; the sheet says why at the end of its `note`, the last column,
+/// and nothing else of the sheet changes: the header and every other cell
+/// are as before (golden). `report.html` says it under the standings.
+#[test]
+fn a_student_who_crashed_in_every_game_is_noted_and_nothing_else_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (grades, _) = chomp_with_failures(dir.path(), &["broken"], &["quitter"], 2, 2);
+    let text = std::fs::read_to_string(dir.path().join("out/grades.csv")).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some(
+            "entrant,games,wins,win_rate,failures,timeouts,crashed,incorrect,disqualified,\
+             internal,rank,note"
+        ),
+        "{text}"
+    );
+    let broken = lines.next().unwrap();
+    assert!(broken.starts_with("broken,2,0,0,2,0,0,0,2,0,2,"), "{text}");
+    assert!(!broken.contains("every game"), "{text}");
+    assert_eq!(
+        lines.next(),
+        Some(
+            "quitter,2,2,1,2,0,2,0,0,0,1,\"crashed in game 1: round 1: exited with status 1; \
+             2 of 2 games failed; crashed in every game: keeps its score, as the rules say\""
+        ),
+        "{text}"
+    );
+    assert_eq!(lines.next(), None, "{text}");
+    assert_eq!(grades.len(), 2);
+
+    let page = std::fs::read_to_string(dir.path().join("out/report.html")).unwrap();
+    assert!(
+        page.contains(
+            "<p class=\"note\">quitter: crashed in every game: keeps its score, as the rules say</p>"
+        ),
+        "{page}"
+    );
+    assert!(!page.contains("broken: crashed"), "{page}");
+}

@@ -565,6 +565,17 @@ fn section_standings(page: &mut String, solo: bool, rows: &[Row]) {
         );
     }
     page.push_str("</table>\n");
+    // Why a crasher may rank high: the same note as grades.csv's.
+    for row in rows {
+        if let Some(note) = standings::crashed_every_game(row) {
+            let _ = writeln!(
+                page,
+                "<p class=\"note\">{}: {}</p>",
+                esc(&row.entrant),
+                esc(note)
+            );
+        }
+    }
     if !solo {
         let _ = writeln!(page, "<p>{}</p>", esc(standings::SHARED_WINS));
     }

@@ -150,11 +150,8 @@ pub fn games(stdout: &str) -> usize {
     stdout.lines().filter(|l| l.starts_with("game ")).count()
 }
 
-/// The league's games, as `referee league export DB DIR/export` writes
-/// them.
-pub fn exported(dir: &Path, db: &Path) -> Vec<Value> {
-    let out = dir.join("export");
-    let _ = std::fs::remove_dir_all(&out);
+/// `referee league export DB OUT`, which must succeed.
+pub fn export(db: &Path, out: &Path) {
     let run = super::referee(
         [
             "league",
@@ -165,6 +162,14 @@ pub fn exported(dir: &Path, db: &Path) -> Vec<Value> {
         b"",
     );
     assert_eq!(run.code, Some(0), "{run:?}");
+}
+
+/// The league's games, as `referee league export DB DIR/export` writes
+/// them.
+pub fn exported(dir: &Path, db: &Path) -> Vec<Value> {
+    let out = dir.join("export");
+    let _ = std::fs::remove_dir_all(&out);
+    export(db, &out);
     super::jsonl(&out.join("records.jsonl"))
 }
 

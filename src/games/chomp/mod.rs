@@ -18,6 +18,9 @@ pub const DEFAULT_PREP: Duration = Duration::from_secs(60);
 /// The statement's starvation budget.
 pub const DEFAULT_STARVE: Duration = Duration::from_secs(45);
 
+/// A preparation time from which each game's line says it waits for it.
+const NOTICEABLE_PREP: Duration = Duration::from_secs(5);
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -251,8 +254,18 @@ async fn prepare_and_play(config: &ChompConfig) -> Result<Status, Refusal> {
             .collect();
         let array = &arrays[index as usize % arrays.len()];
         let start = start_cell(config.start, array, &mut SplitMix64::for_game(seed, index));
+        // A preparation time anyone would notice is said, or the run
+        // looks hung while it waits (the statement's 60s by default).
+        let prepare = if config.prep >= NOTICEABLE_PREP {
+            format!(
+                "; the players prepare for {} (--prep) before the first round",
+                crate::units::human_duration(config.prep)
+            )
+        } else {
+            String::new()
+        };
         println!(
-            "game {}: {} ({}x{}), start {}",
+            "game {}: {} ({}x{}), start {}{prepare}",
             index + 1,
             array.path.display(),
             array.cols(),

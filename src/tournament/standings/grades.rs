@@ -7,9 +7,10 @@ use crate::text;
 
 /// The standings for a gradebook: one line per entrant, sorted by name,
 /// with the failures by kind and, for an entrant with any game not `ok`, a
-/// note on the first and how many (see [`note`]). Columns: `entrant,games,
-/// wins,win_rate,failures,timeouts,crashed,incorrect,disqualified,internal,
-/// rank,note`; fractions rounded to three decimals.
+/// note on the first and how many (see [`note`]), and why one that crashed
+/// in every game still has its place ([`crashed_every_game`]). Columns:
+/// `entrant,games,wins,win_rate,failures,timeouts,crashed,incorrect,
+/// disqualified,internal,rank,note`; fractions rounded to three decimals.
 pub fn grades_csv(rows: &[Row], failures: &[(String, Failures)]) -> String {
     let mut header = vec!["entrant", "games", "wins", "win_rate", "failures"];
     header.extend(FAILURES);
@@ -17,11 +18,17 @@ pub fn grades_csv(rows: &[Row], failures: &[(String, Failures)]) -> String {
     let mut rows: Vec<&Row> = rows.iter().collect();
     rows.sort_by(|a, b| a.entrant.cmp(&b.entrant));
     let lines = rows.into_iter().map(|r| {
-        let note = failures
+        let mut note = failures
             .iter()
             .find(|(entrant, _)| *entrant == r.entrant)
             .map(|(_, f)| note(r, f))
             .unwrap_or_default();
+        if let Some(crashed) = crashed_every_game(r) {
+            if !note.is_empty() {
+                note.push_str("; ");
+            }
+            note.push_str(crashed);
+        }
         let win_rate = if r.games == 0 {
             String::new()
         } else {
@@ -39,6 +46,18 @@ pub fn grades_csv(rows: &[Row], failures: &[(String, Failures)]) -> String {
         cells
     });
     text::csv(&header, lines)
+}
+
+/// Why an entrant of a game between players that crashed in every game
+/// still has its place, maybe the first: the rules keep a crashed
+/// player's score (Chomp's decomposing player; an external game's judge
+/// scores what was played), so a class's sheet says so rather than let a
+/// crasher's rank pass for a bot's merit. `None` for anyone else, and for
+/// one-player games, where a crash loses the game.
+pub fn crashed_every_game(row: &Row) -> Option<&'static str> {
+    let between_players = row.win_rate.is_none();
+    (between_players && row.games > 0 && row.crashed == row.games)
+        .then_some("crashed in every game: keeps its score, as the rules say")
 }
 
 /// The longest part of a note that quotes an error.

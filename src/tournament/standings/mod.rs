@@ -29,7 +29,7 @@ mod tally;
 
 pub use arrays::{ArrayRow, array_csv, array_table};
 pub use entrant::{EloFigures, FAILURES, Failure, Failures, Point, Row};
-pub use grades::grades_csv;
+pub use grades::{crashed_every_game, grades_csv};
 pub use meetings::{MOST_MET, PairRow};
 pub use order::{GameSet, InOrder, REORDER_WINDOW};
 pub use pairs::{MOST_PAIRED, paired};
