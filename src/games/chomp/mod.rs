@@ -177,6 +177,18 @@ pub async fn run(config: &ChompConfig) -> Status {
     }
 }
 
+/// What a game's line says of a preparation time anyone would notice, or
+/// the run looks hung while it waits (the statement's 60s by default).
+fn prep_notice(prep: Duration) -> String {
+    if prep < NOTICEABLE_PREP {
+        return String::new();
+    }
+    format!(
+        "; the players prepare for {} (--prep) before the first round",
+        crate::units::human_duration(prep)
+    )
+}
+
 async fn prepare_and_play(config: &ChompConfig) -> Result<Status, Refusal> {
     let arrays = load_arrays(&config.array)?;
     for a in &arrays {
@@ -254,16 +266,7 @@ async fn prepare_and_play(config: &ChompConfig) -> Result<Status, Refusal> {
             .collect();
         let array = &arrays[index as usize % arrays.len()];
         let start = start_cell(config.start, array, &mut SplitMix64::for_game(seed, index));
-        // A preparation time anyone would notice is said, or the run
-        // looks hung while it waits (the statement's 60s by default).
-        let prepare = if config.prep >= NOTICEABLE_PREP {
-            format!(
-                "; the players prepare for {} (--prep) before the first round",
-                crate::units::human_duration(config.prep)
-            )
-        } else {
-            String::new()
-        };
+        let prepare = prep_notice(config.prep);
         println!(
             "game {}: {} ({}x{}), start {}{prepare}",
             index + 1,
