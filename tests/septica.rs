@@ -80,7 +80,7 @@ fn the_statements_sample_as_far_as_it_goes() {
     assert_eq!(
         lines[..10],
         [
-            "septica: 1 match, 500 wins needed, seed 5",
+            "septica: 1 match, 1 win needed, seed 5",
             "match 1",
             "  computer: 14 9 7 10",
             // The computer holds three 7s and nothing valuable: it leads a 7.
@@ -395,6 +395,34 @@ fn a_missing_decision_says_what_the_referee_was_waiting_for() {
         run.stdout.contains(
             "match 1, trick 2: timeout: the player did not answer within 200ms; the referee was waiting for its decision as the trick's leader: a cutting card to continue it, or 0 to end it"
         ),
+        "{}",
+        run.stdout
+    );
+}
+
+/// Replaying decks with `--deal-file` (or playing `--matches N`) without
+/// `--need` asked for the statement's 500 wins whatever the number of
+/// matches: a replay of two decks was always REJECTED. The default is the
+/// statement's share, half the matches played.
+#[test]
+fn without_need_half_the_matches_played_are_needed() {
+    let area = Area::new();
+    let deals = area.file("deals.txt", &format!("{SAMPLE_DECK}\n{SAMPLE_DECK}\n"));
+    let run = septica(&["--deal-file", &deals, &bin("septica-editorial")]);
+    assert!(
+        run.stdout.starts_with("septica: 2 matches, 1 win needed"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        last_line(&run).ends_with("1 needed: ACCEPTED")
+            || last_line(&run).ends_with("1 needed: REJECTED"),
+        "{}",
+        run.stdout
+    );
+    let run = septica(&["--matches", "7", "--seed", "3", &bin("septica-editorial")]);
+    assert!(
+        run.stdout.starts_with("septica: 7 matches, 4 wins needed"),
         "{}",
         run.stdout
     );

@@ -782,16 +782,14 @@ pub struct ChompArgs {
     pub dirs: Vec<PathBuf>,
 }
 
-/// Septica's wins needed, the statement's: 500 of the 1000 matches.
-const DEFAULT_NEED: u64 = 500;
-
 #[derive(Debug, Args)]
 pub struct SepticaArgs {
     /// Matches to play.
     #[arg(long, value_name = "N", default_value_t = 1000, value_parser = parse_at_least_one, allow_negative_numbers = true)]
     pub matches: u64,
 
-    /// Wins needed to be accepted, at most --matches [default: 500].
+    /// Wins needed to be accepted, at most --matches [default: half the
+    /// matches played, as the statement's 500 of 1000].
     #[arg(long, value_name = "N")]
     pub need: Option<u64>,
 
@@ -1283,9 +1281,8 @@ async fn run_chomp(args: ChompArgs, env: &Vars) -> Status {
 /// `referee septica`: one program plays Septica's matches, unless its
 /// `--need` could never be met.
 async fn run_septica(args: SepticaArgs, env: &Vars) -> Status {
-    // Only a --need given with it: the default, the statement's
-    // 500, goes with the default 1000 matches. (A --deal-file sets
-    // the number of matches itself.)
+    // Only a --need given with it: the default is half the matches
+    // played. (A --deal-file sets the number of matches itself.)
     if let Some(need) = args.need
         && need > args.matches
         && args.deal_file.is_none()
@@ -1304,7 +1301,7 @@ async fn run_septica(args: SepticaArgs, env: &Vars) -> Status {
             control: args.time_control,
         },
         matches: args.matches,
-        need: args.need.unwrap_or(DEFAULT_NEED),
+        need: args.need,
         seed: args.seed,
         results: args.results,
         deal_file: args.deal_file,

@@ -33,7 +33,9 @@ pub struct SepticaConfig {
     /// Per command, and the time control of each match, if any.
     pub time: MoveLimits,
     pub matches: u64,
-    pub need: u64,
+    /// Wins needed; half the matches played when not given (the
+    /// statement's 500 of 1000).
+    pub need: Option<u64>,
     pub seed: Option<u64>,
     pub results: Option<PathBuf>,
     /// Decks to play instead of shuffled ones, one match per deck.
@@ -42,6 +44,13 @@ pub struct SepticaConfig {
     pub transcript: bool,
     /// Skip the matches `results` already holds for this run.
     pub resume: bool,
+}
+
+impl SepticaConfig {
+    /// The wins needed out of `matches` played.
+    fn need_of(&self, matches: u64) -> u64 {
+        self.need.unwrap_or_else(|| matches.div_ceil(2))
+    }
 }
 
 /// The deck of a match: a Fisher–Yates shuffle of the ordered deck
@@ -687,13 +696,13 @@ pub async fn run(config: &SepticaConfig) -> Status {
         }
     };
     let matches = session.matches(config);
+    let need = config.need_of(matches);
     let mut out = io::BufWriter::new(io::stdout());
     let _ = writeln!(
         out,
-        "septica: {matches} match{}, {} win{} needed, seed {}",
+        "septica: {matches} match{}, {need} win{} needed, seed {}",
         if matches == 1 { "" } else { "es" },
-        config.need,
-        if config.need == 1 { "" } else { "s" },
+        if need == 1 { "" } else { "s" },
         session.seed
     );
     let _ = out.flush();
@@ -766,14 +775,15 @@ fn report_wins(
     status: Status,
 ) -> Status {
     let (low, high) = wilson95(wins, matches);
-    let accepted = wins >= config.need;
+    let need = config.need_of(matches);
+    let accepted = wins >= need;
     let _ = writeln!(
         out,
         "septica: {wins} of {matches} matches won ({:.1}%, 95% CI {:.1}%-{:.1}%); {} needed: {}",
         100.0 * wins as f64 / matches.max(1) as f64,
         100.0 * low,
         100.0 * high,
-        config.need,
+        need,
         if accepted { "ACCEPTED" } else { "REJECTED" }
     );
     let _ = out.flush();
