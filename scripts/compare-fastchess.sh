@@ -39,6 +39,10 @@
 # Each tool runs under /usr/bin/time, and each engine under its own
 # /usr/bin/time (a wrapper in the work directory): the table gives each
 # tool's CPU time a ply, its judge's included and its engines' left out.
+# --pin binds each tool's game to one CPU, as both offer: fastchess
+# -use-affinity (each game's engines on a CPU of its own), the referee's
+# --pin (each job's thread, judge and engines on CPU w mod CPUs; the
+# tournament ways: `referee play` has no --pin).
 # --load N keeps N busy loops (`yes > /dev/null`) running beside the
 # whole measurement, a machine kept busy by others.
 #
@@ -64,9 +68,10 @@
 #   scripts/compare-fastchess.sh --nodes 20000 --games 26 --keep /tmp/cmp
 #   scripts/compare-fastchess.sh --nodes 1 --runs 5      # the tools' own CPU a ply
 #   scripts/compare-fastchess.sh --runs 5 --load 2       # beside two busy loops
+#   scripts/compare-fastchess.sh --runs 5 --load 2 --pin # both tools pinned
 #   scripts/compare-fastchess.sh --report /tmp/cmp    # the table of a kept run again
 # Options: --clock, --tc BASE+INC, --nodes N, --games N (even), --runs N, --all-ways,
-# --identical, --python-judge, --load N, --keep DIR (keep every run's output
+# --identical, --python-judge, --load N, --pin, --keep DIR (keep every run's output
 # there; else a temporary directory, removed at the end), --report DIR.
 #
 # Prints a table, one column a way: the second engine's wins/draws/losses
@@ -88,7 +93,7 @@ REFEREE=${REFEREE:-$ROOT/target/release/referee}
 CACHE=${FASTCHESS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/referee/fastchess}
 
 clock=0 tc=2s+50ms nodes=5000 games='' runs=1 all=0 identical=0 keep='' report=''
-python_judge=0 load=0
+python_judge=0 load=0 pin=0
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 64; }
 while (($#)); do
   case $1 in
@@ -101,6 +106,7 @@ while (($#)); do
     --identical) identical=1 ;;
     --python-judge) python_judge=1 ;;
     --load) load=$2; shift ;;
+    --pin) pin=1 ;;
     --keep) keep=$2; shift ;;
     --report) report=$2; shift ;;
     -h|--help) usage ;;
@@ -420,10 +426,10 @@ run_fastchess() {  # run_fastchess DIR [restart=on]
   (cd "$1" && /usr/bin/time -f "%U %S" -o cpu "$FASTCHESS" "${args[@]}" -each proto=uci $limit ${2:-} \
     -openings "file=$ROOT/games/chess/openings.epd" format=epd order=sequential \
     -rounds $((games / 2)) -repeat -concurrency 1 "${fc_adjudication[@]}" \
-    -maxmoves 200 -pgnout file=games.pgn > out.txt 2>&1)
+    -maxmoves 200 -pgnout file=games.pgn "${fc_pin[@]}" > out.txt 2>&1)
 }
 run_tournament() {  # run_tournament DIR TOURNAMENT-FILE
-  /usr/bin/time -f "%U %S" -o "$1/cpu" "$REFEREE" tournament "$2" --games "$games" --seed 1 --jobs 1 --no-progress \
+  /usr/bin/time -f "%U %S" -o "$1/cpu" "$REFEREE" tournament "$2" --games "$games" --seed 1 --jobs 1 --no-progress "${ref_pin[@]}" \
     --out "$1/out" > "$1/out.txt" 2>&1
 }
 run_play() {  # run_play DIR GAME-FILE
@@ -435,6 +441,8 @@ run_play() {  # run_play DIR GAME-FILE
     "$REFEREE" play --games "$games" --seed 1 --results "$1/results.jsonl" "${args[@]}" \
     "$2" "${names[0]}=$ENGINE" "${names[1]}=$ENGINE" > "$1/out.txt" 2>&1
 }
+fc_pin=() ref_pin=()
+((pin)) && fc_pin=(-use-affinity) ref_pin=(--pin)
 ways=(fastchess tournament)
 ((all)) && ways=(fastchess fastchess-restart tournament tournament-fresh play-fresh play-kept)
 
@@ -475,7 +483,7 @@ read -r steal1 total1 < <(steal)
 stop_load
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg);" \
   "CPU time stolen by the host: $(awk -v s=$((steal1 - steal0)) -v t=$((total1 - total0)) \
-    'BEGIN { printf "%.1f%%", t ? 100 * s / t : 0 }')$( ((load)) && echo "; load generator: $load busy loops (yes > /dev/null) throughout")" > "$W/machine"
+    'BEGIN { printf "%.1f%%", t ? 100 * s / t : 0 }')$( ((load)) && echo "; load generator: $load busy loops (yes > /dev/null) throughout")$( ((pin)) && echo "; both tools pinned (fastchess -use-affinity, referee --pin)")" > "$W/machine"
 { echo "runs=$runs"; echo "games=$games"; echo "regime=$regime"; echo "ways=${ways[*]}"
   echo "engines=${names[*]}"; echo "fastchess=$FASTCHESS"; echo "referee=$REFEREE"
   echo "stockfish=$STOCKFISH"
