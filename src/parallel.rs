@@ -12,10 +12,12 @@
 //! before it returns), which matters because a bot's parent-death signal
 //! follows the thread that started it, not the process.
 //!
-//! With `pin`, worker `w` and the bots it starts are bound to CPU
-//! `w mod CPUs`: a game's referee and bots then share a CPU, where an
-//! exchange is cheapest, and concurrent games do not take each other's
-//! time.
+//! With `pin`, worker `w` and the bots it starts are bound to the `w`-th
+//! CPU (modulo their number) of those the referee may run on: a game's
+//! referee and bots then share a CPU, where an exchange is cheapest,
+//! concurrent games do not take each other's time, and the scheduler moves
+//! other work off the CPUs that games hold (docs/PERFORMANCE.md, section
+//! 15). A referee started under `taskset -c 2,3` pins to CPUs 2 and 3.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -63,13 +65,13 @@ where
     let most = items.size_hint().1.unwrap_or(usize::MAX);
     let items: Shared<_> = Arc::new(Mutex::new((items.fuse(), 0usize)));
     let (play, end) = (Arc::new(play), Arc::new(end));
-    let cpus = cpus();
+    let allowed = allowed_cpus();
     let workers = (0..jobs.clamp(1, most.max(1)))
         .map(|w| {
             let (items, play, end) = (Arc::clone(&items), Arc::clone(&play), Arc::clone(&end));
             let (sender, failed) = (sender.clone(), sender.clone());
             let mut stopped = stopped.clone();
-            let cpu = pin.then_some(w % cpus);
+            let cpu = pin.then(|| allowed[w % allowed.len()]);
             std::thread::Builder::new()
                 .name(format!("game-{}", w + 1))
                 .spawn(move || {
@@ -244,6 +246,31 @@ fn oversubscribed(jobs: Option<(usize, &str)>, seats: usize, cpus: usize) -> Opt
          move times will include waiting for a CPU; {fix}",
         plural(cpus, "CPU")
     ))
+}
+
+/// The CPUs this process may run on, in ascending order (never empty):
+/// what `--pin` binds jobs to.
+pub fn allowed_cpus() -> Vec<usize> {
+    let allowed: Vec<usize> = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0))
+        .map(|set| {
+            (0..nix::sched::CpuSet::count())
+                .filter(|&cpu| set.is_set(cpu).unwrap_or(false))
+                .collect()
+        })
+        .unwrap_or_default();
+    if allowed.is_empty() {
+        (0..cpus()).collect()
+    } else {
+        allowed
+    }
+}
+
+/// Binds the calling thread, and the processes it starts from now on, to
+/// the first CPU it may run on: `referee play --pin`, whose games run on
+/// the calling thread. Says which CPU.
+pub fn pin_to_first_cpu() -> nix::Result<usize> {
+    let cpu = allowed_cpus()[0];
+    pin_this_thread(cpu).map(|()| cpu)
 }
 
 /// Binds the calling thread (and the processes it starts later) to `cpu`.

@@ -10,19 +10,11 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{fixture, referee};
+use common::{fixture, read_lines, referee};
 use serde_json::Value;
 
 fn old(name: &str) -> String {
     fixture(&format!("records-v1/{name}"))
-}
-
-fn lines(path: &Path) -> Vec<String> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(str::to_owned)
-        .collect()
 }
 
 /// A record of format 1 as format 2 has it: its format first, its seats
@@ -46,7 +38,7 @@ fn copy_run(run: &str, to: &Path, new: bool) -> PathBuf {
     for file in ["run.json", "standings.json"] {
         std::fs::copy(old(&format!("{run}/{file}")), to.join(file)).unwrap();
     }
-    let records: String = lines(Path::new(&old(&format!("{run}/records.jsonl"))))
+    let records: String = read_lines(Path::new(&old(&format!("{run}/records.jsonl"))))
         .iter()
         .map(|l| format!("{}\n", if new { as_format_2(l) } else { l.clone() }))
         .collect();
@@ -106,7 +98,7 @@ fn every_record_written_names_its_format_and_its_seats_players() {
         (play, true),
         (dealt, false),
     ] {
-        let all = lines(&file);
+        let all = read_lines(&file);
         assert!(!all.is_empty(), "{}", file.display());
         for line in all {
             assert!(line.starts_with("{\"format\":2,"), "{line}");
@@ -136,12 +128,12 @@ fn merge_reads_old_records_and_writes_them_field_for_field() {
             b"",
         );
         assert_eq!(done.code, Some(0), "{run}: {done:?}");
-        let mut expected: Vec<String> = lines(&shard.join("records.jsonl"))
+        let mut expected: Vec<String> = read_lines(&shard.join("records.jsonl"))
             .iter()
             .map(|l| as_format_2(l))
             .collect();
         expected.sort_by_key(|l| index(l));
-        let mut written = lines(&merged.join("records.jsonl"));
+        let mut written = read_lines(&merged.join("records.jsonl"));
         written.sort_by_key(|l| index(l));
         assert_eq!(written, expected, "{run}");
         assert_eq!(
@@ -192,7 +184,7 @@ fn replay_reads_old_records_as_it_reads_new_ones() {
         let mut pages = Vec::new();
         for new in [false, true] {
             let records = dir.path().join(format!("{new}.jsonl"));
-            let text: String = lines(Path::new(&old(file)))
+            let text: String = read_lines(Path::new(&old(file)))
                 .iter()
                 .map(|l| format!("{}\n", if new { as_format_2(l) } else { l.clone() }))
                 .collect();
@@ -251,7 +243,7 @@ fn resume_goes_on_from_old_records() {
         let out = dir.path().join(format!("{run}-resumed"));
         std::fs::create_dir_all(&out).unwrap();
         std::fs::copy(fresh.join("run.json"), out.join("run.json")).unwrap();
-        let kept: Vec<String> = lines(Path::new(&old(&format!("{run}/records.jsonl"))))
+        let kept: Vec<String> = read_lines(Path::new(&old(&format!("{run}/records.jsonl"))))
             .into_iter()
             .take(games - 2)
             .map(|l| l.replace(old_fingerprint, fingerprint))
@@ -276,7 +268,7 @@ fn resume_goes_on_from_old_records() {
             "{run}: {}",
             done.stderr
         );
-        let now = lines(&out.join("records.jsonl"));
+        let now = read_lines(&out.join("records.jsonl"));
         assert_eq!(now.len(), games, "{run}");
         assert_eq!(now[..games - 2], kept[..], "{run}: the old records changed");
         for line in &now[games - 2..] {
@@ -343,7 +335,7 @@ fn league_export_reads_old_records() {
             format!("{},\"tournament\":{tournament}}}", &line[..line.len() - 1])
         })
         .collect();
-    assert_eq!(lines(&out.join("records.jsonl")), expected);
+    assert_eq!(read_lines(&out.join("records.jsonl")), expected);
     let report = referee(["report", out.to_str().unwrap()], b"");
     assert_eq!(report.code, Some(0), "{report:?}");
     let show = referee(["league", "show", db.to_str().unwrap()], b"");

@@ -964,6 +964,13 @@ pub struct PlayArgs {
     #[arg(long)]
     pub record_moves: bool,
 
+    /// Bind the run (the referee's game thread, the judge and the bots) to
+    /// one CPU, the first the referee may use, as fastchess's
+    /// -use-affinity: on a machine shared with other work, the engine that
+    /// thinks keeps a CPU (docs/chess.md).
+    #[arg(long)]
+    pub pin: bool,
+
     #[command(flatten)]
     pub bot: BotOptions,
 
@@ -1066,8 +1073,10 @@ pub struct TournamentArgs {
     #[arg(long, value_name = "N", value_parser = parse_at_least_one, allow_negative_numbers = true)]
     pub jobs: Option<u64>,
 
-    /// Pin each job (its referee thread and its bots) to one CPU: job w to
-    /// CPU w mod CPUs.
+    /// Pin each job (its referee thread, judge and bots) to one CPU: job w
+    /// to the w-th of the CPUs the referee may use (modulo their number),
+    /// as fastchess's -use-affinity. On a machine shared with other work,
+    /// engines that think then keep a CPU (docs/chess.md).
     #[arg(long)]
     pub pin: bool,
 
@@ -1426,6 +1435,11 @@ async fn run_acesup(args: AcesupArgs, env: &Vars) -> Status {
 
 /// `referee play`: bots play a game file's game, refereed by its judge.
 async fn run_play(args: PlayArgs, env: &Vars) -> Status {
+    if args.pin
+        && let Err(e) = crate::parallel::pin_to_first_cpu()
+    {
+        eprintln!("referee play: warning: cannot pin the run to a CPU: {e}");
+    }
     let (time_control, clocks) = match every_and_own_clocks(args.time_control) {
         Ok(split) => split,
         Err(e) => {

@@ -425,6 +425,15 @@ pub fn timeless_standings(out: &std::path::Path) -> Vec<serde_json::Value> {
 }
 
 /// Every line of a JSON Lines file, parsed.
+/// A text file's lines.
+pub fn read_lines(path: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
 pub fn jsonl(path: &std::path::Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
         .unwrap()
