@@ -2,8 +2,8 @@
 //! lines under it, and CSV.
 
 use super::entrant::{FAILURES, Row};
-use super::meetings::{MOST_MET, PairRow};
-use super::pairs::MOST_PAIRED;
+use super::meetings::PairRow;
+use super::state::{MOST_MET, MOST_PAIRED};
 use crate::games::chomp::standings::markdown_table;
 use crate::stats::EloModel;
 use crate::text;
