@@ -25,6 +25,7 @@ mod exit;
 pub mod groups;
 pub mod language;
 pub mod lines;
+mod procfs;
 pub mod sandbox;
 pub mod spawn;
 mod standby;
