@@ -378,31 +378,8 @@ fn case_problems(case: &Case, base: &Path, text: &str) -> Vec<String> {
     for e in &spec.entrants {
         out.extend(e.env.problems(text));
     }
+    out.extend(game_problems(case, base, spec.entrants.len()));
     let e = &case.expect;
-    // What applies depends on the game: ask it.
-    if let Ok(game) = crate::game::load(
-        &case.game,
-        &case.limits,
-        None,
-        spec.entrants.len(),
-        base,
-        false,
-    ) {
-        if game.seating() == Seating::Solo && !case.opponents.is_empty() {
-            out.push(format!(
-                "opponents apply to games between players; {} is played alone",
-                game.name()
-            ));
-        }
-        for (name, given) in [
-            ("no_unnecessary_loss", e.no_unnecessary_loss),
-            ("mean_score", e.mean_score.is_some()),
-        ] {
-            if given && !game.supports(name) {
-                out.push(format!("expect.{name} does not apply to {}", game.name()));
-            }
-        }
-    }
     if let Some(m) = e.mean_score
         && !m.is_finite()
     {
@@ -415,6 +392,44 @@ fn case_problems(case: &Case, base: &Path, text: &str) -> Vec<String> {
             out.push(format!("expect.{name} must be longer than zero"));
         }
     }
+    out.extend(sprt_problems(case, text));
+    if e.margin.is_some() && !e.sequential {
+        out.push("expect.margin needs sequential = true".to_owned());
+    }
+    out.extend(win_rate_problems(case));
+    out
+}
+
+/// What applies depends on the game: ask it (opponents, and the
+/// expectations only some games can check).
+fn game_problems(case: &Case, base: &Path, entrants: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(game) = crate::game::load(&case.game, &case.limits, None, entrants, base, false) else {
+        return out;
+    };
+    if game.seating() == Seating::Solo && !case.opponents.is_empty() {
+        out.push(format!(
+            "opponents apply to games between players; {} is played alone",
+            game.name()
+        ));
+    }
+    let e = &case.expect;
+    for (name, given) in [
+        ("no_unnecessary_loss", e.no_unnecessary_loss),
+        ("mean_score", e.mean_score.is_some()),
+    ] {
+        if given && !game.supports(name) {
+            out.push(format!("expect.{name} does not apply to {}", game.name()));
+        }
+    }
+    out
+}
+
+/// A baseline and its `expect.sprt` go together; the test's own problems,
+/// at its line.
+fn sprt_problems(case: &Case, text: &str) -> Vec<String> {
+    let e = &case.expect;
+    let mut out = Vec::new();
     match (&case.baseline, &e.sprt) {
         (None, None) => {}
         (Some(_), None) => {
@@ -438,9 +453,13 @@ fn case_problems(case: &Case, base: &Path, text: &str) -> Vec<String> {
             }
         }
     }
-    if e.margin.is_some() && !e.sequential {
-        out.push("expect.margin needs sequential = true".to_owned());
-    }
+    out
+}
+
+/// A `win_rate` (and its sequential test) that the case's games can reach.
+fn win_rate_problems(case: &Case) -> Vec<String> {
+    let e = &case.expect;
+    let mut out = Vec::new();
     match (e.win_rate, e.sequential) {
         (None, true) => out.push("expect.sequential needs a win_rate to test".to_owned()),
         (None, false) => {}

@@ -25,6 +25,7 @@ mod exit;
 pub mod groups;
 pub mod language;
 pub mod lines;
+mod procfs;
 pub mod sandbox;
 pub mod spawn;
 mod standby;
@@ -416,6 +417,24 @@ pub struct Reply<'a> {
     /// CPU time its main process used since its previous reply (or its
     /// start), where the platform can tell.
     pub cpu: Option<Duration>,
+}
+
+/// The lines a bot wrote after the referee stopped listening, other
+/// than debug lines: how many, and the first (up to 200 bytes).
+#[derive(Default)]
+struct Strays {
+    lines: usize,
+    first: Option<String>,
+}
+
+impl Strays {
+    fn note(&mut self, line: &[u8]) {
+        self.lines += 1;
+        self.first.get_or_insert_with(|| {
+            let text = lines::trim_line_end(line);
+            String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned()
+        });
+    }
 }
 
 /// How a bot's run ended, once it is reaped.
@@ -1171,8 +1190,7 @@ impl Bot {
     pub async fn shutdown(&mut self, mut relay: Relay<'_>) -> io::Result<Finished> {
         drop(self.stdin.take());
         let deadline = deadline_after(self.limits.grace);
-        let mut stray_lines = 0;
-        let mut first_stray = None;
+        let mut strays = Strays::default();
         let mut stdout_open = true;
         let mut relay_error = None;
         let mut exited = self.ended.is_some();
@@ -1206,18 +1224,12 @@ impl Bot {
                                     relay_error.get_or_insert(e);
                                 }
                             }
-                            _ => {
-                                stray_lines += 1;
-                                first_stray.get_or_insert_with(|| {
-                                    let text = lines::trim_line_end(line);
-                                    String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned()
-                                });
-                            }
+                            _ => strays.note(line),
                         }
                     }
                     // Keep draining, so the bot is never blocked writing.
                     Ok(Next::TooLong) => {
-                        stray_lines += 1;
+                        strays.lines += 1;
                         self.stdout.discard_line();
                     }
                     Ok(Next::Eof { .. }) | Err(_) => stdout_open = false,
@@ -1231,16 +1243,10 @@ impl Bot {
             relay_error.get_or_insert(e);
         }
         let exited_in_grace = exited;
-        let mut forced = None;
-        if !exited {
-            forced = Some(Signal::SIGTERM);
-            self.stop_sent = true;
-            self.group.signal(Signal::SIGTERM);
-            if timeout(TERM_TO_KILL, self.exit.exited()).await.is_err() {
-                forced = Some(Signal::SIGKILL);
-                self.group.signal(Signal::SIGKILL);
-            }
-        }
+        let forced = match exited {
+            true => None,
+            false => Some(self.force_end().await),
+        };
         let ended = self.reap().await?;
         self.stderr.finish(FINAL_DRAIN).await;
         tracing::debug!(%ended, "bot finished");
@@ -1251,10 +1257,23 @@ impl Bot {
             ended,
             exited_in_grace,
             forced,
-            stray_lines,
-            first_stray,
+            stray_lines: strays.lines,
+            first_stray: strays.first,
             memory_overrun: self.meter.overrun(),
         })
+    }
+
+    /// Ends a bot that did not exit in its grace period: SIGTERM to its
+    /// group, then SIGKILL if it has not exited [`TERM_TO_KILL`] later.
+    /// The last signal sent.
+    async fn force_end(&mut self) -> Signal {
+        self.stop_sent = true;
+        self.group.signal(Signal::SIGTERM);
+        if timeout(TERM_TO_KILL, self.exit.exited()).await.is_err() {
+            self.group.signal(Signal::SIGKILL);
+            return Signal::SIGKILL;
+        }
+        Signal::SIGTERM
     }
 
     /// Gives up on the bot: kills its group and itself at once, reaps it,

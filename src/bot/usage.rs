@@ -55,8 +55,7 @@ use nix::unistd::Pid;
 
 use super::cgroup::{Cgroup, OomNotice};
 
-/// How often every live bot's memory is looked at.
-pub const SAMPLE_INTERVAL: Duration = Duration::from_millis(10);
+pub use super::procfs::SAMPLE_INTERVAL;
 
 /// A process tree deeper or wider than this is not followed further (and
 /// is over any sensible limit anyway).
@@ -441,7 +440,7 @@ impl Shared {
         }
         let below = |pid: i32| {
             let process = format!("/proc/{pid}");
-            super::groups::listed_children(Path::new(&process))
+            super::procfs::listed_children(Path::new(&process))
                 .and_then(|(children, _)| children.first().copied())
         };
         match below(self.leader).and_then(below) {
@@ -708,7 +707,7 @@ impl Sampler {
 
 /// `leader` and all its descendants, parents before children. Children are
 /// listed per thread, since any thread may fork (see
-/// [`super::groups::listed_children`]).
+/// [`super::procfs::listed_children`]).
 fn process_tree(leader: i32) -> Vec<i32> {
     let mut tree = vec![leader];
     let mut next = 0;
@@ -716,7 +715,7 @@ fn process_tree(leader: i32) -> Vec<i32> {
         let pid = tree[next];
         next += 1;
         let process = format!("/proc/{pid}");
-        if let Some((children, _)) = super::groups::listed_children(Path::new(&process)) {
+        if let Some((children, _)) = super::procfs::listed_children(Path::new(&process)) {
             tree.extend(children);
         }
     }

@@ -453,77 +453,21 @@ impl Game for External {
         limits: BotLimits,
     ) -> PlayFuture<'a> {
         Box::pin(async move {
-            // A disqualified seat is given a program that cannot start, so
-            // the judge sees it fail like any player that cannot start;
-            // its record then says why it never played.
-            let players: Vec<external::Player> = seats
-                .iter()
-                .map(|s| external::Player {
-                    name: s.name.clone(),
-                    spec: match &s.program {
-                        Ok(spec) => spec.clone(),
-                        Err(_) => BotSpec {
-                            program: "/nonexistent/disqualified".into(),
-                            args: vec![],
-                            dir: None,
-                            hide: vec![],
-                            env: Default::default(),
-                        },
-                    },
-                    options: s.options.clone(),
-                    time_control: s.time_control,
-                    bot: s.entrant,
-                })
-                .collect();
+            let players = external_players(seats);
             let carried = carried_for(&self.game.file).unwrap_or_default();
-            let (result, carried) = external::play_game(
+            let (mut result, carried) = external::play_game(
                 &self.game, &players, limits, seed, deal.index, deal.round, carried,
             )
             .await;
             CARRIED.set(Some((self.game.file.clone(), carried)));
+            let setup = judged_setup(&mut result);
             let solo = self.seating() == Seating::Solo;
             let results = result
                 .players
                 .into_iter()
                 .zip(seats)
-                .map(|(p, seat)| {
-                    let mut r = SeatResult {
-                        seat: Some(p.seat),
-                        // Played alone, a game is won with a positive score.
-                        won: solo.then(|| p.score.is_some_and(|s| s > 0.0)),
-                        score: p.score.and_then(Score::of),
-                        rank: p.rank,
-                        error: p.error,
-                        slowest_micros: (!p.micros.is_empty()).then(|| slowest(&p.micros)),
-                        micros: Some(p.micros),
-                        startup_micros: p.startup_micros,
-                        peak_memory_bytes: p.peak_memory_bytes,
-                        cpu_micros: p.cpu_micros,
-                        stderr: p.stderr,
-                        stderr_truncated: p.stderr_truncated,
-                        ..SeatResult::of(p.verdict)
-                    };
-                    if let Err(why) = &seat.program {
-                        r.verdict = why.verdict();
-                        r.error = Some(why.why.clone());
-                    }
-                    r
-                })
+                .map(|(p, seat)| judged_seat(p, seat, solo))
                 .collect();
-            let mut setup = Map::new();
-            if let Some(summary) = result.summary {
-                setup.insert("summary".into(), summary);
-            }
-            if !result.frames.is_empty() {
-                setup.insert("frames".into(), Value::Array(result.frames));
-            }
-            if !result.log.is_empty() {
-                let log = result.log.into_iter().map(Value::String).collect();
-                setup.insert("log".into(), Value::Array(log));
-            }
-            if let Some(refusal) = &result.refused {
-                setup.insert(REFUSED.into(), serde_json::json!(refusal));
-            }
             Played {
                 setup,
                 results,
@@ -531,6 +475,82 @@ impl Game for External {
             }
         })
     }
+}
+
+/// The judge's players, one per seat. A disqualified seat is given a
+/// program that cannot start, so the judge sees it fail like any player
+/// that cannot start; its record then says why it never played.
+fn external_players(seats: &[Seat]) -> Vec<external::Player> {
+    seats
+        .iter()
+        .map(|s| external::Player {
+            name: s.name.clone(),
+            spec: match &s.program {
+                Ok(spec) => spec.clone(),
+                Err(_) => BotSpec {
+                    program: "/nonexistent/disqualified".into(),
+                    args: vec![],
+                    dir: None,
+                    hide: vec![],
+                    env: Default::default(),
+                },
+            },
+            options: s.options.clone(),
+            time_control: s.time_control,
+            bot: s.entrant,
+        })
+        .collect()
+}
+
+/// One seat's result as the judge gave it, or why it never played.
+fn judged_seat(p: external::PlayerResult, seat: &Seat, solo: bool) -> SeatResult {
+    let mut r = SeatResult {
+        seat: Some(p.seat),
+        // Played alone, a game is won with a positive score.
+        won: solo.then(|| p.score.is_some_and(|s| s > 0.0)),
+        score: p.score.and_then(Score::of),
+        rank: p.rank,
+        error: p.error,
+        slowest_micros: (!p.micros.is_empty()).then(|| slowest(&p.micros)),
+        micros: Some(p.micros),
+        startup_micros: p.startup_micros,
+        peak_memory_bytes: p.peak_memory_bytes,
+        cpu_micros: p.cpu_micros,
+        stderr: p.stderr,
+        stderr_truncated: p.stderr_truncated,
+        ..SeatResult::of(p.verdict)
+    };
+    if let Err(why) = &seat.program {
+        r.verdict = why.verdict();
+        r.error = Some(why.why.clone());
+    }
+    r
+}
+
+/// What a judged game's record keeps of it besides the seats: the judge's
+/// summary, frames and log, and its refusal (taken from `result`).
+fn judged_setup(result: &mut external::ExternalResult) -> Map<String, Value> {
+    let mut setup = Map::new();
+    if let Some(summary) = result.summary.take() {
+        setup.insert("summary".into(), summary);
+    }
+    if !result.frames.is_empty() {
+        setup.insert(
+            "frames".into(),
+            Value::Array(std::mem::take(&mut result.frames)),
+        );
+    }
+    if !result.log.is_empty() {
+        let log = std::mem::take(&mut result.log)
+            .into_iter()
+            .map(Value::String)
+            .collect();
+        setup.insert("log".into(), Value::Array(log));
+    }
+    if let Some(refusal) = &result.refused {
+        setup.insert(REFUSED.into(), serde_json::json!(refusal));
+    }
+    setup
 }
 
 thread_local! {

@@ -244,100 +244,15 @@ fn evensteven(record: &Value) -> Result<Value, String> {
 
 /// Septica: the table after every card played and every trick taken.
 fn septica(record: &Value) -> Result<Value, String> {
-    let deck: Vec<u8> = field(record, "deck")?
-        .as_array()
-        .ok_or("\"deck\" is not a list of cards")?
-        .iter()
-        .map(|c| c.as_u64().filter(|v| (7..=14).contains(v)).map(|v| v as u8))
-        .collect::<Option<_>>()
-        .ok_or("\"deck\" holds something that is not a card (7 to 14)")?;
-    let mut counts = [0u8; 15];
-    for &c in &deck {
-        counts[usize::from(c)] += 1;
-    }
-    if deck.len() != 32 || (7..=14).any(|v| counts[v] != 4) {
-        return Err("\"deck\" is not the 32 cards of Septica".into());
-    }
-    let mut table = Table::deal(&deck);
-    let side_name = |s: Side| match s {
-        Side::Computer => "computer",
-        Side::Player => "player",
-    };
-    let snapshot = |t: &Table, trick: &[Value], note: String| {
-        json!({
-            "hands": [t.hands[Side::Computer as usize].cards(), t.hands[Side::Player as usize].cards()],
-            "table": trick,
-            "stock": deck.len() - usize::from(t.drawn),
-            "points": t.points,
-            "note": note,
-        })
-    };
-    let mut steps = vec![snapshot(&table, &[], "dealt: the computer leads".into())];
-    let mut trick: Vec<Value> = Vec::new();
-    let mut tricks = Vec::new();
+    let deck = septica_deck(record)?;
+    let mut replay = SepticaReplay::new(&deck);
     let mut current = 1u64;
     let plays = record["plays"].as_array();
-    let mut end_trick = |table: &mut Table, trick: &mut Vec<Value>, steps: &mut Vec<Value>| {
-        let end = table.apply(table.leader, Action::End, &deck);
-        if let Some(end) = end {
-            let note = format!(
-                "trick {} to the {} ({} point{}); {}",
-                tricks.len() + 1,
-                side_name(end.winner),
-                end.points,
-                if end.points == 1 { "" } else { "s" },
-                if end.drawn[0].is_empty() && end.drawn[1].is_empty() {
-                    "nothing to draw".to_owned()
-                } else {
-                    format!(
-                        "the computer draws {:?}, the player {:?}",
-                        end.drawn[0], end.drawn[1]
-                    )
-                }
-            );
-            tricks.push(json!({"winner": side_name(end.winner), "points": end.points, "cards": trick.clone()}));
-            let mut step = snapshot(table, trick, note);
-            step["end"] = json!(true);
-            steps.push(step);
-            trick.clear();
-        }
-    };
     for (i, p) in plays.into_iter().flatten().enumerate() {
-        let bad = |why: &str| format!("plays[{i}]: {why}");
-        let t = p["trick"].as_u64().ok_or_else(|| bad("no trick number"))?;
-        let card = p["card"]
-            .as_u64()
-            .filter(|v| (7..=14).contains(v))
-            .ok_or_else(|| bad("not a card"))? as u8;
-        let by = match p["by"].as_str() {
-            Some("computer") => Side::Computer,
-            Some("player") => Side::Player,
-            _ => return Err(bad("\"by\" is neither computer nor player")),
-        };
-        if t != current {
-            if !matches!(table.phase, Phase::Decide(_)) {
-                return Err(bad("a new trick before the last one could end"));
-            }
-            end_trick(&mut table, &mut trick, &mut steps);
-            current = t;
-        }
-        table
-            .check(by, Action::Card(card))
-            .map_err(|e| bad(&format!("{} plays {card}: {e}", side_name(by))))?;
-        let value = if trick.is_empty() { card } else { table.value };
-        let cut = !trick.is_empty() && crate::games::septica::rules::cuts(card, value);
-        table.apply(by, Action::Card(card), &deck);
-        trick.push(json!([side_name(by), card, cut]));
-        let note = format!(
-            "trick {t}: the {} {} {card}{}",
-            side_name(by),
-            if trick.len() == 1 { "leads" } else { "plays" },
-            if cut { ", cutting" } else { "" }
-        );
-        steps.push(snapshot(&table, &trick, note));
+        replay.play(i, p, &mut current)?;
     }
-    if matches!(table.phase, Phase::Decide(_)) && plays.is_some() {
-        end_trick(&mut table, &mut trick, &mut steps);
+    if matches!(replay.table.phase, Phase::Decide(_)) && plays.is_some() {
+        replay.end_trick();
     }
     let seats: Vec<Value> = seats(record)
         .iter()
@@ -353,11 +268,148 @@ fn septica(record: &Value) -> Result<Value, String> {
     };
     Ok(json!({
         "kind": "septica",
-        "steps": steps,
-        "tricks": tricks,
+        "steps": replay.steps,
+        "tricks": replay.tricks,
         "recorded": plays.is_some(),
         "seats": seats,
     }))
+}
+
+/// A Septica record's deck: the 32 cards, each 7 to 14 four times.
+fn septica_deck(record: &Value) -> Result<Vec<u8>, String> {
+    let deck: Vec<u8> = field(record, "deck")?
+        .as_array()
+        .ok_or("\"deck\" is not a list of cards")?
+        .iter()
+        .map(|c| c.as_u64().filter(|v| (7..=14).contains(v)).map(|v| v as u8))
+        .collect::<Option<_>>()
+        .ok_or("\"deck\" holds something that is not a card (7 to 14)")?;
+    let mut counts = [0u8; 15];
+    for &c in &deck {
+        counts[usize::from(c)] += 1;
+    }
+    if deck.len() != 32 || (7..=14).any(|v| counts[v] != 4) {
+        return Err("\"deck\" is not the 32 cards of Septica".into());
+    }
+    Ok(deck)
+}
+
+fn side_name(s: Side) -> &'static str {
+    match s {
+        Side::Computer => "computer",
+        Side::Player => "player",
+    }
+}
+
+/// A Septica game played again from its record's plays: the viewer's
+/// steps, and each trick as it ends.
+struct SepticaReplay<'d> {
+    deck: &'d [u8],
+    table: Table,
+    steps: Vec<Value>,
+    /// The cards of the trick being played.
+    trick: Vec<Value>,
+    tricks: Vec<Value>,
+}
+
+impl<'d> SepticaReplay<'d> {
+    fn new(deck: &'d [u8]) -> SepticaReplay<'d> {
+        let mut replay = SepticaReplay {
+            deck,
+            table: Table::deal(deck),
+            steps: Vec::new(),
+            trick: Vec::new(),
+            tricks: Vec::new(),
+        };
+        let dealt = replay.snapshot("dealt: the computer leads".into());
+        replay.steps.push(dealt);
+        replay
+    }
+
+    /// The table now, for the viewer.
+    fn snapshot(&self, note: String) -> Value {
+        let t = &self.table;
+        json!({
+            "hands": [t.hands[Side::Computer as usize].cards(), t.hands[Side::Player as usize].cards()],
+            "table": self.trick,
+            "stock": self.deck.len() - usize::from(t.drawn),
+            "points": t.points,
+            "note": note,
+        })
+    }
+
+    /// Ends the trick being played: who takes it, and what each draws.
+    fn end_trick(&mut self) {
+        let end = self.table.apply(self.table.leader, Action::End, self.deck);
+        if let Some(end) = end {
+            let note = format!(
+                "trick {} to the {} ({} point{}); {}",
+                self.tricks.len() + 1,
+                side_name(end.winner),
+                end.points,
+                if end.points == 1 { "" } else { "s" },
+                if end.drawn[0].is_empty() && end.drawn[1].is_empty() {
+                    "nothing to draw".to_owned()
+                } else {
+                    format!(
+                        "the computer draws {:?}, the player {:?}",
+                        end.drawn[0], end.drawn[1]
+                    )
+                }
+            );
+            self.tricks.push(json!({"winner": side_name(end.winner), "points": end.points, "cards": self.trick.clone()}));
+            let mut step = self.snapshot(note);
+            step["end"] = json!(true);
+            self.steps.push(step);
+            self.trick.clear();
+        }
+    }
+
+    /// Play `i` of the record, `p`, in trick `current` (or the next).
+    fn play(&mut self, i: usize, p: &Value, current: &mut u64) -> Result<(), String> {
+        let bad = |why: &str| format!("plays[{i}]: {why}");
+        let t = p["trick"].as_u64().ok_or_else(|| bad("no trick number"))?;
+        let card = p["card"]
+            .as_u64()
+            .filter(|v| (7..=14).contains(v))
+            .ok_or_else(|| bad("not a card"))? as u8;
+        let by = match p["by"].as_str() {
+            Some("computer") => Side::Computer,
+            Some("player") => Side::Player,
+            _ => return Err(bad("\"by\" is neither computer nor player")),
+        };
+        if t != *current {
+            if !matches!(self.table.phase, Phase::Decide(_)) {
+                return Err(bad("a new trick before the last one could end"));
+            }
+            self.end_trick();
+            *current = t;
+        }
+        self.table
+            .check(by, Action::Card(card))
+            .map_err(|e| bad(&format!("{} plays {card}: {e}", side_name(by))))?;
+        let value = if self.trick.is_empty() {
+            card
+        } else {
+            self.table.value
+        };
+        let cut = !self.trick.is_empty() && crate::games::septica::rules::cuts(card, value);
+        self.table.apply(by, Action::Card(card), self.deck);
+        self.trick.push(json!([side_name(by), card, cut]));
+        let note = format!(
+            "trick {t}: the {} {} {card}{}",
+            side_name(by),
+            if self.trick.len() == 1 {
+                "leads"
+            } else {
+                "plays"
+            },
+            if cut { ", cutting" } else { "" }
+        );
+        let step = self.snapshot(note);
+        self.steps.push(step);
+        Ok(())
+    }
 }
 
 /// Aces Up: the rules engine's play of the deck as dealt, as operations

@@ -497,6 +497,17 @@ fn esc(text: &str) -> String {
 
 fn section_standings(page: &mut String, solo: bool, rows: &[Row]) {
     let with_elo = rows.iter().any(|r| r.elo.is_some());
+    standings_head(page, solo, with_elo, rows);
+    for row in rows {
+        standings_row(page, solo, with_elo, row);
+    }
+    page.push_str("</table>\n");
+    standings_notes(page, solo, rows);
+}
+
+/// The standings table's heading: its columns for one-player games or
+/// for games between players.
+fn standings_head(page: &mut String, solo: bool, with_elo: bool, rows: &[Row]) {
     page.push_str("<h2 id=\"standings\">Standings</h2>\n<table><tr><th>rank</th><th class=\"l\">entrant</th><th>games</th>");
     if solo {
         let vs = rows.first().and_then(|r| r.paired_vs.as_deref());
@@ -516,56 +527,61 @@ fn section_standings(page: &mut String, solo: bool, rows: &[Row]) {
         let _ = write!(page, "<th>{class}</th>");
     }
     page.push_str("<th>slowest move</th><th>memory</th><th>CPU (most in a game)</th></tr>\n");
-    for row in rows {
+}
+
+/// One entrant's line of the standings table.
+fn standings_row(page: &mut String, solo: bool, with_elo: bool, row: &Row) {
+    let _ = write!(
+        page,
+        "<tr><td>{}</td><td class=\"l\">{}</td><td>{}</td>",
+        row.rank,
+        esc(&row.entrant),
+        row.games
+    );
+    if solo {
         let _ = write!(
             page,
-            "<tr><td>{}</td><td class=\"l\">{}</td><td>{}</td>",
-            row.rank,
-            esc(&row.entrant),
-            row.games
+            "<td>{:.1}%</td><td>{:.1}–{:.1}%</td><td>{:+.3} ± {:.3}</td>",
+            100.0 * row.win_rate.unwrap_or(0.0),
+            100.0 * row.win_rate_low.unwrap_or(0.0),
+            100.0 * row.win_rate_high.unwrap_or(0.0),
+            row.paired_diff.unwrap_or(0.0),
+            row.paired_diff_ci.unwrap_or(0.0)
         );
-        if solo {
-            let _ = write!(
-                page,
-                "<td>{:.1}%</td><td>{:.1}–{:.1}%</td><td>{:+.3} ± {:.3}</td>",
-                100.0 * row.win_rate.unwrap_or(0.0),
-                100.0 * row.win_rate_low.unwrap_or(0.0),
-                100.0 * row.win_rate_high.unwrap_or(0.0),
-                row.paired_diff.unwrap_or(0.0),
-                row.paired_diff_ci.unwrap_or(0.0)
-            );
-        } else {
-            let _ = write!(
-                page,
-                "<td>{:.2}</td><td>{:.2}</td>",
-                row.rating.unwrap_or(0.0),
-                row.uncertainty.unwrap_or(0.0)
-            );
-            if with_elo {
-                let _ = write!(page, "<td>{}</td>", esc(&standings::elo_cell(row)));
-            }
-            let _ = write!(
-                page,
-                "<td>{}</td><td>{:.1} ± {:.1}</td>",
-                trim_float(row.wins),
-                row.mean_score.unwrap_or(0.0),
-                row.mean_score_ci.unwrap_or(0.0)
-            );
-        }
-        for count in row.failures() {
-            let class = if count > 0 { " class=\"bad\"" } else { "" };
-            let _ = write!(page, "<td{class}>{count}</td>");
-        }
-        let _ = writeln!(
+    } else {
+        let _ = write!(
             page,
-            "<td>{}</td><td>{}</td><td>{}</td></tr>",
-            human_micros(row.slowest_micros),
-            standings::memory(row.max_memory_bytes),
-            standings::cpu(row.max_cpu_micros)
+            "<td>{:.2}</td><td>{:.2}</td>",
+            row.rating.unwrap_or(0.0),
+            row.uncertainty.unwrap_or(0.0)
+        );
+        if with_elo {
+            let _ = write!(page, "<td>{}</td>", esc(&standings::elo_cell(row)));
+        }
+        let _ = write!(
+            page,
+            "<td>{}</td><td>{:.1} ± {:.1}</td>",
+            trim_float(row.wins),
+            row.mean_score.unwrap_or(0.0),
+            row.mean_score_ci.unwrap_or(0.0)
         );
     }
-    page.push_str("</table>\n");
-    // Why a crasher may rank high: the same note as grades.csv's.
+    for count in row.failures() {
+        let class = if count > 0 { " class=\"bad\"" } else { "" };
+        let _ = write!(page, "<td{class}>{count}</td>");
+    }
+    let _ = writeln!(
+        page,
+        "<td>{}</td><td>{}</td><td>{}</td></tr>",
+        human_micros(row.slowest_micros),
+        standings::memory(row.max_memory_bytes),
+        standings::cpu(row.max_cpu_micros)
+    );
+}
+
+/// What is said under the standings table: why a crasher may rank high
+/// (the same note as grades.csv's), shared wins, the Elo and the ratings.
+fn standings_notes(page: &mut String, solo: bool, rows: &[Row]) {
     for row in rows {
         if let Some(note) = standings::crashed_every_game(row) {
             let _ = writeln!(

@@ -413,11 +413,24 @@ fn problems_but_the_run(spec: &Spec, base: &Path, league: bool) -> Vec<String> {
     if spec.standings_every == Some(0) {
         out.push("standings_every must be at least 1".to_owned());
     }
+    out.extend(entrant_problems(spec));
+    out.extend(format_problems(spec));
+    out.extend(sprt_problems(spec));
+    out.extend(limit_problems(&spec.limits));
+    out.extend(game_problems(spec, base, league));
+    out
+}
+
+/// Problems of the entrants: a name twice or empty, a glob, no program,
+/// and what only an external game takes.
+fn entrant_problems(spec: &Spec) -> Vec<String> {
+    let mut out = Vec::new();
     let mut names: Vec<&str> = spec.entrants.iter().map(|e| e.name.as_str()).collect();
     names.sort_unstable();
     if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
         out.push(format!("two entrants are named {:?}", w[0]));
     }
+    let builtin = matches!(spec.game, crate::game::GameRef::Builtin(_));
     for e in &spec.entrants {
         if e.name.trim().is_empty() {
             out.push("an entrant has an empty name".to_owned());
@@ -436,14 +449,14 @@ fn problems_but_the_run(spec: &Spec, base: &Path, league: bool) -> Vec<String> {
             }
             _ => {}
         }
-        if e.options.is_some() && matches!(spec.game, crate::game::GameRef::Builtin(_)) {
+        if e.options.is_some() && builtin {
             out.push(format!(
                 "entrant {:?}: options are passed to an external game's judge; {} has none",
                 e.name,
                 spec.game.name()
             ));
         }
-        if e.time_control.is_some() && matches!(spec.game, crate::game::GameRef::Builtin(_)) {
+        if e.time_control.is_some() && builtin {
             out.push(format!(
                 "entrant {:?}: a time_control per entrant is for an external game's players; \
                  {} takes one for all, under [limits]",
@@ -452,43 +465,38 @@ fn problems_but_the_run(spec: &Spec, base: &Path, league: bool) -> Vec<String> {
             ));
         }
     }
-    out.extend(format_problems(spec));
-    out.extend(sprt_problems(spec));
-    out.extend(limit_problems(&spec.limits));
-    // The rest only the game can tell: which keys it takes, and whether
-    // its setup makes sense (an external game's file, Chomp's arrays).
+    out
+}
+
+/// The problems only the game can tell: which keys it takes, and whether
+/// its setup makes sense (an external game's file, Chomp's arrays).
+fn game_problems(spec: &Spec, base: &Path, league: bool) -> Vec<String> {
     let options = spec.options.as_ref();
-    match crate::game::load(
-        &spec.game,
-        &spec.limits,
-        options,
-        spec.entrants.len(),
-        base,
-        false,
-    ) {
-        Err(e) => out.push(e),
-        Ok(game) => {
-            for key in spec.limits.given() {
-                if !GENERIC_LIMITS.contains(&key) && !game.limit_keys().contains(&key) {
-                    out.push(format!(
-                        "limits.{key} does not apply to {}: it takes {}",
-                        game.name(),
-                        GENERIC_LIMITS
-                            .iter()
-                            .chain(game.limit_keys())
-                            .copied()
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ));
-                }
-            }
-            let entrants = match game.seating() {
-                crate::game::Seating::Table { seats } if league => spec.entrants.len().max(seats),
-                _ => spec.entrants.len(),
-            };
-            out.extend(game.problems(entrants));
+    let entrants = spec.entrants.len();
+    let game = match crate::game::load(&spec.game, &spec.limits, options, entrants, base, false) {
+        Err(e) => return vec![e],
+        Ok(game) => game,
+    };
+    let mut out = Vec::new();
+    for key in spec.limits.given() {
+        if !GENERIC_LIMITS.contains(&key) && !game.limit_keys().contains(&key) {
+            out.push(format!(
+                "limits.{key} does not apply to {}: it takes {}",
+                game.name(),
+                GENERIC_LIMITS
+                    .iter()
+                    .chain(game.limit_keys())
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
         }
     }
+    let entrants = match game.seating() {
+        crate::game::Seating::Table { seats } if league => entrants.max(seats),
+        _ => entrants,
+    };
+    out.extend(game.problems(entrants));
     out
 }
 
@@ -567,21 +575,10 @@ pub fn expand_globs(entrants: &mut Vec<EntrantSpec>, text: &str, base: &Path) ->
 }
 
 fn globs(entrants: &mut Vec<EntrantSpec>, text: &str, base: &Path, empty_ok: bool) -> Vec<String> {
-    let mut problems = Vec::new();
-    let explicit: std::collections::HashSet<String> = entrants
-        .iter()
-        .filter(|e| e.glob.is_none())
-        .map(|e| e.name.clone())
-        .collect();
-    let mut out = Vec::new();
-    // Each matched folder as it resolves, with its name and its glob's
-    // place: two matches of one folder would be one submission twice.
-    // (Looked up, not searched: a class of 60,000 folders.)
-    let mut folders: std::collections::HashMap<PathBuf, (String, String)> =
-        std::collections::HashMap::new();
+    let mut expansion = Expansion::new(entrants, base);
     for e in std::mem::take(entrants) {
         let Some(glob) = &e.glob else {
-            out.push(e);
+            expansion.out.push(e);
             continue;
         };
         let line = text
@@ -589,83 +586,131 @@ fn globs(entrants: &mut Vec<EntrantSpec>, text: &str, base: &Path, empty_ok: boo
             .map_or(0, |t| t.matches('\n').count() + 1);
         let pattern = glob.get_ref();
         let at = format!("line {line}: glob {pattern:?}");
+        expansion.expand(&e, pattern, &at, empty_ok);
+    }
+    *entrants = expansion.out;
+    expansion.problems
+}
+
+/// The entrants of [`globs`] as they are expanded, and the problems found.
+struct Expansion<'a> {
+    base: &'a Path,
+    /// The names of the entrants given without a glob.
+    explicit: std::collections::HashSet<String>,
+    /// Each matched folder as it resolves, with its name and its glob's
+    /// place: two matches of one folder would be one submission twice.
+    /// (Looked up, not searched: a class of 60,000 folders.)
+    folders: std::collections::HashMap<PathBuf, (String, String)>,
+    out: Vec<EntrantSpec>,
+    problems: Vec<String>,
+}
+
+impl<'a> Expansion<'a> {
+    fn new(entrants: &[EntrantSpec], base: &'a Path) -> Expansion<'a> {
+        Expansion {
+            base,
+            explicit: entrants
+                .iter()
+                .filter(|e| e.glob.is_none())
+                .map(|e| e.name.clone())
+                .collect(),
+            folders: std::collections::HashMap::new(),
+            out: Vec::new(),
+            problems: Vec::new(),
+        }
+    }
+
+    /// One entrant with a glob (`pattern`, at `at`): an entrant per match.
+    fn expand(&mut self, e: &EntrantSpec, pattern: &str, at: &str, empty_ok: bool) {
         if !e.name.is_empty() || e.dir.is_some() {
-            problems.push(format!(
+            self.problems.push(format!(
                 "{at}: names its entrants after its matches and builds each in its own directory; drop name and dir"
             ));
-            continue;
+            return;
         }
-        match glob_matches(pattern, base) {
-            Err(why) => problems.push(format!("{at}: {why}")),
+        match glob_matches(pattern, self.base) {
+            Err(why) => self.problems.push(format!("{at}: {why}")),
             Ok(matches) if matches.is_empty() && empty_ok => {}
-            Ok(matches) if matches.is_empty() => problems.push(format!(
+            Ok(matches) if matches.is_empty() => self.problems.push(format!(
                 "{at} matches nothing in {}",
-                under(base, Path::new(pattern))
+                under(self.base, Path::new(pattern))
                     .parent()
-                    .unwrap_or(base)
+                    .unwrap_or(self.base)
                     .display()
             )),
             Ok(matches) => {
                 for (name, path, is_dir) in matches {
-                    if !is_dir && path.to_str().is_none() {
-                        // A command is text: the file could not be named.
-                        problems.push(format!(
-                            "{at} matches the file {name:?}, whose name is not UTF-8: rename it \
-                             (a folder of such a name enters under its escaped name)"
-                        ));
+                    if let Some(problem) = self.refused(at, &name, &path, is_dir) {
+                        self.problems.push(problem);
                         continue;
                     }
-                    if explicit.contains(&name) {
-                        problems.push(format!(
-                            "{at} matches {name:?}, which is also an explicit entrant's name"
-                        ));
-                        continue;
-                    }
-                    if is_dir && let Ok(real) = std::fs::canonicalize(under(base, &path)) {
-                        if let Some((first, first_at)) = folders.get(&real) {
-                            let also = if *first_at == at {
-                                String::new()
-                            } else {
-                                format!(" ({first_at})")
-                            };
-                            problems.push(format!(
-                                "{at} matches {first:?}{also} and {name:?}, which are one folder, {}",
-                                real.display()
-                            ));
-                            continue;
-                        }
-                        folders.insert(real, (name.clone(), at.clone()));
-                    }
-                    out.push(if is_dir {
-                        EntrantSpec {
-                            name,
-                            dir: Some(path),
-                            command: e.command.clone(),
-                            glob: None,
-                            env: e.env.clone(),
-                            options: e.options.clone(),
-                            time_control: e.time_control,
-                        }
-                    } else {
-                        // `./name` so that a match beside the file is not
-                        // looked up on the PATH.
-                        let program = Path::new(".").join(&path);
-                        EntrantSpec {
-                            name,
-                            dir: None,
-                            command: Some(vec![program.to_string_lossy().into_owned()]),
-                            glob: None,
-                            env: e.env.clone(),
-                            options: e.options.clone(),
-                            time_control: e.time_control,
-                        }
-                    });
+                    self.out.push(matched_entrant(e, name, path, is_dir));
                 }
             }
         }
     }
-    *entrants = out;
-    problems
+
+    /// Why a match of the glob at `at` cannot enter, if it cannot: a file
+    /// name that is not text, an explicit entrant's name, or a folder
+    /// matched before (else the folder is noted).
+    fn refused(&mut self, at: &str, name: &str, path: &Path, is_dir: bool) -> Option<String> {
+        if !is_dir && path.to_str().is_none() {
+            // A command is text: the file could not be named.
+            return Some(format!(
+                "{at} matches the file {name:?}, whose name is not UTF-8: rename it \
+                 (a folder of such a name enters under its escaped name)"
+            ));
+        }
+        if self.explicit.contains(name) {
+            return Some(format!(
+                "{at} matches {name:?}, which is also an explicit entrant's name"
+            ));
+        }
+        if is_dir && let Ok(real) = std::fs::canonicalize(under(self.base, path)) {
+            if let Some((first, first_at)) = self.folders.get(&real) {
+                let also = if first_at == at {
+                    String::new()
+                } else {
+                    format!(" ({first_at})")
+                };
+                return Some(format!(
+                    "{at} matches {first:?}{also} and {name:?}, which are one folder, {}",
+                    real.display()
+                ));
+            }
+            self.folders.insert(real, (name.to_owned(), at.to_owned()));
+        }
+        None
+    }
+}
+
+/// The entrant of one match of `e`'s glob: a folder with `e`'s command,
+/// or a file as the program.
+fn matched_entrant(e: &EntrantSpec, name: String, path: PathBuf, is_dir: bool) -> EntrantSpec {
+    if is_dir {
+        EntrantSpec {
+            name,
+            dir: Some(path),
+            command: e.command.clone(),
+            glob: None,
+            env: e.env.clone(),
+            options: e.options.clone(),
+            time_control: e.time_control,
+        }
+    } else {
+        // `./name` so that a match beside the file is not
+        // looked up on the PATH.
+        let program = Path::new(".").join(&path);
+        EntrantSpec {
+            name,
+            dir: None,
+            command: Some(vec![program.to_string_lossy().into_owned()]),
+            glob: None,
+            env: e.env.clone(),
+            options: e.options.clone(),
+            time_control: e.time_control,
+        }
+    }
 }
 
 fn under(base: &Path, path: &Path) -> PathBuf {

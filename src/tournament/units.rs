@@ -262,6 +262,86 @@ fn fingerprint(
     record::fingerprint(&refs)
 }
 
+/// What a sandboxed entrant never sees, building or playing: the
+/// tournament's own files (its deals, a judge) and its output. Under
+/// --sandbox builds run in it too: bubblewrap must be there before
+/// anything is built.
+fn hidden_from_entrants(
+    base: &Path,
+    config: &TournamentConfig,
+    sandbox: bool,
+) -> Result<Vec<PathBuf>, Refusal> {
+    if sandbox {
+        spawn::check_sandbox().map_err(|e| e.to_string())?;
+    }
+    let hidden: Vec<PathBuf> = [base.to_owned(), config.file.clone()]
+        .into_iter()
+        .chain(config.out.iter().cloned())
+        .collect();
+    if sandbox {
+        spawn::check_hidden(&hidden).map_err(|e| e.to_string())?;
+    }
+    Ok(hidden)
+}
+
+/// Every entrant's folder built and its program found: the entrants, in
+/// order (a failed build or a missing program disqualifies one), the
+/// commands found nowhere, and the folders. With --no-build, an entrant
+/// not built refuses the run.
+async fn built_entrants(
+    spec: &Spec,
+    base: &Path,
+    build: &BuildOptions,
+    env: &Environment,
+) -> Result<(Vec<Entrant>, Vec<String>, Vec<PathBuf>), Refusal> {
+    let dirs: Vec<Option<PathBuf>> = spec
+        .entrants
+        .iter()
+        .map(|e| e.dir.as_ref().map(|d| under(base, d)))
+        .collect();
+    let to_build: Vec<PathBuf> = dirs.iter().flatten().cloned().collect();
+    let built = build::build_folders(&to_build, build).await;
+    if let Some(why) = build::referees_failure(&built) {
+        return Err(Refusal::internal(why));
+    }
+    let mut built = built.into_iter().map(|b| b.map_err(|e| e.to_string()));
+    let mut entrants = Vec::new();
+    let mut not_built = Vec::new();
+    let mut unfound = Vec::new();
+    for (e, dir) in spec.entrants.iter().zip(&dirs) {
+        let dir = dir
+            .as_ref()
+            .map(|_| built.next().expect("one build per dir"));
+        let program = entrant_program(dir, e.command.as_deref(), base, env.with(&e.env.vars()));
+        if let (true, Ok(spec)) = (build.prebuilt, &program) {
+            not_built.extend(prebuilt_problem(&e.name, spec));
+        }
+        if let (None, Ok(spec)) = (&e.dir, &program)
+            && let Err(why) = spec.locate()
+            && found_nowhere(&why)
+        {
+            unfound.push(format!(
+                "entrant {}: cannot start its command: {why}",
+                crate::text::terminal(&e.name)
+            ));
+        }
+        let program = program.and_then(located);
+        entrants.push(Entrant {
+            name: e.name.clone(),
+            program,
+            options: e.options_json(),
+            time_control: e.time_control,
+        });
+    }
+    if !not_built.is_empty() {
+        return Err(Refusal::from(format!(
+            "--no-build: not every entrant is built:\n  {}",
+            not_built.join("\n  ")
+        )));
+    }
+    Ok((entrants, unfound, to_build))
+}
+
 impl Plan {
     /// Resolves and builds the entrants and reads what the games need.
     pub async fn prepare(
@@ -280,20 +360,7 @@ impl Plan {
         )?;
         refuse_short_runs(&*game, spec, config)?;
         let limits = bot_limits(config, l, game.startup());
-        // Under --sandbox builds run in it too: bubblewrap must be there
-        // before anything is built.
-        if limits.sandbox {
-            spawn::check_sandbox().map_err(|e| e.to_string())?;
-        }
-        // What a sandboxed entrant never sees, building or playing: the
-        // tournament's own files (its deals, a judge) and its output.
-        let hidden: Vec<PathBuf> = [base.to_owned(), config.file.clone()]
-            .into_iter()
-            .chain(config.out.iter().cloned())
-            .collect();
-        if limits.sandbox {
-            spawn::check_hidden(&hidden).map_err(|e| e.to_string())?;
-        }
+        let hidden = hidden_from_entrants(base, config, limits.sandbox)?;
         // The most specific wins: the entrant's over the file's over --env.
         // A folder is built once, whoever shares it: with the file's.
         let env = Environment::clean(&config.env).with(&spec.env.vars());
@@ -306,51 +373,7 @@ impl Plan {
             prebuilt: config.build == super::BuildMode::Prebuilt,
             env: env.clone(),
         };
-        let dirs: Vec<Option<PathBuf>> = spec
-            .entrants
-            .iter()
-            .map(|e| e.dir.as_ref().map(|d| under(base, d)))
-            .collect();
-        let to_build: Vec<PathBuf> = dirs.iter().flatten().cloned().collect();
-        let built = build::build_folders(&to_build, &build).await;
-        if let Some(why) = build::referees_failure(&built) {
-            return Err(Refusal::internal(why));
-        }
-        let mut built = built.into_iter().map(|b| b.map_err(|e| e.to_string()));
-        let mut entrants = Vec::new();
-        let mut not_built = Vec::new();
-        let mut unfound = Vec::new();
-        for (e, dir) in spec.entrants.iter().zip(&dirs) {
-            let dir = dir
-                .as_ref()
-                .map(|_| built.next().expect("one build per dir"));
-            let program = entrant_program(dir, e.command.as_deref(), base, env.with(&e.env.vars()));
-            if let (true, Ok(spec)) = (build.prebuilt, &program) {
-                not_built.extend(prebuilt_problem(&e.name, spec));
-            }
-            if let (None, Ok(spec)) = (&e.dir, &program)
-                && let Err(why) = spec.locate()
-                && found_nowhere(&why)
-            {
-                unfound.push(format!(
-                    "entrant {}: cannot start its command: {why}",
-                    crate::text::terminal(&e.name)
-                ));
-            }
-            let program = program.and_then(located);
-            entrants.push(Entrant {
-                name: e.name.clone(),
-                program,
-                options: e.options_json(),
-                time_control: e.time_control,
-            });
-        }
-        if !not_built.is_empty() {
-            return Err(Refusal::from(format!(
-                "--no-build: not every entrant is built:\n  {}",
-                not_built.join("\n  ")
-            )));
-        }
+        let (entrants, unfound, folders) = built_entrants(spec, base, &build, &env).await?;
         let gauntlet = match (spec.format, &spec.gauntlet) {
             (super::spec::Format::Gauntlet, Some(name)) => {
                 spec.entrants.iter().position(|e| &e.name == name)
@@ -365,7 +388,7 @@ impl Plan {
         // program grew with the square of the class (a class of 20,000
         // folders held 400 million paths, 23 GB).
         let hidden: Vec<PathBuf> = match limits.sandbox {
-            true => hidden.into_iter().chain(to_build).collect(),
+            true => hidden.into_iter().chain(folders).collect(),
             false => vec![],
         };
         Ok(Plan {

@@ -300,7 +300,7 @@ pub fn outside_run(pid: i32) -> Option<String> {
     // root: it went nowhere. Such threads are passed over, each thread
     // looked at before and after its read, since it may begin to exit
     // between them; the first other one is where the process is.
-    let exiting = |task: &Path| super::groups::read_stat(task).is_none_or(|s| s.exiting());
+    let exiting = |task: &Path| super::procfs::read_stat(task).is_none_or(|s| s.exiting());
     for task in std::fs::read_dir(format!("/proc/{pid}/task"))
         .ok()?
         .flatten()
@@ -1156,7 +1156,7 @@ pub fn log_containment() {
             "containment: memory by use, all processes of each bot, sampled every {}ms, no \
              process cap, CPU time sampled ({}){ipc}; process groups, resource limits, a \
              subreaper and a watchdog",
-            super::usage::SAMPLE_INTERVAL.as_millis(),
+            super::procfs::SAMPLE_INTERVAL.as_millis(),
             why_not().unwrap_or("no cgroups")
         ),
     }

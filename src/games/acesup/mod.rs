@@ -293,32 +293,9 @@ impl Default for RunOptions {
 
 /// Runs `referee acesup`.
 pub async fn run(config: &JudgeConfig, options: &RunOptions) -> Status {
-    // Random decks are dealt one at a time: any count runs in little memory.
-    type DeckIter = Box<dyn Iterator<Item = [Card; 52]>>;
-    let (count, decks, seed, source): (u64, DeckIter, _, _) = match &config.decks {
-        Decks::File(path) => {
-            let decks = std::fs::read_to_string(path)
-                .map_err(|e| e.to_string())
-                .and_then(|text| deck::read_deck_file(&text).map_err(|e| e.to_string()));
-            match decks {
-                Ok(decks) => (
-                    decks.len() as u64,
-                    Box::new(decks.into_iter()),
-                    None,
-                    path.display().to_string(),
-                ),
-                Err(e) => {
-                    eprintln!("referee acesup: {}: {e}", path.display());
-                    return Status::Usage;
-                }
-            }
-        }
-        Decks::Random { count, seed } => {
-            let seed = seed.unwrap_or_else(fresh_seed);
-            let decks = (0..*count).map(move |i| deck::random_deck(seed, i));
-            let source = format!("random decks, seed {seed}");
-            (*count, Box::new(decks), Some(seed), source)
-        }
+    let (count, decks, seed, source) = match decks_of(config) {
+        Ok(decks) => decks,
+        Err(status) => return status,
     };
     let mut records = match config.results.as_deref().map(Records::open).transpose() {
         Ok(records) => records,
@@ -335,8 +312,7 @@ pub async fn run(config: &JudgeConfig, options: &RunOptions) -> Status {
         if count == 1 { "" } else { "s" },
         crate::units::human_duration(config.timeout)
     );
-    let mut accepted = 0u64;
-    let (mut judged, mut failures, mut timeouts_in_a_row) = (0u64, 0u64, 0u64);
+    let mut tally = DeckTally::default();
     let mut stopped = None;
     // Up to `jobs` decks run at once; their verdicts come out in deck
     // order. Dropping the stream kills the runs still in flight.
@@ -346,100 +322,182 @@ pub async fn run(config: &JudgeConfig, options: &RunOptions) -> Status {
         .buffered(options.jobs.max(1));
     let mut runs = Box::pin(runs);
     while let Some((i, deck, judgement)) = runs.next().await {
-        let DeckRun {
-            verdict,
-            elapsed,
-            exit: ended,
-            stderr,
-            usage,
-        } = match judgement {
+        let run = match judgement {
             Ok(judged) => judged,
-            Err(e) => {
-                eprintln!("referee acesup: cannot start the program: {e}");
-                // The referee's own resources failing is not a usage error.
-                return match e.is_referees() {
-                    true => Status::Internal,
-                    false => Status::Usage,
-                };
-            }
+            Err(e) => return cannot_start(&e),
         };
-        judged += 1;
-        failures += u64::from(verdict != Verdict::Accepted);
-        timeouts_in_a_row = match verdict {
-            Verdict::TimeLimit => timeouts_in_a_row + 1,
-            _ => 0,
-        };
-        accepted += u64::from(verdict == Verdict::Accepted);
-        let timing = match verdict {
-            Verdict::TimeLimit => {
-                format!(" ({} limit)", crate::units::human_duration(config.timeout))
-            }
-            _ => format!(" ({:.1}ms)", elapsed.as_secs_f64() * 1e3),
-        };
-        if let Some(records) = records.as_mut() {
-            let record = DeckRecord {
-                game: "acesup",
-                index: i as u64 + 1,
-                seed,
-                deck: deck
-                    .iter()
-                    .map(|c| c.to_string())
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                verdict: verdict.name(),
-                status: verdict.status(ended),
-                message: verdict.to_string(),
-                micros: u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
-                usage,
-                exit: ended,
-                stderr: (!stderr.is_empty()).then_some(stderr.as_str()),
-                time: record::timestamp(),
-                referee: record::REFEREE_VERSION,
-            };
-            if let Err(e) = records.append(&record) {
-                eprintln!("referee acesup: {e}");
-                return Status::Io;
-            }
+        tally.count(&run.verdict);
+        if let Some(records) = records.as_mut()
+            && let Err(e) = records.append(&deck_record(i, seed, &deck, &run))
+        {
+            eprintln!("referee acesup: {e}");
+            return Status::Io;
         }
         // Reported once recorded: a reader that stops at this line (`| head`)
         // finds the deck in the file.
-        let _ = writeln!(out, "deck {}: {verdict}{timing}", i + 1);
-        if matches!(
-            verdict,
-            Verdict::RuntimeError { .. } | Verdict::MemoryLimit(_)
-        ) && !stderr.is_empty()
-        {
-            let lines: Vec<&str> = stderr.lines().collect();
-            let last = &lines[lines.len().saturating_sub(5)..];
-            let _ = write!(out, "{}", crate::text::quoted_lines(last.iter().copied()));
-        }
-        if options.max_failures.is_some_and(|max| failures >= max) {
-            stopped = Some(match failures {
-                1 => "the first deck not accepted".to_string(),
-                n => format!("{n} decks not accepted"),
-            });
-        } else if options.max_timeouts_in_a_row > 0
-            && timeouts_in_a_row >= options.max_timeouts_in_a_row
-        {
-            stopped = Some(format!("{timeouts_in_a_row} time limits in a row"));
-        }
+        report_deck(&mut out, i, &run, config.timeout);
+        stopped = tally.stopped(options);
         if stopped.is_some() {
             break;
         }
     }
     drop(runs);
+    finish(&mut out, stopped, count, &tally, records)
+}
+
+/// Random decks are dealt one at a time: any count runs in little memory.
+type DeckIter = Box<dyn Iterator<Item = [Card; 52]>>;
+
+/// The decks to judge: how many, the decks, the seed of random ones, and
+/// where they come from; a deck file that cannot be read is a usage error.
+fn decks_of(config: &JudgeConfig) -> Result<(u64, DeckIter, Option<u64>, String), Status> {
+    match &config.decks {
+        Decks::File(path) => {
+            let decks = std::fs::read_to_string(path)
+                .map_err(|e| e.to_string())
+                .and_then(|text| deck::read_deck_file(&text).map_err(|e| e.to_string()));
+            match decks {
+                Ok(decks) => Ok((
+                    decks.len() as u64,
+                    Box::new(decks.into_iter()),
+                    None,
+                    path.display().to_string(),
+                )),
+                Err(e) => {
+                    eprintln!("referee acesup: {}: {e}", path.display());
+                    Err(Status::Usage)
+                }
+            }
+        }
+        Decks::Random { count, seed } => {
+            let seed = seed.unwrap_or_else(fresh_seed);
+            let decks = (0..*count).map(move |i| deck::random_deck(seed, i));
+            let source = format!("random decks, seed {seed}");
+            Ok((*count, Box::new(decks), Some(seed), source))
+        }
+    }
+}
+
+/// The program could not be started: the referee's own resources failing
+/// is not a usage error.
+fn cannot_start(e: &crate::bot::spawn::SpawnError) -> Status {
+    eprintln!("referee acesup: cannot start the program: {e}");
+    match e.is_referees() {
+        true => Status::Internal,
+        false => Status::Usage,
+    }
+}
+
+/// The verdicts so far, for the summary and for when to stop.
+#[derive(Default)]
+struct DeckTally {
+    judged: u64,
+    accepted: u64,
+    failures: u64,
+    timeouts_in_a_row: u64,
+}
+
+impl DeckTally {
+    fn count(&mut self, verdict: &Verdict) {
+        self.judged += 1;
+        self.failures += u64::from(*verdict != Verdict::Accepted);
+        self.timeouts_in_a_row = match verdict {
+            Verdict::TimeLimit => self.timeouts_in_a_row + 1,
+            _ => 0,
+        };
+        self.accepted += u64::from(*verdict == Verdict::Accepted);
+    }
+
+    /// Why the run stops here, if it does (`--fail-fast`, `--max-failures`,
+    /// `--max-timeouts-in-a-row`).
+    fn stopped(&self, options: &RunOptions) -> Option<String> {
+        if options.max_failures.is_some_and(|max| self.failures >= max) {
+            Some(match self.failures {
+                1 => "the first deck not accepted".to_string(),
+                n => format!("{n} decks not accepted"),
+            })
+        } else if options.max_timeouts_in_a_row > 0
+            && self.timeouts_in_a_row >= options.max_timeouts_in_a_row
+        {
+            Some(format!("{} time limits in a row", self.timeouts_in_a_row))
+        } else {
+            None
+        }
+    }
+}
+
+/// Deck `i`'s line of the results file.
+fn deck_record<'a>(
+    i: usize,
+    seed: Option<u64>,
+    deck: &[Card; 52],
+    run: &'a DeckRun,
+) -> DeckRecord<'a> {
+    DeckRecord {
+        game: "acesup",
+        index: i as u64 + 1,
+        seed,
+        deck: deck
+            .iter()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(" "),
+        verdict: run.verdict.name(),
+        status: run.verdict.status(run.exit),
+        message: run.verdict.to_string(),
+        micros: u64::try_from(run.elapsed.as_micros()).unwrap_or(u64::MAX),
+        usage: run.usage,
+        exit: run.exit,
+        stderr: (!run.stderr.is_empty()).then_some(run.stderr.as_str()),
+        time: record::timestamp(),
+        referee: record::REFEREE_VERSION,
+    }
+}
+
+/// Deck `i`'s verdict on standard output, with the last lines of its
+/// standard error when it failed at run time or over its memory.
+fn report_deck(out: &mut impl Write, i: usize, run: &DeckRun, timeout: Duration) {
+    let verdict = &run.verdict;
+    let timing = match verdict {
+        Verdict::TimeLimit => {
+            format!(" ({} limit)", crate::units::human_duration(timeout))
+        }
+        _ => format!(" ({:.1}ms)", run.elapsed.as_secs_f64() * 1e3),
+    };
+    let _ = writeln!(out, "deck {}: {verdict}{timing}", i + 1);
+    if matches!(
+        verdict,
+        Verdict::RuntimeError { .. } | Verdict::MemoryLimit(_)
+    ) && !run.stderr.is_empty()
+    {
+        let lines: Vec<&str> = run.stderr.lines().collect();
+        let last = &lines[lines.len().saturating_sub(5)..];
+        let _ = write!(out, "{}", crate::text::quoted_lines(last.iter().copied()));
+    }
+}
+
+/// The run's end: why it stopped early, the results file closed, the
+/// summary, and the status.
+fn finish(
+    out: &mut impl Write,
+    stopped: Option<String>,
+    count: u64,
+    tally: &DeckTally,
+    records: Option<Records>,
+) -> Status {
     if let Some(why) = stopped {
         let _ = writeln!(
             out,
             "acesup: stopped after {why}; {} deck{} not judged",
-            count - judged,
-            if count - judged == 1 { "" } else { "s" }
+            count - tally.judged,
+            if count - tally.judged == 1 { "" } else { "s" }
         );
     }
     if let Some(Err(e)) = records.map(Records::finish) {
         eprintln!("referee acesup: {e}");
         return Status::Io;
     }
+    let accepted = tally.accepted;
     let _ = writeln!(out, "acesup: {accepted} of {count} decks accepted");
     if accepted == count {
         Status::Pass

@@ -111,26 +111,8 @@ impl Position {
                 square(name).ok_or_else(|| format!("invalid en passant part in fen: {shown}"))?,
             ),
         };
-        let halfmove = match parts.get(4) {
-            None => 0,
-            Some(text) => match int(text) {
-                None => return Err(format!("invalid half-move clock in fen: {shown}")),
-                Some(n) if n < 0 => {
-                    return Err(format!("half-move clock cannot be negative: {shown}"));
-                }
-                Some(n) => n as u64,
-            },
-        };
-        let fullmove = match parts.get(5) {
-            None => 1,
-            Some(text) => match int(text) {
-                None => return Err(format!("invalid fullmove number in fen: {shown}")),
-                Some(n) if n < 0 => {
-                    return Err(format!("fullmove number cannot be negative: {shown}"));
-                }
-                Some(n) => (n as u64).max(1),
-            },
-        };
+        let halfmove = counter(parts.get(4).copied(), 0, "half-move clock", &shown)?;
+        let fullmove = counter(parts.get(5).copied(), 1, "fullmove number", &shown)?.max(1);
         if parts.len() > 6 {
             return Err(format!("fen string has more parts than expected: {shown}"));
         }
@@ -138,28 +120,7 @@ impl Position {
         let mut builder = BoardBuilder::empty();
         builder.board = squares;
         builder.side_to_move = if white { Color::White } else { Color::Black };
-        builder.castle_rights = [Color::White, Color::Black].map(|colour| {
-            let rank = Rank::First.relative_to(colour);
-            let has = |piece: Piece, file: File| {
-                squares[Square::new(file, rank) as usize] == Some((piece, colour))
-            };
-            let flags: Vec<char> = castling
-                .chars()
-                .filter(|c| c.is_ascii_uppercase() == (colour == Color::White))
-                .map(|c| c.to_ascii_lowercase())
-                .collect();
-            let king = has(Piece::King, File::E);
-            let right = |flag: char, file: File, letter: char| {
-                (king
-                    && has(Piece::Rook, file)
-                    && (flags.contains(&flag) || flags.contains(&letter)))
-                .then_some(file)
-            };
-            CastleRights {
-                short: right('k', File::H, 'h'),
-                long: right('q', File::A, 'a'),
-            }
-        });
+        builder.castle_rights = castle_rights(&squares, castling);
         builder.halfmove_clock = halfmove.min(100) as u8;
         builder.fullmove_number = fullmove.min(u16::MAX as u64) as u16;
         builder.en_passant = en_passant;
@@ -525,6 +486,44 @@ fn square(name: &str) -> Option<Square> {
         )),
         _ => None,
     }
+}
+
+/// A FEN's half-move clock or full-move number (`name`): `default` when
+/// the FEN has no such part, else a number at least 0.
+fn counter(part: Option<&str>, default: u64, name: &str, shown: &str) -> Result<u64, String> {
+    match part {
+        None => Ok(default),
+        Some(text) => match int(text) {
+            None => Err(format!("invalid {name} in fen: {shown}")),
+            Some(n) if n < 0 => Err(format!("{name} cannot be negative: {shown}")),
+            Some(n) => Ok(n as u64),
+        },
+    }
+}
+
+/// Each side's castling rights from a FEN's `castling` part: a right
+/// without its king and rook in place is dropped.
+fn castle_rights(squares: &[Option<(Piece, Color)>; 64], castling: &str) -> [CastleRights; 2] {
+    [Color::White, Color::Black].map(|colour| {
+        let rank = Rank::First.relative_to(colour);
+        let has = |piece: Piece, file: File| {
+            squares[Square::new(file, rank) as usize] == Some((piece, colour))
+        };
+        let flags: Vec<char> = castling
+            .chars()
+            .filter(|c| c.is_ascii_uppercase() == (colour == Color::White))
+            .map(|c| c.to_ascii_lowercase())
+            .collect();
+        let king = has(Piece::King, File::E);
+        let right = |flag: char, file: File, letter: char| {
+            (king && has(Piece::Rook, file) && (flags.contains(&flag) || flags.contains(&letter)))
+                .then_some(file)
+        };
+        CastleRights {
+            short: right('k', File::H, 'h'),
+            long: right('q', File::A, 'a'),
+        }
+    })
 }
 
 /// Python's `int(text)` of a decimal integer (a sign, digits, single

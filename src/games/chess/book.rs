@@ -209,121 +209,142 @@ pub fn parse_epd(epd: &str) -> Result<(Position, Value), String> {
 /// quoted (with `\` escapes), numeric, or moves in SAN or UCI (checked
 /// on the position `fields`, the EPD's four fields).
 fn operations(text: &str, fields: &str) -> Result<Vec<(String, Operand)>, String> {
-    #[derive(PartialEq)]
-    enum State {
-        Opcode,
-        AfterOpcode,
-        Numeric,
-        Text,
-        Escape,
-        Moves,
-    }
-    let mut ops: Vec<(String, Operand)> = Vec::new();
-    let (mut state, mut opcode, mut operand) = (State::Opcode, String::new(), String::new());
-    let empty = |op: &str| {
-        if ["pv", "am", "bm"].contains(&op) {
-            Operand::Moves(vec![])
-        } else {
-            Operand::None
-        }
+    let mut reader = OpsReader {
+        fields,
+        state: State::Opcode,
+        opcode: String::new(),
+        operand: String::new(),
+        ops: Vec::new(),
     };
     for ch in text.chars().map(Some).chain([None]) {
+        reader.take(ch)?;
+    }
+    Ok(reader.ops)
+}
+
+/// Where [`OpsReader`] is in an EPD's operations.
+#[derive(PartialEq)]
+enum State {
+    Opcode,
+    AfterOpcode,
+    Numeric,
+    Text,
+    Escape,
+    Moves,
+}
+
+/// [`operations`] as they are read, one character at a time.
+struct OpsReader<'a> {
+    fields: &'a str,
+    state: State,
+    opcode: String,
+    operand: String,
+    ops: Vec<(String, Operand)>,
+}
+
+impl OpsReader<'_> {
+    /// The next character, `None` at the end of the text.
+    fn take(&mut self, ch: Option<char>) -> Result<(), String> {
         let space = matches!(ch, Some(' ' | '\t' | '\r' | '\n'));
         let end = matches!(ch, None | Some(';'));
-        match state {
-            State::Opcode => {
-                if space {
-                    if opcode == "-" {
-                        opcode.clear();
-                    } else if !opcode.is_empty() {
-                        if !opcode.starts_with(char::is_alphabetic) {
-                            return Err(format!(
-                                "expected epd opcode to start with a letter, got: {}",
-                                py::repr(&opcode)
-                            ));
-                        }
-                        state = State::AfterOpcode;
-                    }
-                } else if end {
-                    if opcode == "-" {
-                        opcode.clear();
-                    } else if !opcode.is_empty() {
-                        let value = empty(&opcode);
-                        ops.push((std::mem::take(&mut opcode), value));
-                    }
-                } else if let Some(c) = ch {
-                    opcode.push(c);
-                }
-            }
+        match self.state {
+            State::Opcode => self.in_opcode(ch, space, end)?,
             State::AfterOpcode => match ch {
                 _ if space => {}
-                Some('"') => state = State::Text,
+                Some('"') => self.state = State::Text,
                 None | Some(';') => {
-                    let value = empty(&opcode);
-                    ops.push((std::mem::take(&mut opcode), value));
-                    state = State::Opcode;
+                    let value = empty(&self.opcode);
+                    self.push(value);
                 }
                 Some(c) => {
-                    operand.push(c);
-                    state = if "+-.0123456789".contains(c) {
+                    self.operand.push(c);
+                    self.state = if "+-.0123456789".contains(c) {
                         State::Numeric
                     } else {
                         State::Moves
                     };
                 }
             },
-            State::Numeric => {
-                if end {
-                    let value = numeric(&opcode, &operand)?;
-                    ops.push((std::mem::take(&mut opcode), value));
-                    operand.clear();
-                    state = State::Opcode;
-                } else if let Some(c) = ch {
-                    operand.push(c);
-                }
+            State::Numeric if end => {
+                let value = numeric(&self.opcode, &self.operand)?;
+                self.push(value);
+                self.operand.clear();
             }
+            State::Moves if end => {
+                let moves = moves(&self.opcode, &self.operand, self.fields)?;
+                self.push(moves);
+                self.operand.clear();
+            }
+            State::Numeric | State::Moves => self.operand.extend(ch),
             State::Text => match ch {
                 None | Some('"') => {
-                    ops.push((
-                        std::mem::take(&mut opcode),
-                        Operand::Text(std::mem::take(&mut operand)),
-                    ));
-                    state = State::Opcode;
+                    let text = Operand::Text(std::mem::take(&mut self.operand));
+                    self.push(text);
                 }
-                Some('\\') => state = State::Escape,
-                Some(c) => operand.push(c),
+                Some('\\') => self.state = State::Escape,
+                Some(c) => self.operand.push(c),
             },
             State::Escape => match ch {
                 None => {
-                    ops.push((
-                        std::mem::take(&mut opcode),
-                        Operand::Text(std::mem::take(&mut operand)),
-                    ));
-                    state = State::Opcode;
+                    let text = Operand::Text(std::mem::take(&mut self.operand));
+                    self.push(text);
                 }
                 Some(c) => {
-                    operand.push(match c {
+                    self.operand.push(match c {
                         'r' => '\r',
                         'n' => '\n',
                         't' => '\t',
                         c => c,
                     });
-                    state = State::Text;
+                    self.state = State::Text;
                 }
             },
-            State::Moves => {
-                if end {
-                    let moves = moves(&opcode, &operand, fields)?;
-                    ops.push((std::mem::take(&mut opcode), moves));
-                    operand.clear();
-                    state = State::Opcode;
-                } else if let Some(c) = ch {
-                    operand.push(c);
-                }
-            }
         }
+        Ok(())
     }
-    Ok(ops)
+
+    /// A character of an opcode: a space ends it (an operand may follow),
+    /// `;` or the end ends the operation (with no operand).
+    fn in_opcode(&mut self, ch: Option<char>, space: bool, end: bool) -> Result<(), String> {
+        if space {
+            if self.opcode == "-" {
+                self.opcode.clear();
+            } else if !self.opcode.is_empty() {
+                if !self.opcode.starts_with(char::is_alphabetic) {
+                    return Err(format!(
+                        "expected epd opcode to start with a letter, got: {}",
+                        py::repr(&self.opcode)
+                    ));
+                }
+                self.state = State::AfterOpcode;
+            }
+        } else if end {
+            if self.opcode == "-" {
+                self.opcode.clear();
+            } else if !self.opcode.is_empty() {
+                let value = empty(&self.opcode);
+                self.push(value);
+            }
+        } else if let Some(c) = ch {
+            self.opcode.push(c);
+        }
+        Ok(())
+    }
+
+    /// The operation read: its opcode and `value`; the next opcode follows.
+    fn push(&mut self, value: Operand) {
+        self.ops.push((std::mem::take(&mut self.opcode), value));
+        self.state = State::Opcode;
+    }
+}
+
+/// An operation with no operand: no moves for those that take moves.
+fn empty(op: &str) -> Operand {
+    if ["pv", "am", "bm"].contains(&op) {
+        Operand::Moves(vec![])
+    } else {
+        Operand::None
+    }
 }
 
 /// A numeric operand: an int, or a float when it has `.`, `e` or `E`.

@@ -202,13 +202,82 @@ async fn prepare_and_play(config: &ChompConfig) -> Result<Status, Refusal> {
         .map_err(|e| e.to_string())?;
     let fingerprint = run_fingerprint(config, &arrays);
     let (seed, mut done) = resume(config, &fingerprint)?;
-    let k = config.dirs.len();
-    // Under --sandbox the builds run in it too: bubblewrap must be there
-    // before anything is built.
+    let programs = build_entrants(config).await?;
+    let dirs: Vec<String> = config
+        .dirs
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect();
+    let mut shown = Shown {
+        aggregate: standings::Aggregate::new(&dirs),
+        told: vec![false; config.dirs.len()],
+        games: config.games,
+        dirs: &dirs,
+    };
+    let rules = Rules {
+        prep: config.prep,
+        starve: config.starve,
+        limits: config.limits,
+        max_rounds: config.max_rounds,
+        record_moves: config.record_moves,
+    };
+    announce(config, seed, done.len() as u64);
+    for index in 0..config.games {
+        let array = &arrays[index as usize % arrays.len()];
+        let start = start_cell(config.start, array, &mut SplitMix64::for_game(seed, index));
+        let prepare = prep_notice(config.prep);
+        println!(
+            "game {}: {} ({}x{}), start {}{prepare}",
+            index + 1,
+            array.path.display(),
+            array.cols(),
+            array.rows(),
+            start
+        );
+        if let Some(result) = done.remove(&(index + 1)) {
+            println!("  already played (resumed from the results file)");
+            shown.show(&result, index);
+            continue;
+        }
+        let seats = seats_of(config, &programs, index);
+        let result = game::play(&seats, &array.rows, start, rules).await;
+        if let Some(records) = records.as_mut() {
+            let played = Played {
+                index,
+                seed,
+                fingerprint: &fingerprint,
+                array,
+                start,
+            };
+            if let Err(e) = records.append(&played.record(config, &result)) {
+                eprintln!("referee chomp: {e}");
+                return Ok(Status::Io);
+            }
+        }
+        // Reported once recorded: a reader that stops at this report
+        // (`| head`) finds the game in the file.
+        shown.show(&result, index);
+    }
+    if config.games > 1 {
+        println!("standings after {} games:", shown.aggregate.games());
+        println!("{}", shown.aggregate.table());
+    }
+    if let Some(Err(e)) = records.map(Records::finish) {
+        eprintln!("referee chomp: {e}");
+        return Ok(Status::Io);
+    }
+    Ok(Status::Pass)
+}
+
+/// Every entrant's folder built: its program, or why it is disqualified
+/// (said on standard error). Under --sandbox the builds run in it too:
+/// bubblewrap must be there before anything is built.
+async fn build_entrants(
+    config: &ChompConfig,
+) -> Result<Vec<Result<BotSpec, Disqualified>>, Refusal> {
     if config.limits.sandbox {
         crate::bot::spawn::check_sandbox().map_err(|e| e.to_string())?;
     }
-
     let built = build::build_all(&config.dirs, &config.build).await;
     if let Some(why) = build::referees_failure(&built) {
         return Err(Refusal::internal(why));
@@ -225,112 +294,107 @@ async fn prepare_and_play(config: &ChompConfig) -> Result<Status, Refusal> {
     if programs.iter().all(Result::is_err) {
         return Err("every entrant is disqualified; no game to play".into());
     }
+    Ok(programs)
+}
 
-    let dirs: Vec<String> = config
-        .dirs
-        .iter()
-        .map(|d| d.display().to_string())
-        .collect();
-    let mut aggregate = standings::Aggregate::new(&dirs);
-    let mut told = vec![false; k];
-    let rules = Rules {
-        prep: config.prep,
-        starve: config.starve,
-        limits: config.limits,
-        max_rounds: config.max_rounds,
-        record_moves: config.record_moves,
-    };
+/// The run's first line, and a warning when the games left (those not
+/// `done` already) may take long.
+fn announce(config: &ChompConfig, seed: u64, done: u64) {
+    let k = config.dirs.len();
     println!(
         "chomp: {k} player{}, {} game{}, seed {seed}",
         if k == 1 { "" } else { "s" },
         config.games,
         if config.games == 1 { "" } else { "s" },
     );
-    let to_play = config.games.saturating_sub(done.len() as u64);
+    let to_play = config.games.saturating_sub(done);
     if let Some(warning) =
         long_run_warning(to_play, 1, config.prep, config.starve, LimitNames::Options)
     {
         eprintln!("referee chomp: warning: {warning}");
     }
-    for index in 0..config.games {
-        // Seats rotate: in game g, seat s holds entrant (s + g) mod K.
-        let seats: Vec<SeatSpec> = (0..k)
-            .map(|s| {
-                let e = (s + index as usize) % k;
-                SeatSpec {
-                    entrant: e,
-                    dir: config.dirs[e].clone(),
-                    program: programs[e].clone(),
-                }
-            })
-            .collect();
-        let array = &arrays[index as usize % arrays.len()];
-        let start = start_cell(config.start, array, &mut SplitMix64::for_game(seed, index));
-        let prepare = prep_notice(config.prep);
-        println!(
-            "game {}: {} ({}x{}), start {}{prepare}",
-            index + 1,
-            array.path.display(),
-            array.cols(),
-            array.rows(),
-            start
-        );
-        if let Some(result) = done.remove(&(index + 1)) {
-            println!("  already played (resumed from the results file)");
-            report(&result, config.games, &dirs);
-            show_failures(&result, index + 1, config.games, &mut told);
-            aggregate.add(&result);
-            continue;
-        }
-        let result = game::play(&seats, &array.rows, start, rules).await;
-        if let Some(records) = records.as_mut() {
-            let record = GameRecord {
-                game: "chomp",
-                index: index + 1,
-                seed,
-                run: &fingerprint,
-                array: array.path.display().to_string(),
-                cols: array.cols(),
-                rows: array.rows(),
-                start: [start.col, start.row],
-                rounds: result.rounds,
-                end: result.end,
-                players: &result.players,
-                moves: result.moves.as_deref().map(recording::moves_text),
-                letters: config.record_moves.then(|| {
-                    array
-                        .rows
-                        .iter()
-                        .map(|r| String::from_utf8_lossy(r))
-                        .collect()
-                }),
-                starve_ms: config
-                    .record_moves
-                    .then(|| u64::try_from(config.starve.as_millis()).unwrap_or(u64::MAX)),
-                times: result.times.as_deref().map(recording::times_text),
-                time: record::timestamp(),
-                referee: record::REFEREE_VERSION,
-            };
-            if let Err(e) = records.append(&record) {
-                eprintln!("referee chomp: {e}");
-                return Ok(Status::Io);
+}
+
+/// The seats of game `index`: they rotate, so that in game g seat s
+/// holds entrant (s + g) mod K.
+fn seats_of(
+    config: &ChompConfig,
+    programs: &[Result<BotSpec, Disqualified>],
+    index: u64,
+) -> Vec<SeatSpec> {
+    let k = config.dirs.len();
+    (0..k)
+        .map(|s| {
+            let e = (s + index as usize) % k;
+            SeatSpec {
+                entrant: e,
+                dir: config.dirs[e].clone(),
+                program: programs[e].clone(),
             }
+        })
+        .collect()
+}
+
+/// What is shown of the games as they end: each game's report and its
+/// players' failures (each told once), and the standings so far.
+struct Shown<'a> {
+    aggregate: standings::Aggregate,
+    told: Vec<bool>,
+    games: u64,
+    dirs: &'a [String],
+}
+
+impl Shown<'_> {
+    /// Game `index` (from 0), played or resumed.
+    fn show(&mut self, result: &GameResult, index: u64) {
+        report(result, self.games, self.dirs);
+        show_failures(result, index + 1, self.games, &mut self.told);
+        self.aggregate.add(result);
+    }
+}
+
+/// Game `index` (from 0) as played: what its record says besides its
+/// result.
+struct Played<'a> {
+    index: u64,
+    seed: u64,
+    fingerprint: &'a str,
+    array: &'a ArrayFile,
+    start: Cell,
+}
+
+impl<'a> Played<'a> {
+    /// The game's line of the results file.
+    fn record(&self, config: &ChompConfig, result: &'a GameResult) -> GameRecord<'a> {
+        let array = self.array;
+        GameRecord {
+            game: "chomp",
+            index: self.index + 1,
+            seed: self.seed,
+            run: self.fingerprint,
+            array: array.path.display().to_string(),
+            cols: array.cols(),
+            rows: array.rows(),
+            start: [self.start.col, self.start.row],
+            rounds: result.rounds,
+            end: result.end,
+            players: &result.players,
+            moves: result.moves.as_deref().map(recording::moves_text),
+            letters: config.record_moves.then(|| {
+                array
+                    .rows
+                    .iter()
+                    .map(|r| String::from_utf8_lossy(r))
+                    .collect()
+            }),
+            starve_ms: config
+                .record_moves
+                .then(|| u64::try_from(config.starve.as_millis()).unwrap_or(u64::MAX)),
+            times: result.times.as_deref().map(recording::times_text),
+            time: record::timestamp(),
+            referee: record::REFEREE_VERSION,
         }
-        // Reported once recorded: a reader that stops at this report
-        // (`| head`) finds the game in the file.
-        report(&result, config.games, &dirs);
-        show_failures(&result, index + 1, config.games, &mut told);
-        aggregate.add(&result);
     }
-    if config.games > 1 {
-        println!("standings after {} games:", aggregate.games());
-        println!("{}", aggregate.table());
-    }
-    if let Some(Err(e)) = records.map(Records::finish) {
-        eprintln!("referee chomp: {e}");
-        return Ok(Status::Io);
-    }
-    Ok(Status::Pass)
 }
 
 /// After one game: its full table in a single-game run, a line otherwise.

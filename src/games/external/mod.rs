@@ -614,7 +614,6 @@ impl<'g> Session<'g> {
         limits: BotLimits,
     ) -> Result<Option<Ended>, String> {
         self.start_judge(&limits)?;
-        let spec = self.game;
         let judge = self.judge.as_mut().expect("started above");
         let start = start_message(self.game, seats, seed, index, game.round);
         let line = &mut self.line;
@@ -626,78 +625,9 @@ impl<'g> Session<'g> {
         };
         loop {
             let text = next_message(judge, seats).await?;
-            relay.line_no += 1;
-            if relay.line_no > MAX_JUDGE_MESSAGES {
-                return Err(format!(
-                    "the judge wrote more than {MAX_JUDGE_MESSAGES} messages in one game without ending it"
-                ));
-            }
-            let message: FromJudge = serde_json::from_str(&text).map_err(|e| {
-                format!(
-                    "the judge broke the protocol: its message {} of this game is not a valid message ({e}): {:?}",
-                    relay.line_no,
-                    cut(&text)
-                )
-            })?;
-            let bad = |what: String| {
-                format!(
-                    "the judge broke the protocol: message {} of this game: {what}: {:?}",
-                    relay.line_no,
-                    cut(&text)
-                )
-            };
-            match message {
-                FromJudge::Send { to, text } => {
-                    check_seats(&to, seats.len()).map_err(bad)?;
-                    for &p in &to {
-                        seats[p].send(text.as_bytes()).await;
-                    }
-                }
-                FromJudge::Ask {
-                    players,
-                    until,
-                    setup,
-                } => {
-                    let asking = asking(spec, until.as_ref(), setup).map_err(bad)?;
-                    let answers = ask(seats, &players, &asking).await.map_err(bad)?;
-                    let clocks = clocks(spec, seats);
-                    let replies = ToJudge::Replies {
-                        replies: answers,
-                        clocks,
-                    };
-                    tell(judge, line, &replies).await?;
-                }
-                FromJudge::Eliminate {
-                    player,
-                    status,
-                    phase,
-                    message,
-                } => {
-                    check_seats(&[player], seats.len()).map_err(bad)?;
-                    let verdict = eliminated_verdict(status, phase).map_err(bad)?;
-                    eliminate(&mut seats[player], verdict, message).await;
-                }
-                FromJudge::Frame { data } => {
-                    // A colour the pages would fetch (`url(...)`) is the
-                    // judge's fault, whether or not frames are kept.
-                    protocol::check_frame_colours(&data).map_err(bad)?;
-                    relay.keep_frame(&mut game.result, data, text.len())?;
-                }
-                FromJudge::Log { text: line } => relay.keep_log(&mut game.result, line)?,
-                FromJudge::End {
-                    scores,
-                    ranking,
-                    summary,
-                } => {
-                    let ranks = final_ranks(&scores, ranking, seats.len()).map_err(bad)?;
-                    game.result.summary = summary;
-                    return Ok(Some((scores, ranks)));
-                }
-                FromJudge::Refuse { player, message } => {
-                    let refused = refusal(judge, seats, player, message).map_err(bad)?;
-                    game.result.refused = Some(refused);
-                    return Ok(None);
-                }
+            let message = relay.read(&text)?;
+            if let Some(ended) = relay.act(message, &text, judge, line, seats, game).await? {
+                return Ok(ended);
             }
         }
     }
@@ -922,6 +852,98 @@ struct Relay<'g> {
 }
 
 impl Relay<'_> {
+    /// The judge's next message, `text`, read: it counts towards
+    /// [`MAX_JUDGE_MESSAGES`].
+    fn read(&mut self, text: &str) -> Result<FromJudge, String> {
+        self.line_no += 1;
+        if self.line_no > MAX_JUDGE_MESSAGES {
+            return Err(format!(
+                "the judge wrote more than {MAX_JUDGE_MESSAGES} messages in one game without ending it"
+            ));
+        }
+        serde_json::from_str(text).map_err(|e| {
+            format!(
+                "the judge broke the protocol: its message {} of this game is not a valid message ({e}): {:?}",
+                self.line_no,
+                cut(text)
+            )
+        })
+    }
+
+    /// Does what the judge's message says: `Some` when the game is over
+    /// (with its scores and ranks, or `None` when the judge refused it).
+    async fn act(
+        &mut self,
+        message: FromJudge,
+        text: &str,
+        judge: &mut Bot,
+        line: &mut Vec<u8>,
+        seats: &mut [Seat],
+        game: &mut Game,
+    ) -> Result<Option<Option<Ended>>, String> {
+        let bad = |what: String| {
+            format!(
+                "the judge broke the protocol: message {} of this game: {what}: {:?}",
+                self.line_no,
+                cut(text)
+            )
+        };
+        match message {
+            FromJudge::Send { to, text } => {
+                check_seats(&to, seats.len()).map_err(bad)?;
+                for &p in &to {
+                    seats[p].send(text.as_bytes()).await;
+                }
+            }
+            FromJudge::Ask {
+                players,
+                until,
+                setup,
+            } => {
+                let asking = asking(self.game, until.as_ref(), setup).map_err(bad)?;
+                let answers = ask(seats, &players, &asking).await.map_err(bad)?;
+                let clocks = clocks(self.game, seats);
+                let replies = ToJudge::Replies {
+                    replies: answers,
+                    clocks,
+                };
+                tell(judge, line, &replies).await?;
+            }
+            FromJudge::Eliminate {
+                player,
+                status,
+                phase,
+                message,
+            } => {
+                check_seats(&[player], seats.len()).map_err(bad)?;
+                let verdict = eliminated_verdict(status, phase).map_err(bad)?;
+                eliminate(&mut seats[player], verdict, message).await;
+            }
+            FromJudge::Frame { data } => {
+                // A colour the pages would fetch (`url(...)`) is the
+                // judge's fault, whether or not frames are kept.
+                protocol::check_frame_colours(&data).map_err(bad)?;
+                self.keep_frame(&mut game.result, data, text.len())?;
+            }
+            FromJudge::Log { text: line } => self.keep_log(&mut game.result, line)?,
+            FromJudge::End {
+                scores,
+                ranking,
+                summary,
+            } => {
+                let ranks = final_ranks(&scores, ranking, seats.len()).map_err(bad)?;
+                game.result.summary = summary;
+                return Ok(Some(Some((scores, ranks))));
+            }
+            FromJudge::Refuse { player, message } => {
+                let refused = refusal(judge, seats, player, message).map_err(bad)?;
+                game.result.refused = Some(refused);
+                return Ok(Some(None));
+            }
+        }
+        Ok(None)
+    }
+
     /// Keeps a replay frame (its line was `len` bytes), up to the game
     /// file's `max_frames`; past [`MAX_KEPT_BYTES`] the judge has failed.
     fn keep_frame(

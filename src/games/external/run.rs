@@ -57,17 +57,10 @@ pub async fn run(config: &PlayConfig) -> Status {
     };
     let count = config.bots.len();
     crate::parallel::warn_if_oversubscribed("play", None, count);
-    let mut records = match config.results.as_deref().map(Records::open).transpose() {
-        Ok(records) => records,
-        Err(e) => {
-            eprintln!("referee play: {e}");
-            return Status::Io;
-        }
+    let (mut records, mut pgn) = match outputs(config) {
+        Ok(outputs) => outputs,
+        Err(status) => return status,
     };
-    let mut pgn = config
-        .pgn
-        .clone()
-        .map(|path| PgnWriter::new(path, "referee play"));
     let seed = config.seed.unwrap_or_else(crate::rng::fresh_seed);
     let limits = bot_limits(config, &game);
     // Frames are kept for the records only.
@@ -101,14 +94,7 @@ pub async fn run(config: &PlayConfig) -> Status {
             drop(publishing);
             return close(&mut session, Status::Io).await;
         }
-        for line in &result.log {
-            eprintln!(
-                "referee play: game {index}: judge: {}",
-                crate::text::terminal(line)
-            );
-        }
-        let _ = writeln!(out, "{}", game_line(&result));
-        let _ = out.flush();
+        tell_game(&mut out, index, &result);
         tally.add(&result, &seated);
         if let Some(error) = &result.judge_error {
             report_judge_error(index, error);
@@ -124,21 +110,56 @@ pub async fn run(config: &PlayConfig) -> Status {
         eprintln!("referee play: {e}");
         return Status::Io;
     }
+    summary(&mut out, refused, &tally, &config.bots);
+    status
+}
+
+/// The files the games are kept in: `--results`, `--pgn`.
+fn outputs(config: &PlayConfig) -> Result<(Option<Records>, Option<PgnWriter>), Status> {
+    let records = match config.results.as_deref().map(Records::open).transpose() {
+        Ok(records) => records,
+        Err(e) => {
+            eprintln!("referee play: {e}");
+            return Err(Status::Io);
+        }
+    };
+    let pgn = config
+        .pgn
+        .clone()
+        .map(|path| PgnWriter::new(path, "referee play"));
+    Ok((records, pgn))
+}
+
+/// Game `index` as it ends: the judge's log on standard error, its line
+/// on standard output.
+fn tell_game(out: &mut impl Write, index: u64, result: &ExternalResult) {
+    for line in &result.log {
+        eprintln!(
+            "referee play: game {index}: judge: {}",
+            crate::text::terminal(line)
+        );
+    }
+    let _ = writeln!(out, "{}", game_line(result));
+    let _ = out.flush();
+}
+
+/// The run's summary, and the game the judge refused (its index and why),
+/// which stopped the run.
+fn summary(out: &mut impl Write, refused: Option<(u64, String)>, tally: &Tally, bots: &[Player]) {
     match refused {
         // Nothing was played: the refusal is the run's whole story.
         Some((_, why)) if tally.games == 0 => {
             let _ = writeln!(out, "no game played: {why}");
         }
         Some((index, why)) => {
-            let _ = write!(out, "{}", tally.summary(&config.bots));
+            let _ = write!(out, "{}", tally.summary(bots));
             let _ = writeln!(out, "game {index} was not played: {why}");
         }
         None => {
-            let _ = write!(out, "{}", tally.summary(&config.bots));
+            let _ = write!(out, "{}", tally.summary(bots));
         }
     }
     let _ = out.flush();
-    status
 }
 
 /// Appends a finished game to `--results`, then its PGN to `--pgn`

@@ -147,42 +147,8 @@ impl ExternalGame {
     /// Parses a game file's text; relative paths are taken from `dir`.
     pub fn parse(text: &str, path: &Path, dir: &Path) -> Result<ExternalGame, String> {
         let file: File = toml::from_str(text).map_err(|e| toml_error(&e))?;
-        let mut problems = Vec::new();
-        if file.name.trim().is_empty() {
-            problems.push("name must not be empty".to_owned());
-        }
-        if file.players.min == 0 {
-            problems.push("players.min must be at least 1".to_owned());
-        }
-        if file.players.max < file.players.min {
-            problems.push(format!(
-                "players.max ({}) is less than players.min ({})",
-                file.players.max, file.players.min
-            ));
-        }
-        if file.limits.timeout.is_some_and(|t| t.0.is_zero()) {
-            problems.push("limits.timeout must be longer than zero".to_owned());
-        }
+        let mut problems = file_problems(&file);
         let protocol = file.protocol.unwrap_or(1);
-        if !super::protocol::VERSIONS.contains(&protocol) {
-            problems.push(format!(
-                "protocol = {protocol}: the referee speaks protocol version 1 or 2"
-            ));
-        }
-        problems.extend(words_problem(
-            "path_options",
-            "an option's name",
-            &file.path_options,
-        ));
-        let first_word = "a line's first word";
-        problems.extend(words_problem(
-            "drop_long_lines",
-            first_word,
-            &file.drop_long_lines,
-        ));
-        if file.limits.game_timeout.is_some_and(|t| t.0.is_zero()) {
-            problems.push("limits.game_timeout must be longer than zero".to_owned());
-        }
         let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
         let mut judge: Vec<std::ffi::OsString> = file.judge.iter().map(Into::into).collect();
         match file.judge.first() {
@@ -227,6 +193,49 @@ impl ExternalGame {
             drop_long_lines: file.drop_long_lines,
         })
     }
+}
+
+/// The problems of a game file that need nothing but the file: its
+/// name, players, limits, protocol and word lists (its judge is found
+/// where the file is).
+fn file_problems(file: &File) -> Vec<String> {
+    let mut problems = Vec::new();
+    if file.name.trim().is_empty() {
+        problems.push("name must not be empty".to_owned());
+    }
+    if file.players.min == 0 {
+        problems.push("players.min must be at least 1".to_owned());
+    }
+    if file.players.max < file.players.min {
+        problems.push(format!(
+            "players.max ({}) is less than players.min ({})",
+            file.players.max, file.players.min
+        ));
+    }
+    if file.limits.timeout.is_some_and(|t| t.0.is_zero()) {
+        problems.push("limits.timeout must be longer than zero".to_owned());
+    }
+    let protocol = file.protocol.unwrap_or(1);
+    if !super::protocol::VERSIONS.contains(&protocol) {
+        problems.push(format!(
+            "protocol = {protocol}: the referee speaks protocol version 1 or 2"
+        ));
+    }
+    problems.extend(words_problem(
+        "path_options",
+        "an option's name",
+        &file.path_options,
+    ));
+    let first_word = "a line's first word";
+    problems.extend(words_problem(
+        "drop_long_lines",
+        first_word,
+        &file.drop_long_lines,
+    ));
+    if file.limits.game_timeout.is_some_and(|t| t.0.is_zero()) {
+        problems.push("limits.game_timeout must be longer than zero".to_owned());
+    }
+    problems
 }
 
 impl ExternalGame {

@@ -3,19 +3,11 @@
 
 use serde::Serialize;
 
+use super::state::{ArrayTally, Tally};
 use super::tables::SHARED_WINS;
-use super::tally::Tally;
 use crate::game::GameRecord;
 use crate::games::chomp::standings::markdown_table;
-use crate::stats::Moments;
 use crate::text;
-
-/// One entrant's games on one array.
-#[derive(Clone, Copy, Default)]
-pub(super) struct ArrayTally {
-    pub(super) wins: f64,
-    pub(super) scores: Moments,
-}
 
 impl Tally {
     /// The games of `entrant` on `array`: each entrant's own list grows as

@@ -6,15 +6,9 @@
 use serde::Serialize;
 
 use super::entrant::{Row, finite_or_null, finite_or_null_option};
-use super::tally::Tally;
+use super::state::Tally;
 use crate::game::GameRecord;
-use crate::stats::{Elo, EloModel, HeadToHead};
-
-/// Most entrants whose every pair's games are tallied: the tallies grow
-/// with the pairs that met, up to the square of the entrants (200:
-/// 19,900 pairs, about 3 MB). Past it the standings give no pairs, and
-/// say why.
-pub const MOST_MET: usize = 200;
+use crate::stats::{Elo, EloModel};
 
 /// Two entrants who met, from the first's side: their games against each
 /// other and the first's Elo against the second.
@@ -196,15 +190,6 @@ impl Tally {
     pub fn tallies_meetings(&self) -> bool {
         self.meetings.is_some()
     }
-}
-
-/// A fresh tally of the pairs' games, for `n` entrants of games between
-/// players (`None` for one-player games or too many entrants).
-pub(super) fn new_meetings(
-    solo: bool,
-    n: usize,
-) -> Option<std::collections::BTreeMap<(usize, usize), HeadToHead>> {
-    (!solo && n <= MOST_MET).then(std::collections::BTreeMap::new)
 }
 
 #[cfg(test)]

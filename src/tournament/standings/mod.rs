@@ -24,20 +24,21 @@ mod meetings;
 mod order;
 mod pairs;
 mod ratings;
+mod state;
 mod tables;
 mod tally;
 
 pub use arrays::{ArrayRow, array_csv, array_table};
 pub use entrant::{EloFigures, FAILURES, Failure, Failures, Point, Row};
 pub use grades::{crashed_every_game, grades_csv};
-pub use meetings::{MOST_MET, PairRow};
+pub use meetings::PairRow;
 pub use order::{GameSet, InOrder, REORDER_WINDOW};
-pub use pairs::{MOST_PAIRED, paired};
+pub use state::{MOST_MET, MOST_PAIRED, Tally, paired};
 pub use tables::{
     SHARED_WINS, cpu, csv, elo_cell, elo_line, memory, pairs_csv, pairs_heading, pairs_table,
     pairs_text, pentanomial_cell, table,
 };
-pub use tally::{Standing, Tally};
+pub use tally::Standing;
 
 use crate::game::GameRecord;
 

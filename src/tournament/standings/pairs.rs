@@ -2,20 +2,9 @@
 //! paired difference over the deals both played.
 
 use super::entrant::Point;
-use super::tally::Tally;
+use super::state::{PairTally, Tally};
 use crate::game::GameRecord;
 use crate::stats::{Moments, wilson95};
-
-/// One pair of entrants `(i, j)` over the one-player games both played:
-/// their paired difference, won_i − won_j, is −1, 0 or 1 per game.
-#[derive(Clone, Copy, Default, Debug)]
-pub(super) struct PairTally {
-    games: u64,
-    /// Games `i` won and `j` lost.
-    ahead: u64,
-    /// Games `j` won and `i` lost.
-    behind: u64,
-}
 
 impl PairTally {
     /// The mean of won_i − won_j (or of won_j − won_i, `flip`) and the
@@ -123,18 +112,6 @@ impl Tally {
 /// Where pair `(i, j)`, `i < j`, of `n` entrants is kept.
 fn pair_slot(i: usize, j: usize, n: usize) -> usize {
     i * n - i * (i + 1) / 2 + (j - i - 1)
-}
-
-/// Most entrants of a one-player game whose every pair is compared on the
-/// deals both played (the paired difference with the best): the tallies
-/// grow as the square of the entrants (2,000: two million, 48 MB;
-/// 200,000 would take 480 GB). Past it the standings have no paired
-/// column, and say why.
-pub const MOST_PAIRED: usize = 2_000;
-
-/// Whether a tournament of `n` entrants compares them in pairs.
-pub fn paired(solo: bool, n: usize) -> bool {
-    solo && (2..=MOST_PAIRED).contains(&n)
 }
 
 #[cfg(test)]

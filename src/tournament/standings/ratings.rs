@@ -6,7 +6,7 @@ use skillratings::weng_lin::{WengLinConfig, WengLinRating, weng_lin_multi_team};
 
 use super::arrays::array_of;
 use super::entrant::{EloFigures, Point};
-use super::tally::Tally;
+use super::state::Tally;
 use crate::game::{GameRecord, SeatResult};
 
 /// A seat of a game between players, as the tally counts it.

@@ -1,9 +1,9 @@
 //! The standings for people and programs: the terminal's table, its
 //! lines under it, and CSV.
 
-use super::entrant::{FAILURES, Row};
-use super::meetings::{MOST_MET, PairRow};
-use super::pairs::MOST_PAIRED;
+use super::entrant::{EloFigures, FAILURES, Row};
+use super::meetings::PairRow;
+use super::state::{MOST_MET, MOST_PAIRED};
 use crate::games::chomp::standings::markdown_table;
 use crate::stats::EloModel;
 use crate::text;
@@ -318,7 +318,12 @@ pub fn pairs_csv(pairs: &[PairRow]) -> String {
 
 /// The standings as CSV (header, then one line per entrant).
 pub fn csv(rows: &[Row]) -> String {
-    let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v}"));
+    text::csv(&csv_header(), rows.iter().map(csv_cells))
+}
+
+/// The columns of [`csv`]: the entrant's figures, its failures, its
+/// usage, then its Elo (with exactly two entrants).
+fn csv_header() -> Vec<&'static str> {
     let mut header = vec![
         "rank",
         "entrant",
@@ -354,53 +359,57 @@ pub fn csv(rows: &[Row]) -> String {
         "elo_nelo_error",
         "elo_los",
     ]);
-    text::csv(
-        &header,
-        rows.iter().map(|r| {
-            let mut cells = vec![
-                r.rank.to_string(),
-                text::csv_text(&r.entrant).into_owned(),
-                r.games.to_string(),
-                r.wins.to_string(),
-                opt(r.win_rate),
-                opt(r.win_rate_low),
-                opt(r.win_rate_high),
-                opt(r.paired_diff),
-                opt(r.paired_diff_ci),
-                opt(r.rating),
-                opt(r.uncertainty),
-                opt(r.conservative),
-                opt(r.mean_score),
-                opt(r.mean_score_ci),
-            ];
-            cells.extend(r.failures().map(|n| n.to_string()));
-            cells.extend([r.unnecessary, r.slowest_micros].map(|n| n.to_string()));
-            cells.extend(
-                [r.max_memory_bytes, r.max_cpu_micros]
-                    .map(|n| n.map_or(String::new(), |n| n.to_string())),
-            );
-            // An unbounded figure is `inf` or `-inf`, as spreadsheets and
-            // most parsers read it.
-            cells.extend(match &r.elo {
-                Some(e) => vec![
-                    e.elo.to_string(),
-                    e.elo_low.to_string(),
-                    e.elo_high.to_string(),
-                    e.elo_model.name().to_owned(),
-                    text::csv_text(&e.elo_vs).into_owned(),
-                    e.elo_wins.to_string(),
-                    e.elo_draws.to_string(),
-                    e.elo_losses.to_string(),
-                    e.elo_pentanomial.map(|c| c.to_string()).join(" "),
-                    e.elo_nelo.map_or(String::new(), |n| n.to_string()),
-                    e.elo_nelo_error.to_string(),
-                    e.elo_los.to_string(),
-                ],
-                None => vec![String::new(); 12],
-            });
-            cells
-        }),
-    )
+    header
+}
+
+/// One entrant's line of [`csv`], in the order of [`csv_header`].
+fn csv_cells(r: &Row) -> Vec<String> {
+    let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v}"));
+    let mut cells = vec![
+        r.rank.to_string(),
+        text::csv_text(&r.entrant).into_owned(),
+        r.games.to_string(),
+        r.wins.to_string(),
+        opt(r.win_rate),
+        opt(r.win_rate_low),
+        opt(r.win_rate_high),
+        opt(r.paired_diff),
+        opt(r.paired_diff_ci),
+        opt(r.rating),
+        opt(r.uncertainty),
+        opt(r.conservative),
+        opt(r.mean_score),
+        opt(r.mean_score_ci),
+    ];
+    cells.extend(r.failures().map(|n| n.to_string()));
+    cells.extend([r.unnecessary, r.slowest_micros].map(|n| n.to_string()));
+    cells.extend(
+        [r.max_memory_bytes, r.max_cpu_micros].map(|n| n.map_or(String::new(), |n| n.to_string())),
+    );
+    cells.extend(elo_cells(r.elo.as_ref()));
+    cells
+}
+
+/// The Elo columns of [`csv`]: empty without one. An unbounded figure is
+/// `inf` or `-inf`, as spreadsheets and most parsers read it.
+fn elo_cells(elo: Option<&EloFigures>) -> Vec<String> {
+    match elo {
+        Some(e) => vec![
+            e.elo.to_string(),
+            e.elo_low.to_string(),
+            e.elo_high.to_string(),
+            e.elo_model.name().to_owned(),
+            text::csv_text(&e.elo_vs).into_owned(),
+            e.elo_wins.to_string(),
+            e.elo_draws.to_string(),
+            e.elo_losses.to_string(),
+            e.elo_pentanomial.map(|c| c.to_string()).join(" "),
+            e.elo_nelo.map_or(String::new(), |n| n.to_string()),
+            e.elo_nelo_error.to_string(),
+            e.elo_los.to_string(),
+        ],
+        None => vec![String::new(); 12],
+    }
 }
 
 /// A bot's largest peak memory for the table: `-` when none was measured.

@@ -1,91 +1,15 @@
 //! The [`Tally`]: the standings built one record at a time, each record
 //! counted for every entrant at its table; what each kind of game adds is
 //! in [`super::pairs`] (one-player games), [`super::ratings`] (games
-//! between players) and [`super::arrays`] (each array).
+//! between players) and [`super::arrays`] (each array). What it holds is
+//! in [`super::state`].
 
-use std::collections::BTreeMap;
-
-use skillratings::weng_lin::WengLinRating;
-
-use super::arrays::ArrayTally;
 use super::entrant::{Failure, Failures, Point, Row, rank_by};
-use super::meetings::new_meetings;
 use super::order::InOrder;
-use super::pairs::{PairTally, paired};
+use super::state::{EntrantTally, PairTally, Tally, new_meetings, paired};
 use crate::game::GameRecord;
 use crate::outcome::Status;
-use crate::stats::{HeadToHead, Moments};
 
-/// The standings built one record at a time: what a run, `merge` and
-/// `report` hold instead of the records, so that their memory does not
-/// grow with the games (O(entrants²) at most, for one-player games'
-/// paired differences, plus [`REORDER_WINDOW`](super::REORDER_WINDOW)
-/// records).
-///
-/// Records may come in any order within
-/// [`REORDER_WINDOW`](super::REORDER_WINDOW); they are counted in game
-/// order. A game's index is counted once: the first record of it, except
-/// that a game played to its end supersedes a void record of it (its judge
-/// failed, and `--resume` played it again). A void game is no game of
-/// anyone's, only an `internal` error of each of its players.
-#[derive(Clone)]
-pub struct Tally {
-    pub(super) solo: bool,
-    /// Everything tallied of each entrant, in entrant order: an entrant
-    /// added is one more of these ([`Tally::push_entrant`]), so that no
-    /// table of one entry per entrant can be left a size behind.
-    pub(super) entrants: Vec<EntrantTally>,
-    pub(super) seat: std::collections::HashMap<String, usize>,
-    pub(super) against: Option<usize>,
-    /// One-player games: per pair of entrants, how their wins compared in
-    /// the games both played (see [`PairTally`]).
-    pub(super) pairs: Vec<PairTally>,
-    /// Games between players: the games of every two entrants against
-    /// each other, from the side of the first in entrant order, keyed by
-    /// their positions `(i, j)`, `i < j` (see [`super::meetings`]).
-    pub(super) meetings: Option<BTreeMap<(usize, usize), HeadToHead>>,
-    /// Keep each entrant's standing after its games, thinned to at most
-    /// twice this number of points.
-    pub(super) history: Option<usize>,
-    /// The arrays of the games counted, in the order they first appear:
-    /// each entrant's [`EntrantTally::arrays`] follow this order.
-    pub(super) arrays: Vec<String>,
-    /// The records not counted yet, put in game order.
-    pub(super) order: InOrder,
-}
-
-/// One entrant's part of a [`Tally`].
-#[derive(Clone)]
-pub(super) struct EntrantTally {
-    pub(super) name: String,
-    pub(super) row: Row,
-    /// Games of several players: its rating and scores.
-    pub(super) rating: WengLinRating,
-    pub(super) scores: Moments,
-    /// Its standing after its games (with the tally's `history`).
-    pub(super) history: Thinned,
-    /// Its games on each array, by the array's place in
-    /// [`Tally::arrays`]; as long as the last array it played on.
-    pub(super) arrays: Vec<ArrayTally>,
-    /// Its first game that did not end `ok`, and how many did not.
-    pub(super) failures: Failures,
-}
-
-impl EntrantTally {
-    fn new(name: &str) -> EntrantTally {
-        EntrantTally {
-            name: name.to_owned(),
-            row: Row::new(name),
-            rating: WengLinRating::new(),
-            scores: Moments::default(),
-            history: Thinned::default(),
-            arrays: Vec::new(),
-            failures: Failures::default(),
-        }
-    }
-}
-
-/// An entrant's games and wins so far, and its rating and uncertainty in
 /// a game between players (see [`Tally::standing`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Standing {
@@ -100,46 +24,6 @@ impl Tally {
     pub fn games_from(mut self, first: u64, step: u64) -> Tally {
         self.order = InOrder::new(first, step);
         self
-    }
-}
-
-/// A series of points kept evenly spread in little room: every
-/// `stride`-th point, the stride doubling when the points reach twice
-/// `most`; the last point is always kept.
-#[derive(Clone, Default)]
-pub(super) struct Thinned {
-    stride: u64,
-    seen: u64,
-    points: Vec<Point>,
-    last: Option<Point>,
-}
-
-impl Thinned {
-    fn push(&mut self, point: Point, most: usize) {
-        self.stride = self.stride.max(1);
-        if self.seen.is_multiple_of(self.stride) {
-            self.points.push(point);
-            if self.points.len() >= most.saturating_mul(2) {
-                self.stride *= 2;
-                let mut k = 0;
-                self.points.retain(|_| {
-                    k += 1;
-                    k % 2 == 1
-                });
-            }
-        }
-        self.seen += 1;
-        self.last = Some(point);
-    }
-
-    fn points(&self) -> Vec<Point> {
-        let mut points = self.points.clone();
-        if let Some(last) = self.last
-            && points.last() != Some(&last)
-        {
-            points.push(last);
-        }
-        points
     }
 }
 
