@@ -838,3 +838,86 @@ fn a_validators_message_reaches_the_terminal_escaped() {
         "{run:?}"
     );
 }
+
+/// BAPCtools' pseudointeraction shape: the validator writes the whole
+/// case, closes its output and waits for the answer; `accepted/eof.py`
+/// reads its input to the end, then answers.
+fn pseudo() -> String {
+    fixture("interactive/pseudo")
+}
+
+/// `referee interactive --timeout 1s ARGS`, then the same under
+/// `--sandbox`, where the pipes' ends pass through bubblewrap: both runs,
+/// each checked to pass.
+fn with_and_without_sandbox(args: &[&str]) -> Vec<Run> {
+    common::need_bwrap();
+    [&[][..], &["--sandbox"][..]]
+        .iter()
+        .map(|sandbox| {
+            let all = [&["interactive", "--timeout", "1s"][..], sandbox, args].concat();
+            let run = run(&all);
+            assert_eq!(run.code, Some(0), "{sandbox:?}: {run:?}");
+            run
+        })
+        .collect()
+}
+
+#[test]
+fn a_validator_that_closes_its_output_and_waits_ends_the_programs_input() {
+    // Before, the referee kept the program's input open once the
+    // validator's output had ended: the program waited for an end of file
+    // that never came, and got TIME LIMIT at the wall-clock cap.
+    let (package, eof) = (
+        pseudo(),
+        format!("{}/submissions/accepted/eof.py", pseudo()),
+    );
+    for run in with_and_without_sandbox(&[&package, &eof]) {
+        for case in ["sample/1", "secret/1"] {
+            assert!(line(&run, case).contains("ACCEPTED"), "{}", run.stdout);
+        }
+    }
+    // An answer given before the input ends is read and judged.
+    let first = format!("{}/submissions/wrong_answer/first.py", pseudo());
+    let run = run(&["interactive", "--timeout", "1s", &pseudo(), &first]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        line(&run, "sample/1").contains("WRONG ANSWER: expected 6, got 3"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_package_whose_validator_closes_its_output_checks_out_whole() {
+    let run = run(&["interactive", "--timeout", "1s", &pseudo()]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("2 of 2 submissions got their folder's verdict"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_program_that_closes_its_output_and_waits_ends_the_validators_input() {
+    // The other way round: the validator reads its input to the end
+    // before it rules, and the program, its answer written, closes its
+    // output and waits for its own input to end.
+    let dir = tempfile::tempdir().unwrap();
+    let package = package(
+        dir.path(),
+        &["1\n"],
+        "#!/bin/sh\ngot=$(cat)\n[ \"$got\" = 6 ] && exit 42\nexit 43\n",
+    );
+    let package = package.to_str().unwrap();
+    let program = ["sh", "-c", "echo 6; exec >&-; cat >/dev/null"];
+    for run in with_and_without_sandbox(&[&[package][..], &program].concat()) {
+        assert!(
+            line(&run, "sample/1").contains("ACCEPTED"),
+            "{}",
+            run.stdout
+        );
+    }
+}
+
