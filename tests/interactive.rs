@@ -921,3 +921,110 @@ fn a_program_that_closes_its_output_and_waits_ends_the_validators_input() {
     }
 }
 
+/// A copy of the pseudointeraction package, at `DIR/pseudo`, with the
+/// files `extra` added (`.timelimit`, say).
+fn pseudo_with(extra: &[(&str, &str)]) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let package = dir.path().join("pseudo");
+    let copied = std::process::Command::new("cp")
+        .args(["-r", &pseudo()])
+        .arg(&package)
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    for (name, text) in extra {
+        std::fs::write(package.join(name), text).unwrap();
+    }
+    let package = package.to_str().unwrap().to_owned();
+    (dir, package)
+}
+
+/// The first line of `run`'s output.
+fn first_line(run: &Run) -> &str {
+    run.stdout.lines().next().unwrap_or_default()
+}
+
+#[test]
+fn a_domjudge_limit_checked_whole_gives_both_limits_and_verifyproblems_way_on_the_first_line() {
+    // boolfind's shape: DOMjudge's .timelimit, which verifyproblem does not
+    // read (it derives the limit from the accepted submissions). Before,
+    // the first line gave the limit but neither the higher one every
+    // submission runs under nor how verifyproblem's limit differs.
+    let (_dir, package) = pseudo_with(&[(".timelimit", "5\n")]);
+    let run = run(&["interactive", &package]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    for said in [
+        "5s of CPU time per case (.timelimit), wall clock 10s",
+        "; submissions run under 10s of CPU time (times 2, the default of \
+         limits.time_safety_margin), wall clock 20s, their verdicts read at 5s first",
+        "; verifyproblem reads no .timelimit: --time-limit-from accepted sets the limit as it does",
+    ] {
+        assert!(first_line(&run).contains(said), "{said:?} in {run:?}");
+    }
+}
+
+#[test]
+fn time_limit_from_accepted_sets_verifyproblems_limit_over_the_packages_and_says_so_first() {
+    let (_dir, package) = pseudo_with(&[(".timelimit", "5\n")]);
+    let run = run(&["interactive", "--time-limit-from", "accepted", &package]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        first_line(&run).contains(
+            "the accepted submissions set the time limit (--time-limit-from accepted), \
+             not the package's 5s (.timelimit), as verifyproblem does: their slowest \
+             case's CPU time times 5 (the default of limits.time_multiplier), rounded up \
+             to a whole second (they run under 10s meanwhile)"
+        ),
+        "{run:?}"
+    );
+    // Once the accepted submissions have run: the limit they set, not the
+    // package's.
+    let limit = run
+        .stdout
+        .lines()
+        .find(|l| l.contains(" of CPU time per case "))
+        .unwrap_or_else(|| panic!("no limit line: {run:?}"));
+    assert!(
+        limit.contains(" of CPU time per case (the slowest accepted case, ")
+            && limit.contains("times 5, rounded up to a second, --time-limit-from accepted)")
+            && !limit.contains("5s of CPU time per case"),
+        "{limit}"
+    );
+    // It derives from the package's own submissions: not with a PROGRAM,
+    // and not beside --timeout.
+    let eof = format!("{package}/submissions/accepted/eof.py");
+    for (args, said) in [
+        (vec![package.as_str(), eof.as_str()], "give no PROGRAM"),
+        (
+            vec!["--timeout", "1s", package.as_str()],
+            "--timeout sets the time limit too",
+        ),
+    ] {
+        let mut all = vec!["interactive", "--time-limit-from", "accepted"];
+        all.extend(args);
+        let refused = self::run(&all);
+        assert_eq!(refused.code, Some(64), "{refused:?}");
+        assert!(
+            refused.stderr.contains("--time-limit-from accepted: ")
+                && refused.stderr.contains(said),
+            "{refused:?}"
+        );
+    }
+}
+
+#[test]
+fn a_derived_time_limit_gives_its_rule_on_the_first_line() {
+    // Before, the first line said only that the accepted submissions set
+    // the limit: the rule came after them, with the limit.
+    let run = run(&["interactive", &pseudo()]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        first_line(&run).contains(
+            "(2 test cases): no explicit time limit; the accepted submissions set it, as \
+             verifyproblem does: their slowest case's CPU time times 5 (the default of \
+             limits.time_multiplier), rounded up to a whole second (they run under 10s \
+             meanwhile); memory 2 GiB (the default)"
+        ),
+        "{run:?}"
+    );
+}
