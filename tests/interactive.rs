@@ -921,6 +921,38 @@ fn a_program_that_closes_its_output_and_waits_ends_the_validators_input() {
     }
 }
 
+#[test]
+fn each_pass_of_a_multi_pass_problem_ends_the_programs_input_when_the_validator_closes_its_output()
+{
+    // The same relay runs every pass: a validator that writes its pass's
+    // number, closes its output and waits for it back, twice.
+    let dir = tempfile::tempdir().unwrap();
+    let package = dir.path().join("multi");
+    std::fs::create_dir_all(package.join("data/secret")).unwrap();
+    std::fs::create_dir_all(package.join("output_validator")).unwrap();
+    std::fs::write(
+        package.join("problem.yaml"),
+        "problem_format_version: 2023-07-draft\ntype: [interactive, multi-pass]\n",
+    )
+    .unwrap();
+    std::fs::write(package.join("data/secret/1.in"), "1\n").unwrap();
+    std::fs::write(package.join("data/secret/1.ans"), "").unwrap();
+    script(
+        &package.join("output_validator/run"),
+        "#!/bin/sh\nn=$(cat \"$1\")\necho \"$n\"\nexec >&-\nread got\n\
+         [ \"$got\" = \"$n\" ] || exit 43\n\
+         [ \"$n\" = 1 ] && echo 2 > \"$3/nextpass.in\"\nexit 42\n",
+    );
+    let program = [package.to_str().unwrap(), "sh", "-c", "echo $(cat)"];
+    for run in with_and_without_sandbox(&program) {
+        let verdict = line(&run, "secret/1");
+        assert!(
+            verdict.starts_with("secret/1: ACCEPTED (2 passes, "),
+            "{verdict}"
+        );
+    }
+}
+
 /// A copy of the pseudointeraction package, at `DIR/pseudo`, with the
 /// files `extra` added (`.timelimit`, say).
 fn pseudo_with(extra: &[(&str, &str)]) -> (tempfile::TempDir, String) {
