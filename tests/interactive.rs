@@ -838,3 +838,225 @@ fn a_validators_message_reaches_the_terminal_escaped() {
         "{run:?}"
     );
 }
+
+/// BAPCtools' pseudointeraction shape: the validator writes the whole
+/// case, closes its output and waits for the answer; `accepted/eof.py`
+/// reads its input to the end, then answers.
+fn pseudo() -> String {
+    fixture("interactive/pseudo")
+}
+
+/// `referee interactive --timeout 1s ARGS`, then the same under
+/// `--sandbox`, where the pipes' ends pass through bubblewrap: both runs,
+/// each checked to pass.
+fn with_and_without_sandbox(args: &[&str]) -> Vec<Run> {
+    common::need_bwrap();
+    [&[][..], &["--sandbox"][..]]
+        .iter()
+        .map(|sandbox| {
+            let all = [&["interactive", "--timeout", "1s"][..], sandbox, args].concat();
+            let run = run(&all);
+            assert_eq!(run.code, Some(0), "{sandbox:?}: {run:?}");
+            run
+        })
+        .collect()
+}
+
+#[test]
+fn a_validator_that_closes_its_output_and_waits_ends_the_programs_input() {
+    // Before, the referee kept the program's input open once the
+    // validator's output had ended: the program waited for an end of file
+    // that never came, and got TIME LIMIT at the wall-clock cap.
+    let (package, eof) = (
+        pseudo(),
+        format!("{}/submissions/accepted/eof.py", pseudo()),
+    );
+    for run in with_and_without_sandbox(&[&package, &eof]) {
+        for case in ["sample/1", "secret/1"] {
+            assert!(line(&run, case).contains("ACCEPTED"), "{}", run.stdout);
+        }
+    }
+    // An answer given before the input ends is read and judged.
+    let first = format!("{}/submissions/wrong_answer/first.py", pseudo());
+    let run = run(&["interactive", "--timeout", "1s", &pseudo(), &first]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        line(&run, "sample/1").contains("WRONG ANSWER: expected 6, got 3"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_package_whose_validator_closes_its_output_checks_out_whole() {
+    let run = run(&["interactive", "--timeout", "1s", &pseudo()]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("2 of 2 submissions got their folder's verdict"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_program_that_closes_its_output_and_waits_ends_the_validators_input() {
+    // The other way round: the validator reads its input to the end
+    // before it rules, and the program, its answer written, closes its
+    // output and waits for its own input to end.
+    let dir = tempfile::tempdir().unwrap();
+    let package = package(
+        dir.path(),
+        &["1\n"],
+        "#!/bin/sh\ngot=$(cat)\n[ \"$got\" = 6 ] && exit 42\nexit 43\n",
+    );
+    let package = package.to_str().unwrap();
+    let program = ["sh", "-c", "echo 6; exec >&-; cat >/dev/null"];
+    for run in with_and_without_sandbox(&[&[package][..], &program].concat()) {
+        assert!(
+            line(&run, "sample/1").contains("ACCEPTED"),
+            "{}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn each_pass_of_a_multi_pass_problem_ends_the_programs_input_when_the_validator_closes_its_output()
+{
+    // The same relay runs every pass: a validator that writes its pass's
+    // number, closes its output and waits for it back, twice.
+    let dir = tempfile::tempdir().unwrap();
+    let package = dir.path().join("multi");
+    std::fs::create_dir_all(package.join("data/secret")).unwrap();
+    std::fs::create_dir_all(package.join("output_validator")).unwrap();
+    std::fs::write(
+        package.join("problem.yaml"),
+        "problem_format_version: 2023-07-draft\ntype: [interactive, multi-pass]\n",
+    )
+    .unwrap();
+    std::fs::write(package.join("data/secret/1.in"), "1\n").unwrap();
+    std::fs::write(package.join("data/secret/1.ans"), "").unwrap();
+    script(
+        &package.join("output_validator/run"),
+        "#!/bin/sh\nn=$(cat \"$1\")\necho \"$n\"\nexec >&-\nread got\n\
+         [ \"$got\" = \"$n\" ] || exit 43\n\
+         [ \"$n\" = 1 ] && echo 2 > \"$3/nextpass.in\"\nexit 42\n",
+    );
+    let program = [package.to_str().unwrap(), "sh", "-c", "echo $(cat)"];
+    for run in with_and_without_sandbox(&program) {
+        let verdict = line(&run, "secret/1");
+        assert!(
+            verdict.starts_with("secret/1: ACCEPTED (2 passes, "),
+            "{verdict}"
+        );
+    }
+}
+
+/// A copy of the pseudointeraction package, at `DIR/pseudo`, with the
+/// files `extra` added (`.timelimit`, say).
+fn pseudo_with(extra: &[(&str, &str)]) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let package = dir.path().join("pseudo");
+    let copied = std::process::Command::new("cp")
+        .args(["-r", &pseudo()])
+        .arg(&package)
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    for (name, text) in extra {
+        std::fs::write(package.join(name), text).unwrap();
+    }
+    let package = package.to_str().unwrap().to_owned();
+    (dir, package)
+}
+
+/// The first line of `run`'s output.
+fn first_line(run: &Run) -> &str {
+    run.stdout.lines().next().unwrap_or_default()
+}
+
+#[test]
+fn a_domjudge_limit_checked_whole_gives_both_limits_and_verifyproblems_way_on_the_first_line() {
+    // boolfind's shape: DOMjudge's .timelimit, which verifyproblem does not
+    // read (it derives the limit from the accepted submissions). Before,
+    // the first line gave the limit but neither the higher one every
+    // submission runs under nor how verifyproblem's limit differs.
+    let (_dir, package) = pseudo_with(&[(".timelimit", "5\n")]);
+    let run = run(&["interactive", &package]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    for said in [
+        "5s of CPU time per case (.timelimit), wall clock 10s",
+        "; submissions run under 10s of CPU time (times 2, the default of \
+         limits.time_safety_margin), wall clock 20s, their verdicts read at 5s first",
+        "; verifyproblem reads no .timelimit: --time-limit-from accepted sets the limit as it does",
+    ] {
+        assert!(first_line(&run).contains(said), "{said:?} in {run:?}");
+    }
+}
+
+#[test]
+fn time_limit_from_accepted_sets_verifyproblems_limit_over_the_packages_and_says_so_first() {
+    let (_dir, package) = pseudo_with(&[(".timelimit", "5\n")]);
+    let run = run(&["interactive", "--time-limit-from", "accepted", &package]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        first_line(&run).contains(
+            "the accepted submissions set the time limit (--time-limit-from accepted), \
+             not the package's 5s (.timelimit), as verifyproblem does: their slowest \
+             case's CPU time times 5 (the default of limits.time_multiplier), rounded up \
+             to a whole second (they run under 10s meanwhile)"
+        ),
+        "{run:?}"
+    );
+    // Once the accepted submissions have run: the limit they set, not the
+    // package's.
+    let limit = run
+        .stdout
+        .lines()
+        .find(|l| l.contains(" of CPU time per case "))
+        .unwrap_or_else(|| panic!("no limit line: {run:?}"));
+    assert!(
+        limit.contains(" of CPU time per case (the slowest accepted case, ")
+            && limit.contains("times 5, rounded up to a second, --time-limit-from accepted)")
+            && !limit.contains("5s of CPU time per case"),
+        "{limit}"
+    );
+    // It derives from the package's own submissions: not with a PROGRAM,
+    // and not beside --timeout.
+    let eof = format!("{package}/submissions/accepted/eof.py");
+    for (args, said) in [
+        (vec![package.as_str(), eof.as_str()], "give no PROGRAM"),
+        (
+            vec!["--timeout", "1s", package.as_str()],
+            "--timeout sets the time limit too",
+        ),
+    ] {
+        let mut all = vec!["interactive", "--time-limit-from", "accepted"];
+        all.extend(args);
+        let refused = self::run(&all);
+        assert_eq!(refused.code, Some(64), "{refused:?}");
+        assert!(
+            refused.stderr.contains("--time-limit-from accepted: ")
+                && refused.stderr.contains(said),
+            "{refused:?}"
+        );
+    }
+}
+
+#[test]
+fn a_derived_time_limit_gives_its_rule_on_the_first_line() {
+    // Before, the first line said only that the accepted submissions set
+    // the limit: the rule came after them, with the limit.
+    let run = run(&["interactive", &pseudo()]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        first_line(&run).contains(
+            "(2 test cases): no explicit time limit; the accepted submissions set it, as \
+             verifyproblem does: their slowest case's CPU time times 5 (the default of \
+             limits.time_multiplier), rounded up to a whole second (they run under 10s \
+             meanwhile); memory 2 GiB (the default)"
+        ),
+        "{run:?}"
+    );
+}

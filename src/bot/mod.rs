@@ -485,6 +485,10 @@ pub struct Bot {
     stop_sent: bool,
     /// When the bot was seen to have exited (it may still be unreaped).
     exited_at: Option<Instant>,
+    /// When its output was first seen to end: the exit probe that follows
+    /// runs from there, however often a caller's `select!` drops and
+    /// retries the read (see [`Bot::diagnose_closed`]).
+    output_ended_at: Option<Instant>,
     /// The time its first reply took (start-up included), once it came.
     startup_time: Option<Duration>,
     /// When its process was started.
@@ -593,6 +597,7 @@ impl Bot {
             ended: None,
             stop_sent: false,
             exited_at: None,
+            output_ended_at: None,
             startup_time: None,
             started_at: Instant::now(),
             _user: user,
@@ -1123,13 +1128,24 @@ impl Bot {
     }
 
     /// A pipe closed: if the bot has exited, say how; otherwise return
-    /// `still_running`.
+    /// `still_running`. The probe for its output's end runs from when that
+    /// end was first seen: a read dropped and retried (a relay's `select!`
+    /// polling a CPU clock every 20 ms) still concludes within
+    /// [`EXIT_PROBE`], where it once started over on every try and never
+    /// did, so that the other side's input was never closed.
     async fn diagnose_closed(
         &mut self,
         still_running: BotError,
         unterminated: Option<String>,
     ) -> BotError {
-        if timeout(EXIT_PROBE, self.exit.exited()).await.is_err() {
+        let since = match still_running {
+            BotError::ClosedOutput => *self.output_ended_at.get_or_insert_with(Instant::now),
+            _ => Instant::now(),
+        };
+        if timeout_at(since + EXIT_PROBE, self.exit.exited())
+            .await
+            .is_err()
+        {
             return self.or_memory(still_running);
         }
         let error = match self.reap().await {

@@ -1008,6 +1008,12 @@ pub struct InteractiveArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration, allow_hyphen_values = true)]
     pub wall_limit: Option<Duration>,
 
+    /// Without a PROGRAM: where the time limit comes from (the run's
+    /// first line says which). `accepted` gives the limit verifyproblem
+    /// would, to compare both tools on one limit.
+    #[arg(long, value_name = "WHERE", value_enum, default_value_t)]
+    pub time_limit_from: crate::interactive::TimeLimitFrom,
+
     /// The validator's time per test case, from the case's start (at least
     /// the wall limit); a validator that outstays it is a judge error.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_positive_duration, allow_hyphen_values = true)]
@@ -1547,6 +1553,7 @@ async fn run_interactive(args: InteractiveArgs, env: &Vars) -> Status {
         limits: args.bot.limits(crate::interactive::MAX_LINE),
         time_limit: args.timeout,
         wall_limit: args.wall_limit,
+        time_limit_from: args.time_limit_from,
         memory: args.bot.limit_memory.map(|limit| limit.0),
         validator_timeout: args.validator_timeout,
         results: args.results,

@@ -116,6 +116,32 @@ struct TimeMultipliers {
     time_limit_to_tle: Option<f64>,
 }
 
+/// Where a whole-package run takes its time limit from (`--time-limit-from`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum TimeLimitFrom {
+    /// The command line's --timeout, else the package's explicit limit
+    /// (problem.yaml, .timelimit, domjudge-problem.ini), else derived from
+    /// the accepted submissions.
+    #[default]
+    Package,
+    /// Always derived from the accepted submissions, as problemtools'
+    /// verifyproblem does, even when the package gives a limit: their
+    /// slowest case times the package's multiplier, rounded up to a second.
+    Accepted,
+}
+
+/// verifyproblem's rule for a limit derived from the accepted
+/// submissions, with the package's factors: `their slowest case's CPU
+/// time times 5 (the default of limits.time_multiplier), rounded up to a
+/// whole second`.
+pub fn derived_rule(settings: &PackageSettings) -> String {
+    let factor = &settings.ac_to_time_limit;
+    format!(
+        "their slowest case's CPU time times {} ({}), rounded up to a whole second",
+        factor.value, factor.from
+    )
+}
+
 /// A value and where it came from, for the run's first line.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Sourced<T> {
@@ -133,9 +159,9 @@ pub struct PackageSettings {
     /// An explicit time limit, when the package gives one.
     pub time_limit: Option<Sourced<Duration>>,
     /// Without an explicit limit: limit = slowest accepted × this.
-    pub ac_to_time_limit: f64,
+    pub ac_to_time_limit: Sourced<f64>,
     /// A time-limit submission must take more than limit × this.
-    pub time_limit_to_tle: f64,
+    pub time_limit_to_tle: Sourced<f64>,
     /// Memory, bytes.
     pub memory: Option<Sourced<u64>>,
     /// Passes of a multi-pass problem; `None` for a single pass.
@@ -167,8 +193,14 @@ pub fn read_settings(problem: &Path) -> Result<PackageSettings, String> {
     check_interactive(&yaml, modern).map_err(|(key, e)| at(key, e))?;
     let limits = &yaml.limits;
     let factor = |(name, value, default): Factor| match value {
-        None => Ok(default),
-        Some(v) if v.is_finite() && v >= 1.0 => Ok(v),
+        None => Ok(Sourced {
+            value: default,
+            from: format!("the default of limits.{name}"),
+        }),
+        Some(v) if v.is_finite() && v >= 1.0 => Ok(Sourced {
+            value: v,
+            from: format!("problem.yaml limits.{name}"),
+        }),
         Some(v) => Err(at(
             name,
             format!("limits.{name} must be a number of at least 1, not {v}"),
@@ -337,6 +369,10 @@ fn is_multi_pass(yaml: &ProblemYaml) -> bool {
             .is_some_and(|v| v.split_whitespace().any(|w| w == "multi-pass"))
 }
 
+/// Where DOMjudge's time limits come from, as the first line says.
+const DOTFILE: &str = ".timelimit";
+const INI: &str = "domjudge-problem.ini timelimit";
+
 /// DOMjudge's explicit time limit: `.timelimit`, else `timelimit` in
 /// `domjudge-problem.ini`.
 fn domjudge_time_limit(problem: &Path) -> Result<Option<Sourced<Duration>>, String> {
@@ -346,7 +382,7 @@ fn domjudge_time_limit(problem: &Path) -> Result<Option<Sourced<Duration>>, Stri
             parse_seconds(text.trim()).map_err(|e| format!("{}: {e}", dotfile.display()))?;
         return Ok(Some(Sourced {
             value,
-            from: ".timelimit".into(),
+            from: DOTFILE.into(),
         }));
     }
     let ini = problem.join("domjudge-problem.ini");
@@ -360,7 +396,7 @@ fn domjudge_time_limit(problem: &Path) -> Result<Option<Sourced<Duration>>, Stri
                     .map_err(|e| format!("{} line {}: {e}", ini.display(), i + 1))?;
                 return Ok(Some(Sourced {
                     value,
-                    from: "domjudge-problem.ini timelimit".into(),
+                    from: INI.into(),
                 }));
             }
         }
@@ -463,16 +499,27 @@ impl CaseLimits {
     /// (problem.yaml limits.time_limit), wall clock 2s, memory 256 MiB
     /// (problem.yaml limits.memory)`.
     pub fn describe(&self) -> String {
-        let memory = match &self.memory {
-            Some(m) => format!("memory {} ({})", human_bytes(m.value), m.from),
-            None => "memory measured only".into(),
-        };
         format!(
-            "{} of CPU time per case ({}), wall clock {}, {memory}",
+            "{} of CPU time per case ({}), wall clock {}, {}",
             human_duration(self.time.value),
             self.time.from,
-            human_duration(self.wall)
+            human_duration(self.wall),
+            self.describe_memory()
         )
+    }
+
+    /// `memory 256 MiB (problem.yaml limits.memory)`.
+    pub fn describe_memory(&self) -> String {
+        match &self.memory {
+            Some(m) => format!("memory {} ({})", human_bytes(m.value), m.from),
+            None => "memory measured only".into(),
+        }
+    }
+
+    /// Whether the time limit is DOMjudge's, which verifyproblem does not
+    /// read.
+    pub fn is_domjudges(&self) -> bool {
+        [DOTFILE, INI].contains(&self.time.from.as_str())
     }
 }
 
@@ -500,7 +547,10 @@ mod tests {
         );
         assert_eq!(modern.memory.unwrap().value, 256 << 20);
         assert_eq!(
-            (modern.ac_to_time_limit, modern.time_limit_to_tle),
+            (
+                modern.ac_to_time_limit.value,
+                modern.time_limit_to_tle.value
+            ),
             (2.0, 4.0)
         );
         let legacy = settings(
@@ -514,8 +564,19 @@ mod tests {
         );
         assert_eq!(legacy.time_limit, None);
         assert_eq!(
-            (legacy.ac_to_time_limit, legacy.time_limit_to_tle),
+            (
+                legacy.ac_to_time_limit.value,
+                legacy.time_limit_to_tle.value
+            ),
             (3.0, 2.0)
+        );
+        assert_eq!(
+            legacy.ac_to_time_limit.from,
+            "problem.yaml limits.time_multiplier"
+        );
+        assert_eq!(
+            legacy.time_limit_to_tle.from,
+            "the default of limits.time_safety_margin"
         );
         let passes = settings("problem_format_version: 2023-07\ntype: [interactive, multi-pass]\n");
         assert_eq!(passes.unwrap().passes, Some(DEFAULT_PASSES));

@@ -27,6 +27,7 @@ use std::time::Duration;
 use crate::bot::{BotLimits, BotSpec};
 
 pub use case::{Setup, judge};
+pub use limits::TimeLimitFrom;
 pub use package::Case;
 pub use validator::ValidatorSpec;
 pub use verdict::{Judged, Side, Verdict};
@@ -34,6 +35,22 @@ pub use verdict::{Judged, Side, Verdict};
 /// Runs `referee interactive`: the program given on every case, or the
 /// package's own submissions when none is given.
 pub async fn run(config: &InteractiveConfig) -> crate::exit::Status {
+    if config.time_limit_from == TimeLimitFrom::Accepted {
+        let clash = match (&config.program, config.time_limit) {
+            (Some(_), _) => Some(
+                "it judges the package's accepted submissions first: give no PROGRAM \
+                 (a whole-package run)",
+            ),
+            (None, Some(_)) => Some("--timeout sets the time limit too: give one of the two"),
+            (None, None) => None,
+        };
+        if let Some(why) = clash {
+            return program::fail(
+                crate::exit::Status::Usage,
+                format!("--time-limit-from accepted: {why}"),
+            );
+        }
+    }
     match config.program {
         Some(_) => program::run(config).await,
         None => whole::run(config).await,
@@ -67,7 +84,10 @@ Time is the program's CPU time, as problemtools and DOMjudge judge it,
 with a wall-clock cap (twice the limit). The limits come from the command
 line, else the package (problem.yaml limits.time_limit and limits.memory,
 .timelimit, domjudge-problem.ini), else the defaults; the first line says
-which. Multi-pass problems run again on each nextpass.in.
+which. A whole-package run without an explicit limit derives it as
+verifyproblem does, from the slowest accepted submission;
+--time-limit-from accepted derives it so even when the package gives
+one. Multi-pass problems run again on each nextpass.in.
 
 Without a PROGRAM the package is judged whole: every program under
 submissions/<verdict>/ is built by its language (docs/languages.md),
@@ -77,6 +97,7 @@ judged up to its first failing case, and checked against its folder
 Examples:
   referee interactive games/oddcoin                      # check the package
   referee interactive -j 2 --junit verify.xml games/oddcoin
+  referee interactive --time-limit-from accepted games/oddcoin  # verifyproblem's limit
   referee interactive games/guess games/guess/submissions/accepted/binary.py
   referee interactive games/oddcoin solution.c           # built first
   referee interactive --timeout 2s --results guess.jsonl games/guess ./solution
@@ -107,6 +128,10 @@ pub struct InteractiveConfig {
     /// `--wall-limit`: the program's wall-clock time per test case; `None`
     /// is twice the time limit.
     pub wall_limit: Option<Duration>,
+    /// `--time-limit-from`: a whole-package run's time limit from the
+    /// package (the default) or, as verifyproblem has it, always from the
+    /// accepted submissions.
+    pub time_limit_from: TimeLimitFrom,
     /// `--limit-memory` when given (`Some(None)`: no limit); `None` takes
     /// the package's, else the default in `limits`.
     pub memory: Option<Option<u64>>,

@@ -227,18 +227,22 @@ impl<'a> Judging<'a> {
 
     /// The run's first line: the package, its cases, and its limits.
     pub(super) fn header(&self) -> String {
-        let count = self.package.cases.len();
         let passes = match self.package.settings.passes {
             Some(most) => {
                 format!("; multi-pass, up to {most} passes a case, each with these limits")
             }
             None => String::new(),
         };
+        format!("{}, {}{passes}", self.title(), self.limits.describe())
+    }
+
+    /// `interactive: games/guess (6 test cases)`.
+    pub(super) fn title(&self) -> String {
+        let count = self.package.cases.len();
         format!(
-            "interactive: {} ({count} test case{}), {}{passes}",
+            "interactive: {} ({count} test case{})",
             self.config.problem.display(),
             if count == 1 { "" } else { "s" },
-            self.limits.describe()
         )
     }
 

@@ -17,7 +17,9 @@ use std::time::{Duration, Instant};
 
 use futures_util::stream::{self, StreamExt};
 
-use super::limits::{CaseLimits, DEFAULT_TIME_LIMIT, Sourced, WALL_FACTOR};
+use super::limits::{
+    CaseLimits, DEFAULT_TIME_LIMIT, Sourced, TimeLimitFrom, WALL_FACTOR, derived_rule,
+};
 use super::package::sorted_entries;
 use super::program::{Judgee, Judging, Tally, fail, prepare_program};
 use super::verdict::Verdict;
@@ -185,21 +187,23 @@ impl Verify<'_> {
         let config = self.judging.config;
         let (accepted, others): (Vec<_>, Vec<_>) =
             submissions.iter().partition(|s| s.folder == "accepted");
-        let derive =
-            self.judging.limits.time.from.starts_with("the default") && config.time_limit.is_none();
+        let forced = config.time_limit_from == TimeLimitFrom::Accepted;
+        let derive = forced
+            || (config.time_limit.is_none() && self.judging.package.settings.time_limit.is_none());
         let mut outcomes = Vec::new();
         if derive {
-            println!(
-                "interactive: {}: no explicit time limit; the accepted submissions set it",
-                config.problem.display()
-            );
+            println!("{}", self.deriving_header(forced));
             self.judging.limits.time.value = DEFAULT_TIME_LIMIT;
+            if config.wall_limit.is_none() {
+                // Not the wall clock of a package's limit left aside.
+                self.judging.limits.wall = DEFAULT_TIME_LIMIT * WALL_FACTOR;
+            }
             self.deriving = true;
             outcomes.extend(self.judge_all(&accepted).await);
             self.deriving = false;
-            self.derive_limit(&outcomes);
+            self.derive_limit(&outcomes, forced);
         }
-        println!("{}", self.judging.header());
+        println!("{}{}", self.judging.header(), self.two_limits());
         if !derive {
             outcomes.extend(self.judge_all(&accepted).await);
         }
@@ -215,6 +219,55 @@ impl Verify<'_> {
             return fail(Status::Io, e);
         }
         verdict
+    }
+
+    /// The first line of a run whose accepted submissions set the time
+    /// limit: the rule, before any submission runs.
+    fn deriving_header(&self, forced: bool) -> String {
+        let judging = &self.judging;
+        let whose = match (forced, &judging.package.settings.time_limit) {
+            (true, Some(given)) => format!(
+                "the accepted submissions set the time limit (--time-limit-from accepted), \
+                 not the package's {} ({})",
+                crate::units::human_duration(given.value),
+                given.from
+            ),
+            (true, None) => "no explicit time limit; the accepted submissions set it \
+                 (--time-limit-from accepted)"
+                .to_owned(),
+            (false, _) => "no explicit time limit; the accepted submissions set it".to_owned(),
+        };
+        format!(
+            "{}: {whose}, as verifyproblem does: {} (they run under {} meanwhile); {}",
+            judging.title(),
+            derived_rule(&judging.package.settings),
+            crate::units::human_duration(DEFAULT_TIME_LIMIT),
+            judging.limits.describe_memory()
+        )
+    }
+
+    /// What the first line adds in a whole-package run: the higher limit
+    /// every submission runs under, and, for a DOMjudge limit, how to have
+    /// verifyproblem's instead.
+    fn two_limits(&self) -> String {
+        let (higher, lower) = self.limits_for();
+        let margin = &self.judging.package.settings.time_limit_to_tle;
+        let mut text = format!(
+            "; submissions run under {} of CPU time (times {}, {}), wall clock {}, \
+             their verdicts read at {} first, as verifyproblem judges",
+            crate::units::human_duration(higher.time.value),
+            margin.value,
+            margin.from,
+            crate::units::human_duration(higher.wall),
+            crate::units::human_duration(lower.map_or(higher.time.value, |l| l.time.value)),
+        );
+        if self.judging.limits.is_domjudges() {
+            text.push_str(&format!(
+                "; verifyproblem reads no {}: --time-limit-from accepted sets the limit as it does",
+                self.judging.limits.time.from
+            ));
+        }
+        text
     }
 
     /// Judges `submissions`, `--jobs` at a time, each reported as it ends.
@@ -316,7 +369,7 @@ impl Verify<'_> {
             return (limit, None);
         }
         let mut higher = limit.clone();
-        let margin = self.judging.package.settings.time_limit_to_tle;
+        let margin = self.judging.package.settings.time_limit_to_tle.value;
         higher.time.value = limit.time.value.mul_f64(margin);
         if self.judging.config.wall_limit.is_none() {
             higher.wall = higher.time.value * WALL_FACTOR;
@@ -324,8 +377,9 @@ impl Verify<'_> {
         (higher, Some(limit))
     }
 
-    /// Sets the time limit from the accepted submissions' slowest case.
-    fn derive_limit(&mut self, accepted: &[Outcome]) {
+    /// Sets the time limit from the accepted submissions' slowest case
+    /// (`forced`: by `--time-limit-from accepted`).
+    fn derive_limit(&mut self, accepted: &[Outcome], forced: bool) {
         let slowest = accepted
             .iter()
             .filter_map(|o| o.result.as_ref().ok())
@@ -333,14 +387,19 @@ impl Verify<'_> {
             .filter_map(|t| t.slowest.as_ref().map(|(_, cpu)| *cpu))
             .max()
             .unwrap_or_default();
-        let factor = self.judging.package.settings.ac_to_time_limit;
+        let factor = self.judging.package.settings.ac_to_time_limit.value;
         let seconds = (slowest.as_secs_f64() * factor).ceil().max(1.0);
         let limits = &mut self.judging.limits;
         limits.time = Sourced {
             value: Duration::from_secs_f64(seconds),
             from: format!(
-                "the slowest accepted case, {:.1}ms, times {factor}, rounded up to a second",
-                slowest.as_secs_f64() * 1e3
+                "the slowest accepted case, {:.1}ms, times {factor}, rounded up to a second{}",
+                slowest.as_secs_f64() * 1e3,
+                if forced {
+                    ", --time-limit-from accepted"
+                } else {
+                    ""
+                }
             ),
         };
         if self.judging.config.wall_limit.is_none() {
