@@ -1058,5 +1058,295 @@ fn a_derived_time_limit_gives_its_rule_on_the_first_line() {
              meanwhile); memory 2 GiB (the default)"
         ),
         "{run:?}"
+
+/// A copy of the fixture `guess-checked` (Kattis's guess in shape: inputs
+/// `fixed N`, an input validator, one accepted submission), with `files`
+/// written into it, to change.
+fn checked_guess(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(format!("{}/.", fixture("interactive/guess-checked")))
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    for (name, text) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+    }
+    dir
+}
+
+/// Issue 52, failure 1: a copy of guess whose `secret/01.in` reads
+/// `fixed 0500` was judged `accepted/guess.py: ACCEPTED`, exit 0; the
+/// input validator, which rejects it, was never run.
+#[test]
+fn an_input_its_validator_rejects_stops_the_run_before_any_program() {
+    let package = checked_guess(&[("data/secret/01.in", "fixed 0500\n")]);
+    let problem = package.path().to_str().unwrap();
+    let accepted = format!("{problem}/submissions/accepted/guess.py");
+    for args in [vec![problem], vec![problem, accepted.as_str()]] {
+        let mut all = vec!["interactive"];
+        all.extend(&args);
+        let run = run(&all);
+        assert_eq!(run.code, Some(1), "{run:?}");
+        assert!(
+            run.stderr.contains(
+                "input validator validate.py did not accept data/secret/01.in (secret/01): \
+                 it exited with status 1"
+            ) && run
+                .stderr
+                .contains("| AssertionError: not `fixed N`: 'fixed 0500\\n'"),
+            "{}",
+            run.stderr
+        );
+        assert!(
+            run.stderr
+                .contains("1 of 3 test inputs rejected by the input validator"),
+            "{}",
+            run.stderr
+        );
+        // Nothing was judged.
+        assert!(!run.stdout.contains("ACCEPTED"), "{run:?}");
+    }
+    // Skipped on request, and said first.
+    let run = run(&["interactive", "--no-input-validation", problem]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stdout
+            .starts_with("interactive: input validators not run (--no-input-validation)\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(line(&run, "accepted/guess.py").contains("ACCEPTED, as expected"));
+}
+
+#[test]
+fn input_validator_flags_of_a_group_reach_its_subgroups_in_both_formats() {
+    for testdata in [
+        "input_validator_flags: --max 600\n",
+        "input_validator_args:\n  validate: [--max, '600']\n",
+    ] {
+        let package = checked_guess(&[
+            ("data/secret/testdata.yaml", testdata),
+            ("data/secret/group/3.in", "fixed 700\n"),
+            ("data/secret/group/3.ans", ""),
+            ("data/sample/2.in", "fixed 700\n"),
+            ("data/sample/2.ans", ""),
+        ]);
+        let run = run(&["interactive", package.path().to_str().unwrap()]);
+        assert_eq!(run.code, Some(1), "{testdata}: {run:?}");
+        for input in ["data/secret/02.in", "data/secret/group/3.in"] {
+            assert!(
+                run.stderr.contains(&format!("did not accept {input}"))
+                    && run.stderr.contains("AssertionError: N is over 600"),
+                "{testdata}: {}",
+                run.stderr
+            );
+        }
+        // sample/ has no flags: 700 is within the default 1000.
+        assert!(
+            !run.stderr.contains("data/sample/2.in"),
+            "{testdata}: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains("2 of 5 test inputs rejected"),
+            "{}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn a_package_without_an_input_validator_is_warned_of_and_fails_under_strict() {
+    let package = checked_guess(&[]);
+    std::fs::remove_dir_all(package.path().join("input_validators")).unwrap();
+    let problem = package.path().to_str().unwrap();
+    let warned = run(&["interactive", problem]);
+    assert_eq!(warned.code, Some(0), "{warned:?}");
+    assert!(
+        warned.stderr.contains(
+            "warning: {problem}: no input validator (input_validators/): the test inputs are not checked"
+                .replace("{problem}", problem)
+                .as_str()
+        ),
+        "{}",
+        warned.stderr
+    );
+    let strict = run(&["interactive", "--strict", problem]);
+    assert_eq!(strict.code, Some(1), "{strict:?}");
+    assert!(!strict.stdout.contains("ACCEPTED"), "{strict:?}");
+    // A package whose inputs pass says so.
+    let checked = run(&["interactive", checked_guess(&[]).path().to_str().unwrap()]);
+    assert_eq!(checked.code, Some(0), "{checked:?}");
+    assert!(
+        checked.stdout.starts_with(
+            "interactive: 3 test inputs accepted by the input validator (validate.py)\n"
+        ),
+        "{}",
+        checked.stdout
+    );
+}
+
+/// Issue 52, failure 2: BAPCtools' `guess_fill_pipe.cc.disabled` and a
+/// Prolog `.plg` each gave `not judged: ... neither a source file of a
+/// known language ... nor executable`, exit 1.
+#[test]
+fn disabled_files_are_skipped_and_unknown_languages_only_warned_of_unless_strict() {
+    let package = checked_guess(&[
+        (
+            "submissions/accepted/guess_fill_pipe.cc.disabled",
+            "int main() { for (;;) putchar('1'); }\n",
+        ),
+        (
+            "submissions/accepted/multi.java.disabled/Main.java",
+            "class Main {}\n",
+        ),
+        (
+            "submissions/accepted/guess.plg",
+            ":- initialization(main).\nmain :- halt.\n",
+        ),
+    ]);
+    let problem = package.path().to_str().unwrap();
+    let run_it = |strict: bool| {
+        let mut args = vec!["interactive"];
+        if strict {
+            args.push("--strict");
+        }
+        args.push(problem);
+        run(&args)
+    };
+    let lenient = run_it(false);
+    assert_eq!(lenient.code, Some(0), "{lenient:?}");
+    assert!(
+        lenient.stderr.contains(
+            "note: disabled, not judged: accepted/guess_fill_pipe.cc.disabled, \
+             accepted/multi.java.disabled"
+        ),
+        "{}",
+        lenient.stderr
+    );
+    assert!(
+        lenient
+            .stderr
+            .contains("warning: neither a source file of a known language")
+            && lenient.stderr.contains("not judged: accepted/guess.plg"),
+        "{}",
+        lenient.stderr
+    );
+    assert!(!lenient.stdout.contains(".disabled"), "{}", lenient.stdout);
+    assert!(!lenient.stdout.contains("guess.plg"), "{}", lenient.stdout);
+    assert!(
+        lenient
+            .stdout
+            .contains("1 of 1 submissions got their folder's verdict"),
+        "{}",
+        lenient.stdout
+    );
+    let strict = run_it(true);
+    assert_eq!(strict.code, Some(1), "{strict:?}");
+    assert!(
+        line(&strict, "accepted/guess.plg").contains("not judged: "),
+        "{}",
+        strict.stdout
+    );
+    assert!(!strict.stdout.contains(".disabled"), "{}", strict.stdout);
+}
+
+/// Issue 52, failure 3: DOMjudge's `@EXPECTED_RESULTS@:` tags were not
+/// read; `mixed/` submissions were shown "not checked" and passed.
+#[test]
+fn expected_results_tags_are_checked_and_win_over_their_folder_as_in_domjudge() {
+    let binary = std::fs::read_to_string(fixture(
+        "interactive/guess-checked/submissions/accepted/guess.py",
+    ))
+    .unwrap();
+    let tagged = |tag: &str| format!("# @EXPECTED_RESULTS@: {tag}\n{binary}");
+    let package = checked_guess(&[
+        // Guesses 500 only: right on secret/01, wrong on the sample.
+        (
+            "submissions/mixed/lucky.py",
+            "# @expected_results@: CORRECT, WRONG-ANSWER\nprint(500, flush=True)\ninput()\n",
+        ),
+        (
+            "submissions/mixed/mislabelled.py",
+            &tagged("TIMELIMIT, RUN-ERROR"),
+        ),
+        ("submissions/mixed/untagged.py", &binary),
+        ("submissions/mixed/typo.py", &tagged("CORRECT, ACCEPTD")),
+        // The tag leaves out its folder's verdict: the tag decides.
+        (
+            "submissions/wrong_answer/right_after_all.py",
+            &tagged("ACCEPTED"),
+        ),
+        (
+            "submissions/mixed/broken.c",
+            "// @EXPECTED_RESULTS@: COMPILER-ERROR\nint main(void) { return x; }\n",
+        ),
+    ]);
+    let problem = package.path().to_str().unwrap();
+    let junit = package.path().join("junit.xml");
+    let run = run(&["interactive", "--junit", junit.to_str().unwrap(), problem]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    for (submission, ending) in [
+        (
+            "mixed/lucky.py",
+            "WRONG ANSWER: the output ended after 1 guesses",
+        ),
+        ("mixed/broken.c", "compile error"),
+        ("wrong_answer/right_after_all.py", "ACCEPTED, as expected"),
+    ] {
+        let line = line(&run, submission);
+        assert!(
+            line.contains(ending) && line.contains("as expected"),
+            "{submission}: {}",
+            run.stdout
+        );
+    }
+    assert!(
+        line(&run, "mixed/mislabelled.py").ends_with(
+            "ACCEPTED, but its @EXPECTED_RESULTS@ tag (TIMELIMIT, RUN-ERROR) expects otherwise"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        line(&run, "mixed/typo.py").ends_with(
+            "ACCEPTED, but its @EXPECTED_RESULTS@ tag cannot be read: typo.py: \
+             `ACCEPTD` is not a verdict (CORRECT, WRONG-ANSWER, NO-OUTPUT, TIMELIMIT, \
+             RUN-ERROR, MEMORY-LIMIT, COMPILER-ERROR, or their package-format names: \
+             ACCEPTED, WRONG_ANSWER, ...)"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        line(&run, "mixed/untagged.py")
+            .ends_with("(folder mixed, no @EXPECTED_RESULTS@ tag: not checked)"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains(
+            "warning: wrong_answer/right_after_all.py: its @EXPECTED_RESULTS@ tag (CORRECT) \
+             leaves out its folder's verdict (wrong_answer); the tag decides, as in DOMjudge"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stdout
+            .contains("interactive: 5 of 7 submissions got their expected verdict"),
+        "{}",
+        run.stdout
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<failure").count(), 2, "{xml}");
+    assert!(
+        xml.contains("expected TIMELIMIT, RUN-ERROR, got ACCEPTED"),
+        "{xml}"
     );
 }

@@ -695,7 +695,7 @@ fn answer_files_without_an_input_are_named_in_a_warning() {
     let warning = run
         .stderr
         .lines()
-        .find(|l| l.contains("warning"))
+        .find(|l| l.contains("warning") && l.contains("answer file"))
         .unwrap_or_else(|| panic!("no warning in:\n{}", run.stderr));
     assert!(
         warning.contains("3 answer files without an input")

@@ -1048,6 +1048,17 @@ pub struct InteractiveArgs {
     /// per submission (a failure when it did not get its folder's verdict).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+
+    /// Do not run the package's input validators (input_validators/) on
+    /// the test inputs before judging; the first line says so.
+    #[arg(long)]
+    pub no_input_validation: bool,
+
+    /// Warnings about the package fail the run (exit status 1): no input
+    /// validator, a submission of a language the referee does not know,
+    /// an @EXPECTED_RESULTS@ tag that leaves out its folder's verdict.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 #[derive(Debug, Args)]
@@ -1560,6 +1571,8 @@ async fn run_interactive(args: InteractiveArgs, env: &Vars) -> Status {
         jobs: usize::from(args.jobs),
         junit: args.junit,
         env: Environment::clean(env),
+        input_validation: !args.no_input_validation,
+        strict: args.strict,
     };
     crate::interactive::run(&config).await
 }

@@ -12,7 +12,9 @@
 //! verdict wins when both sides fail) are in `docs/interactive.md`.
 
 mod case;
+mod expected;
 mod feedback;
+mod inputs;
 mod limits;
 mod package;
 mod program;
@@ -89,10 +91,18 @@ verifyproblem does, from the slowest accepted submission;
 --time-limit-from accepted derives it so even when the package gives
 one. Multi-pass problems run again on each nextpass.in.
 
+First the package's input validators (input_validators/, each built as
+the output validator is) check every test input: `validator ARGS < INPUT`
+with testdata.yaml's input_validator_flags or input_validator_args; exit
+status 42 accepts. A rejected input stops the run (status 1) before any
+program is judged; --no-input-validation skips them.
+
 Without a PROGRAM the package is judged whole: every program under
-submissions/<verdict>/ is built by its language (docs/languages.md),
+submissions/<folder>/ is built by its language (docs/languages.md),
 judged up to its first failing case, and checked against its folder
-(accepted, wrong_answer, time_limit_exceeded, run_time_error).
+(accepted, wrong_answer, time_limit_exceeded, run_time_error) or its
+DOMjudge @EXPECTED_RESULTS@ tag (mixed/). *.disabled files are skipped;
+a file of a language not known is named in a warning (--strict: fails).
 
 Examples:
   referee interactive games/oddcoin                      # check the package
@@ -106,7 +116,9 @@ Exit status:
   0    every test case accepted; without a PROGRAM, every submission got
        its folder's verdict
   1    some test case was not (wrong answer, time limit, runtime error);
-       without a PROGRAM, some submission missed its verdict or did not build
+       without a PROGRAM, some submission missed its verdict or did not
+       build; an input validator rejected a test input; --strict and a
+       warning
   64   bad arguments, a bad package (what is wrong is named), a validator
        that cannot be built or started, or a program that cannot be built
        or started
@@ -144,6 +156,12 @@ pub struct InteractiveConfig {
     pub junit: Option<PathBuf>,
     /// The environment of the programs judged and their builds (`--env`).
     pub env: crate::bot::Environment,
+    /// Run the package's input validators on every test input first
+    /// (not `--no-input-validation`).
+    pub input_validation: bool,
+    /// `--strict`: what would be a warning about the package (no input
+    /// validator, a submission of a language not known) fails the run.
+    pub strict: bool,
 }
 
 /// A directory of the run's own, removed when dropped, or as the run

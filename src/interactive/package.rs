@@ -18,6 +18,49 @@ pub struct Case {
     /// From its group's `testdata.yaml`: passed to the validator after
     /// the package's own flags.
     pub validator_args: Vec<OsString>,
+    /// From its group's `testdata.yaml`: passed to the input validators.
+    pub(super) input_validator_args: InputArgs,
+}
+
+/// A group's arguments for the input validators: the same for each
+/// (legacy `input_validator_flags: "--max 10"`, 2023-07
+/// `input_validator_args: [--max, "10"]`), or for the validators named,
+/// the others getting none (legacy `{name: validate, flags: ...}`,
+/// 2023-07 `{validate: [...]}`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum InputArgs {
+    Each(Vec<String>),
+    Named(Vec<(String, Vec<String>)>),
+}
+
+impl Default for InputArgs {
+    fn default() -> InputArgs {
+        InputArgs::Each(vec![])
+    }
+}
+
+impl InputArgs {
+    /// The arguments of the input validator `name` (`validate.py`), which
+    /// a map may name by its file name or without its extension.
+    pub(super) fn of(&self, name: &str) -> Vec<OsString> {
+        let stem = Path::new(name).file_stem().unwrap_or_default();
+        let words = match self {
+            InputArgs::Each(words) => words.as_slice(),
+            InputArgs::Named(named) => named
+                .iter()
+                .find(|(key, _)| key == name || Path::new(key).as_os_str() == stem)
+                .map_or(&[][..], |(_, words)| words.as_slice()),
+        };
+        words.iter().map(OsString::from).collect()
+    }
+}
+
+/// The arguments a group gives its cases, and its subgroups unless they
+/// give their own, each kind on its own.
+#[derive(Clone, Debug, Default)]
+struct GroupArgs {
+    output: Vec<OsString>,
+    input: InputArgs,
 }
 
 /// A problem package, read and checked.
@@ -41,7 +84,7 @@ fn read_group(problem: &Path, group: &str) -> Result<Group, String> {
     let dir = data.join(group);
     let mut found = Group::default();
     if dir.is_dir() {
-        let inherited = validator_args(&data)?.unwrap_or_default();
+        let inherited = group_args(&data, &GroupArgs::default())?;
         collect_cases(&dir, group, &inherited, &mut found)?;
     }
     Ok(found)
@@ -69,11 +112,10 @@ pub(super) fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, String> {
 fn collect_cases(
     dir: &Path,
     group: &str,
-    inherited: &[OsString],
+    inherited: &GroupArgs,
     found: &mut Group,
 ) -> Result<(), String> {
-    let own = validator_args(dir)?;
-    let args = own.as_deref().unwrap_or(inherited);
+    let args = &group_args(dir, inherited)?;
     for path in sorted_entries(dir)? {
         let real_dir = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
         if real_dir {
@@ -107,38 +149,84 @@ fn collect_cases(
             name: format!("{group}/{stem}"),
             input: path,
             answer,
-            validator_args: args.to_vec(),
+            validator_args: args.output.clone(),
+            input_validator_args: args.input.clone(),
         });
     }
     Ok(())
 }
 
 /// A group's `testdata.yaml`, as far as the referee reads it: the
-/// validator's arguments, as the legacy format's one string or the
+/// validators' arguments, as the legacy format's one string or the
 /// 2023-07 format's list.
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(default)]
-struct TestdataYaml {
+pub(super) struct TestdataYaml {
     output_validator_flags: Option<String>,
     output_validator_args: Option<Words>,
+    input_validator_flags: Option<InputArgsYaml>,
+    input_validator_args: Option<InputArgsYaml>,
 }
 
-/// The validator arguments `dir/testdata.yaml` gives, if it gives any.
-fn validator_args(dir: &Path) -> Result<Option<Vec<OsString>>, String> {
+/// The input validators' arguments as written.
+#[derive(Debug, serde::Deserialize)]
+#[serde(untagged)]
+enum InputArgsYaml {
+    Words(Words),
+    /// Legacy: one validator's flags.
+    Legacy {
+        name: String,
+        flags: String,
+    },
+    /// 2023-07: each validator's, by name.
+    Map(std::collections::BTreeMap<String, Words>),
+}
+
+impl From<InputArgsYaml> for InputArgs {
+    fn from(yaml: InputArgsYaml) -> InputArgs {
+        match yaml {
+            InputArgsYaml::Words(words) => InputArgs::Each(words.list()),
+            InputArgsYaml::Legacy { name, flags } => InputArgs::Named(vec![(
+                name,
+                flags.split_whitespace().map(String::from).collect(),
+            )]),
+            InputArgsYaml::Map(map) => InputArgs::Named(
+                map.into_iter()
+                    .map(|(name, words)| (name, words.list()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// `testdata.yaml`'s text, read (an empty file says nothing).
+pub(super) fn parse_testdata(text: &str) -> Result<TestdataYaml, String> {
+    if text.trim().is_empty() {
+        return Ok(TestdataYaml::default());
+    }
+    parse_yaml(text)
+}
+
+/// The arguments `dir/testdata.yaml` gives, each kind it does not give
+/// taken from `inherited`.
+fn group_args(dir: &Path, inherited: &GroupArgs) -> Result<GroupArgs, String> {
     let path = dir.join("testdata.yaml");
     let text = match std::fs::read_to_string(&path) {
-        Ok(text) if text.trim().is_empty() => return Ok(None),
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(inherited.clone()),
         Err(e) => return Err(format!("{}: {e}", path.display())),
     };
-    let yaml: TestdataYaml = parse_yaml(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    let words = match (yaml.output_validator_args, yaml.output_validator_flags) {
-        (Some(args), _) => args.list(),
-        (None, Some(flags)) => flags.split_whitespace().map(String::from).collect(),
-        (None, None) => return Ok(None),
+    let yaml = parse_testdata(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let output = match (yaml.output_validator_args, yaml.output_validator_flags) {
+        (Some(args), _) => args.list().into_iter().map(OsString::from).collect(),
+        (None, Some(flags)) => flags.split_whitespace().map(OsString::from).collect(),
+        (None, None) => inherited.output.clone(),
     };
-    Ok(Some(words.into_iter().map(OsString::from).collect()))
+    let input = match yaml.input_validator_args.or(yaml.input_validator_flags) {
+        Some(args) => args.into(),
+        None => inherited.input.clone(),
+    };
+    Ok(GroupArgs { output, input })
 }
 
 /// Under `--sandbox`, why the test data cannot be used, if a case's input
@@ -232,4 +320,49 @@ pub(super) async fn load(problem: &Path, work: &Path, sandbox: bool) -> Result<P
         validator,
         settings,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_validator_arguments_in_each_format() {
+        let args = |text: &str| -> InputArgs {
+            let yaml = parse_testdata(text).unwrap();
+            yaml.input_validator_args
+                .or(yaml.input_validator_flags)
+                .map(InputArgs::from)
+                .unwrap_or_default()
+        };
+        let each = args("input_validator_flags: --max 10\n");
+        assert_eq!(each.of("validate.py"), ["--max", "10"]);
+        let listed = args("input_validator_args: [--max, '10']\n");
+        assert_eq!(listed, each);
+        let legacy = args("input_validator_flags:\n  name: validate\n  flags: --small\n");
+        assert_eq!(legacy.of("validate.py"), ["--small"]);
+        assert!(legacy.of("other.py").is_empty());
+        let named = args("input_validator_args:\n  validate.py: [--big]\n");
+        assert_eq!(named.of("validate.py"), ["--big"]);
+        assert!(named.of("check").is_empty());
+        assert_eq!(args(""), InputArgs::default());
+        assert!(parse_testdata("input_validator_args: 5\n").is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_testdata_yaml_is_read_without_a_panic(
+            bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..256),
+            key in proptest::sample::select(vec![
+                "input_validator_flags", "input_validator_args",
+                "output_validator_flags", "output_validator_args",
+            ]),
+        ) {
+            let text = String::from_utf8_lossy(&bytes);
+            let _ = parse_testdata(&text);
+            if let Ok(yaml) = parse_testdata(&format!("{key}: {text}")) {
+                let _ = yaml.input_validator_args.map(InputArgs::from);
+            }
+        }
+    }
 }

@@ -457,6 +457,9 @@ pub async fn run(config: &InteractiveConfig) -> Status {
         Ok(judging) => judging,
         Err(e) => return fail(Status::Usage, e),
     };
+    if let Err(status) = super::inputs::check(config, &judging.package.cases).await {
+        return status;
+    }
     let mut records = match config.results.as_deref().map(Records::open).transpose() {
         Ok(records) => records,
         Err(e) => return fail(Status::Usage, e),

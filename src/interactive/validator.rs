@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::package::{Case, is_executable, names};
 use super::{InteractiveConfig, MAX_LINE};
-use crate::bot::command::run_to_end;
+use crate::bot::command::{Completed, run_to_end};
 use crate::bot::language::{BuildSettings, Language, Source, build};
 use crate::bot::{Bot, BotLimits, BotSpec, Environment, Resources};
 
@@ -99,20 +99,59 @@ async fn run_build_script(script: &Path, dir: &Path) -> Result<(), String> {
     if completed.success() {
         return Ok(());
     }
+    Err(failure("`build`", &completed, BUILD_TIMEOUT))
+}
+
+/// Why the program `what` ran as `completed` failed (how it ended, or
+/// that it ran out of `limit` or memory), and its last lines of output.
+pub(super) fn failure(what: &str, completed: &Completed, limit: Duration) -> String {
     let why = match completed.ended {
-        Some(ended) => format!("`build` {ended}"),
-        None if completed.memory_overrun.is_some() => "`build` held too much memory".into(),
+        Some(ended) => format!("{what} {ended}"),
+        None if completed.memory_overrun.is_some() => format!("{what} held too much memory"),
         None => format!(
-            "`build` did not finish within {}",
-            crate::units::human_duration(BUILD_TIMEOUT)
+            "{what} did not finish within {}",
+            crate::units::human_duration(limit)
         ),
     };
     let lines: Vec<&str> = completed.log.lines().collect();
     let tail: String = lines[lines.len().saturating_sub(10)..]
         .iter()
-        .map(|l| format!("\n  | {l}"))
+        .map(|l| format!("\n  | {}", crate::text::terminal(l)))
         .collect();
-    Err(format!("{why}{tail}"))
+    format!("{why}{tail}")
+}
+
+/// Runs `validator` (an input validator) with `args` and the file `input`
+/// on its standard input, as `validator args < input`, until it ends or
+/// `limit` passes; what it came to, its output kept.
+pub(super) async fn run_on_input(
+    validator: &Validator,
+    input: &Path,
+    args: &[OsString],
+    limit: Duration,
+) -> Result<Completed, String> {
+    // The shell opens the input and becomes the validator (`exec`): the
+    // same process, in the group the bot layer kills at the end.
+    let mut shell_args: Vec<OsString> = vec![
+        "-c".into(),
+        "input=$1; shift; exec \"$@\" < \"$input\"".into(),
+        "sh".into(),
+        input.into(),
+        validator.program.clone(),
+    ];
+    shell_args.extend(validator.before.iter().cloned());
+    shell_args.extend(args.iter().cloned());
+    let spec = BotSpec {
+        program: "sh".into(),
+        args: shell_args,
+        dir: Some(validator.dir.clone()),
+        hide: vec![],
+        // The organiser's program: the referee's environment.
+        env: Environment::Inherited,
+    };
+    run_to_end(&spec, limit, LOG_KEEP, false, None)
+        .await
+        .map_err(|e| format!("cannot start it: {e}"))
 }
 
 /// How to run the validator in `dir`, building it first when needed: an
@@ -165,16 +204,53 @@ pub(super) async fn prepare_validator(dir: &Path, work: &Path) -> Result<Validat
         Ok(None) => return Err(at(format!("not a directory; {expected}"))),
         Err(e) => return Err(format!("{e}; {expected}")),
     };
+    build_validator(&source, dir, work).await
+}
+
+/// `source` built into `work` (a validator of `dir`), ready to run.
+async fn build_validator(source: &Source, dir: &Path, work: &Path) -> Result<Validator, String> {
     let settings = BuildSettings {
         timeout: BUILD_TIMEOUT,
         env: Environment::Inherited,
         ..BuildSettings::default()
     };
-    let spec = build(&source, &work.join("validator"), &settings)
+    let spec = build(source, &work.join("validator"), &settings)
         .await
-        .map_err(|e| at(format!("cannot build the validator: {e}")))?;
-    let run_in = spec.dir.unwrap_or_else(|| dir.to_owned());
-    Ok(validator(spec.program, spec.args, run_in))
+        .map_err(|e| format!("{}: cannot build the validator: {e}", dir.display()))?;
+    Ok(Validator {
+        program: spec.program,
+        before: spec.args,
+        flags: vec![],
+        dir: spec.dir.unwrap_or_else(|| dir.to_owned()),
+    })
+}
+
+/// How to run the program at `path`, an entry of `input_validators/`: a
+/// directory as [`prepare_validator`] has it; a file as itself when it is
+/// an executable that is not a source, else built from its source into
+/// `work`. It runs in the directory that holds it.
+pub(super) async fn prepare_entry(path: &Path, work: &Path) -> Result<Validator, String> {
+    if path.is_dir() {
+        return prepare_validator(path, work).await;
+    }
+    let dir = path.parent().unwrap_or(Path::new("/"));
+    if Language::of_file(path).is_some() {
+        let source =
+            Source::detect(path)?.ok_or_else(|| format!("{}: no source", path.display()))?;
+        return build_validator(&source, dir, work).await;
+    }
+    if is_executable(path) {
+        return Ok(Validator {
+            program: path.into(),
+            before: vec![],
+            flags: vec![],
+            dir: dir.to_owned(),
+        });
+    }
+    Err(format!(
+        "{}: neither executable nor a source (C, C++, Java, Kotlin, Python 3 or Rust)",
+        path.display()
+    ))
 }
 
 /// Starts the validator on `case`. It is the judge's own program: no

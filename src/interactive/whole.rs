@@ -17,66 +17,92 @@ use std::time::{Duration, Instant};
 
 use futures_util::stream::{self, StreamExt};
 
+use super::expected::{Expectation, Expected, Tag, parse_tag};
 use super::limits::{
     CaseLimits, DEFAULT_TIME_LIMIT, Sourced, TimeLimitFrom, WALL_FACTOR, derived_rule,
 };
-use super::package::sorted_entries;
+use super::package::{is_executable, sorted_entries};
 use super::program::{Judgee, Judging, Tally, fail, prepare_program};
 use super::verdict::Verdict;
 use super::{InteractiveConfig, work_dirs};
+use crate::bot::language::Language;
 use crate::exit::Status;
 use crate::record::Records;
 use crate::text::name_of;
-
-/// Whether a verdict is the one a folder expects.
-type IsVerdict = fn(&Verdict) -> bool;
-
-/// The folders of `submissions/` whose verdict is known, and whether a
-/// verdict is that folder's. A memory limit is a run-time error, as the
-/// format has it.
-const FOLDERS: [(&str, IsVerdict); 4] = [
-    ("accepted", |v| *v == Verdict::Accepted),
-    ("wrong_answer", |v| matches!(v, Verdict::WrongAnswer(_))),
-    ("time_limit_exceeded", |v| *v == Verdict::TimeLimit),
-    ("run_time_error", |v| {
-        matches!(v, Verdict::RuntimeError(_) | Verdict::MemoryLimit(_))
-    }),
-];
 
 /// One program of the package's `submissions/`.
 #[derive(Debug)]
 struct Submission {
     /// `accepted/binary.py`.
     name: String,
-    /// The folder's verdict, when the folder is one of [`FOLDERS`].
+    /// `accepted`, `mixed`.
     folder: String,
     path: PathBuf,
+    /// What its verdict is checked against: its folder's, or its tag's.
+    expectation: Expectation,
 }
 
 impl Submission {
     fn expects(&self, verdict: &Verdict) -> Option<bool> {
-        FOLDERS
-            .iter()
-            .find(|(name, _)| *name == self.folder)
-            .map(|(_, is)| is(verdict))
+        self.expectation.allows(verdict)
     }
 
-    /// Whether `outcome` is its folder's verdict, as verifyproblem has it:
+    /// Whether `outcome` is the expected verdict, as verifyproblem has it:
     /// at the time limit, or else at the higher limit its cases were
-    /// judged at ("with extra time"). `None`: not checked (another
-    /// folder), or not judged.
+    /// judged at ("with extra time"); a build that fails, when its tag
+    /// says COMPILER-ERROR. `None`: not checked (another folder, no tag),
+    /// or not judged.
     fn got_expected(&self, outcome: &Outcome) -> Option<bool> {
+        if let Err(why) = &outcome.result {
+            return (why.starts_with(COMPILE_ERROR) && self.expectation.allows_compile_error())
+                .then_some(true);
+        }
         let at_limit = self.expects(outcome.verdict()?)?;
         let judged = outcome.judged_verdict().and_then(|v| self.expects(v));
         Some(at_limit || judged == Some(true))
     }
 
-    /// Its folder's verdict only with the extra time.
+    /// Whether the run fails for it: it did not get its expected verdict,
+    /// or was not judged (unless that was expected).
+    fn failed(&self, outcome: &Outcome) -> bool {
+        let ok = self.got_expected(outcome);
+        ok == Some(false) || (outcome.verdict().is_none() && ok != Some(true))
+    }
+
+    /// Its expected verdict only with the extra time.
     fn with_extra_time(&self, outcome: &Outcome) -> bool {
         outcome.verdict().and_then(|v| self.expects(v)) == Some(false)
             && self.got_expected(outcome) == Some(true)
     }
+
+    /// What it is expected to get, as the table shows it: its folder, or
+    /// its tag's verdicts.
+    fn expected(&self) -> String {
+        match &self.expectation {
+            Expectation::Tag(tag) => tag.to_string(),
+            Expectation::Bad(_) => "(bad tag)".into(),
+            Expectation::Folder(_) | Expectation::None => self.folder.clone(),
+        }
+    }
+
+    /// Why its verdict is not the expected one, in its line: `but
+    /// accepted expects otherwise`, `but its @EXPECTED_RESULTS@ tag
+    /// (CORRECT, TIMELIMIT) expects otherwise`.
+    fn otherwise(&self) -> String {
+        match &self.expectation {
+            Expectation::Tag(tag) => {
+                format!("but its @EXPECTED_RESULTS@ tag ({tag}) expects otherwise")
+            }
+            Expectation::Bad(why) => format!("but {}", crate::text::terminal(why)),
+            Expectation::Folder(_) | Expectation::None => {
+                format!("but {} expects otherwise", self.folder)
+            }
+        }
+    }
 }
+
+/// How the error of a submission that does not build begins.
+const COMPILE_ERROR: &str = "compile error";
 
 /// What became of one submission.
 #[derive(Debug)]
@@ -146,7 +172,7 @@ pub async fn run(config: &InteractiveConfig) -> Status {
         Ok(dirs) => dirs,
         Err(status) => return status,
     };
-    let submissions = match find_submissions(&config.problem) {
+    let submissions = match find_submissions(&config.problem, config.strict) {
         Ok(found) => found,
         Err(e) => return fail(Status::Usage, e),
     };
@@ -154,6 +180,9 @@ pub async fn run(config: &InteractiveConfig) -> Status {
         Ok(judging) => judging,
         Err(e) => return fail(Status::Usage, e),
     };
+    if let Err(status) = super::inputs::check(config, &judging.package.cases).await {
+        return status;
+    }
     let records = match config.results.as_deref().map(Records::open).transpose() {
         Ok(records) => RefCell::new(records),
         Err(e) => return fail(Status::Usage, e),
@@ -341,8 +370,11 @@ impl Verify<'_> {
                 format!("{got}, as expected with the extra time")
             }
             (_, Some(true)) => format!("{got}, as expected"),
-            (_, Some(false)) => format!("{got}, but {} expects otherwise", submission.folder),
-            (Some(_), None) => format!("{got} (folder {}: not checked)", submission.folder),
+            (_, Some(false)) => format!("{got}, {}", submission.otherwise()),
+            (Some(_), None) => format!(
+                "{got} (folder {}, no @EXPECTED_RESULTS@ tag: not checked)",
+                submission.folder
+            ),
             (None, _) => got,
         };
         if let Some(both) = outcome.sensitive() {
@@ -414,11 +446,15 @@ fn one_line(text: &str) -> String {
 }
 
 /// Every program under `submissions/`: each file or directory in each
-/// folder, folders and programs in natural order. A package without any
-/// is refused.
-fn find_submissions(problem: &Path) -> Result<Vec<Submission>, String> {
+/// folder, folders and programs in natural order, with what it is
+/// expected to get. Skipped, as BAPCtools skips them: `*.disabled`
+/// (noted); a file of a language the referee does not know (a warning;
+/// judged, and so failing, under `--strict`). A package without any is
+/// refused.
+fn find_submissions(problem: &Path, strict: bool) -> Result<Vec<Submission>, String> {
     let root = problem.join("submissions");
     let mut found = Vec::new();
+    let (mut disabled, mut unknown) = (Vec::new(), Vec::new());
     for folder in sorted_entries(&root)? {
         if !folder.is_dir() {
             continue;
@@ -429,12 +465,44 @@ fn find_submissions(problem: &Path) -> Result<Vec<Submission>, String> {
             if name.starts_with('.') || name.to_ascii_lowercase().starts_with("readme") {
                 continue;
             }
+            let name = format!("{folder_name}/{name}");
+            if name.ends_with(".disabled") {
+                disabled.push(name);
+                continue;
+            }
+            let known = path.is_dir() || Language::of_file(&path).is_some() || is_executable(&path);
+            if !known {
+                unknown.push(name.clone());
+                if !strict {
+                    continue;
+                }
+            }
+            let expectation = expectation(&name, &folder_name, &path, strict);
             found.push(Submission {
-                name: format!("{folder_name}/{name}"),
+                name,
                 folder: folder_name.clone(),
                 path,
+                expectation,
             });
         }
+    }
+    let list = |names: &[String]| crate::text::terminal(&names.join(", ")).into_owned();
+    if !disabled.is_empty() {
+        eprintln!(
+            "referee interactive: note: disabled, not judged: {}",
+            list(&disabled)
+        );
+    }
+    if !unknown.is_empty() {
+        eprintln!(
+            "referee interactive: warning: neither a source file of a known language \
+             (see docs/languages.md) nor executable, {}: {}",
+            match strict {
+                true => "judged as a failure (--strict)",
+                false => "not judged",
+            },
+            list(&unknown)
+        );
     }
     if found.is_empty() {
         return Err(format!(
@@ -444,6 +512,64 @@ fn find_submissions(problem: &Path) -> Result<Vec<Submission>, String> {
         ));
     }
     Ok(found)
+}
+
+/// What the submission `name` at `path` in `folder` is checked against:
+/// its folder's verdict and its `@EXPECTED_RESULTS@` tag, as
+/// [`Expectation::of`] combines them. A tag that leaves out its
+/// folder's verdict is warned of (under `--strict`, it fails the
+/// submission).
+fn expectation(name: &str, folder: &str, path: &Path, strict: bool) -> Expectation {
+    let expectation = Expectation::of(folder, read_tag(path));
+    if let (Some(_), Expectation::Tag(tag)) = (Expected::of_folder(folder), &expectation) {
+        let text = format!(
+            "{}: its @EXPECTED_RESULTS@ tag ({tag}) leaves out its folder's verdict ({folder}); \
+             the tag decides, as in DOMjudge",
+            crate::text::terminal(name)
+        );
+        eprintln!("referee interactive: warning: {text}");
+        if strict {
+            return Expectation::Bad(format!(
+                "its @EXPECTED_RESULTS@ tag ({tag}) leaves out its folder's verdict (--strict)"
+            ));
+        }
+    }
+    expectation
+}
+
+/// The most of a file read for its tag: sources are small.
+const MOST_READ: u64 = 4 << 20;
+
+/// The `@EXPECTED_RESULTS@` tag in the submission at `path`: in the file,
+/// or in one of the files of the directory (DOMjudge reads them all; a
+/// tag in two is an error).
+fn read_tag(path: &Path) -> Result<Option<Tag>, String> {
+    use std::io::Read;
+    let files: Vec<PathBuf> = match path.is_dir() {
+        true => sorted_entries(path)?
+            .into_iter()
+            .filter(|p| p.is_file())
+            .collect(),
+        false => vec![path.to_owned()],
+    };
+    let mut found: Option<(String, Tag)> = None;
+    for file in files {
+        let mut text = Vec::new();
+        std::fs::File::open(&file)
+            .and_then(|f| f.take(MOST_READ).read_to_end(&mut text))
+            .map_err(|e| format!("{}: {e}", file.display()))?;
+        let Some(tag) = parse_tag(&text).map_err(|e| format!("{}: {e}", name_of(&file)))? else {
+            continue;
+        };
+        if let Some((first, _)) = &found {
+            return Err(format!(
+                "tags in more than one file ({first}, {})",
+                name_of(&file)
+            ));
+        }
+        found = Some((name_of(&file), tag));
+    }
+    Ok(found.map(|(_, tag)| tag))
 }
 
 /// The table of every submission, and the run's exit status: 0 when each
@@ -469,8 +595,8 @@ fn report(submissions: &[&Submission], outcomes: &[Outcome]) -> Status {
                 .iter()
                 .any(|v| matches!(v, Some(Verdict::JudgeError(_)))),
         );
-        let ok = s.got_expected(o);
-        wrong += usize::from(ok == Some(false) || verdict.is_none());
+        let failed = s.failed(o);
+        wrong += usize::from(failed);
         if o.sensitive().is_some() {
             sensitive.push(crate::text::terminal(&s.name).into_owned());
         }
@@ -489,8 +615,8 @@ fn report(submissions: &[&Submission], outcomes: &[Outcome]) -> Status {
         table.add_row(vec![
             crate::text::terminal(&s.name).into_owned(),
             o.language.clone(),
-            s.folder.clone(),
-            match ok == Some(false) || verdict.is_none() {
+            s.expected(),
+            match failed {
                 true => format!("{got} (!)"),
                 false => got,
             },
@@ -504,8 +630,15 @@ fn report(submissions: &[&Submission], outcomes: &[Outcome]) -> Status {
     println!("{table}");
     let total = submissions.len();
     println!(
-        "interactive: {} of {total} submissions got their folder's verdict{}{}",
+        "interactive: {} of {total} submissions got their {} verdict{}{}",
         total - wrong,
+        match submissions
+            .iter()
+            .any(|s| matches!(s.expectation, Expectation::Tag(_) | Expectation::Bad(_)))
+        {
+            true => "expected",
+            false => "folder's",
+        },
         match judge_errors {
             0 => String::new(),
             n => format!(", {n} judge error{}", if n == 1 { "" } else { "s" }),
@@ -540,16 +673,20 @@ fn write_junit(
     let mut suite = TestSuite::new(problem_name.clone());
     for (s, o) in submissions.iter().zip(outcomes) {
         let verdict = o.verdict();
-        let status = match (verdict, s.got_expected(o)) {
+        let status = match (verdict, s.failed(o)) {
             (Some(Verdict::JudgeError(_)), _) => {
                 let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
                 status.set_message(o.got());
                 status
             }
-            (Some(_), Some(true)) | (Some(_), None) => TestCaseStatus::success(),
-            _ => {
+            (_, false) => TestCaseStatus::success(),
+            (_, true) => {
                 let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                status.set_message(format!("expected {}, got {}", s.folder, one_line(&o.got())));
+                status.set_message(format!(
+                    "expected {}, got {}",
+                    s.expected(),
+                    one_line(&o.got())
+                ));
                 status.set_description(o.got());
                 status
             }
