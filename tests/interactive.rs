@@ -1058,6 +1058,8 @@ fn a_derived_time_limit_gives_its_rule_on_the_first_line() {
              meanwhile); memory 2 GiB (the default)"
         ),
         "{run:?}"
+    );
+}
 
 /// A copy of the fixture `guess-checked` (Kattis's guess in shape: inputs
 /// `fixed N`, an input validator, one accepted submission), with `files`
