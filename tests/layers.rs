@@ -214,10 +214,6 @@ const KNOWN_CIRCLES: &[&[&str]] = &[
     // Issue 53: the league's page and its server (`url_segment` one way,
     // `About`, `FailedBuild`, `entrant`, `failed_build` the other).
     &["src/league/page.rs", "src/league/serve.rs"],
-    // Found by reading inline paths (issue 53 did not count it): starting
-    // a bot (`spawn.rs`: `launcher`, `resolve`, `SpawnError`), its sandbox
-    // (`sandbox.rs`) and its uid (`boxes.rs`: `unreachable`).
-    &["src/bot/boxes.rs", "src/bot/sandbox.rs", "src/bot/spawn.rs"],
 ];
 
 mod files {

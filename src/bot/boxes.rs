@@ -138,7 +138,7 @@ pub fn is_root() -> bool {
 pub fn wanted(sandboxed: bool) -> bool {
     // Inside the sandbox only the launcher can become the uid: without one
     // (the library's unit tests) a sandboxed bot stays as it is.
-    let can = !sandboxed || super::spawn::launcher().is_some();
+    let can = !sandboxed || super::program::launcher().is_some();
     is_root() && (sandboxed || settings().unprivileged) && can
 }
 

@@ -21,7 +21,7 @@ use nix::fcntl::{Flock, FlockArg};
 use nix::unistd::{AccessFlags, access};
 
 use super::command::{Completed, run_build};
-use super::spawn::SpawnError;
+use super::program::SpawnError;
 use super::{BotSpec, Environment};
 use crate::text;
 

@@ -12,7 +12,7 @@ use super::cgroup::{Cgroup, Kind};
 use super::exit::ExitWatch;
 use super::groups::{self, GroupGuard};
 use super::stderr::{Capture, Tail};
-use super::{BotSpec, Ended, KILL_WAIT, Resources, SpawnError, spawn};
+use super::{BotSpec, Ended, KILL_WAIT, Resources, SpawnError, program, spawn};
 
 /// How a command ended.
 #[derive(Debug)]
@@ -72,7 +72,7 @@ pub async fn run_build(
     };
     let completed = match sandboxed {
         true => {
-            let path = spawn::resolve(&spec.program)?;
+            let path = program::resolve(&spec.program)?;
             let (bwrap, args) = spawn::sandboxed(&path, spec, spawn::Access::Build, None, uid)?;
             let wrapped = BotSpec {
                 program: bwrap.into_os_string(),
@@ -107,7 +107,7 @@ pub async fn run_to_end(
     sandboxed: bool,
     user: Option<u32>,
 ) -> Result<Completed, SpawnError> {
-    let path = spawn::resolve(&spec.program)?;
+    let path = program::resolve(&spec.program)?;
     let cgroup = Cgroup::create(Kind::Build, Some(BUILD_MEMORY), Some(BUILD_PROCESSES))
         .map_err(SpawnError::Cgroup)?
         .map(std::sync::Arc::new);
@@ -131,7 +131,7 @@ pub async fn run_to_end(
     )?;
     let started = Instant::now();
     let (mut child, mut group) =
-        GroupGuard::spawn(|| cmd.spawn()).map_err(|e| spawn::classify(&path, e))?;
+        GroupGuard::spawn(|| cmd.spawn()).map_err(|e| program::classify(&path, e))?;
     let pid = group.pgid();
     drop(child.stdin.take());
     let mut out = Capture::start(

@@ -435,7 +435,7 @@ pub fn start_watchdog() {
     // The launcher, which handles the command too, starts in a fraction of
     // the time the referee's binary takes to load (its symbols and
     // relocations: docs/PERFORMANCE.md §14).
-    let program = match super::spawn::launcher() {
+    let program = match super::program::launcher() {
         Some(launcher) => Ok(launcher.to_owned()),
         None => std::env::current_exe(),
     };

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::command::{Completed, run_build};
-use super::spawn::{self, SpawnError};
+use super::program::{self, SpawnError};
 use super::{BotSpec, Environment};
 
 /// A language a program may be written in.
@@ -450,7 +450,7 @@ pub async fn build(
 ) -> Result<BotSpec, BuildError> {
     let language = source.language;
     let needs = |tool: &str| {
-        spawn::resolve(tool.as_ref()).map_err(|_| {
+        program::resolve(tool.as_ref()).map_err(|_| {
             BuildError::new(format!(
                 "{tool} not found: needed to build {} submission {}",
                 language.name(),
@@ -832,7 +832,7 @@ mod tests {
 
     /// Whether `tool` is there; says so when it is not.
     fn have(tool: &str) -> bool {
-        let found = spawn::resolve(tool.as_ref()).is_ok();
+        let found = program::resolve(tool.as_ref()).is_ok();
         if !found {
             eprintln!("{tool} not found: skipping its test");
         }
@@ -923,7 +923,7 @@ mod tests {
 
     #[test]
     fn a_sandboxed_build_sees_a_copy_and_names_the_original() {
-        if !have("gcc") || spawn::check_sandbox().is_err() {
+        if !have("gcc") || super::super::sandbox::check_sandbox().is_err() {
             return;
         }
         let settings = BuildSettings {
@@ -978,7 +978,7 @@ mod tests {
     fn a_missing_compiler_is_named_with_the_language() {
         let dir = tree(&[("main.kt", "fun main() {}")]);
         let source = detect(dir.path()).unwrap().unwrap();
-        if spawn::resolve("kotlinc".as_ref()).is_ok() {
+        if program::resolve("kotlinc".as_ref()).is_ok() {
             return;
         }
         let out = tempfile::tempdir().unwrap();

@@ -26,6 +26,7 @@ pub mod groups;
 pub mod language;
 pub mod lines;
 mod procfs;
+pub mod program;
 pub mod sandbox;
 pub mod spawn;
 mod standby;
@@ -49,9 +50,9 @@ pub use environment::Environment;
 use exit::ExitWatch;
 use groups::GroupGuard;
 pub use lines::{LineReader, Next};
+pub use program::{SpawnError, use_launcher};
 pub use spawn::{
-    DROP_COMMAND, LAUNCH_COMMAND, SANDBOX_COMMAND, SpawnError, drop_main, launch_main,
-    sandbox_main, use_launcher,
+    DROP_COMMAND, LAUNCH_COMMAND, SANDBOX_COMMAND, drop_main, launch_main, sandbox_main,
 };
 pub use status::Ended;
 pub use usage::{MemoryAtLimit, MemoryOverrun, Usage, UsageMark};
@@ -97,11 +98,11 @@ impl BotSpec {
     /// Where its program is: a bare name beside its working directory (an
     /// entrant's folder, a judge's game file), then on `PATH`; without one
     /// (named on the command line), in the current directory, then on
-    /// `PATH` (see [`spawn::resolve`]).
+    /// `PATH` (see [`program::resolve`]).
     pub fn locate(&self) -> Result<PathBuf, SpawnError> {
         match &self.dir {
-            Some(dir) => spawn::resolve_beside(&self.program, dir),
-            None => spawn::resolve(&self.program),
+            Some(dir) => program::resolve_beside(&self.program, dir),
+            None => program::resolve(&self.program),
         }
     }
 }

@@ -14,7 +14,7 @@ use std::process::Stdio;
 use std::sync::OnceLock;
 
 use super::BotSpec;
-use super::spawn::{SpawnError, launcher, resolve};
+use super::program::{SpawnError, launcher, resolve};
 
 /// What a sandboxed process may do with its own directories.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -352,7 +352,7 @@ fn drop_into(args: &[OsString]) -> Result<std::convert::Infallible, String> {
         Ok(never) => match never {},
         Err(errno) => errno,
     };
-    Err(super::spawn::classify(Path::new(&command[0]), io::Error::from(errno)).to_string())
+    Err(super::program::classify(Path::new(&command[0]), io::Error::from(errno)).to_string())
 }
 
 /// Becomes `uid`, with the gid of the same number and no other group;
@@ -463,10 +463,10 @@ impl Needs {
                 Err(_) => break,
             }
         }
-        let Some(head) = super::spawn::read_head(&hop) else {
+        let Some(head) = super::program::read_head(&hop) else {
             return;
         };
-        let next = match super::spawn::shebang_words(&head).as_slice() {
+        let next = match super::program::shebang_words(&head).as_slice() {
             [env, rest @ ..] if env.ends_with("/env") => {
                 self.program(Path::new(env), path, rustup, depth + 1);
                 rest.iter()
@@ -474,7 +474,7 @@ impl Needs {
                     .and_then(|name| path.iter().map(|p| p.join(name)).find(|p| p.is_file()))
             }
             [interpreter, ..] => Some(PathBuf::from(interpreter)),
-            [] => super::spawn::elf_loader(&head).map(PathBuf::from),
+            [] => super::program::elf_loader(&head).map(PathBuf::from),
         };
         if let Some(next) = next.filter(|n| n.is_absolute()) {
             self.program(&next, path, rustup, depth + 1);

@@ -26,7 +26,8 @@ use super::BotLimits;
 use super::cgroup::{self, Cgroup};
 use super::environment::Vars;
 use super::groups::GroupGuard;
-use super::spawn::{self, SpawnError};
+use super::program::{SpawnError, classify};
+use super::spawn;
 
 /// A bot's process, just started, and its cgroup.
 pub(crate) struct Started {
@@ -169,7 +170,7 @@ fn start_new(program: &Program<'_>, limits: &BotLimits) -> Result<Started, Spawn
         program.env.clone(),
     )?;
     let (child, group) =
-        GroupGuard::spawn(|| cmd.spawn()).map_err(|e| spawn::classify(program.named, e))?;
+        GroupGuard::spawn(|| cmd.spawn()).map_err(|e| classify(program.named, e))?;
     Ok(Started {
         child,
         group,

@@ -14,7 +14,7 @@ use super::TournamentConfig;
 use super::schedule::{self, Schedule};
 use super::spec::Spec;
 use crate::bot::build::{self, BuildOptions};
-use crate::bot::{BotLimits, BotSpec, Environment, spawn};
+use crate::bot::{BotLimits, BotSpec, Environment, SpawnError, spawn};
 use crate::exit::Refusal;
 use crate::game::{Deal, Game, GameRecord, Round, Seat, SeatResult, Seating};
 use crate::outcome::{self, Disqualified, Verdict};
@@ -153,12 +153,10 @@ pub(crate) fn located(spec: BotSpec) -> Result<BotSpec, Disqualified> {
 
 /// Whether `why` a program cannot start is that it is found nowhere: not
 /// a file where its path leads, not on `PATH`.
-fn found_nowhere(why: &spawn::SpawnError) -> bool {
+fn found_nowhere(why: &SpawnError) -> bool {
     matches!(
         why,
-        spawn::SpawnError::NotFound(_)
-            | spawn::SpawnError::NotOnPath(_)
-            | spawn::SpawnError::NotBesideOrOnPath { .. }
+        SpawnError::NotFound(_) | SpawnError::NotOnPath(_) | SpawnError::NotBesideOrOnPath { .. }
     )
 }
 

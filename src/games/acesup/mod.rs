@@ -380,7 +380,7 @@ fn decks_of(config: &JudgeConfig) -> Result<(u64, DeckIter, Option<u64>, String)
 
 /// The program could not be started: the referee's own resources failing
 /// is not a usage error.
-fn cannot_start(e: &crate::bot::spawn::SpawnError) -> Status {
+fn cannot_start(e: &crate::bot::SpawnError) -> Status {
     eprintln!("referee acesup: cannot start the program: {e}");
     match e.is_referees() {
         true => Status::Internal,

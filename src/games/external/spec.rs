@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::bot::clock::{MoveLimits, TimeControl};
-use crate::bot::spawn;
+use crate::bot::program;
 use crate::units::TomlDuration;
 use crate::units::toml_error;
 
@@ -342,7 +342,7 @@ fn resolve_judge(program: &str, dir: &Path) -> Result<PathBuf, String> {
     } else {
         program.into()
     };
-    spawn::resolve_beside(&program, dir).map_err(|e| e.to_string())
+    program::resolve_beside(&program, dir).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
