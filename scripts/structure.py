@@ -16,8 +16,8 @@
 3. The pairs that `duplicates` finds over the whole tree (if installed).
 
 Prints the three counts; exits 0 unless `--check` is given and a count is
-over its bound (no circle, no long function, at most 150 pairs), or
-`--check-circles` and there is a circle outside the allowed list.
+over its bound (no circle, no long function, at most 150 pairs).
+tests/layers.rs fails on a circle by itself, outside its allowed list.
 """
 
 import argparse

@@ -13,9 +13,8 @@
 use std::path::{Path, PathBuf};
 
 use super::package::{Case, names, sorted_entries};
-use super::program::fail;
 use super::validator::{Validator, failure, prepare_entry, run_on_input};
-use super::{ACCEPT, InteractiveConfig, WorkDir};
+use super::{ACCEPT, InteractiveConfig, WorkDir, fail};
 use crate::bot::Ended;
 use crate::exit::Status;
 

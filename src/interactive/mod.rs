@@ -47,7 +47,7 @@ pub async fn run(config: &InteractiveConfig) -> crate::exit::Status {
             (None, None) => None,
         };
         if let Some(why) = clash {
-            return program::fail(
+            return fail(
                 crate::exit::Status::Usage,
                 format!("--time-limit-from accepted: {why}"),
             );
@@ -173,7 +173,7 @@ struct WorkDir(PathBuf);
 fn work_dirs() -> Result<(WorkDir, WorkDir), crate::exit::Status> {
     match (WorkDir::new(), WorkDir::new()) {
         (Ok(work), Ok(builds)) => Ok((work, builds)),
-        (Err(e), _) | (_, Err(e)) => Err(program::fail(
+        (Err(e), _) | (_, Err(e)) => Err(fail(
             crate::exit::Status::Internal,
             format!("cannot create a work directory: {e}"),
         )),
@@ -199,4 +199,10 @@ impl Drop for WorkDir {
     fn drop(&mut self) {
         crate::interrupt::remove_own_dir(&self.0);
     }
+}
+
+/// Says `e` and gives `status`: how every part of a run ends it.
+fn fail(status: crate::exit::Status, e: impl std::fmt::Display) -> crate::exit::Status {
+    eprintln!("referee interactive: {e}");
+    status
 }

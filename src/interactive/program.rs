@@ -13,7 +13,7 @@ use super::limits::CaseLimits;
 use super::package::{Case, Package, load};
 use super::validator::ValidatorSpec;
 use super::verdict::{Judged, Side, Verdict};
-use super::{InteractiveConfig, work_dirs};
+use super::{InteractiveConfig, fail, work_dirs};
 use crate::bot::language::{BuildSettings, Source, build};
 use crate::bot::{BotSpec, Ended, Usage};
 use crate::exit::Status;
@@ -374,12 +374,6 @@ impl<'a> Judging<'a> {
             _ => format!("CPU {}, wall {}", ms(cpu), ms(wall)),
         }
     }
-}
-
-/// Says `e` and gives `status`.
-pub(super) fn fail(status: Status, e: impl std::fmt::Display) -> Status {
-    eprintln!("referee interactive: {e}");
-    status
 }
 
 /// The program at `path` ready to run, and its language: a source file

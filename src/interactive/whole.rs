@@ -22,9 +22,9 @@ use super::limits::{
     CaseLimits, DEFAULT_TIME_LIMIT, Sourced, TimeLimitFrom, WALL_FACTOR, derived_rule,
 };
 use super::package::{is_executable, sorted_entries};
-use super::program::{Judgee, Judging, Tally, fail, prepare_program};
+use super::program::{Judgee, Judging, Tally, prepare_program};
 use super::verdict::Verdict;
-use super::{InteractiveConfig, work_dirs};
+use super::{InteractiveConfig, fail, work_dirs};
 use crate::bot::language::Language;
 use crate::exit::Status;
 use crate::record::Records;
