@@ -2,11 +2,16 @@
 //! whose sources are the same as its (a copy), its versions with their
 //! build logs, its standing over its games as an SVG plot (a line per
 //! version, labelled, its 95% band shaded), and its recent games with
-//! links to their replays. Everything a submission wrote is escaped.
+//! links to their replays; and a game's replay page with links back.
+//! Everything a submission wrote is escaped.
+//!
+//! This file renders and [`super::serve`] routes: the server reads the
+//! database and the league's state and hands what it read here; nothing
+//! here knows of the server.
 
 use std::fmt::Write;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::db::VersionRow;
 use crate::replay::escape_html;
@@ -51,6 +56,45 @@ pub struct About {
     pub failed: Option<(u32, FailedBuild)>,
     /// Other entrants' versions with the same sources as the one shown.
     pub same_as: Vec<String>,
+}
+
+/// `name` as one segment of a URL's path.
+pub(super) fn url_segment(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Game `id`'s replay (the replay viewer), with links back to the
+/// leaderboard and to the pages of the entrants who played it.
+pub(super) fn replay(id: u64, entrants: &[String], views: &[Value]) -> String {
+    let links: String = entrants
+        .iter()
+        .map(|name| {
+            format!(
+                " · <a class=\"entrant\" href=\"/entrant/{}\">{}</a>",
+                escape_html(&url_segment(name)),
+                escape_html(name)
+            )
+        })
+        .collect();
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>game {id} — league</title>\n<style>\n{}\
+         nav#back {{ margin: 0 0 .6em; }}\n</style>\n</head>\n<body>\n\
+         <nav id=\"back\"><a href=\"/\">← leaderboard</a>{links}</nav>\n\
+         <div id=\"replay\"></div>\n{}\n<script>\n{}</script>\n</body>\n</html>\n",
+        crate::replay::STYLE,
+        crate::replay::data_script("replay-data", &json!({ "games": views })),
+        crate::replay::SCRIPT,
+    )
 }
 
 const WIDTH: f64 = 640.0;
@@ -100,7 +144,7 @@ pub fn entrant(
                 let entrant = full.rsplit_once("@v").map_or(full.as_str(), |(e, _)| e);
                 format!(
                     "<a href=\"/entrant/{}\">{}</a>",
-                    escape_html(&super::serve::url_segment(entrant)),
+                    escape_html(&url_segment(entrant)),
                     escape_html(full)
                 )
             })

@@ -42,7 +42,7 @@ use serde_json::{Value, json};
 
 use super::Shared;
 use super::db::{Db, Location, VersionRow};
-use super::page::{About, FailedBuild};
+use super::page::{About, FailedBuild, url_segment};
 use crate::replay::escape_html;
 
 /// What the pages are made from: the league's state, and the database
@@ -418,19 +418,6 @@ fn ranked_by(solo: bool) -> &'static str {
     }
 }
 
-/// `name` as one segment of a URL's path.
-pub(super) fn url_segment(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for b in name.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 /// Where an entrant's version's build log is: its row on the entrant's
 /// page.
 fn log_link(entrant: &str, version: u32) -> String {
@@ -676,7 +663,7 @@ async fn replay_page(Axum(board): Axum<Board>, UrlPath(id): UrlPath<u64>) -> Res
                     without_stderr(view);
                 }
             }
-            Html(replay_html(id, &entrants, &views)).into_response()
+            Html(super::page::replay(id, &entrants, &views)).into_response()
         }
         Err(e) => (
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -699,32 +686,6 @@ fn without_stderr(value: &mut Value) {
             }
         }
     }
-}
-
-/// Game `id`'s replay (the replay viewer), with links back to the
-/// leaderboard and to the pages of the entrants who played it.
-fn replay_html(id: u64, entrants: &[String], views: &[Value]) -> String {
-    let links: String = entrants
-        .iter()
-        .map(|name| {
-            format!(
-                " · <a class=\"entrant\" href=\"/entrant/{}\">{}</a>",
-                escape_html(&url_segment(name)),
-                escape_html(name)
-            )
-        })
-        .collect();
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>game {id} — league</title>\n<style>\n{}\
-         nav#back {{ margin: 0 0 .6em; }}\n</style>\n</head>\n<body>\n\
-         <nav id=\"back\"><a href=\"/\">← leaderboard</a>{links}</nav>\n\
-         <div id=\"replay\"></div>\n{}\n<script>\n{}</script>\n</body>\n</html>\n",
-        crate::replay::STYLE,
-        crate::replay::data_script("replay-data", &json!({ "games": views })),
-        crate::replay::SCRIPT,
-    )
 }
 
 const LEADERBOARD: &str = include_str!("leaderboard.html");
