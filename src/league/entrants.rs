@@ -3,16 +3,19 @@
 //! never calls for the next), and a new version built when they change.
 
 use std::collections::BTreeMap;
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use super::copies;
+use super::db::VersionRow;
+use super::relocate::moved;
 use crate::bot::build::{self, BuildOptions};
 use crate::bot::usage::human_bytes;
 use crate::bot::{BotSpec, Environment};
 use crate::outcome::Disqualified;
-use crate::tournament::spec::EntrantSpec;
-use crate::tournament::units::{entrant_program, located, under};
+use crate::tournament::spec::{EntrantSpec, Spec};
+use crate::tournament::units::{duration, entrant_program, located, under};
 
 /// Files larger than this are fingerprinted by their size and time only.
 const MOST_HASHED: u64 = 16 << 20;
@@ -371,29 +374,6 @@ fn left_out_note(left_out: &[(PathBuf, &str)]) -> Option<String> {
     ))
 }
 
-/// `program` with every path under `from` (its folder, its program, its
-/// arguments) under `to` instead.
-pub(super) fn moved(program: BotSpec, from: &Path, to: &Path) -> BotSpec {
-    let under_to = |p: &OsStr| moved_path(p, from, to);
-    BotSpec {
-        program: under_to(&program.program),
-        args: program.args.iter().map(|a| under_to(a)).collect(),
-        dir: program
-            .dir
-            .as_deref()
-            .map(|d| PathBuf::from(under_to(d.as_os_str()))),
-        ..program
-    }
-}
-
-/// `path` under `to` instead of `from`, if it is under `from`.
-pub(super) fn moved_path(path: &OsStr, from: &Path, to: &Path) -> OsString {
-    match Path::new(path).strip_prefix(from) {
-        Ok(rest) => to.join(rest).into_os_string(),
-        Err(_) => path.to_owned(),
-    }
-}
-
 /// Copies the tree at `from` to `to` (made): files with their
 /// permissions (a sparse file sparse: its holes are not written),
 /// symbolic links as links, never followed; returns what it left out,
@@ -676,6 +656,268 @@ impl Fnv {
 
     fn hex(&self) -> String {
         format!("{:016x}", std::hash::Hasher::finish(&self.0))
+    }
+}
+
+/// An entrant's versions as files on this machine, and their one owner:
+/// from what each is built (its folder, or the copy of the version that
+/// plays), its build, its copy under the versions' folder (sealed), what
+/// its program is kept from seeing, and when a copy goes. The league's
+/// settings come down to it once, as the league starts; the roster asks
+/// it and records its answers (in the database and the league's state),
+/// and nothing here asks the roster.
+pub struct Versions {
+    /// The league file's folder, which entrants' paths are under.
+    base: PathBuf,
+    /// Where each version's folder is copied as it enters (see
+    /// [`snapshot`]): `--versions`, else beside a SQLite database,
+    /// `DB.versions`.
+    root: PathBuf,
+    build: BuildOptions,
+    env: Environment,
+    /// What every sandboxed entrant is kept from seeing: the league's own
+    /// files and every entrant's folder (its own is shown again).
+    hidden: Vec<PathBuf>,
+}
+
+/// What is to be built of an entrant.
+pub enum Change {
+    /// Sources never built, or changed since its last version.
+    New(EntrantSpec),
+    /// Its last version, not yet built by this run (a league started
+    /// again): built as it is, the same version (its id, its fingerprint).
+    Rebuild(EntrantSpec, i64, String),
+}
+
+impl Change {
+    /// The entrant as built: its folder, or a version's copy.
+    pub fn entrant(&self) -> &EntrantSpec {
+        match self {
+            Change::New(e) | Change::Rebuild(e, ..) => e,
+        }
+    }
+}
+
+/// A version made: built and, if it built, copied and sealed, its program
+/// kept from what it may not see; and its fingerprint.
+pub struct Made {
+    pub built: Built,
+    pub fingerprint: String,
+}
+
+impl Versions {
+    /// The versions of `spec`'s entrants, under `base`, copied to `root`;
+    /// built with `spec`'s limits and environment on top of `env`, in the
+    /// sandbox when `sandbox`, where the league's `file` and
+    /// `private` files are hidden with every entrant's folder.
+    pub fn new(
+        spec: &Spec,
+        base: PathBuf,
+        root: PathBuf,
+        (file, private): (&Path, Vec<PathBuf>),
+        env: &[(OsString, OsString)],
+        sandbox: bool,
+    ) -> Versions {
+        let l = &spec.limits;
+        let env = Environment::clean(env).with(&spec.env.vars());
+        let mut hidden = vec![base.clone(), file.to_owned(), root.clone()];
+        hidden.extend(private);
+        for e in &spec.entrants {
+            if let Some(glob) = &e.glob {
+                let parent = Path::new(glob.get_ref()).parent().unwrap_or(Path::new(""));
+                hidden.push(base.join(parent));
+            }
+            if let Some(dir) = &e.dir {
+                hidden.push(base.join(dir));
+            }
+        }
+        let build = BuildOptions {
+            make: l.make.clone().unwrap_or_else(|| build::DEFAULT_MAKE.into()),
+            timeout: duration(&l.build_timeout, build::DEFAULT_BUILD_TIMEOUT),
+            logs: None,
+            sandbox,
+            hide: hidden.clone(),
+            prebuilt: false,
+            env: env.clone(),
+        };
+        Versions {
+            base,
+            root,
+            build,
+            env,
+            hidden,
+        }
+    }
+
+    /// The versions' folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Whether the sandbox can hide every path of the league's.
+    pub fn check_hidden(&self) -> Result<(), String> {
+        crate::bot::spawn::check_hidden(&self.hidden).map_err(|e| e.to_string())
+    }
+
+    /// Whether the folder `dir` (under the league's folder) is in the
+    /// versions' folder: a glob beside the database would match the
+    /// versions' copies.
+    pub fn holds(&self, dir: &Path) -> bool {
+        under(&self.base, dir).starts_with(&self.root)
+    }
+
+    /// What is to be built of `e`, if anything, given the database's
+    /// versions `rows`; `idle(id)`: whether version `id` is in the
+    /// league's state and does not play.
+    pub fn change(
+        &self,
+        e: &EntrantSpec,
+        rows: &[VersionRow],
+        idle: impl FnOnce(i64) -> bool,
+    ) -> Option<Change> {
+        let last = rows.iter().rev().find(|r| r.entrant == e.name);
+        let products = last.map_or(&[][..], |r| &r.products[..]);
+        let now = fingerprint(e, &self.base, products);
+        match last {
+            Some(last) if last.fingerprint == now => {
+                // Its last version that built plays: built again when this
+                // run has not built it, or when it left and is back. When
+                // its last version did not build (a broken push before a
+                // restart), that is an earlier one, built from its copy.
+                let playing = match last.build_ok {
+                    true => last,
+                    false => rows
+                        .iter()
+                        .rev()
+                        .find(|r| r.entrant == e.name && r.build_ok)?,
+                };
+                if !(idle(playing.id) || last.retired) {
+                    return None;
+                }
+                let mut from = e.clone();
+                if !last.build_ok {
+                    from.dir = Some(copy_of(&self.root, &e.name, &playing.fingerprint));
+                }
+                Some(Change::Rebuild(
+                    from,
+                    playing.id,
+                    playing.fingerprint.clone(),
+                ))
+            }
+            _ => Some(Change::New(e.clone())),
+        }
+    }
+
+    /// `change` built; or, when the referee could not build it for want
+    /// of its own resources (not the entrant's fault: no version is
+    /// recorded, and the next scan builds it again), the first line of
+    /// why.
+    pub async fn build(&self, change: &Change) -> Result<Built, String> {
+        let built = build(change.entrant(), &self.base, &self.build, &self.env).await;
+        if built.referees_failure {
+            let log = built.log.as_deref().unwrap_or_default();
+            return Err(log.lines().next().unwrap_or("").to_owned());
+        }
+        Ok(built)
+    }
+
+    /// `built`, of `change`, made a version: if it built, copied and
+    /// sealed, its program kept from what it may not see; with its
+    /// fingerprint.
+    pub fn made(&self, change: &Change, built: Built) -> Made {
+        let fingerprint = match change {
+            Change::New(e) => fingerprint(e, &self.base, &built.products),
+            Change::Rebuild(_, _, fingerprint) => fingerprint.clone(),
+        };
+        let mut built = self.kept(change.entrant(), built, &fingerprint);
+        built.program = built.program.map(|mut program| {
+            program.hide.clone_from(&self.hidden);
+            program
+        });
+        Made { built, fingerprint }
+    }
+
+    /// `built` playing from a copy of its folder (see [`snapshot`]); a
+    /// copy that cannot be made keeps it out, its reason first in the
+    /// version's log, and what the copy left out (FIFOs, sockets,
+    /// devices) is said there too.
+    fn kept(&self, e: &EntrantSpec, built: Built, fingerprint: &str) -> Built {
+        let (Ok(program), Some(dir)) = (&built.program, &e.dir) else {
+            return built;
+        };
+        let dir = under(&self.base, dir);
+        // Built in its copy (a league started again after a push that did
+        // not build): the copy is as this build left it, sealed anew.
+        let keep = !dir.starts_with(&self.root);
+        let copied = snapshot(program.clone(), &dir, &self.root, &e.name, fingerprint).and_then(
+            |(program, note)| {
+                let copy = copy_of(&self.root, &e.name, fingerprint);
+                let digest = copies::seal(&copy, keep)
+                    .map_err(|e| format!("cannot seal {}: {e}", copy.display()))?;
+                Ok((program, note, digest))
+            },
+        );
+        let (program, note, digest) = match copied {
+            Ok((program, note, digest)) => (Ok(program), note, Some(digest)),
+            Err(why) => (
+                Err(Disqualified::cannot_start(why.clone())),
+                Some(why),
+                None,
+            ),
+        };
+        let log = match (note, built.log) {
+            (Some(note), Some(log)) => Some(format!("{note}\n\n{log}")),
+            (note, log) => note.or(log),
+        };
+        Built {
+            program,
+            log,
+            digest,
+            ..built
+        }
+    }
+
+    /// Removes the copies that no version will play from again: all but
+    /// those `in_use` plays from and each entrant's last version that
+    /// built in `rows` (the database's versions), whether it plays now or
+    /// not: after a broken push and a restart it is the version that
+    /// plays, built again from that copy; and when the entrant has left
+    /// and comes back, it plays as that version again, maybe through a
+    /// player process kept between games (`keep_players`) and still
+    /// working in that folder.
+    pub fn prune(&self, rows: &[VersionRow], in_use: &[BotSpec]) {
+        let mut seen = std::collections::HashSet::new();
+        let last_built: Vec<PathBuf> = rows
+            .iter()
+            .rev()
+            .filter(|r| r.build_ok && seen.insert(r.entrant.as_str()))
+            .map(|r| copy_of(&self.root, &r.entrant, &r.fingerprint))
+            .collect();
+        let Ok(entries) = std::fs::read_dir(&self.root) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let copy = entry.path();
+            let used = |spec: &BotSpec| {
+                spec.dir.as_deref().is_some_and(|d| d.starts_with(&copy))
+                    || Path::new(&spec.program).starts_with(&copy)
+            };
+            if in_use.iter().any(used) || last_built.contains(&copy) {
+                continue;
+            }
+            // Not followed if it is a link: only what is under the copies'
+            // folder goes.
+            let removed = match entry.file_type() {
+                Ok(kind) if kind.is_dir() => std::fs::remove_dir_all(&copy),
+                _ => std::fs::remove_file(&copy),
+            };
+            match removed {
+                Ok(()) => {
+                    tracing::info!("league: removed {}, played by no version", copy.display())
+                }
+                Err(e) => eprintln!("league: cannot remove {}: {e}", copy.display()),
+            }
+        }
     }
 }
 

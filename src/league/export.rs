@@ -48,29 +48,56 @@ fn export_inner(at: &Location, out: &Path) -> Result<u64, Failed> {
     let (db, meta) = open(at)?;
     let game: crate::game::GameRef = serde_json::from_str(&meta.game)
         .map_err(|e| usage(format!("{}: its game {:?}: {e}", at.describe(), meta.game)))?;
-    let io = |path: &Path| {
-        let path = path.to_owned();
-        move |e: std::io::Error| (Status::Io, format!("{}: {e}", path.display()))
-    };
     std::fs::create_dir_all(out).map_err(io(out))?;
     let fingerprint = format!("league {}", at.describe());
-    // `stderr/`, `build/` and `games.log`, made aside.
+    let partial = make_partial(out)?;
+    let records = out.join("records.jsonl");
+    let (versions, tally, games) = write_games(&db, &meta, &partial, &records, &fingerprint)?;
+    write_build_logs(&partial.join("build"), &versions).map_err(|e| (Status::Io, e))?;
+    put_in_place(&partial, out)?;
+    let info = run_info(game, &meta, fingerprint, games, &versions);
+    write_run(out, &records, &info)?;
+    write_standings(out, tally, &versions)?;
+    crate::tournament::report::regenerate(out, None).map_err(|e| (Status::Io, e))?;
+    Ok(games)
+}
+
+/// An error of the file system at `path`, as an export's failure.
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Failed {
+    let path = path.to_owned();
+    move |e: std::io::Error| (Status::Io, format!("{}: {e}", path.display()))
+}
+
+/// [`PARTIAL`] in `out`, empty but for its `stderr/`: where `stderr/`,
+/// `build/` and `games.log` are made aside.
+fn make_partial(out: &Path) -> Result<std::path::PathBuf, Failed> {
     let partial = out.join(PARTIAL);
     if partial.exists() {
         std::fs::remove_dir_all(&partial).map_err(io(&partial))?;
     }
     std::fs::create_dir_all(partial.join("stderr")).map_err(io(&partial))?;
-    let records = out.join("records.jsonl");
+    Ok(partial)
+}
+
+/// The league's games to `records` (committed whole) and to `partial`'s
+/// `stderr/` and `games.log`. The versions and the games are of one
+/// moment: every version seated in a game is one of the run's entrants.
+/// The versions, their tally over the games, and the games' count.
+fn write_games(
+    db: &Db,
+    meta: &Meta,
+    partial: &Path,
+    records: &Path,
+    fingerprint: &str,
+) -> Result<(Vec<VersionRow>, Tally, u64), Failed> {
     let mut games = Games {
-        partial: &partial,
-        fingerprint: &fingerprint,
-        records: crate::record::NewFile::create(&records).map_err(io(&records))?,
+        partial,
+        fingerprint,
+        records: crate::record::NewFile::create(records).map_err(io(records))?,
         log: gamelog::GameLog::open(&partial.join("games.log")).map_err(|e| (Status::Io, e))?,
         count: 0,
         failed: None,
     };
-    // The versions and the games are of one moment: every version seated
-    // in a game is one of the run's entrants.
     let (versions, tally) = db
         .at_one_moment(|db| {
             let versions = db.versions()?;
@@ -81,15 +108,20 @@ fn export_inner(at: &Location, out: &Path) -> Result<u64, Failed> {
         .map_err(usage)?;
     let Games {
         records: file,
-        count: games,
+        count,
         failed,
         ..
     } = games;
     if let Some(e) = failed {
         return Err(e);
     }
-    file.commit().map_err(io(&records))?;
-    write_build_logs(&partial.join("build"), &versions).map_err(|e| (Status::Io, e))?;
+    file.commit().map_err(io(records))?;
+    Ok((versions, tally, count))
+}
+
+/// `partial`'s `stderr/`, `build/` and `games.log` into `out`, each in
+/// place of the one there; then `partial` gone.
+fn put_in_place(partial: &Path, out: &Path) -> Result<(), Failed> {
     for name in ["stderr", "build", "games.log"] {
         let (from, to) = (partial.join(name), out.join(name));
         if to.is_dir() {
@@ -99,10 +131,19 @@ fn export_inner(at: &Location, out: &Path) -> Result<u64, Failed> {
             std::fs::rename(&from, &to).map_err(io(&to))?;
         }
     }
-    std::fs::remove_dir_all(&partial).map_err(io(&partial))?;
-    // The run's entrants are the versions that built: one that did not
-    // played no game, and is in the standings and grades alone.
-    let info = crate::tournament::RunInfo {
+    std::fs::remove_dir_all(partial).map_err(io(partial))
+}
+
+/// The run's `run.json`. Its entrants are the versions that built: one
+/// that did not played no game, and is in the standings and grades alone.
+fn run_info(
+    game: crate::game::GameRef,
+    meta: &Meta,
+    fingerprint: String,
+    games: u64,
+    versions: &[VersionRow],
+) -> crate::tournament::RunInfo {
+    crate::tournament::RunInfo {
         game,
         solo: meta.solo,
         fingerprint,
@@ -115,16 +156,25 @@ fn export_inner(at: &Location, out: &Path) -> Result<u64, Failed> {
             .collect(),
         shard: None,
         gauntlet: None,
-    };
+    }
+}
+
+/// `run.json` in `out`, and the PGN file rebuilt from `records`.
+fn write_run(out: &Path, records: &Path, info: &crate::tournament::RunInfo) -> Result<(), Failed> {
     let run = out.join("run.json");
-    let text = serde_json::to_string_pretty(&info).unwrap_or_default();
+    let text = serde_json::to_string_pretty(info).unwrap_or_default();
     std::fs::write(&run, text + "\n").map_err(io(&run))?;
-    crate::tournament::pgn::PgnFile::rebuild(out, &records, &info, "referee league export")
+    crate::tournament::pgn::PgnFile::rebuild(out, records, info, "referee league export")
         .map_err(|e| (Status::Io, e))?;
-    let standings = Standings::new(tally, &versions);
+    Ok(())
+}
+
+/// The standings of every version, and the grade sheet: a row per
+/// student, their current version.
+fn write_standings(out: &Path, tally: Tally, versions: &[VersionRow]) -> Result<(), Failed> {
+    let standings = Standings::new(tally, versions);
     crate::tournament::write_standings(&standings.tally, &standings.rows(|_| true), out)
         .map_err(|e| (Status::Io, e))?;
-    // The grade sheet: a row per student, their current version.
     let students = standings.rows(|v| standings.is_current(v));
     let sheet = standings.grades(&students, |v| {
         let path = build_log_path(v);
@@ -133,9 +183,7 @@ fn export_inner(at: &Location, out: &Path) -> Result<u64, Failed> {
             .map(|_| format!("its log: {}", path.display()))
     });
     let grades = out.join("grades.csv");
-    crate::record::write_file(&grades, sheet.csv().as_bytes()).map_err(|e| (Status::Io, e))?;
-    crate::tournament::report::regenerate(out, None).map_err(|e| (Status::Io, e))?;
-    Ok(games)
+    crate::record::write_file(&grades, sheet.csv().as_bytes()).map_err(|e| (Status::Io, e))
 }
 
 /// The league's games, written as a tournament's `--out` has them.

@@ -20,6 +20,7 @@ mod export;
 pub mod matchmaking;
 mod notes;
 mod page;
+mod relocate;
 mod roster;
 mod serve;
 pub mod work;
@@ -196,7 +197,15 @@ async fn run_inner(config: &LeagueConfig) -> Result<Status, Failed> {
     let db = Db::open(&config.db, config.durable).map_err(usage)?;
     let meta = check_meta(&db, config, &spec, &*game)?;
     keep_for_workers(&db, config, &text, &base, &versions, limits).map_err(|e| (Status::Io, e))?;
-    let mut roster = Roster::new(spec, text, base.clone(), config, versions, limits);
+    let versions = entrants::Versions::new(
+        &spec,
+        base.clone(),
+        versions,
+        (&config.file, private_files(&config.db)),
+        &config.env,
+        limits.sandbox,
+    );
+    let mut roster = Roster::new(spec, text, base.clone(), versions, config.scan_every);
     if limits.sandbox {
         roster.check_hidden().map_err(usage)?;
     }

@@ -4,86 +4,47 @@
 //! and enter as the next version (the one before stops playing, its games
 //! kept); a failed build keeps the last good version playing; a folder
 //! that is gone retires its entrant.
+//!
+//! What is built of an entrant, from where, its copy and what it may see
+//! are [`entrants::Versions`]'s to decide; the roster asks it, then
+//! records its answers in the database and the league's state.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::db::{Db, NewVersion, VersionRow, lock};
-use super::{LeagueConfig, Shared, Version, copies, entrants};
-use crate::bot::build::{self, BuildOptions};
-use crate::bot::{BotLimits, Environment};
+use super::entrants::{self, Change, Made};
+use super::{Shared, Version, copies};
 use crate::tournament::spec::{EntrantSpec, Spec, expand_globs_now};
-use crate::tournament::units::{Entrant, duration};
+use crate::tournament::units::Entrant;
 
 pub struct Roster {
     spec: Spec,
     text: String,
-    base: PathBuf,
-    build: BuildOptions,
-    env: Environment,
-    /// What every sandboxed entrant is kept from seeing: the league's own
-    /// files and every entrant's folder (its own is shown again).
-    hidden: Vec<PathBuf>,
-    /// Where each version's folder is copied as it enters (see
-    /// [`entrants::snapshot`]): `--versions`, else beside a SQLite
-    /// database, `DB.versions`.
-    versions: PathBuf,
+    base: std::path::PathBuf,
+    /// The entrants' versions as files: built, copied, sealed, hidden.
+    versions: entrants::Versions,
     scan_every: Duration,
     /// Whether a build may run beside the games (a spare CPU), set once
     /// the jobs are known.
     spare_cpu: bool,
 }
 
-/// A scan's finding about one entrant.
-enum Change {
-    /// Sources never built, or changed since its last version.
-    New(EntrantSpec),
-    /// Its last version, not yet built by this run (a league started
-    /// again): built as it is, the same version (its id, its fingerprint).
-    Rebuild(EntrantSpec, i64, String),
-}
-
 impl Roster {
     pub fn new(
         spec: Spec,
         text: String,
-        base: PathBuf,
-        config: &LeagueConfig,
-        versions: PathBuf,
-        limits: BotLimits,
+        base: std::path::PathBuf,
+        versions: entrants::Versions,
+        scan_every: Duration,
     ) -> Roster {
-        let l = &spec.limits;
-        let env = Environment::clean(&config.env).with(&spec.env.vars());
-        let mut hidden = vec![base.clone(), config.file.clone(), versions.clone()];
-        hidden.extend(super::private_files(&config.db));
-        for e in &spec.entrants {
-            if let Some(glob) = &e.glob {
-                let parent = Path::new(glob.get_ref()).parent().unwrap_or(Path::new(""));
-                hidden.push(base.join(parent));
-            }
-            if let Some(dir) = &e.dir {
-                hidden.push(base.join(dir));
-            }
-        }
-        let build = BuildOptions {
-            make: l.make.clone().unwrap_or_else(|| build::DEFAULT_MAKE.into()),
-            timeout: duration(&l.build_timeout, build::DEFAULT_BUILD_TIMEOUT),
-            logs: None,
-            sandbox: limits.sandbox,
-            hide: hidden.clone(),
-            prebuilt: false,
-            env: env.clone(),
-        };
         Roster {
             spec,
             text,
             base,
-            build,
-            env,
-            hidden,
             versions,
-            scan_every: config.scan_every,
+            scan_every,
             spare_cpu: true,
         }
     }
@@ -93,6 +54,11 @@ impl Roster {
         self.spec.jobs
     }
 
+    /// Whether the sandbox can hide every path of the league's.
+    pub fn check_hidden(&self) -> Result<(), String> {
+        self.versions.check_hidden()
+    }
+
     /// The entrants as the file and its globs give them now.
     fn entrants_now(&self) -> Vec<EntrantSpec> {
         let mut now = self.spec.entrants.clone();
@@ -100,11 +66,7 @@ impl Roster {
             eprintln!("league: {problem}");
         }
         // A glob beside the database would match the versions' copies.
-        now.retain(|e| {
-            e.dir.as_ref().is_none_or(|d| {
-                !crate::tournament::units::under(&self.base, d).starts_with(&self.versions)
-            })
-        });
+        now.retain(|e| e.dir.as_ref().is_none_or(|d| !self.versions.holds(d)));
         now
     }
 
@@ -115,40 +77,35 @@ impl Roster {
         let rows = lock(db).versions_without_logs()?;
         self.retire_gone(&now, &rows, db, shared)?;
         for e in now {
-            let Some(change) = self.change(&e, &rows, shared) else {
+            let idle = |id| {
+                let state = shared.lock();
+                state.versions.iter().any(|v| v.id == id && !v.active)
+            };
+            let Some(change) = self.versions.change(&e, &rows, idle) else {
                 continue;
             };
             self.hold(shared, &e.name, true);
-            // What is built: the folder, or a version's copy (see `change`).
-            let from = match &change {
-                Change::New(e) | Change::Rebuild(e, ..) => e,
-            };
-            let built = entrants::build(from, &self.base, &self.build, &self.env).await;
+            let built = self.versions.build(&change).await;
             self.hold(shared, &e.name, false);
-            if built.referees_failure {
-                // Not the entrant's: no version is recorded, and the next
-                // scan builds it again.
-                eprintln!(
-                    "league: cannot build {} now, for want of the referee's own resources: {}; \
-                     trying again at the next scan",
-                    crate::text::terminal(&e.name),
-                    crate::text::terminal(
-                        built
-                            .log
-                            .as_deref()
-                            .unwrap_or_default()
-                            .lines()
-                            .next()
-                            .unwrap_or("")
-                    )
-                );
-                continue;
-            }
-            match change {
-                Change::New(e) => self.enter(&e, built, db, shared)?,
-                Change::Rebuild(e, id, fingerprint) => {
+            let built = match built {
+                Ok(built) => built,
+                Err(why) => {
+                    // Not the entrant's: no version is recorded, and the
+                    // next scan builds it again.
+                    eprintln!(
+                        "league: cannot build {} now, for want of the referee's own resources: \
+                         {}; trying again at the next scan",
+                        crate::text::terminal(&e.name),
+                        crate::text::terminal(&why)
+                    );
+                    continue;
+                }
+            };
+            match &change {
+                Change::New(e) => self.enter(e, self.versions.made(&change, built), db, shared)?,
+                Change::Rebuild(e, id, _) => {
                     lock(db).rejoin(&e.name)?;
-                    self.rebuilt(&e, id, &fingerprint, built, db, shared)?;
+                    self.rebuilt(e, *id, self.versions.made(&change, built), db, shared)?;
                 }
             }
         }
@@ -157,27 +114,15 @@ impl Roster {
     }
 
     /// Removes the copies that no version will play from again (see
-    /// [`entrants::snapshot`]): a version's once its next version has
-    /// entered and its last game is over, and whatever a copy cut short
-    /// left. Without this a league that runs for a term would keep every
-    /// build of every student. An entrant's last version that built keeps
-    /// its copy whether it plays now or not (`rows`, the database's
-    /// versions): after a broken push and a restart it is the version
-    /// that plays, built again from that copy; and when the entrant has
-    /// left and comes back, it plays as that version again, maybe through
-    /// a player process kept between games (`keep_players`) and still
-    /// working in that folder. (A process kept for a replaced version
-    /// plays no more games: all that is left to it is to exit when its
-    /// input closes.) Only this thread starts a version playing, so none
-    /// starts between the look at the versions and the removal.
+    /// [`entrants::snapshot`], [`entrants::Versions::prune`]): a
+    /// version's once its next version has entered and its last game is
+    /// over, and whatever a copy cut short left. Without this a league
+    /// that runs for a term would keep every build of every student. (A
+    /// process kept for a replaced version plays no more games: all that
+    /// is left to it is to exit when its input closes.) Only this thread
+    /// starts a version playing, so none starts between the look at the
+    /// versions and the removal.
     fn prune_copies(&self, rows: &[VersionRow], shared: &Shared) {
-        let mut seen = std::collections::HashSet::new();
-        let last_built: Vec<PathBuf> = rows
-            .iter()
-            .rev()
-            .filter(|r| r.build_ok && seen.insert(r.entrant.as_str()))
-            .map(|r| entrants::copy_of(&self.versions, &r.entrant, &r.fingerprint))
-            .collect();
         let in_use: Vec<crate::bot::BotSpec> = {
             let state = shared.lock();
             let last_of_its_entrant = |i: usize| {
@@ -194,72 +139,7 @@ impl Roster {
                 .filter_map(|i| state.versions[i].player.program.as_ref().ok().cloned())
                 .collect()
         };
-        let Ok(entries) = std::fs::read_dir(&self.versions) else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let copy = entry.path();
-            let used = |spec: &crate::bot::BotSpec| {
-                spec.dir.as_deref().is_some_and(|d| d.starts_with(&copy))
-                    || Path::new(&spec.program).starts_with(&copy)
-            };
-            if in_use.iter().any(used) || last_built.contains(&copy) {
-                continue;
-            }
-            // Not followed if it is a link: only what is under the copies'
-            // folder goes.
-            let removed = match entry.file_type() {
-                Ok(kind) if kind.is_dir() => std::fs::remove_dir_all(&copy),
-                _ => std::fs::remove_file(&copy),
-            };
-            match removed {
-                Ok(()) => {
-                    tracing::info!("league: removed {}, played by no version", copy.display())
-                }
-                Err(e) => eprintln!("league: cannot remove {}: {e}", copy.display()),
-            }
-        }
-    }
-
-    /// What is to be done about `e`, if anything.
-    fn change(&self, e: &EntrantSpec, rows: &[VersionRow], shared: &Shared) -> Option<Change> {
-        let last = rows.iter().rev().find(|r| r.entrant == e.name);
-        let products = last.map_or(&[][..], |r| &r.products[..]);
-        let now = entrants::fingerprint(e, &self.base, products);
-        match last {
-            Some(last) if last.fingerprint == now => {
-                // Its last version that built plays: built again when this
-                // run has not built it, or when it left and is back. When
-                // its last version did not build (a broken push before a
-                // restart), that is an earlier one, built from its copy.
-                let playing = match last.build_ok {
-                    true => last,
-                    false => rows
-                        .iter()
-                        .rev()
-                        .find(|r| r.entrant == e.name && r.build_ok)?,
-                };
-                let state = shared.lock();
-                let idle = state
-                    .versions
-                    .iter()
-                    .any(|v| v.id == playing.id && !v.active);
-                if !(idle || last.retired) {
-                    return None;
-                }
-                let mut from = e.clone();
-                if !last.build_ok {
-                    let copy = entrants::copy_of(&self.versions, &e.name, &playing.fingerprint);
-                    from.dir = Some(copy);
-                }
-                Some(Change::Rebuild(
-                    from,
-                    playing.id,
-                    playing.fingerprint.clone(),
-                ))
-            }
-            _ => Some(Change::New(e.clone())),
-        }
+        self.versions.prune(rows, &in_use);
     }
 
     /// While a build runs on a machine without a spare CPU, no new game
@@ -282,12 +162,10 @@ impl Roster {
     fn enter(
         &self,
         e: &EntrantSpec,
-        built: entrants::Built,
+        Made { built, fingerprint }: Made,
         db: &Mutex<Db>,
         shared: &Shared,
     ) -> Result<(), String> {
-        let fingerprint = entrants::fingerprint(e, &self.base, &built.products);
-        let built = self.kept(e, built, &fingerprint);
         let log = match &built.program {
             Err(why) => Some(built.log.clone().unwrap_or_else(|| why.why.clone())),
             Ok(_) => built.log.clone(),
@@ -325,13 +203,13 @@ impl Roster {
         }
         let player = Entrant {
             name: name.clone(),
-            program: Ok(self.hide(program)),
+            program: Ok(program),
             options: e.options_json(),
             time_control: e.time_control,
         };
         // Stored before it plays: a worker may claim its first table at once.
         drop(state);
-        store_player(db, id, &player, &self.versions, built.digest)?;
+        store_player(db, id, &player, self.versions.root(), built.digest)?;
         let mut state = shared.lock();
         state.tally.add_entrant(&name);
         state.versions.push(Version {
@@ -363,26 +241,24 @@ impl Roster {
         &self,
         e: &EntrantSpec,
         id: i64,
-        fingerprint: &str,
-        built: entrants::Built,
+        Made { built, .. }: Made,
         db: &Mutex<Db>,
         shared: &Shared,
     ) -> Result<(), String> {
-        let built = self.kept(e, built, fingerprint);
         let mut state = shared.lock();
         let Some(v) = state.versions.iter_mut().find(|v| v.id == id) else {
             return Ok(());
         };
         match built.program {
             Ok(program) => {
-                v.player.program = Ok(self.hide(program));
+                v.player.program = Ok(program);
                 v.player.options = e.options_json();
                 v.player.time_control = e.time_control;
                 v.active = true;
                 let player = v.player.clone();
                 eprintln!("league: {} plays", crate::text::terminal(&v.player.name));
                 drop(state);
-                store_player(db, id, &player, &self.versions, built.digest)?;
+                store_player(db, id, &player, self.versions.root(), built.digest)?;
                 shared.changed.notify_all();
                 return Ok(());
             }
@@ -426,56 +302,6 @@ impl Roster {
             );
         }
         Ok(())
-    }
-
-    /// `built` playing from a copy of its folder (see
-    /// [`entrants::snapshot`]); a copy that cannot be made keeps it out,
-    /// its reason first in the version's log, and what the copy left out
-    /// (FIFOs, sockets, devices) is said there too.
-    fn kept(&self, e: &EntrantSpec, built: entrants::Built, fingerprint: &str) -> entrants::Built {
-        let (Ok(program), Some(dir)) = (&built.program, &e.dir) else {
-            return built;
-        };
-        let dir = crate::tournament::units::under(&self.base, dir);
-        // Built in its copy (a league started again after a push that did
-        // not build): the copy is as this build left it, sealed anew.
-        let keep = !dir.starts_with(&self.versions);
-        let copied =
-            entrants::snapshot(program.clone(), &dir, &self.versions, &e.name, fingerprint)
-                .and_then(|(program, note)| {
-                    let copy = entrants::copy_of(&self.versions, &e.name, fingerprint);
-                    let digest = copies::seal(&copy, keep)
-                        .map_err(|e| format!("cannot seal {}: {e}", copy.display()))?;
-                    Ok((program, note, digest))
-                });
-        let (program, note, digest) = match copied {
-            Ok((program, note, digest)) => (Ok(program), note, Some(digest)),
-            Err(why) => (
-                Err(crate::outcome::Disqualified::cannot_start(why.clone())),
-                Some(why),
-                None,
-            ),
-        };
-        let log = match (note, built.log) {
-            (Some(note), Some(log)) => Some(format!("{note}\n\n{log}")),
-            (note, log) => note.or(log),
-        };
-        entrants::Built {
-            program,
-            log,
-            digest,
-            ..built
-        }
-    }
-
-    /// Whether the sandbox can hide every path of the league's.
-    pub fn check_hidden(&self) -> Result<(), String> {
-        crate::bot::spawn::check_hidden(&self.hidden).map_err(|e| e.to_string())
-    }
-
-    fn hide(&self, mut program: crate::bot::BotSpec) -> crate::bot::BotSpec {
-        program.hide.clone_from(&self.hidden);
-        program
     }
 
     /// Looks at the entrants again every `scan_every` on a thread of its

@@ -42,7 +42,7 @@ use serde_json::{Value, json};
 
 use super::Shared;
 use super::db::{Db, Location, VersionRow};
-use super::page::{About, FailedBuild};
+use super::page::{About, FailedBuild, url_segment};
 use crate::replay::escape_html;
 
 /// What the pages are made from: the league's state, and the database
@@ -296,6 +296,28 @@ struct Known {
 /// read from its log once), what plays from the league's state.
 fn class(board: &Board) -> Result<Class, String> {
     let rows = super::db::lock(&board.db).versions_without_logs()?;
+    let failed = failed_builds(board, &rows)?;
+    let (games, solo, tally, known) = now(board);
+    let versions = Versions::of(&rows);
+    let shown = versions
+        .order
+        .iter()
+        .filter_map(|name| versions.shown(name, &known, &failed))
+        .collect();
+    Ok(Class {
+        games,
+        solo,
+        tally,
+        shown,
+    })
+}
+
+/// Each failed version's reason and first error, by its id: those of
+/// `rows` not read yet are read from their logs, once.
+fn failed_builds<'a>(
+    board: &'a Board,
+    rows: &[VersionRow],
+) -> Result<std::sync::MutexGuard<'a, HashMap<i64, FailedBuild>>, String> {
     let mut failed = board.failed.lock().unwrap_or_else(|e| e.into_inner());
     if rows
         .iter()
@@ -308,103 +330,132 @@ fn class(board: &Board) -> Result<Class, String> {
                 .or_insert_with(|| super::page::failed_build(r.build_log.as_deref().unwrap_or("")));
         }
     }
-    // What the league plays, by version id: as it is now.
-    let (games, solo, tally, known) = {
-        let state = board.shared.lock();
-        let known: HashMap<i64, Known> = state
-            .versions
-            .iter()
-            .map(|v| {
-                let known = Known {
-                    number: v.number,
-                    active: v.active,
-                    last: v.last_failure.clone(),
-                };
-                (v.id, known)
-            })
-            .collect();
-        (
-            state.committed,
-            state.seats.is_none(),
-            state.tally.clone(),
-            known,
-        )
-    };
-    // Each entrant's versions, oldest first, the entrants in the order
-    // they entered; and who built what (a copy's sources are the same).
-    let mut order: Vec<&str> = Vec::new();
-    let mut by_entrant: HashMap<&str, Vec<&VersionRow>> = HashMap::new();
-    let mut by_sources: HashMap<&str, Vec<&VersionRow>> = HashMap::new();
-    for r in &rows {
-        by_entrant
-            .entry(&r.entrant)
-            .or_insert_with(|| {
-                order.push(&r.entrant);
-                Vec::new()
-            })
-            .push(r);
-        if r.build_ok {
-            by_sources.entry(&r.fingerprint).or_default().push(r);
+    Ok(failed)
+}
+
+/// What the league plays, by version id, as it is now: its games, whether
+/// each is played alone, the tally (a copy) and the versions it knows.
+fn now(
+    board: &Board,
+) -> (
+    u64,
+    bool,
+    crate::tournament::standings::Tally,
+    HashMap<i64, Known>,
+) {
+    let state = board.shared.lock();
+    let known: HashMap<i64, Known> = state
+        .versions
+        .iter()
+        .map(|v| {
+            let known = Known {
+                number: v.number,
+                active: v.active,
+                last: v.last_failure.clone(),
+            };
+            (v.id, known)
+        })
+        .collect();
+    (
+        state.committed,
+        state.seats.is_none(),
+        state.tally.clone(),
+        known,
+    )
+}
+
+/// The database's versions: each entrant's, oldest first, the entrants in
+/// the order they entered; and who built what (a copy's sources are the
+/// same).
+struct Versions<'a> {
+    order: Vec<&'a str>,
+    by_entrant: HashMap<&'a str, Vec<&'a VersionRow>>,
+    by_sources: HashMap<&'a str, Vec<&'a VersionRow>>,
+}
+
+impl<'a> Versions<'a> {
+    fn of(rows: &'a [VersionRow]) -> Versions<'a> {
+        let mut order: Vec<&str> = Vec::new();
+        let mut by_entrant: HashMap<&str, Vec<&VersionRow>> = HashMap::new();
+        let mut by_sources: HashMap<&str, Vec<&VersionRow>> = HashMap::new();
+        for r in rows {
+            by_entrant
+                .entry(&r.entrant)
+                .or_insert_with(|| {
+                    order.push(&r.entrant);
+                    Vec::new()
+                })
+                .push(r);
+            if r.build_ok {
+                by_sources.entry(&r.fingerprint).or_default().push(r);
+            }
+        }
+        Versions {
+            order,
+            by_entrant,
+            by_sources,
         }
     }
-    let shown = order
-        .iter()
-        .filter_map(|name| {
-            let own = &by_entrant[name];
-            let newest = *own.last()?;
-            if newest.retired {
-                return None;
-            }
-            let playing = own
-                .iter()
+
+    /// Entrant `name` as the pages show it; `None` when it has left the
+    /// league, or when its newest version built and is not in the league's
+    /// state yet (it is entering: shown at the next look).
+    fn shown(
+        &self,
+        name: &str,
+        known: &HashMap<i64, Known>,
+        failed: &HashMap<i64, FailedBuild>,
+    ) -> Option<Shown> {
+        let own = &self.by_entrant[name];
+        let newest = *own.last()?;
+        if newest.retired {
+            return None;
+        }
+        let playing = own
+            .iter()
+            .rev()
+            .find(|r| known.get(&r.id).is_some_and(|k| k.active));
+        let current = playing.or_else(|| {
+            own.iter()
                 .rev()
-                .find(|r| known.get(&r.id).is_some_and(|k| k.active));
-            let current = playing.or_else(|| {
-                own.iter()
-                    .rev()
-                    .find(|r| r.build_ok && known.contains_key(&r.id))
-            });
-            // A version that built and is not in the league's state yet
-            // is entering: shown at the next look.
-            if current.is_none() && newest.build_ok {
-                return None;
-            }
-            let failed_build = (!newest.build_ok
-                && current.is_none_or(|c| c.version < newest.version))
+                .find(|r| r.build_ok && known.contains_key(&r.id))
+        });
+        if current.is_none() && newest.build_ok {
+            return None;
+        }
+        let failed_build = (!newest.build_ok && current.is_none_or(|c| c.version < newest.version))
             .then(|| {
                 (
                     newest.version,
                     failed.get(&newest.id).cloned().unwrap_or_default(),
                 )
             });
-            // Each other entrant's last version with the same sources.
-            let mut same_as: Vec<String> = Vec::new();
-            let mut seen: Vec<&str> = Vec::new();
-            let same = current.and_then(|c| by_sources.get(c.fingerprint.as_str()));
-            for other in same.into_iter().flatten().rev() {
-                if other.entrant != **name && !seen.contains(&other.entrant.as_str()) {
-                    seen.push(&other.entrant);
-                    same_as.push(super::Version::name(&other.entrant, other.version));
-                }
-            }
-            same_as.sort();
-            let state = current.and_then(|c| known.get(&c.id));
-            Some(Shown {
-                entrant: (*name).to_owned(),
-                version: state.map(|k| (super::Version::name(name, k.number), k.number)),
-                playing: playing.is_some(),
-                last: state.and_then(|k| k.last.clone()),
-                failed: failed_build,
-                same_as,
-            })
+        let state = current.and_then(|c| known.get(&c.id));
+        Some(Shown {
+            entrant: name.to_owned(),
+            version: state.map(|k| (super::Version::name(name, k.number), k.number)),
+            playing: playing.is_some(),
+            last: state.and_then(|k| k.last.clone()),
+            failed: failed_build,
+            same_as: self.same_as(name, current.copied()),
         })
-        .collect();
-    Ok(Class {
-        games,
-        solo,
-        tally,
-        shown,
-    })
+    }
+
+    /// Each other entrant's last version with the same sources as
+    /// `current` (`name@vN`), sorted.
+    fn same_as(&self, name: &str, current: Option<&VersionRow>) -> Vec<String> {
+        let mut same_as: Vec<String> = Vec::new();
+        let mut seen: Vec<&str> = Vec::new();
+        let same = current.and_then(|c| self.by_sources.get(c.fingerprint.as_str()));
+        for other in same.into_iter().flatten().rev() {
+            if other.entrant != name && !seen.contains(&other.entrant.as_str()) {
+                seen.push(&other.entrant);
+                same_as.push(super::Version::name(&other.entrant, other.version));
+            }
+        }
+        same_as.sort();
+        same_as
+    }
 }
 
 /// What the ranking is by, for people.
@@ -416,19 +467,6 @@ fn ranked_by(solo: bool) -> &'static str {
          ranks high once its games show it is strong, not on the luck of its first \
          few; an entrant with no version that built comes last"
     }
-}
-
-/// `name` as one segment of a URL's path.
-pub(super) fn url_segment(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for b in name.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 /// Where an entrant's version's build log is: its row on the entrant's
@@ -452,79 +490,16 @@ fn standings(board: &Board) -> Result<Value, String> {
         .iter()
         .filter_map(|s| Some((s.version.as_ref()?.0.as_str(), s)))
         .collect();
-    let failed_build = |s: &Shown| {
-        s.failed.as_ref().map(|(version, why)| {
-            json!({
-                "version": version,
-                "message": why.message,
-                "first_error": why.first_error,
-                "log": log_link(&s.entrant, *version),
-            })
-        })
-    };
     let rows = tally.into_rows();
     let played = rows.iter().filter_map(|row| {
         let s = by_version.get(row.entrant.as_str())?;
-        let (rating, uncertainty, score) = if solo {
-            let half = match (row.win_rate_low, row.win_rate_high) {
-                (Some(low), Some(high)) => Some((high - low) / 2.0),
-                _ => None,
-            };
-            (row.win_rate, half, row.win_rate)
-        } else {
-            (row.rating, row.uncertainty, row.conservative)
-        };
-        Some(json!({
-            "name": s.entrant,
-            "version": s.version.as_ref().map(|v| v.1),
-            "entrant": row.entrant,
-            "built": true,
-            "playing": s.playing,
-            "games": row.games,
-            "rating": rating,
-            "uncertainty": uncertainty,
-            "rank_score": score,
-            "wins": row.wins,
-            "win_share": if row.games == 0 { None } else { Some(row.wins / row.games as f64) },
-            "failures": {
-                "timeout": row.timeouts,
-                "crashed": row.crashed,
-                "incorrect": row.incorrect,
-                "disqualified": row.disqualified,
-                "internal": row.internal,
-            },
-            "last_failure": s.last.as_ref().map(|(game, status, message)| json!({
-                "game": game, "status": status, "message": message,
-            })),
-            "note": s.note(),
-            "failed_build": failed_build(s),
-            "same_as": s.same_as,
-        }))
+        Some(played_row(s, row, solo))
     });
     // Those with no version that built: after everyone who played.
-    let unbuilt = shown.iter().filter(|s| s.version.is_none()).map(|s| {
-        let version = s.failed.as_ref().map_or(0, |f| f.0);
-        json!({
-            "name": s.entrant,
-            "version": version,
-            "entrant": super::Version::name(&s.entrant, version),
-            "built": false,
-            "playing": false,
-            "games": 0,
-            "rating": null,
-            "uncertainty": null,
-            "rank_score": null,
-            "wins": 0,
-            "win_share": null,
-            "failures": {
-                "timeout": 0, "crashed": 0, "incorrect": 0, "disqualified": 0, "internal": 0,
-            },
-            "last_failure": null,
-            "note": s.note(),
-            "failed_build": failed_build(s),
-            "same_as": s.same_as,
-        })
-    });
+    let unbuilt = shown
+        .iter()
+        .filter(|s| s.version.is_none())
+        .map(unbuilt_row);
     let entrants: Vec<Value> = played
         .chain(unbuilt)
         .enumerate()
@@ -540,6 +515,84 @@ fn standings(board: &Board) -> Result<Value, String> {
         "entrants": entrants,
         "unplayable": unplayable(board),
     }))
+}
+
+/// The standings' row of an entrant that played: its version that plays
+/// (or played last) and its `row` of the tally.
+fn played_row(s: &Shown, row: &crate::tournament::standings::Row, solo: bool) -> Value {
+    let (rating, uncertainty, score) = if solo {
+        let half = match (row.win_rate_low, row.win_rate_high) {
+            (Some(low), Some(high)) => Some((high - low) / 2.0),
+            _ => None,
+        };
+        (row.win_rate, half, row.win_rate)
+    } else {
+        (row.rating, row.uncertainty, row.conservative)
+    };
+    json!({
+        "name": s.entrant,
+        "version": s.version.as_ref().map(|v| v.1),
+        "entrant": row.entrant,
+        "built": true,
+        "playing": s.playing,
+        "games": row.games,
+        "rating": rating,
+        "uncertainty": uncertainty,
+        "rank_score": score,
+        "wins": row.wins,
+        "win_share": if row.games == 0 { None } else { Some(row.wins / row.games as f64) },
+        "failures": {
+            "timeout": row.timeouts,
+            "crashed": row.crashed,
+            "incorrect": row.incorrect,
+            "disqualified": row.disqualified,
+            "internal": row.internal,
+        },
+        "last_failure": s.last.as_ref().map(|(game, status, message)| json!({
+            "game": game, "status": status, "message": message,
+        })),
+        "note": s.note(),
+        "failed_build": failed_build(s),
+        "same_as": s.same_as,
+    })
+}
+
+/// The standings' row of an entrant with no version that built.
+fn unbuilt_row(s: &Shown) -> Value {
+    let version = s.failed.as_ref().map_or(0, |f| f.0);
+    json!({
+        "name": s.entrant,
+        "version": version,
+        "entrant": super::Version::name(&s.entrant, version),
+        "built": false,
+        "playing": false,
+        "games": 0,
+        "rating": null,
+        "uncertainty": null,
+        "rank_score": null,
+        "wins": 0,
+        "win_share": null,
+        "failures": {
+            "timeout": 0, "crashed": 0, "incorrect": 0, "disqualified": 0, "internal": 0,
+        },
+        "last_failure": null,
+        "note": s.note(),
+        "failed_build": failed_build(s),
+        "same_as": s.same_as,
+    })
+}
+
+/// An entrant's newest version that did not build, and why, with a link
+/// to its log.
+fn failed_build(s: &Shown) -> Option<Value> {
+    s.failed.as_ref().map(|(version, why)| {
+        json!({
+            "version": version,
+            "message": why.message,
+            "first_error": why.first_error,
+            "log": log_link(&s.entrant, *version),
+        })
+    })
 }
 
 /// The versions that no live worker can play on its machine (see
@@ -676,7 +729,7 @@ async fn replay_page(Axum(board): Axum<Board>, UrlPath(id): UrlPath<u64>) -> Res
                     without_stderr(view);
                 }
             }
-            Html(replay_html(id, &entrants, &views)).into_response()
+            Html(super::page::replay(id, &entrants, &views)).into_response()
         }
         Err(e) => (
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -699,32 +752,6 @@ fn without_stderr(value: &mut Value) {
             }
         }
     }
-}
-
-/// Game `id`'s replay (the replay viewer), with links back to the
-/// leaderboard and to the pages of the entrants who played it.
-fn replay_html(id: u64, entrants: &[String], views: &[Value]) -> String {
-    let links: String = entrants
-        .iter()
-        .map(|name| {
-            format!(
-                " · <a class=\"entrant\" href=\"/entrant/{}\">{}</a>",
-                escape_html(&url_segment(name)),
-                escape_html(name)
-            )
-        })
-        .collect();
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>game {id} — league</title>\n<style>\n{}\
-         nav#back {{ margin: 0 0 .6em; }}\n</style>\n</head>\n<body>\n\
-         <nav id=\"back\"><a href=\"/\">← leaderboard</a>{links}</nav>\n\
-         <div id=\"replay\"></div>\n{}\n<script>\n{}</script>\n</body>\n</html>\n",
-        crate::replay::STYLE,
-        crate::replay::data_script("replay-data", &json!({ "games": views })),
-        crate::replay::SCRIPT,
-    )
 }
 
 const LEADERBOARD: &str = include_str!("leaderboard.html");

@@ -19,7 +19,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::db::{Claim, Db, TableRow, lock};
-use super::entrants::{moved, moved_path};
+use super::relocate::{moved, moved_path};
 use crate::bot::{BotLimits, BotSpec, Environment};
 use crate::exit::Status;
 use crate::game::{Deal, Game, Round};

@@ -74,17 +74,7 @@ async fn work_inner(config: &WorkConfig) -> Result<Status, Failed> {
         warn_unsandboxed(&config.db);
     }
     let (db, league) = wait_for_league(&config.db).await?;
-    let here = config
-        .versions
-        .clone()
-        .unwrap_or_else(|| league.versions.clone());
-    if !here.is_dir() {
-        return Err(usage(format!(
-            "the league's versions' folder is not at {} on this machine: a worker must see \
-             it, on a shared file system, at the same path (or say where with --versions DIR)",
-            here.display()
-        )));
-    }
+    let here = versions_here(config, &league)?;
     if league.limits.sandbox && !config.sandbox {
         return Err(usage(format!(
             "the league in {} runs its bots under --sandbox: start this worker with --sandbox \
@@ -98,18 +88,7 @@ async fn work_inner(config: &WorkConfig) -> Result<Status, Failed> {
         .parent()
         .map_or_else(|| PathBuf::from("/"), Path::to_owned);
     let game = load_game(&spec, &base)?;
-    // The league's rules; this worker's containment.
-    let limits = BotLimits {
-        sandbox: config.sandbox,
-        ..league.limits
-    };
-    let mut hide = vec![here.clone(), base.clone(), file.clone()];
-    hide.extend(super::private_files(&config.db));
-    if config.sandbox {
-        crate::bot::spawn::check_sandbox().map_err(|e| usage(e.to_string()))?;
-        crate::bot::spawn::check_hidden(&hide).map_err(|e| usage(e.to_string()))?;
-    }
-    let containment = Containment::new(&spec, &base, hide, config.env.clone());
+    let containment = contain(config, &spec, &base, vec![here.clone(), base.clone(), file])?;
     let name = config.name.clone().unwrap_or_else(default_name);
     let jobs = config.jobs.unwrap_or_else(crate::parallel::cpus).max(1);
     db.worker_seen(&name, jobs).map_err(|e| (Status::Io, e))?;
@@ -122,6 +101,11 @@ async fn work_inner(config: &WorkConfig) -> Result<Status, Failed> {
         },
         ..StoredSeats::new(Arc::clone(&db), league.versions.clone(), here, name.clone())
     });
+    // The league's rules; this worker's containment.
+    let limits = BotLimits {
+        sandbox: config.sandbox,
+        ..league.limits
+    };
     let mut tables = Tables::new(
         name.clone(),
         Arc::clone(&db),
@@ -135,13 +119,7 @@ async fn work_inner(config: &WorkConfig) -> Result<Status, Failed> {
     tables.say_games = true;
     let finished = watch_finished(&mut tables, Arc::clone(&db));
     let tables = Arc::new(tables);
-    let releasing = Arc::clone(&tables);
-    crate::interrupt::set_tidy(move || {
-        releasing.release_all();
-        if let Ok(db) = releasing.db.try_lock() {
-            let _ = db.worker_gone(&releasing.name);
-        }
-    });
+    release_on_interrupt(&tables);
     eprintln!(
         "league work: {} plays {} for the league in {} ({jobs} job{})",
         crate::text::terminal(&name),
@@ -155,6 +133,52 @@ async fn work_inner(config: &WorkConfig) -> Result<Status, Failed> {
         eprintln!("league work: the league has its games; done");
     }
     Ok(status)
+}
+
+/// Where this machine sees the league's versions' folder: `--versions`,
+/// else the league's own path; an error when it is not there.
+fn versions_here(config: &WorkConfig, league: &League) -> Result<PathBuf, Failed> {
+    let here = config
+        .versions
+        .clone()
+        .unwrap_or_else(|| league.versions.clone());
+    if !here.is_dir() {
+        return Err(usage(format!(
+            "the league's versions' folder is not at {} on this machine: a worker must see \
+             it, on a shared file system, at the same path (or say where with --versions DIR)",
+            here.display()
+        )));
+    }
+    Ok(here)
+}
+
+/// This worker's containment of its bots, which hides `hide` (the
+/// versions' folder, the league's folder and file) and the database's
+/// private files from them; under `--sandbox`, checked first.
+fn contain(
+    config: &WorkConfig,
+    spec: &crate::tournament::spec::Spec,
+    base: &Path,
+    mut hide: Vec<PathBuf>,
+) -> Result<Containment, Failed> {
+    hide.extend(super::private_files(&config.db));
+    if config.sandbox {
+        crate::bot::spawn::check_sandbox().map_err(|e| usage(e.to_string()))?;
+        crate::bot::spawn::check_hidden(&hide).map_err(|e| usage(e.to_string()))?;
+    }
+    Ok(Containment::new(spec, base, hide, config.env.clone()))
+}
+
+/// On an interrupt, the worker's claims are released and it says it is
+/// gone.
+fn release_on_interrupt(tables: &Arc<Tables>) {
+    let releasing = Arc::clone(tables);
+    crate::interrupt::set_tidy(move || {
+        releasing.release_all();
+        if let Ok(db) = releasing.db.try_lock() {
+            let _ = db.worker_gone(&releasing.name);
+        }
+    });
 }
 
 /// How often a worker started before its league looks for it again.

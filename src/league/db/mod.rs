@@ -109,6 +109,37 @@ pub struct Meta {
     pub seed: u64,
 }
 
+impl Meta {
+    /// The league's settings from its `meta` rows (`game`, `solo`,
+    /// `seed`), the same in either database; `None` when one is missing
+    /// (no league has started in it). `db` names the database in an error.
+    fn of(
+        (game, solo, seed): (Option<String>, Option<String>, Option<String>),
+        db: impl std::fmt::Display,
+    ) -> Result<Option<Meta>, String> {
+        let (Some(game), Some(solo), Some(seed)) = (game, solo, seed) else {
+            return Ok(None);
+        };
+        Ok(Some(Meta {
+            game,
+            solo: solo == "1",
+            seed: seed
+                .parse()
+                .map_err(|e| format!("{db}: meta seed {seed:?}: {e}"))?,
+        }))
+    }
+}
+
+/// A finished game to record, as either database takes it: its round,
+/// its rotation of the seats, the version in each seat, and the dealt
+/// table it was played at, if any.
+struct NewGame<'a> {
+    round: u64,
+    rotation: u64,
+    versions: &'a [i64],
+    table: Option<i64>,
+}
+
 /// A version of an entrant, as the database holds it.
 #[derive(Clone, Debug)]
 pub struct VersionRow {
@@ -285,7 +316,13 @@ impl Db {
         rotation: u64,
         versions: &[i64],
     ) -> Result<u64, String> {
-        each!(self, db => db.add_game(record, round, rotation, versions))
+        let game = NewGame {
+            round,
+            rotation,
+            versions,
+            table: None,
+        };
+        each!(self, db => db.add_game(record, &game))
     }
 
     /// Games finished.
@@ -391,7 +428,13 @@ impl Db {
         rotation: u64,
         versions: &[i64],
     ) -> Result<Option<u64>, String> {
-        each!(self, db => db.commit_game(record, claim, round, rotation, versions))
+        let game = NewGame {
+            round,
+            rotation,
+            versions,
+            table: Some(claim.table),
+        };
+        each!(self, db => db.commit_game(record, claim, &game))
     }
 
     /// A claimed table is done: played, or ended early for `outcome`.

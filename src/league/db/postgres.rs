@@ -37,8 +37,8 @@ use tokio_postgres::{Client, Config, NoTls, Row, Statement};
 
 use super::stored::{escape, unescape};
 use super::{
-    Claim, JoinError, Location, Meta, NewTable, NewVersion, TableRow, TableState, VersionRow,
-    WorkerNote,
+    Claim, JoinError, Location, Meta, NewGame, NewTable, NewVersion, TableRow, TableState,
+    VersionRow, WorkerNote,
 };
 use crate::game::GameRecord;
 
@@ -747,20 +747,12 @@ impl Postgres {
     }
 
     pub fn meta(&self) -> Result<Option<Meta>, String> {
-        let (Some(game), Some(solo), Some(seed)) = (
+        let settings = (
             self.setting("game")?,
             self.setting("solo")?,
             self.setting("seed")?,
-        ) else {
-            return Ok(None);
-        };
-        Ok(Some(Meta {
-            game,
-            solo: solo == "1",
-            seed: seed
-                .parse()
-                .map_err(|e| format!("{}: meta seed {seed:?}: {e}", self.name))?,
-        }))
+        );
+        Meta::of(settings, &self.name)
     }
 
     pub fn set_meta(&self, meta: &Meta) -> Result<(), String> {
@@ -911,27 +903,19 @@ impl Postgres {
     /// Commits one finished game: its record, numbered as the league's
     /// next game (its `index`), and the version in each seat, in one
     /// transaction. The game's number.
-    pub fn add_game(
+    pub(super) fn add_game(
         &mut self,
         record: &mut GameRecord,
-        round: u64,
-        rotation: u64,
-        versions: &[i64],
+        game: &NewGame,
     ) -> Result<u64, String> {
-        let game = Game {
-            round,
-            rotation,
-            versions,
-            table: None,
-        };
         let mut tried = None;
         let id = self.with(|c| {
             self.transaction(c, "BEGIN", || {
-                match self.insert_game(c, record, &game, &mut tried)? {
+                match self.insert_game(c, record, game, &mut tried)? {
                     Some(id) => Ok(id),
                     None => Err(Fail::Other(format!(
-                        "{}: a game of round {round}, rotation {rotation} twice",
-                        self.name
+                        "{}: a game of round {}, rotation {} twice",
+                        self.name, game.round, game.rotation
                     ))),
                 }
             })
@@ -948,7 +932,7 @@ impl Postgres {
         &self,
         c: &Session,
         record: &mut GameRecord,
-        game: &Game,
+        game: &NewGame,
         tried: &mut Option<(i64, String)>,
     ) -> Attempt<Option<i64>> {
         if let Some(id) = self.recorded(c, record, tried)? {
@@ -1156,15 +1140,6 @@ impl Postgres {
     }
 }
 
-/// A game to insert: where it was played.
-struct Game<'a> {
-    round: u64,
-    rotation: u64,
-    versions: &'a [i64],
-    /// The dealt table it was played at, if any.
-    table: Option<i64>,
-}
-
 /// The work: tables dealt, claimed with a lease, played and finished.
 impl Postgres {
     /// Deals a table: queued, for any worker to claim. Its id.
@@ -1321,20 +1296,12 @@ impl Postgres {
     /// Commits one game of a claimed table as [`Postgres::add_game`]
     /// does; `None`, with nothing written, if the claim is no longer held
     /// or the table's `rotation` is recorded already.
-    pub fn commit_game(
+    pub(super) fn commit_game(
         &mut self,
         record: &mut GameRecord,
         claim: Claim,
-        round: u64,
-        rotation: u64,
-        versions: &[i64],
+        game: &NewGame,
     ) -> Result<Option<u64>, String> {
-        let game = Game {
-            round,
-            rotation,
-            versions,
-            table: Some(claim.table),
-        };
         let mut tried = None;
         let id = self.with(|c| {
             self.transaction(c, "BEGIN", || {
@@ -1356,7 +1323,7 @@ impl Postgres {
                     // attempt whose answer was lost.
                     return self.recorded(c, record, &tried);
                 }
-                self.insert_game(c, record, &game, &mut tried)
+                self.insert_game(c, record, game, &mut tried)
             })
         })?;
         Ok(id.map(to_u64))

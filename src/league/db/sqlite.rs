@@ -16,7 +16,9 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use std::time::Duration;
 
-use super::{Claim, Meta, NewTable, NewVersion, TableRow, TableState, VersionRow, WorkerNote};
+use super::{
+    Claim, Meta, NewGame, NewTable, NewVersion, TableRow, TableState, VersionRow, WorkerNote,
+};
 use crate::game::GameRecord;
 
 /// The schema's version, in `meta`; a database of a later one is
@@ -290,17 +292,10 @@ impl Sqlite {
                 .optional()
                 .map_err(sql(&self.path))
         };
-        let (Some(game), Some(solo), Some(seed)) = (get("game")?, get("solo")?, get("seed")?)
-        else {
-            return Ok(None);
-        };
-        Ok(Some(Meta {
-            game,
-            solo: solo == "1",
-            seed: seed
-                .parse()
-                .map_err(|e| format!("{}: meta seed {seed:?}: {e}", self.path.display()))?,
-        }))
+        Meta::of(
+            (get("game")?, get("solo")?, get("seed")?),
+            self.path.display(),
+        )
     }
 
     pub fn set_meta(&self, meta: &Meta) -> Result<(), String> {
@@ -439,16 +434,14 @@ impl Sqlite {
     /// Commits one finished game: its record, numbered as the league's
     /// next game (its `index`), and the version in each seat, in one
     /// transaction. The game's number.
-    pub fn add_game(
+    pub(super) fn add_game(
         &mut self,
         record: &mut GameRecord,
-        round: u64,
-        rotation: u64,
-        versions: &[i64],
+        game: &NewGame,
     ) -> Result<u64, String> {
         let path = self.path.clone();
         let tx = self.conn.transaction().map_err(sql(&path))?;
-        let id = insert_game(&tx, &path, record, (round, rotation, None), versions)?;
+        let id = insert_game(&tx, &path, record, game)?;
         tx.commit().map_err(sql(&path))?;
         Ok(id)
     }
@@ -694,13 +687,11 @@ impl Sqlite {
             .map_err(sql(&self.path))
     }
 
-    pub fn commit_game(
+    pub(super) fn commit_game(
         &mut self,
         record: &mut GameRecord,
         claim: Claim,
-        round: u64,
-        rotation: u64,
-        versions: &[i64],
+        game: &NewGame,
     ) -> Result<Option<u64>, String> {
         let path = self.path.clone();
         let tx = self
@@ -718,7 +709,7 @@ impl Sqlite {
         let recorded: bool = tx
             .query_row(
                 "SELECT count(*) FROM games WHERE table_id = ?1 AND rotation = ?2",
-                params![claim.table, rotation as i64],
+                params![claim.table, game.rotation as i64],
                 |r| r.get::<_, i64>(0),
             )
             .map_err(sql(&path))?
@@ -726,13 +717,7 @@ impl Sqlite {
         if !held || recorded {
             return Ok(None);
         }
-        let id = insert_game(
-            &tx,
-            &path,
-            record,
-            (round, rotation, Some(claim.table)),
-            versions,
-        )?;
+        let id = insert_game(&tx, &path, record, game)?;
         tx.commit().map_err(sql(&path))?;
         Ok(Some(id))
     }
@@ -956,8 +941,7 @@ fn insert_game(
     tx: &rusqlite::Transaction,
     path: &Path,
     record: &mut GameRecord,
-    (round, rotation, table): (u64, u64, Option<i64>),
-    versions: &[i64],
+    game: &NewGame,
 ) -> Result<u64, String> {
     let id: i64 = tx
         .query_row("SELECT coalesce(max(id), 0) + 1 FROM games", [], |r| {
@@ -973,15 +957,15 @@ fn insert_game(
     .and_then(|mut s| {
         s.execute(params![
             id,
-            round as i64,
-            rotation as i64,
+            game.round as i64,
+            game.rotation as i64,
             record.time,
             text,
-            table
+            game.table
         ])
     })
     .map_err(sql(path))?;
-    for (seat, (version, result)) in versions.iter().zip(&record.results).enumerate() {
+    for (seat, (version, result)) in game.versions.iter().zip(&record.results).enumerate() {
         tx.prepare_cached(
             "INSERT INTO seats (game, seat, version, status) VALUES (?1, ?2, ?3, ?4)",
         )
