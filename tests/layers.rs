@@ -207,14 +207,7 @@ fn every_module_has_a_place_in_the_layers() {
 /// Circles known and left for later: each to be broken, and then taken off
 /// this list. Any other circle fails the test, and so does a file joining
 /// one of these.
-const KNOWN_CIRCLES: &[&[&str]] = &[
-    // Issue 53: the interactive packages (`Case`, `names` one way,
-    // `Validator`, `validator_dir` the other).
-    &["src/interactive/package.rs", "src/interactive/validator.rs"],
-    // Issue 53: the league's page and its server (`url_segment` one way,
-    // `About`, `FailedBuild`, `entrant`, `failed_build` the other).
-    &["src/league/page.rs", "src/league/serve.rs"],
-];
+const KNOWN_CIRCLES: &[&[&str]] = &[];
 
 mod files {
     use std::collections::{BTreeMap, BTreeSet};

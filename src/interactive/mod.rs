@@ -18,6 +18,7 @@ mod inputs;
 mod limits;
 mod package;
 mod program;
+mod testcase;
 mod validator;
 mod verdict;
 mod whole;
@@ -205,4 +206,19 @@ impl Drop for WorkDir {
 fn fail(status: crate::exit::Status, e: impl std::fmt::Display) -> crate::exit::Status {
     eprintln!("referee interactive: {e}");
     status
+}
+
+/// The file names of `paths`, joined for a message.
+fn names(paths: &[std::path::PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| p.file_name().unwrap_or_default().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Whether `path` is a file someone may execute.
+fn is_executable(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }

@@ -5,39 +5,10 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::limits::{PackageSettings, Words, parse_yaml, read_settings};
+pub use super::testcase::Case;
+pub(super) use super::testcase::InputArgs;
 use super::validator::{Validator, prepare_validator, validator_dir};
-
-/// One test case of the package.
-#[derive(Clone, Debug)]
-pub struct Case {
-    /// `sample/1`, `secret/group1/big`: the group's path and the file's
-    /// stem.
-    pub name: String,
-    pub input: PathBuf,
-    pub answer: PathBuf,
-    /// From its group's `testdata.yaml`: passed to the validator after
-    /// the package's own flags.
-    pub validator_args: Vec<OsString>,
-    /// From its group's `testdata.yaml`: passed to the input validators.
-    pub(super) input_validator_args: InputArgs,
-}
-
-/// A group's arguments for the input validators: the same for each
-/// (legacy `input_validator_flags: "--max 10"`, 2023-07
-/// `input_validator_args: [--max, "10"]`), or for the validators named,
-/// the others getting none (legacy `{name: validate, flags: ...}`,
-/// 2023-07 `{validate: [...]}`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum InputArgs {
-    Each(Vec<String>),
-    Named(Vec<(String, Vec<String>)>),
-}
-
-impl Default for InputArgs {
-    fn default() -> InputArgs {
-        InputArgs::Each(vec![])
-    }
-}
+pub(super) use super::{is_executable, names};
 
 impl InputArgs {
     /// The arguments of the input validator `name` (`validate.py`), which
@@ -253,19 +224,6 @@ fn data_outside(problem: &Path, cases: &[Case]) -> Result<(), String> {
         problem.display(),
         outside.join("\n  ")
     ))
-}
-
-pub(super) fn names(paths: &[PathBuf]) -> String {
-    paths
-        .iter()
-        .map(|p| p.file_name().unwrap_or_default().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-pub(super) fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// Says which answer files have no input beside them: they are not test

@@ -4,8 +4,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::package::{Case, is_executable, names};
-use super::{InteractiveConfig, MAX_LINE};
+use super::testcase::Case;
+use super::{InteractiveConfig, MAX_LINE, is_executable, names};
 use crate::bot::command::{Completed, run_to_end};
 use crate::bot::language::{BuildSettings, Language, Source, build};
 use crate::bot::{Bot, BotLimits, BotSpec, Environment, Resources};

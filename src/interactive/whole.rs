@@ -586,52 +586,80 @@ fn report(submissions: &[&Submission], outcomes: &[Outcome]) -> Status {
         "slowest case",
         "CPU",
     ]);
-    let (mut wrong, mut judge_errors) = (0, 0);
-    let mut sensitive = Vec::new();
+    let mut counts = Counts::default();
     for (s, o) in submissions.iter().zip(outcomes) {
-        let verdict = o.verdict();
-        judge_errors += usize::from(
-            [verdict, o.judged_verdict()]
-                .iter()
-                .any(|v| matches!(v, Some(Verdict::JudgeError(_)))),
-        );
-        let failed = s.failed(o);
-        wrong += usize::from(failed);
-        if o.sensitive().is_some() {
-            sensitive.push(crate::text::terminal(&s.name).into_owned());
-        }
-        let tally = o.result.as_ref().ok();
-        let slowest = tally.and_then(|t| t.slowest.clone());
-        let mut got = verdict.map_or_else(|| "not judged".to_string(), |v| v.name().to_string());
-        if let (Some((_, higher)), Some(judged)) = (o.limits, o.judged_verdict())
-            && Some(judged.name()) != verdict.map(Verdict::name)
-        {
-            got += &format!(
-                " ({} at {})",
-                judged.name(),
-                crate::units::human_duration(higher)
-            );
-        }
-        table.add_row(vec![
-            crate::text::terminal(&s.name).into_owned(),
-            o.language.clone(),
-            s.expected(),
-            match failed {
-                true => format!("{got} (!)"),
-                false => got,
-            },
-            o.at_case().unwrap_or_default().to_owned(),
-            slowest.as_ref().map(|(c, _)| c.clone()).unwrap_or_default(),
-            slowest
-                .map(|(_, t)| format!("{:.1}ms", t.as_secs_f64() * 1e3))
-                .unwrap_or_default(),
-        ]);
+        table.add_row(row(s, o, &mut counts));
     }
     println!("{table}");
+    println!("{}", summary(submissions, &counts));
+    if counts.judge_errors > 0 {
+        Status::Internal
+    } else if counts.wrong > 0 {
+        Status::Fail
+    } else {
+        Status::Pass
+    }
+}
+
+/// What the summary line counts.
+#[derive(Default)]
+struct Counts {
+    wrong: usize,
+    judge_errors: usize,
+    /// The names of submissions sensitive to the time limit.
+    sensitive: Vec<String>,
+}
+
+/// The table's row of submission `s`, counted in `counts`.
+fn row(s: &Submission, o: &Outcome, counts: &mut Counts) -> Vec<String> {
+    let verdict = o.verdict();
+    counts.judge_errors += usize::from(
+        [verdict, o.judged_verdict()]
+            .iter()
+            .any(|v| matches!(v, Some(Verdict::JudgeError(_)))),
+    );
+    let failed = s.failed(o);
+    counts.wrong += usize::from(failed);
+    if o.sensitive().is_some() {
+        counts
+            .sensitive
+            .push(crate::text::terminal(&s.name).into_owned());
+    }
+    let tally = o.result.as_ref().ok();
+    let slowest = tally.and_then(|t| t.slowest.clone());
+    let mut got = verdict.map_or_else(|| "not judged".to_string(), |v| v.name().to_string());
+    if let (Some((_, higher)), Some(judged)) = (o.limits, o.judged_verdict())
+        && Some(judged.name()) != verdict.map(Verdict::name)
+    {
+        got += &format!(
+            " ({} at {})",
+            judged.name(),
+            crate::units::human_duration(higher)
+        );
+    }
+    vec![
+        crate::text::terminal(&s.name).into_owned(),
+        o.language.clone(),
+        s.expected(),
+        match failed {
+            true => format!("{got} (!)"),
+            false => got,
+        },
+        o.at_case().unwrap_or_default().to_owned(),
+        slowest.as_ref().map(|(c, _)| c.clone()).unwrap_or_default(),
+        slowest
+            .map(|(_, t)| format!("{:.1}ms", t.as_secs_f64() * 1e3))
+            .unwrap_or_default(),
+    ]
+}
+
+/// The run's last line: how many got their verdict, judge errors, and the
+/// submissions sensitive to the time limit.
+fn summary(submissions: &[&Submission], counts: &Counts) -> String {
     let total = submissions.len();
-    println!(
+    format!(
         "interactive: {} of {total} submissions got their {} verdict{}{}",
-        total - wrong,
+        total - counts.wrong,
         match submissions
             .iter()
             .any(|s| matches!(s.expectation, Expectation::Tag(_) | Expectation::Bad(_)))
@@ -639,25 +667,18 @@ fn report(submissions: &[&Submission], outcomes: &[Outcome]) -> Status {
             true => "expected",
             false => "folder's",
         },
-        match judge_errors {
+        match counts.judge_errors {
             0 => String::new(),
             n => format!(", {n} judge error{}", if n == 1 { "" } else { "s" }),
         },
-        match sensitive.len() {
+        match counts.sensitive.len() {
             0 => String::new(),
             n => format!(
                 "; warning: {n} sensitive to the time limit ({})",
-                sensitive.join(", ")
+                counts.sensitive.join(", ")
             ),
         }
-    );
-    if judge_errors > 0 {
-        Status::Internal
-    } else if wrong > 0 {
-        Status::Fail
-    } else {
-        Status::Pass
-    }
+    )
 }
 
 /// One JUnit test case per submission: a failure when it did not get its
