@@ -72,6 +72,15 @@ where
             let (sender, failed) = (sender.clone(), sender.clone());
             let mut stopped = stopped.clone();
             let cpu = pin.then(|| allowed[w % allowed.len()]);
+            // Built here, before any game starts: a runtime needs
+            // descriptors, which the games in flight could have used up.
+            let runtime = match game_runtime() {
+                Ok(runtime) => runtime,
+                Err(e) => {
+                    let _ = failed.send(Err(format!("cannot start a game thread: {e}")));
+                    return None;
+                }
+            };
             std::thread::Builder::new()
                 .name(format!("game-{}", w + 1))
                 .spawn(move || {
@@ -80,7 +89,7 @@ where
                     {
                         tracing::warn!("cannot pin worker {} to CPU {cpu}: {e}", w + 1);
                     }
-                    work(&items, cpu, &*play, &*end, &sender, &mut stopped);
+                    work(runtime, &items, cpu, &*play, &*end, &sender, &mut stopped);
                 })
                 .map_err(|e| {
                     let _ = failed.send(Err(format!("cannot start a game thread: {e}")));
@@ -106,6 +115,7 @@ type Shared<I> = Arc<Mutex<(std::iter::Fuse<I>, usize)>>;
 /// its own, sending each result; once none is left, runs `end`. A stop
 /// abandons the game in flight (and `end`).
 fn work<I, T, R, F, Fut, E, EndFut>(
+    runtime: tokio::runtime::Runtime,
     items: &Shared<I>,
     cpu: Option<usize>,
     play: &F,
@@ -119,16 +129,6 @@ fn work<I, T, R, F, Fut, E, EndFut>(
     E: Fn() -> EndFut,
     EndFut: Future<Output = ()>,
 {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            let _ = sender.send(Err(format!("cannot start a game thread: {e}")));
-            return;
-        }
-    };
     while let Some((i, item)) = take(items) {
         let sent = match until_stopped(&runtime, stopped, play(item, cpu)) {
             Ok(Some(result)) => sender.send(Ok(result)),
@@ -140,6 +140,13 @@ fn work<I, T, R, F, Fut, E, EndFut>(
         }
     }
     let _ = until_stopped(&runtime, stopped, end());
+}
+
+/// A game thread's runtime: one thread, its timers and its I/O.
+fn game_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
 }
 
 /// Runs `future` on `runtime` until it ends (`Some` of its output) or the

@@ -639,10 +639,7 @@ impl<'c> Run<'c> {
         while let Some(record) = games.next().await {
             let record = match record {
                 Ok(record) => record,
-                Err(e) => {
-                    eprintln!("referee tournament: {e}");
-                    return Some(Status::Internal);
-                }
+                Err(e) => return Some(self.stop_at_worker_failure(&e)),
             };
             match self.take(record) {
                 Ok(Next::Play) => {}
@@ -717,6 +714,23 @@ impl<'c> Run<'c> {
         }
         eprintln!("referee tournament: {}", refusal.describe());
         Status::Usage
+    }
+
+    /// A game thread could not start, or a game panicked: the referee's
+    /// failure, never an entrant's. The run stops, its records closed;
+    /// `--resume` plays the games not recorded.
+    fn stop_at_worker_failure(&mut self, e: &str) -> Status {
+        self.progress.finish();
+        if let Some(Err(e)) = self.out.as_mut().map(OutDir::close) {
+            return io_failure(&e);
+        }
+        match self.out {
+            Some(_) => {
+                eprintln!("referee tournament: {e}; `--resume` plays the games not recorded")
+            }
+            None => eprintln!("referee tournament: {e}"),
+        }
+        Status::Internal
     }
 
     /// A judge that failed is the organiser's fault: its game says nothing
