@@ -7,6 +7,7 @@ pub mod chess;
 pub mod chomp;
 pub mod evensteven;
 pub mod external;
+pub mod inside_judge;
 pub mod septica;
 pub mod shipped;
 

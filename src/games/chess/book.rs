@@ -5,6 +5,7 @@
 //! Python's `random.Random(seed).shuffle` shuffles them.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -25,15 +26,26 @@ pub struct Opening {
 pub struct Books {
     books: HashMap<String, Vec<(usize, String)>>,
     orders: HashMap<(String, u64), Vec<usize>>,
+    /// Where a relative path is read from: the judge's working folder
+    /// when `None`.
+    dir: Option<PathBuf>,
 }
 
 impl Books {
+    /// Books whose relative paths are read from `dir`.
+    pub fn in_dir(dir: PathBuf) -> Books {
+        Books {
+            dir: Some(dir),
+            ..Books::default()
+        }
+    }
+
     /// The book's lines that hold something (from 1), read once; or why
     /// it cannot be read, as the judge refuses it.
     pub fn lines(&mut self, path: &str) -> Result<&[(usize, String)], String> {
         if !self.books.contains_key(path) {
             let shown = py::json(&Value::String(path.to_owned()));
-            let text = read(path)
+            let text = read(path, self.dir.as_deref())
                 .map_err(|e| format!("game option openings = {shown}: cannot read it: {e}"))?;
             let lines: Vec<(usize, String)> = split_lines(&text)
                 .into_iter()
@@ -69,8 +81,12 @@ impl Books {
 /// The file's text, or the error as Python words it (`[Errno 2] No such
 /// file or directory: 'book.epd'`, `'utf-8' codec can't decode byte 0xff
 /// in position 3: invalid start byte`).
-fn read(path: &str) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| match e.raw_os_error() {
+fn read(path: &str, dir: Option<&Path>) -> Result<String, String> {
+    let file = match dir {
+        Some(dir) => dir.join(path),
+        None => PathBuf::from(path),
+    };
+    let bytes = std::fs::read(file).map_err(|e| match e.raw_os_error() {
         Some(code) => {
             let text = e.to_string();
             let suffix = format!(" (os error {code})");

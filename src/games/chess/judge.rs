@@ -4,6 +4,9 @@
 //! by seat or by entrant, fastchess's adjudication, the PGN, the summary.
 
 use std::io::{BufRead, Write};
+use std::path::PathBuf;
+
+use futures_util::FutureExt;
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -13,6 +16,7 @@ use super::board::{End, Game, Position};
 use super::book::{self, Books};
 use super::options::{self, Refused, Search, Settings};
 use super::{pgn, py};
+use crate::games::inside_judge::{InsideJudge, JudgeEnd};
 
 const MATE: i64 = 100_000;
 /// A score an engine sends is kept within this many centipawns, or moves
@@ -223,38 +227,89 @@ struct Reply {
     status: Option<String>,
 }
 
+/// Where the judge's lines come from and go: its standard input and
+/// output (the judge as a process, [`main`]), or the referee's memory (run
+/// inside it, [`inside`]).
+trait Wire {
+    /// Writes `bytes` at once.
+    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()>;
+    /// The next line, with its `\n`, into `line`: its length, 0 at the end.
+    async fn read_line(&mut self, line: &mut String) -> std::io::Result<usize>;
+}
+
+/// The judge as a process: it blocks on its standard input.
+struct Stdio {
+    input: std::io::StdinLock<'static>,
+    output: std::io::StdoutLock<'static>,
+}
+
+impl Wire for Stdio {
+    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.output.write_all(bytes)?;
+        self.output.flush()
+    }
+
+    async fn read_line(&mut self, line: &mut String) -> std::io::Result<usize> {
+        self.input.read_line(line)
+    }
+}
+
+/// The judge inside the referee: it waits (is pending) for the harness.
+impl Wire for JudgeEnd {
+    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.write(bytes);
+        Ok(())
+    }
+
+    async fn read_line(&mut self, line: &mut String) -> std::io::Result<usize> {
+        Ok(JudgeEnd::read_line(self, line).await)
+    }
+}
+
 /// The judge's conversation with the harness. What it says is buffered
 /// and written at once when it waits for an answer (or ends): a move's
 /// `frame`, `send` and `ask` in one write, one wake-up of the referee
 /// instead of three (docs/PERFORMANCE.md, section 15).
-struct Harness<R, W> {
-    input: R,
-    output: W,
+struct Harness<W> {
+    wire: W,
+    /// What was said since the last answer.
+    said: Vec<u8>,
     /// The line read last, its buffer reused.
     line: String,
 }
 
-impl<R: BufRead, W: Write> Harness<R, W> {
+impl<W: Wire> Harness<W> {
+    fn new(wire: W) -> Harness<W> {
+        Harness {
+            wire,
+            said: Vec::with_capacity(1 << 12),
+            line: String::new(),
+        }
+    }
+
     fn say(&mut self, message: &Value) -> Result<(), Stop> {
-        serde_json::to_writer(&mut self.output, message)
-            .map_err(std::io::Error::from)
-            .and_then(|()| self.output.write_all(b"\n"))
-            .map_err(|e| Stop::Broken(format!("cannot write to the harness: {e}")))
+        serde_json::to_writer(&mut self.said, message)
+            .map_err(|e| Stop::Broken(format!("cannot write to the harness: {e}")))?;
+        self.said.push(b'\n');
+        Ok(())
     }
 
     fn flush(&mut self) -> Result<(), Stop> {
-        self.output
-            .flush()
-            .map_err(|e| Stop::Broken(format!("cannot write to the harness: {e}")))
+        if self.said.is_empty() {
+            return Ok(());
+        }
+        let written = self.wire.write_all(&self.said);
+        self.said.clear();
+        written.map_err(|e| Stop::Broken(format!("cannot write to the harness: {e}")))
     }
 
     /// The next message, after what was said is written; `None` at the
     /// end of the input.
-    fn hear<T: DeserializeOwned>(&mut self) -> Result<Option<T>, Stop> {
+    async fn hear<T: DeserializeOwned>(&mut self) -> Result<Option<T>, Stop> {
         self.flush()?;
         let line = &mut self.line;
         line.clear();
-        match self.input.read_line(line) {
+        match self.wire.read_line(line).await {
             Ok(0) => Ok(None),
             Ok(_) => serde_json::from_str(line)
                 .map(Some)
@@ -446,9 +501,9 @@ impl<'a> Table<'a> {
     }
 
     /// Asks `seats` for their replies up to `until`: the replies.
-    fn ask<R: BufRead, W: Write>(
+    async fn ask<W: Wire>(
         &mut self,
-        harness: &mut Harness<R, W>,
+        harness: &mut Harness<W>,
         seats: &[usize],
         until: &str,
         setup: bool,
@@ -460,7 +515,7 @@ impl<'a> Table<'a> {
         harness.say(&ask)?;
         // The harness closing its messages mid-game ends the run: the
         // judge exits quietly, as between games.
-        let answer: Answer = harness.hear()?.ok_or(Stop::Closed)?;
+        let answer: Answer = harness.hear().await?.ok_or(Stop::Closed)?;
         if let Some(clocks) = answer.clocks.filter(|c| !c.is_empty()) {
             for (seat, clock) in clocks.into_iter().take(2).enumerate() {
                 self.clocks[seat] = clock;
@@ -568,9 +623,9 @@ impl<'a> Table<'a> {
         pgn::write(&self.game, &tags, comments, game_comment, result)
     }
 
-    fn finish<R: BufRead, W: Write>(
+    async fn finish<W: Wire>(
         &mut self,
-        harness: &mut Harness<R, W>,
+        harness: &mut Harness<W>,
         result: &str,
         termination: &str,
         detail: &str,
@@ -617,9 +672,9 @@ impl<'a> Table<'a> {
     }
 
     /// The game lost by `losers` (both: `*`).
-    fn forfeit<R: BufRead, W: Write>(
+    async fn forfeit<W: Wire>(
         &mut self,
-        harness: &mut Harness<R, W>,
+        harness: &mut Harness<W>,
         losers: &[usize],
         termination: &str,
         detail: &str,
@@ -632,14 +687,14 @@ impl<'a> Table<'a> {
         } else {
             "1-0"
         };
-        self.finish(harness, result, termination, detail)
+        self.finish(harness, result, termination, detail).await
     }
 
     /// uci, the entrants' options, a new game, on the start-up allowance.
     /// False when the game is over (a failure).
-    fn setup<R: BufRead, W: Write>(&mut self, harness: &mut Harness<R, W>) -> Result<bool, Stop> {
+    async fn setup<W: Wire>(&mut self, harness: &mut Harness<W>) -> Result<bool, Stop> {
         harness.say(&json!({"type": "send", "to": [0, 1], "text": "uci\n"}))?;
-        let replies = self.ask(harness, &[0, 1], "uciok", true)?;
+        let replies = self.ask(harness, &[0, 1], "uciok", true).await?;
         let (alive, mut failed): (Vec<Reply>, Vec<Reply>) =
             replies.into_iter().partition(|r| r.text.is_some());
         let mut sent: Vec<(usize, String)> = Vec::new();
@@ -658,13 +713,13 @@ impl<'a> Table<'a> {
             harness.say(&json!({"type": "send", "to": [seat], "text": text}))?;
         }
         if !alive.is_empty() {
-            let ready = self.ask(harness, &alive, "readyok", true)?;
+            let ready = self.ask(harness, &alive, "readyok", true).await?;
             failed.extend(ready.into_iter().filter(|r| r.text.is_none()));
         }
         if let Some(first) = failed.first() {
             let status = first.status.clone().unwrap_or_default();
             let losers: Vec<usize> = failed.iter().map(|r| r.player).collect();
-            self.forfeit(harness, &losers, &status, "")?;
+            self.forfeit(harness, &losers, &status, "").await?;
             return Ok(false);
         }
         Ok(true)
@@ -672,9 +727,9 @@ impl<'a> Table<'a> {
 
     /// Asks `seat` for its move: the move, its score and time, or `None`
     /// when the game ended.
-    fn ask_move<R: BufRead, W: Write>(
+    async fn ask_move<W: Wire>(
         &mut self,
-        harness: &mut Harness<R, W>,
+        harness: &mut Harness<W>,
         seat: usize,
         moves: &[String],
     ) -> Result<Option<Played>, Stop> {
@@ -686,7 +741,7 @@ impl<'a> Table<'a> {
         }
         let text = format!("{position}\n{}\n", self.go(seat));
         harness.say(&json!({"type": "send", "to": [seat], "text": text}))?;
-        let replies = self.ask(harness, &[seat], "bestmove", false)?;
+        let replies = self.ask(harness, &[seat], "bestmove", false).await?;
         let [reply] = &replies[..] else {
             return Err(Stop::Broken(format!(
                 "not one reply to one ask: {replies:?}"
@@ -694,7 +749,7 @@ impl<'a> Table<'a> {
         };
         let Some(said) = &reply.text else {
             let status = reply.status.clone().unwrap_or_default();
-            self.forfeit(harness, &[seat], &status, "")?;
+            self.forfeit(harness, &[seat], &status, "").await?;
             return Ok(None);
         };
         let words = py::split(said);
@@ -725,14 +780,15 @@ impl<'a> Table<'a> {
                 &[seat],
                 "illegal_move",
                 &format!(": {}", plain(&text)),
-            )?;
+            )
+            .await?;
             return Ok(None);
         };
         Ok(Some((mv, engine_score(&reply.lines), reply.micros)))
     }
 
-    fn play<R: BufRead, W: Write>(&mut self, harness: &mut Harness<R, W>) -> Result<(), Stop> {
-        if !self.setup(harness)? {
+    async fn play<W: Wire>(&mut self, harness: &mut Harness<W>) -> Result<(), Stop> {
+        if !self.setup(harness).await? {
             return Ok(());
         }
         let mut adjudication = Adjudication::new(&self.settings);
@@ -754,11 +810,11 @@ impl<'a> Table<'a> {
                 None => adjudication.verdict(self.game.position(), moves.len() as u64, score),
             };
             if let Some((result, termination)) = end {
-                return self.finish(harness, result, termination, "");
+                return self.finish(harness, result, termination, "").await;
             }
             let white = self.game.position().white_to_move();
             let seat = self.seats[if white { 0 } else { 1 }];
-            let Some((mv, said, micros)) = self.ask_move(harness, seat, &moves)? else {
+            let Some((mv, said, micros)) = self.ask_move(harness, seat, &moves).await? else {
                 return Ok(());
             };
             score = said;
@@ -836,14 +892,15 @@ fn opening(
 /// its messages (status 0), or a message it cannot take (status 1, the
 /// reason on standard error).
 pub fn main() -> ! {
-    let stdin = std::io::stdin();
-    let stdout = std::io::stdout();
-    let mut harness = Harness {
-        input: stdin.lock(),
-        output: std::io::BufWriter::with_capacity(1 << 16, stdout.lock()),
-        line: String::new(),
-    };
-    let code = match run(&mut harness) {
+    let mut harness = Harness::new(Stdio {
+        input: std::io::stdin().lock(),
+        output: std::io::stdout().lock(),
+    });
+    // Reading standard input blocks: the judge never waits as a future.
+    let ran = run(&mut harness, Books::default())
+        .now_or_never()
+        .unwrap_or_else(|| Err("internal: the judge waited on blocking input".to_owned()));
+    let code = match ran {
         Ok(()) => 0,
         Err(message) => {
             let _ = writeln!(std::io::stderr(), "chess judge: {message}");
@@ -853,11 +910,22 @@ pub fn main() -> ! {
     std::process::exit(code)
 }
 
+/// The judge run inside the referee, on the game thread (see
+/// [`InsideJudge`]): the game file's relative paths are read from `dir`,
+/// the game's folder, where the judge process would run. Its failure is
+/// the message the process writes on standard error.
+pub fn inside(dir: PathBuf) -> InsideJudge {
+    InsideJudge::start(move |end| async move {
+        run(&mut Harness::new(end), Books::in_dir(dir))
+            .await
+            .map_err(|message| format!("chess judge: {message}"))
+    })
+}
+
 /// Plays game after game: each `start` is a game, or a refusal.
-fn run<R: BufRead, W: Write>(harness: &mut Harness<R, W>) -> Result<(), String> {
-    let mut books = Books::default();
+async fn run<W: Wire>(harness: &mut Harness<W>, mut books: Books) -> Result<(), String> {
     loop {
-        let start: Value = match harness.hear() {
+        let start: Value = match harness.hear().await {
             Ok(Some(start)) => start,
             Ok(None) | Err(Stop::Closed) => return Ok(()),
             Err(Stop::Broken(e)) => return Err(e),
@@ -868,10 +936,13 @@ fn run<R: BufRead, W: Write>(harness: &mut Harness<R, W>) -> Result<(), String> 
         }
         let empty = serde_json::Map::new();
         let given = start["options"].as_object().unwrap_or(&empty);
-        let played = Settings::read(given)
+        let table = Settings::read(given)
             .and_then(|settings| Table::new(&start, settings, &mut books))
-            .map_err(Stop::Refused)
-            .and_then(|mut table| table.play(harness));
+            .map_err(Stop::Refused);
+        let played = match table {
+            Ok(mut table) => table.play(harness).await,
+            Err(stop) => Err(stop),
+        };
         match played {
             Ok(()) => {}
             Err(Stop::Refused(refused)) => {

@@ -18,7 +18,7 @@ mod options;
 mod pgn;
 mod py;
 
-pub use judge::main as judge_main;
+pub use judge::{inside as inside_judge, main as judge_main};
 
 /// The referee's hidden subcommand that runs the chess judge:
 /// `referee __chess-judge`, which `games/chess/game.toml` names as

@@ -7,6 +7,7 @@
 //! [`JUDGE_LIMIT`] for one message) or breaks the protocol is a judge
 //! error of the game, never a bot's failure; its players get `internal`.
 
+mod judge;
 pub mod players;
 pub mod protocol;
 pub mod run;
@@ -15,15 +16,13 @@ pub mod spec;
 use std::ffi::OsString;
 use std::time::Duration;
 
-use futures_util::FutureExt;
 use futures_util::future::join_all;
+use judge::Judge;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
 use crate::bot::clock::{MoveLimits, TimeControl, Timer};
-use crate::bot::{
-    Bot, BotError, BotLimits, BotSpec, Environment, Resources, Usage, UsageMark, later,
-};
+use crate::bot::{Bot, BotError, BotLimits, BotSpec, Resources, Usage, UsageMark, later};
 use crate::outcome::{Phase, Status, Verdict};
 pub use protocol::Round;
 use protocol::{
@@ -236,7 +235,7 @@ pub const KEPT_PER_SEAT: usize = 2;
 /// more games; dropped, its processes are killed.
 #[derive(Default)]
 pub struct Carried {
-    judge: Option<Bot>,
+    judge: Option<Judge>,
     players: Vec<Option<Kept>>,
     games: u64,
 }
@@ -272,7 +271,7 @@ fn warn_of(farewell: &Farewell) {
 /// `referee play`, whose seats are fixed for the run).
 pub struct Session<'g> {
     game: &'g ExternalGame,
-    judge: Option<Bot>,
+    judge: Option<Judge>,
     /// Move limits of the bots: the game file's unless overridden.
     pub time: MoveLimits,
     /// How far a move may overrun its clock without losing (see
@@ -391,8 +390,8 @@ impl<'g> Session<'g> {
     /// input is closed and they have `--grace` to exit, all at once.
     pub async fn close(&mut self) -> Vec<Farewell> {
         let judge = async {
-            if let Some(mut judge) = self.judge.take() {
-                let _ = judge.shutdown(None).await;
+            if let Some(judge) = self.judge.take() {
+                judge.shutdown().await;
             }
         };
         let kept = std::mem::take(&mut self.kept);
@@ -446,9 +445,9 @@ impl<'g> Session<'g> {
             }
         };
         if !self.game.reuse
-            && let Some(mut judge) = self.judge.take()
+            && let Some(judge) = self.judge.take()
         {
-            let _ = judge.shutdown(None).await;
+            judge.shutdown().await;
         }
         for (i, seat) in seats.into_iter().enumerate() {
             let mut player = self.settle(i, seat, ended.as_ref(), limits.grace).await;
@@ -521,10 +520,7 @@ impl<'g> Session<'g> {
     /// kept with the message.
     async fn judge_failed(&mut self, message: String) -> JudgeError {
         let stderr = match self.judge.take() {
-            Some(mut judge) => {
-                let _ = judge.kill().await;
-                judge.stderr(|t| t.last_lines(20)).join("\n")
-            }
+            Some(judge) => judge.kill().await,
             None => String::new(),
         };
         JudgeError {
@@ -632,20 +628,10 @@ impl<'g> Session<'g> {
         }
     }
 
-    /// Starts the judge process unless one is kept from the last game.
+    /// Starts the judge unless one is kept from the last game.
     fn start_judge(&mut self, limits: &BotLimits) -> Result<(), String> {
         if self.judge.is_none() {
-            let spec = BotSpec {
-                program: self.game.judge_program(),
-                args: self.game.judge[1..].to_vec(),
-                dir: Some(self.game.dir.clone()),
-                hide: vec![],
-                // The organiser's program: the referee's environment.
-                env: Environment::Inherited,
-            };
-            let judge = Bot::spawn(&spec, self.judge_limits(limits))
-                .map_err(|e| format!("the judge cannot be started: {e}"))?;
-            self.judge = Some(judge);
+            self.judge = Some(Judge::start(self.game, self.judge_limits(limits))?);
         }
         Ok(())
     }
@@ -704,29 +690,21 @@ fn micros(d: Duration) -> u64 {
 /// already (a judge writes `send` and `ask` together), and the players'
 /// sends wait for it; if the harness has to wait for the judge, they go
 /// out first.
-async fn next_message(judge: &mut Bot, seats: &mut [Seat]) -> Result<String, String> {
-    let limit = JUDGE_LIMIT + judge.startup_allowance();
+async fn next_message(judge: &mut Judge, seats: &mut [Seat]) -> Result<String, String> {
     let ready = if seats.iter().any(|s| s.urgent) {
-        judge
-            .recv_line(later(Instant::now(), limit), None)
-            .now_or_never()
-            .map(|got| got.map(|reply| reply.text.to_owned()))
+        judge.line_now()
     } else {
         None
     };
-    let got = match ready {
+    match ready {
         Some(got) => got,
         None => {
             for seat in seats.iter_mut().filter(|s| s.urgent) {
                 seat.deliver().await;
             }
-            judge
-                .recv_line(later(Instant::now(), limit), None)
-                .await
-                .map(|reply| reply.text.to_owned())
+            judge.next_line().await
         }
-    };
-    got.map_err(|e| format!("the judge {}", judge_failure(&e)))
+    }
 }
 
 /// How an `ask` of `game` reads its players' moves; `until` and `setup`
@@ -876,7 +854,7 @@ impl Relay<'_> {
         &mut self,
         message: FromJudge,
         text: &str,
-        judge: &mut Bot,
+        judge: &mut Judge,
         line: &mut Vec<u8>,
         seats: &mut [Seat],
         game: &mut Game,
@@ -1591,7 +1569,7 @@ async fn farewell(index: usize, name: String, bot: &mut Bot, grace: Duration) ->
 /// the game's when no `player`), once it is sure the judge wrote nothing
 /// after it.
 fn refusal(
-    judge: &mut Bot,
+    judge: &mut Judge,
     seats: &[Seat],
     player: Option<usize>,
     message: String,
@@ -1607,35 +1585,22 @@ fn refusal(
     Ok(JudgeRefusal { player, message })
 }
 
-fn nothing_after_refuse(judge: &mut Bot) -> Result<(), String> {
-    match judge.ready_line() {
-        Some(Ok(line)) => Err(format!(
+fn nothing_after_refuse(judge: &mut Judge) -> Result<(), String> {
+    match judge.written_line() {
+        Some(line) => Err(format!(
             "it wrote a message after `refuse`, which ends the game: {:?}",
             cut(&line)
         )),
-        _ => Ok(()),
+        None => Ok(()),
     }
 }
 
 /// Writes one message to the judge, as one line.
-async fn tell(judge: &mut Bot, line: &mut Vec<u8>, message: &ToJudge<'_>) -> Result<(), String> {
+async fn tell(judge: &mut Judge, line: &mut Vec<u8>, message: &ToJudge<'_>) -> Result<(), String> {
     line.clear();
     serde_json::to_writer(&mut *line, message).map_err(|e| format!("internal: {e}"))?;
     line.push(b'\n');
-    judge
-        .send_within(line, JUDGE_LIMIT)
-        .await
-        .map_err(|e| format!("the judge {}", judge_failure(&e)))
-}
-
-/// A judge's failure in words: the bot layer's message, with what it means.
-fn judge_failure(error: &BotError) -> String {
-    match error {
-        BotError::Exited { .. } | BotError::ClosedOutput => {
-            format!("ended before its `end` message: {error}")
-        }
-        _ => error.to_string(),
-    }
+    judge.send(line).await
 }
 
 fn check_seats(seats: &[usize], count: usize) -> Result<(), String> {
