@@ -28,7 +28,9 @@
 # whole match) and `referee tournament` as games/chess/game.toml sets it up
 # (one judge and one process per engine on its job thread: reuse and
 # keep_players), with the chess judge built into the referee
-# (`referee __chess-judge`; --python-judge: games/chess/judge.py instead). With --all-ways also fastchess with -each restart=on
+# (`referee __chess-judge`, run inside the referee; --judge-process: the same
+# judge as a process of its own, named by the binary's path; --python-judge:
+# games/chess/judge.py instead). With --all-ways also fastchess with -each restart=on
 # (fresh engines every game), `referee tournament` without keep_players
 # (fresh engines every game), `referee play` (fresh engines every game, one
 # judge for the run: reuse = true) and `referee play` with keep_players =
@@ -71,7 +73,7 @@
 #   scripts/compare-fastchess.sh --runs 5 --load 2 --pin # both tools pinned
 #   scripts/compare-fastchess.sh --report /tmp/cmp    # the table of a kept run again
 # Options: --clock, --tc BASE+INC, --nodes N, --games N (even), --runs N, --all-ways,
-# --identical, --python-judge, --load N, --pin, --keep DIR (keep every run's output
+# --identical, --python-judge, --judge-process, --load N, --pin, --keep DIR (keep every run's output
 # there; else a temporary directory, removed at the end), --report DIR.
 #
 # Prints a table, one column a way: the second engine's wins/draws/losses
@@ -93,7 +95,7 @@ REFEREE=${REFEREE:-$ROOT/target/release/referee}
 CACHE=${FASTCHESS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/referee/fastchess}
 
 clock=0 tc=2s+50ms nodes=5000 games='' runs=1 all=0 identical=0 keep='' report=''
-python_judge=0 load=0 pin=0
+python_judge=0 judge_process=0 load=0 pin=0
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 64; }
 while (($#)); do
   case $1 in
@@ -105,6 +107,7 @@ while (($#)); do
     --all-ways) all=1 ;;
     --identical) identical=1 ;;
     --python-judge) python_judge=1 ;;
+    --judge-process) judge_process=1 ;;
     --load) load=$2; shift ;;
     --pin) pin=1 ;;
     --keep) keep=$2; shift ;;
@@ -331,11 +334,14 @@ mkdir -p "$W"
 [[ -n $keep ]] || trap 'rm -rf "$W"' EXIT
 
 # --- the chess judge ----------------------------------------------------------
-# The referee's own (`referee` names its binary in a game file), or the
+# The referee's own (`referee` names its binary in a game file: it runs
+# inside the referee), the same as a process (named by its path), or the
 # Python one it replaced.
 if ((python_judge)); then
   "$ROOT/games/chess/make-venv.sh"
   JUDGE="\"$ROOT/games/chess/.venv/bin/python3\", \"$ROOT/games/chess/judge.py\""
+elif ((judge_process)); then
+  JUDGE="\"$REFEREE\", \"__chess-judge\""
 else
   JUDGE='"referee", "__chess-judge"'
 fi
