@@ -555,14 +555,43 @@ pub fn to_line<T: serde::Serialize>(record: &T) -> String {
 /// (FNV-1a, 64 bits, hex), recorded with every game so that `--resume`
 /// only counts games of the same run.
 pub fn fingerprint(parts: &[&str]) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut hash = FNV_START;
     for part in parts {
-        for &b in part.as_bytes().iter().chain(b"\0") {
-            hash ^= u64::from(b);
-            hash = hash.wrapping_mul(0x0100_0000_01b3);
-        }
+        hash = fnv(hash, part.as_bytes());
+        hash = fnv(hash, b"\0");
     }
     format!("{hash:016x}")
+}
+
+/// [`fingerprint`] of one part, the text of `bytes` with what is not
+/// UTF-8 replaced as `String::from_utf8_lossy` replaces it, without
+/// making that text: a judge's binary of 90 MB is read once, not copied.
+pub fn fingerprint_lossy(bytes: &[u8]) -> String {
+    let mut hash = FNV_START;
+    for chunk in bytes.utf8_chunks() {
+        hash = fnv(hash, chunk.valid().as_bytes());
+        if !chunk.invalid().is_empty() {
+            hash = fnv(
+                hash,
+                char::REPLACEMENT_CHARACTER
+                    .encode_utf8(&mut [0; 4])
+                    .as_bytes(),
+            );
+        }
+    }
+    hash = fnv(hash, b"\0");
+    format!("{hash:016x}")
+}
+
+const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a, 64 bits, of `bytes` after `hash`.
+fn fnv(mut hash: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
 }
 
 /// The time now, as RFC 3339 in UTC with microseconds, for records.
@@ -644,6 +673,14 @@ mod tests {
     use super::*;
 
     proptest::proptest! {
+        #[test]
+        fn a_lossy_fingerprint_is_that_of_the_lossy_text(bytes: Vec<u8>) {
+            proptest::prop_assert_eq!(
+                fingerprint_lossy(&bytes),
+                fingerprint(&[&String::from_utf8_lossy(&bytes)])
+            );
+        }
+
         /// Any time up to the year 9999 is written as humantime writes it.
         #[test]
         fn a_time_is_written_as_humantime_writes_it(

@@ -425,9 +425,7 @@ impl Game for External {
             if path.is_file()
                 && let Ok(bytes) = std::fs::read(&path)
             {
-                parts.push(crate::record::fingerprint(&[&String::from_utf8_lossy(
-                    &bytes,
-                )]));
+                parts.push(crate::record::fingerprint_lossy(&bytes));
             }
         }
         parts
