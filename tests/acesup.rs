@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Run, fixture, referee};
+use common::{Run, assert_has, assert_lacks, fixture, referee, temp_path, write_file};
 use proptest::prelude::*;
 use referee::games::acesup::{deck, engine};
 
@@ -175,11 +175,7 @@ fn the_reference_program_is_accepted() {
     );
     let run = judge(&["--random", "200", "--seed", "7", acesup_bin()]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stdout.contains("random decks, seed 7"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "random decks, seed 7");
 }
 
 #[test]
@@ -265,7 +261,7 @@ fn a_crash_is_a_runtime_error() {
         "{}",
         run.stdout
     );
-    assert!(run.stdout.contains("  | about to crash"), "{}", run.stdout);
+    assert_has(&run.stdout, "  | about to crash");
 }
 
 #[test]
@@ -280,19 +276,14 @@ fn a_slow_program_hits_the_time_limit() {
         &fixture("acesup-slow.sh"),
     ]);
     assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        run.stdout.contains("deck 1: TIME LIMIT (300ms limit)"),
-        "{}",
-        run.stdout
-    );
-    assert!(run.stdout.contains("deck 2: TIME LIMIT"), "{}", run.stdout);
+    assert_has(&run.stdout, "deck 1: TIME LIMIT (300ms limit)");
+    assert_has(&run.stdout, "deck 2: TIME LIMIT");
     assert!(run.elapsed < Duration::from_secs(10));
 }
 
 #[test]
 fn results_and_bad_deck_files() {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
+    let (dir, results) = temp_path("r.jsonl");
     let run = judge(&[
         "--random",
         "3",
@@ -303,26 +294,16 @@ fn results_and_bad_deck_files() {
         acesup_bin(),
     ]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    let records: Vec<serde_json::Value> = std::fs::read_to_string(&results)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let records = common::jsonl(&results);
     assert_eq!(records.len(), 3);
     assert_eq!(records[0]["verdict"], "accepted");
     assert_eq!(records[0]["seed"], 5);
     assert_eq!(records[0]["deck"].as_str().unwrap().split(' ').count(), 52);
 
-    let bad = dir.path().join("bad.txt");
-    std::fs::write(&bad, "AS\nAS\n").unwrap();
+    let bad = write_file(dir.path(), "bad.txt", "AS\nAS\n");
     let run = judge(&["--decks", bad.to_str().unwrap(), acesup_bin()]);
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(
-        run.stderr
-            .contains("line 1: the deck starting here has 2 cards"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "line 1: the deck starting here has 2 cards");
 }
 
 fn skeleton() -> String {
@@ -405,12 +386,9 @@ fn ignored_lines_are_dropped_before_judging() {
     args.extend(chatty.iter().map(String::as_str));
     let run = judge(&args);
     assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        run.stdout.contains(
-            "deck 1: WRONG ANSWER at line 53: expected \"Game 1\", got \"Done ClearPiles\""
-        ),
-        "{}",
-        run.stdout
+    assert_has(
+        &run.stdout,
+        "deck 1: WRONG ANSWER at line 53: expected \"Game 1\", got \"Done ClearPiles\"",
     );
     let mut ignoring = vec!["--ignore", "^Done ClearPiles$", "--ignore", "Deck2Pile"];
     ignoring.extend(&args);
@@ -433,16 +411,14 @@ fn ignored_lines_are_dropped_before_judging() {
     ];
     wrong.extend(off.iter().map(String::as_str));
     let run = judge(&wrong);
-    assert!(
-        run.stdout
-            .contains("deck 1: WRONG ANSWER at line 58: game 1 moves: expected 58, got 59"),
-        "{}",
-        run.stdout
+    assert_has(
+        &run.stdout,
+        "deck 1: WRONG ANSWER at line 58: game 1 moves: expected 58, got 59",
     );
     // A bad pattern is a usage error that shows it.
     let run = judge(&["--ignore", "(", "--decks", &decks, acesup_bin()]);
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(run.stderr.contains("--ignore"), "{}", run.stderr);
+    assert_has(&run.stderr, "--ignore");
 }
 
 #[test]
@@ -490,16 +466,13 @@ fn time_limits_in_a_row_stop_the_run() {
         &fixture("acesup-slow.sh"),
     ]);
     assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        run.stdout.contains(
-            "deck 3: TIME LIMIT (150ms limit)\n\
+    assert_has(
+        &run.stdout,
+        "deck 3: TIME LIMIT (150ms limit)\n\
              acesup: stopped after 3 time limits in a row; 47 decks not judged\n\
-             acesup: 0 of 50 decks accepted\n"
-        ),
-        "{}",
-        run.stdout
+             acesup: 0 of 50 decks accepted\n",
     );
-    assert!(!run.stdout.contains("deck 4:"), "{}", run.stdout);
+    assert_lacks(&run.stdout, "deck 4:");
 }
 
 #[test]
@@ -513,13 +486,11 @@ fn max_failures_counts_decks_not_accepted() {
         acesup_bin(),
     ]);
     assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        run.stdout
-            .contains("acesup: stopped after 2 decks not accepted; 2 decks not judged\n"),
-        "{}",
-        run.stdout
+    assert_has(
+        &run.stdout,
+        "acesup: stopped after 2 decks not accepted; 2 decks not judged\n",
     );
-    assert!(!run.stdout.contains("deck 3:"), "{}", run.stdout);
+    assert_lacks(&run.stdout, "deck 3:");
 }
 
 /// The verdict lines and records without their times.

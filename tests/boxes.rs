@@ -8,7 +8,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{fixture, need_bwrap};
+use common::{assert_has, assert_lacks, fixture, need_bwrap, write_file};
 
 /// Whether this test runs as root: what is tested here is root's.
 fn root() -> bool {
@@ -33,12 +33,12 @@ fn class() -> Class {
     let alice = class.join("subs/alice");
     std::fs::create_dir_all(&alice).unwrap();
     std::fs::copy(fixture("box-probe.sh"), alice.join("pc2")).unwrap();
-    std::fs::write(
-        class.join("t.toml"),
+    write_file(
+        &class,
+        "t.toml",
         "game = \"evensteven\"\ngames = 2\nseed = 1\n\
          [[entrant]]\nname = \"alice\"\ndir = \"subs/alice\"\n",
-    )
-    .unwrap();
+    );
     let sockets = root.path().join("sockets");
     std::fs::create_dir(&sockets).unwrap();
     let socket = sockets.join(".s.PGSQL.5432");
@@ -87,22 +87,19 @@ fn a_sandboxed_bot_run_by_root_is_a_user_of_its_own_and_sees_an_allow_list() {
     let class = class();
     let said = probed(&class, &[], &[&class.socket], &[]);
     assert_eq!(uid_of(&said), 0, "{said}");
-    assert!(said.contains("shadow: yes"), "{said}");
-    assert!(said.contains("listed /var/tmp"), "{said}");
-    assert!(said.contains(": yes"), "{said}");
+    assert_has(&said, "shadow: yes");
+    assert_has(&said, "listed /var/tmp");
+    assert_has(&said, ": yes");
 
     let said = probed(&class, &["--sandbox"], &[&class.socket], &[]);
     assert!((60000..=60999).contains(&uid_of(&said)), "{said}");
-    assert!(said.contains("user: bot\n"), "{said}");
+    assert_has(&said, "user: bot\n");
     assert_eq!(etc_of(&said), allowed_etc(&[]), "{said}");
-    assert!(said.contains("ssl: absent"), "{said}");
-    assert!(said.contains("shadow: no"), "{said}");
-    assert!(!said.contains("listed"), "{said}");
-    assert!(
-        said.contains(&format!("socket {}: no", class.socket.display())),
-        "{said}"
-    );
-    assert!(!said.contains(": yes"), "{said}");
+    assert_has(&said, "ssl: absent");
+    assert_has(&said, "shadow: no");
+    assert_lacks(&said, "listed");
+    assert_has(&said, &format!("socket {}: no", class.socket.display()));
+    assert_lacks(&said, ": yes");
 }
 
 /// What the probe's `/etc` held.
@@ -156,7 +153,7 @@ fn a_folder_shown_inside_etc_is_there_beside_the_listed_entries() {
         &[],
         &env,
     );
-    assert!(said.contains("ssl: shown"), "{said}");
+    assert_has(&said, "ssl: shown");
     assert_eq!(etc_of(&said), allowed_etc(&["ssl"]), "{said}");
     // The run's copies went with it.
     let left: Vec<_> = std::fs::read_dir(temp.path()).unwrap().flatten().collect();
@@ -179,15 +176,9 @@ fn a_sandboxed_bot_cannot_reach_a_postgresql_servers_socket() {
     };
     let socket = server.socket();
     let said = probed(&class, &[], &[&socket], &[]);
-    assert!(
-        said.contains(&format!("socket {}: yes", socket.display())),
-        "{said}"
-    );
+    assert_has(&said, &format!("socket {}: yes", socket.display()));
     let said = probed(&class, &["--sandbox"], &[&socket], &[]);
-    assert!(
-        said.contains(&format!("socket {}: no", socket.display())),
-        "{said}"
-    );
+    assert_has(&said, &format!("socket {}: no", socket.display()));
 }
 
 /// Failure 3's first step, and item 1 without the sandbox: a bot run as
@@ -203,12 +194,12 @@ fn an_unprivileged_bot_reads_neither_the_referees_environment_nor_the_system_sec
     let class = class();
     let password = [("PGPASSWORD", "hunter2")];
     let said = probed(&class, &[], &[], &password);
-    assert!(said.contains("password: yes"), "{said}");
+    assert_has(&said, "password: yes");
     let said = probed(&class, &["--unprivileged"], &[], &password);
     assert!((60000..=60999).contains(&uid_of(&said)), "{said}");
-    assert!(said.contains("parent environ: no"), "{said}");
-    assert!(said.contains("shadow: no"), "{said}");
-    assert!(!said.contains(": yes"), "{said}");
+    assert_has(&said, "parent environ: no");
+    assert_has(&said, "shadow: no");
+    assert_lacks(&said, ": yes");
 }
 
 /// A program its uid cannot reach is refused, naming the folder that
@@ -239,10 +230,7 @@ fn an_unprivileged_bot_whose_program_its_uid_cannot_reach_is_refused_by_name() {
     let records = std::fs::read_to_string(out.join("records.jsonl")).unwrap_or_default();
     let said = format!("{}{records}", run.stderr);
     assert!(said.contains("cannot reach"), "{run:?}\n{records}");
-    assert!(
-        said.contains(&format!("{} (mode 700", alice.display())),
-        "{said}"
-    );
+    assert_has(&said, &format!("{} (mode 700", alice.display()));
 }
 
 /// A range whose uids belong to someone is passed over, and a run with

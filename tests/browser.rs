@@ -15,6 +15,8 @@
 
 mod common;
 
+use common::{assert_has, write_file};
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -311,8 +313,7 @@ impl Session<'_> {
             .unwrap_or_else(|| {
                 Path::new(env!("CARGO_MANIFEST_DIR")).join("target/replay-screenshots")
             });
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(format!("replay-{name}.png")), png).unwrap();
+        write_file(&dir, format!("replay-{name}.png"), png);
     }
 
     fn end(self) {
@@ -349,16 +350,7 @@ fn base64_decode(text: &str) -> Vec<u8> {
 /// `referee replay` of a fixture into `dir`.
 fn page(dir: &Path, fixture: &str) -> PathBuf {
     let out = dir.join(fixture.replace(".jsonl", ".html"));
-    let run = common::referee(
-        [
-            "replay",
-            &common::fixture(&format!("replay/{fixture}")),
-            "-o",
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    common::replay(common::fixture(&format!("replay/{fixture}")), &out);
     out
 }
 
@@ -423,16 +415,7 @@ fn chomp_big(s: &Session, dir: &Path) {
     let out = dir.join("big-run");
     common::tournament_with_moves(&file, "1", &out);
     let page = dir.join("big.html");
-    let run = common::referee(
-        [
-            "replay",
-            out.join("records.jsonl").to_str().unwrap(),
-            "-o",
-            page.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    common::replay(out.join("records.jsonl"), &page);
     let record = &common::jsonl(&out.join("records.jsonl"))[0];
     s.open(&page);
     assert_eq!(s.text("#step"), "round 0 / 5000");
@@ -670,19 +653,9 @@ fn judge_colours_in_a_replay(s: &Session, dir: &Path) {
     let trap = Trap::new();
     let mut r = record("tron.jsonl", 0);
     r["frames"][0]["colors"] = hostile_colours(&trap, "replay.png");
-    let records = dir.join("colours.jsonl");
-    std::fs::write(&records, format!("{r}\n")).unwrap();
+    let records = write_file(dir, "colours.jsonl", format!("{r}\n"));
     let out = dir.join("colours.html");
-    let run = common::referee(
-        [
-            "replay",
-            records.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    common::replay(&records, &out);
     s.open(&out);
     frames_drawn_without_fetching(s, &trap);
 }
@@ -741,20 +714,19 @@ fn league_live_page(s: &Session, dir: &Path) {
         )
         .unwrap();
     }
-    std::fs::write(
-        subs.join("dan/Makefile"),
+    write_file(
+        &subs,
+        "dan/Makefile",
         "all:\n\t@echo 'dan.c:3:1: error: expected semicolon' >&2; exit 1\n",
-    )
-    .unwrap();
-    let file = dir.join("league/league.toml");
-    std::fs::write(
-        &file,
+    );
+    let file = write_file(
+        dir,
+        "league/league.toml",
         format!(
             "game = \"{}\"\n[limits]\nseats = 2\n[[entrant]]\nglob = \"subs/*\"\n",
             common::fixture("duel/game.toml")
         ),
-    )
-    .unwrap();
+    );
     let port = free_port();
     let marker = common::Marker::new();
     let db = dir.join("league/league.db");
@@ -762,17 +734,7 @@ fn league_live_page(s: &Session, dir: &Path) {
     // Killed if the case fails before its end: no league outlives it.
     let mut league = Reaped(Some(
         common::command(
-            [
-                "league",
-                "run",
-                file.to_str().unwrap(),
-                "--db",
-                db.to_str().unwrap(),
-                "--jobs",
-                "1",
-                "--serve",
-                &address,
-            ],
+            common::league::run_args(&file, &db, &["--jobs", "1", "--serve", &address]),
             &marker,
         )
         .stdin(Stdio::null())
@@ -807,11 +769,8 @@ fn league_live_page(s: &Session, dir: &Path) {
     assert_eq!(last[0], "entrant unbuilt", "{last}");
     let text = last[1].as_str().unwrap();
     assert!(text.starts_with("4dan"), "{text}");
-    assert!(text.contains("did not build"), "{text}");
-    assert!(
-        text.contains("dan.c:3:1: error: expected semicolon"),
-        "{text}"
-    );
+    assert_has(text, "did not build");
+    assert_has(text, "dan.c:3:1: error: expected semicolon");
     assert_eq!(last[2], "/entrant/dan#v1");
     // What the rank is by, said; the copy (ann's folder is the hostile
     // one's) flagged, its name as text.

@@ -6,27 +6,25 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{Marker, finish, signal};
+use common::{Marker, finish, signal, temp_path, write_file};
 
 /// A tournament in `dir` (Even Steven): `built`, whose folder `sub` is
 /// built with `makefile`, against the reference player.
 fn tournament(dir: &Path, makefile: &str) -> String {
     let sub = dir.join("sub");
-    std::fs::create_dir_all(&sub).unwrap();
-    std::fs::write(sub.join("Makefile"), makefile).unwrap();
+    write_file(&sub, "Makefile", makefile);
     let player = env!("CARGO_BIN_EXE_evensteven");
-    std::fs::write(
-        sub.join("player.sh"),
+    write_file(
+        &sub,
+        "player.sh",
         format!("#!/bin/sh\nexec {player} \"$@\"\n"),
-    )
-    .unwrap();
+    );
     let text = format!(
         "game = \"evensteven\"\ngames = 2\nseed = 3\n[limits]\ntimeout = \"2s\"\n\
          [[entrant]]\nname = \"built\"\ndir = \"sub\"\ncommand = [\"./executeit\"]\n\
          [[entrant]]\nname = \"reference\"\ncommand = [\"{player}\"]\n"
     );
-    let file = dir.join("t.toml");
-    std::fs::write(&file, text).unwrap();
+    let file = write_file(dir, "t.toml", text);
     file.to_str().unwrap().to_owned()
 }
 
@@ -75,8 +73,7 @@ fn ctrl_c_during_a_build_leaves_nothing_in_the_referees_tmpdir() {
         nix::sys::signal::Signal::SIGINT,
         nix::sys::signal::Signal::SIGTERM,
     ] {
-        let dir = tempfile::tempdir().unwrap();
-        let tmp = dir.path().join("tmp");
+        let (dir, tmp) = temp_path("tmp");
         std::fs::create_dir(&tmp).unwrap();
         let file = tournament(dir.path(), &makefile("sleep 30"));
         let marker = Marker::new();
@@ -96,8 +93,7 @@ fn ctrl_c_during_a_build_leaves_nothing_in_the_referees_tmpdir() {
 
 #[test]
 fn a_run_that_ends_leaves_nothing_of_its_builds_in_the_referees_tmpdir() {
-    let dir = tempfile::tempdir().unwrap();
-    let tmp = dir.path().join("tmp");
+    let (dir, tmp) = temp_path("tmp");
     std::fs::create_dir(&tmp).unwrap();
     let file = tournament(
         dir.path(),
@@ -120,23 +116,21 @@ fn a_run_that_ends_leaves_nothing_of_its_builds_in_the_referees_tmpdir() {
 fn a_huge_sparse_program_is_not_copied() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let sub = dir.path().join("sub");
-    std::fs::create_dir_all(&sub).unwrap();
-    std::fs::write(
-        sub.join("Makefile"),
+    write_file(
+        &sub,
+        "Makefile",
         "pc2:\n\ttruncate -s 2G pc2\n\tchmod +x pc2\n",
-    )
-    .unwrap();
+    );
     let player = env!("CARGO_BIN_EXE_evensteven");
-    let file = dir.path().join("t.toml");
-    std::fs::write(
-        &file,
+    let file = write_file(
+        dir.path(),
+        "t.toml",
         format!(
             "game = \"evensteven\"\ngames = 2\nseed = 3\n\
              [[entrant]]\nname = \"huge\"\ndir = \"sub\"\n\
              [[entrant]]\nname = \"reference\"\ncommand = [\"{player}\"]\n"
         ),
-    )
-    .unwrap();
+    );
     let tmp = dir.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
     let marker = Marker::new();

@@ -6,7 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{Run, fixture, referee};
+use common::{Run, assert_has, assert_lacks, fixture, referee, referee_ok, write_file};
 use serde_json::Value;
 
 /// A test's working area: arrays and player directories.
@@ -37,7 +37,7 @@ impl Arena {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::copy(fixture("chomp-script.sh"), dir.join("pc2")).unwrap();
         let text: String = moves.iter().map(|m| format!("{m}\n")).collect();
-        std::fs::write(dir.join("moves"), text).unwrap();
+        write_file(&dir, "moves", text);
         dir.to_str().unwrap().to_owned()
     }
 
@@ -295,8 +295,8 @@ fn a_crash_mid_game_leaves_the_others_playing() {
     assert_eq!(player_field(record, 1, "score"), 25);
     assert_eq!(player_field(record, 2, "fate"), "alive");
     assert_eq!(player_field(record, 2, "moves"), 4);
-    assert!(run.stderr.contains("player 1"), "{}", run.stderr);
-    assert!(run.stdout.contains("crashed (round 2)"), "{}", run.stdout);
+    assert_has(&run.stderr, "player 1");
+    assert_has(&run.stdout, "crashed (round 2)");
 }
 
 #[test]
@@ -430,7 +430,7 @@ fn array_file_errors_name_the_place() {
     assert_eq!(run.code, Some(0), "{run:?}");
     let run = arena.chomp(&["/no/such/array.txt", &p1]);
     assert_eq!(run.code, Some(64));
-    assert!(run.stderr.contains("/no/such/array.txt"), "{}", run.stderr);
+    assert_has(&run.stderr, "/no/such/array.txt");
 }
 
 fn write_makefile(dir: &str, recipe: &str) {
@@ -516,10 +516,9 @@ fn a_directory_is_built_once_even_when_given_twice() {
 fn many_games_rotate_seats_and_aggregate() {
     let arena = Arena::new();
     let arrays = arena.path("arrays");
-    std::fs::create_dir_all(&arrays).unwrap();
-    std::fs::write(arrays.join("a.txt"), "Z\n").unwrap();
-    std::fs::write(arrays.join("b.txt"), "AB\n").unwrap();
-    std::fs::write(arrays.join("README.md"), "not an array\n").unwrap();
+    write_file(&arrays, "a.txt", "Z\n");
+    write_file(&arrays, "b.txt", "AB\n");
+    write_file(&arrays, "README.md", "not an array\n");
     let eater = arena.player("eater", &["C", "C", "C", "C"]);
     let quitter = arena.player("quitter", &["D", "D", "D", "D"]);
     let run = arena.chomp(&[
@@ -553,40 +552,32 @@ fn many_games_rotate_seats_and_aggregate() {
         .collect();
     assert_eq!(arrays_used, [true, false, true, false]);
     assert_eq!(records[0]["moves"], "CD");
-    assert!(
-        run.stdout.contains("standings after 4 games"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "standings after 4 games");
     let table_line = run
         .stdout
         .lines()
         .find(|l| l.starts_with('|') && l.contains("/eater "))
         .unwrap()
         .to_owned();
-    assert!(table_line.contains("|     4 |"), "{table_line}");
+    assert_has(&table_line, "|     4 |");
 }
 
 #[test]
 fn the_reference_bots_build_and_play_from_their_makefiles() {
     let root = env!("CARGO_MANIFEST_DIR");
     let array = format!("{root}/tournaments/chomp/statement.txt");
-    let run = referee(
-        [
-            "chomp",
-            "--prep",
-            "0s",
-            "--seed",
-            "1",
-            &array,
-            &format!("{root}/bots/chomp"),
-            &format!("{root}/bots/chomp-greedy"),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(run.stdout.contains("every cell eaten"), "{}", run.stdout);
-    assert!(!run.stdout.contains("disqualified"), "{}", run.stdout);
+    let run = referee_ok([
+        "chomp",
+        "--prep",
+        "0s",
+        "--seed",
+        "1",
+        &array,
+        &format!("{root}/bots/chomp"),
+        &format!("{root}/bots/chomp-greedy"),
+    ]);
+    assert_has(&run.stdout, "every cell eaten");
+    assert_lacks(&run.stdout, "disqualified");
 }
 
 /// A player in `name/` whose `pc2` is `script` (a shell script).
@@ -594,8 +585,7 @@ fn scripted_pc2(arena: &Arena, name: &str, script: &str) -> String {
     use std::os::unix::fs::PermissionsExt;
     let dir = arena.path(name);
     std::fs::create_dir_all(&dir).unwrap();
-    let pc2 = dir.join("pc2");
-    std::fs::write(&pc2, script).unwrap();
+    let pc2 = write_file(&dir, "pc2", script);
     std::fs::set_permissions(&pc2, std::fs::Permissions::from_mode(0o755)).unwrap();
     dir.to_str().unwrap().to_owned()
 }
@@ -615,22 +605,14 @@ fn a_player_that_exits_shows_its_last_stderr_lines_escaped() {
     );
     let run = arena.chomp(&[&array, &java]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stderr.contains("exited with status 1"),
-        "{}",
-        run.stderr
+    assert_has(&run.stderr, "exited with status 1");
+    assert_has(
+        &run.stderr,
+        "  | Error: Could not find or load main class Bot\n",
     );
-    assert!(
-        run.stderr
-            .contains("  | Error: Could not find or load main class Bot\n"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr
-            .contains("  | \\x1b[31mCaused by: ClassNotFoundException\n"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "  | \\x1b[31mCaused by: ClassNotFoundException\n",
     );
     assert!(!run.stderr.contains('\x1b'), "{:?}", run.stderr);
 }
@@ -694,17 +676,7 @@ fn the_first_reply_is_recorded_apart_as_the_start_up() {
     .unwrap();
     std::fs::write(Path::new(&p).join("moves"), "sleep 0.4 C\nC\nC\n").unwrap();
     let out = arena.path("out");
-    let run = referee(
-        [
-            "tournament",
-            "--no-progress",
-            file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
+    common::tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     let records = common::jsonl(&out.join("records.jsonl"));
     let result = &records[0]["players"][0];
     assert!(
@@ -728,23 +700,19 @@ fn start_up_counts_against_the_starvation_clock_unless_the_preparation_covers_it
         let array = arena.array("a.txt", STATEMENT);
         let p = slow_start(&arena);
         let results = arena.results();
-        let run = referee(
-            [
-                "chomp",
-                "--prep",
-                prep,
-                "--starve",
-                "300ms",
-                "--max-rounds",
-                "2",
-                "--results",
-                &results,
-                &array,
-                &p,
-            ],
-            b"",
-        );
-        assert_eq!(run.code, Some(0), "{run:?}");
+        referee_ok([
+            "chomp",
+            "--prep",
+            prep,
+            "--starve",
+            "300ms",
+            "--max-rounds",
+            "2",
+            "--results",
+            &results,
+            &array,
+            &p,
+        ]);
         arena.records().remove(0)
     };
     let unprepared = play("0s");
@@ -769,27 +737,19 @@ fn long_runs_under_the_statements_limits_are_warned_about() {
     let strong = bot("strong", env!("CARGO_BIN_EXE_chomp"));
     let greedy = bot("greedy", env!("CARGO_BIN_EXE_chomp-greedy"));
     let chomp = |games: &str| {
-        let run = referee(
-            [
-                "chomp", "--prep", "0s", "--games", games, "--seed", "1", &array, &strong, &greedy,
-            ],
-            b"",
-        );
-        assert_eq!(run.code, Some(0), "{run:?}");
-        run
+        referee_ok([
+            "chomp", "--prep", "0s", "--games", games, "--seed", "1", &array, &strong, &greedy,
+        ])
     };
     // 50 games one after the other: a bot that stops answering would
     // cost 45s in each, 37m 30s in all.
     let run = chomp("50");
-    assert!(
-        run.stderr.contains(
-            "referee chomp: warning: 50 Chomp games, one at a time, with prep 0s and \
-             starve 45s (the statement's default) may spend up to 37m 30s only waiting"
-        ),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "referee chomp: warning: 50 Chomp games, one at a time, with prep 0s and \
+             starve 45s (the statement's default) may spend up to 37m 30s only waiting",
     );
-    assert!(run.stderr.contains("set --starve 5s ("), "{}", run.stderr);
+    assert_has(&run.stderr, "set --starve 5s (");
     assert!(!chomp("5").stderr.contains("warning"));
 
     // A tournament of 200 games, 2 at once, says what to set in its file.
@@ -808,20 +768,12 @@ fn long_runs_under_the_statements_limits_are_warned_about() {
     .unwrap();
     let run = referee(["tournament", "--no-progress", file.to_str().unwrap()], b"");
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stderr.contains(
-            "referee tournament: warning: 200 Chomp games, 2 at once, with prep 0s and \
-             starve 45s (the statement's default) may spend up to 1h 15m only waiting"
-        ),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "referee tournament: warning: 200 Chomp games, 2 at once, with prep 0s and \
+             starve 45s (the statement's default) may spend up to 1h 15m only waiting",
     );
-    assert!(
-        run.stderr
-            .contains("for a class, set starve = \"5s\" in [limits]"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "for a class, set starve = \"5s\" in [limits]");
 }
 
 /// The commands of the README's Chomp example: the lines of its Chomp
@@ -916,11 +868,9 @@ fn a_resumed_record_with_an_entrant_the_run_lacks_is_refused() {
     std::fs::write(&results, text.replace("\"entrant\":1", "\"entrant\":7")).unwrap();
     let run = resume("2");
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(
-        run.stderr
-            .contains("game 1 of this run does not have its 2 players, entrants 0 to 1"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "game 1 of this run does not have its 2 players, entrants 0 to 1",
     );
 }
 
@@ -951,5 +901,5 @@ fn a_noticeable_preparation_time_is_said_before_it_is_waited() {
 
     let quick = arena.chomp(&[&array, &p]);
     assert_eq!(quick.code, Some(0), "{quick:?}");
-    assert!(!quick.stdout.contains("prepare"), "{}", quick.stdout);
+    assert_lacks(&quick.stdout, "prepare");
 }

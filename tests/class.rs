@@ -9,20 +9,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use common::{CHOMPER, Marker, finish, fixture, referee_with, signal, wait_for_lines};
+use common::{
+    CHOMPER, Marker, assert_has, assert_lacks, finish, fixture, referee_with, signal, temp_path,
+    wait_for_lines, write_file,
+};
 use serde_json::Value;
 
 /// A copy of `tests/fixtures/class` in a fresh directory: each submission
 /// is built there, not in the source tree.
 fn class() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let to = dir.path().join("class");
-    let copied = std::process::Command::new("cp")
-        .args(["-r", &fixture("class"), to.to_str().unwrap()])
-        .status()
-        .unwrap();
-    assert!(copied.success());
-    (dir, to)
+    common::fixture_copy("class")
 }
 
 /// The bots' environment: the fixture's scripts run `$EVENSTEVEN`.
@@ -71,28 +67,11 @@ fn a_class_from_a_glob_gets_one_row_per_student() {
         "{}",
         run.stdout
     );
-    assert!(
-        run.stdout.contains("standings after 5 of 12 games:"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout.contains("standings after 10 of 12 games:"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout.contains("standings after 12 games:"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "standings after 5 of 12 games:");
+    assert_has(&run.stdout, "standings after 10 of 12 games:");
+    assert_has(&run.stdout, "standings after 12 games:");
     // Carol's build failed: she alone is disqualified, and named.
-    assert!(
-        run.stderr
-            .contains("entrant carol disqualified: build failed"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "entrant carol disqualified: build failed");
 
     let standings: Vec<Value> =
         serde_json::from_str(&std::fs::read_to_string(out.join("standings.json")).unwrap())
@@ -142,8 +121,8 @@ fn a_class_from_a_glob_gets_one_row_per_student() {
     }
     assert_eq!(rows[3][4], "12");
     assert_eq!(rows[3][8], "12");
-    assert!(lines[3].contains("build failed"), "{}", lines[3]);
-    assert!(lines[3].contains("expected ; before }"), "{}", lines[3]);
+    assert_has(lines[3], "build failed");
+    assert_has(lines[3], "expected ; before }");
     assert_eq!(rows[1][11], "");
 
     // games.log: one block per game, its tags in order, agreeing with the
@@ -198,8 +177,7 @@ fn a_class_from_a_glob_gets_one_row_per_student() {
 
 #[test]
 fn files_matched_by_a_glob_run_as_programs() {
-    let dir = tempfile::tempdir().unwrap();
-    let bots = dir.path().join("bots");
+    let (dir, bots) = temp_path("bots");
     std::fs::create_dir(&bots).unwrap();
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_evensteven"), bots.join("ref")).unwrap();
     std::fs::copy(
@@ -213,13 +191,12 @@ fn files_matched_by_a_glob_run_as_programs() {
         std::fs::Permissions::from_mode(0o755),
     )
     .unwrap();
-    std::fs::write(bots.join(".hidden"), "not a player").unwrap();
-    let file = dir.path().join("t.toml");
-    std::fs::write(
-        &file,
+    write_file(&bots, ".hidden", "not a player");
+    let file = write_file(
+        dir.path(),
+        "t.toml",
         "game = \"evensteven\"\ngames = 4\nseed = 2\n[[entrant]]\nglob = \"bots/*\"\n",
-    )
-    .unwrap();
+    );
     let out = dir.path().join("out");
     let run = tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(run.code, Some(0), "{run:?}");
@@ -257,19 +234,14 @@ fn glob_mistakes_are_named_with_the_line() {
         ),
     ];
     for (entrants, expected) in cases {
-        let file = class.join("bad.toml");
-        std::fs::write(
-            &file,
+        let file = write_file(
+            &class,
+            "bad.toml",
             format!("game = \"evensteven\"\ngames = 2\n\n[limits]\ntimeout = \"2s\"\n{entrants}"),
-        )
-        .unwrap();
+        );
         let run = tournament(&[file.to_str().unwrap()]);
         assert_eq!(run.code, Some(64), "{run:?}");
-        assert!(
-            run.stderr.contains(file.to_str().unwrap()),
-            "{}",
-            run.stderr
-        );
+        assert_has(&run.stderr, file.to_str().unwrap());
         assert!(run.stderr.contains(expected), "{expected}: {}", run.stderr);
     }
 }
@@ -315,26 +287,21 @@ fn glob_matches_that_are_links_out_or_twice_are_refused() {
             }
             let run = tournament(&args);
             assert_eq!(run.code, Some(64), "{run:?}");
-            assert!(
-                run.stderr.contains("line 11: glob \"submissions/*/\""),
-                "{}",
-                run.stderr
-            );
+            assert_has(&run.stderr, "line 11: glob \"submissions/*/\"");
             assert!(run.stderr.contains(&expected), "{expected}: {}", run.stderr);
-            assert!(!run.stderr.contains("building"), "{}", run.stderr);
+            assert_lacks(&run.stderr, "building");
         }
         std::fs::remove_file(&link).unwrap();
     }
     // Entrants named one by one may share a folder (as
     // tournaments/chomp.toml does).
-    let file = class.join("shared.toml");
-    std::fs::write(
-        &file,
+    let file = write_file(
+        &class,
+        "shared.toml",
         "game = \"evensteven\"\ngames = 2\n[limits]\ntimeout = \"2s\"\n\
          [[entrant]]\nname = \"a\"\ndir = \"submissions/alice\"\ncommand = [\"./executeit\"]\n\
          [[entrant]]\nname = \"b\"\ndir = \"submissions/alice\"\ncommand = [\"./executeit\"]\n",
-    )
-    .unwrap();
+    );
     let run = tournament(&[file.to_str().unwrap()]);
     assert_eq!(run.code, Some(0), "{run:?}");
 }
@@ -369,11 +336,7 @@ fn an_interrupted_class_run_prints_the_standings_so_far() {
     let run = finish(child, b"");
     marker.assert_none_left();
     assert_eq!(run.code, Some(130), "{run:?}");
-    assert!(
-        run.stdout.contains("interrupted: standings after"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "interrupted: standings after");
     for name in ["alice", "bob", "carol"] {
         assert!(
             run.stdout
@@ -394,31 +357,28 @@ fn an_interrupted_class_run_prints_the_standings_so_far() {
 /// stderr whose it is; the tournament file, `games` games, takes them
 /// with a glob.
 fn named_class(names: &[&str], games: u64) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let submissions = dir.path().join("submissions");
+    let (dir, submissions) = temp_path("submissions");
     for name in names {
         let sub = submissions.join(name);
-        std::fs::create_dir_all(&sub).unwrap();
-        std::fs::write(
-            sub.join("player.sh"),
+        write_file(
+            &sub,
+            "player.sh",
             "#!/bin/sh\necho \"stderr of $(basename \"$PWD\")\" >&2\nexec \"$EVENSTEVEN\" \"$@\"\n",
-        )
-        .unwrap();
-        std::fs::write(
-            sub.join("Makefile"),
+        );
+        write_file(
+            &sub,
+            "Makefile",
             "executeit: player.sh\n\t@echo \"building in $$PWD\"\n\tcp player.sh executeit && chmod +x executeit\n",
-        )
-        .unwrap();
+        );
     }
-    let file = dir.path().join("class.toml");
-    std::fs::write(
-        &file,
+    let file = write_file(
+        dir.path(),
+        "class.toml",
         format!(
             "game = \"evensteven\"\ngames = {games}\nseed = 5\n[limits]\ntimeout = \"2s\"\n\
              [[entrant]]\nglob = \"submissions/*/\"\ncommand = [\"./executeit\"]\n"
         ),
-    )
-    .unwrap();
+    );
     (dir, file)
 }
 
@@ -619,11 +579,9 @@ fn submissions(dir: &Path, students: &[(&str, &str, Files)]) {
     use std::os::unix::fs::PermissionsExt;
     for (name, makefile, files) in students {
         let sub = dir.join("submissions").join(name);
-        std::fs::create_dir_all(&sub).unwrap();
-        std::fs::write(sub.join("Makefile"), makefile).unwrap();
+        write_file(&sub, "Makefile", makefile);
         for (file, text) in *files {
-            let path = sub.join(file);
-            std::fs::write(&path, text).unwrap();
+            let path = write_file(&sub, file, text);
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
     }
@@ -694,22 +652,19 @@ fn grade_notes_say_how_each_student_failed() {
             ("dave", FAILING_MAKE, &[("build.log", javac)]),
         ],
     );
-    let file = dir.path().join("class.toml");
-    std::fs::write(
-        &file,
+    let file = write_file(
+        dir.path(),
+        "class.toml",
         "game = \"evensteven\"\ngames = 12\nseed = 5\n[limits]\ntimeout = \"2s\"\n\
          [[entrant]]\nglob = \"submissions/*/\"\ncommand = [\"./executeit\"]\n",
-    )
-    .unwrap();
+    );
     let out = dir.path().join("out");
     let run = tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(run.code, Some(0), "{run:?}");
     // The build's message on the terminal names the first error too.
-    assert!(
-        run.stderr
-            .contains("first error: carol.c:3:27: error: expected ';' before '}' token"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "first error: carol.c:3:27: error: expected ';' before '}' token",
     );
 
     let rows = grades(&out);
@@ -755,13 +710,10 @@ fn grade_notes_say_how_each_student_failed() {
     assert!(bob["crashed"] != "0" && bob["crashed"] != "12", "{bob:?}");
     // A failed build: the compiler's first error, not its tail.
     let carol = &grade(&rows, "carol")["note"];
-    assert!(
-        carol.contains("carol.c:3:27: error: expected ';' before '}' token"),
-        "{carol}"
-    );
-    assert!(!carol.contains("| ^"), "{carol}");
+    assert_has(carol, "carol.c:3:27: error: expected ';' before '}' token");
+    assert_lacks(carol, "| ^");
     let dave = &grade(&rows, "dave")["note"];
-    assert!(dave.contains("Main.java:5: error: ';' expected"), "{dave}");
+    assert_has(dave, "Main.java:5: error: ';' expected");
 
     // Quinn played (and lost every game); carol and dave could not: they
     // share the rank after the three who played.
@@ -792,15 +744,14 @@ fn a_table_class_rounds_shared_wins_and_ranks_unbuilt_students_together() {
             ("z", make, bot),
         ],
     );
-    std::fs::write(dir.path().join("array.txt"), "ABC\nDEF\n").unwrap();
-    let file = dir.path().join("class.toml");
-    std::fs::write(
-        &file,
+    write_file(dir.path(), "array.txt", "ABC\nDEF\n");
+    let file = write_file(
+        dir.path(),
+        "class.toml",
         "game = \"chomp\"\ngames = 7\nseed = 3\n\
          [limits]\nprep = \"0s\"\narrays = \"array.txt\"\nseats = 3\nmax_rounds = 3\n\
          [[entrant]]\nglob = \"submissions/*/\"\n",
-    )
-    .unwrap();
+    );
     let out = dir.path().join("out");
     let run = tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(run.code, Some(0), "{run:?}");
@@ -854,10 +805,7 @@ fn a_table_class_rounds_shared_wins_and_ranks_unbuilt_students_together() {
     for name in ["p", "q"] {
         assert_eq!(grade(&rows, name)["rank"], "4", "{name}: {rows:?}");
         let note = &grade(&rows, name)["note"];
-        assert!(
-            note.contains("carol.c:3:27: error: expected ';' before '}' token"),
-            "{note}"
-        );
+        assert_has(note, "carol.c:3:27: error: expected ';' before '}' token");
     }
     let standings = common::timeless_standings(&out);
     for row in &standings {
@@ -910,14 +858,14 @@ fn eight_students_at_tables_of_four_each_play_a_table() {
     let dir = tempfile::tempdir().unwrap();
     let names: Vec<String> = (1..=8).map(|i| format!("s{i}")).collect();
     chomp_class(dir.path(), &names, "s8");
-    std::fs::write(dir.path().join("array.txt"), "ABC\nDEF\n").unwrap();
-    std::fs::write(
-        dir.path().join("class.toml"),
+    write_file(dir.path(), "array.txt", "ABC\nDEF\n");
+    write_file(
+        dir.path(),
+        "class.toml",
         "game = \"chomp\"\ngames = 8\nseed = 3\n\
          [limits]\nprep = \"0s\"\narrays = \"array.txt\"\nseats = 4\nmax_rounds = 3\n\
          [[entrant]]\nglob = \"submissions/*/\"\n",
-    )
-    .unwrap();
+    );
     let out = dir.path().join("out");
     let file = dir.path().join("class.toml");
     let run = tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
@@ -947,7 +895,7 @@ fn a_class_too_large_for_its_games_is_refused_before_it_starts() {
     let students: Vec<(&str, &str, Files)> =
         names.iter().map(|n| (n.as_str(), make, bot)).collect();
     submissions(dir.path(), &students);
-    std::fs::write(dir.path().join("array.txt"), "ABC\nDEF\n").unwrap();
+    write_file(dir.path(), "array.txt", "ABC\nDEF\n");
     let file = dir.path().join("class.toml");
     let write = |games: u64| {
         std::fs::write(
@@ -979,11 +927,9 @@ fn a_class_too_large_for_its_games_is_refused_before_it_starts() {
     write(10);
     let run = tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stderr
-            .contains("10 games at tables of 3 seats: 3 whole tables and a last one of 1 game"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "10 games at tables of 3 seats: 3 whole tables and a last one of 1 game",
     );
     // Four tables seat 12: everyone once, two of them (among those with
     // the fewest) twice.
@@ -1017,16 +963,15 @@ fn docs_toml(page: &str, heading: &str) -> String {
 /// table seated 69 of 200); one whose build fails has its row, last.
 #[test]
 fn the_docs_class_of_200_gives_every_student_a_table() {
-    let dir = tempfile::tempdir().unwrap();
-    let class = dir.path().join("class");
+    let (dir, class) = temp_path("class");
     let names: Vec<String> = (1..=200).map(|i| format!("student{i:03}")).collect();
     chomp_class(&class, &names, "student117");
     std::fs::create_dir_all(class.join("arrays")).unwrap();
-    std::fs::write(class.join("arrays/small.txt"), "ABC\nDEF\n").unwrap();
+    write_file(&class, "arrays/small.txt", "ABC\nDEF\n");
     let toml = docs_toml("chomp.md", "## A class-sized run");
-    assert!(toml.contains("prep = \"3s\""), "{toml}");
+    assert_has(&toml, "prep = \"3s\"");
     let toml = toml.replace("prep = \"3s\"", "prep = \"0s\"");
-    std::fs::write(class.join("chomp.toml"), toml).unwrap();
+    write_file(&class, "chomp.toml", toml);
 
     // As printed: `referee tournament class/chomp.toml --out runs/chomp
     // --standings-every 50`, from the folder that holds `class/`.
@@ -1042,11 +987,9 @@ fn the_docs_class_of_200_gives_every_student_a_table() {
     ]);
     let run = referee_with(args, b"", &[], Some(dir.path()));
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stderr
-            .contains("200 games at tables of 3 seats: 66 whole tables and a last one of 2 games"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "200 games at tables of 3 seats: 66 whole tables and a last one of 2 games",
     );
     let out = dir.path().join("runs/chomp");
     let played = tables_and_games(&out, 3);
@@ -1072,7 +1015,7 @@ fn the_docs_class_of_200_gives_every_student_a_table() {
 /// playing `games` games of Chomp on a tiny array, in `dir`.
 fn greedy_class(dir: &Path, entrants: usize, seats: usize, games: u64) -> PathBuf {
     use std::fmt::Write;
-    std::fs::write(dir.join("array.txt"), "ABC\nDEF\n").unwrap();
+    write_file(dir, "array.txt", "ABC\nDEF\n");
     let mut toml = format!(
         "game = \"chomp\"\ngames = {games}\nseed = 3\n\
          [limits]\nprep = \"0s\"\narrays = \"array.txt\"\nseats = {seats}\nmax_rounds = 2\n"
@@ -1085,9 +1028,8 @@ fn greedy_class(dir: &Path, entrants: usize, seats: usize, games: u64) -> PathBu
         )
         .unwrap();
     }
-    let file = dir.join("class.toml");
-    std::fs::write(&file, toml).unwrap();
-    file
+
+    write_file(dir, "class.toml", toml)
 }
 
 /// Issue 49: a class file of 60,000 entrants at tables of 5 aborted
@@ -1158,12 +1100,10 @@ fn a_schedule_too_large_to_hold_is_refused_with_the_games_a_run_can_take() {
          200000000 tables",
         file.display()
     );
-    assert!(run.stderr.contains(&said), "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("a run of 60000 entrants at tables of 5 takes at most 24397765 games"),
-        "{}",
-        run.stderr
+    assert_has(&run.stderr, &said);
+    assert_has(
+        &run.stderr,
+        "a run of 60000 entrants at tables of 5 takes at most 24397765 games",
     );
     assert!(!out.exists());
 }
@@ -1204,21 +1144,20 @@ fn a_table_of_more_seats_than_sixty_four_is_dealt() {
 #[test]
 fn a_class_of_ten_thousand_folders_keeps_one_list_of_what_to_hide() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("array.txt"), "ABC\nDEF\n").unwrap();
+    write_file(dir.path(), "array.txt", "ABC\nDEF\n");
     for i in 0..10_000 {
         std::fs::create_dir_all(dir.path().join(format!("submissions/s{i:05}"))).unwrap();
     }
-    let file = dir.path().join("class.toml");
-    std::fs::write(
-        &file,
+    let file = write_file(
+        dir.path(),
+        "class.toml",
         format!(
             "game = \"chomp\"\ngames = 10000\nseed = 3\n\
              [limits]\nprep = \"0s\"\narrays = \"array.txt\"\nseats = 5\nmax_rounds = 3\n\
              [[entrant]]\nglob = \"submissions/*/\"\ncommand = [\"{}\"]\n",
             env!("CARGO_BIN_EXE_chomp-greedy")
         ),
-    )
-    .unwrap();
+    );
     let out = dir.path().join("out");
     let (run, peak) = tournament_in_4_gib(&file, &["--shard", "1/5000"], &out);
     assert_eq!(run.code, Some(0), "{}", run.stderr);

@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Marker, Run, evensteven_bin, fixture, referee};
+use common::{Marker, Run, evensteven_bin, fixture, referee, write_file};
 
 fn septica_bin() -> &'static str {
     env!("CARGO_BIN_EXE_septica-editorial")
@@ -82,8 +82,7 @@ fn a_dealer_input_without_games_is_a_usage_error_naming_it() {
         assert_usage(&run, &["standard input has no games"]);
     }
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("games.txt");
-    std::fs::write(&file, "\n").unwrap();
+    let file = write_file(dir.path(), "games.txt", "\n");
     let file = file.to_str().unwrap();
     let run = referee(["dealer", "--input", file, evensteven_bin()], b"1 1\n");
     assert_usage(&run, &[&format!("{file} has no games")]);

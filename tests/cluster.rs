@@ -6,35 +6,31 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{Marker, evensteven_bin, jsonl, referee, referee_with};
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(&path, text).unwrap();
-    path
-}
+use common::{
+    Marker, assert_has, assert_lacks, evensteven_bin, jsonl, referee, referee_with, temp_path,
+    write_file,
+};
 
 /// An Even Steven tournament of `games` games with the reference player,
 /// its moves slowed by `delay` seconds (so that a run can be caught in
 /// the middle).
 fn tournament(dir: &Path, games: u64, delay: &str) -> String {
-    let slow = write(
+    let slow = write_file(
         dir,
         "slow.sh",
-        &format!(
+        format!(
             "#!/bin/sh\nsleep {delay}\nexec {} \"$@\"\n",
             evensteven_bin()
         ),
     );
     chmod_x(&slow);
-    write(
+    write_file(
         dir,
         "t.toml",
-        &format!(
+        format!(
             "game = \"evensteven\"\ngames = {games}\nseed = 5\n[limits]\ntimeout = \"5s\"\n\
              [[entrant]]\nname = \"reference\"\ncommand = [\"{}\"]\n",
             slow.display()
@@ -115,12 +111,7 @@ fn the_shard_comes_from_the_schedulers_variables() {
     let nowhere = dir.path().join("nowhere");
     let run = referee(args(&nowhere, "auto"), b"");
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(
-        run.stderr
-            .contains("--shard auto: no scheduler's variables"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "--shard auto: no scheduler's variables");
     assert!(!nowhere.exists());
 }
 
@@ -155,12 +146,9 @@ fn a_task_run_again_continues_its_own_run_and_refuses_another() {
     // The same command again, no flag: it continues.
     let run = referee(args, b"");
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stderr.contains(&format!(
-            "continuing the same run: {killed_at} game(s) already in"
-        )),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        &format!("continuing the same run: {killed_at} game(s) already in"),
     );
     assert_eq!(indices(&out), (1..=8).collect::<Vec<_>>());
     // Another run (another seed) on the same --out is refused, and the
@@ -208,22 +196,21 @@ fn indices_or_none(records: &Path) -> usize {
 
 #[test]
 fn entrants_built_once_are_played_without_building() {
-    let dir = tempfile::tempdir().unwrap();
-    let entrant = dir.path().join("entrant");
-    write(
+    let (dir, entrant) = temp_path("entrant");
+    write_file(
         &entrant,
         "pc2.in",
-        &format!("#!/bin/sh\nexec {} \"$@\"\n", evensteven_bin()),
+        format!("#!/bin/sh\nexec {} \"$@\"\n", evensteven_bin()),
     );
-    write(
+    write_file(
         &entrant,
         "Makefile",
         "pc2: pc2.in\n\tcp pc2.in pc2\n\tchmod +x pc2\n",
     );
-    let file = write(
+    let file = write_file(
         dir.path(),
         "t.toml",
-        &format!(
+        format!(
             "game = \"evensteven\"\ngames = 4\nseed = 1\n\
              [[entrant]]\nname = \"built\"\ndir = \"{}\"\n",
             entrant.display()
@@ -258,34 +245,26 @@ fn entrants_built_once_are_played_without_building() {
     // The build job.
     let run = play("build", "--build-only");
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stdout.contains("built: 1 of 1 entrant"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "built: 1 of 1 entrant");
     assert!(entrant.join("pc2").is_file());
     assert!(!dir.path().join("build/records.jsonl").exists());
     // A task: plays what was built.
     let run = play("task", "--no-build");
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(!run.stderr.contains("building"), "{}", run.stderr);
+    assert_lacks(&run.stderr, "building");
     assert_eq!(jsonl(&dir.path().join("task/records.jsonl")).len(), 4);
     // A source changed since: the build is stale.
     std::thread::sleep(Duration::from_millis(20));
-    std::fs::write(
-        entrant.join("pc2.in"),
+    write_file(
+        &entrant,
+        "pc2.in",
         format!("#!/bin/sh\n# changed\nexec {} \"$@\"\n", evensteven_bin()),
-    )
-    .unwrap();
+    );
     let run = play("stale", "--no-build");
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(
-        run.stderr.contains("pc2 is older than pc2.in"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "pc2 is older than pc2.in");
     // A build that fails: said, and status 1.
-    write(&entrant, "Makefile", "pc2:\n\tfalse\n");
+    write_file(&entrant, "Makefile", "pc2:\n\tfalse\n");
     std::fs::remove_file(entrant.join("pc2")).unwrap();
     let run = play("failed", "--build-only");
     assert_eq!(run.code, Some(1), "{run:?}");
@@ -336,8 +315,7 @@ fn a_class_built_once_is_played_without_building() {
     // Entrants with a command of their own (`./executeit`), not `pc2`:
     // --no-build refused them ("no pc2") right after --build-only built
     // them.
-    let dir = tempfile::tempdir().unwrap();
-    let class = dir.path().join("class");
+    let (dir, class) = temp_path("class");
     let copied = std::process::Command::new("cp")
         .arg("-r")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/class"))
@@ -363,18 +341,10 @@ fn a_class_built_once_is_played_without_building() {
     };
     let run = play("--no-build", "early");
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(
-        run.stderr.contains("no executeit: build it first"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "no executeit: build it first");
     let run = play("--build-only", "build");
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stdout.contains("built: 2 of 2 entrants"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "built: 2 of 2 entrants");
     let run = play("--no-build", "task");
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_eq!(jsonl(&dir.path().join("task/records.jsonl")).len(), 12);
@@ -383,8 +353,7 @@ fn a_class_built_once_is_played_without_building() {
 #[test]
 fn a_big_class_builds_as_many_at_once_as_there_are_cpus() {
     // A class of 1,000 built every folder at once: 1,000 compilers.
-    let dir = tempfile::tempdir().unwrap();
-    let running = dir.path().join("running");
+    let (dir, running) = temp_path("running");
     std::fs::create_dir(&running).unwrap();
     let most = dir.path().join("most");
     // Each build notes how many builds run beside it.
@@ -397,14 +366,14 @@ fn a_big_class_builds_as_many_at_once_as_there_are_cpus() {
     );
     for i in 0..8 {
         let folder = dir.path().join(format!("subs/s{i}"));
-        write(
+        write_file(
             &folder,
             "player.sh",
-            &format!("#!/bin/sh\nexec {} \"$@\"\n", evensteven_bin()),
+            format!("#!/bin/sh\nexec {} \"$@\"\n", evensteven_bin()),
         );
-        write(&folder, "Makefile", &makefile);
+        write_file(&folder, "Makefile", &makefile);
     }
-    let file = write(
+    let file = write_file(
         dir.path(),
         "class.toml",
         "game = \"evensteven\"\ngames = 1\nseed = 1\n\
@@ -412,11 +381,7 @@ fn a_big_class_builds_as_many_at_once_as_there_are_cpus() {
     );
     let run = referee(["tournament", file.to_str().unwrap(), "--build-only"], b"");
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stdout.contains("built: 8 of 8 entrants"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "built: 8 of 8 entrants");
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let counts: Vec<usize> = std::fs::read_to_string(&most)
         .unwrap()

@@ -5,7 +5,8 @@ mod common;
 use std::time::Duration;
 
 use common::{
-    Marker, TestRng, evensteven_bin, finish, fixture, naive_deal, referee, signal, start,
+    Marker, TestRng, assert_has, evensteven_bin, finish, fixture, naive_deal, referee, signal,
+    start, temp_path, write_file,
 };
 
 const SAMPLE_INPUT: &[u8] = b"4 876390176\n4 653723903\n";
@@ -72,19 +73,14 @@ fn statement_sample_player_lines() {
 
 #[test]
 fn statement_sample_is_recorded() {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("results.jsonl");
+    let (_dir, results) = temp_path("results.jsonl");
     let results_arg = results.to_str().unwrap();
     let run = referee(
         ["dealer", "--results", results_arg, evensteven_bin()],
         SAMPLE_INPUT,
     );
     assert_eq!(run.code, Some(0));
-    let text = std::fs::read_to_string(&results).unwrap();
-    let records: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let records = common::jsonl(&results);
     assert_eq!(records.len(), 2);
     let one = &records[0];
     assert_eq!(one["game"], "evensteven");
@@ -304,24 +300,18 @@ fn bad_dealer_input_names_the_line() {
 #[test]
 fn input_file_option_names_the_file_in_errors() {
     let dir = tempfile::tempdir().unwrap();
-    let games = dir.path().join("games.txt");
-    std::fs::write(&games, "4 876390176\n4 x\n").unwrap();
+    let games = write_file(dir.path(), "games.txt", "4 876390176\n4 x\n");
     let games = games.to_str().unwrap();
     let run = referee(["dealer", "--input", games, evensteven_bin()], b"");
     assert_eq!(run.code, Some(64));
-    assert!(
-        run.stderr
-            .contains(&format!("{games}, line 2: seed must be")),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, &format!("{games}, line 2: seed must be"));
 
     let run = referee(
         ["dealer", "--input", "/no/such/games", evensteven_bin()],
         b"",
     );
     assert_eq!(run.code, Some(64));
-    assert!(run.stderr.contains("/no/such/games"), "{}", run.stderr);
+    assert_has(&run.stderr, "/no/such/games");
 }
 
 #[test]
@@ -355,11 +345,7 @@ fn every_bad_player_line_is_incorrect_output() {
                 && last.contains(shown),
             "{says}: {last}"
         );
-        assert!(
-            run.stderr.contains(&last["dealer: ".len()..]),
-            "{}",
-            run.stderr
-        );
+        assert_has(&run.stderr, &last["dealer: ".len()..]);
         assert_bounded(&run, Duration::from_secs(10));
     }
 }
@@ -476,8 +462,7 @@ fn a_ten_megabyte_line_is_incorrect_output() {
 
 #[test]
 fn stderr_shows_in_messages_and_records_but_never_blocks() {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
+    let (_dir, results) = temp_path("r.jsonl");
     // 200 KB of stderr before every move: far more than a pipe holds.
     let run = misbehaving(
         &["--results", results.to_str().unwrap()],
@@ -500,16 +485,11 @@ fn stderr_shows_in_messages_and_records_but_never_blocks() {
 fn a_crash_message_comes_with_the_last_stderr_lines() {
     let script = "#!/bin/sh\nread hand\nread card\necho 'Traceback: something broke' >&2\nexit 1\n";
     let dir = tempfile::tempdir().unwrap();
-    let bot = dir.path().join("crash.sh");
-    std::fs::write(&bot, script).unwrap();
+    let bot = write_file(dir.path(), "crash.sh", script);
     std::fs::set_permissions(&bot, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let run = referee(["dealer", bot.to_str().unwrap()], SAMPLE_INPUT);
     assert_eq!(run.code, Some(3), "{run:?}");
-    assert!(
-        run.stderr.contains("  | Traceback: something broke"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "  | Traceback: something broke");
 }
 
 #[test]
@@ -533,10 +513,8 @@ fn a_player_that_does_not_exit_at_the_end_is_killed() {
 #[test]
 fn programs_that_cannot_start_are_named() {
     let dir = tempfile::tempdir().unwrap();
-    let plain = dir.path().join("plain.txt");
-    std::fs::write(&plain, "not a program").unwrap();
-    let no_interp = dir.path().join("no-interp.sh");
-    std::fs::write(&no_interp, "#!/no/such/interpreter\n").unwrap();
+    let plain = write_file(dir.path(), "plain.txt", "not a program");
+    let no_interp = write_file(dir.path(), "no-interp.sh", "#!/no/such/interpreter\n");
     std::fs::set_permissions(
         &no_interp,
         std::os::unix::fs::PermissionsExt::from_mode(0o755),
@@ -546,8 +524,7 @@ fn programs_that_cannot_start_are_named() {
         std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap()
     };
     // Executable, but neither a script nor a program.
-    let no_shebang = dir.path().join("no-shebang.py");
-    std::fs::write(&no_shebang, "print('hello')\n").unwrap();
+    let no_shebang = write_file(dir.path(), "no-shebang.py", "print('hello')\n");
     executable(&no_shebang);
     // A program built for a system with another loader: /bin/true whose
     // PT_INTERP names a loader this system lacks (as one built on Alpine).
@@ -605,8 +582,7 @@ fn programs_that_cannot_start_are_named() {
 /// standard error, and the player counts as crashed, not as a silent one.
 #[test]
 fn a_program_that_fails_to_exec_after_the_checks_says_why() {
-    let dir = tempfile::tempdir().unwrap();
-    let busy = dir.path().join("busy-player");
+    let (_dir, busy) = temp_path("busy-player");
     std::fs::copy("/bin/true", &busy).unwrap();
     let _writing = std::fs::OpenOptions::new().write(true).open(&busy).unwrap();
     let run = referee(["dealer", busy.to_str().unwrap()], SAMPLE_INPUT);
@@ -627,8 +603,7 @@ fn a_program_that_fails_to_exec_after_the_checks_says_why() {
 /// same.
 #[test]
 fn a_referee_without_referee_launch_beside_it_starts_bots_itself() {
-    let dir = tempfile::tempdir().unwrap();
-    let alone = dir.path().join("referee");
+    let (_dir, alone) = temp_path("referee");
     std::fs::copy(env!("CARGO_BIN_EXE_referee"), &alone).unwrap();
     assert!(
         std::path::Path::new(env!("CARGO_BIN_EXE_referee"))
@@ -667,7 +642,7 @@ fn usage_errors_exit_64_and_help_exits_0() {
     assert_eq!(run.code, Some(64));
     let run = referee(["dealer", "--timeout", "soon", evensteven_bin()], b"");
     assert_eq!(run.code, Some(64));
-    assert!(run.stderr.contains("expected a duration"), "{}", run.stderr);
+    assert_has(&run.stderr, "expected a duration");
     let run = referee(["dealer", "--help"], b"");
     assert_eq!(run.code, Some(0));
     assert!(run.stdout.contains("Examples:") && run.stdout.contains("Exit status:"));
@@ -726,11 +701,7 @@ fn sigterm_and_sigint_kill_every_player_process() {
         common::signal(&child, signal);
         let run = finish(child, b"");
         assert_eq!(run.code, Some(130), "{signal}: {run:?}");
-        assert!(
-            run.stderr.contains(&format!("interrupted by {signal}")),
-            "{}",
-            run.stderr
-        );
+        assert_has(&run.stderr, &format!("interrupted by {signal}"));
         assert_bounded(&run, Duration::from_secs(5));
         marker.assert_none_left();
     }
@@ -871,8 +842,7 @@ fn debug_lines_are_capped_per_game() {
 
 #[test]
 fn stderr_is_recorded_with_the_game_it_belongs_to() {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
+    let (_dir, results) = temp_path("r.jsonl");
     let input = b"4 876390176\n4 653723903\n4 876390176\n4 653723903\n";
     let run = misbehaving(
         &["--results", results.to_str().unwrap()],

@@ -13,14 +13,13 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::{MARKER_ENV, Marker, Run, fixture};
+use common::{MARKER_ENV, Marker, Run, fixture, temp_path};
 
 /// Runs `referee ARGS` (the program `referee`) from a shell that first
 /// opens descriptor 9 to append to a log and 7 to read a file, neither
 /// close-on-exec, and checks that nothing it started is left running.
 fn with_open_descriptors(referee: &Path, args: &[&str], input: &[u8]) -> Run {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("organiser.log");
+    let (_dir, log) = temp_path("organiser.log");
     let marker = Marker::new();
     let mut cmd = Command::new("/bin/sh");
     cmd.args(["-c", r#"exec 9>>"$1" 7<"$2"; shift 2; exec "$@""#, "sh"])

@@ -6,7 +6,10 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use common::{Marker, finish, referee, signal, start, wait_for_lines};
+use common::{
+    Marker, assert_has, assert_lacks, finish, referee, signal, start, temp_path, wait_for_lines,
+    write_file,
+};
 
 /// Directory `name` in `root` holding `binary` as its `pc2`.
 fn chomp_player(root: &std::path::Path, name: &str, binary: &str) -> String {
@@ -58,15 +61,13 @@ fn indices(results: &std::path::Path) -> Vec<u64> {
 
 #[test]
 fn a_killed_chomp_run_resumes_to_the_same_standings() {
-    let dir = tempfile::tempdir().unwrap();
-    let arrays = dir.path().join("arrays");
-    std::fs::create_dir_all(&arrays).unwrap();
-    std::fs::write(
-        arrays.join("a.txt"),
+    let (dir, arrays) = temp_path("arrays");
+    write_file(
+        &arrays,
+        "a.txt",
         "ABCDEFGHIJ\nKLMNOPQRST\nUVWXYZTHIS\nISNOTATEST\nITISASQUID\n",
-    )
-    .unwrap();
-    std::fs::write(arrays.join("b.txt"), "QWERTY\nASDFGH\nZXCVBN\n").unwrap();
+    );
+    write_file(&arrays, "b.txt", "QWERTY\nASDFGH\nZXCVBN\n");
     let strong = chomp_player(dir.path(), "strong", env!("CARGO_BIN_EXE_chomp"));
     let greedy = chomp_player(dir.path(), "greedy", env!("CARGO_BIN_EXE_chomp-greedy"));
     let arrays = arrays.to_str().unwrap();
@@ -156,11 +157,7 @@ fn a_killed_septica_run_resumes_to_the_same_verdict() {
     }
     let resumed = referee(run_args(resumed_file.to_str().unwrap(), true), b"");
     assert_eq!(resumed.code, Some(0), "{resumed:?}");
-    assert!(
-        resumed.stderr.contains("ends with an incomplete record"),
-        "{}",
-        resumed.stderr
-    );
+    assert_has(&resumed.stderr, "ends with an incomplete record");
     let last = |out: &str| out.lines().last().unwrap().to_owned();
     assert_eq!(last(&resumed.stdout), last(&uninterrupted.stdout));
     let seen: BTreeSet<u64> = indices(&resumed_file).into_iter().collect();
@@ -213,8 +210,7 @@ fn the_dealer_stops_at_a_results_file_it_cannot_write() {
 #[test]
 fn chomp_septica_and_acesup_stop_at_a_results_file_they_cannot_write() {
     let dir = tempfile::tempdir().unwrap();
-    let array = dir.path().join("a.txt");
-    std::fs::write(&array, "QWERTY\nASDFGH\nZXCVBN\n").unwrap();
+    let array = write_file(dir.path(), "a.txt", "QWERTY\nASDFGH\nZXCVBN\n");
     let greedy = chomp_player(dir.path(), "greedy", env!("CARGO_BIN_EXE_chomp-greedy"));
     let chomp = referee(
         [
@@ -232,7 +228,7 @@ fn chomp_septica_and_acesup_stop_at_a_results_file_they_cannot_write() {
         b"",
     );
     assert_stopped_on_full_disk(&chomp, FULL);
-    assert!(!chomp.stdout.contains("game 2:"), "{}", chomp.stdout);
+    assert_lacks(&chomp.stdout, "game 2:");
 
     let septica = referee(
         [
@@ -259,21 +255,20 @@ fn chomp_septica_and_acesup_stop_at_a_results_file_they_cannot_write() {
         b"",
     );
     assert_stopped_on_full_disk(&acesup, FULL);
-    assert!(!acesup.stdout.contains("deck 2:"), "{}", acesup.stdout);
+    assert_lacks(&acesup.stdout, "deck 2:");
 }
 
 /// A tournament file of `games` Even Steven games for the reference player.
 fn evensteven_tournament(dir: &std::path::Path, games: &str) -> String {
-    let path = dir.join("t.toml");
-    std::fs::write(
-        &path,
+    let path = write_file(
+        dir,
+        "t.toml",
         format!(
             "game = \"evensteven\"\ngames = {games}\nseed = 1\n\
              [[entrant]]\nname = \"reference\"\ncommand = [\"{}\"]\n",
             env!("CARGO_BIN_EXE_evensteven")
         ),
-    )
-    .unwrap();
+    );
     path.to_str().unwrap().to_owned()
 }
 
@@ -315,8 +310,7 @@ fn a_tournament_stops_at_any_of_its_files_it_cannot_write() {
 #[test]
 fn a_finished_game_is_in_the_results_file_while_the_run_goes_on() {
     use std::io::Write;
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
+    let (_dir, results) = temp_path("r.jsonl");
     let marker = Marker::new();
     let mut child = start(
         [
@@ -404,8 +398,7 @@ fn a_tournament_of_ever_so_many_games_starts_at_once_in_little_memory() {
 
 #[test]
 fn acesup_with_ever_so_many_random_decks_starts_at_once_in_little_memory() {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
+    let (_dir, results) = temp_path("r.jsonl");
     small_while_playing(
         &[
             "acesup",
@@ -421,8 +414,7 @@ fn acesup_with_ever_so_many_random_decks_starts_at_once_in_little_memory() {
 
 #[test]
 fn a_ci_case_of_ever_so_many_games_does_not_panic() {
-    let dir = tempfile::tempdir().unwrap();
-    let suite = dir.path().join("suite.toml");
+    let (_dir, suite) = temp_path("suite.toml");
     // The sequential test decides long before the games run out.
     std::fs::write(
         &suite,

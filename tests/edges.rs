@@ -7,7 +7,10 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{Marker, finish, fixture, referee, signal, start, wait_for_lines};
+use common::{
+    Marker, assert_has, finish, fixture, referee, signal, start, temp_path, wait_for_lines,
+    write_file,
+};
 use nix::sys::signal::Signal;
 use serde_json::Value;
 
@@ -39,8 +42,7 @@ fn interrupt_after(args: &[&str], results: &Path, lines: usize, wait: Duration) 
 #[test]
 fn ctrl_c_during_a_game_of_play_records_nothing_of_it() {
     for wait in [20, 90, 160] {
-        let dir = tempfile::tempdir().unwrap();
-        let results = dir.path().join("r.jsonl");
+        let (_dir, results) = temp_path("r.jsonl");
         let (race, slow) = (edges("race.toml"), edges("slow.sh"));
         let args = [
             "--no-fsync",
@@ -91,8 +93,7 @@ fn tournament_args<'a>(out: &'a str, extra: &[&'a str]) -> Vec<String> {
 
 #[test]
 fn ctrl_c_during_a_tournament_game_records_nothing_and_resume_plays_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
+    let (_dir, out) = temp_path("out");
     let out_arg = out.to_str().unwrap();
     let results = out.join("records.jsonl");
     let args = tournament_args(out_arg, &[]);
@@ -133,19 +134,18 @@ fn a_bot_stopped_with_the_whole_job_is_not_recorded_as_crashed() {
     // from outside (a process the bot left behind would be killed with it,
     // its cgroup's, before it could).
     let ready = dir.path().join("signalled");
-    let bot = dir.path().join("stopped.sh");
-    std::fs::write(
-        &bot,
+    let bot = write_file(
+        dir.path(),
+        "stopped.sh",
         format!(
             "#!/bin/sh\ntouch {ready}\nkill -TERM $$\nsleep 5\n",
             ready = ready.display()
         ),
-    )
-    .unwrap();
+    );
     std::fs::set_permissions(&bot, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let file = dir.path().join("t.toml");
-    std::fs::write(
-        &file,
+    let file = write_file(
+        dir.path(),
+        "t.toml",
         format!(
             "game = \"evensteven\"\ngames = 4\nseed = 1\njobs = 1\n\
              [[entrant]]\nname = \"reference\"\ncommand = [{:?}]\n\
@@ -153,8 +153,7 @@ fn a_bot_stopped_with_the_whole_job_is_not_recorded_as_crashed() {
             common::evensteven_bin(),
             bot.to_str().unwrap()
         ),
-    )
-    .unwrap();
+    );
     let out = dir.path().join("out");
     let marker = common::Marker::new();
     let child = common::start(
@@ -183,8 +182,7 @@ fn a_bot_stopped_with_the_whole_job_is_not_recorded_as_crashed() {
 #[test]
 fn a_reader_that_stops_at_a_game_line_finds_that_game_recorded() {
     for _ in 0..3 {
-        let dir = tempfile::tempdir().unwrap();
-        let results = dir.path().join("r.jsonl");
+        let (_dir, results) = temp_path("r.jsonl");
         let marker = Marker::new();
         // The header, then game 1's line: `head` leaves after it.
         let script = format!(
@@ -201,7 +199,7 @@ fn a_reader_that_stops_at_a_game_line_finds_that_game_recorded() {
         marker.apply(&mut cmd);
         let output = cmd.output().unwrap();
         let stdout = String::from_utf8_lossy(&output.stdout);
-        assert!(stdout.contains("game 1:"), "{stdout}");
+        assert_has(&stdout, "game 1:");
         // The referee is gone at once, and with it its bots.
         std::thread::sleep(Duration::from_millis(100));
         marker.assert_none_left();
@@ -218,18 +216,18 @@ fn a_reader_that_stops_at_a_game_line_finds_that_game_recorded() {
 /// `judge_args`, between entrants `a` and `b` playing `bots`.
 fn edge_tournament(dir: &Path, judge_args: &[&str], bots: [&str; 2], games: u32) -> String {
     let quoted: Vec<String> = judge_args.iter().map(|a| format!("{a:?}")).collect();
-    std::fs::write(
-        dir.join("game.toml"),
+    write_file(
+        dir,
+        "game.toml",
         format!(
             "name = \"edge\"\njudge = [\"python3\", {:?}, {}]\nplayers = {{ min = 2, max = 2 }}\n",
             edges("judge.py"),
             quoted.join(", ")
         ),
-    )
-    .unwrap();
-    let file = dir.join("tournament.toml");
-    std::fs::write(
-        &file,
+    );
+    let file = write_file(
+        dir,
+        "tournament.toml",
         format!(
             "game = \"game.toml\"\ngames = {games}\nseed = 1\njobs = 1\n\n\
              [limits]\ntimeout = \"150ms\"\n\n\
@@ -238,8 +236,7 @@ fn edge_tournament(dir: &Path, judge_args: &[&str], bots: [&str; 2], games: u32)
             edges(bots[0]),
             edges(bots[1])
         ),
-    )
-    .unwrap();
+    );
     file.to_str().unwrap().to_owned()
 }
 
@@ -440,7 +437,7 @@ fn merge_refuses_shards_that_disagree_on_a_game_and_names_both_files() {
             record.to_string()
         })
         .collect();
-    std::fs::write(other.join("records.jsonl"), bent.join("\n") + "\n").unwrap();
+    write_file(&other, "records.jsonl", bent.join("\n") + "\n");
     for (a, b) in [(&one, &other), (&other, &one)] {
         let run = merge(a, b);
         assert_eq!(run.code, Some(64), "{run:?}");
@@ -464,7 +461,7 @@ fn merge_refuses_shards_that_disagree_on_a_game_and_names_both_files() {
         ("records.jsonl", "kept\n"),
     ];
     for (name, text) in kept {
-        std::fs::write(into.join(name), text).unwrap();
+        write_file(&into, name, text);
     }
     let run = referee(
         [
@@ -494,16 +491,15 @@ fn merge_refuses_shards_that_disagree_on_a_game_and_names_both_files() {
 #[test]
 fn ci_shows_a_failed_judges_message_and_stderr_and_names_the_game() {
     let dir = tempfile::tempdir().unwrap();
-    let suite = dir.path().join("suite.toml");
-    std::fs::write(
-        &suite,
+    let suite = write_file(
+        dir.path(),
+        "suite.toml",
         format!(
             "[[case]]\nname = \"judged\"\ngame = {:?}\ncommand = [{:?}]\ngames = 2\n",
             fixture("judges/crash.toml"),
             edges("answer.sh")
         ),
-    )
-    .unwrap();
+    );
     let junit = dir.path().join("junit.xml");
     let run = referee(
         [
@@ -588,8 +584,7 @@ fn play_two(dir: &Path, game: &str) -> (common::Run, Vec<Value>) {
 
 /// [`play_two`] of a game file written into `dir`.
 fn play_game_file(dir: &Path, game_file: &str) -> (common::Run, Vec<Value>) {
-    let game = dir.join("game.toml");
-    std::fs::write(&game, game_file).unwrap();
+    let game = write_file(dir, "game.toml", game_file);
     play_two(dir, game.to_str().unwrap())
 }
 
@@ -641,15 +636,14 @@ fn a_frame_colour_that_is_not_a_colour_is_the_judges_fault() {
         assert_eq!(run.code, Some(code), "{colour}: {run:?}");
         if code == 70 {
             let error = records.last().unwrap()["judge_error"]["message"].to_string();
-            assert!(error.contains("url(http://127.0.0.1:9/x)"), "{error}");
+            assert_has(&error, "url(http://127.0.0.1:9/x)");
         }
     }
 }
 
 #[test]
 fn ctrl_c_during_a_built_in_game_records_nothing_of_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
+    let (_dir, results) = temp_path("r.jsonl");
     let marker = Marker::new();
     let acesup = format!("ACESUP={}", env!("CARGO_BIN_EXE_acesup"));
     let args = [

@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Stdio;
 
-use common::{Marker, Run, evensteven_bin, fixture};
+use common::{
+    Marker, Run, assert_has, assert_lacks, evensteven_bin, fixture, temp_path, write_file,
+};
 
 /// One game of Even Steven.
 const GAME: &[u8] = b"4 876390176\n";
@@ -124,7 +126,7 @@ fn an_unflushed_python_bot_gets_the_same_verdict_whatever_the_shell_has() {
         Some(3),
         "PYTHONUNBUFFERED=1 of the referee's shell reached the bot: {with:?}"
     );
-    assert!(with.stderr.contains("did not answer"), "{}", with.stderr);
+    assert_has(&with.stderr, "did not answer");
 
     let asked = referee_env(
         &args(&["--env", "PYTHONUNBUFFERED=1"]),
@@ -140,8 +142,7 @@ fn an_unflushed_python_bot_gets_the_same_verdict_whatever_the_shell_has() {
 
 #[test]
 fn a_bot_sees_only_path_home_the_locale_tmpdir_and_what_env_adds() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("env");
+    let (dir, out) = temp_path("env");
     let tmp = dir.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
     let command = envdump(&out);
@@ -189,8 +190,7 @@ fn a_bot_sees_only_path_home_the_locale_tmpdir_and_what_env_adds() {
 
 #[test]
 fn a_bot_without_tmpdir_in_the_shell_gets_tmp() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("env");
+    let (_dir, out) = temp_path("env");
     let mut args = vec!["dealer"];
     let command = envdump(&out);
     args.extend(command.iter().map(String::as_str));
@@ -224,15 +224,14 @@ fn a_sandboxed_bot_gets_its_private_tmp() {
         &[],
     );
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(run.stderr.contains("TMPDIR=/tmp\n"), "{}", run.stderr);
-    assert!(!run.stderr.contains("UNWRITABLE"), "{}", run.stderr);
+    assert_has(&run.stderr, "TMPDIR=/tmp\n");
+    assert_lacks(&run.stderr, "UNWRITABLE");
 }
 
 /// Writes an executable `dir/name` holding `text`; its path.
 fn executable(dir: &Path, name: &str, text: &str) -> String {
     use std::os::unix::fs::PermissionsExt;
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
+    let path = write_file(dir, name, text);
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     path.to_str().unwrap().to_owned()
 }
@@ -246,11 +245,11 @@ fn a_tournaments_env_tables_reach_its_entrants_and_builds_the_most_specific_winn
     // Entrant b has a folder whose build records its environment.
     let folder = dir.path().join("b");
     std::fs::create_dir(&folder).unwrap();
-    std::fs::write(
-        folder.join("Makefile"),
+    write_file(
+        &folder,
+        "Makefile",
         "all:\n\ttr '\\0' '\\n' </proc/$$PPID/environ >../build.env\n",
-    )
-    .unwrap();
+    );
     let file = dir.path().join("t.toml");
     std::fs::write(
         &file,
@@ -300,9 +299,9 @@ fn a_tournaments_env_tables_reach_its_entrants_and_builds_the_most_specific_winn
 fn a_ci_suites_env_tables_reach_its_bots() {
     let dir = tempfile::tempdir().unwrap();
     let (bot, opponent) = (dir.path().join("bot.env"), dir.path().join("opp.env"));
-    let file = dir.path().join("ci.toml");
-    std::fs::write(
-        &file,
+    let file = write_file(
+        dir.path(),
+        "ci.toml",
         format!(
             "env = {{ SUITE = \"suite\", LAYER = \"suite\" }}\n\
              [[case]]\nname = \"plays\"\ngame = \"evensteven\"\ngames = 1\n\
@@ -316,8 +315,7 @@ fn a_ci_suites_env_tables_reach_its_bots() {
             env!("CARGO_MANIFEST_DIR"),
             toml_list(&envdump_then(&opponent, env!("CARGO_BIN_EXE_chomp-greedy"))),
         ),
-    )
-    .unwrap();
+    );
     let run = referee_env(
         &["ci", "--env", "FROM_CLI=cli", file.to_str().unwrap()],
         b"",
@@ -341,9 +339,9 @@ fn a_ci_suites_env_tables_reach_its_bots() {
 fn a_judge_keeps_the_referees_environment() {
     let dir = tempfile::tempdir().unwrap();
     let (judge_env, bot_env) = (dir.path().join("judge.env"), dir.path().join("bot.env"));
-    let game = dir.path().join("game.toml");
-    std::fs::write(
-        &game,
+    let game = write_file(
+        dir.path(),
+        "game.toml",
         format!(
             "name = \"evensteven\"\njudge = [{:?}, {:?}, \"python3\", \"{}/games/evensteven/judge.py\"]\n\
              players = {{ min = 1, max = 1 }}\nread = \"line\"\n",
@@ -351,8 +349,7 @@ fn a_judge_keeps_the_referees_environment() {
             judge_env.to_str().unwrap(),
             env!("CARGO_MANIFEST_DIR"),
         ),
-    )
-    .unwrap();
+    );
     let bot = executable(
         dir.path(),
         "bot.sh",
@@ -391,15 +388,14 @@ fn a_bad_env_option_is_a_usage_error_naming_it() {
     for bad in ["", "=1", "=", "=VALUE"] {
         let run = referee_env(&["dealer", "--env", bad, "true"], GAME, &[], &[]);
         assert_eq!(run.code, Some(64), "--env {bad:?}: {run:?}");
-        assert!(run.stderr.contains("--env"), "{}", run.stderr);
-        assert!(run.stderr.contains(&format!("'{bad}'")), "{}", run.stderr);
+        assert_has(&run.stderr, "--env");
+        assert_has(&run.stderr, &format!("'{bad}'"));
     }
 }
 
 #[test]
 fn a_bad_env_table_is_named_with_its_file_and_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("t.toml");
+    let (_dir, file) = temp_path("t.toml");
     let cases = [
         ("env = { \"\" = \"x\" }\n", "line 3", "empty"),
         ("env = { \"A=B\" = \"x\" }\n", "line 3", "\"A=B\""),

@@ -18,7 +18,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{fixture, referee};
+use common::{assert_has, fixture, referee, referee_ok, temp_path, write_file};
 use serde_json::Value;
 
 /// The number of busy players: more than the 2 CPUs of the machine the
@@ -48,8 +48,7 @@ fn warnings(stderr: &str) -> usize {
 /// Plays `referee play GAME` with [`PLAYERS`] busy bots; the records and
 /// the run's standard error.
 fn play(game: &str, extra: &[&str]) -> (Vec<Value>, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
+    let (_dir, results) = temp_path("r.jsonl");
     let mut args = vec!["--no-fsync", "play", "--seed", "1", "--results"];
     args.push(results.to_str().unwrap());
     args.extend(extra);
@@ -128,16 +127,15 @@ fn assert_move_timed_out(player: &Value, limit: u64, phase: &str) {
 /// judge; the player's result.
 fn play_stalled(read: &str, options: &str, extra: &[&str]) -> Value {
     let dir = tempfile::tempdir().unwrap();
-    let game = dir.path().join("late.toml");
-    std::fs::write(
-        &game,
+    let game = write_file(
+        dir.path(),
+        "late.toml",
         format!(
             "name = \"late\"\njudge = [\"python3\", \"{}\"]\nplayers = {{ min = 1, max = 1 }}\n\
              read = \"{read}\"\n[options]\nrounds = 1\n{options}\n",
             fair("judge.py")
         ),
-    )
-    .unwrap();
+    );
     let results = dir.path().join("r.jsonl");
     let mut args = vec!["--no-fsync", "play", "--seed", "1", "--results"];
     args.push(results.to_str().unwrap());
@@ -192,8 +190,7 @@ fn a_reply_read_late_by_a_stalled_referee_is_a_timeout() {
 #[test]
 fn a_tournament_with_more_jobs_than_cpus_warns_once() {
     let cpus = cpus();
-    let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("t.toml");
+    let (_dir, spec) = temp_path("t.toml");
     let jobs = cpus + 1;
     std::fs::write(
         &spec,
@@ -205,17 +202,13 @@ fn a_tournament_with_more_jobs_than_cpus_warns_once() {
     )
     .unwrap();
     let tournament = |jobs: usize| {
-        let run = referee(
-            [
-                "tournament",
-                spec.to_str().unwrap(),
-                "--jobs",
-                &jobs.to_string(),
-                "--no-progress",
-            ],
-            b"",
-        );
-        assert_eq!(run.code, Some(0), "{run:?}");
+        let run = referee_ok([
+            "tournament",
+            spec.to_str().unwrap(),
+            "--jobs",
+            &jobs.to_string(),
+            "--no-progress",
+        ]);
         run.stderr
     };
     let alone = tournament(1);
@@ -227,11 +220,8 @@ fn a_tournament_with_more_jobs_than_cpus_warns_once() {
         let expected = format!(
             "referee tournament: warning: up to {jobs} bot processes may run at once on {cpus} CPU"
         );
-        assert!(crowded.contains(&expected), "{crowded}");
-        assert!(
-            crowded.contains(&format!("(--jobs {jobs} × 1 seat)")),
-            "{crowded}"
-        );
+        assert_has(&crowded, &expected);
+        assert_has(&crowded, &format!("(--jobs {jobs} × 1 seat)"));
     }
 }
 
@@ -244,8 +234,7 @@ fn a_ci_suite_warns_once_for_all_its_cases() {
         return;
     }
     let jobs = cpus + 1;
-    let dir = tempfile::tempdir().unwrap();
-    let suite = dir.path().join("suite.toml");
+    let (_dir, suite) = temp_path("suite.toml");
     let case = |name: &str| {
         format!(
             "[[case]]\nname = \"{name}\"\ngame = \"{}\"\ncommand = [\"{}\"]\ngames = {jobs}\njobs = {jobs}\n[case.expect]\nno_crash = true\n",
@@ -257,9 +246,5 @@ fn a_ci_suite_warns_once_for_all_its_cases() {
     let run = referee(["ci", suite.to_str().unwrap()], b"");
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_eq!(warnings(&run.stderr), 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("referee ci: warning:"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "referee ci: warning:");
 }

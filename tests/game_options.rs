@@ -10,7 +10,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{fixture, referee};
+use common::{assert_has, fixture, referee, write_file};
 use serde_json::{Value, json};
 
 fn game_file() -> String {
@@ -124,8 +124,7 @@ fn tournament_file(dir: &Path, extra: &str, a: &str, b: &str) -> String {
         answer(),
         answer()
     );
-    let path = dir.join("t.toml");
-    std::fs::write(&path, text).unwrap();
+    let path = write_file(dir, "t.toml", text);
     path.to_str().unwrap().to_owned()
 }
 
@@ -247,20 +246,16 @@ fn a_built_in_game_refuses_judge_options() {
     write("[options]\nnodes = 1");
     let run = referee(["tournament", "--no-progress", file.to_str().unwrap()], b"");
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(run.stderr.contains("septica has none"), "{}", run.stderr);
+    assert_has(&run.stderr, "septica has none");
     write("");
     let args = ["tournament", "--no-progress", file.to_str().unwrap()];
     let run = referee(args.iter().chain(&["--game-option", "nodes=1"]), b"");
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(run.stderr.contains("--game-option"), "{}", run.stderr);
+    assert_has(&run.stderr, "--game-option");
     write("[each]\ntime_control = \"1s\"");
     let run = referee(args, b"");
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(
-        run.stderr.contains("time_control per entrant"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "time_control per entrant");
 }
 
 /// Issue 51: a path among the judge's options (a chess book) given in a
@@ -283,7 +278,7 @@ fn path_options_are_read_from_where_they_were_given() {
     ] {
         std::fs::create_dir(folder).unwrap();
         for file in files {
-            std::fs::write(folder.join(file), "").unwrap();
+            write_file(folder, file, "");
         }
     }
     let game = game_dir.join("game.toml");
@@ -332,9 +327,9 @@ fn path_options_are_read_from_where_they_were_given() {
     );
     // A tournament file's, from its folder; the command line's from the
     // current one.
-    let file = here.join("t.toml");
-    std::fs::write(
-        &file,
+    let file = write_file(
+        &here,
+        "t.toml",
         format!(
             "game = {game:?}\ngames = 2\nseed = 3\njobs = 1\n[options]\nbook = \"t.epd\"\n\
              [[entrant]]\nname = \"a\"\ncommand = [{:?}]\n\
@@ -342,8 +337,7 @@ fn path_options_are_read_from_where_they_were_given() {
             answer(),
             answer()
         ),
-    )
-    .unwrap();
+    );
     let tournament_in = |cwd: &Path, args: &[&str]| -> Value {
         let out = cwd.join("out");
         let _ = std::fs::remove_dir_all(&out);
@@ -366,13 +360,12 @@ fn path_options_are_read_from_where_they_were_given() {
 #[test]
 fn path_options_must_be_words() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let game = dir.path().join("game.toml");
-    std::fs::write(
-        &game,
+    let game = write_file(
+        dir.path(),
+        "game.toml",
         "name = \"echo\"\njudge = [\"python3\", \"judge.py\"]\nprotocol = 2\n\
          players = { min = 2, max = 2 }\npath_options = [\"\"]\n",
-    )
-    .unwrap();
+    );
     let bots = [format!("a={}", answer()), format!("b={}", answer())];
     let run = referee(["play", game.to_str().unwrap(), &bots[0], &bots[1]], b"");
     assert_eq!(run.code, Some(64), "{run:?}");

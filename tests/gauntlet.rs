@@ -5,16 +5,16 @@ mod common;
 
 use std::path::Path;
 
-use common::referee;
+use common::{assert_has, referee, write_file};
 
 /// A Chomp tournament in `dir` with `entrants` (all greedy bots but the
 /// first, the strong one), `seats` a table, and `extra` lines.
 fn chomp_file(dir: &Path, entrants: &[&str], seats: usize, games: u64, extra: &str) -> String {
-    std::fs::write(
-        dir.join("a.txt"),
+    write_file(
+        dir,
+        "a.txt",
         "ABCDEFGHIJ\nKLMNOPQRST\nUVWXYZTHIS\nISNOTATEST\nITISASQUID\n",
-    )
-    .unwrap();
+    );
     let mut text = format!(
         "game = \"chomp\"\ngames = {games}\nseed = 5\n{extra}\n[limits]\nprep = \"0s\"\narrays = \"a.txt\"\nseats = {seats}\n"
     );
@@ -28,24 +28,13 @@ fn chomp_file(dir: &Path, entrants: &[&str], seats: usize, games: u64, extra: &s
             "[[entrant]]\nname = \"{name}\"\ncommand = [\"{bot}\"]\n"
         ));
     }
-    let path = dir.join("g.toml");
-    std::fs::write(&path, text).unwrap();
+    let path = write_file(dir, "g.toml", text);
     path.to_str().unwrap().to_owned()
 }
 
 /// Who sat where in each game, in game order.
 fn tables(file: &str, out: &Path) -> Vec<Vec<String>> {
-    let run = referee(
-        [
-            "tournament",
-            "--no-progress",
-            file,
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
+    common::tournament(&[file, "--out", out.to_str().unwrap()]);
     common::timeless_records(out)
         .iter()
         .map(|r| {
@@ -144,11 +133,11 @@ fn gauntlet_mistakes_are_named() {
 #[test]
 fn a_ci_gauntlet_seats_the_case_bot_in_every_game() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("a.txt"),
+    write_file(
+        dir.path(),
+        "a.txt",
         "ABCDEFGHIJ\nKLMNOPQRST\nUVWXYZTHIS\nISNOTATEST\nITISASQUID\n",
-    )
-    .unwrap();
+    );
     let suite = |format: &str| {
         let greedy = env!("CARGO_BIN_EXE_chomp-greedy");
         let text = format!(
@@ -157,16 +146,15 @@ fn a_ci_gauntlet_seats_the_case_bot_in_every_game() {
              [case.limits]\nprep = \"0s\"\narrays = \"a.txt\"\nseats = 2\n[case.expect]\nno_crash = true\n",
             env!("CARGO_BIN_EXE_chomp")
         );
-        let path = dir.path().join("suite.toml");
-        std::fs::write(&path, text).unwrap();
+        let path = write_file(dir.path(), "suite.toml", text);
         let run = referee(["ci", path.to_str().unwrap()], b"");
         assert_eq!(run.code, Some(0), "{run:?}");
         run.stdout
     };
     let gauntlet = suite("format = \"gauntlet\"");
-    assert!(gauntlet.contains("8 games"), "{gauntlet}");
+    assert_has(&gauntlet, "8 games");
     let round_robin = suite("");
-    assert!(round_robin.contains("4 games"), "{round_robin}");
+    assert_has(&round_robin, "4 games");
 }
 
 /// A round robin of four entrants at tables of two meets every pair, as
@@ -193,11 +181,13 @@ fn a_round_robin_at_tables_of_two_meets_every_pair() {
 /// answer `ok` and `extra` lines, and no `seats`.
 fn echo_file(dir: &Path, players: &str, entrants: &[&str], games: u64, extra: &str) -> String {
     let judge = common::fixture("game-options/judge.py");
-    std::fs::write(
-        dir.join("game.toml"),
-        format!("name = \"echo\"\njudge = [\"python3\", {judge:?}]\nprotocol = 2\nplayers = {{ {players} }}\nreuse = true\n"),
-    )
-    .unwrap();
+    write_file(
+        dir,
+        "game.toml",
+        format!(
+            "name = \"echo\"\njudge = [\"python3\", {judge:?}]\nprotocol = 2\nplayers = {{ {players} }}\nreuse = true\n"
+        ),
+    );
     let answer = common::fixture("game-options/answer.sh");
     let mut text = format!("game = \"game.toml\"\ngames = {games}\nseed = 5\njobs = 1\n{extra}\n");
     for name in entrants {
@@ -205,8 +195,7 @@ fn echo_file(dir: &Path, players: &str, entrants: &[&str], games: u64, extra: &s
             "[[entrant]]\nname = \"{name}\"\ncommand = [{answer:?}]\n"
         ));
     }
-    let path = dir.join("g.toml");
-    std::fs::write(&path, text).unwrap();
+    let path = write_file(dir, "g.toml", text);
     path.to_str().unwrap().to_owned()
 }
 

@@ -11,19 +11,16 @@
 
 mod common;
 
+use common::{referee_ok, temp_path};
+
 use std::path::Path;
 
 use serde_json::Value;
 
 fn records_of(game: &str) -> (Vec<Value>, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
+    let (_dir, out) = temp_path("out");
     let file = format!("tests/fixtures/golden/{game}.toml");
-    let run = common::referee(
-        ["tournament", file.as_str(), "--out", out.to_str().unwrap()],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{game}: {}", run.stderr);
+    referee_ok(["tournament", file.as_str(), "--out", out.to_str().unwrap()]);
     let mut records = common::timeless_records(&out);
     for r in &mut records {
         let fields = r.as_object_mut().unwrap();

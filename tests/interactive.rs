@@ -6,7 +6,10 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{Run, fixture, referee};
+use common::package::{judged, line, run};
+use common::{
+    Run, assert_has, assert_lacks, fixture, jsonl, referee, referee_ok, temp_path, write_file,
+};
 
 fn guess() -> String {
     format!("{}/games/guess", env!("CARGO_MANIFEST_DIR"))
@@ -16,50 +19,18 @@ fn submission(path: &str) -> String {
     format!("{}/submissions/{path}", guess())
 }
 
-fn run(args: &[&str]) -> Run {
-    let run = referee(args.iter().copied(), b"");
-    // Whatever happened, the referee explains itself and does not panic.
-    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
-    run
-}
-
-/// The verdict line of test case `name`.
-fn line<'a>(run: &'a Run, name: &str) -> &'a str {
-    run.stdout
-        .lines()
-        .find(|l| l.starts_with(&format!("{name}: ")))
-        .unwrap_or_else(|| panic!("no line for {name} in:\n{}", run.stdout))
-}
-
-fn records(path: &PathBuf) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 const CASES: [&str; 6] = [
     "sample/1", "sample/2", "secret/1", "secret/2", "secret/3", "secret/4",
 ];
 
 #[test]
 fn the_binary_search_is_accepted_on_every_case() {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
-    let run = run(&[
-        "interactive",
-        "--results",
-        results.to_str().unwrap(),
-        &guess(),
-        &submission("accepted/binary.py"),
-    ]);
+    let (run, records) = judged(&[], &guess(), &submission("accepted/binary.py"));
     assert_eq!(run.code, Some(0), "{run:?}");
     for case in CASES {
         assert!(line(&run, case).contains("ACCEPTED"), "{}", run.stdout);
     }
     assert!(run.stdout.contains("6 of 6 test cases accepted"));
-    let records = records(&results);
     assert_eq!(records.len(), 6);
     for (i, r) in records.iter().enumerate() {
         assert_eq!(r["game"], "interactive");
@@ -97,17 +68,11 @@ fn too_many_guesses_is_a_wrong_answer_with_the_judge_message() {
 
 #[test]
 fn a_program_that_hangs_gets_time_limit_and_is_killed() {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
-    let run = run(&[
-        "interactive",
-        "--timeout",
-        "300ms",
-        "--results",
-        results.to_str().unwrap(),
+    let (run, records) = judged(
+        &["--timeout", "300ms"],
         &guess(),
         &fixture("interactive/hang.sh"),
-    ]);
+    );
     assert_eq!(run.code, Some(1), "{run:?}");
     // It waits rather than computes: the wall clock, at twice the CPU
     // time limit, stops it.
@@ -120,7 +85,7 @@ fn a_program_that_hangs_gets_time_limit_and_is_killed() {
             run.stdout
         );
     }
-    for r in records(&results) {
+    for r in &records {
         assert_eq!(r["status"], "timeout", "{r}");
         assert_eq!(r["phase"], "move", "{r}");
         assert_eq!(r["verdict"], "time_limit", "{r}");
@@ -132,15 +97,7 @@ fn a_program_that_hangs_gets_time_limit_and_is_killed() {
 
 #[test]
 fn a_crash_is_a_runtime_error_even_when_the_validator_accepts() {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
-    let run = run(&[
-        "interactive",
-        "--results",
-        results.to_str().unwrap(),
-        &guess(),
-        &fixture("interactive/crash-after-guess.sh"),
-    ]);
+    let (run, records) = judged(&[], &guess(), &fixture("interactive/crash-after-guess.sh"));
     assert_eq!(run.code, Some(1), "{run:?}");
     for case in CASES {
         assert!(
@@ -149,7 +106,6 @@ fn a_crash_is_a_runtime_error_even_when_the_validator_accepts() {
             run.stdout
         );
     }
-    let records = records(&results);
     // sample/2 (N = 1): the one guess is right, the validator accepts.
     assert_eq!(records[1]["validator_exit"]["exited"], 42);
     assert_eq!(records[1]["status"], "crashed");
@@ -158,25 +114,22 @@ fn a_crash_is_a_runtime_error_even_when_the_validator_accepts() {
 
 #[test]
 fn writing_after_the_validator_has_ended_lets_the_validator_decide() {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
-    let run = run(&[
-        "interactive",
-        "--timeout",
-        // Room for the validator's start on a loaded machine.
-        "1500ms",
-        "--results",
-        results.to_str().unwrap(),
+    let (run, records) = judged(
+        &[
+            "--timeout",
+            // Room for the validator's start on a loaded machine.
+            "1500ms",
+        ],
         &guess(),
         &fixture("interactive/spam.sh"),
-    ]);
+    );
     assert_eq!(run.code, Some(1), "{run:?}");
     assert!(
         line(&run, "sample/1").contains("WRONG ANSWER: no correct guess within 5 guesses"),
         "{}",
         run.stdout
     );
-    let first = &records(&results)[0];
+    let first = &records[0];
     assert_eq!(first["first_ended"], "validator", "{first}");
     assert_eq!(first["pipe_closed"], true, "{first}");
     assert_eq!(first["status"], "incorrect", "{first}");
@@ -191,15 +144,7 @@ fn writing_after_the_validator_has_ended_lets_the_validator_decide() {
 
 #[test]
 fn a_validator_with_an_odd_exit_status_is_a_judge_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
-    let run = run(&[
-        "interactive",
-        "--results",
-        results.to_str().unwrap(),
-        &fixture("interactive/oddjudge"),
-        "cat",
-    ]);
+    let (run, records) = judged(&[], &fixture("interactive/oddjudge"), "cat");
     assert_eq!(run.code, Some(70), "{run:?}");
     let verdict = line(&run, "sample/1");
     assert!(
@@ -208,13 +153,9 @@ fn a_validator_with_an_odd_exit_status_is_a_judge_error() {
         "{}",
         run.stdout
     );
-    assert!(
-        run.stdout.contains("| the odd judge gives up"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "| the odd judge gives up");
     assert!(run.stdout.contains("1 judge error"));
-    let record = &records(&results)[0];
+    let record = &records[0];
     assert_eq!(record["status"], "internal", "{record}");
     assert_eq!(record["verdict"], "judge_error", "{record}");
 }
@@ -256,25 +197,17 @@ fn bad_packages_and_programs_are_usage_errors_that_say_why() {
     // A package without a validator.
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("data/sample")).unwrap();
-    std::fs::write(dir.path().join("data/sample/1.in"), "1 1\n").unwrap();
+    write_file(dir.path(), "data/sample/1.in", "1 1\n");
     let no_answer = run(&["interactive", dir.path().to_str().unwrap(), "cat"]);
     assert_eq!(no_answer.code, Some(64), "{no_answer:?}");
-    assert!(
-        no_answer.stderr.contains("no answer file"),
-        "{}",
-        no_answer.stderr
-    );
-    std::fs::write(dir.path().join("data/sample/1.ans"), "1\n").unwrap();
+    assert_has(&no_answer.stderr, "no answer file");
+    write_file(dir.path(), "data/sample/1.ans", "1\n");
     let no_validator = run(&["interactive", dir.path().to_str().unwrap(), "cat"]);
     assert_eq!(no_validator.code, Some(64), "{no_validator:?}");
-    assert!(
-        no_validator.stderr.contains("output_validators"),
-        "{}",
-        no_validator.stderr
-    );
+    assert_has(&no_validator.stderr, "output_validators");
 
     // Not an interactive problem.
-    std::fs::write(dir.path().join("problem.yaml"), "validation: default\n").unwrap();
+    write_file(dir.path(), "problem.yaml", "validation: default\n");
     let batch = run(&["interactive", dir.path().to_str().unwrap(), "cat"]);
     assert_eq!(batch.code, Some(64), "{batch:?}");
     assert!(
@@ -285,11 +218,7 @@ fn bad_packages_and_programs_are_usage_errors_that_say_why() {
 
     let no_program = run(&["interactive", &guess(), "/nonexistent/solution"]);
     assert_eq!(no_program.code, Some(64), "{no_program:?}");
-    assert!(
-        no_program.stderr.contains("cannot start the program"),
-        "{}",
-        no_program.stderr
-    );
+    assert_has(&no_program.stderr, "cannot start the program");
 }
 
 /// Writes `text` to `path`, executable.
@@ -304,8 +233,8 @@ fn a_build_script_makes_the_run_program_and_a_last_line_needs_no_newline() {
     let dir = tempfile::tempdir().unwrap();
     let problem = dir.path();
     std::fs::create_dir_all(problem.join("data/secret")).unwrap();
-    std::fs::write(problem.join("data/secret/a.in"), "41\n").unwrap();
-    std::fs::write(problem.join("data/secret/a.ans"), "42\n").unwrap();
+    write_file(problem, "data/secret/a.in", "41\n");
+    write_file(problem, "data/secret/a.ans", "42\n");
     let validator = problem.join("output_validators/sum");
     std::fs::create_dir_all(&validator).unwrap();
     // `build` writes `run`: it sends the input's number and accepts the
@@ -376,14 +305,10 @@ fn package(dir: &std::path::Path, inputs: &[&str], validator: &str) -> PathBuf {
     let package = dir.join("package");
     std::fs::create_dir_all(package.join("data/sample")).unwrap();
     std::fs::create_dir_all(package.join("output_validators/v")).unwrap();
-    std::fs::write(
-        package.join("problem.yaml"),
-        "validation: custom interactive\n",
-    )
-    .unwrap();
+    write_file(&package, "problem.yaml", "validation: custom interactive\n");
     for (i, input) in inputs.iter().enumerate() {
-        std::fs::write(package.join(format!("data/sample/{}.in", i + 1)), input).unwrap();
-        std::fs::write(package.join(format!("data/sample/{}.ans", i + 1)), "").unwrap();
+        write_file(&package, format!("data/sample/{}.in", i + 1), input);
+        write_file(&package, format!("data/sample/{}.ans", i + 1), "");
     }
     script(&package.join("output_validators/v/run"), validator);
     package
@@ -419,7 +344,7 @@ fn a_validator_that_rejects_first_decides_though_the_program_then_runs_out_of_ti
         "{}",
         run.stdout
     );
-    let record = &records(&results)[0];
+    let record = &jsonl(&results)[0];
     assert_eq!(record["verdict"], "wrong_answer", "{record}");
     assert_eq!(record["status"], "incorrect", "{record}");
     assert_eq!(record["first_ended"], "validator", "{record}");
@@ -452,7 +377,7 @@ fn run_package(package: &std::path::Path) -> (Run, Vec<serde_json::Value>) {
         package.to_str().unwrap(),
         "cat",
     ]);
-    let records = records(&results);
+    let records = jsonl(&results);
     (run, records)
 }
 
@@ -470,11 +395,9 @@ fn a_feedback_file_that_is_a_fifo_is_not_read_and_the_case_is_judged() {
     let (run, records) = run_package(&package);
     assert_eq!(run.code, Some(1), "{run:?}");
     assert!(line(&run, "sample/1").contains(REJECTED), "{}", run.stdout);
-    assert!(
-        run.stdout
-            .contains("  note: judgemessage.txt is a FIFO, not a regular file: not read"),
-        "{}",
-        run.stdout
+    assert_has(
+        &run.stdout,
+        "  note: judgemessage.txt is a FIFO, not a regular file: not read",
     );
     let notes = &records[0]["feedback_notes"];
     assert_eq!(notes.as_array().map(Vec::len), Some(2), "{}", records[0]);
@@ -496,11 +419,9 @@ fn only_the_first_64_kib_of_a_big_feedback_file_are_kept() {
         "{}",
         run.stdout
     );
-    assert!(
-        run.stdout
-            .contains("  note: judgemessage.txt holds 48 MiB: only its first 64 KiB are read"),
-        "{}",
-        run.stdout
+    assert_has(
+        &run.stdout,
+        "  note: judgemessage.txt holds 48 MiB: only its first 64 KiB are read",
     );
     let message = records[0]["judge_message"].as_str().unwrap();
     assert!(
@@ -518,7 +439,7 @@ fn a_feedback_file_or_directory_that_is_a_symbolic_link_is_not_followed() {
     // feedback directory is replaced by a link to a directory elsewhere.
     let elsewhere = dir.path().join("elsewhere");
     std::fs::create_dir(&elsewhere).unwrap();
-    std::fs::write(elsewhere.join("judgemessage.txt"), "secret of the host\n").unwrap();
+    write_file(&elsewhere, "judgemessage.txt", "secret of the host\n");
     let package = package(
         dir.path(),
         &["file\n", "dir\n"],
@@ -539,20 +460,16 @@ fn a_feedback_file_or_directory_that_is_a_symbolic_link_is_not_followed() {
     for case in ["sample/1", "sample/2"] {
         assert!(line(&run, case).contains(REJECTED), "{}", run.stdout);
     }
-    assert!(
-        run.stdout
-            .contains("  note: judgemessage.txt is a symbolic link: not followed"),
-        "{}",
-        run.stdout
+    assert_has(
+        &run.stdout,
+        "  note: judgemessage.txt is a symbolic link: not followed",
     );
-    assert!(
-        run.stdout
-            .contains("  note: the feedback directory is a symbolic link: not followed"),
-        "{}",
-        run.stdout
+    assert_has(
+        &run.stdout,
+        "  note: the feedback directory is a symbolic link: not followed",
     );
-    assert!(!run.stdout.contains("root:"), "{}", run.stdout);
-    assert!(!run.stdout.contains("secret of the host"), "{}", run.stdout);
+    assert_lacks(&run.stdout, "root:");
+    assert_lacks(&run.stdout, "secret of the host");
     for record in &records {
         assert!(record.get("judge_message").is_none(), "{record}");
         assert!(record.get("team_message").is_none(), "{record}");
@@ -579,17 +496,13 @@ fn every_test_group_is_judged_in_natural_order() {
         std::fs::write(&input, "1\n").unwrap();
         std::fs::write(input.with_extension("ans"), "").unwrap();
     }
-    let run = referee(
-        [
-            "interactive",
-            package.to_str().unwrap(),
-            "sh",
-            "-c",
-            "cat >/dev/null",
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let run = referee_ok([
+        "interactive",
+        package.to_str().unwrap(),
+        "sh",
+        "-c",
+        "cat >/dev/null",
+    ]);
     let judged: Vec<&str> = run
         .stdout
         .lines()
@@ -763,14 +676,13 @@ fn a_single_threaded_programs_cpu_time_is_never_more_than_its_wall_time() {
     // more CPU time than the time that passed. A C program that computes
     // for a few milliseconds and exits, on every case, many times over.
     let dir = tempfile::tempdir().unwrap();
-    let source = dir.path().join("spin.c");
-    std::fs::write(
-        &source,
+    let source = write_file(
+        dir.path(),
+        "spin.c",
         "int main(void) { volatile unsigned long x = 0;\n\
          for (unsigned long i = 0; i < 3000000; i++) x += i;\n\
          return 0; }\n",
-    )
-    .unwrap();
+    );
     let inputs: Vec<String> = (1..=30).map(|i| format!("{i}\n")).collect();
     let inputs: Vec<&str> = inputs.iter().map(String::as_str).collect();
     let package = package(dir.path(), &inputs, "#!/bin/sh\ncat >/dev/null\nexit 42\n");
@@ -789,7 +701,7 @@ fn a_single_threaded_programs_cpu_time_is_never_more_than_its_wall_time() {
         ]);
         let run = run(&args);
         assert_eq!(run.code, Some(0), "{run:?}");
-        for record in records(&results) {
+        for record in jsonl(&results) {
             // Without cgroups a case's CPU time below one clock tick is
             // not known, and left out.
             let Some(cpu) = record["cpu_micros"].as_u64() else {
@@ -891,12 +803,7 @@ fn a_validator_that_closes_its_output_and_waits_ends_the_programs_input() {
 fn a_package_whose_validator_closes_its_output_checks_out_whole() {
     let run = run(&["interactive", "--timeout", "1s", &pseudo()]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stdout
-            .contains("2 of 2 submissions got their folder's verdict"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "2 of 2 submissions got their folder's verdict");
 }
 
 #[test]
@@ -926,17 +833,16 @@ fn each_pass_of_a_multi_pass_problem_ends_the_programs_input_when_the_validator_
 {
     // The same relay runs every pass: a validator that writes its pass's
     // number, closes its output and waits for it back, twice.
-    let dir = tempfile::tempdir().unwrap();
-    let package = dir.path().join("multi");
+    let (_dir, package) = temp_path("multi");
     std::fs::create_dir_all(package.join("data/secret")).unwrap();
     std::fs::create_dir_all(package.join("output_validator")).unwrap();
-    std::fs::write(
-        package.join("problem.yaml"),
+    write_file(
+        &package,
+        "problem.yaml",
         "problem_format_version: 2023-07-draft\ntype: [interactive, multi-pass]\n",
-    )
-    .unwrap();
-    std::fs::write(package.join("data/secret/1.in"), "1\n").unwrap();
-    std::fs::write(package.join("data/secret/1.ans"), "").unwrap();
+    );
+    write_file(&package, "data/secret/1.in", "1\n");
+    write_file(&package, "data/secret/1.ans", "");
     script(
         &package.join("output_validator/run"),
         "#!/bin/sh\nn=$(cat \"$1\")\necho \"$n\"\nexec >&-\nread got\n\
@@ -956,8 +862,7 @@ fn each_pass_of_a_multi_pass_problem_ends_the_programs_input_when_the_validator_
 /// A copy of the pseudointeraction package, at `DIR/pseudo`, with the
 /// files `extra` added (`.timelimit`, say).
 fn pseudo_with(extra: &[(&str, &str)]) -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let package = dir.path().join("pseudo");
+    let (dir, package) = temp_path("pseudo");
     let copied = std::process::Command::new("cp")
         .args(["-r", &pseudo()])
         .arg(&package)
@@ -965,7 +870,7 @@ fn pseudo_with(extra: &[(&str, &str)]) -> (tempfile::TempDir, String) {
         .unwrap();
     assert!(copied.success());
     for (name, text) in extra {
-        std::fs::write(package.join(name), text).unwrap();
+        write_file(&package, name, text);
     }
     let package = package.to_str().unwrap().to_owned();
     (dir, package)
@@ -1104,11 +1009,9 @@ fn an_input_its_validator_rejects_stops_the_run_before_any_program() {
             "{}",
             run.stderr
         );
-        assert!(
-            run.stderr
-                .contains("1 of 3 test inputs rejected by the input validator"),
-            "{}",
-            run.stderr
+        assert_has(
+            &run.stderr,
+            "1 of 3 test inputs rejected by the input validator",
         );
         // Nothing was judged.
         assert!(!run.stdout.contains("ACCEPTED"), "{run:?}");
@@ -1154,11 +1057,7 @@ fn input_validator_flags_of_a_group_reach_its_subgroups_in_both_formats() {
             "{testdata}: {}",
             run.stderr
         );
-        assert!(
-            run.stderr.contains("2 of 5 test inputs rejected"),
-            "{}",
-            run.stderr
-        );
+        assert_has(&run.stderr, "2 of 5 test inputs rejected");
     }
 }
 
@@ -1169,15 +1068,9 @@ fn a_package_without_an_input_validator_is_warned_of_and_fails_under_strict() {
     let problem = package.path().to_str().unwrap();
     let warned = run(&["interactive", problem]);
     assert_eq!(warned.code, Some(0), "{warned:?}");
-    assert!(
-        warned.stderr.contains(
-            "warning: {problem}: no input validator (input_validators/): the test inputs are not checked"
+    assert_has(&warned.stderr, "warning: {problem}: no input validator (input_validators/): the test inputs are not checked"
                 .replace("{problem}", problem)
-                .as_str()
-        ),
-        "{}",
-        warned.stderr
-    );
+                .as_str());
     let strict = run(&["interactive", "--strict", problem]);
     assert_eq!(strict.code, Some(1), "{strict:?}");
     assert!(!strict.stdout.contains("ACCEPTED"), "{strict:?}");
@@ -1223,13 +1116,10 @@ fn disabled_files_are_skipped_and_unknown_languages_only_warned_of_unless_strict
     };
     let lenient = run_it(false);
     assert_eq!(lenient.code, Some(0), "{lenient:?}");
-    assert!(
-        lenient.stderr.contains(
-            "note: disabled, not judged: accepted/guess_fill_pipe.cc.disabled, \
-             accepted/multi.java.disabled"
-        ),
-        "{}",
-        lenient.stderr
+    assert_has(
+        &lenient.stderr,
+        "note: disabled, not judged: accepted/guess_fill_pipe.cc.disabled, \
+             accepted/multi.java.disabled",
     );
     assert!(
         lenient
@@ -1239,8 +1129,8 @@ fn disabled_files_are_skipped_and_unknown_languages_only_warned_of_unless_strict
         "{}",
         lenient.stderr
     );
-    assert!(!lenient.stdout.contains(".disabled"), "{}", lenient.stdout);
-    assert!(!lenient.stdout.contains("guess.plg"), "{}", lenient.stdout);
+    assert_lacks(&lenient.stdout, ".disabled");
+    assert_lacks(&lenient.stdout, "guess.plg");
     assert!(
         lenient
             .stdout
@@ -1255,7 +1145,7 @@ fn disabled_files_are_skipped_and_unknown_languages_only_warned_of_unless_strict
         "{}",
         strict.stdout
     );
-    assert!(!strict.stdout.contains(".disabled"), "{}", strict.stdout);
+    assert_lacks(&strict.stdout, ".disabled");
 }
 
 /// Issue 52, failure 3: DOMjudge's `@EXPECTED_RESULTS@:` tags were not
@@ -1331,24 +1221,16 @@ fn expected_results_tags_are_checked_and_win_over_their_folder_as_in_domjudge() 
         "{}",
         run.stdout
     );
-    assert!(
-        run.stderr.contains(
-            "warning: wrong_answer/right_after_all.py: its @EXPECTED_RESULTS@ tag (CORRECT) \
-             leaves out its folder's verdict (wrong_answer); the tag decides, as in DOMjudge"
-        ),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "warning: wrong_answer/right_after_all.py: its @EXPECTED_RESULTS@ tag (CORRECT) \
+             leaves out its folder's verdict (wrong_answer); the tag decides, as in DOMjudge",
     );
-    assert!(
-        run.stdout
-            .contains("interactive: 5 of 7 submissions got their expected verdict"),
-        "{}",
-        run.stdout
+    assert_has(
+        &run.stdout,
+        "interactive: 5 of 7 submissions got their expected verdict",
     );
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert_eq!(xml.matches("<failure").count(), 2, "{xml}");
-    assert!(
-        xml.contains("expected TIMELIMIT, RUN-ERROR, got ACCEPTED"),
-        "{xml}"
-    );
+    assert_has(&xml, "expected TIMELIMIT, RUN-ERROR, got ACCEPTED");
 }

@@ -11,19 +11,14 @@ mod common;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 
-use common::{fixture, need_bwrap, referee, referee_with};
+use common::{
+    assert_has, assert_lacks, fixture, need_bwrap, referee, referee_ok, referee_with, temp_path,
+};
 
 /// A copy of `tests/fixtures/isolation/class` in a fresh directory (the
 /// submissions are built there), and the directory.
 fn class() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let to = dir.path().join("class");
-    let copied = std::process::Command::new("cp")
-        .args(["-r", &fixture("isolation/class"), to.to_str().unwrap()])
-        .status()
-        .unwrap();
-    assert!(copied.success());
-    (dir, to)
+    common::fixture_copy("isolation/class")
 }
 
 /// What became of mallory's attempts in one class tournament.
@@ -100,7 +95,7 @@ fn without_the_sandbox_a_class_submission_reaches_everything() {
     assert_eq!(c.run.code, Some(0), "{:?}", c.run);
     assert_eq!(c.escaped.len(), 5, "{:?}", c.escaped);
     assert!(c.alice_changed && c.stole && c.connected);
-    assert!(c.stderr.contains("read alice: yes"), "{}", c.stderr);
+    assert_has(&c.stderr, "read alice: yes");
 }
 
 #[test]
@@ -110,7 +105,7 @@ fn a_sandboxed_class_submission_stays_in_its_folder() {
     assert_eq!(c.run.code, Some(0), "{:?}", c.run);
     // Her build worked (what it tried outside failed quietly) and she
     // played every game.
-    assert!(!c.run.stderr.contains("disqualified"), "{}", c.run.stderr);
+    assert_lacks(&c.run.stderr, "disqualified");
     assert!(c.escaped.is_empty(), "written outside: {:?}", c.escaped);
     assert!(!c.alice_changed, "mallory's build changed alice's source");
     assert!(!c.stole, "mallory's build copied alice's solution");
@@ -124,11 +119,11 @@ fn a_sandboxed_class_submission_stays_in_its_folder() {
     ] {
         assert!(c.stderr.contains(line), "{line:?} not in:\n{}", c.stderr);
     }
-    assert!(!c.stderr.contains(": yes"), "{}", c.stderr);
+    assert_lacks(&c.stderr, ": yes");
     // Nothing in her build's sandbox names another entrant's folder:
     // neither bubblewrap's command line (its pid 1) nor a mount.
-    assert!(c.seen_at_build.contains("bwrap"), "{}", c.seen_at_build);
-    assert!(!c.seen_at_build.contains("alice"), "{}", c.seen_at_build);
+    assert_has(&c.seen_at_build, "bwrap");
+    assert_lacks(&c.seen_at_build, "alice");
 }
 
 #[test]
@@ -143,8 +138,8 @@ fn a_missing_bubblewrap_stops_a_sandboxed_tournament_before_its_builds() {
     let out = cmd.output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(64), "{stderr}");
-    assert!(stderr.contains("`bwrap` is not installed"), "{stderr}");
-    assert!(!stderr.contains("building"), "{stderr}");
+    assert_has(&stderr, "`bwrap` is not installed");
+    assert_lacks(&stderr, "building");
 }
 
 fn guess() -> String {
@@ -153,8 +148,7 @@ fn guess() -> String {
 
 /// What `peek.sh` said in the first test case.
 fn peek(sandbox: bool) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
+    let (_dir, results) = temp_path("r.jsonl");
     let mut args = vec![
         "interactive".to_owned(),
         "--timeout".into(),
@@ -177,16 +171,16 @@ fn peek(sandbox: bool) -> String {
 #[test]
 fn without_the_sandbox_a_submission_finds_the_judges_data() {
     let said = peek(false);
-    assert!(said.contains("answers: read"), "{said}");
-    assert!(said.contains("cmdline: yes"), "{said}");
+    assert_has(&said, "answers: read");
+    assert_has(&said, "cmdline: yes");
 }
 
 #[test]
 fn a_sandboxed_submission_sees_neither_the_package_nor_the_validator() {
     need_bwrap();
     let said = peek(true);
-    assert!(said.contains("answers: hidden"), "{said}");
-    assert!(said.contains("cmdline: no"), "{said}");
+    assert_has(&said, "answers: hidden");
+    assert_has(&said, "cmdline: no");
 }
 
 #[test]
@@ -206,7 +200,7 @@ fn a_program_among_the_judges_files_is_refused_under_the_sandbox() {
     let validator = format!("{}/output_validators/guess/validator.py", guess());
     let run = referee(["interactive", "--sandbox", &guess(), &validator], b"");
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(run.stderr.contains("--sandbox"), "{}", run.stderr);
+    assert_has(&run.stderr, "--sandbox");
     assert!(run.stdout.is_empty(), "{run:?}");
 }
 
@@ -214,8 +208,7 @@ fn a_program_among_the_judges_files_is_refused_under_the_sandbox() {
 /// `options`; what it said, its record, and whether its files reached the
 /// host's /dev/shm and /tmp.
 fn hoard(options: &[&str]) -> (String, serde_json::Value, [bool; 2]) {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
+    let (_dir, results) = temp_path("r.jsonl");
     let name = format!("referee-hoard-{}-{}", std::process::id(), options.join(""));
     let mut args = vec![
         "dealer",
@@ -277,7 +270,7 @@ fn a_sandboxed_bots_tmp_and_dev_shm_are_private_and_count_as_its_memory() {
     // and so is /dev/shm unless the referee is root (then a private one,
     // as large as the limit).
     let (said, record, kept) = hoard(&["--no-cgroups"]);
-    assert!(said.contains("tmp: wrote"), "{said}");
+    assert_has(&said, "tmp: wrote");
     assert_eq!(record["status"], "ok", "{record}");
     assert!(kept[1], "{record}");
 }
@@ -324,8 +317,7 @@ fn a_sandboxed_escapee_dies_with_a_killed_referee() {
 /// moved out beside it and linked back in its place (an absolute link);
 /// the directory, the package, and where the part went.
 fn linked_package(part: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let package = dir.path().join("guess");
+    let (dir, package) = temp_path("guess");
     let copied = std::process::Command::new("cp")
         .args(["-r", &guess(), package.to_str().unwrap()])
         .status()
@@ -360,7 +352,7 @@ fn test_data_that_leads_outside_the_package_is_refused_under_the_sandbox() {
         away.display()
     );
     assert!(run.stderr.contains(&said), "{said}: {}", run.stderr);
-    assert!(run.stderr.contains("--sandbox"), "{}", run.stderr);
+    assert_has(&run.stderr, "--sandbox");
     assert!(run.stdout.is_empty(), "{run:?}");
     // Without the sandbox nothing is hidden, and the link is followed.
     let run = referee(args(false), b"");
@@ -373,15 +365,11 @@ fn a_validator_linked_from_outside_the_package_judges_under_the_sandbox() {
     need_bwrap();
     let (_dir, package, _) = linked_package("output_validators/guess");
     let program = format!("{}/submissions/accepted/binary.py", guess());
-    let run = referee(
-        [
-            "interactive",
-            "--sandbox",
-            package.to_str().unwrap(),
-            &program,
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let run = referee_ok([
+        "interactive",
+        "--sandbox",
+        package.to_str().unwrap(),
+        &program,
+    ]);
     assert!(run.stdout.contains("6 of 6 test cases accepted"), "{run:?}");
 }

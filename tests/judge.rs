@@ -7,7 +7,10 @@ mod common;
 use std::collections::HashMap;
 use std::path::Path;
 
-use common::{evensteven_bin, fixture, referee, referee_with};
+use common::{
+    assert_has, assert_lacks, evensteven_bin, fixture, referee, referee_ok, referee_with,
+    temp_path, write_file,
+};
 use serde_json::Value;
 
 fn game_file() -> String {
@@ -26,24 +29,19 @@ fn records(path: &Path) -> Vec<Value> {
 /// pairs through `referee dealer`, and compares every game. Returns the
 /// dealer's outcomes.
 fn agree(player: &str) -> HashMap<String, usize> {
-    let dir = tempfile::tempdir().unwrap();
-    let external = dir.path().join("external.jsonl");
-    let run = referee(
-        [
-            "--no-fsync",
-            "play",
-            "--games",
-            "1000",
-            "--seed",
-            "2026",
-            "--results",
-            external.to_str().unwrap(),
-            &game_file(),
-            player,
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let (dir, external) = temp_path("external.jsonl");
+    let _run = referee_ok([
+        "--no-fsync",
+        "play",
+        "--games",
+        "1000",
+        "--seed",
+        "2026",
+        "--results",
+        external.to_str().unwrap(),
+        &game_file(),
+        player,
+    ]);
     let external = records(&external);
     assert_eq!(external.len(), 1000);
     let mut input = String::new();
@@ -93,8 +91,7 @@ fn the_python_judge_agrees_with_the_dealer_on_1000_games() {
 
 #[test]
 fn frames_are_kept_with_record_moves_only() {
-    let dir = tempfile::tempdir().unwrap();
-    let with = dir.path().join("with.jsonl");
+    let (dir, with) = temp_path("with.jsonl");
     let without = dir.path().join("without.jsonl");
     for (file, flag) in [(&with, Some("--record-moves")), (&without, None)] {
         let mut args = vec!["--no-fsync", "play", "--seed", "5", "--results"];
@@ -113,8 +110,7 @@ fn frames_are_kept_with_record_moves_only() {
 
 #[test]
 fn a_judge_that_crashes_is_a_judge_error_and_no_bot_is_blamed() {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
+    let (_dir, results) = temp_path("r.jsonl");
     let run = referee(
         [
             "play",
@@ -129,16 +125,14 @@ fn a_judge_that_crashes_is_a_judge_error_and_no_bot_is_blamed() {
         b"",
     );
     assert_eq!(run.code, Some(70), "{}", run.stderr);
-    assert!(run.stderr.contains("judge error"), "{}", run.stderr);
-    assert!(run.stderr.contains("cannot cope"), "{}", run.stderr);
+    assert_has(&run.stderr, "judge error");
+    assert_has(&run.stderr, "cannot cope");
     // A void game gave no score: no seat's mean is printed as 0.
-    assert!(
-        run.stdout
-            .contains("no game was judged: every game is void (its judge failed)"),
-        "{}",
-        run.stdout
+    assert_has(
+        &run.stdout,
+        "no game was judged: every game is void (its judge failed)",
     );
-    assert!(!run.stdout.contains("mean score"), "{}", run.stdout);
+    assert_lacks(&run.stdout, "mean score");
     let records = records(&results);
     assert_eq!(records.len(), 1, "the run stops at the judge error");
     let error = &records[0]["judge_error"];
@@ -158,8 +152,7 @@ fn a_judge_that_crashes_is_a_judge_error_and_no_bot_is_blamed() {
 
 #[test]
 fn a_judge_that_writes_garbage_is_a_judge_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
+    let (_dir, results) = temp_path("r.jsonl");
     let run = referee(
         [
             "play",
@@ -182,25 +175,20 @@ fn a_judge_that_writes_garbage_is_a_judge_error() {
 
 #[test]
 fn a_bot_that_times_out_is_a_timeout_and_the_run_goes_on() {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
-    let run = referee(
-        [
-            "play",
-            "--games",
-            "2",
-            "--seed",
-            "1",
-            "--timeout",
-            "150ms",
-            "--results",
-            results.to_str().unwrap(),
-            &game_file(),
-            &judges("hang.sh"),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let (_dir, results) = temp_path("r.jsonl");
+    referee_ok([
+        "play",
+        "--games",
+        "2",
+        "--seed",
+        "1",
+        "--timeout",
+        "150ms",
+        "--results",
+        results.to_str().unwrap(),
+        &game_file(),
+        &judges("hang.sh"),
+    ]);
     let records = records(&results);
     assert_eq!(records.len(), 2);
     // A game lost (or won) on the first move ends before the player hangs.
@@ -221,23 +209,18 @@ fn a_bot_that_times_out_is_a_timeout_and_the_run_goes_on() {
 
 #[test]
 fn a_bot_that_crashes_is_crashed() {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
-    let run = referee(
-        [
-            "play",
-            "--games",
-            "3",
-            "--seed",
-            "1",
-            "--results",
-            results.to_str().unwrap(),
-            &game_file(),
-            &judges("exit3.sh"),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let (_dir, results) = temp_path("r.jsonl");
+    referee_ok([
+        "play",
+        "--games",
+        "3",
+        "--seed",
+        "1",
+        "--results",
+        results.to_str().unwrap(),
+        &game_file(),
+        &judges("exit3.sh"),
+    ]);
     let records = records(&results);
     let mut crashed = 0;
     for record in &records {
@@ -275,32 +258,24 @@ fn a_bad_game_file_is_a_usage_error_naming_its_line() {
 
 #[test]
 fn players_asked_at_once_are_answered_each_with_its_own_verdict() {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
-    let run = referee(
-        [
-            "play",
-            "--timeout",
-            "150ms",
-            "--startup",
-            "100ms",
-            "--results",
-            results.to_str().unwrap(),
-            &judges("race.toml"),
-            &judges("answer.sh"),
-            &judges("silent.sh"),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let (_dir, results) = temp_path("r.jsonl");
+    let run = referee_ok([
+        "play",
+        "--timeout",
+        "150ms",
+        "--startup",
+        "100ms",
+        "--results",
+        results.to_str().unwrap(),
+        &judges("race.toml"),
+        &judges("answer.sh"),
+        &judges("silent.sh"),
+    ]);
     // Each seat with its entrant: the BOT as given.
     let (answer, silent) = (judges("answer.sh"), judges("silent.sh"));
-    assert!(
-        run.stdout.contains(&format!(
-            "game 1: [0] {answer} score 1 rank 1 ok; [1] {silent} score 0 rank 2 timeout"
-        )),
-        "{}",
-        run.stdout
+    assert_has(
+        &run.stdout,
+        &format!("game 1: [0] {answer} score 1 rank 1 ok; [1] {silent} score 0 rank 2 timeout"),
     );
     let record = &records(&results)[0];
     let summary = &record["summary"];
@@ -309,7 +284,7 @@ fn players_asked_at_once_are_answered_each_with_its_own_verdict() {
     assert_eq!(summary[1]["phase"], "startup", "{record}");
     assert_eq!(record["players"][1]["status"], "timeout");
     assert_eq!(record["log"].as_array().unwrap().len(), 2, "{record}");
-    assert!(run.stderr.contains("judge: {"), "{}", run.stderr);
+    assert_has(&run.stderr, "judge: {");
 }
 
 /// `referee play --results R ARGS... GAME persist.sh`, with the player's
@@ -406,8 +381,7 @@ fn a_kept_player_that_crashes_is_started_afresh_for_the_next_game() {
 
 #[test]
 fn without_keep_players_every_game_has_a_fresh_player() {
-    let dir = tempfile::tempdir().unwrap();
-    let game = dir.path().join("game.toml");
+    let (dir, game) = temp_path("game.toml");
     let text = std::fs::read_to_string(game_file()).unwrap();
     let judge = format!("{}/games/evensteven/judge.py", env!("CARGO_MANIFEST_DIR"));
     let text = text
@@ -428,12 +402,11 @@ fn without_keep_players_every_game_has_a_fresh_player() {
 #[test]
 fn a_kept_player_that_outstays_its_grace_at_the_end_fails_the_run() {
     let dir = tempfile::tempdir().unwrap();
-    let player = dir.path().join("linger");
-    std::fs::write(
-        &player,
+    let player = write_file(
+        dir.path(),
+        "linger",
         format!("#!/bin/sh\nexec {} linger 0\n", fixture("misbehave.sh")),
-    )
-    .unwrap();
+    );
     std::fs::set_permissions(&player, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let results = dir.path().join("r.jsonl");
     let run = referee(
@@ -462,7 +435,7 @@ fn a_kept_player_that_outstays_its_grace_at_the_end_fails_the_run() {
     for record in &records {
         assert_eq!(record["players"][0]["status"], "ok", "{record}");
     }
-    assert!(run.stdout.contains("3 games played"), "{}", run.stdout);
+    assert_has(&run.stdout, "3 games played");
 }
 
 /// A folder to run the referee from, holding an executable `python3` and
@@ -470,12 +443,11 @@ fn a_kept_player_that_outstays_its_grace_at_the_end_fails_the_run() {
 fn shadowing_folder() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for name in ["python3", "sh"] {
-        let path = dir.path().join(name);
-        std::fs::write(
-            &path,
+        let path = write_file(
+            dir.path(),
+            name,
             format!("#!/bin/false\n{name} from the current folder\n"),
-        )
-        .unwrap();
+        );
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
@@ -531,8 +503,7 @@ fn a_bot_named_bare_on_the_command_line_says_when_the_current_folder_shadows_pat
 /// one's own and for a game shipped inside the referee alike.
 #[test]
 fn a_bot_that_cannot_be_found_is_refused_before_the_first_game() {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
+    let (dir, results) = temp_path("r.jsonl");
     let duel = fixture("duel/game.toml");
     let strong = fixture("duel/strong.sh");
     // What the message says beside the bot's name.

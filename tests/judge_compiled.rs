@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{evensteven_bin, fixture, referee};
+use common::{evensteven_bin, fixture, referee_ok};
 use serde_json::Value;
 
 /// A game file like `games/evensteven/game-compiled.toml`, but naming the
@@ -39,22 +39,18 @@ fn wrapper(dir: &Path, name: &str, args: &str) -> String {
 
 fn play(game: &str, player: &str, games: u32, results: &Path) -> Vec<Value> {
     let games = games.to_string();
-    let run = referee(
-        [
-            "--no-fsync",
-            "play",
-            "--games",
-            &games,
-            "--seed",
-            "1313",
-            "--results",
-            results.to_str().unwrap(),
-            game,
-            player,
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    referee_ok([
+        "--no-fsync",
+        "play",
+        "--games",
+        &games,
+        "--seed",
+        "1313",
+        "--results",
+        results.to_str().unwrap(),
+        game,
+        player,
+    ]);
     std::fs::read_to_string(results)
         .unwrap()
         .lines()

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use common::{Marker, fixture, referee};
+use common::{Marker, fixture, referee, temp_path, write_file};
 
 const MIB: u64 = 1 << 20;
 
@@ -40,8 +40,7 @@ macro_rules! need_cgroups {
 /// `referee dealer OPTIONS PROGRAM ARGS` on one 4-card game; the run and
 /// its record.
 fn one_game(options: &[&str], program: &str, args: &[&str]) -> (common::Run, Value) {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
+    let (_dir, results) = temp_path("r.jsonl");
     let mut all = vec!["dealer", "--results", results.to_str().unwrap()];
     all.extend_from_slice(options);
     all.push(program);
@@ -433,9 +432,9 @@ fn a_bot_from_a_launcher_on_standby_starts_like_any_other() {
     let (out, folder) = (dir.path().join("facts"), dir.path().join("a"));
     std::fs::create_dir(&out).unwrap();
     std::fs::create_dir(&folder).unwrap();
-    let file = dir.path().join("t.toml");
-    std::fs::write(
-        &file,
+    let file = write_file(
+        dir.path(),
+        "t.toml",
         format!(
             "game = \"evensteven\"\ngames = 8\nseed = 1\n\
              [[entrant]]\nname = \"a\"\ndir = \"a\"\ncommand = [{:?}, {:?}, {:?}]\n",
@@ -443,8 +442,7 @@ fn a_bot_from_a_launcher_on_standby_starts_like_any_other() {
             out.to_str().unwrap(),
             common::evensteven_bin(),
         ),
-    )
-    .unwrap();
+    );
     let run = common::referee_with(
         [
             "tournament",
@@ -501,8 +499,7 @@ fn a_bot_from_a_launcher_on_standby_starts_like_any_other() {
 #[test]
 fn a_recycled_cgroup_carries_no_process_of_the_last_bot() {
     need_cgroups!();
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("t.toml");
+    let (dir, file) = temp_path("t.toml");
     let python = |script: &str| format!("[\"python3\", \"{}\"]", fixture(script));
     std::fs::write(
         &file,
@@ -541,8 +538,7 @@ fn a_recycled_cgroup_carries_no_process_of_the_last_bot() {
 /// How many times `referee ARGS` (with `input`) called each of
 /// `syscalls`, by `strace -f -c`; `None` without strace.
 fn syscall_counts(args: &[&str], input: &Path, syscalls: &[&str]) -> Option<Vec<u64>> {
-    let dir = tempfile::tempdir().unwrap();
-    let summary = dir.path().join("strace.txt");
+    let (_dir, summary) = temp_path("strace.txt");
     let marker = Marker::new();
     let mut cmd = std::process::Command::new("strace");
     cmd.args([
@@ -584,8 +580,7 @@ fn syscall_counts(args: &[&str], input: &Path, syscalls: &[&str]) -> Option<Vec<
 #[test]
 fn recording_a_game_lists_no_folder() {
     need_cgroups!();
-    let dir = tempfile::tempdir().unwrap();
-    let deals = dir.path().join("deals");
+    let (dir, deals) = temp_path("deals");
     let text: String = (1..=300).map(|seed| format!("13 {seed}\n")).collect();
     std::fs::write(&deals, text).unwrap();
     let results = dir.path().join("r.jsonl");

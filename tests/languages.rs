@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use common::{Run, TestRng, naive_deal, referee, referee_with};
+use common::{Run, TestRng, assert_has, naive_deal, referee, referee_with, temp_path};
 use serde_json::Value;
 
 #[derive(Clone, Copy, Debug)]
@@ -153,8 +153,7 @@ fn dealer_input() -> String {
 /// `referee dealer --results FILE COMMAND...` on [`dealer_input`]: the run
 /// and its records.
 fn dealer(command: &[String], sandbox: bool) -> (Run, Vec<Value>) {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
+    let (_dir, results) = temp_path("r.jsonl");
     let mut args = vec![
         "dealer".to_owned(),
         "--results".into(),
@@ -259,8 +258,7 @@ fn the_four_languages_win_the_same_tournament_games() {
         require(language);
     }
     // The referee builds each folder with make, so it plays on a copy.
-    let dir = tempfile::tempdir().unwrap();
-    let copied = dir.path().join("languages");
+    let (dir, copied) = temp_path("languages");
     copy(&fixtures(), &copied);
     let out = dir.path().join("out");
     let run = referee_with(
@@ -364,17 +362,9 @@ fn solves_guess(language: Language) {
             run.stderr
         );
     }
-    assert!(
-        run.stdout.contains("6 of 6 test cases accepted"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "6 of 6 test cases accepted");
     assert_eq!(run.code, Some(0), "{run:?}");
-    let records: Vec<Value> = std::fs::read_to_string(&results)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let records = common::jsonl(&results);
     assert_eq!(records.len(), 6);
     for (record, case) in records.iter().zip(cases) {
         assert_eq!(record["case"], case, "{record}");

@@ -7,8 +7,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use common::league::{Running, assert_numbered, exported, run_args};
-use common::{Marker, fixture, referee};
+use common::league::{Running, assert_numbered, entrants, exported, run_args};
+use common::{Marker, assert_has, fixture, referee, write_file};
 use serde_json::Value;
 
 /// A league over `subs/*` in `dir`: one folder per name, each a duel
@@ -33,15 +33,6 @@ fn league(file: &Path, db: &Path, args: &[&str]) -> common::Run {
     referee(run_args(file, db, args), b"")
 }
 
-fn entrants(record: &Value) -> Vec<String> {
-    record["players"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["entrant"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 /// The league plays its glob, stops at --games, and a league started again
 /// on the database goes on (after a SIGKILL too) with nothing doubled; its
 /// export is a tournament's output that `report` reads.
@@ -52,16 +43,8 @@ fn a_league_goes_on_where_it_stopped_and_exports_as_a_tournament() {
     let db = dir.path().join("league.db");
     let run = league(&file, &db, &["--games", "6", "--jobs", "2"]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stderr.contains("league: ann@v1 enters"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stdout.contains("standings after 6 games"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stderr, "league: ann@v1 enters");
+    assert_has(&run.stdout, "standings after 6 games");
     assert_eq!(exported(dir.path(), &db).len(), 6);
 
     // Killed outright mid-game, it loses at most the games in flight.
@@ -75,11 +58,7 @@ fn a_league_goes_on_where_it_stopped_and_exports_as_a_tournament() {
 
     let run = league(&file, &db, &["--games", &(after_kill + 4).to_string()]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stderr.contains(&format!("({after_kill} games so far)")),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, &format!("({after_kill} games so far)"));
     let records = exported(dir.path(), &db);
     assert_eq!(records.len(), after_kill + 4);
     assert_numbered(&records);
@@ -114,11 +93,11 @@ fn entrants_come_and_go_while_the_league_plays() {
     let dan = dir.path().join("subs/dan");
     std::fs::create_dir_all(&dan).unwrap();
     std::fs::copy(fixture("duel/weak.sh"), dan.join("bot.sh")).unwrap();
-    std::fs::write(
-        dan.join("Makefile"),
+    write_file(
+        &dan,
+        "Makefile",
         "pc2: bot.sh\n\tcp bot.sh pc2 && chmod +x pc2 && date +%N > stamp\n",
-    )
-    .unwrap();
+    );
     let db = dir.path().join("league.db");
     let marker = Marker::new();
     let mut running = Running::start(
@@ -131,11 +110,7 @@ fn entrants_come_and_go_while_the_league_plays() {
 
     let second = league(&file, &db, &["--games", "1"]);
     assert_eq!(second.code, Some(64), "{second:?}");
-    assert!(
-        second.stderr.contains("a league running now"),
-        "{}",
-        second.stderr
-    );
+    assert_has(&second.stderr, "a league running now");
 
     // ann's new version: the strong player.
     let ann = dir.path().join("subs/ann");
@@ -148,8 +123,8 @@ fn entrants_come_and_go_while_the_league_plays() {
         err.contains("league: ann@v2 enters") && out.contains("ann@v2")
     });
     // A build that fails: ann@v2 plays on.
-    std::fs::write(ann.join("Makefile"), "pc2: bot.c\n\tcc -o pc2 bot.c\n").unwrap();
-    std::fs::write(ann.join("bot.c"), "this is not C\n").unwrap();
+    write_file(&ann, "Makefile", "pc2: bot.c\n\tcc -o pc2 bot.c\n");
+    write_file(&ann, "bot.c", "this is not C\n");
     running.wait("ann@v3's failure", |_, err| {
         err.contains("league: ann@v3 did not build") && err.contains("ann@v2 keeps playing")
     });
@@ -192,12 +167,12 @@ fn entrants_come_and_go_while_the_league_plays() {
     let stderr = running.stderr();
     assert_eq!(running.end(nix::sys::signal::Signal::SIGTERM), Some(130));
     marker.assert_none_left();
-    assert!(stderr.contains("league: dan@v1 enters"), "{stderr}");
+    assert_has(&stderr, "league: dan@v1 enters");
     // Two bots at a table on two CPUs: no spare one for a build.
     if std::thread::available_parallelism().map_or(1, |n| n.get()) <= 2 {
-        assert!(
-            stderr.contains("league: building ann: no new game starts until it is done"),
-            "{stderr}"
+        assert_has(
+            &stderr,
+            "league: building ann: no new game starts until it is done",
         );
     }
     assert!(
@@ -209,16 +184,7 @@ fn entrants_come_and_go_while_the_league_plays() {
     assert_eq!(owners(&copies), ["ann", "bob", "cat", "dan"], "{copies:?}");
     // Each version keeps its build's output: make's commands, a failure's
     // compiler message.
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    let log = |name: &str, version: u32| -> String {
-        conn.query_row(
-            "SELECT coalesce(v.build_log, '') FROM versions v JOIN entrants e ON e.id = v.entrant \
-             WHERE e.name = ?1 AND v.version = ?2",
-            rusqlite::params![name, version],
-            |r| r.get(0),
-        )
-        .unwrap()
-    };
+    let log = |name: &str, version: u32| common::league::build_log(&db, name, version);
     assert!(log("dan", 1).contains("cp bot.sh pc2"), "{}", log("dan", 1));
     assert!(log("ann", 3).contains("bot.c"), "{}", log("ann", 3));
 
@@ -326,7 +292,7 @@ fn a_sandboxed_league_without_bubblewrap_is_a_usage_error() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(64), "{stderr}");
-    assert!(stderr.contains("`bwrap` is not installed"), "{stderr}");
+    assert_has(&stderr, "`bwrap` is not installed");
     assert!(!db.exists());
 }
 
@@ -348,7 +314,7 @@ fn a_leagues_file_refuses_the_keys_of_a_run() {
         std::fs::write(&file, format!("{key}{text}")).unwrap();
         let run = league(&file, &dir.path().join("l.db"), &["--games", "1"]);
         assert_eq!(run.code, Some(64), "{run:?}");
-        assert!(run.stderr.contains("league.toml"), "{}", run.stderr);
+        assert_has(&run.stderr, "league.toml");
         assert!(run.stderr.contains(says), "{key}: {}", run.stderr);
     }
 }
@@ -358,9 +324,9 @@ fn a_leagues_file_refuses_the_keys_of_a_run() {
 #[test]
 fn in_a_one_player_league_every_version_plays_the_same_deals() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("solo.toml");
-    std::fs::write(
-        &file,
+    let file = write_file(
+        dir.path(),
+        "solo.toml",
         format!(
             "game = \"evensteven\"\nseed = 5\n[limits]\ntimeout = \"2s\"\n\
              [[entrant]]\nname = \"ref\"\ncommand = [\"{}\"]\n\
@@ -368,8 +334,7 @@ fn in_a_one_player_league_every_version_plays_the_same_deals() {
             common::evensteven_bin(),
             common::evensteven_bin()
         ),
-    )
-    .unwrap();
+    );
     let db = dir.path().join("solo.db");
     let run = league(&file, &db, &["--games", "10", "--jobs", "1"]);
     assert_eq!(run.code, Some(0), "{run:?}");
@@ -396,9 +361,9 @@ fn in_a_one_player_league_every_version_plays_the_same_deals() {
 fn a_chomp_league_seats_three_in_rounds() {
     let dir = tempfile::tempdir().unwrap();
     let root = env!("CARGO_MANIFEST_DIR");
-    let file = dir.path().join("chomp.toml");
-    std::fs::write(
-        &file,
+    let file = write_file(
+        dir.path(),
+        "chomp.toml",
         format!(
             "game = \"chomp\"\nseed = 1\n[limits]\nprep = \"0s\"\n\
              arrays = \"{root}/tournaments/chomp/statement.txt\"\nseats = 3\n\
@@ -406,8 +371,7 @@ fn a_chomp_league_seats_three_in_rounds() {
              [[entrant]]\nname = \"greedy\"\ndir = \"{root}/bots/chomp-greedy\"\n\
              [[entrant]]\nname = \"greedy-2\"\ndir = \"{root}/bots/chomp-greedy\"\n"
         ),
-    )
-    .unwrap();
+    );
     let db = dir.path().join("chomp.db");
     let run = league(&file, &db, &["--games", "6", "--jobs", "1"]);
     assert_eq!(run.code, Some(0), "{run:?}");
@@ -462,10 +426,7 @@ fn a_league_closes_with_the_elo_league_show_gives() {
     let run = league(&file, &db, &["--games", &games.to_string(), "--jobs", "1"]);
     assert_eq!(run.code, Some(0), "{run:?}");
     let shown = show(&db);
-    assert!(
-        shown.contains(&format!("standings after {games} games")),
-        "{shown}"
-    );
+    assert_has(&shown, &format!("standings after {games} games"));
     assert_eq!(
         elo_lines(&run.stdout),
         elo_lines(&shown),

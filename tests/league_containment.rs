@@ -15,9 +15,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::Marker;
 use common::league::{Running, games};
 use common::postgres::Server;
+use common::{Marker, assert_has, assert_lacks};
 
 /// Writes an executable `path` holding `text`.
 fn script(path: &Path, text: &str) {
@@ -125,7 +125,7 @@ fn a_worker_keeps_its_sandbox_and_runs_nothing_outside_its_versions() {
     let code = loose.finish_within(Duration::from_secs(15));
     let err = loose.stderr();
     assert_eq!(code, Some(Some(64)), "{err}");
-    assert!(err.contains("--sandbox"), "{err}");
+    assert_has(&err, "--sandbox");
     assert_eq!(games(&loose.stdout()), 0, "{}", loose.stdout());
 
     // The league's file in the database, written by another hand: the
@@ -142,7 +142,7 @@ fn a_worker_keeps_its_sandbox_and_runs_nothing_outside_its_versions() {
     let err = other.stderr();
     assert_eq!(code, Some(Some(64)), "{err}");
     assert!(err.contains(text(&file)) && err.contains(&url), "{err}");
-    assert!(err.contains(tampered), "{err}");
+    assert_has(&err, tampered);
     tamper(&format!(
         "UPDATE meta SET value = left(value, -{}) WHERE key = 'league_text'",
         tampered.len()
@@ -234,11 +234,7 @@ fn a_password_in_pgpass_connects_and_no_bot_finds_it_in_proc() {
     std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o644)).unwrap();
     let open = common::referee_with(&league_args, b"", &home_env, Some(dir.path()));
     assert_eq!(open.code, Some(64), "{open:?}");
-    assert!(
-        open.stderr.contains("has group or world access"),
-        "{}",
-        open.stderr
-    );
+    assert_has(&open.stderr, "has group or world access");
 
     std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o600)).unwrap();
     let marker = Marker::new();
@@ -262,8 +258,8 @@ fn a_password_in_pgpass_connects_and_no_bot_finds_it_in_proc() {
     }
     let seen = String::from_utf8_lossy(&seen);
     // The bots read the worker's environment and command line...
-    assert!(seen.contains("sentinel-of-the-worker"), "{seen}");
-    assert!(seen.contains("w-pgpass"), "{seen}");
+    assert_has(&seen, "sentinel-of-the-worker");
+    assert_has(&seen, "w-pgpass");
     // ... and no password there.
     assert!(!seen.contains(&token), "the password is in /proc");
     drop(worker);
@@ -292,7 +288,7 @@ fn a_worker_without_its_sandbox_says_what_a_bot_can_read() {
     for said in ["PGPASSWORD", "~/.pgpass", "environment", "command line"] {
         assert!(err.contains(said), "{said}: {err}");
     }
-    assert!(!err.contains("unused-here"), "{err}");
+    assert_lacks(&err, "unused-here");
     drop(worker);
 
     // Under --sandbox a bot sees neither: nothing to say.

@@ -11,6 +11,8 @@
 
 mod common;
 
+use common::assert_has;
+
 use std::collections::HashSet;
 use std::time::Duration;
 
@@ -288,7 +290,7 @@ fn the_work_contract_on_sqlite() {
     let at = Location::File(dir.path().join("league.db"));
     let mut coordinator = Db::open(&at, false).unwrap();
     let err = Db::open(&at, false).err().unwrap();
-    assert!(err.contains("one league per database"), "{err}");
+    assert_has(&err, "one league per database");
     contract(&mut coordinator, || {
         Db::join(&at).unwrap().expect("a league in it")
     });
@@ -307,7 +309,7 @@ fn the_work_contract_on_postgresql() {
     let at = Location::Url(server.url());
     let mut coordinator = Db::open(&at, false).unwrap();
     let err = Db::open(&at, false).err().unwrap();
-    assert!(err.contains("one league per database"), "{err}");
+    assert_has(&err, "one league per database");
     contract(&mut coordinator, || {
         Db::join(&at).unwrap().expect("a league in it")
     });
@@ -317,5 +319,5 @@ fn the_work_contract_on_postgresql() {
     let empty = Location::Url(server.another("empty").unwrap());
     assert!(Db::join(&empty).unwrap().is_none());
     let err = Db::read(&empty).err().unwrap();
-    assert!(err.contains("not a league's database"), "{err}");
+    assert_has(&err, "not a league's database");
 }

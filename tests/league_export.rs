@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use common::league::export;
-use common::{fixture, referee};
+use common::{assert_has, assert_lacks, fixture, referee, write_file};
 use serde_json::Value;
 
 /// The compiler's first error in carol's failing build.
@@ -45,41 +45,16 @@ fn class(dir: &Path) -> PathBuf {
     std::fs::write(&bob, TALKER).unwrap();
     std::fs::set_permissions(&bob, std::fs::Permissions::from_mode(0o755)).unwrap();
     let carol = sub("carol");
-    std::fs::write(carol.join("Makefile"), FAILING_MAKE).unwrap();
-    std::fs::write(carol.join("carol.c"), "int main(void) { return 0 }\n").unwrap();
+    write_file(&carol, "Makefile", FAILING_MAKE);
+    write_file(&carol, "carol.c", "int main(void) { return 0 }\n");
     common::league::duel_glob_file(dir)
 }
 
 /// `referee league run FILE --db DB ARGS`, to its end.
 fn league(file: &Path, db: &Path, args: &[&str]) -> common::Run {
-    let mut all = vec![
-        "league",
-        "run",
-        file.to_str().unwrap(),
-        "--db",
-        db.to_str().unwrap(),
-    ];
-    all.extend(args);
-    let run = referee(all, b"");
+    let run = common::league::run(file, db, args);
     assert_eq!(run.code, Some(0), "{run:?}");
     run
-}
-
-/// The rows of a CSV file, each column to its cell.
-fn csv_rows(path: &Path) -> Vec<BTreeMap<String, String>> {
-    let mut reader = csv::Reader::from_path(path).unwrap();
-    let header = reader.headers().unwrap().clone();
-    reader
-        .records()
-        .map(|r| {
-            let r = r.unwrap();
-            header
-                .iter()
-                .map(str::to_owned)
-                .zip(r.iter().map(str::to_owned))
-                .collect()
-        })
-        .collect()
 }
 
 /// The file in `OUT/stderr/` of the entrant whose name holds `who`.
@@ -105,7 +80,7 @@ fn played(dir: &Path) -> PathBuf {
     let text = std::fs::read_to_string(&pc2).unwrap();
     std::fs::write(&pc2, text + "# v2\n").unwrap();
     let run = league(&file, &db, &["--games", "12", "--jobs", "2"]);
-    assert!(run.stderr.contains("cat@v2 enters"), "{}", run.stderr);
+    assert_has(&run.stderr, "cat@v2 enters");
     db
 }
 
@@ -122,9 +97,9 @@ fn a_student_who_never_built_is_shown_last_with_the_first_error() {
     for name in ["ann@v1", "bob@v1", "cat@v2", "carol@v1"] {
         assert!(text.contains(name), "{name}: {text}");
     }
-    assert!(!text.contains("cat@v1"), "{text}");
-    assert!(text.contains("did not build"), "{text}");
-    assert!(text.contains(FIRST_ERROR), "{text}");
+    assert_lacks(text, "cat@v1");
+    assert_has(text, "did not build");
+    assert_has(text, FIRST_ERROR);
     assert!(
         !text.contains("'board' undeclared"),
         "the first error: {text}"
@@ -162,7 +137,7 @@ fn the_export_grades_each_student_once_and_report_reads_every_game() {
     export(&db, &out);
 
     // grades.csv: a row per student.
-    let grades = csv_rows(&out.join("grades.csv"));
+    let grades = common::csv_rows::<BTreeMap<String, String>>(&out.join("grades.csv"));
     let names: Vec<&str> = grades.iter().map(|r| r["entrant"].as_str()).collect();
     assert_eq!(
         names,
@@ -198,9 +173,9 @@ fn the_export_grades_each_student_once_and_report_reads_every_game() {
     assert_ne!(carol["failures"], "0", "{carol:?}");
     assert_eq!(carol["failures"], carol["disqualified"], "{carol:?}");
     let note = &carol["note"];
-    assert!(note.contains("did not build"), "{note}");
-    assert!(note.contains(FIRST_ERROR), "{note}");
-    assert!(!note.contains("'board' undeclared"), "{note}");
+    assert_has(note, "did not build");
+    assert_has(note, FIRST_ERROR);
+    assert_lacks(note, "'board' undeclared");
     // The note names the build's log, which the export holds.
     let log = note
         .split_whitespace()
@@ -211,7 +186,7 @@ fn the_export_grades_each_student_once_and_report_reads_every_game() {
     assert!(log.contains("'board' undeclared"), "the whole log: {log}");
 
     // standings.csv and .json: a row per version, carol's without a rating.
-    let standings = csv_rows(&out.join("standings.csv"));
+    let standings = common::csv_rows::<BTreeMap<String, String>>(&out.join("standings.csv"));
     let mut versions: Vec<&str> = standings.iter().map(|r| r["entrant"].as_str()).collect();
     versions.sort();
     assert_eq!(
@@ -247,7 +222,7 @@ fn the_export_grades_each_student_once_and_report_reads_every_game() {
         bob.starts_with("standard error of entrant bob@v1\n"),
         "{bob}"
     );
-    assert!(bob.contains("bob thinks about game"), "{bob}");
+    assert_has(&bob, "bob thinks about game");
     let info: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
     let records = common::jsonl(&out.join("records.jsonl"));
@@ -295,7 +270,7 @@ fn the_export_notes_a_student_who_crashed_in_every_game() {
         ),
         "{text}"
     );
-    let grades = csv_rows(&out.join("grades.csv"));
+    let grades = common::csv_rows::<BTreeMap<String, String>>(&out.join("grades.csv"));
     let grade = |name: &str| grades.iter().find(|r| r["entrant"] == name).unwrap();
     let note = "crashed in every game: keeps its score, as the rules say";
     assert_eq!(
@@ -309,5 +284,5 @@ fn the_export_notes_a_student_who_crashed_in_every_game() {
     let report = referee(["report", out.to_str().unwrap()], b"");
     assert_eq!(report.code, Some(0), "{report:?}");
     let page = std::fs::read_to_string(out.join("report.html")).unwrap();
-    assert!(page.contains(&format!("dan@v1: {note}")), "{page}");
+    assert_has(&page, &format!("dan@v1: {note}"));
 }

@@ -9,7 +9,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::league::Running;
-use common::{Marker, fixture, referee};
+use common::{Marker, assert_has, assert_lacks, fixture, referee, write_file};
 
 /// A duel league (`duel/game.toml`, two seats) over `subs/*` in `dir`,
 /// one folder per name, with `extra` at the end of its file. Returns the
@@ -20,28 +20,19 @@ fn duel_class(dir: &Path, names: &[&str], extra: &str) -> PathBuf {
         std::fs::create_dir_all(&folder).unwrap();
         std::fs::copy(fixture("duel/weak.sh"), folder.join("pc2")).unwrap();
     }
-    let file = dir.join("class.toml");
-    std::fs::write(
-        &file,
+
+    write_file(
+        dir,
+        "class.toml",
         format!(
             "game = \"{}\"\nseed = 3\n[limits]\nseats = 2\n[[entrant]]\nglob = \"subs/*\"\n{extra}",
             fixture("duel/game.toml")
         ),
     )
-    .unwrap();
-    file
 }
 
 fn league(file: &Path, db: &Path, args: &[&str]) -> common::Run {
-    let mut all = vec![
-        "league",
-        "run",
-        file.to_str().unwrap(),
-        "--db",
-        db.to_str().unwrap(),
-    ];
-    all.extend(args);
-    referee(all, b"")
+    common::league::run(file, db, args)
 }
 
 fn tempdir() -> tempfile::TempDir {
@@ -86,13 +77,13 @@ fn a_league_refuses_a_misspelt_or_senseless_setting() {
         let db = dir.path().join("refused.db");
         let run = league(&file, &db, &["--games", "1"]);
         assert_eq!(run.code, Some(64), "{table}: {run:?}");
-        assert!(run.stderr.contains("class.toml"), "{}", run.stderr);
+        assert_has(&run.stderr, "class.toml");
         assert!(run.stderr.contains(says), "{table}: {}", run.stderr);
         assert!(!db.exists(), "{table}: nothing is made");
     }
     let file = duel_class(dir.path(), &["ann", "bob"], "[league]\nknwon = 2.0\n");
     let run = league(&file, &dir.path().join("l.db"), &["--games", "1"]);
-    assert!(run.stderr.contains("line 8"), "{}", run.stderr);
+    assert_has(&run.stderr, "line 8");
 }
 
 /// `referee tournament` on a league's file says the `[league]` table is a
@@ -112,12 +103,10 @@ fn a_tournament_refuses_a_league_table() {
     std::fs::write(&file, format!("games = 2\n{text}")).unwrap();
     let run = referee(["tournament", file.to_str().unwrap()], b"");
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(run.stderr.contains("class.toml"), "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("[league]: the settings of a league's matchmaking"),
-        "{}",
-        run.stderr
+    assert_has(&run.stderr, "class.toml");
+    assert_has(
+        &run.stderr,
+        "[league]: the settings of a league's matchmaking",
     );
     // Without it the same file is a tournament.
     std::fs::write(
@@ -133,12 +122,11 @@ fn a_tournament_refuses_a_league_table() {
 fn chomp_submission(dir: &Path, name: &str) {
     let folder = dir.join("subs").join(name);
     std::fs::create_dir_all(&folder).unwrap();
-    let next = dir.join(format!(".{name}.pc2"));
-    std::fs::write(
-        &next,
+    let next = write_file(
+        dir,
+        format!(".{name}.pc2"),
         format!("#!/bin/sh\nexec {}\n", env!("CARGO_BIN_EXE_chomp-greedy")),
-    )
-    .unwrap();
+    );
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&next, std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::rename(&next, folder.join("pc2")).unwrap();
@@ -153,16 +141,15 @@ fn a_league_with_fewer_entrants_than_seats_waits_for_more() {
     chomp_submission(dir.path(), "ann");
     chomp_submission(dir.path(), "bob");
     let root = env!("CARGO_MANIFEST_DIR");
-    let file = dir.path().join("class.toml");
-    std::fs::write(
-        &file,
+    let file = write_file(
+        dir.path(),
+        "class.toml",
         format!(
             "game = \"chomp\"\nseed = 1\n[limits]\nprep = \"0s\"\n\
              arrays = \"{root}/tournaments/chomp/statement.txt\"\nseats = 3\n\
              [[entrant]]\nglob = \"subs/*\"\n"
         ),
-    )
-    .unwrap();
+    );
     let db = dir.path().join("class.db");
     let marker = Marker::new();
     let mut running = Running::start(
@@ -175,7 +162,7 @@ fn a_league_with_fewer_entrants_than_seats_waits_for_more() {
         err.contains("league: waiting for 3 entrants")
     });
     let out = running.stdout();
-    assert!(!out.contains("game "), "{out}");
+    assert_lacks(&out, "game ");
     chomp_submission(dir.path(), "cat");
     running.wait("cat@v1 entering", |_, err| err.contains("cat@v1"));
     let status = running.finish();
@@ -185,7 +172,7 @@ fn a_league_with_fewer_entrants_than_seats_waits_for_more() {
     assert_eq!(games.len(), 3, "{out}");
     for game in games {
         for name in ["ann@v1", "bob@v1", "cat@v1"] {
-            assert!(game.contains(name), "{game}");
+            assert_has(game, name);
         }
     }
     marker.assert_none_left();
@@ -196,29 +183,17 @@ fn a_league_with_fewer_entrants_than_seats_waits_for_more() {
 #[test]
 fn page_stderr_takes_true_or_false() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = dir.path().join("league.toml");
-    std::fs::write(
-        &file,
+    let file = write_file(
+        dir.path(),
+        "league.toml",
         format!(
             "game = \"{}\"\n[limits]\nseats = 2\n[[entrant]]\nglob = \"subs/*\"\n\
              [league]\npage_stderr = \"yes\"\n",
             common::fixture("duel/game.toml")
         ),
-    )
-    .unwrap();
-    let db = dir.path().join("league.db");
-    let run = common::referee(
-        [
-            "league",
-            "run",
-            file.to_str().unwrap(),
-            "--db",
-            db.to_str().unwrap(),
-            "--games",
-            "1",
-        ],
-        b"",
     );
+    let db = dir.path().join("league.db");
+    let run = common::league::run(&file, &db, &["--games", "1"]);
     assert_eq!(run.code, Some(64), "{run:?}");
     assert!(run.stderr.contains("page_stderr: true or false"), "{run:?}");
 }

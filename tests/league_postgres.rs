@@ -9,14 +9,13 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::league::{Running, games};
+use common::page::{Page, get};
 use common::postgres::Server;
-use common::{Marker, fixture, referee};
+use common::{Marker, assert_has, assert_lacks, fixture, referee, write_file};
 use serde_json::Value;
 
 /// A league over `subs/*` in `dir`, three duel players. Returns its file.
@@ -26,16 +25,15 @@ fn class(dir: &Path) -> PathBuf {
         std::fs::create_dir_all(&folder).unwrap();
         std::fs::copy(fixture(&format!("duel/{bot}.sh")), folder.join("pc2")).unwrap();
     }
-    let file = dir.join("league.toml");
-    std::fs::write(
-        &file,
+
+    write_file(
+        dir,
+        "league.toml",
         format!(
             "game = \"{}\"\nseed = 3\n[limits]\nseats = 2\n[[entrant]]\nglob = \"subs/*\"\n",
             fixture("duel/game.toml")
         ),
     )
-    .unwrap();
-    file
 }
 
 /// A server of the test's own, or why not (the test then skips).
@@ -92,26 +90,6 @@ fn assert_numbered(records: &[Value], n: u64) {
     assert_eq!(indexes, (1..=n).collect::<Vec<u64>>());
 }
 
-/// A GET of `path`: the status line and the body, or why not.
-fn get(addr: SocketAddr, path: &str) -> Result<(String, String), String> {
-    let mut stream =
-        TcpStream::connect_timeout(&addr, Duration::from_secs(1)).map_err(|e| e.to_string())?;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .map_err(|e| e.to_string())?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n\r\n"
-    )
-    .map_err(|e| e.to_string())?;
-    let mut text = String::new();
-    stream
-        .read_to_string(&mut text)
-        .map_err(|e| e.to_string())?;
-    let (head, body) = text.split_once("\r\n\r\n").ok_or(format!("{text:?}"))?;
-    Ok((head.lines().next().unwrap_or("").into(), body.into()))
-}
-
 /// A league on PostgreSQL plays and records its games; `show` and
 /// `export` read them; started again, it goes on, numbered on. Without
 /// `--versions` there is nowhere to keep the versions' copies.
@@ -122,7 +100,7 @@ fn a_league_on_postgresql_plays_and_goes_on() {
 
     let bare = referee(["league", "run", file.to_str().unwrap(), "--db", &url], b"");
     assert_eq!(bare.code, Some(64), "{bare:?}");
-    assert!(bare.stderr.contains("--versions"), "{}", bare.stderr);
+    assert_has(&bare.stderr, "--versions");
 
     let args = ["--games", "6", "--jobs", "2"];
     let run = referee(run_args(&file, &url, &versions, &args), b"");
@@ -136,14 +114,10 @@ fn a_league_on_postgresql_plays_and_goes_on() {
     let show = referee(["league", "show", &url], b"");
     assert_eq!(show.code, Some(0), "{show:?}");
     for name in ["ann@v1", "bob@v1", "cat@v1"] {
-        assert!(show.stdout.contains(name), "{}", show.stdout);
+        assert_has(&show.stdout, name);
     }
     assert_numbered(&exported(dir.path(), &url), 6);
-    assert!(
-        show.stdout.contains("standings after 6 games"),
-        "{}",
-        show.stdout
-    );
+    assert_has(&show.stdout, "standings after 6 games");
     // `postgres://` alone: the server, the user and the database from the
     // usual PG* variables.
     let port = server.port().to_string();
@@ -175,26 +149,16 @@ fn one_league_per_database_and_its_page_reads_postgresql() {
         &run_args(&file, &url, &versions, &args),
         &marker,
     );
-    league.wait("the page's address", |_, err| err.contains("live page at"));
-    let addr: SocketAddr = league
-        .stderr()
-        .lines()
-        .find_map(|line| line.strip_prefix("league: live page at http://"))
-        .and_then(|rest| rest.trim_end_matches('/').parse().ok())
-        .unwrap();
+    let Page(addr) = Page::of(&mut league);
     league.wait_games(2, "two games");
 
     let second = referee(run_args(&file, &url, &versions, &["--games", "1"]), b"");
     assert_ne!(second.code, Some(0), "{second:?}");
-    assert!(
-        second.stderr.contains("a league running now"),
-        "{}",
-        second.stderr
-    );
+    assert_has(&second.stderr, "a league running now");
 
     let (status, body) = get(addr, "/api/standings").unwrap();
     assert!(status.contains("200"), "{status}: {body}");
-    assert!(body.contains("cat@v1"), "{body}");
+    assert_has(&body, "cat@v1");
     let (status, body) = get(addr, "/").unwrap();
     assert!(status.contains("200"), "{status}: {body}");
     let code = league.end(nix::sys::signal::Signal::SIGINT);
@@ -232,7 +196,7 @@ fn a_server_restarted_under_a_league_loses_no_game() {
     let show = referee(["league", "show", &url], b"");
     assert_eq!(show.code, Some(0), "{show:?}");
     let counted = format!("standings after {GAMES} games");
-    assert!(show.stdout.contains(&counted), "{}", show.stdout);
+    assert_has(&show.stdout, &counted);
     drop(league);
     marker.assert_none_left();
 }
@@ -244,11 +208,11 @@ fn a_server_restarted_under_a_league_loses_no_game() {
 fn a_nul_in_a_build_log_or_a_name_is_stored_on_postgresql() {
     let Some(server) = server() else { return };
     let (dir, file, url, versions) = league_on(&server);
-    std::fs::write(
-        dir.path().join("subs/ann/Makefile"),
+    write_file(
+        dir.path(),
+        "subs/ann/Makefile",
         "all:\n\tprintf 'a\\0b\\n'\n",
-    )
-    .unwrap();
+    );
     let named = dir.path().join("named");
     std::fs::create_dir_all(&named).unwrap();
     std::fs::copy(fixture("duel/weak.sh"), named.join("pc2")).unwrap();
@@ -269,7 +233,7 @@ fn a_nul_in_a_build_log_or_a_name_is_stored_on_postgresql() {
     );
     let show = referee(["league", "show", &url], b"");
     assert_eq!(show.code, Some(0), "{show:?}");
-    assert!(show.stdout.contains("ann@v1"), "{}", show.stdout);
+    assert_has(&show.stdout, "ann@v1");
 }
 
 /// `referee league work --db URL --jobs 1 --name NAME`, started in `dir`.
@@ -285,7 +249,7 @@ fn wait_unreached(worker: &mut Running, url: &str) {
         err.contains("trying again until it answers")
     });
     let err = worker.stderr();
-    assert!(err.contains(&format!("cannot reach {url} yet (")), "{err}");
+    assert_has(&err, &format!("cannot reach {url} yet ("));
 }
 
 /// The league and its one worker end by themselves, every game played
@@ -357,9 +321,9 @@ fn a_worker_of_no_such_database_or_a_bad_url_ends_at_once() {
     for (url, named) in [(nosuch, "nosuch"), (bad, "league:***@127.0.0.1:port")] {
         let run = referee(["league", "work", "--db", &url], b"");
         assert_eq!(run.code, Some(64), "{run:?}");
-        assert!(run.stderr.contains(named), "{}", run.stderr);
-        assert!(!run.stderr.contains("trying again"), "{}", run.stderr);
-        assert!(!run.stderr.contains("secret"), "{}", run.stderr);
+        assert_has(&run.stderr, named);
+        assert_lacks(&run.stderr, "trying again");
+        assert_lacks(&run.stderr, "secret");
     }
 }
 
@@ -384,20 +348,12 @@ fn a_database_of_schema_2_is_migrated_with_its_games() {
         .unwrap();
     let show = referee(["league", "show", &url], b"");
     assert_eq!(show.code, Some(0), "{show:?}");
-    assert!(
-        show.stdout.contains("standings after 4 games"),
-        "{}",
-        show.stdout
-    );
+    assert_has(&show.stdout, "standings after 4 games");
 
     let args = ["--games", "8", "--jobs", "1"];
     let run = referee(run_args(&file, &url, &versions, &args), b"");
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stderr.contains("migrated from schema 2 to 3"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "migrated from schema 2 to 3");
     assert_numbered(&exported(dir.path(), &url), 8);
     let logs: Vec<Vec<u8>> = std::fs::read_dir(dir.path().join("export/build"))
         .unwrap()

@@ -7,8 +7,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::league::{Running, exported, games};
-use common::{Marker, referee};
+use common::league::{Running, entrants, exported, games};
+use common::{Marker, assert_lacks, referee, write_file};
 
 /// What each league here is run with: one game at a time, its folders
 /// looked at every tenth of a second.
@@ -27,8 +27,11 @@ fn submission(dir: &Path, name: &str, bot: &str, tag: &str) {
     };
     // Written under another name and renamed over, as an editor or git
     // does: a program being run is never written into.
-    let next = dir.join(format!(".{name}.pc2"));
-    std::fs::write(&next, format!("#!/bin/sh\n# {tag}\nexec {program}\n")).unwrap();
+    let next = write_file(
+        dir,
+        format!(".{name}.pc2"),
+        format!("#!/bin/sh\n# {tag}\nexec {program}\n"),
+    );
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&next, std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::rename(&next, folder.join("pc2")).unwrap();
@@ -41,26 +44,16 @@ fn chomp_class(dir: &Path, names: &[&str], seats: u32) -> PathBuf {
         submission(dir, name, "chomp-greedy", "v1");
     }
     let root = env!("CARGO_MANIFEST_DIR");
-    let file = dir.join("class.toml");
-    std::fs::write(
-        &file,
+
+    write_file(
+        dir,
+        "class.toml",
         format!(
             "game = \"chomp\"\nseed = 1\n[limits]\nprep = \"0s\"\n\
              arrays = \"{root}/tournaments/chomp/statement.txt\"\nseats = {seats}\n\
              [[entrant]]\nglob = \"subs/*\"\n"
         ),
     )
-    .unwrap();
-    file
-}
-
-fn seated(record: &Value) -> Vec<String> {
-    record["players"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["entrant"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 /// Three entrants play; while they do, a fourth joins and one pushes a new
@@ -104,13 +97,13 @@ fn a_chomp_league_takes_pushes_and_joins(seats: u32) {
         "{stderr}"
     );
     marker.assert_none_left();
-    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_lacks(&stderr, "panicked");
 
     let records = exported(dir.path(), &db);
     for new in ["dan@v1", "ann@v2", "eve@v1", "bob@v2"] {
         let played: Vec<&Value> = records
             .iter()
-            .filter(|r| seated(r).iter().any(|e| e == new))
+            .filter(|r| entrants(r).iter().any(|e| e == new))
             .collect();
         assert!(!played.is_empty(), "{new} played no game");
         // Played to its end by the bot: no seat of it the referee's.
@@ -123,7 +116,7 @@ fn a_chomp_league_takes_pushes_and_joins(seats: u32) {
     // Each array is tallied for the newcomers too.
     let show = referee(["league", "show", db.to_str().unwrap()], b"");
     assert_eq!(show.code, Some(0), "{show:?}");
-    assert!(!show.stderr.contains("panicked"), "{}", show.stderr);
+    assert_lacks(&show.stderr, "panicked");
     for name in ["ann@v2", "bob@v2", "cat@v1", "dan@v1", "eve@v1"] {
         assert!(show.stdout.contains(name), "{name}: {}", show.stdout);
     }
@@ -146,44 +139,18 @@ fn a_chomp_league_started_again_after_a_push_plays_on() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let file = chomp_class(dir.path(), &["ann", "bob", "cat"], 3);
     let db = dir.path().join("class.db");
-    let run = referee(
-        [
-            "league",
-            "run",
-            file.to_str().unwrap(),
-            "--db",
-            db.to_str().unwrap(),
-            "--games",
-            "4",
-            "--jobs",
-            "1",
-        ],
-        b"",
-    );
+    let run = common::league::run(&file, &db, &["--games", "4", "--jobs", "1"]);
     assert_eq!(run.code, Some(0), "{run:?}");
     submission(dir.path(), "ann", "chomp", "v2");
     submission(dir.path(), "dan", "chomp-greedy", "v1");
-    let run = referee(
-        [
-            "league",
-            "run",
-            file.to_str().unwrap(),
-            "--db",
-            db.to_str().unwrap(),
-            "--games",
-            "12",
-            "--jobs",
-            "1",
-        ],
-        b"",
-    );
+    let run = common::league::run(&file, &db, &["--games", "12", "--jobs", "1"]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    assert_lacks(&run.stderr, "panicked");
     let records = exported(dir.path(), &db);
     assert_eq!(records.len(), 12);
     for new in ["ann@v2", "dan@v1"] {
         assert!(
-            records.iter().any(|r| seated(r).iter().any(|e| e == new)),
+            records.iter().any(|r| entrants(r).iter().any(|e| e == new)),
             "{new} played no game"
         );
     }
@@ -195,16 +162,15 @@ fn a_chomp_league_started_again_after_a_push_plays_on() {
 fn student(class: &Path, name: &str, tag: &str) {
     let folder = class.join("submissions").join(name);
     std::fs::create_dir_all(&folder).unwrap();
-    let next = class.join(format!(".{name}.pc2"));
-    std::fs::write(
-        &next,
+    let next = write_file(
+        class,
+        format!(".{name}.pc2"),
         format!(
             "#!/bin/sh\n# {tag}\necho \"$0\" >> '{}'\nexec {}\n",
             class.join("ran-from.txt").display(),
             env!("CARGO_BIN_EXE_chomp-greedy")
         ),
-    )
-    .unwrap();
+    );
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&next, std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::rename(&next, folder.join("pc2")).unwrap();
@@ -233,15 +199,15 @@ fn a_term_as_the_docs_run_it() {
         student(&class, name, "v1");
     }
     let root = env!("CARGO_MANIFEST_DIR");
-    std::fs::write(
-        class.join("class.toml"),
+    write_file(
+        &class,
+        "class.toml",
         format!(
             "game = \"chomp\"\nseed = 2026\n[limits]\nseats = 3\nprep = \"0s\"\n\
              arrays = \"{root}/tournaments/chomp/statement.txt\"\n\
              [[entrant]]\nglob = \"submissions/*/\"\n"
         ),
-    )
-    .unwrap();
+    );
     let mut args = vec!["league", "run", "class.toml", "--db", "class.db"];
     args.extend(QUICK);
     let marker = Marker::new();
@@ -256,11 +222,11 @@ fn a_term_as_the_docs_run_it() {
     std::fs::remove_dir_all(class.join("submissions/cat")).unwrap();
     running.wait("cat leaves", |_, err| err.contains("league: cat leaves"));
     // A broken push: bob@v1 keeps playing.
-    std::fs::write(
-        class.join("submissions/bob/Makefile"),
+    write_file(
+        &class,
+        "submissions/bob/Makefile",
         "all:\n\t@echo \"bot.c:1:1: error: expected ';'\" >&2; exit 1\n",
-    )
-    .unwrap();
+    );
     running.wait("bob@v2 failing", |_, err| {
         err.contains("bob@v2 did not build")
     });
@@ -288,7 +254,7 @@ fn a_term_as_the_docs_run_it() {
         "{stderr}"
     );
     marker.assert_none_left();
-    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_lacks(&stderr, "panicked");
 
     // Every version played from its copy, never from the live folder.
     let db = class.join("class.db");

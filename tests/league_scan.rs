@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use common::league::{Running, run_args};
-use common::{Marker, fixture};
+use common::{Marker, assert_has, fixture};
 
 /// A folder under the target's own temporary folder.
 fn tempdir() -> tempfile::TempDir {
@@ -29,18 +29,6 @@ fn class(dir: &Path, names: &[&str]) -> PathBuf {
         submission(&dir.join("subs").join(name));
     }
     common::league::duel_glob_file(dir)
-}
-
-/// The build log the database keeps of `name`'s version `version`.
-fn log(db: &Path, name: &str, version: u32) -> String {
-    let conn = rusqlite::Connection::open(db).unwrap();
-    conn.query_row(
-        "SELECT coalesce(v.build_log, '') FROM versions v JOIN entrants e ON e.id = v.entrant \
-         WHERE e.name = ?1 AND v.version = ?2",
-        rusqlite::params![name, version],
-        |r| r.get(0),
-    )
-    .unwrap()
 }
 
 /// The bytes the files under `dir` take on disk (their blocks), symbolic
@@ -99,7 +87,7 @@ fn a_fifo_or_a_socket_in_a_submission_never_freezes_the_league() {
     assert_eq!(running.end(nix::sys::signal::Signal::SIGTERM), Some(130));
     marker.assert_none_left();
 
-    let dan = log(&db, "dan", 1);
+    let dan = common::league::build_log(&db, "dan", 1);
     assert!(
         dan.contains("pipe (a FIFO)") && dan.contains("sock (a socket)"),
         "{dan}"
@@ -139,11 +127,7 @@ fn a_sparse_file_is_copied_sparse() {
     let started = Instant::now();
     let run = common::referee(run_args(&file, &db, &["--games", "4", "--jobs", "1"]), b"");
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stderr.contains("league: ann@v1 enters"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "league: ann@v1 enters");
     let copies = dir.path().join("league.db.versions");
     let taken = on_disk(&copies);
     assert!(

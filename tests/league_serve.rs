@@ -7,12 +7,14 @@
 mod common;
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{MARKER_ENV, Marker, fixture, referee};
+use common::league::Running;
+use common::page::{Page, get};
+use common::{MARKER_ENV, Marker, assert_has, assert_lacks, fixture, referee};
 use serde_json::Value;
 
 /// The descriptors the league may have: fewer than the connections below.
@@ -32,113 +34,22 @@ fn class(dir: &Path) -> PathBuf {
 
 /// A league playing in the background under `ulimit -n DESCRIPTORS`, its
 /// output in files; killed if the test fails first.
-struct League {
-    child: Child,
-    stdout: PathBuf,
-    stderr: PathBuf,
-}
-
-impl League {
-    fn start(file: &Path, db: &Path, marker: &Marker) -> League {
-        let dir = db.parent().unwrap();
-        let (stdout, stderr) = (dir.join("out.txt"), dir.join("err.txt"));
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(format!("ulimit -n {DESCRIPTORS} && exec \"$@\""))
-            .arg("sh")
-            .arg(common::referee_bin())
-            .args(MARKER_ENV)
-            .args(["league", "run"])
-            .arg(file)
-            .arg("--db")
-            .arg(db)
-            .args(["--jobs", "2", "--serve", "127.0.0.1:0"])
-            // The page's timeout, short for the test (10 s by default).
-            .env("REFEREE_PAGE_TIMEOUT", "1s")
-            .stdin(Stdio::null())
-            .stdout(std::fs::File::create(&stdout).unwrap())
-            .stderr(std::fs::File::create(&stderr).unwrap());
-        marker.apply(&mut cmd);
-        League {
-            child: cmd.spawn().unwrap(),
-            stdout,
-            stderr,
-        }
-    }
-
-    fn stdout(&self) -> String {
-        std::fs::read_to_string(&self.stdout).unwrap_or_default()
-    }
-
-    fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.stderr).unwrap_or_default()
-    }
-
-    fn games(&self) -> usize {
-        self.stdout()
-            .lines()
-            .filter(|l| l.starts_with("game "))
-            .count()
-    }
-
-    /// Waits (20 s at most) until `holds`, failing if the league ends.
-    fn wait<T>(&mut self, what: &str, mut holds: impl FnMut(&League) -> Option<T>) -> T {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if let Some(found) = holds(self) {
-                return found;
-            }
-            if let Some(status) = self.child.try_wait().unwrap() {
-                panic!(
-                    "the league ended ({status}) before {what}:\n{}\n{}",
-                    tail(&self.stdout()),
-                    self.stderr()
-                );
-            }
-            assert!(
-                Instant::now() < deadline,
-                "never saw {what}:\n{}\n{}",
-                tail(&self.stdout()),
-                self.stderr()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for League {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn tail(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(10)..].join("\n")
-}
-
-/// A GET of `path`: the status line and the body, or why not.
-fn get(addr: SocketAddr, path: &str) -> Result<(String, String), String> {
-    let mut stream =
-        TcpStream::connect_timeout(&addr, Duration::from_secs(1)).map_err(|e| e.to_string())?;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(2)))
-        .unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n\r\n"
-    )
-    .map_err(|e| e.to_string())?;
-    let mut text = String::new();
-    stream
-        .read_to_string(&mut text)
-        .map_err(|e| e.to_string())?;
-    let (head, body) = text.split_once("\r\n\r\n").ok_or(format!("{text:?}"))?;
-    Ok((
-        head.lines().next().unwrap_or("").to_owned(),
-        body.to_owned(),
-    ))
+fn start(file: &Path, db: &Path, marker: &Marker) -> Running {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!("ulimit -n {DESCRIPTORS} && exec \"$@\""))
+        .arg("sh")
+        .arg(common::referee_bin())
+        .args(MARKER_ENV)
+        .args(["league", "run"])
+        .arg(file)
+        .arg("--db")
+        .arg(db)
+        .args(["--jobs", "2", "--serve", "127.0.0.1:0"])
+        // The page's timeout, short for the test (10 s by default).
+        .env("REFEREE_PAGE_TIMEOUT", "1s");
+    marker.apply(&mut cmd);
+    Running::spawn(cmd, db.parent().unwrap())
 }
 
 /// Whether the server closed `stream` (end of file, or reset) by
@@ -184,13 +95,8 @@ fn idle_connections_cannot_hurt_the_league() {
     let file = class(dir.path());
     let db = dir.path().join("league.db");
     let marker = Marker::new();
-    let mut league = League::start(&file, &db, &marker);
-    let addr: SocketAddr = league.wait("the page's address", |l| {
-        l.stderr()
-            .lines()
-            .find_map(|line| line.strip_prefix("league: live page at http://"))
-            .and_then(|rest| rest.trim_end_matches('/').parse().ok())
-    });
+    let mut league = start(&file, &db, &marker);
+    let Page(addr) = Page::of(&mut league);
 
     // A page's stream of events, opened before the flood.
     let mut events = TcpStream::connect(addr).unwrap();
@@ -216,7 +122,7 @@ fn idle_connections_cannot_hurt_the_league() {
     assert!(idle.len() > DESCRIPTORS as usize, "{}", idle.len());
 
     // The league plays on while they are held.
-    league.wait("30 more games", |l| {
+    league.wait_for("30 more games", |l| {
         (l.games() >= before + 30).then_some(())
     });
 
@@ -228,10 +134,7 @@ fn idle_connections_cannot_hurt_the_league() {
         .filter_map(|s| (!closed_by(s, deadline)).then_some(()))
         .count();
     assert_eq!(open, 0, "idle connections still open after 5 s");
-    assert!(
-        league.child.try_wait().unwrap().is_none(),
-        "the league ended"
-    );
+    assert!(league.is_running(), "the league ended");
 
     // The stream of events is not idle: it lived past the timeout, and
     // still tells of games, a few a second at most.
@@ -259,21 +162,18 @@ fn idle_connections_cannot_hurt_the_league() {
     assert!(told <= 9, "{told} events in 2 s: {fresh}");
 
     // The page answers a fresh request.
-    let (status, body) = league.wait("the page's answer", |_| get(addr, "/api/standings").ok());
-    assert!(status.contains(" 200 "), "{status}");
+    let (status, body) = league.wait_for("the page's answer", |_| get(addr, "/api/standings").ok());
+    assert_has(&status, " 200 ");
     let standings: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(standings["entrants"].as_array().unwrap().len(), 3, "{body}");
 
-    common::signal(&league.child, nix::sys::signal::Signal::SIGTERM);
-    assert_eq!(league.child.wait().unwrap().code(), Some(130));
+    assert_eq!(league.stop(nix::sys::signal::Signal::SIGTERM), Some(130));
     marker.assert_none_left();
     let stderr = league.stderr();
     let most = DESCRIPTORS / 2;
-    assert!(
-        stderr.contains(&format!(
-            "the live page has {most} connections open, its most"
-        )),
-        "{stderr}"
+    assert_has(
+        &stderr,
+        &format!("the live page has {most} connections open, its most"),
     );
     for (what, said) in [
         ("an entrant left", "leaves"),
@@ -298,7 +198,7 @@ fn idle_connections_cannot_hurt_the_league() {
     let show = referee(["league", "show", db.to_str().unwrap(), "--all"], b"");
     assert_eq!(show.code, Some(0), "{show:?}");
     for name in ["ann@v1", "bob@v1", "cat@v1"] {
-        assert!(show.stdout.contains(name), "{}", show.stdout);
+        assert_has(&show.stdout, name);
     }
-    assert!(!show.stdout.contains("@v2"), "{}", show.stdout);
+    assert_lacks(&show.stdout, "@v2");
 }

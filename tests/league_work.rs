@@ -10,7 +10,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::league::{Running, assert_numbered, exported, games};
-use common::{Marker, referee};
+use common::{Marker, assert_has, referee, referee_ok, write_file};
 
 /// A league over `subs/*` in `dir`: one folder per name, each a duel
 /// player that waits `wait` seconds before each move. The league file.
@@ -18,12 +18,11 @@ fn class(dir: &Path, names: &[&str], wait: &str) -> PathBuf {
     for name in names {
         let folder = dir.join("subs").join(name);
         std::fs::create_dir_all(&folder).unwrap();
-        let player = folder.join("pc2");
-        std::fs::write(
-            &player,
+        let player = write_file(
+            &folder,
+            "pc2",
             format!("#!/bin/sh\nwhile read -r _ _; do sleep {wait}; echo 1; done\n"),
-        )
-        .unwrap();
+        );
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&player, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
@@ -142,7 +141,7 @@ fn a_worker_without_the_versions_copies_says_so_and_plays_nothing() {
         b"",
     );
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(run.stderr.contains("no-such-folder"), "{}", run.stderr);
+    assert_has(&run.stderr, "no-such-folder");
 
     let empty = dir.path().join("empty");
     std::fs::create_dir(&empty).unwrap();
@@ -158,19 +157,10 @@ fn a_worker_without_the_versions_copies_says_so_and_plays_nothing() {
     assert_eq!(blind.finish(), Some(70), "{}", blind.stderr());
     let err = blind.stderr();
     let stored = dir.path().join("league.db.versions");
-    assert!(err.contains("cannot play ann@v1 on this machine"), "{err}");
-    assert!(
-        err.contains(&format!("stored at {}", stored.display())),
-        "{err}"
-    );
-    assert!(
-        err.contains(&format!("is not at {}", empty.display())),
-        "{err}"
-    );
-    assert!(
-        err.contains("can play none of the league's tables"),
-        "{err}"
-    );
+    assert_has(&err, "cannot play ann@v1 on this machine");
+    assert_has(&err, &format!("stored at {}", stored.display()));
+    assert_has(&err, &format!("is not at {}", empty.display()));
+    assert_has(&err, "can play none of the league's tables");
     assert_eq!(games(&blind.stdout()), 0, "{}", blind.stdout());
     assert_eq!(games(&league.stdout()), 0, "{}", league.stdout());
 
@@ -198,7 +188,7 @@ fn a_league_on_postgresql_needs_versions() {
         b"",
     );
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(run.stderr.contains("--versions"), "{}", run.stderr);
+    assert_has(&run.stderr, "--versions");
 }
 
 /// A league of two that has played 4 games, its database then made an
@@ -207,22 +197,18 @@ fn a_league_on_postgresql_needs_versions() {
 fn older_league(dir: &Path, sql: &str) -> (PathBuf, PathBuf) {
     let file = class(dir, &["ann", "bob"], "0");
     let db = dir.join("league.db");
-    let run = referee(
-        common::league::run_args(&file, &db, &["--games", "4", "--jobs", "1"]),
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
+    referee_ok(common::league::run_args(
+        &file,
+        &db,
+        &["--games", "4", "--jobs", "1"],
+    ));
     let conn = rusqlite::Connection::open(&db).unwrap();
     conn.execute_batch(sql).unwrap();
     drop(conn);
     let show = referee(["league", "show", db.to_str().unwrap()], b"");
     assert_eq!(show.code, Some(0), "{show:?}");
-    assert!(show.stdout.contains("ann@v1"), "{}", show.stdout);
-    assert!(
-        show.stdout.contains("standings after 4 games"),
-        "{}",
-        show.stdout
-    );
+    assert_has(&show.stdout, "ann@v1");
+    assert_has(&show.stdout, "standings after 4 games");
     (file, db)
 }
 
@@ -238,16 +224,12 @@ fn a_database_of_schema_1_is_migrated_with_its_games() {
          ALTER TABLE versions DROP COLUMN player; DROP TABLE tables; DROP TABLE workers;
          DROP TABLE declines; UPDATE meta SET value = '1' WHERE key = 'schema';",
     );
-    let run = referee(
-        common::league::run_args(&file, &db, &["--games", "8", "--jobs", "1"]),
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stderr.contains("migrated from schema 1 to 3"),
-        "{}",
-        run.stderr
-    );
+    let run = referee_ok(common::league::run_args(
+        &file,
+        &db,
+        &["--games", "8", "--jobs", "1"],
+    ));
+    assert_has(&run.stderr, "migrated from schema 1 to 3");
     let records = exported(dir.path(), &db);
     assert_eq!(records.len(), 8);
     assert_numbered(&records);
@@ -267,7 +249,7 @@ fn a_database_of_schema_2_is_migrated_with_its_games() {
     );
     let refused = referee(["league", "work", "--db", db.to_str().unwrap()], b"");
     assert_eq!(refused.code, Some(64), "{refused:?}");
-    assert!(refused.stderr.contains("schema 2"), "{}", refused.stderr);
+    assert_has(&refused.stderr, "schema 2");
 
     let marker = Marker::new();
     let args = ["--games", "8", "--jobs", "0"];
@@ -297,15 +279,14 @@ fn a_workers_env_reaches_its_bots() {
     for name in ["ann", "bob"] {
         let folder = dir.path().join("subs").join(name);
         std::fs::create_dir_all(&folder).unwrap();
-        let player = folder.join("pc2");
-        std::fs::write(
-            &player,
+        let player = write_file(
+            &folder,
+            "pc2",
             format!(
                 "#!/bin/sh\nwhile read -r _ _; do echo \"$WORKER_MARK\" >> {}; echo 1; done\n",
                 marks.display()
             ),
-        )
-        .unwrap();
+        );
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&player, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
@@ -357,15 +338,14 @@ fn a_worker_that_cannot_start_a_version_here_declines_it_and_charges_no_bot() {
     let interp = dir.path().join("interp");
     std::fs::create_dir(&interp).unwrap();
     std::fs::copy("/bin/sh", interp.join("sh")).unwrap();
-    let cat = dir.path().join("subs/cat/pc2");
-    std::fs::write(
-        &cat,
+    let cat = write_file(
+        dir.path(),
+        "subs/cat/pc2",
         format!(
             "#!{}\nwhile read -r _ _; do echo 1; done\n",
             interp.join("sh").display()
         ),
-    )
-    .unwrap();
+    );
     std::fs::set_permissions(&cat, std::fs::Permissions::from_mode(0o755)).unwrap();
     let db = dir.path().join("league.db");
     let marker = Marker::new();
@@ -395,7 +375,7 @@ fn a_worker_that_cannot_start_a_version_here_declines_it_and_charges_no_bot() {
         "{}",
         show.stdout
     );
-    assert!(show.stdout.contains("lacking: "), "{}", show.stdout);
+    assert_has(&show.stdout, "lacking: ");
     std::fs::rename(&hidden, &interp).unwrap();
     let mut having = worker(
         dir.path(),
@@ -407,10 +387,7 @@ fn a_worker_that_cannot_start_a_version_here_declines_it_and_charges_no_bot() {
     assert_eq!(lacking.finish(), Some(0), "{}", lacking.stderr());
     assert_eq!(having.finish(), Some(0), "{}", having.stderr());
     let err = lacking.stderr();
-    assert!(
-        err.contains(&interp.join("sh").display().to_string()),
-        "{err}"
-    );
+    assert_has(&err, &interp.join("sh").display().to_string());
     assert!(!lacking.stdout().contains("cat@v1"), "{}", lacking.stdout());
     let records = exported(dir.path(), &db);
     assert_eq!(records.len(), 12);
@@ -450,8 +427,8 @@ fn a_copy_gone_under_a_worker_voids_its_game_and_charges_no_bot() {
     std::fs::rename(&bob, &away).unwrap();
     assert_eq!(first.finish(), Some(70), "{}", first.stderr());
     let err = first.stderr();
-    assert!(err.contains("cannot play bob@v1 on this machine"), "{err}");
-    assert!(err.contains(&bob.display().to_string()), "{err}");
+    assert_has(&err, "cannot play bob@v1 on this machine");
+    assert_has(&err, &bob.display().to_string());
     std::fs::rename(&away, &bob).unwrap();
     let mut second = worker(
         dir.path(),
@@ -488,14 +465,14 @@ fn odd_folder_names_enter_and_a_build_without_pc2_says_so() {
     std::fs::copy(dir.path().join("subs/ann/pc2"), latin.join("pc2")).unwrap();
     let nothing = dir.path().join("subs/nothing");
     std::fs::create_dir(&nothing).unwrap();
-    std::fs::write(nothing.join("Makefile"), "all:\n\t@echo made nothing\n").unwrap();
+    write_file(&nothing, "Makefile", "all:\n\t@echo made nothing\n");
     let db = dir.path().join("league.db");
     let marker = Marker::new();
     let mut league = Running::start(&file, &db, &["--games", "6"], &marker);
     assert_eq!(league.finish(), Some(0), "{}", league.stderr());
     let err = league.stderr();
-    assert!(err.contains("league: caf\\xe9@v1 enters"), "{err}");
-    assert!(err.contains(&format!("league: {long}@v1 enters")), "{err}");
+    assert_has(&err, "league: caf\\xe9@v1 enters");
+    assert_has(&err, &format!("league: {long}@v1 enters"));
     assert!(
         err.contains("league: nothing@v1 did not build: ")
             && err.contains("nothing: no pc2 after its build"),
@@ -575,14 +552,13 @@ fn players_stored_before_copies_were_named_still_play() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let file = class(dir.path(), &["ann"], "0");
     let bob = dir.path().join("subs/bob");
-    std::fs::create_dir_all(&bob).unwrap();
-    std::fs::write(
-        bob.join("bot.c"),
+    write_file(
+        &bob,
+        "bot.c",
         "#include <stdio.h>\nint main(void){char a[64],b[64];\
          while(scanf(\"%63s %63s\",a,b)==2){puts(\"1\");fflush(stdout);}return 0;}\n",
-    )
-    .unwrap();
-    std::fs::write(bob.join("Makefile"), "pc2: bot.c\n\tgcc -O1 -o pc2 bot.c\n").unwrap();
+    );
+    write_file(&bob, "Makefile", "pc2: bot.c\n\tgcc -O1 -o pc2 bot.c\n");
     let db = dir.path().join("league.db");
     let marker = Marker::new();
     let mut league = Running::start(&file, &db, &["--games", "6", "--jobs", "0"], &marker);

@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{Marker, finish, referee, signal, start};
+use common::{Marker, finish, referee, referee_ok, signal, start, write_file};
 
 /// What each bot writes on stderr in every game: a line that reads like
 /// the file's own section header, which must not split its section.
@@ -37,8 +37,7 @@ fn tournament_file(dir: &Path, games: u64) -> String {
          [[entrant]]\nname = \"b\"\ncommand = [\"{0}\"]\n",
         player.display()
     );
-    let file = dir.join("t.toml");
-    std::fs::write(&file, text).unwrap();
+    let file = write_file(dir, "t.toml", text);
     file.to_str().unwrap().to_owned()
 }
 
@@ -178,16 +177,12 @@ fn merged_shards_logs_list_games_in_game_order() {
         .collect();
     let merged = dir.path().join("merged");
     // Given in the other order: the merged logs still go by game.
-    let run = referee(
-        [
-            "merge",
-            &outs[1],
-            &outs[0],
-            "--out",
-            merged.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
+    referee_ok([
+        "merge",
+        &outs[1],
+        &outs[0],
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
     assert_in_game_order(&merged, &(1..=12).collect::<Vec<_>>());
 }

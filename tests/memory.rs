@@ -8,13 +8,12 @@ mod common;
 
 use serde_json::Value;
 
-use common::{fixture, referee};
+use common::{assert_has, fixture, referee, referee_ok, temp_path, write_file};
 
 /// One game of the sample (a 4-card hand) with `holder.py ARGS`; the run
 /// and its record.
 fn hold(options: &[&str], args: &[&str]) -> (common::Run, Value) {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
+    let (_dir, results) = temp_path("r.jsonl");
     let mut all = vec!["dealer", "--results", results.to_str().unwrap()];
     all.extend_from_slice(options);
     let holder = fixture("memory/holder.py");
@@ -113,11 +112,9 @@ fn the_log_says_how_memory_is_watched() {
         b"4 876390176\n",
     );
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stderr
-            .contains("containment: memory by use, all processes of each bot, sampled every 10ms"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "containment: memory by use, all processes of each bot, sampled every 10ms",
     );
 }
 
@@ -132,19 +129,14 @@ fn three_games(
     for (name, command) in entrants {
         spec_text += &format!("[[entrant]]\nname = \"{name}\"\ncommand = [{command}]\n");
     }
-    let spec = dir.join("t.toml");
-    std::fs::write(&spec, spec_text).unwrap();
+    let spec = write_file(dir, "t.toml", spec_text);
     let out = dir.join("out");
-    let run = referee(
-        [
-            "tournament",
-            spec.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let run = referee_ok([
+        "tournament",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     (run, out)
 }
 
@@ -162,7 +154,7 @@ fn standings_and_ci_read_the_peak() {
             ("fat", &format!("\"{holder}\", \"100\"")),
         ],
     );
-    assert!(run.stdout.contains("memory"), "{}", run.stdout);
+    assert_has(&run.stdout, "memory");
     let rows: Vec<Value> =
         serde_json::from_str(&std::fs::read_to_string(out.join("standings.json")).unwrap())
             .unwrap();
@@ -264,16 +256,12 @@ fn records_without_figures_are_read_as_unknown() {
     let run = referee(["report", out.to_str().unwrap()], b"");
     assert_eq!(run.code, Some(0), "{run:?}");
     let merged = dir.path().join("merged");
-    let run = referee(
-        [
-            "merge",
-            out.to_str().unwrap(),
-            "--out",
-            merged.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let run = referee_ok([
+        "merge",
+        out.to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
     // The table printed shows b's figures as unknown.
     let b = run.stdout.lines().find(|l| l.contains("| b ")).unwrap();
     let cells: Vec<&str> = b.split('|').map(str::trim).collect();
@@ -290,14 +278,5 @@ fn records_without_figures_are_read_as_unknown() {
     assert!(b.ends_with(",,"), "{csv}");
 
     let page = dir.path().join("replay.html");
-    let run = referee(
-        [
-            "replay",
-            records.to_str().unwrap(),
-            "-o",
-            page.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
+    common::replay(&records, &page);
 }

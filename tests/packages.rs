@@ -6,17 +6,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{Run, fixture, referee};
-
-fn run(args: &[&str]) -> Run {
-    let run = referee(args.iter().copied(), b"");
-    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
-    run
-}
-
-fn guess() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("games/guess")
-}
+use common::package::{guess, line, run};
+use common::{Run, assert_has, assert_lacks, fixture, jsonl, write_file};
 
 /// A copy of `games/guess` with its sample cases only and `problem_yaml`,
 /// and whatever `extra` files are given, to change.
@@ -35,7 +26,7 @@ fn guess_with(problem_yaml: &str, extra: &[(&str, &str)]) -> tempfile::TempDir {
     ] {
         copy(&guess().join(file), &dir.path().join(file));
     }
-    std::fs::write(dir.path().join("problem.yaml"), problem_yaml).unwrap();
+    write_file(dir.path(), "problem.yaml", problem_yaml);
     for (name, text) in extra {
         let path = dir.path().join(name);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -46,18 +37,6 @@ fn guess_with(problem_yaml: &str, extra: &[(&str, &str)]) -> tempfile::TempDir {
 
 fn path(dir: &tempfile::TempDir) -> &str {
     dir.path().to_str().unwrap()
-}
-
-fn records(path: &Path) -> Vec<serde_json::Value> {
-    common::jsonl(path)
-}
-
-/// The verdict line of test case `name`.
-fn line<'a>(run: &'a Run, name: &str) -> &'a str {
-    run.stdout
-        .lines()
-        .find(|l| l.starts_with(&format!("{name}: ")))
-        .unwrap_or_else(|| panic!("no line for {name} in:\n{}", run.stdout))
 }
 
 #[test]
@@ -85,7 +64,7 @@ fn a_program_slowed_by_waiting_is_judged_by_its_cpu_time() {
         "{}",
         run.stdout
     );
-    for r in records(&results) {
+    for r in jsonl(&results) {
         assert!(r["micros"].as_u64().unwrap() >= 400_000, "{r}");
         assert!(r["cpu_micros"].as_u64().unwrap() < 300_000, "{r}");
     }
@@ -131,7 +110,7 @@ fn a_program_that_computes_is_stopped_by_its_cpu_time() {
         "{}",
         run.stdout
     );
-    for r in records(&results) {
+    for r in jsonl(&results) {
         assert_eq!(r["verdict"], "time_limit", "{r}");
         assert!(r["cpu_micros"].as_u64().unwrap() >= 200_000, "{r}");
         assert!(r["micros"].as_u64().unwrap() < 10_000_000, "{r}");
@@ -161,18 +140,11 @@ fn the_packages_time_limit_applies_and_the_first_line_says_where_it_came_from() 
         &[(".timelimit", "0.25\n")],
     );
     let run = self::run(&["interactive", path(&domjudge), &hang]);
-    assert!(
-        run.stdout
-            .contains("250ms of CPU time per case (.timelimit)"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "250ms of CPU time per case (.timelimit)");
     let run = self::run(&["interactive", "--timeout", "150ms", path(&modern), &hang]);
-    assert!(
-        run.stdout
-            .contains("150ms of CPU time per case (--timeout), wall clock 300ms"),
-        "{}",
-        run.stdout
+    assert_has(
+        &run.stdout,
+        "150ms of CPU time per case (--timeout), wall clock 300ms",
     );
     // Without a limit anywhere, the default, said as such.
     let legacy = guess_with("validation: custom interactive\n", &[]);
@@ -182,11 +154,9 @@ fn the_packages_time_limit_applies_and_the_first_line_says_where_it_came_from() 
         &format!("{}/submissions/accepted/binary.py", guess().display()),
     ]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stdout
-            .contains("10s of CPU time per case (the default; the package gives none)"),
-        "{}",
-        run.stdout
+    assert_has(
+        &run.stdout,
+        "10s of CPU time per case (the default; the package gives none)",
     );
 }
 
@@ -199,12 +169,7 @@ fn the_packages_memory_limit_applies_unless_the_command_line_says_otherwise() {
     let hog = fixture("packages/hog.py");
     let run = run(&["interactive", path(&package), &hog]);
     assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        run.stdout
-            .contains("memory 64 MiB (problem.yaml limits.memory)"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "memory 64 MiB (problem.yaml limits.memory)");
     assert!(
         line(&run, "sample/1").contains("MEMORY LIMIT"),
         "{}",
@@ -219,11 +184,7 @@ fn the_packages_memory_limit_applies_unless_the_command_line_says_otherwise() {
         path(&package),
         &hog,
     ]);
-    assert!(
-        run.stdout.contains("memory 1 GiB (--limit-memory)"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "memory 1 GiB (--limit-memory)");
     assert!(
         line(&run, "sample/1").contains("TIME LIMIT"),
         "{}",
@@ -318,11 +279,9 @@ fn a_bad_problem_yaml_is_refused_naming_the_file_and_the_line() {
         &[(".timelimit", "soon")],
     );
     let run = refused(&package);
-    assert!(
-        run.stderr
-            .contains(".timelimit: expected a number of seconds, found `soon`"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        ".timelimit: expected a number of seconds, found `soon`",
     );
 }
 
@@ -361,11 +320,9 @@ fn a_package_is_judged_whole_in_c_python_and_java() {
     ]);
     assert_eq!(run.code, Some(0), "{run:?}");
     // The 2023-07 layout's limit, said where it came from.
-    assert!(
-        run.stdout
-            .contains("1s of CPU time per case (problem.yaml limits.time_limit)"),
-        "{}",
-        run.stdout
+    assert_has(
+        &run.stdout,
+        "1s of CPU time per case (problem.yaml limits.time_limit)",
     );
     for (submission, language, verdict) in [
         ("accepted/Ternary.java", "Java", "accepted"),
@@ -394,7 +351,7 @@ fn a_package_is_judged_whole_in_c_python_and_java() {
     );
     // Every case of every submission is recorded, with its submission; a
     // time-limit submission is judged by the limit times the margin.
-    let records = records(&results);
+    let records = jsonl(&results);
     assert_eq!(
         records
             .iter()
@@ -414,7 +371,7 @@ fn a_package_is_judged_whole_in_c_python_and_java() {
         .filter(|n| n.has_tag_name("testcase"))
         .collect();
     assert_eq!(cases.len(), 6, "{xml}");
-    assert!(!xml.contains("<failure"), "{xml}");
+    assert_lacks(&xml, "<failure");
 }
 
 #[test]
@@ -428,7 +385,7 @@ fn a_submission_that_misses_its_folders_verdict_fails_the_run() {
         accepted.join("linear.py"),
     )
     .unwrap();
-    std::fs::write(accepted.join("broken.c"), "int main(void) { return x; }\n").unwrap();
+    write_file(&accepted, "broken.c", "int main(void) { return x; }\n");
     let junit = package.path().join("junit.xml");
     let run = run(&[
         "interactive",
@@ -464,9 +421,9 @@ fn a_submission_that_misses_its_folders_verdict_fails_the_run() {
             .contains("0 of 2 submissions got their folder's verdict")
     );
     let xml = std::fs::read_to_string(&junit).unwrap();
-    assert!(
-        xml.contains("expected accepted, got WRONG ANSWER: no correct guess"),
-        "{xml}"
+    assert_has(
+        &xml,
+        "expected accepted, got WRONG ANSWER: no correct guess",
     );
     assert_eq!(xml.matches("<failure").count(), 2, "{xml}");
 }
@@ -480,18 +437,13 @@ fn a_source_file_given_as_the_program_is_built_first() {
         source.to_str().unwrap(),
     ]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stdout.contains("10 of 10 test cases accepted"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "10 of 10 test cases accepted");
     let dir = tempfile::tempdir().unwrap();
-    let broken = dir.path().join("Broken.java");
-    std::fs::write(
-        &broken,
+    let broken = write_file(
+        dir.path(),
+        "Broken.java",
         "class Broken { public static void main(String[] a) { x(); } }\n",
-    )
-    .unwrap();
+    );
     let run = self::run(&[
         "interactive",
         oddcoin().to_str().unwrap(),
@@ -510,7 +462,7 @@ fn a_package_without_submissions_is_refused_when_no_program_is_given() {
     let package = copy_package(&guess());
     let run = run(&["interactive", path(&package)]);
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(run.stderr.contains("submissions"), "{}", run.stderr);
+    assert_has(&run.stderr, "submissions");
 }
 
 #[test]
@@ -529,11 +481,7 @@ fn a_multi_pass_problem_runs_the_program_again_on_each_nextpass_in() {
     // them; case 2's validator asks for a fourth, past the package's
     // limit: its fault.
     assert_eq!(run.code, Some(70), "{run:?}");
-    assert!(
-        run.stdout.contains("multi-pass, up to 3 passes a case"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "multi-pass, up to 3 passes a case");
     assert!(
         line(&run, "secret/1").starts_with("secret/1: ACCEPTED (3 passes, CPU "),
         "{}",
@@ -547,7 +495,7 @@ fn a_multi_pass_problem_runs_the_program_again_on_each_nextpass_in() {
         "{}",
         run.stdout
     );
-    let records = records(&results);
+    let records = jsonl(&results);
     assert_eq!(records[0]["passes"], 3, "{}", records[0]);
     // A program right on the first pass only is wrong on the second.
     let run = self::run(&["interactive", &package, &fixture("packages/two.sh")]);
@@ -625,11 +573,7 @@ fn problemtools_transitional_layout_one_folder_in_output_validator_is_built() {
             .unwrap(),
     ]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stdout.contains("10 of 10 test cases accepted"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "10 of 10 test cases accepted");
 }
 
 #[test]
@@ -738,12 +682,9 @@ fn a_time_limit_submission_accepted_with_the_extra_time_only_warns_as_verifyprob
         "{}",
         run.stdout
     );
-    assert!(
-        run.stdout.contains(
-            "interactive: 1 of 1 submissions got their folder's verdict; \
-             warning: 1 sensitive to the time limit (time_limit_exceeded/slow.py)"
-        ),
-        "{}",
-        run.stdout
+    assert_has(
+        &run.stdout,
+        "interactive: 1 of 1 submissions got their folder's verdict; \
+             warning: 1 sensitive to the time limit (time_limit_exceeded/slow.py)",
     );
 }

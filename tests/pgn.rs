@@ -5,22 +5,22 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{fixture, referee};
+use common::{fixture, referee, write_file};
 use serde_json::Value;
 
 /// A game file and a 2-entrant tournament file of `games` games in `dir`
 /// for the PGN judge with `judge_args`; the tournament file's path.
 fn tournament_file(dir: &Path, judge_args: &[&str], games: u32) -> String {
     let quoted: Vec<String> = judge_args.iter().map(|a| format!("{a:?}")).collect();
-    std::fs::write(
-        dir.join("game.toml"),
+    write_file(
+        dir,
+        "game.toml",
         format!(
             "name = \"pgn\"\njudge = [\"python3\", {:?}, {}]\nplayers = {{ min = 2, max = 2 }}\n",
             fixture("pgn/judge.py"),
             quoted.join(", ")
         ),
-    )
-    .unwrap();
+    );
     let file = dir.join("tournament.toml");
     let answer = fixture("pgn/answer.sh");
     std::fs::write(
@@ -114,7 +114,7 @@ fn a_resumed_run_has_each_games_pgn_once() {
     // the records, so they are played again.
     let records = std::fs::read_to_string(out.join("records.jsonl")).unwrap();
     let kept: String = records.split_inclusive('\n').take(2).collect();
-    std::fs::write(out.join("records.jsonl"), kept).unwrap();
+    write_file(&out, "records.jsonl", kept);
     assert_eq!(pgn_games(&out).len(), 4);
 
     let run = tournament(&file, &out, &["--resume"]);

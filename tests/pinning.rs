@@ -8,19 +8,18 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{read_lines, referee};
+use common::{assert_lacks, read_lines, referee, referee_ok, temp_path, write_file};
 
 /// A bot that appends its `Cpus_allowed_list` to `log`, then becomes `bot`.
 fn telling_bot(dir: &Path, log: &Path, bot: &str) -> PathBuf {
-    let path = dir.join("telling.sh");
-    std::fs::write(
-        &path,
+    let path = write_file(
+        dir,
+        "telling.sh",
         format!(
             "#!/bin/sh\nsed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status >> '{}'\nexec '{bot}' \"$@\"\n",
             log.display()
         ),
-    )
-    .unwrap();
+    );
     let mut permissions = std::fs::metadata(&path).unwrap().permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
     std::fs::set_permissions(&path, permissions).unwrap();
@@ -35,8 +34,7 @@ fn tournament_file(dir: &Path, bot: &Path, games: u64) -> String {
          [[entrant]]\nname = \"b\"\ncommand = [\"{bot}\"]\n",
         bot = bot.display()
     );
-    let path = dir.join("t.toml");
-    std::fs::write(&path, text).unwrap();
+    let path = write_file(dir, "t.toml", text);
     path.to_str().unwrap().to_owned()
 }
 
@@ -58,8 +56,7 @@ fn cpu_count() -> usize {
 /// An Even Steven tournament of `games` games between telling bots, with
 /// `args`: the run, and the CPUs each bot said it may use.
 fn tournament(games: u64, args: &[&str]) -> (common::Run, Vec<String>) {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("cpus.txt");
+    let (dir, log) = temp_path("cpus.txt");
     let bot = telling_bot(dir.path(), &log, env!("CARGO_BIN_EXE_evensteven"));
     let file = tournament_file(dir.path(), &bot, games);
     let out = dir.path().join("out");
@@ -79,7 +76,7 @@ fn tournament(games: u64, args: &[&str]) -> (common::Run, Vec<String>) {
 #[test]
 fn pinned_jobs_start_their_bots_on_one_cpu_each() {
     let (run, cpus) = tournament(12, &["--pin", "--jobs", "2"]);
-    assert!(!run.stderr.contains("cannot pin"), "{}", run.stderr);
+    assert_lacks(&run.stderr, "cannot pin");
     assert_eq!(cpus.len(), 24, "two bots a game: {cpus:?}");
     for cpu in &cpus {
         assert!(
@@ -110,8 +107,7 @@ fn pin_keeps_to_the_cpus_the_referee_was_given() {
         eprintln!("skipped: needs two CPUs and taskset (util-linux)");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("cpus.txt");
+    let (dir, log) = temp_path("cpus.txt");
     let bot = telling_bot(dir.path(), &log, env!("CARGO_BIN_EXE_evensteven"));
     let file = tournament_file(dir.path(), &bot, 4);
     let out = dir.path().join("out");
@@ -123,7 +119,7 @@ fn pin_keeps_to_the_cpus_the_referee_was_given() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(0), "{stderr}");
-    assert!(!stderr.contains("cannot pin"), "{stderr}");
+    assert_lacks(&stderr, "cannot pin");
     assert!(
         read_lines(&log).iter().all(|cpu| cpu == "1"),
         "{:?}",
@@ -134,29 +130,24 @@ fn pin_keeps_to_the_cpus_the_referee_was_given() {
 /// `referee play --pin` binds the run (its judge and bots) to one CPU.
 #[test]
 fn play_pins_its_judge_and_bots_to_one_cpu() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("cpus.txt");
+    let (dir, log) = temp_path("cpus.txt");
     let bot = telling_bot(dir.path(), &log, env!("CARGO_BIN_EXE_chess-random"));
     let bot = bot.to_str().unwrap();
-    let run = referee(
-        [
-            "play",
-            "--pin",
-            "--games",
-            "2",
-            "--game-option",
-            "max_moves=5",
-            "--time-control",
-            "none",
-            "--game-option",
-            "movetime=10",
-            "chess",
-            &format!("a={bot}"),
-            &format!("b={bot}"),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let run = referee_ok([
+        "play",
+        "--pin",
+        "--games",
+        "2",
+        "--game-option",
+        "max_moves=5",
+        "--time-control",
+        "none",
+        "--game-option",
+        "movetime=10",
+        "chess",
+        &format!("a={bot}"),
+        &format!("b={bot}"),
+    ]);
     let cpus = read_lines(&log);
     assert!(!cpus.is_empty(), "{run:?}");
     let first = cpus[0].clone();

@@ -10,7 +10,7 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use common::{fixture, referee};
+use common::{assert_has, fixture, referee, referee_ok, temp_path, write_file};
 use serde_json::Value;
 
 /// A game file in `dir` for the fixture judge, `protocol = 2` unless
@@ -26,8 +26,7 @@ fn game_file(dir: &Path, top: &str, options: &str) -> String {
          reuse = true\n{top}\n[limits]\ntimeout = \"2s\"\n[options]\n{options}\n",
         fixture("protocol2/judge.py")
     );
-    let path = dir.join("game.toml");
-    std::fs::write(&path, text).unwrap();
+    let path = write_file(dir, "game.toml", text);
     path.to_str().unwrap().to_owned()
 }
 
@@ -48,17 +47,7 @@ fn play(dir: &Path, args: &[&str]) -> Vec<Value> {
 
 /// `referee tournament FILE --out OUT`, which must succeed; its records.
 fn tournament(file: &Path, out: &Path) -> Vec<Value> {
-    let run = referee(
-        [
-            "tournament",
-            "--no-progress",
-            file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
+    common::tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     common::jsonl(&out.join("records.jsonl"))
 }
 
@@ -251,7 +240,7 @@ fn a_version_one_judge_cannot_ask_until() {
     let game = game_file(dir.path(), "protocol = 1", "moves = 1");
     let run = referee(["play", &game, &engine("e", "")], b"");
     assert_eq!(run.code, Some(70), "{run:?}");
-    assert!(run.stderr.contains("protocol = 2"), "{}", run.stderr);
+    assert_has(&run.stderr, "protocol = 2");
 }
 
 #[test]
@@ -280,16 +269,15 @@ fn a_tournament_passes_each_entrants_name_and_options() {
     let dir = tempfile::tempdir().unwrap();
     let game = game_file(dir.path(), "", "moves = 1");
     let engine = fixture("protocol2/engine.py");
-    let file = dir.path().join("t.toml");
-    std::fs::write(
-        &file,
+    let file = write_file(
+        dir.path(),
+        "t.toml",
         format!(
             "game = \"{game}\"\ngames = 4\nseed = 1\njobs = 1\n\
              [[entrant]]\nname = \"weak\"\ncommand = [\"{engine}\"]\noptions = {{ \"Skill Level\" = 3 }}\n\
              [[entrant]]\nname = \"strong\"\ncommand = [\"{engine}\"]\noptions = {{ \"Skill Level\" = 8 }}\n"
         ),
-    )
-    .unwrap();
+    );
     let records = tournament(&file, &dir.path().join("out"));
     assert_eq!(records.len(), 4);
     // One game at a time: one judge for the run (`reuse = true`), not an
@@ -330,18 +318,14 @@ fn a_tournament_passes_each_entrants_name_and_options() {
 fn play_of_two_bots_prints_the_elo_from_its_pairs() {
     let dir = tempfile::tempdir().unwrap();
     let game = game_file(dir.path(), "", "moves = 1\nforfeit_at = 0");
-    let run = referee(
-        [
-            "play",
-            "--games",
-            "4",
-            &game,
-            &engine("a", ""),
-            &engine("b", ""),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let run = referee_ok([
+        "play",
+        "--games",
+        "4",
+        &game,
+        &engine("a", ""),
+        &engine("b", ""),
+    ]);
     let line = run
         .stdout
         .lines()
@@ -351,7 +335,7 @@ fn play_of_two_bots_prints_the_elo_from_its_pairs() {
         line.contains("+0.0") && line.contains("pentanomial [0, 0, 2, 0, 0]"),
         "{line}"
     );
-    assert!(line.contains("[0] won 2, drew 0, lost 2"), "{line}");
+    assert_has(line, "[0] won 2, drew 0, lost 2");
     // And as fastchess prints a match: nElo and LOS beside the Elo.
     for expected in [
         "Elo: 0.00 +/- ",
@@ -372,8 +356,7 @@ fn play_of_two_bots_prints_the_elo_from_its_pairs() {
 #[test]
 fn a_tournament_keeps_its_entrants_processes_between_games() {
     for (entrants, games) in [(2, 6), (5, 20)] {
-        let dir = tempfile::tempdir().unwrap();
-        let ended = dir.path().join("ended");
+        let (dir, ended) = temp_path("ended");
         std::fs::create_dir(&ended).unwrap();
         let game = game_file(dir.path(), "keep_players = true", "moves = 1");
         let mut text = format!(
@@ -386,8 +369,7 @@ fn a_tournament_keeps_its_entrants_processes_between_games() {
                 ended.display()
             );
         }
-        let file = dir.path().join("match.toml");
-        std::fs::write(&file, text).unwrap();
+        let file = write_file(dir.path(), "match.toml", text);
         let records = tournament(&file, &dir.path().join("out"));
         assert_eq!(records.len(), games);
         let pids = processes(&records);
@@ -635,17 +617,16 @@ fn a_tournament_stops_with_a_usage_error_when_the_judge_refuses() {
     let engine = fixture("protocol2/engine.py");
     let write = |name: &str, options: &str, bad: &str| {
         let game = game_file(dir.path(), "", options);
-        let file = dir.path().join(name);
-        std::fs::write(
-            &file,
+
+        write_file(
+            dir.path(),
+            name,
             format!(
                 "game = \"{game}\"\ngames = 4\nseed = 1\njobs = 1\n\
                  [[entrant]]\nname = \"a\"\ncommand = [\"{engine}\"]\n\
                  [[entrant]]\nname = \"b\"\ncommand = [\"{engine}\"]\noptions = {{ {bad} }}\n"
             ),
         )
-        .unwrap();
-        file
     };
     let run_of = |file: &Path, out: &Path| {
         referee(
@@ -662,11 +643,9 @@ fn a_tournament_stops_with_a_usage_error_when_the_judge_refuses() {
     let out = dir.path().join("out1");
     let run = run_of(&write("t1.toml", "moves = 1\nrefuse_from = 3", ""), &out);
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(
-        run.stderr
-            .contains("referee tournament: the game's options refused by the judge"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "referee tournament: the game's options refused by the judge",
     );
     let records = common::jsonl(&out.join("records.jsonl"));
     let indices: Vec<u64> = records
@@ -708,39 +687,22 @@ fn a_league_fails_the_version_the_judge_refuses_and_plays_on() {
     let dir = temp();
     let game = game_file(dir.path(), "", "moves = 1");
     let engine = fixture("protocol2/engine.py");
-    let file = dir.path().join("league.toml");
-    std::fs::write(
-        &file,
+    let file = write_file(
+        dir.path(),
+        "league.toml",
         format!(
             "game = \"{game}\"\nseed = 3\n[limits]\nseats = 2\n\
              [[entrant]]\nname = \"a\"\ncommand = [\"{engine}\"]\n\
              [[entrant]]\nname = \"b\"\ncommand = [\"{engine}\"]\n\
              [[entrant]]\nname = \"c\"\ncommand = [\"{engine}\"]\noptions = {{ bad = 1 }}\n"
         ),
-    )
-    .unwrap();
-    let db = dir.path().join("l.db");
-    let run = referee(
-        [
-            "league",
-            "run",
-            file.to_str().unwrap(),
-            "--db",
-            db.to_str().unwrap(),
-            "--games",
-            "4",
-            "--jobs",
-            "1",
-        ],
-        b"",
     );
+    let db = dir.path().join("l.db");
+    let run = common::league::run(&file, &db, &["--games", "4", "--jobs", "1"]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stderr.contains(
-            "league: c@v1 refused by the judge: option \"bad\" is not one of the engine's"
-        ),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "league: c@v1 refused by the judge: option \"bad\" is not one of the engine's",
     );
     let games: Vec<&str> = run
         .stdout
@@ -762,16 +724,15 @@ fn a_tournament_takes_a_time_margin_from_its_file_or_the_command_line() {
         ("file.toml", "time_margin = \"2s\"\n", None),
         ("flag.toml", "", Some("2s")),
     ] {
-        let file = dir.path().join(name);
-        std::fs::write(
-            &file,
+        let file = write_file(
+            dir.path(),
+            name,
             format!(
                 "game = \"{game}\"\ngames = 1\nseed = 1\njobs = 1\n\
                  [limits]\ntime_control = \"100ms+0s\"\n{margin}\
                  [[entrant]]\nname = \"slow\"\ncommand = [\"{bot}\", \"slow\", \"250\"]\n"
             ),
-        )
-        .unwrap();
+        );
         let out = dir.path().join(format!("out-{name}"));
         let mut args = vec![
             "tournament",
@@ -819,7 +780,7 @@ fn long_lines_of_a_kind_the_game_names_are_dropped() {
         let player = &records[0]["players"][0];
         assert_eq!(player["status"], "incorrect", "{player}");
         let error = player["error"].as_str().unwrap();
-        assert!(error.contains("line longer than 65536 bytes"), "{error}");
+        assert_has(error, "line longer than 65536 bytes");
     };
     long_line_loses(&dropping, "longother");
     let other_game = dir.path().join("other");

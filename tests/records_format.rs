@@ -10,7 +10,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{fixture, read_lines, referee};
+use common::{assert_lacks, fixture, read_lines, referee, referee_ok, temp_path, write_file};
 use serde_json::Value;
 
 fn old(name: &str) -> String {
@@ -20,7 +20,7 @@ fn old(name: &str) -> String {
 /// A record of format 1 as format 2 has it: its format first, its seats
 /// under `players`, every other byte as it was.
 fn as_format_2(line: &str) -> String {
-    assert!(!line.contains("\"format\":"), "{line}");
+    assert_lacks(line, "\"format\":");
     let renamed = line.replacen("\"results\":[", "\"players\":[", 1);
     format!("{{\"format\":2,{}", &renamed[1..])
 }
@@ -42,7 +42,7 @@ fn copy_run(run: &str, to: &Path, new: bool) -> PathBuf {
         .iter()
         .map(|l| format!("{}\n", if new { as_format_2(l) } else { l.clone() }))
         .collect();
-    std::fs::write(to.join("records.jsonl"), records).unwrap();
+    write_file(to, "records.jsonl", records);
     to.to_owned()
 }
 
@@ -52,36 +52,21 @@ fn json(path: &Path) -> Value {
 
 #[test]
 fn every_record_written_names_its_format_and_its_seats_players() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("duel");
-    let run = referee(
-        [
-            "tournament",
-            "--no-progress",
-            &old("duel.toml"),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let (dir, out) = temp_path("duel");
+    let _run = common::tournament(&[&old("duel.toml"), "--out", out.to_str().unwrap()]);
     let play = dir.path().join("play.jsonl");
     let duel = fixture("duel/game.toml");
     let (weak, strong) = (fixture("duel/weak.sh"), fixture("duel/strong.sh"));
-    let run = referee(
-        [
-            "play",
-            "--games",
-            "2",
-            "--results",
-            play.to_str().unwrap(),
-            &duel,
-            &weak,
-            &strong,
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let _run = referee_ok([
+        "play",
+        "--games",
+        "2",
+        "--results",
+        play.to_str().unwrap(),
+        &duel,
+        &weak,
+        &strong,
+    ]);
     let dealt = dir.path().join("dealer.jsonl");
     let run = referee(
         [
@@ -118,16 +103,12 @@ fn merge_reads_old_records_and_writes_them_field_for_field() {
     for run in ["duel", "solo"] {
         let shard = copy_run(run, &dir.path().join(format!("{run}-old")), false);
         let merged = dir.path().join(format!("{run}-merged"));
-        let done = referee(
-            [
-                "merge",
-                shard.to_str().unwrap(),
-                "--out",
-                merged.to_str().unwrap(),
-            ],
-            b"",
-        );
-        assert_eq!(done.code, Some(0), "{run}: {done:?}");
+        let done = referee_ok([
+            "merge",
+            shard.to_str().unwrap(),
+            "--out",
+            merged.to_str().unwrap(),
+        ]);
         let mut expected: Vec<String> = read_lines(&shard.join("records.jsonl"))
             .iter()
             .map(|l| as_format_2(l))
@@ -190,16 +171,7 @@ fn replay_reads_old_records_as_it_reads_new_ones() {
                 .collect();
             std::fs::write(&records, text).unwrap();
             let page = dir.path().join("page.html");
-            let done = referee(
-                [
-                    "replay",
-                    records.to_str().unwrap(),
-                    "-o",
-                    page.to_str().unwrap(),
-                ],
-                b"",
-            );
-            assert_eq!(done.code, Some(0), "{file}: {done:?}");
+            common::replay(&records, &page);
             let page = std::fs::read_to_string(&page).unwrap();
             pages.push(page.replace(&format!("{new}.jsonl"), "RECORDS"));
         }
@@ -222,17 +194,7 @@ fn resume_goes_on_from_old_records() {
         let file = old(&format!("{run}.toml"));
         // The run's fingerprint holds its programs' paths: here's.
         let fresh = dir.path().join(format!("{run}-fresh"));
-        let done = referee(
-            [
-                "tournament",
-                "--no-progress",
-                &file,
-                "--out",
-                fresh.to_str().unwrap(),
-            ],
-            b"",
-        );
-        assert_eq!(done.code, Some(0), "{run}: {done:?}");
+        let _done = common::tournament(&[&file, "--out", fresh.to_str().unwrap()]);
         let info = json(&fresh.join("run.json"));
         let fingerprint = info["fingerprint"].as_str().unwrap();
         let old_info = json(&Path::new(&old(run)).join("run.json"));
@@ -249,19 +211,8 @@ fn resume_goes_on_from_old_records() {
             .map(|l| l.replace(old_fingerprint, fingerprint))
             .collect();
         let text: String = kept.iter().map(|l| format!("{l}\n")).collect();
-        std::fs::write(out.join("records.jsonl"), text).unwrap();
-        let done = referee(
-            [
-                "tournament",
-                "--no-progress",
-                &file,
-                "--out",
-                out.to_str().unwrap(),
-                "--resume",
-            ],
-            b"",
-        );
-        assert_eq!(done.code, Some(0), "{run}: {done:?}");
+        write_file(&out, "records.jsonl", text);
+        let done = common::tournament(&[&file, "--out", out.to_str().unwrap(), "--resume"]);
         assert!(
             done.stderr
                 .contains(&format!("resuming: {} game(s) already in", games - 2)),
@@ -297,8 +248,7 @@ fn resume_goes_on_from_old_records() {
 /// figure as the database holds it; `league show` reads them too.
 #[test]
 fn league_export_reads_old_records() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("league.db");
+    let (dir, db) = temp_path("league.db");
     std::fs::copy(old("league.db"), &db).unwrap();
     let stored: Vec<String> = {
         let connection = rusqlite::Connection::open(&db).unwrap();
@@ -313,16 +263,7 @@ fn league_export_reads_old_records() {
     };
     assert_eq!(stored.len(), 6);
     let out = dir.path().join("out");
-    let done = referee(
-        [
-            "league",
-            "export",
-            db.to_str().unwrap(),
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(done.code, Some(0), "{done:?}");
+    common::league::export(&db, &out);
     let fingerprint = json(&out.join("run.json"))["fingerprint"]
         .as_str()
         .unwrap()

@@ -9,7 +9,7 @@ mod common;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 
-use common::{Marker, evensteven_bin, finish, jsonl};
+use common::{Marker, assert_has, assert_lacks, evensteven_bin, finish, jsonl, write_file};
 use nix::sys::resource::{Resource, setrlimit};
 
 /// `referee ARGS` run with RLIMIT_NOFILE at `soft`:`hard`, `input` on its
@@ -39,8 +39,7 @@ fn tournament_file(dir: &Path, games: u64) -> String {
          [[entrant]]\nname = \"bob\"\ncommand = [\"{bin}\"]\n",
         bin = evensteven_bin(),
     );
-    let path = dir.join("t.toml");
-    std::fs::write(&path, text).unwrap();
+    let path = write_file(dir, "t.toml", text);
     path.to_str().unwrap().to_owned()
 }
 
@@ -76,8 +75,8 @@ fn exhausted_descriptors_void_the_games_and_never_disqualify_an_entrant() {
         b"",
     );
     assert_eq!(run.code, Some(70), "{run:?}");
-    assert!(run.stderr.contains("Too many open files"), "{}", run.stderr);
-    assert!(run.stderr.contains("--resume"), "{}", run.stderr);
+    assert_has(&run.stderr, "Too many open files");
+    assert_has(&run.stderr, "--resume");
     let records = jsonl(&Path::new(out).join("records.jsonl"));
     assert!(!records.is_empty(), "{run:?}");
     let mut void = 0;
@@ -96,7 +95,7 @@ fn exhausted_descriptors_void_the_games_and_never_disqualify_an_entrant() {
     assert!(void >= 3, "{records:?}");
     let standings = std::fs::read_to_string(Path::new(out).join("standings.json"));
     if let Ok(standings) = standings {
-        assert!(!standings.contains("\"disqualified\":1"), "{standings}");
+        assert_lacks(&standings, "\"disqualified\":1");
     }
 
     // With descriptors to spare, --resume plays the void games again.
@@ -122,7 +121,7 @@ fn exhausted_descriptors_void_the_games_and_never_disqualify_an_entrant() {
     .unwrap();
     let text = standings.to_string();
     for entrant in ["alice", "bob"] {
-        assert!(text.contains(entrant), "{text}");
+        assert_has(&text, entrant);
     }
     let records = jsonl(&Path::new(out).join("records.jsonl"));
     let played: std::collections::BTreeSet<u64> = records
@@ -149,12 +148,11 @@ fn exhausted_descriptors_void_the_games_and_never_disqualify_an_entrant() {
 fn the_referee_raises_its_descriptor_soft_limit_to_the_hard_one() {
     let dir = tempfile::tempdir().unwrap();
     // With `--limit-open-files none` a bot keeps the referee's own limit.
-    let script = dir.path().join("bot.sh");
-    std::fs::write(
-        &script,
+    let script = write_file(
+        dir.path(),
+        "bot.sh",
         format!("#!/bin/sh\nulimit -n >&2\nexec {}\n", evensteven_bin()),
-    )
-    .unwrap();
+    );
     std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let results = dir.path().join("r.jsonl");
     let run = referee_limited(
@@ -216,17 +214,16 @@ fn a_build_the_referee_cannot_start_disqualifies_no_one() {
         let folder = dir.path().join(name);
         std::fs::create_dir(&folder).unwrap();
         let bot = format!("#!/bin/sh\nexec {}\n", evensteven_bin());
-        std::fs::write(folder.join("bot.sh"), bot).unwrap();
+        write_file(&folder, "bot.sh", bot);
         let make = "pc2: bot.sh\n\tcp bot.sh pc2\n\tchmod +x pc2\n";
-        std::fs::write(folder.join("Makefile"), make).unwrap();
+        write_file(&folder, "Makefile", make);
     }
-    let file = dir.path().join("t.toml");
-    std::fs::write(
-        &file,
+    let file = write_file(
+        dir.path(),
+        "t.toml",
         "game = \"evensteven\"\ngames = 4\nseed = 3\n\
          [[entrant]]\nname = \"a\"\ndir = \"a\"\n[[entrant]]\nname = \"b\"\ndir = \"b\"\n",
-    )
-    .unwrap();
+    );
     let mut stopped = 0;
     for limit in [14, 16, 20, 24, 28] {
         for name in ["a", "b"] {

@@ -4,13 +4,12 @@
 
 mod common;
 
-use common::{fixture, referee};
+use common::{assert_has, assert_lacks, fixture, referee, referee_ok, temp_path, write_file};
 use serde_json::Value;
 
 /// Runs `referee replay FILE -o OUT` and returns the run and the page.
 fn replay(name: &str, extra: &[&str]) -> (common::Run, Option<String>) {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out.html");
+    let (_dir, out) = temp_path("out.html");
     let mut args = vec![
         "replay".to_owned(),
         fixture(&format!("replay/{name}")),
@@ -67,8 +66,7 @@ fn every_kind_of_record_makes_a_self_contained_page() {
 
 #[test]
 fn the_default_output_is_next_to_the_records_and_game_picks_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let records = dir.path().join("games.jsonl");
+    let (dir, records) = temp_path("games.jsonl");
     std::fs::copy(fixture("replay/dealer.jsonl"), &records).unwrap();
     let run = referee(["replay", "--game", "2", records.to_str().unwrap()], b"");
     assert_eq!(run.code, Some(0), "{}", run.stderr);
@@ -81,7 +79,7 @@ fn the_default_output_is_next_to_the_records_and_game_picks_one() {
 
     let run = referee(["replay", "--game", "9", records.to_str().unwrap()], b"");
     assert_eq!(run.code, Some(64));
-    assert!(run.stderr.contains("no game 9"), "{}", run.stderr);
+    assert_has(&run.stderr, "no game 9");
 }
 
 #[test]
@@ -213,33 +211,21 @@ fn aces_up_ends_as_the_engine_says() {
 fn a_torn_line_is_skipped_with_a_warning() {
     let (run, page) = replay("bad-line.jsonl", &[]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("bad-line.jsonl, line 2: not a complete record; skipped"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "bad-line.jsonl, line 2: not a complete record; skipped",
     );
     let games = data(&page.unwrap())["games"].as_array().unwrap().len();
     assert_eq!(games, 2);
     // A torn last line, cut in the middle of a character.
-    let dir = tempfile::tempdir().unwrap();
-    let torn = dir.path().join("torn.jsonl");
+    let (dir, torn) = temp_path("torn.jsonl");
     let mut bytes = std::fs::read(fixture("replay/dealer.jsonl")).unwrap();
     bytes.extend_from_slice("{\"game\":\"evensteven\",\"index\":9,\"x\":\"\u{e9}".as_bytes());
     bytes.pop();
     std::fs::write(&torn, bytes).unwrap();
     let out = dir.path().join("out.html");
-    let run = referee(
-        [
-            "replay",
-            torn.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    assert!(run.stderr.contains("torn.jsonl, line "), "{}", run.stderr);
+    let run = common::replay(&torn, &out);
+    assert_has(&run.stderr, "torn.jsonl, line ");
     assert!(out.exists());
 }
 
@@ -255,22 +241,17 @@ fn bad_input_is_an_error_naming_the_file_and_line() {
         let wanted = format!("{name}, line {line}: ");
         assert!(run.stderr.contains(&wanted), "{name}: {}", run.stderr);
         assert!(run.stderr.contains(what), "{name}: {}", run.stderr);
-        assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+        assert_lacks(&run.stderr, "panicked");
     }
     let run = referee(["replay", "/nonexistent/records.jsonl"], b"");
     assert_eq!(run.code, Some(64));
-    assert!(
-        run.stderr.contains("/nonexistent/records.jsonl"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "/nonexistent/records.jsonl");
     // Binary garbage.
     let dir = tempfile::tempdir().unwrap();
-    let junk = dir.path().join("junk.jsonl");
-    std::fs::write(&junk, [0xff, 0xfe, b'\n', 0]).unwrap();
+    let junk = write_file(dir.path(), "junk.jsonl", [0xff, 0xfe, b'\n', 0]);
     let run = referee(["replay", junk.to_str().unwrap()], b"");
     assert_eq!(run.code, Some(64));
-    assert!(run.stderr.contains("junk.jsonl"), "{}", run.stderr);
+    assert_has(&run.stderr, "junk.jsonl");
 }
 
 #[test]
@@ -285,11 +266,7 @@ fn an_unwritable_page_is_an_io_error() {
         b"",
     );
     assert_eq!(run.code, Some(74), "{}", run.stderr);
-    assert!(
-        run.stderr.contains("/nonexistent/dir/out.html"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "/nonexistent/dir/out.html");
 }
 
 /// A real `referee chomp --record-moves` game of scripted players: the
@@ -302,34 +279,29 @@ fn a_recorded_chomp_game_replays_its_wrap_share_and_starvation() {
         let d = dir.path().join(name);
         std::fs::create_dir_all(&d).unwrap();
         std::fs::copy(fixture("chomp-script.sh"), d.join("pc2")).unwrap();
-        std::fs::write(d.join("moves"), moves).unwrap();
+        write_file(&d, "moves", moves);
         d.to_str().unwrap().to_owned()
     };
     let one = player("one", "C\nE\nC\nD\n");
     let two = player("two", "C\nsleep 0.05 W\nhang\n");
-    let array = dir.path().join("board.txt");
-    std::fs::write(&array, "ABC\nDEF\n").unwrap();
+    let array = write_file(dir.path(), "board.txt", "ABC\nDEF\n");
     let results = dir.path().join("r.jsonl");
-    let run = referee(
-        [
-            "chomp",
-            "--prep",
-            "0s",
-            "--starve",
-            "300ms",
-            "--record-moves",
-            "--results",
-            results.to_str().unwrap(),
-            "-start",
-            "3",
-            "1",
-            array.to_str().unwrap(),
-            &one,
-            &two,
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    referee_ok([
+        "chomp",
+        "--prep",
+        "0s",
+        "--starve",
+        "300ms",
+        "--record-moves",
+        "--results",
+        results.to_str().unwrap(),
+        "-start",
+        "3",
+        "1",
+        array.to_str().unwrap(),
+        &one,
+        &two,
+    ]);
     let record: Value =
         serde_json::from_str(std::fs::read_to_string(&results).unwrap().trim()).unwrap();
     assert_eq!(record["letters"], "ABCDEF");
@@ -352,16 +324,7 @@ fn a_recorded_chomp_game_replays_its_wrap_share_and_starvation() {
     // The array file is gone: the record is enough.
     std::fs::remove_file(&array).unwrap();
     let out = dir.path().join("r.html");
-    let run = referee(
-        [
-            "replay",
-            results.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    common::replay(&results, &out);
     let g = &data(&std::fs::read_to_string(&out).unwrap())["games"][0];
     // Round 1: both chomp C (3 points): 2 each. Round 2: one wraps off the
     // right edge, (3,1) to (1,2); two steps West. Round 3: one eats D; two
@@ -379,18 +342,14 @@ fn a_recorded_chomp_game_replays_its_wrap_share_and_starvation() {
 /// which must succeed: the page.
 fn replay_game(out: &std::path::Path, game: u64) -> String {
     let page = out.join(format!("game{game}.html"));
-    let run = referee(
-        [
-            "replay",
-            out.join("records.jsonl").to_str().unwrap(),
-            "--game",
-            &game.to_string(),
-            "-o",
-            page.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    referee_ok([
+        "replay",
+        out.join("records.jsonl").to_str().unwrap(),
+        "--game",
+        &game.to_string(),
+        "-o",
+        page.to_str().unwrap(),
+    ]);
     std::fs::read_to_string(&page).unwrap()
 }
 
@@ -429,14 +388,13 @@ fn a_tournament_of_big_boards_makes_a_report_under_10_mb() {
 /// version), so that only the report is timed.
 #[test]
 fn a_report_embeds_replays_up_to_its_cap_and_says_so() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
+    let (_dir, out) = temp_path("out");
     std::fs::create_dir(&out).unwrap();
-    std::fs::write(
-        out.join("run.json"),
+    write_file(
+        &out,
+        "run.json",
         r#"{"game":"chomp","solo":false,"fingerprint":"f","seed":1,"games":60,"entrants":["a","b"],"shard":null}"#,
-    )
-    .unwrap();
+    );
     // Player 1 eats where it stands; player 2 walks East along the first
     // row, wrapping at its end.
     let letters: String = (0..200 * 100)
@@ -455,7 +413,7 @@ fn a_report_embeds_replays_up_to_its_cap_and_says_so() {
         });
         records.push_str(&format!("{record}\n"));
     }
-    std::fs::write(out.join("records.jsonl"), records).unwrap();
+    write_file(&out, "records.jsonl", records);
     let run = referee(["report", out.to_str().unwrap()], b"");
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let page = std::fs::read_to_string(out.join("report.html")).unwrap();
@@ -535,33 +493,19 @@ fn games_too_large_for_one_page_are_refused_saying_which() {
 fn a_judges_game_named_as_a_built_in_one_replays_from_its_frames() {
     // games/evensteven's judge names its game `evensteven`: its records
     // were taken for the dealer's and refused ("no \"n\" field").
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("records.jsonl");
+    let (dir, results) = temp_path("records.jsonl");
     let game = format!("{}/games/evensteven/game.toml", env!("CARGO_MANIFEST_DIR"));
-    let run = referee(
-        [
-            "play",
-            "--games",
-            "2",
-            "--results",
-            results.to_str().unwrap(),
-            &game,
-            common::evensteven_bin(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
+    referee_ok([
+        "play",
+        "--games",
+        "2",
+        "--results",
+        results.to_str().unwrap(),
+        &game,
+        common::evensteven_bin(),
+    ]);
     let page = dir.path().join("page.html");
-    let run = referee(
-        [
-            "replay",
-            results.to_str().unwrap(),
-            "-o",
-            page.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
+    common::replay(&results, &page);
     let games = data(&std::fs::read_to_string(&page).unwrap());
     assert_eq!(games["games"][0]["kind"], "frames", "{games}");
 }

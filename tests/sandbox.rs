@@ -6,7 +6,7 @@ mod common;
 use std::net::TcpListener;
 use std::time::Duration;
 
-use common::{fixture, referee};
+use common::{assert_has, fixture, referee, temp_path, write_file};
 
 /// Plays one game with the escape-attempting player; returns what it said
 /// on stderr and whether the listener saw a connection.
@@ -14,8 +14,7 @@ fn attempt(sandbox: bool) -> (String, bool, bool) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port().to_string();
-    let dir = tempfile::tempdir().unwrap();
-    let outside = dir.path().join("outside.txt");
+    let (dir, outside) = temp_path("outside.txt");
     let results = dir.path().join("r.jsonl");
     let mut args = vec!["dealer", "--results", results.to_str().unwrap()];
     if sandbox {
@@ -73,7 +72,7 @@ fn a_missing_bubblewrap_is_named() {
     let out = cmd.output().unwrap();
     assert_eq!(out.status.code(), Some(64));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("`bwrap` is not installed"), "{stderr}");
+    assert_has(&stderr, "`bwrap` is not installed");
 }
 
 #[test]
@@ -82,17 +81,15 @@ fn a_bot_that_lives_under_tmp_still_runs_in_the_sandbox() {
     // directory (CI workspaces often are): its directory is bound back in,
     // read-only.
     let dir = tempfile::tempdir_in("/tmp").unwrap();
-    let bot = dir.path().join("player.sh");
-    std::fs::write(
-        &bot,
-        // A one-card hand: play the card it holds.
+    let bot = write_file(
+        dir.path(),
+        "player.sh", // A one-card hand: play the card it holds.
         "#!/bin/sh\n\
          { echo x > here.txt; } 2>/dev/null\n\
          while read -r line; do\n\
          case \"$line\" in YOU*) ;; *' '*) card=${line#* } ;; *) echo \"$card\" ;; esac\n\
          done\n",
-    )
-    .unwrap();
+    );
     std::fs::set_permissions(&bot, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let run = common::referee_with(
         ["dealer", "--sandbox", bot.to_str().unwrap()],
@@ -117,7 +114,7 @@ fn probed_class() -> (tempfile::TempDir, std::path::PathBuf) {
     let alice = class.join("subs/alice");
     std::fs::create_dir_all(&alice).unwrap();
     std::fs::copy(fixture("sandbox-probe.sh"), alice.join("pc2")).unwrap();
-    std::fs::write(class.join("notes.txt"), "alice: cheated?\n").unwrap();
+    write_file(&class, "notes.txt", "alice: cheated?\n");
     (root, class)
 }
 
@@ -147,12 +144,12 @@ fn statuses(records: &std::path::Path) -> Vec<String> {
 fn a_bare_file_name_keeps_the_organisers_folder_hidden() {
     common::need_bwrap();
     let (_root, class) = probed_class();
-    std::fs::write(
-        class.join("t.toml"),
+    write_file(
+        &class,
+        "t.toml",
         "game = \"evensteven\"\ngames = 2\nseed = 1\n\
          [[entrant]]\nname = \"alice\"\ndir = \"subs/alice\"\n",
-    )
-    .unwrap();
+    );
     let env = probe_env(&[&class.join("notes.txt"), &class.join("t.toml")]);
     for (sandbox, seen) in [(false, "crashed"), (true, "ok")] {
         let out = class.join(format!("out-{sandbox}"));
@@ -180,11 +177,11 @@ fn a_bare_file_name_keeps_the_organisers_folder_hidden() {
 fn a_leagues_database_elsewhere_is_hidden_from_its_bots() {
     common::need_bwrap();
     let (root, class) = probed_class();
-    std::fs::write(
-        class.join("league.toml"),
+    write_file(
+        &class,
+        "league.toml",
         "game = \"evensteven\"\nseed = 1\n[[entrant]]\nglob = \"subs/*\"\n",
-    )
-    .unwrap();
+    );
     let other = root.path().join("other");
     std::fs::create_dir(&other).unwrap();
     for (sandbox, seen) in [(false, "crashed"), (true, "ok")] {
@@ -202,16 +199,7 @@ fn a_leagues_database_elsewhere_is_hidden_from_its_bots() {
         let run = common::referee_with(args, b"", &[], Some(&class));
         assert_eq!(run.code, Some(0), "{run:?}");
         let export = root.path().join(format!("export-{sandbox}"));
-        let exported = common::referee(
-            [
-                "league",
-                "export",
-                db.to_str().unwrap(),
-                export.to_str().unwrap(),
-            ],
-            b"",
-        );
-        assert_eq!(exported.code, Some(0), "{exported:?}");
+        common::league::export(&db, &export);
         let all = statuses(&export.join("records.jsonl"));
         assert!(
             !all.is_empty() && all.iter().all(|s| s == seen),

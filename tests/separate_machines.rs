@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use common::league::games;
 use common::postgres::Server;
-use common::{MARKER_ENV, Marker, referee_bin};
+use common::{MARKER_ENV, Marker, referee_bin, write_file};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde_json::Value;
@@ -194,9 +194,9 @@ fn write_program(path: &Path, text: &str) {
 /// into a binary `pc2` that answers `answer` to every game.
 fn compiled(league: &Path, name: &str, answer: u32) {
     let folder = league.join("subs").join(name);
-    std::fs::create_dir_all(&folder).unwrap();
-    std::fs::write(
-        folder.join("pc2.c"),
+    write_file(
+        &folder,
+        "pc2.c",
         "#include <stdio.h>\n\
          int main(void) {\n\
          \x20   char line[64];\n\
@@ -206,13 +206,12 @@ fn compiled(league: &Path, name: &str, answer: u32) {
          \x20   }\n\
          \x20   return 0;\n\
          }\n",
-    )
-    .unwrap();
-    std::fs::write(
-        folder.join("Makefile"),
+    );
+    write_file(
+        &folder,
+        "Makefile",
         format!("pc2: pc2.c\n\tgcc -O1 -DANSWER={answer} -o pc2 pc2.c\n"),
-    )
-    .unwrap();
+    );
 }
 
 /// The league's folder, as its author would lay it out: the duel game

@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Run, fixture, referee};
+use common::{Run, assert_has, fixture, referee, write_file};
 use serde_json::Value;
 
 /// The statement's sample opening: the player holds 14 9 7 10, the computer
@@ -33,8 +33,7 @@ impl Area {
     }
 
     fn file(&self, name: &str, text: &str) -> String {
-        let path = self.dir.path().join(name);
-        std::fs::write(&path, text).unwrap();
+        let path = write_file(self.dir.path(), name, text);
         path.to_str().unwrap().to_owned()
     }
 
@@ -230,11 +229,7 @@ fn a_recorded_match_replays_from_its_deck() {
         &editorial,
     ]);
     assert!(matches!(run.code, Some(0 | 1)), "{run:?}");
-    let records: Vec<Value> = std::fs::read_to_string(&results)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let records = common::jsonl(results.as_ref());
     assert_eq!(records.len(), 30);
     let original = &records[17];
     let deck: Vec<String> = original["deck"]
@@ -293,20 +288,16 @@ fn a_player_that_hangs_or_exits_is_a_crash() {
         &hang,
     ]);
     assert_eq!(run.code, Some(3), "{run:?}");
-    assert!(
-        run.stdout
-            .contains("match 1, trick 1: timeout: the player did not answer within 200ms"),
-        "{}",
-        run.stdout
+    assert_has(
+        &run.stdout,
+        "match 1, trick 1: timeout: the player did not answer within 200ms",
     );
     assert!(run.elapsed < Duration::from_secs(10));
     let run = septica(&["--seed", "1", &exits]);
     assert_eq!(run.code, Some(3), "{run:?}");
-    assert!(
-        run.stdout
-            .contains("match 1, trick 1: program crashed: the player exited with status 4"),
-        "{}",
-        run.stdout
+    assert_has(
+        &run.stdout,
+        "match 1, trick 1: program crashed: the player exited with status 4",
     );
 }
 
@@ -337,12 +328,9 @@ fn bad_deal_files_name_the_line() {
     let deals = area.file("deals.txt", &format!("# two decks\n{SAMPLE_DECK}\n7 7 7\n"));
     let run = septica(&["--deal-file", &deals, &bin("septica-editorial")]);
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(
-        run.stderr.contains(&format!(
-            "{deals}, line 4: a deck has 32 cards, this one has 3"
-        )),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        &format!("{deals}, line 4: a deck has 32 cards, this one has 3"),
     );
 }
 
@@ -391,12 +379,9 @@ fn a_missing_decision_says_what_the_referee_was_waiting_for() {
         &player,
     ]);
     assert_eq!(run.code, Some(3), "{run:?}");
-    assert!(
-        run.stdout.contains(
-            "match 1, trick 2: timeout: the player did not answer within 200ms; the referee was waiting for its decision as the trick's leader: a cutting card to continue it, or 0 to end it"
-        ),
-        "{}",
-        run.stdout
+    assert_has(
+        &run.stdout,
+        "match 1, trick 2: timeout: the player did not answer within 200ms; the referee was waiting for its decision as the trick's leader: a cutting card to continue it, or 0 to end it",
     );
 }
 

@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{referee, referee_bin, referee_with};
+use common::{
+    assert_has, assert_lacks, referee, referee_bin, referee_with, temp_path,
+    timeless_records as records, timeless_standings as standings, write_file,
+};
 use serde_json::Value;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -40,17 +43,8 @@ fn tournament_file(dir: &Path) -> String {
          [[entrant]]\nname = \"greedy\"\ndir = \"{ROOT}/bots/chomp-greedy\"\n\
          [[entrant]]\nname = \"greedy-2\"\ndir = \"{ROOT}/bots/chomp-greedy\"\n"
     );
-    let path = dir.join("chomp.toml");
-    std::fs::write(&path, text).unwrap();
+    let path = write_file(dir, "chomp.toml", text);
     path.to_str().unwrap().to_owned()
-}
-
-fn records(out: &Path) -> Vec<Value> {
-    common::timeless_records(out)
-}
-
-fn standings(out: &Path) -> Vec<Value> {
-    common::timeless_standings(out)
 }
 
 #[test]
@@ -68,25 +62,14 @@ fn shards_built_from_the_same_directories_merge_to_one_run() {
         );
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let tmp = dir.path().join("tmp");
+    let (dir, tmp) = temp_path("tmp");
     std::fs::create_dir(&tmp).unwrap();
     let file = tournament_file(dir.path());
 
     let whole = dir.path().join("whole");
-    let run = referee(
-        [
-            "tournament",
-            "--no-progress",
-            &file,
-            "--out",
-            whole.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(!run.stderr.contains("disqualified"), "{}", run.stderr);
-    assert!(run.stderr.contains("referee: built "), "{}", run.stderr);
+    let run = common::tournament(&[&file, "--out", whole.to_str().unwrap()]);
+    assert_lacks(&run.stderr, "disqualified");
+    assert_has(&run.stderr, "referee: built ");
 
     // The README's example, on one machine: four shards at once, each
     // building the same directories and running what they built.
@@ -131,8 +114,8 @@ fn shards_built_from_the_same_directories_merge_to_one_run() {
     let output = waiter.join().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{output:?}");
-    assert!(!stderr.contains("disqualified"), "{stderr}");
-    assert!(!stderr.contains("Text file busy"), "{stderr}");
+    assert_lacks(&stderr, "disqualified");
+    assert_lacks(&stderr, "Text file busy");
     marker.assert_none_left();
     assert_eq!(snapshots_left(&tmp), Vec::<PathBuf>::new());
 
@@ -145,7 +128,7 @@ fn shards_built_from_the_same_directories_merge_to_one_run() {
     args.extend(["--out", merged.to_str().unwrap()]);
     let run = referee(args, b"");
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(run.stdout.contains("12 of 12 games"), "{}", run.stdout);
+    assert_has(&run.stdout, "12 of 12 games");
     let rows = standings(&merged);
     assert_eq!(rows, standings(&whole));
     assert_eq!(records(&merged), records(&whole));
@@ -157,8 +140,7 @@ fn shards_built_from_the_same_directories_merge_to_one_run() {
 
 #[test]
 fn two_chomp_runs_building_one_directory_both_play() {
-    let dir = tempfile::tempdir().unwrap();
-    let tmp = dir.path().join("tmp");
+    let (dir, tmp) = temp_path("tmp");
     std::fs::create_dir(&tmp).unwrap();
     // A submission with a Makefile of its own that writes over pc2 in
     // place, slowly: without the build lock the two builds would overlap,
@@ -166,15 +148,15 @@ fn two_chomp_runs_building_one_directory_both_play() {
     // find the first run's pc2 running ("Text file busy").
     let sub = dir.path().join("sub");
     std::fs::create_dir(&sub).unwrap();
-    std::fs::write(
-        sub.join("Makefile"),
+    write_file(
+        &sub,
+        "Makefile",
         format!(
             "pc2: FORCE\n\techo start >> builds.log\n\tsleep 1\n\tcp {} pc2\n\t\
              echo end >> builds.log\nFORCE:\n.PHONY: FORCE\n",
             env!("CARGO_BIN_EXE_chomp-greedy")
         ),
-    )
-    .unwrap();
+    );
     let array = format!("{ROOT}/tournaments/chomp/40x20.txt");
     let sub_arg = sub.to_str().unwrap().to_owned();
     let tmp_arg = tmp.to_str().unwrap().to_owned();
@@ -232,8 +214,7 @@ fn evensteven_file(dir: &Path) -> String {
         env!("CARGO_BIN_EXE_evensteven"),
         common::fixture("misbehave.sh")
     );
-    let path = dir.join("t.toml");
-    std::fs::write(&path, text).unwrap();
+    let path = write_file(dir, "t.toml", text);
     path.to_str().unwrap().to_owned()
 }
 
@@ -277,7 +258,7 @@ fn tampered_shards_are_refused_naming_the_file_and_the_line() {
     };
     let whole = merge(&[&one, &two]);
     assert_eq!(whole.code, Some(0), "{whole:?}");
-    assert!(whole.stdout.contains("8 of 8 games"), "{}", whole.stdout);
+    assert_has(&whole.stdout, "8 of 8 games");
 
     let original = std::fs::read_to_string(one.join("records.jsonl")).unwrap();
     // Games finish out of order: game 1's record, wherever it is.

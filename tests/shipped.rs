@@ -13,7 +13,7 @@ mod common;
 use std::path::Path;
 
 use chess_common::{fake, fake_engine};
-use common::referee_with;
+use common::{referee_with, write_file};
 
 fn root() -> &'static str {
     env!("CARGO_MANIFEST_DIR")
@@ -73,16 +73,16 @@ fn chess_by_its_name_runs_from_anywhere() {
     assert_eq!(again.code, Some(0), "{again:?}");
     assert!(!again.stderr.contains("WARN"), "{again:?}");
 
-    std::fs::write(
-        dir.path().join("match.toml"),
+    write_file(
+        dir.path(),
+        "match.toml",
         format!(
             "game = \"chess\"\ngames = 2\n[[entrant]]\nname = \"w\"\ncommand = {:?}\n\
              [[entrant]]\nname = \"b\"\ncommand = {:?}\n",
             [fake_engine(), "illegal"],
             [fake_engine(), "play"],
         ),
-    )
-    .unwrap();
+    );
     let tournament = referee_with(
         ["tournament", "match.toml", "--out", "out"],
         b"",
@@ -149,11 +149,7 @@ fn referee_games_points_at_an_organisers_copy() {
 #[test]
 fn an_unknown_game_lists_the_shipped_ones() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    std::fs::write(
-        dir.path().join("t.toml"),
-        "game = \"chess960\"\ngames = 2\n",
-    )
-    .unwrap();
+    write_file(dir.path(), "t.toml", "game = \"chess960\"\ngames = 2\n");
     let run = referee_with(["tournament", "t.toml"], b"", &[], Some(dir.path()));
     assert_eq!(run.code, Some(64), "{run:?}");
     assert!(run.stderr.contains("acesup, chess, or the path"), "{run:?}");
@@ -245,7 +241,7 @@ fn a_changed_or_planted_file_in_the_unpacked_game_never_runs() {
     );
     assert_ne!(planted, shipped);
     std::fs::write(&game, planted).unwrap();
-    std::fs::write(copy.join("planted.sh"), "touch marks/planted\n").unwrap();
+    write_file(copy, "planted.sh", "touch marks/planted\n");
     chmod(&copy.join("openings.epd"), 0o666);
     let run = play();
     for name in [

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Marker, evensteven_bin, referee_bin};
+use common::{Marker, assert_has, evensteven_bin, referee_bin, write_file};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -211,11 +211,11 @@ impl Cluster {
             conf += "JobContainerType=job_container/tmpfs\nPrologFlags=Contain\n";
             // Read from beside slurm.conf: each job's /tmp and /dev/shm
             // are its own, made under jobs-tmp/ and gone with the job.
-            std::fs::write(
-                path.join("job_container.conf"),
+            write_file(
+                &path,
+                "job_container.conf",
                 format!("AutoBasePath=true\nBasePath={}/jobs-tmp\n", path.display()),
-            )
-            .unwrap();
+            );
         }
         std::fs::write(&cluster.conf, conf).unwrap();
         let mut slurmctld = program("slurmctld");
@@ -639,15 +639,14 @@ fn tournament_file(dir: &Path) -> PathBuf {
          command = [\"{ROOT}/tests/fixtures/misbehave.sh\", \"play\", \"0\"]\n",
         bot = evensteven_bin(),
     );
-    let path = dir.join("evensteven.toml");
-    std::fs::write(&path, text).unwrap();
-    path
+
+    write_file(dir, "evensteven.toml", text)
 }
 
 /// A cluster for test `name`, its jobs' /tmp `tmp`, or `None` when it
 /// cannot start here (the test is skipped, saying why).
 fn cluster_or_skip(name: &str, tmp: JobTmp) -> Option<Cluster> {
-    if !is_root() {
+    if !common::is_root() {
         eprintln!("SKIPPED {name}: Slurm's daemons need root; run the tests as root");
         return None;
     }
@@ -658,17 +657,6 @@ fn cluster_or_skip(name: &str, tmp: JobTmp) -> Option<Cluster> {
             None
         }
     }
-}
-
-/// Whether this process is root (Slurm's daemons must be).
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status").is_ok_and(|status| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("Uid:"))
-            .and_then(|ids| ids.split_whitespace().nth(1))
-            == Some("0")
-    })
 }
 
 #[test]
@@ -767,10 +755,10 @@ fn a_job_array_with_a_requeued_task_merges_to_one_machines_standings() {
 
     // Task 2 was stopped mid-run and its second run went on from there.
     let task2_log = log(&format!("shard-2-{array}.out"));
-    assert!(task2_log.contains("interrupted"), "{task2_log}");
-    assert!(task2_log.contains("1 after requeues"), "{task2_log}");
+    assert_has(&task2_log, "interrupted");
+    assert_has(&task2_log, "1 after requeues");
     assert_eq!(common::jsonl(&records).len(), 8, "{task2_log}");
-    assert!(merge_log.contains("32 of 32 games"), "{merge_log}");
+    assert_has(&merge_log, "32 of 32 games");
 
     let run = one_machine.join().unwrap();
     assert_eq!(run.code, Some(0), "{run:?}");
@@ -1132,30 +1120,24 @@ fn duel_league(dir: &Path) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     for name in ["ann", "bob"] {
         let folder = dir.join("subs").join(name);
-        std::fs::create_dir_all(&folder).unwrap();
-        std::fs::write(
-            folder.join("Makefile"),
-            "pc2: bot.c\n\tgcc -O2 -o pc2 bot.c\n",
-        )
-        .unwrap();
-        std::fs::write(
-            folder.join("bot.c"),
+        write_file(&folder, "Makefile", "pc2: bot.c\n\tgcc -O2 -o pc2 bot.c\n");
+        write_file(
+            &folder,
+            "bot.c",
             "#include <stdio.h>\n#include <unistd.h>\n\
              int main(void) {\n  char line[256];\n\
              while (fgets(line, sizeof line, stdin)) {\n\
              usleep(200000);\n    puts(\"1\");\n    fflush(stdout);\n  }\n  return 0;\n}\n",
-        )
-        .unwrap();
+        );
     }
     for name in ["cat", "dan"] {
         let folder = dir.join("subs").join(name);
         std::fs::create_dir_all(&folder).unwrap();
-        let player = folder.join("pc2");
-        std::fs::write(
-            &player,
+        let player = write_file(
+            &folder,
+            "pc2",
             "#!/bin/sh\nwhile read -r _ _; do sleep 0.2; echo 1; done\n",
-        )
-        .unwrap();
+        );
         std::fs::set_permissions(&player, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     common::league::duel_glob_file(dir)

@@ -5,7 +5,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{fixture, referee};
+use common::{fixture, referee, write_file};
 
 /// A head-to-head case: name, game, bot, baseline, extra lines.
 type Case<'a> = (&'a str, &'a str, Vec<String>, Vec<String>, &'a str);
@@ -19,8 +19,7 @@ fn suite(dir: &Path, cases: &[Case]) -> String {
              games = 400\nseed = 3\njobs = 2\n{extra}\n[case.expect]\nsprt = {{ elo0 = 0, elo1 = 20, alpha = 0.05, beta = 0.05 }}\n"
         ));
     }
-    let path = dir.join("sprt.toml");
-    std::fs::write(&path, text).unwrap();
+    let path = write_file(dir, "sprt.toml", text);
     path.to_str().unwrap().to_owned()
 }
 
@@ -110,11 +109,11 @@ fn a_clearly_better_version_passes_and_a_clearly_worse_one_fails() {
 #[test]
 fn chomp_head_to_head_on_shared_setups() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("a.txt"),
+    write_file(
+        dir.path(),
+        "a.txt",
         "ABCDEFGHIJ\nKLMNOPQRST\nUVWXYZTHIS\nISNOTATEST\nITISASQUID\n",
-    )
-    .unwrap();
+    );
     let limits = "[case.limits]\nprep = \"0s\"\narrays = \"a.txt\"\n";
     let strong = vec![env!("CARGO_BIN_EXE_chomp").to_owned()];
     let greedy = vec![env!("CARGO_BIN_EXE_chomp-greedy").to_owned()];

@@ -5,16 +5,8 @@ mod common;
 
 use std::path::Path;
 
-use common::{fixture, referee};
+use common::{assert_has, assert_lacks, fixture, referee, temp_path, tournament, write_file};
 use serde_json::Value;
-
-fn tournament(args: &[&str]) -> common::Run {
-    let mut all = vec!["tournament", "--no-progress"];
-    all.extend_from_slice(args);
-    let run = referee(all, b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
-    run
-}
 
 /// A Chomp tournament over two of the small arrays of `tournaments/chomp`.
 fn chomp_two_arrays(dir: &Path, arrays: &[&str], games: u64) -> String {
@@ -34,8 +26,7 @@ fn chomp_two_arrays(dir: &Path, arrays: &[&str], games: u64) -> String {
         env!("CARGO_BIN_EXE_chomp"),
         env!("CARGO_BIN_EXE_chomp-greedy"),
     );
-    let path = dir.join("c.toml");
-    std::fs::write(&path, text).unwrap();
+    let path = write_file(dir, "c.toml", text);
     path.to_str().unwrap().to_owned()
 }
 
@@ -45,16 +36,10 @@ fn chomp_standings_per_array_and_shared_wins_explained() {
     let file = chomp_two_arrays(dir.path(), &["3x7.txt", "1x30.txt"], 8);
     let out = dir.path().join("out");
     let run = tournament(&[&file, "--out", out.to_str().unwrap()]);
-    assert!(
-        run.stdout.contains("standings per array:"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout
-            .contains("a first place shared by k players counts 1/k (Chomp: an equal best score"),
-        "{}",
-        run.stdout
+    assert_has(&run.stdout, "standings per array:");
+    assert_has(
+        &run.stdout,
+        "a first place shared by k players counts 1/k (Chomp: an equal best score",
     );
     let text = std::fs::read_to_string(out.join("standings-per-array.json")).unwrap();
     let rows: Vec<Value> = serde_json::from_str(&text).unwrap();
@@ -86,8 +71,8 @@ fn chomp_standings_per_array_and_shared_wins_explained() {
     let file = chomp_two_arrays(one.path(), &["3x7.txt"], 2);
     let out = one.path().join("out");
     let run = tournament(&[&file, "--out", out.to_str().unwrap()]);
-    assert!(!run.stdout.contains("per array"), "{}", run.stdout);
-    assert!(run.stdout.contains("counts 1/k"), "{}", run.stdout);
+    assert_lacks(&run.stdout, "per array");
+    assert_has(&run.stdout, "counts 1/k");
     assert!(!out.join("standings-per-array.json").exists());
 }
 
@@ -106,8 +91,7 @@ fn evensteven_gauntlet(dir: &Path, gauntlet: Option<&str>) -> String {
         fixture("misbehave.sh"),
         fixture("misbehave.sh"),
     );
-    let path = dir.join("g.toml");
-    std::fs::write(&path, text).unwrap();
+    let path = write_file(dir, "g.toml", text);
     path.to_str().unwrap().to_owned()
 }
 
@@ -117,16 +101,10 @@ fn one_player_gauntlets_pair_against_the_gauntlet_entrant() {
     let file = evensteven_gauntlet(dir.path(), Some("in-order"));
     let out = dir.path().join("out");
     let run = tournament(&[&file, "--out", out.to_str().unwrap()]);
-    assert!(
-        run.stdout.contains("vs in-order (paired)"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout
-            .contains("paired difference is to in-order, the gauntlet entrant"),
-        "{}",
-        run.stdout
+    assert_has(&run.stdout, "vs in-order (paired)");
+    assert_has(
+        &run.stdout,
+        "paired difference is to in-order, the gauntlet entrant",
     );
     let rows = common::timeless_standings(&out);
     let row = |name: &str| rows.iter().find(|r| r["entrant"] == name).unwrap().clone();
@@ -147,7 +125,7 @@ fn one_player_gauntlets_pair_against_the_gauntlet_entrant() {
     let file = evensteven_gauntlet(dir.path(), None);
     let out = dir.path().join("rr");
     let run = tournament(&[&file, "--out", out.to_str().unwrap()]);
-    assert!(run.stdout.contains("vs best (paired)"), "{}", run.stdout);
+    assert_has(&run.stdout, "vs best (paired)");
     // Every status class has its column, as in standings.csv.
     let row = table_row(&run.stdout, "chatty");
     for class in CLASSES {
@@ -199,9 +177,9 @@ fn the_terminal_table_has_one_column_per_status_class() {
     // `crashed`, where standings.csv, standings.json and report.html kept
     // them apart.
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("t.toml");
-    std::fs::write(
-        &file,
+    let file = write_file(
+        dir.path(),
+        "t.toml",
         format!(
             "game = \"{}\"\ngames = 2\nseed = 1\n\
              [[entrant]]\nname = \"voronoi\"\ncommand = [\"{}/games/tron/bots/voronoi.py\"]\n\
@@ -210,8 +188,7 @@ fn the_terminal_table_has_one_column_per_status_class() {
             env!("CARGO_MANIFEST_DIR"),
             fixture("tron/garbage.sh"),
         ),
-    )
-    .unwrap();
+    );
     let out = dir.path().join("out");
     let run = tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     let row = table_row(&run.stdout, "garbage");
@@ -240,8 +217,7 @@ fn a_report_of_a_huge_class_stays_in_bounded_memory_and_says_what_it_left_out() 
     // A run.json of 10,000 entrants took 2.4 GB, one of 200,000 aborted
     // allocating 480 GB: every pair of a one-player game's entrants was
     // tallied. Past 2,000 entrants, no pair is, and the table says so.
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
+    let (dir, out) = temp_path("out");
     let file = evensteven_gauntlet(dir.path(), None);
     let run = tournament(&[&file, "--games", "4", "--out", out.to_str().unwrap()]);
     assert_eq!(run.code, Some(0), "{run:?}");
@@ -257,7 +233,7 @@ fn a_report_of_a_huge_class_stays_in_bounded_memory_and_says_what_it_left_out() 
     let mut all = played.clone();
     all.extend(names);
     info["entrants"] = serde_json::json!(all);
-    std::fs::write(out.join("run.json"), info.to_string()).unwrap();
+    write_file(&out, "run.json", info.to_string());
     let run = referee(["report", out.to_str().unwrap()], b"");
     assert_eq!(run.code, Some(0), "{run:?}");
     let page = std::fs::read_to_string(out.join("report.html")).unwrap();
@@ -280,8 +256,7 @@ fn duel(dir: &Path, entrants: &[&str], games: u64, extra: &str) -> String {
             fixture(&format!("duel/{bot}.sh"))
         );
     }
-    let path = dir.join(format!("duel{}.toml", entrants.len()));
-    std::fs::write(&path, text).unwrap();
+    let path = write_file(dir, format!("duel{}.toml", entrants.len()), text);
     path.to_str().unwrap().to_owned()
 }
 
@@ -405,14 +380,11 @@ fn two_entrants_get_an_elo_from_their_game_pairs() {
         run.stdout
     );
     assert!(table_row(&run.stdout, "weak")["Elo"].starts_with("-34.9 ± "));
-    assert!(
-        run.stdout.contains(
-            "Elo: logistic, strong against weak, 95% interval; from 5 game pairs (games 2k−1 and \
+    assert_has(
+        &run.stdout,
+        "Elo: logistic, strong against weak, 95% interval; from 5 game pairs (games 2k−1 and \
              2k), pentanomial [0, 1, 3, 0, 1] (pairs scoring 0, ¼, ½, ¾, 1 for strong), 1 \
-             unpaired game left out; strong won 6, drew 1, lost 4 of 11 games"
-        ),
-        "{}",
-        run.stdout
+             unpaired game left out; strong won 6, drew 1, lost 4 of 11 games",
     );
     let csv = std::fs::read_to_string(out.join("standings.csv")).unwrap();
     let lines: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
@@ -453,11 +425,9 @@ fn without_a_complete_pair_the_elo_is_from_single_games() {
         table_row(&run.stdout, "weak")["Elo"],
         "-inf (every game lost)"
     );
-    assert!(
-        run.stdout
-            .contains("from single games (trinomial): no game pair complete"),
-        "{}",
-        run.stdout
+    assert_has(
+        &run.stdout,
+        "from single games (trinomial): no game pair complete",
     );
     assert!(!run.stdout.contains("NaN") && !run.stdout.contains("nan"));
 }
@@ -605,7 +575,7 @@ fn two_entrants_print_their_match_as_fastchess_does() {
     // The match is the one pair of the per-pair files.
     assert_eq!(pair_rows(&out).len(), 1);
     let report = std::fs::read_to_string(out.join("report.html")).unwrap();
-    assert!(report.contains("Ptnml(0-2): ["), "{report}");
+    assert_has(&report, "Ptnml(0-2): [");
 }
 
 /// The issue: report.html said the ratings come "from the ranking of the
@@ -617,16 +587,11 @@ fn the_reports_rating_note_says_the_judges_ranking_decides() {
     let out = dir.path().join("out");
     tournament(&[&file, "--out", out.to_str().unwrap()]);
     let report = std::fs::read_to_string(out.join("report.html")).unwrap();
-    assert!(
-        !report.contains("from the ranking of the scores"),
-        "{report}"
-    );
-    assert!(
-        report.contains(
-            "from each game's places: the judge's ranking when it sends one \
-             (<code>end.ranking</code>), else the ranking of the scores"
-        ),
-        "{report}"
+    assert_lacks(&report, "from the ranking of the scores");
+    assert_has(
+        &report,
+        "from each game's places: the judge's ranking when it sends one \
+             (<code>end.ranking</code>), else the ranking of the scores",
     );
 }
 
@@ -655,30 +620,16 @@ fn chomp_with_failures(
          [limits]\nprep = \"0s\"\narrays = \"arrays\"\nseats = {seats}\n"
     );
     for name in broken {
-        std::fs::create_dir_all(dir.join(name)).unwrap();
-        std::fs::write(dir.join(name).join("Makefile"), BROKEN_MAKE).unwrap();
+        write_file(dir.join(name), "Makefile", BROKEN_MAKE);
         text += &format!("[[entrant]]\nname = \"{name}\"\ndir = \"{name}\"\n");
     }
     for name in quitters {
         text += &format!("[[entrant]]\nname = \"{name}\"\ncommand = [\"/bin/false\"]\n");
     }
-    let file = dir.join("t.toml");
-    std::fs::write(&file, text).unwrap();
+    let file = write_file(dir, "t.toml", text);
     let out = dir.join("out");
     tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    let mut reader = csv::Reader::from_path(out.join("grades.csv")).unwrap();
-    let header = reader.headers().unwrap().clone();
-    let grades = reader
-        .records()
-        .map(|r| {
-            let r = r.unwrap();
-            header
-                .iter()
-                .map(str::to_owned)
-                .zip(r.iter().map(str::to_owned))
-                .collect()
-        })
-        .collect();
+    let grades = common::csv_rows(&out.join("grades.csv"));
     let standings =
         serde_json::from_str(&std::fs::read_to_string(out.join("standings.json")).unwrap())
             .unwrap();
@@ -779,11 +730,9 @@ fn a_student_who_crashed_in_every_game_is_noted_and_nothing_else_changes() {
     assert_eq!(grades.len(), 2);
 
     let page = std::fs::read_to_string(dir.path().join("out/report.html")).unwrap();
-    assert!(
-        page.contains(
-            "<p class=\"note\">quitter: crashed in every game: keeps its score, as the rules say</p>"
-        ),
-        "{page}"
+    assert_has(
+        &page,
+        "<p class=\"note\">quitter: crashed in every game: keeps its score, as the rules say</p>",
     );
-    assert!(!page.contains("broken: crashed"), "{page}");
+    assert_lacks(&page, "broken: crashed");
 }

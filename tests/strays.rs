@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{evensteven_bin, fixture, referee};
+use common::{evensteven_bin, fixture, referee, temp_path, write_file};
 
 /// Issue 39: without cgroups a two-level `setsid` tree (`sh` → its child)
 /// outlived the run in about half the runs: the last stray kill took the
@@ -53,37 +53,30 @@ fn under_the_sandbox_no_process_of_the_sandbox_is_killed_as_a_stray() {
     let dir = tempfile::tempdir().unwrap();
     let class = dir.path();
     std::fs::create_dir(class.join("arrays")).unwrap();
-    std::fs::write(class.join("arrays/small.txt"), "ABC\nDEF\n").unwrap();
+    write_file(class, "arrays/small.txt", "ABC\nDEF\n");
     for i in 1..=12 {
         let student = class.join(format!("submissions/student{i:02}"));
         std::fs::create_dir_all(&student).unwrap();
-        let pc2 = student.join("pc2");
-        std::fs::write(&pc2, leaves_a_sleeper()).unwrap();
+        let pc2 = write_file(&student, "pc2", leaves_a_sleeper());
         std::fs::set_permissions(&pc2, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
     }
-    std::fs::write(
-        class.join("class.toml"),
+    write_file(
+        class,
+        "class.toml",
         "game = \"chomp\"\ngames = 12\nseed = 2026\njobs = 2\n\
          [limits]\narrays = \"arrays\"\nseats = 3\nprep = \"0s\"\nstarve = \"5s\"\n\
          [[entrant]]\nglob = \"submissions/*/\"\n",
-    )
-    .unwrap();
-    let out = class.join("out");
-    let run = referee(
-        [
-            "tournament",
-            "--no-progress",
-            "--sandbox",
-            "--log",
-            "debug",
-            class.join("class.toml").to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        b"",
     );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let out = class.join("out");
+    let run = common::tournament(&[
+        "--sandbox",
+        "--log",
+        "debug",
+        class.join("class.toml").to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let said = |what: &str| {
         run.stderr
             .lines()
@@ -107,8 +100,7 @@ fn under_the_sandbox_no_process_of_the_sandbox_is_killed_as_a_stray() {
 /// can take it), it is killed, and the log names it.
 #[test]
 fn a_stray_named_bwrap_is_killed_as_a_stray() {
-    let dir = tempfile::tempdir().unwrap();
-    let impostor = dir.path().join("bwrap");
+    let (_dir, impostor) = temp_path("bwrap");
     std::os::unix::fs::symlink("/bin/sleep", &impostor).unwrap();
     let bot = fixture("bwrap-impostor.sh");
     let run = referee(

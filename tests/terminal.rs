@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{Run, fixture, referee};
+use common::{Run, fixture, referee, write_file};
 
 fn terminal(name: &str) -> String {
     fixture(&format!("terminal/{name}"))
@@ -124,8 +124,7 @@ fn assert_shown(shown: &str, line: &str) {
 fn debug_lines_and_shown_stderr_reach_a_terminal_escaped() {
     let dir = tempfile::tempdir().unwrap();
     for input in ["4 876390176\n", ""] {
-        let file = dir.path().join("input");
-        std::fs::write(&file, input).unwrap();
+        let file = write_file(dir.path(), "input", input);
         let shown = on_a_terminal(&dealer_line(&file, ""));
         assert_shown(&shown, DEBUG_SHOWN);
         assert_shown(&shown, STDERR_SHOWN);

@@ -4,8 +4,11 @@ mod common;
 
 use std::path::Path;
 
-use common::{Marker, finish, fixture, referee, signal, start, wait_for_lines};
-use serde_json::Value;
+use common::{
+    Marker, assert_has, assert_lacks, finish, fixture, referee, signal, start, temp_path,
+    timeless_records as records, timeless_standings as standings, tournament, wait_for_lines,
+    write_file,
+};
 
 /// A tournament file in `dir`: Even Steven, the reference player against
 /// the in-order one.
@@ -17,19 +20,17 @@ fn evensteven_file(dir: &Path, games: u64) -> String {
         env!("CARGO_BIN_EXE_evensteven"),
         fixture("misbehave.sh")
     );
-    let path = dir.join("t.toml");
-    std::fs::write(&path, text).unwrap();
+    let path = write_file(dir, "t.toml", text);
     path.to_str().unwrap().to_owned()
 }
 
 /// A Chomp tournament file in `dir`: three entrants, two seats.
 fn chomp_file(dir: &Path, games: u64) -> String {
-    let array = dir.join("a.txt");
-    std::fs::write(
-        &array,
+    write_file(
+        dir,
+        "a.txt",
         "ABCDEFGHIJ\nKLMNOPQRST\nUVWXYZTHIS\nISNOTATEST\nITISASQUID\n",
-    )
-    .unwrap();
+    );
     let text = format!(
         "game = \"chomp\"\ngames = {games}\nseed = 5\n[limits]\nprep = \"0s\"\narrays = \"a.txt\"\nseats = 2\n\
          [[entrant]]\nname = \"strong\"\ncommand = [\"{}\"]\n\
@@ -39,25 +40,8 @@ fn chomp_file(dir: &Path, games: u64) -> String {
         env!("CARGO_BIN_EXE_chomp-greedy"),
         env!("CARGO_BIN_EXE_chomp-greedy"),
     );
-    let path = dir.join("c.toml");
-    std::fs::write(&path, text).unwrap();
+    let path = write_file(dir, "c.toml", text);
     path.to_str().unwrap().to_owned()
-}
-
-fn records(out: &Path) -> Vec<Value> {
-    common::timeless_records(out)
-}
-
-fn standings(out: &Path) -> Vec<Value> {
-    common::timeless_standings(out)
-}
-
-fn tournament(args: &[&str]) -> common::Run {
-    let mut all = vec!["tournament", "--no-progress"];
-    all.extend_from_slice(args);
-    let run = referee(all, b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
-    run
 }
 
 #[test]
@@ -70,7 +54,7 @@ fn standings_are_reproducible_and_do_not_depend_on_jobs() {
         let _ = std::fs::remove_dir_all(&two);
         tournament(&[&file, "--jobs", "1", "--out", one.to_str().unwrap()]);
         let run = tournament(&[&file, "--jobs", "2", "--out", two.to_str().unwrap()]);
-        assert!(run.stdout.contains("standings after"), "{}", run.stdout);
+        assert_has(&run.stdout, "standings after");
         assert_eq!(records(&one), records(&two), "{file}");
         assert_eq!(standings(&one), standings(&two));
         for name in ["run.json", "standings.csv", "tournament.toml"] {
@@ -90,7 +74,7 @@ fn one_player_standings_are_paired() {
     assert_eq!(rows[0]["unnecessary"], 0);
     assert!(rows[1]["unnecessary"].as_u64().unwrap() > 0);
     assert!(rows[1]["paired_diff"].as_f64().unwrap() < 0.0);
-    assert!(run.stdout.contains("vs best (paired)"), "{}", run.stdout);
+    assert_has(&run.stdout, "vs best (paired)");
     // Every entrant played the same deals.
     for r in records(&out) {
         assert_eq!(r["players"].as_array().unwrap().len(), 2);
@@ -151,7 +135,7 @@ fn shards_merged_equal_one_run() {
     args.extend(["--out", merged.to_str().unwrap()]);
     let run = referee(args, b"");
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(run.stdout.contains("10 of 10 games"), "{}", run.stdout);
+    assert_has(&run.stdout, "10 of 10 games");
     assert_eq!(standings(&merged), standings(&whole));
     assert_eq!(records(&merged), records(&whole));
 }
@@ -192,18 +176,13 @@ fn a_killed_tournament_resumes_to_the_same_standings() {
         out.to_str().unwrap(),
         "--resume",
     ]);
-    assert!(
-        run.stderr.contains(&format!("resuming: {before} game(s)")),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, &format!("resuming: {before} game(s)"));
     assert_eq!(standings(&out), standings(&whole));
     assert_eq!(records(&out), records(&whole));
 }
 
 fn ci_suite(dir: &Path, body: &str) -> String {
-    let path = dir.join("suite.toml");
-    std::fs::write(&path, body).unwrap();
+    let path = write_file(dir, "suite.toml", body);
     path.to_str().unwrap().to_owned()
 }
 
@@ -269,8 +248,7 @@ fn ci_passes_good_bots_and_fails_weak_ones_with_the_reason() {
 #[test]
 fn the_projects_own_ci_suite_passes() {
     let suite = format!("{}/tournaments/ci.toml", env!("CARGO_MANIFEST_DIR"));
-    let dir = tempfile::tempdir().unwrap();
-    let junit = dir.path().join("junit.xml");
+    let (_dir, junit) = temp_path("junit.xml");
     let run = referee(["ci", &suite, "--junit", junit.to_str().unwrap()], b"");
     assert_eq!(run.code, Some(0), "{run:?}");
     assert!(
@@ -284,8 +262,7 @@ fn the_projects_own_ci_suite_passes() {
 #[test]
 fn bad_tournament_files_are_named() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("bad.toml");
-    std::fs::write(&path, "game = \"poker\"\ngames = 3\n").unwrap();
+    let path = write_file(dir.path(), "bad.toml", "game = \"poker\"\ngames = 3\n");
     let run = referee(["tournament", path.to_str().unwrap()], b"");
     assert_eq!(run.code, Some(64));
     assert!(
@@ -317,13 +294,12 @@ fn seats(out: &Path) -> Vec<Vec<u64>> {
 
 #[test]
 fn seats_count_from_0_in_every_game_kind() {
-    let dir = tempfile::tempdir().unwrap();
-    let chomp = dir.path().join("chomp");
+    let (dir, chomp) = temp_path("chomp");
     tournament(&[&chomp_file(dir.path(), 4), "--out", chomp.to_str().unwrap()]);
     assert_eq!(seats(&chomp), [[0, 1]; 4]);
     let log = std::fs::read_to_string(chomp.join("games.log")).unwrap();
-    assert!(log.contains(": seat 0,"), "{log}");
-    assert!(!log.contains(": seat 2,"), "{log}");
+    assert_has(&log, ": seat 0,");
+    assert_lacks(&log, ": seat 2,");
 
     let tron = dir.path().join("tron");
     let file = format!("{}/tournaments/tron.toml", env!("CARGO_MANIFEST_DIR"));
@@ -339,16 +315,15 @@ fn seats_count_from_0_in_every_game_kind() {
 fn games_on_the_command_line_stand_for_a_missing_games_key() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let player = env!("CARGO_BIN_EXE_evensteven");
-    let file = dir.path().join("class.toml");
-    std::fs::write(
-        &file,
+    let file = write_file(
+        dir.path(),
+        "class.toml",
         format!(
             "game = \"evensteven\"\nseed = 3\n\
              [[entrant]]\nname = \"a\"\ncommand = [\"{player}\"]\n\
              [[entrant]]\nname = \"b\"\ncommand = [\"{player}\"]\n"
         ),
-    )
-    .unwrap();
+    );
     let file = file.to_str().unwrap();
     let run = common::referee(["tournament", "--no-progress", file], b"");
     assert_eq!(run.code, Some(64), "{run:?}");
@@ -375,15 +350,14 @@ fn no_progress_prints_no_progress_line_in_a_tournament_nor_in_ci() {
         fixture("slow.py"),
         env!("CARGO_BIN_EXE_evensteven")
     );
-    let file = dir.path().join("t.toml");
-    std::fs::write(
-        &file,
+    let file = write_file(
+        dir.path(),
+        "t.toml",
         format!(
             "game = \"evensteven\"\ngames = 9\nseed = 3\n\
              [[entrant]]\nname = \"slow\"\ncommand = {bot}\n"
         ),
-    )
-    .unwrap();
+    );
     let suite = ci_suite(
         dir.path(),
         &format!(

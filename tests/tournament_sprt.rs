@@ -4,7 +4,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{fixture, referee};
+use common::{assert_has, fixture, referee, write_file};
 use serde_json::Value;
 
 /// Even Steven, the reference player against the in-order one, tested by
@@ -19,8 +19,7 @@ fn sprt_file(dir: &Path, baseline: &str, extra: &str) -> String {
         env!("CARGO_BIN_EXE_evensteven"),
         fixture("misbehave.sh")
     );
-    let path = dir.join(format!("{baseline}.toml"));
-    std::fs::write(&path, text).unwrap();
+    let path = write_file(dir, format!("{baseline}.toml"), text);
     path.to_str().unwrap().to_owned()
 }
 
@@ -53,15 +52,13 @@ fn the_sprt_accepts_a_better_version_and_stops_early() {
     let dir = tempfile::tempdir().unwrap();
     let (run, out) = play(dir.path(), "in-order");
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stdout
-            .contains("sprt: H1 accepted: reference is better than in-order"),
-        "{}",
-        run.stdout
+    assert_has(
+        &run.stdout,
+        "sprt: H1 accepted: reference is better than in-order",
     );
-    assert!(run.stdout.contains("LLR"), "{}", run.stdout);
-    assert!(run.stdout.contains("pentanomial ["), "{}", run.stdout);
-    assert!(run.stdout.contains("Elo +"), "{}", run.stdout);
+    assert_has(&run.stdout, "LLR");
+    assert_has(&run.stdout, "pentanomial [");
+    assert_has(&run.stdout, "Elo +");
     let s = sprt_json(&out);
     assert_eq!(s["result"], "H1 accepted");
     assert_eq!(s["new"], "reference");
@@ -77,11 +74,9 @@ fn the_sprt_rejects_a_worse_version() {
     let dir = tempfile::tempdir().unwrap();
     let (run, out) = play(dir.path(), "reference");
     assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        run.stdout
-            .contains("sprt: H0 accepted: in-order is not better than reference"),
-        "{}",
-        run.stdout
+    assert_has(
+        &run.stdout,
+        "sprt: H0 accepted: in-order is not better than reference",
     );
     assert_eq!(sprt_json(&out)["result"], "H0 accepted");
 }
@@ -92,7 +87,7 @@ fn undecided_when_the_games_run_out() {
     let file = sprt_file(dir.path(), "in-order", "");
     let run = referee(["tournament", "--no-progress", "--games", "4", &file], b"");
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(run.stdout.contains("sprt: undecided"), "{}", run.stdout);
+    assert_has(&run.stdout, "sprt: undecided");
 }
 
 #[test]
@@ -101,17 +96,13 @@ fn sprt_mistakes_are_refused_before_play() {
     let file = sprt_file(dir.path(), "in-order", "");
     let run = referee(["tournament", "--shard", "1/2", &file], b"");
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(run.stderr.contains("cannot be split"), "{}", run.stderr);
+    assert_has(&run.stderr, "cannot be split");
     let run = referee(["tournament", "--resume", "--out", "x", &file], b"");
     assert_eq!(run.code, Some(64), "{run:?}");
     let file = sprt_file(dir.path(), "nobody", "");
     let run = referee(["tournament", &file], b"");
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(
-        run.stderr.contains("baseline = \"nobody\""),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "baseline = \"nobody\"");
     let file = sprt_file(
         dir.path(),
         "reference",
@@ -119,5 +110,5 @@ fn sprt_mistakes_are_refused_before_play() {
     );
     let run = referee(["tournament", &file], b"");
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(run.stderr.contains("drop format"), "{}", run.stderr);
+    assert_has(&run.stderr, "drop format");
 }

@@ -5,7 +5,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{fixture, referee};
+use common::{assert_has, fixture, referee, temp_path};
 use serde_json::Value;
 
 fn game_file() -> String {
@@ -26,8 +26,7 @@ fn records(path: &Path) -> Vec<Value> {
 
 /// Plays `referee play --seed 1 [EXTRA] GAME BOTS` and returns its records.
 fn play(extra: &[&str], game: &str, bots: &[String]) -> Vec<Value> {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
+    let (_dir, results) = temp_path("r.jsonl");
     let mut args = vec!["--no-fsync", "play", "--seed", "1", "--results"];
     args.push(results.to_str().unwrap());
     args.extend(extra);
@@ -245,11 +244,7 @@ fn an_option_the_judge_does_not_know_is_a_judge_error() {
         b"",
     );
     assert_eq!(run.code, Some(70), "{}", run.stderr);
-    assert!(
-        run.stderr.contains("unknown option colour"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "unknown option colour");
 }
 
 /// `tournaments/tron.toml` with `options`, its output in `out`.
@@ -269,8 +264,7 @@ fn sample_tournament(out: &std::path::Path, options: &[&str]) {
 
 #[test]
 fn the_sample_tron_tournament_runs_and_ranks_the_voronoi_bot_first() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
+    let (_dir, out) = temp_path("out");
     sample_tournament(&out, &["--games", "6"]);
     let standings: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("standings.json")).unwrap())
@@ -284,8 +278,7 @@ fn games_log_shows_the_judge_s_summary_never_the_frames() {
     // Red team: with --record-moves a game's setup line in games.log was
     // its replay frames, cut at 200 characters, and the summary was lost
     // behind them.
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
+    let (_dir, out) = temp_path("out");
     sample_tournament(&out, &["--games", "2", "--record-moves"]);
     let log = std::fs::read_to_string(out.join("games.log")).unwrap();
     let setups: Vec<&str> = log.lines().filter(|l| l.starts_with("setup: ")).collect();

@@ -5,7 +5,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{fixture, referee};
+use common::{assert_has, fixture, referee, referee_ok, temp_path, write_file};
 use serde_json::Value;
 
 fn evensteven() -> &'static str {
@@ -26,8 +26,7 @@ fn slow(start: &str, delay: &str, program: &str) -> String {
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
+    let path = write_file(dir, name, text);
     path.to_str().unwrap().to_owned()
 }
 
@@ -65,9 +64,9 @@ fn ci_no_timeout_fails_a_bot_that_times_out_and_max_move_sees_it() {
         assert_eq!(run.code, Some(1), "{game}: {run:?}");
         let line = run.stdout.lines().next().unwrap();
         assert!(line.starts_with(&format!("FAIL slow {game}")), "{line}");
-        assert!(line.contains("timeout(s)"), "{line}");
-        assert!(line.contains("did not answer within 150ms"), "{line}");
-        assert!(line.contains("slowest move"), "{line}");
+        assert_has(line, "timeout(s)");
+        assert_has(line, "did not answer within 150ms");
+        assert_has(line, "slowest move");
         let xml = std::fs::read_to_string(&junit).unwrap();
         let doc = roxmltree::Document::parse(&xml).unwrap();
         let case = doc
@@ -99,18 +98,14 @@ fn tournament_records_and_standings_call_a_timeout_a_timeout() {
         ),
     );
     let out = dir.path().join("out");
-    let run = referee(
-        [
-            "tournament",
-            &file,
-            "--out",
-            out.to_str().unwrap(),
-            "--jobs",
-            "2",
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
+    referee_ok([
+        "tournament",
+        &file,
+        "--out",
+        out.to_str().unwrap(),
+        "--jobs",
+        "2",
+    ]);
     let records = read_records(&out.join("records.jsonl"));
     let mine = results_of(&records, "slow");
     let timeouts: Vec<&&Value> = mine.iter().filter(|x| x["status"] == "timeout").collect();
@@ -137,8 +132,7 @@ fn tournament_records_and_standings_call_a_timeout_a_timeout() {
 fn a_slow_start_is_allowed_recorded_apart_and_named_when_it_is_too_slow() {
     // Red team: a Python player's first move took 138 ms, so `--timeout
     // 60ms` always failed game 1.
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
+    let (_dir, results) = temp_path("r.jsonl");
     let slow_start = [
         fixture("slow.py"),
         "0.4".into(),
@@ -172,11 +166,9 @@ fn a_slow_start_is_allowed_recorded_apart_and_named_when_it_is_too_slow() {
     args.extend(slow_start.iter().cloned());
     let run = referee(&args, b"13 5\n");
     assert_eq!(run.code, Some(3), "{run:?}");
-    assert!(
-        run.stdout
-            .contains("game 1, move 1 (dealt Qd): timeout: the player did not answer within 300ms (its first reply: the move limit plus the start-up allowance"),
-        "{}",
-        run.stdout
+    assert_has(
+        &run.stdout,
+        "game 1, move 1 (dealt Qd): timeout: the player did not answer within 300ms (its first reply: the move limit plus the start-up allowance",
     );
 }
 
@@ -195,11 +187,9 @@ fn a_player_that_sends_nothing_gets_a_hint_about_flushing() {
         b"4 876390176\n",
     );
     assert_eq!(run.code, Some(3), "{run:?}");
-    assert!(
-        run.stdout
-            .contains("nothing at all was received from it: does it flush its output"),
-        "{}",
-        run.stdout
+    assert_has(
+        &run.stdout,
+        "nothing at all was received from it: does it flush its output",
     );
 }
 
@@ -215,8 +205,7 @@ fn dealer_on_a_clock(options: &[&str], delay: &str) -> common::Run {
 
 #[test]
 fn a_time_control_is_a_clock_per_game_that_runs_out() {
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("r.jsonl");
+    let (_dir, results) = temp_path("r.jsonl");
     let run = dealer_on_a_clock(
         &[
             "--timeout",
@@ -229,7 +218,7 @@ fn a_time_control_is_a_clock_per_game_that_runs_out() {
         "0.12",
     );
     assert_eq!(run.code, Some(3), "{run:?}");
-    assert!(run.stdout.contains("(its clock ran out)"), "{}", run.stdout);
+    assert_has(&run.stdout, "(its clock ran out)");
     let records = read_records(&results);
     assert_eq!(records[0]["status"], "timeout");
     assert_eq!(records[0]["phase"], "clock");
@@ -310,7 +299,7 @@ fn invalid_suites_are_refused_whole_before_anything_runs() {
             run.stderr
         );
     }
-    assert!(run.stderr.contains("bad.toml"), "{}", run.stderr);
+    assert_has(&run.stderr, "bad.toml");
     // A report for the CI's report step, with one failed test case.
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(
@@ -326,9 +315,9 @@ fn invalid_suites_are_refused_whole_before_anything_runs() {
     );
     let run = referee(["ci", &suite], b"");
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(run.stderr.contains("dur.toml"), "{}", run.stderr);
-    assert!(run.stderr.contains("line 7"), "{}", run.stderr);
-    assert!(run.stderr.contains("cannot be negative"), "{}", run.stderr);
+    assert_has(&run.stderr, "dur.toml");
+    assert_has(&run.stderr, "line 7");
+    assert_has(&run.stderr, "cannot be negative");
 }
 
 #[test]
@@ -345,11 +334,7 @@ fn the_sequential_test_fails_a_bot_far_below_the_win_rate() {
     );
     let run = referee(["ci", &suite], b"");
     assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        run.stdout.contains("the sequential test decided after"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "the sequential test decided after");
 }
 
 /// Issue 51: an entrant whose `command` names a program found nowhere
@@ -409,9 +394,8 @@ fn an_entrant_whose_program_is_found_nowhere_is_refused_before_the_first_game() 
     // A student's folder whose program cannot start: disqualified, the
     // others play.
     let student = dir.path().join("subs/ann");
-    std::fs::create_dir_all(&student).unwrap();
-    std::fs::write(student.join("Makefile"), "all:\n\ttrue\n").unwrap();
-    std::fs::write(student.join("pc2"), "#!/no/such/interpreter\n").unwrap();
+    write_file(&student, "Makefile", "all:\n\ttrue\n");
+    write_file(&student, "pc2", "#!/no/such/interpreter\n");
     std::fs::set_permissions(
         student.join("pc2"),
         std::os::unix::fs::PermissionsExt::from_mode(0o755),
@@ -464,7 +448,7 @@ fn an_entrant_whose_program_is_found_nowhere_is_refused_before_the_first_game() 
 fn a_chomp_start_outside_an_array_is_refused_in_tournament_and_ci_files() {
     // Red team: only `referee chomp` checked it; the game never ended.
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("a.txt"), "ABC\nDEF\n").unwrap();
+    write_file(dir.path(), "a.txt", "ABC\nDEF\n");
     let file = write(
         dir.path(),
         "c.toml",
@@ -476,19 +460,9 @@ fn a_chomp_start_outside_an_array_is_refused_in_tournament_and_ci_files() {
     );
     let run = referee(["tournament", &file], b"");
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(
-        run.stderr
-            .contains("limits.start: start column 9 is outside"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "limits.start: start column 9 is outside");
     // Every problem at once: a key that does not apply to the game too.
-    assert!(
-        run.stderr
-            .contains("limits.timeout does not apply to chomp"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "limits.timeout does not apply to chomp");
     let suite = write(
         dir.path(),
         "ci.toml",
@@ -499,39 +473,28 @@ fn a_chomp_start_outside_an_array_is_refused_in_tournament_and_ci_files() {
     );
     let run = referee(["ci", &suite], b"");
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(
-        run.stderr.contains("start row 7 is outside"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "start row 7 is outside");
 }
 
 #[test]
 fn a_chomp_game_where_nobody_eats_ends_by_itself() {
     // Instant bots that only walk never starve (their clocks count thinking
     // time): the game ends after the idle bound, recorded as such.
-    let dir = tempfile::tempdir().unwrap();
-    let bot = dir.path().join("walker");
+    let (dir, bot) = temp_path("walker");
     std::fs::create_dir(&bot).unwrap();
-    let pc2 = bot.join("pc2");
-    std::fs::write(&pc2, "#!/bin/sh\nexec yes N\n").unwrap();
+    let pc2 = write_file(&bot, "pc2", "#!/bin/sh\nexec yes N\n");
     std::fs::set_permissions(&pc2, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let array = dir.path().join("a.txt");
-    std::fs::write(&array, "AB\n").unwrap();
+    let array = write_file(dir.path(), "a.txt", "AB\n");
     let results = dir.path().join("r.jsonl");
-    let run = referee(
-        [
-            "chomp",
-            "--prep",
-            "0s",
-            "--results",
-            results.to_str().unwrap(),
-            array.to_str().unwrap(),
-            bot.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
+    referee_ok([
+        "chomp",
+        "--prep",
+        "0s",
+        "--results",
+        results.to_str().unwrap(),
+        array.to_str().unwrap(),
+        bot.to_str().unwrap(),
+    ]);
     let records = read_records(&results);
     assert_eq!(records[0]["end"], "idle", "{}", records[0]);
     assert_eq!(records[0]["rounds"], 1000);
@@ -559,20 +522,16 @@ fn resume_keeps_the_run_s_seed_and_refuses_another_run() {
     let file = evensteven_tournament(dir.path(), 3, "2s");
     let out = dir.path().join("out");
     let out_arg = out.to_str().unwrap();
-    let run = referee(
-        [
-            "tournament",
-            &file,
-            "--games",
-            "6",
-            "--seed",
-            "9",
-            "--out",
-            out_arg,
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let _run = referee_ok([
+        "tournament",
+        &file,
+        "--games",
+        "6",
+        "--seed",
+        "9",
+        "--out",
+        out_arg,
+    ]);
     let lines = |out: &Path| {
         std::fs::read_to_string(out.join("records.jsonl"))
             .unwrap()
@@ -580,21 +539,17 @@ fn resume_keeps_the_run_s_seed_and_refuses_another_run() {
             .count()
     };
     assert_eq!(lines(&out), 6);
-    let run = referee(
-        [
-            "tournament",
-            &file,
-            "--games",
-            "6",
-            "--out",
-            out_arg,
-            "--resume",
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(run.stderr.contains("resuming: 6 game(s)"), "{}", run.stderr);
-    assert!(run.stdout.contains("seed 9"), "{}", run.stdout);
+    let run = referee_ok([
+        "tournament",
+        &file,
+        "--games",
+        "6",
+        "--out",
+        out_arg,
+        "--resume",
+    ]);
+    assert_has(&run.stderr, "resuming: 6 game(s)");
+    assert_has(&run.stdout, "seed 9");
     assert_eq!(lines(&out), 6, "nothing replayed");
 
     // Another seed, another number of games, a changed file: refused, and
@@ -610,7 +565,7 @@ fn resume_keeps_the_run_s_seed_and_refuses_another_run() {
         all.extend(args);
         let run = referee(&all, b"");
         assert_eq!(run.code, Some(64), "{run:?}");
-        assert!(run.stderr.contains(says), "{}", run.stderr);
+        assert_has(&run.stderr, says);
     }
     evensteven_tournament(dir.path(), 3, "3s");
     let run = referee(
@@ -626,21 +581,11 @@ fn resume_keeps_the_run_s_seed_and_refuses_another_run() {
         b"",
     );
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(
-        run.stderr
-            .contains("limits or the entrants' programs changed"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "limits or the entrants' programs changed");
     // And a second run into the same directory without --resume.
     let run = referee(["tournament", &file, "--games", "6", "--out", out_arg], b"");
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(
-        run.stderr
-            .contains("already holds the records of another run"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "already holds the records of another run");
     assert_eq!(lines(&out), 6);
 }
 
@@ -667,12 +612,8 @@ fn an_interrupted_tournament_prints_the_standings_so_far() {
     let run = common::finish(child, b"");
     marker.assert_none_left();
     assert_eq!(run.code, Some(130), "{run:?}");
-    assert!(
-        run.stdout.contains("interrupted: standings after"),
-        "{}",
-        run.stdout
-    );
-    assert!(run.stdout.contains("reference"), "{}", run.stdout);
+    assert_has(&run.stdout, "interrupted: standings after");
+    assert_has(&run.stdout, "reference");
 }
 
 /// One failure class: how to provoke it with an Even Steven player, and
@@ -692,13 +633,11 @@ fn classes(dir: &Path) -> Vec<Class> {
             .chain(args.iter().map(|a| a.to_string()))
             .collect()
     };
-    let spin = dir.join("spin.sh");
-    std::fs::write(&spin, "#!/bin/sh\nwhile :; do :; done\n").unwrap();
+    let spin = write_file(dir, "spin.sh", "#!/bin/sh\nwhile :; do :; done\n");
     std::fs::set_permissions(&spin, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     // Found, but it cannot start: a tournament disqualifies it (one found
     // nowhere is refused before the first game).
-    let unstartable = dir.join("unstartable.sh");
-    std::fs::write(&unstartable, "#!/no/such/interpreter\n").unwrap();
+    let unstartable = write_file(dir, "unstartable.sh", "#!/no/such/interpreter\n");
     std::fs::set_permissions(
         &unstartable,
         std::os::unix::fs::PermissionsExt::from_mode(0o755),
@@ -955,7 +894,7 @@ fn a_judge_error_stops_a_tournament_and_counts_for_nobody() {
         b"",
     );
     assert_eq!(run.code, Some(70), "{run:?}");
-    assert!(run.stderr.contains("judge error"), "{}", run.stderr);
+    assert_has(&run.stderr, "judge error");
     let records = read_records(&out.join("records.jsonl"));
     assert_eq!(records.len(), 1, "{records:?}");
     assert!(records[0]["judge_error"].is_object(), "{}", records[0]);

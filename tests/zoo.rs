@@ -9,7 +9,7 @@ mod common;
 use std::cell::Cell;
 use std::time::Duration;
 
-use common::{Run, fixture, referee_with};
+use common::{Run, assert_has, fixture, referee_with, write_file};
 use serde_json::Value;
 
 const SAMPLE: &[u8] = b"4 876390176\n4 653723903\n";
@@ -199,12 +199,11 @@ fn chomp(a: &Animal) -> (Run, Value) {
 
 fn chomp_with(a: &Animal, opts: &[&str]) -> (Run, Value) {
     let area = tempfile::tempdir().unwrap();
-    let array = area.path().join("a.txt");
-    std::fs::write(
-        &array,
+    let array = write_file(
+        area.path(),
+        "a.txt",
         "ABCDEFGHIJ\nKLMNOPQRST\nUVWXYZTHIS\nISNOTATEST\nITISASQUID\n",
-    )
-    .unwrap();
+    );
     let mut dirs = vec![];
     for (name, words) in [
         ("animal", a.command("chomp-greedy")),
@@ -213,8 +212,11 @@ fn chomp_with(a: &Animal, opts: &[&str]) -> (Run, Value) {
         let dir = area.path().join(name);
         std::fs::create_dir_all(&dir).unwrap();
         let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
-        let pc2 = dir.join("pc2");
-        std::fs::write(&pc2, format!("#!/bin/sh\nexec {}\n", quoted.join(" "))).unwrap();
+        let pc2 = write_file(
+            &dir,
+            "pc2",
+            format!("#!/bin/sh\nexec {}\n", quoted.join(" ")),
+        );
         std::fs::set_permissions(&pc2, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
         dirs.push(dir.to_str().unwrap().to_owned());
@@ -557,19 +559,11 @@ fn z16_programs_that_cannot_run() {
     for a in [&missing, &not_executable] {
         let run = dealer(a, &[]);
         assert_eq!(run.code, Some(64), "{run:?}");
-        assert!(
-            run.stderr.contains("cannot start the player"),
-            "{}",
-            run.stderr
-        );
+        assert_has(&run.stderr, "cannot start the player");
         assert_eq!(septica(a).code, Some(64));
         let run = acesup(a);
         assert_eq!(run.code, Some(64), "{run:?}");
-        assert!(
-            run.stderr.contains("cannot start the program"),
-            "{}",
-            run.stderr
-        );
+        assert_has(&run.stderr, "cannot start the program");
     }
     // Chomp: a missing or non-executable pc2, a failing or hanging build:
     // disqualified (tests/chomp.rs has those cases in full).

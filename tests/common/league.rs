@@ -3,7 +3,7 @@
 //! them.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -22,6 +22,11 @@ pub fn run_args<'a>(file: &'a Path, db: &'a Path, args: &[&'a str]) -> Vec<&'a s
     ];
     all.extend(args);
     all
+}
+
+/// `referee league run FILE --db DB ARGS`, to its end.
+pub fn run(file: &Path, db: &Path, args: &[&str]) -> super::Run {
+    super::referee(run_args(file, db, args), b"")
 }
 
 /// A league started in the background, its output in files; killed when
@@ -46,15 +51,20 @@ impl Running {
 
     /// [`Running::start_in`] with `env` set in the referee's environment.
     pub fn start_env(dir: &Path, args: &[&str], env: &[(&str, &str)], marker: &Marker) -> Running {
+        let mut cmd = super::command(args, marker);
+        cmd.envs(env.iter().copied()).current_dir(dir);
+        Running::spawn(cmd, dir)
+    }
+
+    /// `cmd` started in the background, its output in files in `dir`.
+    pub fn spawn(mut cmd: Command, dir: &Path) -> Running {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let (stdout, stderr) = (
             dir.join(format!("out-{n}.txt")),
             dir.join(format!("err-{n}.txt")),
         );
-        let child = super::command(args, marker)
-            .envs(env.iter().copied())
-            .current_dir(dir)
+        let child = cmd
             .stdin(Stdio::null())
             .stdout(std::fs::File::create(&stdout).unwrap())
             .stderr(std::fs::File::create(&stderr).unwrap())
@@ -75,12 +85,27 @@ impl Running {
         std::fs::read_to_string(&self.stderr).unwrap_or_default()
     }
 
+    /// Games it printed as finished so far.
+    pub fn games(&self) -> usize {
+        games(&self.stdout())
+    }
+
     /// Waits (60 s at most: a frozen league fails, it does not hang the
     /// test) until `what` holds of the league's output; a league that
     /// ended meanwhile fails the test with its status.
     pub fn wait(&mut self, what: &str, holds: impl Fn(&str, &str) -> bool) {
+        self.wait_for(what, |league| {
+            holds(&league.stdout(), &league.stderr()).then_some(())
+        });
+    }
+
+    /// [`Running::wait`] until `found` finds something in the league: that.
+    pub fn wait_for<T>(&mut self, what: &str, mut found: impl FnMut(&Running) -> Option<T>) -> T {
         let deadline = Instant::now() + Duration::from_secs(60);
-        while !holds(&self.stdout(), &self.stderr()) {
+        loop {
+            if let Some(it) = found(self) {
+                return it;
+            }
             if let Some(status) = self.child.try_wait().unwrap() {
                 panic!(
                     "the league ended ({status}) before {what}:\n{}\n{}",
@@ -124,17 +149,26 @@ impl Running {
         }
     }
 
+    /// Whether it is still running.
+    pub fn is_running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
     /// Sends `signal` and waits for the league's end: its exit status.
     pub fn end(mut self, signal: nix::sys::signal::Signal) -> Option<i32> {
-        super::signal(&self.child, signal);
-        self.child.wait().unwrap().code()
+        self.stop(signal)
     }
 
     /// [`Running::end`], with what the league printed on standard output.
     pub fn end_with_stdout(mut self, signal: nix::sys::signal::Signal) -> (Option<i32>, String) {
-        super::signal(&self.child, signal);
-        let code = self.child.wait().unwrap().code();
+        let code = self.stop(signal);
         (code, self.stdout())
+    }
+
+    /// [`Running::end`], its output still there to read.
+    pub fn stop(&mut self, signal: nix::sys::signal::Signal) -> Option<i32> {
+        super::signal(&self.child, signal);
+        self.child.wait().unwrap().code()
     }
 }
 
@@ -152,16 +186,12 @@ pub fn games(stdout: &str) -> usize {
 
 /// `referee league export DB OUT`, which must succeed.
 pub fn export(db: &Path, out: &Path) {
-    let run = super::referee(
-        [
-            "league",
-            "export",
-            db.to_str().unwrap(),
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
+    super::referee_ok([
+        "league",
+        "export",
+        db.to_str().unwrap(),
+        out.to_str().unwrap(),
+    ]);
 }
 
 /// The league's games, as `referee league export DB DIR/export` writes
@@ -171,6 +201,29 @@ pub fn exported(dir: &Path, db: &Path) -> Vec<Value> {
     let _ = std::fs::remove_dir_all(&out);
     export(db, &out);
     super::jsonl(&out.join("records.jsonl"))
+}
+
+/// The build log a league's SQLite database keeps of `name`'s version
+/// `version`.
+pub fn build_log(db: &Path, name: &str, version: u32) -> String {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.query_row(
+        "SELECT coalesce(v.build_log, '') FROM versions v JOIN entrants e ON e.id = v.entrant \
+         WHERE e.name = ?1 AND v.version = ?2",
+        rusqlite::params![name, version],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
+/// The entrants seated in a game, by seat.
+pub fn entrants(record: &Value) -> Vec<String> {
+    record["players"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["entrant"].as_str().unwrap().to_owned())
+        .collect()
 }
 
 /// Games numbered 1, 2, ... in the order they finished, none twice.

@@ -3,6 +3,8 @@
 #![allow(dead_code)]
 
 pub mod league;
+pub mod package;
+pub mod page;
 pub mod postgres;
 
 use std::ffi::OsStr;
@@ -136,6 +138,17 @@ where
     S: AsRef<OsStr>,
 {
     referee_with(args, input, &[], None)
+}
+
+/// [`referee`] with no input, which must succeed (exit 0).
+pub fn referee_ok<I, S>(args: I) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let run = referee(args, b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    run
 }
 
 /// [`referee`] with extra environment variables (the referee's own: bots
@@ -424,7 +437,23 @@ pub fn timeless_standings(out: &std::path::Path) -> Vec<serde_json::Value> {
     rows
 }
 
-/// Every line of a JSON Lines file, parsed.
+/// The rows of a CSV file, each column's header to its cell.
+pub fn csv_rows<Row: FromIterator<(String, String)>>(path: &std::path::Path) -> Vec<Row> {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let header = reader.headers().unwrap().clone();
+    reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            header
+                .iter()
+                .map(str::to_owned)
+                .zip(r.iter().map(str::to_owned))
+                .collect()
+        })
+        .collect()
+}
+
 /// A text file's lines.
 pub fn read_lines(path: &std::path::Path) -> Vec<String> {
     std::fs::read_to_string(path)
@@ -434,6 +463,7 @@ pub fn read_lines(path: &std::path::Path) -> Vec<String> {
         .collect()
 }
 
+/// Every line of a JSON Lines file, parsed.
 pub fn jsonl(path: &std::path::Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
         .unwrap()
@@ -472,6 +502,17 @@ pub const CHOMPER: &str = "#!/usr/bin/env bash\n\
       printf C\n\
     done\n";
 
+/// Whether this process is root (`runuser` and Slurm's daemons need it).
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|status| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|ids| ids.split_whitespace().nth(1))
+            == Some("0")
+    })
+}
+
 /// Fails the test, saying what to install, where bubblewrap is missing.
 pub fn need_bwrap() {
     assert!(
@@ -506,21 +547,82 @@ pub fn big_chomp_tournament(
     file.to_str().unwrap().to_owned()
 }
 
+/// `referee tournament --no-progress ARGS`, which must succeed.
+pub fn tournament(args: &[&str]) -> Run {
+    let mut all = vec!["tournament", "--no-progress"];
+    all.extend_from_slice(args);
+    referee_ok(all)
+}
+
 /// `referee tournament FILE --games GAMES --record-moves --out OUT`, which
 /// must succeed.
 pub fn tournament_with_moves(file: &str, games: &str, out: &std::path::Path) {
-    let run = referee(
-        [
-            "tournament",
-            file,
-            "--games",
-            games,
-            "--record-moves",
-            "--no-progress",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    referee_ok([
+        "tournament",
+        file,
+        "--games",
+        games,
+        "--record-moves",
+        "--no-progress",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+}
+
+/// Fails the test, showing `text`, unless `text` holds `part`.
+#[track_caller]
+pub fn assert_has(text: &str, part: &str) {
+    assert!(text.contains(part), "{text}");
+}
+
+/// Fails the test, showing `text`, where `text` holds `part`.
+#[track_caller]
+pub fn assert_lacks(text: &str, part: &str) {
+    assert!(!text.contains(part), "{text}");
+}
+
+/// A fresh temporary folder (removed when dropped) and the path `name`
+/// in it, for a test's results or settings.
+pub fn temp_path(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    (dir, path)
+}
+
+/// A copy of the fixture `name` (a folder) in a fresh temporary folder,
+/// under its own last name: what a test changes or builds there leaves
+/// the source tree alone.
+pub fn fixture_copy(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let last = std::path::Path::new(name).file_name().unwrap();
+    let (dir, to) = temp_path(last.to_str().unwrap());
+    let copied = Command::new("cp")
+        .args(["-r", &fixture(name), to.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    (dir, to)
+}
+
+/// Writes `text` to `dir/name`, making the folders it needs: its path.
+pub fn write_file(
+    dir: impl AsRef<std::path::Path>,
+    name: impl AsRef<std::path::Path>,
+    text: impl AsRef<[u8]>,
+) -> std::path::PathBuf {
+    let path = dir.as_ref().join(name);
+    if let Some(folder) = path.parent() {
+        std::fs::create_dir_all(folder).unwrap_or_else(|e| panic!("{}: {e}", folder.display()));
+    }
+    std::fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    path
+}
+
+/// `referee replay RECORDS -o PAGE`, which must succeed.
+pub fn replay(records: impl AsRef<OsStr>, page: impl AsRef<OsStr>) -> Run {
+    referee_ok([
+        OsStr::new("replay"),
+        records.as_ref(),
+        OsStr::new("-o"),
+        page.as_ref(),
+    ])
 }

@@ -36,17 +36,6 @@ fn bin_dir() -> Option<PathBuf> {
     found.pop().map(|(_, bin)| bin)
 }
 
-/// Whether this process is root (`runuser` needs it).
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status").is_ok_and(|status| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("Uid:"))
-            .and_then(|ids| ids.split_whitespace().nth(1))
-            == Some("0")
-    })
-}
-
 /// A port nobody listens on now.
 fn free_port() -> Result<u16, String> {
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
@@ -108,7 +97,7 @@ impl Server {
     }
 
     fn made(parent: &Path) -> Result<Server, String> {
-        if !is_root() {
+        if !super::is_root() {
             return Err("a PostgreSQL server of the test's own needs root".into());
         }
         let bin = bin_dir().ok_or("no /usr/lib/postgresql/*/bin/initdb (Debian's postgresql)")?;

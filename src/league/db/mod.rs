@@ -262,50 +262,6 @@ impl Db {
         }
     }
 
-    pub fn meta(&self) -> Result<Option<Meta>, String> {
-        each!(self, db => db.meta())
-    }
-
-    pub fn set_meta(&self, meta: &Meta) -> Result<(), String> {
-        each!(self, db => db.set_meta(meta))
-    }
-
-    /// Every version of every entrant, oldest first.
-    pub fn versions(&self) -> Result<Vec<VersionRow>, String> {
-        each!(self, db => db.versions())
-    }
-
-    /// [`Db::versions`] without their build logs (`build_log` is `None`):
-    /// what a scan needs, every few seconds, of versions whose logs may
-    /// hold 64 KiB each.
-    pub fn versions_without_logs(&self) -> Result<Vec<VersionRow>, String> {
-        each!(self, db => db.versions_without_logs())
-    }
-
-    /// Adds the next version of `new.entrant` (its first makes the
-    /// entrant); the entrant is in the league again if it had left. Its
-    /// id and number.
-    pub fn add_version(&mut self, new: &NewVersion) -> Result<(i64, u32), String> {
-        each!(self, db => db.add_version(new))
-    }
-
-    /// `entrant` leaves the league (its folder is gone): its versions keep
-    /// their games.
-    pub fn retire(&self, entrant: &str) -> Result<(), String> {
-        each!(self, db => db.retire(entrant))
-    }
-
-    /// Version `id` failed as if it had not built, for `why` (the judge
-    /// refused its options): it plays no more, and its row says why.
-    pub fn fail_version(&self, id: i64, why: &str) -> Result<(), String> {
-        each!(self, db => db.fail_version(id, why))
-    }
-
-    /// `entrant` is in the league again (its folder is back).
-    pub fn rejoin(&self, entrant: &str) -> Result<(), String> {
-        each!(self, db => db.rejoin(entrant))
-    }
-
     /// Commits one finished game: its record, numbered as the league's
     /// next game (its `index`), and the version in each seat, in one
     /// transaction. The game's number.
@@ -325,38 +281,6 @@ impl Db {
         each!(self, db => db.add_game(record, &game))
     }
 
-    /// Games finished.
-    pub fn games(&self) -> Result<u64, String> {
-        each!(self, db => db.games())
-    }
-
-    /// The round the next one dealt is to be: after every round a game was
-    /// finished in.
-    pub fn next_round(&self) -> Result<u64, String> {
-        each!(self, db => db.next_round())
-    }
-
-    /// The rounds version `version` has finished a game of (a game played
-    /// alone: the deals it has played).
-    pub fn rounds_of(&self, version: i64) -> Result<Vec<u64>, String> {
-        each!(self, db => db.rounds_of(version))
-    }
-
-    /// The last `limit` games (of `entrant`'s versions, if given), newest
-    /// first: each one's number, when it finished, and its seats.
-    pub fn recent_games(
-        &self,
-        entrant: Option<&str>,
-        limit: u64,
-    ) -> Result<Vec<serde_json::Value>, String> {
-        each!(self, db => db.recent_games(entrant, limit))
-    }
-
-    /// Game `id`'s record, as JSON.
-    pub fn game(&self, id: u64) -> Result<Option<serde_json::Value>, String> {
-        each!(self, db => db.game(id))
-    }
-
     /// Opens a league's database as one of its workers: to play its tables
     /// beside the league that holds it; `None` while no league is in it
     /// yet (workers may start before their league, and before its server:
@@ -368,53 +292,6 @@ impl Db {
                 .map(Db::Sqlite)),
             Location::Url(url) => Ok(Postgres::join(url)?.map(Db::Postgres)),
         }
-    }
-
-    /// Another of the league's settings (`meta`), for its workers.
-    pub fn setting(&self, key: &str) -> Result<Option<String>, String> {
-        each!(self, db => db.setting(key))
-    }
-
-    pub fn set_setting(&self, key: &str, value: &str) -> Result<(), String> {
-        each!(self, db => db.set_setting(key, value))
-    }
-
-    /// How a worker runs version `version` (JSON).
-    pub fn set_player(&self, version: i64, player: &str) -> Result<(), String> {
-        each!(self, db => db.set_player(version, player))
-    }
-
-    /// Deals a table to be played: queued, its id.
-    pub fn deal_table(&mut self, table: &NewTable) -> Result<i64, String> {
-        each!(self, db => db.deal_table(table))
-    }
-
-    /// Claims the first table queued, or held by a claim whose lease ran
-    /// out, that `playable` says this worker can play (its versions), for
-    /// `lease`.
-    pub fn claim_table(
-        &mut self,
-        worker: &str,
-        lease: Duration,
-        playable: &dyn Fn(&[i64]) -> bool,
-    ) -> Result<Option<TableRow>, String> {
-        each!(self, db => db.claim_table(worker, lease, playable))
-    }
-
-    /// Extends the leases of `claims`; the claims lost (another worker
-    /// took the table). The worker is seen.
-    pub fn renew_claims(
-        &self,
-        worker: &str,
-        claims: &[Claim],
-        lease: Duration,
-    ) -> Result<Vec<Claim>, String> {
-        each!(self, db => db.renew_claims(worker, claims, lease))
-    }
-
-    /// Gives a claimed table back to the queue now (a worker stopping).
-    pub fn release_table(&self, claim: Claim) -> Result<(), String> {
-        each!(self, db => db.release_table(claim))
     }
 
     /// Commits one finished game of a claimed table, as [`Db::add_game`]:
@@ -437,73 +314,6 @@ impl Db {
         each!(self, db => db.commit_game(record, claim, &game))
     }
 
-    /// A claimed table is done: played, or ended early for `outcome`.
-    pub fn finish_table(&self, claim: Claim, outcome: Option<&str>) -> Result<(), String> {
-        each!(self, db => db.finish_table(claim, outcome))
-    }
-
-    /// Every table not done, oldest first.
-    pub fn open_tables(&self) -> Result<Vec<TableRow>, String> {
-        each!(self, db => db.open_tables())
-    }
-
-    pub fn table_states(&self, ids: &[i64]) -> Result<Vec<(i64, TableState)>, String> {
-        each!(self, db => db.table_states(ids))
-    }
-
-    /// Of `ids`, those still queued are done without a game; which.
-    pub fn drop_queued_tables(&self, ids: &[i64]) -> Result<Vec<i64>, String> {
-        each!(self, db => db.drop_queued_tables(ids))
-    }
-
-    /// The games after game `after`, at most `limit`, in order, each with
-    /// the table it was played at.
-    pub fn games_after(
-        &self,
-        after: u64,
-        limit: u64,
-    ) -> Result<Vec<(Option<i64>, GameRecord)>, String> {
-        each!(self, db => db.games_after(after, limit))
-    }
-
-    /// Worker `name`, of `jobs` games at once, is there.
-    pub fn worker_seen(&self, name: &str, jobs: usize) -> Result<(), String> {
-        each!(self, db => db.worker_seen(name, jobs))
-    }
-
-    /// The workers seen `within` the last while, and their jobs.
-    pub fn workers(&self, within: Duration) -> Result<Vec<(String, usize)>, String> {
-        each!(self, db => db.workers(within))
-    }
-
-    /// Every table `worker` holds goes back to the queue (a league's own
-    /// jobs, from its last run).
-    pub fn release_claims_of(&self, worker: &str) -> Result<(), String> {
-        each!(self, db => db.release_claims_of(worker))
-    }
-
-    /// Worker `name` has stopped: its row and its declines go.
-    pub fn worker_gone(&self, name: &str) -> Result<(), String> {
-        each!(self, db => db.worker_gone(name))
-    }
-
-    /// Worker `worker` cannot play version `version` on its machine, for
-    /// `why` (said again: replaced).
-    pub fn decline_version(&self, worker: &str, version: i64, why: &str) -> Result<(), String> {
-        each!(self, db => db.decline_version(worker, version, why))
-    }
-
-    /// Worker `worker` voided a game for a failure of its own (`why`):
-    /// counted for that worker (the worker row is made if missing).
-    pub fn void_game(&self, worker: &str, why: &str) -> Result<(), String> {
-        each!(self, db => db.void_game(worker, why))
-    }
-
-    /// The workers seen within `within`, by name, each with what it said.
-    pub fn worker_notes(&self, within: Duration) -> Result<Vec<WorkerNote>, String> {
-        each!(self, db => db.worker_notes(within))
-    }
-
     /// Runs `read` in one read transaction: all it reads is the database
     /// at one moment (the versions and the games of the same moment),
     /// beside a league that commits meanwhile.
@@ -524,7 +334,154 @@ impl Db {
     }
 }
 
-/// A game as [`Db::recent_games`] lists it: its number, when it finished,
+/// What either back end does, said once: [`Db`] is the one of them its
+/// location names, and derefs to it.
+pub trait Store {
+    fn meta(&self) -> Result<Option<Meta>, String>;
+
+    fn set_meta(&self, meta: &Meta) -> Result<(), String>;
+
+    /// Every version of every entrant, oldest first.
+    fn versions(&self) -> Result<Vec<VersionRow>, String>;
+
+    /// [`Store::versions`] without their build logs (`build_log` is `None`):
+    /// what a scan needs, every few seconds, of versions whose logs may
+    /// hold 64 KiB each.
+    fn versions_without_logs(&self) -> Result<Vec<VersionRow>, String>;
+
+    /// Adds the next version of `new.entrant` (its first makes the
+    /// entrant); the entrant is in the league again if it had left. Its
+    /// id and number.
+    fn add_version(&mut self, new: &NewVersion) -> Result<(i64, u32), String>;
+
+    /// `entrant` leaves the league (its folder is gone): its versions keep
+    /// their games.
+    fn retire(&self, entrant: &str) -> Result<(), String>;
+
+    /// Version `id` failed as if it had not built, for `why` (the judge
+    /// refused its options): it plays no more, and its row says why.
+    fn fail_version(&self, id: i64, why: &str) -> Result<(), String>;
+
+    /// `entrant` is in the league again (its folder is back).
+    fn rejoin(&self, entrant: &str) -> Result<(), String>;
+
+    /// Games finished.
+    fn games(&self) -> Result<u64, String>;
+
+    /// The round the next one dealt is to be: after every round a game was
+    /// finished in.
+    fn next_round(&self) -> Result<u64, String>;
+
+    /// The rounds version `version` has finished a game of (a game played
+    /// alone: the deals it has played).
+    fn rounds_of(&self, version: i64) -> Result<Vec<u64>, String>;
+
+    /// The last `limit` games (of `entrant`'s versions, if given), newest
+    /// first: each one's number, when it finished, and its seats.
+    fn recent_games(
+        &self,
+        entrant: Option<&str>,
+        limit: u64,
+    ) -> Result<Vec<serde_json::Value>, String>;
+
+    /// Game `id`'s record, as JSON.
+    fn game(&self, id: u64) -> Result<Option<serde_json::Value>, String>;
+
+    /// Another of the league's settings (`meta`), for its workers.
+    fn setting(&self, key: &str) -> Result<Option<String>, String>;
+
+    fn set_setting(&self, key: &str, value: &str) -> Result<(), String>;
+
+    /// How a worker runs version `version` (JSON).
+    fn set_player(&self, version: i64, player: &str) -> Result<(), String>;
+
+    /// Deals a table to be played: queued, its id.
+    fn deal_table(&mut self, table: &NewTable) -> Result<i64, String>;
+
+    /// Claims the first table queued, or held by a claim whose lease ran
+    /// out, that `playable` says this worker can play (its versions), for
+    /// `lease`.
+    fn claim_table(
+        &mut self,
+        worker: &str,
+        lease: Duration,
+        playable: &dyn Fn(&[i64]) -> bool,
+    ) -> Result<Option<TableRow>, String>;
+
+    /// Extends the leases of `claims`; the claims lost (another worker
+    /// took the table). The worker is seen.
+    fn renew_claims(
+        &self,
+        worker: &str,
+        claims: &[Claim],
+        lease: Duration,
+    ) -> Result<Vec<Claim>, String>;
+
+    /// Gives a claimed table back to the queue now (a worker stopping).
+    fn release_table(&self, claim: Claim) -> Result<(), String>;
+
+    /// A claimed table is done: played, or ended early for `outcome`.
+    fn finish_table(&self, claim: Claim, outcome: Option<&str>) -> Result<(), String>;
+
+    /// Every table not done, oldest first.
+    fn open_tables(&self) -> Result<Vec<TableRow>, String>;
+
+    fn table_states(&self, ids: &[i64]) -> Result<Vec<(i64, TableState)>, String>;
+
+    /// Of `ids`, those still queued are done without a game; which.
+    fn drop_queued_tables(&self, ids: &[i64]) -> Result<Vec<i64>, String>;
+
+    /// The games after game `after`, at most `limit`, in order, each with
+    /// the table it was played at.
+    fn games_after(&self, after: u64, limit: u64)
+    -> Result<Vec<(Option<i64>, GameRecord)>, String>;
+
+    /// Worker `name`, of `jobs` games at once, is there.
+    fn worker_seen(&self, name: &str, jobs: usize) -> Result<(), String>;
+
+    /// The workers seen `within` the last while, and their jobs.
+    fn workers(&self, within: Duration) -> Result<Vec<(String, usize)>, String>;
+
+    /// Every table `worker` holds goes back to the queue (a league's own
+    /// jobs, from its last run).
+    fn release_claims_of(&self, worker: &str) -> Result<(), String>;
+
+    /// Worker `name` has stopped: its row and its declines go.
+    fn worker_gone(&self, name: &str) -> Result<(), String>;
+
+    /// Worker `worker` cannot play version `version` on its machine, for
+    /// `why` (said again: replaced).
+    fn decline_version(&self, worker: &str, version: i64, why: &str) -> Result<(), String>;
+
+    /// Worker `worker` voided a game for a failure of its own (`why`):
+    /// counted for that worker (the worker row is made if missing).
+    fn void_game(&self, worker: &str, why: &str) -> Result<(), String>;
+
+    /// The workers seen within `within`, by name, each with what it said.
+    fn worker_notes(&self, within: Duration) -> Result<Vec<WorkerNote>, String>;
+}
+
+impl std::ops::Deref for Db {
+    type Target = dyn Store;
+
+    fn deref(&self) -> &(dyn Store + 'static) {
+        match self {
+            Db::Sqlite(db) => db,
+            Db::Postgres(db) => db,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Db {
+    fn deref_mut(&mut self) -> &mut (dyn Store + 'static) {
+        match self {
+            Db::Sqlite(db) => db,
+            Db::Postgres(db) => db,
+        }
+    }
+}
+
+/// A game as [`Store::recent_games`] lists it: its number, when it finished,
 /// and how each seat did.
 fn game_summary(id: i64, finished: String, record: &str) -> serde_json::Value {
     let record: serde_json::Value = serde_json::from_str(record).unwrap_or_default();

@@ -37,7 +37,7 @@ use tokio_postgres::{Client, Config, NoTls, Row, Statement};
 
 use super::stored::{escape, unescape};
 use super::{
-    Claim, JoinError, Location, Meta, NewGame, NewTable, NewVersion, TableRow, TableState,
+    Claim, JoinError, Location, Meta, NewGame, NewTable, NewVersion, Store, TableRow, TableState,
     VersionRow, WorkerNote,
 };
 use crate::game::GameRecord;
@@ -724,55 +724,6 @@ impl Postgres {
         Ok(is_league && self.meta()?.is_some())
     }
 
-    /// The value of `key` in `meta`.
-    pub fn setting(&self, key: &str) -> Result<Option<String>, String> {
-        self.with(|c| {
-            let row =
-                self.query_opt(c, "SELECT value FROM meta WHERE key = $1", &[&escape(key)])?;
-            row.map(|r| text(&r, 0)).transpose()
-        })
-    }
-
-    /// Sets `key` in `meta` to `value`.
-    pub fn set_setting(&self, key: &str, value: &str) -> Result<(), String> {
-        self.with(|c| {
-            self.execute(
-                c,
-                "INSERT INTO meta (key, value) VALUES ($1, $2) \
-                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                &[&escape(key), &escape(value)],
-            )
-        })?;
-        Ok(())
-    }
-
-    pub fn meta(&self) -> Result<Option<Meta>, String> {
-        let settings = (
-            self.setting("game")?,
-            self.setting("solo")?,
-            self.setting("seed")?,
-        );
-        Meta::of(settings, &self.name)
-    }
-
-    pub fn set_meta(&self, meta: &Meta) -> Result<(), String> {
-        self.set_setting("schema", SCHEMA)?;
-        self.set_setting("game", &meta.game)?;
-        self.set_setting("solo", if meta.solo { "1" } else { "0" })?;
-        self.set_setting("seed", &meta.seed.to_string())
-    }
-
-    /// Every version of every entrant, oldest first.
-    pub fn versions(&self) -> Result<Vec<VersionRow>, String> {
-        self.select_versions("v.build_log")
-    }
-
-    /// [`Postgres::versions`] without their build logs (`build_log` is
-    /// `None`): what a scan needs, every few seconds.
-    pub fn versions_without_logs(&self) -> Result<Vec<VersionRow>, String> {
-        self.select_versions("NULL::TEXT")
-    }
-
     fn select_versions(&self, log: &str) -> Result<Vec<VersionRow>, String> {
         let sql = format!(
             "SELECT v.id, e.name, v.version, v.fingerprint, v.products, v.build_ok, {log}, \
@@ -803,101 +754,10 @@ impl Postgres {
         })
     }
 
-    /// Adds the next version of `new.entrant` (its first makes the
-    /// entrant); the entrant is in the league again if it had left. Its
-    /// id and number.
-    pub fn add_version(&mut self, new: &NewVersion) -> Result<(i64, u32), String> {
-        let products = serde_json::to_string(new.products).unwrap_or_else(|_| "[]".into());
-        let built = crate::record::timestamp();
-        let (name, fingerprint) = (escape(new.entrant), escape(new.fingerprint));
-        let build_log = new.build_log.map(escape);
-        // The id is drawn first, so that a retry after a commit whose
-        // answer was lost finds its row rather than adding another.
-        let id: i64 = self.with(|c| {
-            let row = self.query_opt(c, "SELECT nextval('versions_id_seq')", &[])?;
-            row.map_or(Err(Fail::Other("no id".into())), |r| get(&r, 0))
-        })?;
-        let version: i64 = self.with(|c| {
-            self.transaction(c, "BEGIN", || {
-                if let Some(row) =
-                    self.query_opt(c, "SELECT version FROM versions WHERE id = $1", &[&id])?
-                {
-                    return get(&row, 0);
-                }
-                let row = self.query_opt(
-                    c,
-                    "INSERT INTO entrants (name) VALUES ($1) \
-                     ON CONFLICT (name) DO UPDATE SET retired = 0 RETURNING id",
-                    &[&name],
-                )?;
-                let entrant: i64 =
-                    row.map_or(Err(Fail::Other("no entrant".into())), |r| get(&r, 0))?;
-                let row = self.query_opt(
-                    c,
-                    "INSERT INTO versions (id, entrant, version, fingerprint, products, built, \
-                     build_ok, build_log) SELECT $1, $2, coalesce(max(version), 0) + 1, $3, $4, \
-                     $5, $6, $7 FROM versions WHERE entrant = $2 RETURNING version",
-                    &[
-                        &id,
-                        &entrant,
-                        &fingerprint,
-                        &products,
-                        &built,
-                        &i64::from(new.build_ok),
-                        &build_log,
-                    ],
-                )?;
-                row.map_or(Err(Fail::Other("no version".into())), |r| get(&r, 0))
-            })
-        })?;
-        let version =
-            u32::try_from(version).map_err(|e| format!("{}: version {version}: {e}", self.name))?;
-        Ok((id, version))
-    }
-
     /// Runs one statement that changes rows, retried after a lost
     /// connection: what it sets is the same set again.
     fn change(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, String> {
         self.with(|c| self.execute(c, sql, params))
-    }
-
-    /// `entrant` leaves the league (its folder is gone): its versions keep
-    /// their games.
-    pub fn retire(&self, entrant: &str) -> Result<(), String> {
-        self.change(
-            "UPDATE entrants SET retired = 1 WHERE name = $1",
-            &[&escape(entrant)],
-        )?;
-        Ok(())
-    }
-
-    /// Version `id` failed as if it had not built, for `why` (the judge
-    /// refused its options): it plays no more, and its row says why.
-    pub fn fail_version(&self, id: i64, why: &str) -> Result<(), String> {
-        self.change(
-            "UPDATE versions SET build_ok = 0, build_log = $2 WHERE id = $1",
-            &[&id, &escape(why)],
-        )?;
-        Ok(())
-    }
-
-    /// `entrant` is in the league again (its folder is back).
-    pub fn rejoin(&self, entrant: &str) -> Result<(), String> {
-        self.change(
-            "UPDATE entrants SET retired = 0 WHERE name = $1",
-            &[&escape(entrant)],
-        )?;
-        Ok(())
-    }
-
-    /// How a worker runs version `version` (JSON written by the
-    /// coordinator).
-    pub fn set_player(&self, version: i64, player: &str) -> Result<(), String> {
-        self.change(
-            "UPDATE versions SET player = $2 WHERE id = $1",
-            &[&version, &escape(player)],
-        )?;
-        Ok(())
     }
 
     /// Commits one finished game: its record, numbered as the league's
@@ -994,75 +854,11 @@ impl Postgres {
         Ok(Some(*id))
     }
 
-    /// Games finished.
-    pub fn games(&self) -> Result<u64, String> {
-        self.count("SELECT count(*) FROM games")
-    }
-
-    /// The round the next one dealt is to be: after every round a game was
-    /// finished in.
-    pub fn next_round(&self) -> Result<u64, String> {
-        self.count("SELECT coalesce(max(round), 0) + 1 FROM games")
-    }
-
     fn count(&self, sql: &str) -> Result<u64, String> {
         self.with(|c| {
             let row = self.query_opt(c, sql, &[])?;
             row.map_or(Ok(0), |r| get::<i64>(&r, 0)).map(to_u64)
         })
-    }
-
-    /// The rounds version `version` has finished a game of (a game played
-    /// alone: the deals it has played).
-    pub fn rounds_of(&self, version: i64) -> Result<Vec<u64>, String> {
-        self.with(|c| {
-            let rows = self.query(
-                c,
-                "SELECT DISTINCT g.round FROM games g JOIN seats s ON s.game = g.id \
-                 WHERE s.version = $1 ORDER BY g.round",
-                &[&version],
-            )?;
-            rows.iter().map(|r| get::<i64>(r, 0).map(to_u64)).collect()
-        })
-    }
-
-    /// The last `limit` games (of `entrant`'s versions, if given), newest
-    /// first: each one's number, when it finished, and its seats.
-    pub fn recent_games(
-        &self,
-        entrant: Option<&str>,
-        limit: u64,
-    ) -> Result<Vec<serde_json::Value>, String> {
-        self.with(|c| {
-            let rows = self.query(
-                c,
-                "SELECT g.id, g.finished, g.record FROM games g WHERE $1::TEXT IS NULL OR g.id IN \
-                 (SELECT s.game FROM seats s JOIN versions v ON v.id = s.version \
-                 JOIN entrants e ON e.id = v.entrant WHERE e.name = $1) \
-                 ORDER BY g.id DESC LIMIT $2",
-                &[&entrant.map(escape), &to_i64(limit)],
-            )?;
-            rows.iter()
-                .map(|r| {
-                    Ok(super::game_summary(
-                        get(r, 0)?,
-                        text(r, 1)?,
-                        &get::<String>(r, 2)?,
-                    ))
-                })
-                .collect()
-        })
-    }
-
-    /// Game `id`'s record, as JSON.
-    pub fn game(&self, id: u64) -> Result<Option<serde_json::Value>, String> {
-        let text: Option<String> = self.with(|c| {
-            let row =
-                self.query_opt(c, "SELECT record FROM games WHERE id = $1", &[&to_i64(id)])?;
-            row.map(|r| get(&r, 0)).transpose()
-        })?;
-        text.map(|t| serde_json::from_str(&t).map_err(|e| format!("{}: game {id}: {e}", self.name)))
-            .transpose()
     }
 
     /// Starts a read transaction: all read until [`Postgres::end_read`] is
@@ -1111,10 +907,301 @@ impl Postgres {
             after = last;
         }
     }
+}
+
+/// The work: tables dealt, claimed with a lease, played and finished.
+impl Postgres {
+    fn table_row(&self, row: &Row) -> Attempt<TableRow> {
+        let id: i64 = get(row, 0)?;
+        let versions: String = get(row, 2)?;
+        let rotations: String = get(row, 3)?;
+        let bad = |e: serde_json::Error| Fail::Other(format!("{}: table {id}: {e}", self.name));
+        Ok(TableRow {
+            id,
+            round: to_u64(get(row, 1)?),
+            versions: serde_json::from_str(&versions).map_err(bad)?,
+            rotations: serde_json::from_str(&rotations).map_err(bad)?,
+            claim: get(row, 4)?,
+            played: Vec::new(),
+        })
+    }
+
+    /// The rotations of tables `ids` already in `games`.
+    fn played(&self, c: &Session, ids: &[i64]) -> Attempt<HashMap<i64, Vec<u64>>> {
+        let rows = self.query(
+            c,
+            "SELECT table_id, rotation FROM games WHERE table_id = ANY($1) \
+             ORDER BY table_id, rotation",
+            &[&ids],
+        )?;
+        let mut played = HashMap::<i64, Vec<u64>>::new();
+        for row in &rows {
+            played
+                .entry(get(row, 0)?)
+                .or_default()
+                .push(to_u64(get(row, 1)?));
+        }
+        Ok(played)
+    }
+
+    /// Commits one game of a claimed table as [`Postgres::add_game`]
+    /// does; `None`, with nothing written, if the claim is no longer held
+    /// or the table's `rotation` is recorded already.
+    pub(super) fn commit_game(
+        &mut self,
+        record: &mut GameRecord,
+        claim: Claim,
+        game: &NewGame,
+    ) -> Result<Option<u64>, String> {
+        let mut tried = None;
+        let id = self.with(|c| {
+            self.transaction(c, "BEGIN", || {
+                // Locks the table's row: no claim of it can come between
+                // this check and the commit.
+                let row = self.query_opt(
+                    c,
+                    "SELECT claim, state FROM tables WHERE id = $1 FOR UPDATE",
+                    &[&claim.table],
+                )?;
+                let held = match &row {
+                    Some(r) => {
+                        get::<i64>(r, 0)? == claim.claim && get::<String>(r, 1)? == "claimed"
+                    }
+                    None => false,
+                };
+                if !held {
+                    // The game may be this call's own, committed by an
+                    // attempt whose answer was lost.
+                    return self.recorded(c, record, &tried);
+                }
+                self.insert_game(c, record, game, &mut tried)
+            })
+        })?;
+        Ok(id.map(to_u64))
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        // Ends the session now (and with it the league's lock), rather
+        // than when the runtime's thread gets to it.
+        drop(self.client.get_mut().map(Option::take));
+        // A runtime dropped inside another one panics; shut down in the
+        // background, it does not wait.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+impl Store for Postgres {
+    /// The value of `key` in `meta`.
+    fn setting(&self, key: &str) -> Result<Option<String>, String> {
+        self.with(|c| {
+            let row =
+                self.query_opt(c, "SELECT value FROM meta WHERE key = $1", &[&escape(key)])?;
+            row.map(|r| text(&r, 0)).transpose()
+        })
+    }
+
+    /// Sets `key` in `meta` to `value`.
+    fn set_setting(&self, key: &str, value: &str) -> Result<(), String> {
+        self.with(|c| {
+            self.execute(
+                c,
+                "INSERT INTO meta (key, value) VALUES ($1, $2) \
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                &[&escape(key), &escape(value)],
+            )
+        })?;
+        Ok(())
+    }
+
+    fn meta(&self) -> Result<Option<Meta>, String> {
+        let settings = (
+            self.setting("game")?,
+            self.setting("solo")?,
+            self.setting("seed")?,
+        );
+        Meta::of(settings, &self.name)
+    }
+
+    fn set_meta(&self, meta: &Meta) -> Result<(), String> {
+        self.set_setting("schema", SCHEMA)?;
+        self.set_setting("game", &meta.game)?;
+        self.set_setting("solo", if meta.solo { "1" } else { "0" })?;
+        self.set_setting("seed", &meta.seed.to_string())
+    }
+
+    /// Every version of every entrant, oldest first.
+    fn versions(&self) -> Result<Vec<VersionRow>, String> {
+        self.select_versions("v.build_log")
+    }
+
+    /// [`Postgres::versions`] without their build logs (`build_log` is
+    /// `None`): what a scan needs, every few seconds.
+    fn versions_without_logs(&self) -> Result<Vec<VersionRow>, String> {
+        self.select_versions("NULL::TEXT")
+    }
+
+    /// Adds the next version of `new.entrant` (its first makes the
+    /// entrant); the entrant is in the league again if it had left. Its
+    /// id and number.
+    fn add_version(&mut self, new: &NewVersion) -> Result<(i64, u32), String> {
+        let products = serde_json::to_string(new.products).unwrap_or_else(|_| "[]".into());
+        let built = crate::record::timestamp();
+        let (name, fingerprint) = (escape(new.entrant), escape(new.fingerprint));
+        let build_log = new.build_log.map(escape);
+        // The id is drawn first, so that a retry after a commit whose
+        // answer was lost finds its row rather than adding another.
+        let id: i64 = self.with(|c| {
+            let row = self.query_opt(c, "SELECT nextval('versions_id_seq')", &[])?;
+            row.map_or(Err(Fail::Other("no id".into())), |r| get(&r, 0))
+        })?;
+        let version: i64 = self.with(|c| {
+            self.transaction(c, "BEGIN", || {
+                if let Some(row) =
+                    self.query_opt(c, "SELECT version FROM versions WHERE id = $1", &[&id])?
+                {
+                    return get(&row, 0);
+                }
+                let row = self.query_opt(
+                    c,
+                    "INSERT INTO entrants (name) VALUES ($1) \
+                     ON CONFLICT (name) DO UPDATE SET retired = 0 RETURNING id",
+                    &[&name],
+                )?;
+                let entrant: i64 =
+                    row.map_or(Err(Fail::Other("no entrant".into())), |r| get(&r, 0))?;
+                let row = self.query_opt(
+                    c,
+                    "INSERT INTO versions (id, entrant, version, fingerprint, products, built, \
+                     build_ok, build_log) SELECT $1, $2, coalesce(max(version), 0) + 1, $3, $4, \
+                     $5, $6, $7 FROM versions WHERE entrant = $2 RETURNING version",
+                    &[
+                        &id,
+                        &entrant,
+                        &fingerprint,
+                        &products,
+                        &built,
+                        &i64::from(new.build_ok),
+                        &build_log,
+                    ],
+                )?;
+                row.map_or(Err(Fail::Other("no version".into())), |r| get(&r, 0))
+            })
+        })?;
+        let version =
+            u32::try_from(version).map_err(|e| format!("{}: version {version}: {e}", self.name))?;
+        Ok((id, version))
+    }
+
+    /// `entrant` leaves the league (its folder is gone): its versions keep
+    /// their games.
+    fn retire(&self, entrant: &str) -> Result<(), String> {
+        self.change(
+            "UPDATE entrants SET retired = 1 WHERE name = $1",
+            &[&escape(entrant)],
+        )?;
+        Ok(())
+    }
+
+    /// Version `id` failed as if it had not built, for `why` (the judge
+    /// refused its options): it plays no more, and its row says why.
+    fn fail_version(&self, id: i64, why: &str) -> Result<(), String> {
+        self.change(
+            "UPDATE versions SET build_ok = 0, build_log = $2 WHERE id = $1",
+            &[&id, &escape(why)],
+        )?;
+        Ok(())
+    }
+
+    /// `entrant` is in the league again (its folder is back).
+    fn rejoin(&self, entrant: &str) -> Result<(), String> {
+        self.change(
+            "UPDATE entrants SET retired = 0 WHERE name = $1",
+            &[&escape(entrant)],
+        )?;
+        Ok(())
+    }
+
+    /// How a worker runs version `version` (JSON written by the
+    /// coordinator).
+    fn set_player(&self, version: i64, player: &str) -> Result<(), String> {
+        self.change(
+            "UPDATE versions SET player = $2 WHERE id = $1",
+            &[&version, &escape(player)],
+        )?;
+        Ok(())
+    }
+
+    /// Games finished.
+    fn games(&self) -> Result<u64, String> {
+        self.count("SELECT count(*) FROM games")
+    }
+
+    /// The round the next one dealt is to be: after every round a game was
+    /// finished in.
+    fn next_round(&self) -> Result<u64, String> {
+        self.count("SELECT coalesce(max(round), 0) + 1 FROM games")
+    }
+
+    /// The rounds version `version` has finished a game of (a game played
+    /// alone: the deals it has played).
+    fn rounds_of(&self, version: i64) -> Result<Vec<u64>, String> {
+        self.with(|c| {
+            let rows = self.query(
+                c,
+                "SELECT DISTINCT g.round FROM games g JOIN seats s ON s.game = g.id \
+                 WHERE s.version = $1 ORDER BY g.round",
+                &[&version],
+            )?;
+            rows.iter().map(|r| get::<i64>(r, 0).map(to_u64)).collect()
+        })
+    }
+
+    /// The last `limit` games (of `entrant`'s versions, if given), newest
+    /// first: each one's number, when it finished, and its seats.
+    fn recent_games(
+        &self,
+        entrant: Option<&str>,
+        limit: u64,
+    ) -> Result<Vec<serde_json::Value>, String> {
+        self.with(|c| {
+            let rows = self.query(
+                c,
+                "SELECT g.id, g.finished, g.record FROM games g WHERE $1::TEXT IS NULL OR g.id IN \
+                 (SELECT s.game FROM seats s JOIN versions v ON v.id = s.version \
+                 JOIN entrants e ON e.id = v.entrant WHERE e.name = $1) \
+                 ORDER BY g.id DESC LIMIT $2",
+                &[&entrant.map(escape), &to_i64(limit)],
+            )?;
+            rows.iter()
+                .map(|r| {
+                    Ok(super::game_summary(
+                        get(r, 0)?,
+                        text(r, 1)?,
+                        &get::<String>(r, 2)?,
+                    ))
+                })
+                .collect()
+        })
+    }
+
+    /// Game `id`'s record, as JSON.
+    fn game(&self, id: u64) -> Result<Option<serde_json::Value>, String> {
+        let text: Option<String> = self.with(|c| {
+            let row =
+                self.query_opt(c, "SELECT record FROM games WHERE id = $1", &[&to_i64(id)])?;
+            row.map(|r| get(&r, 0)).transpose()
+        })?;
+        text.map(|t| serde_json::from_str(&t).map_err(|e| format!("{}: game {id}: {e}", self.name)))
+            .transpose()
+    }
 
     /// The games numbered above `after`, by number, at most `limit`, each
     /// with the table it was played at.
-    pub fn games_after(
+    fn games_after(
         &self,
         after: u64,
         limit: u64,
@@ -1138,12 +1225,9 @@ impl Postgres {
             })
             .collect()
     }
-}
 
-/// The work: tables dealt, claimed with a lease, played and finished.
-impl Postgres {
     /// Deals a table: queued, for any worker to claim. Its id.
-    pub fn deal_table(&mut self, table: &NewTable) -> Result<i64, String> {
+    fn deal_table(&mut self, table: &NewTable) -> Result<i64, String> {
         let versions = serde_json::to_string(table.versions).unwrap_or_else(|_| "[]".into());
         let rotations = serde_json::to_string(table.rotations).unwrap_or_else(|_| "[]".into());
         // Its id is drawn first: a retry deals the same table, not another.
@@ -1162,7 +1246,7 @@ impl Postgres {
     /// Claims the first table queued (or whose lease ran out) whose
     /// versions `playable` says this worker can play, for `lease`; a
     /// table another worker is claiming is skipped, not waited for.
-    pub fn claim_table(
+    fn claim_table(
         &mut self,
         worker: &str,
         lease: Duration,
@@ -1206,43 +1290,10 @@ impl Postgres {
         })
     }
 
-    fn table_row(&self, row: &Row) -> Attempt<TableRow> {
-        let id: i64 = get(row, 0)?;
-        let versions: String = get(row, 2)?;
-        let rotations: String = get(row, 3)?;
-        let bad = |e: serde_json::Error| Fail::Other(format!("{}: table {id}: {e}", self.name));
-        Ok(TableRow {
-            id,
-            round: to_u64(get(row, 1)?),
-            versions: serde_json::from_str(&versions).map_err(bad)?,
-            rotations: serde_json::from_str(&rotations).map_err(bad)?,
-            claim: get(row, 4)?,
-            played: Vec::new(),
-        })
-    }
-
-    /// The rotations of tables `ids` already in `games`.
-    fn played(&self, c: &Session, ids: &[i64]) -> Attempt<HashMap<i64, Vec<u64>>> {
-        let rows = self.query(
-            c,
-            "SELECT table_id, rotation FROM games WHERE table_id = ANY($1) \
-             ORDER BY table_id, rotation",
-            &[&ids],
-        )?;
-        let mut played = HashMap::<i64, Vec<u64>>::new();
-        for row in &rows {
-            played
-                .entry(get(row, 0)?)
-                .or_default()
-                .push(to_u64(get(row, 1)?));
-        }
-        Ok(played)
-    }
-
     /// Extends the lease of each of `claims` still held; the claims lost
     /// (the lease ran out and another worker claimed the table, or it was
     /// dropped). The worker was seen now.
-    pub fn renew_claims(
+    fn renew_claims(
         &self,
         worker: &str,
         claims: &[Claim],
@@ -1284,7 +1335,7 @@ impl Postgres {
 
     /// Puts the table of `claim` back in the queue now (its worker is
     /// stopping), if the claim is still held.
-    pub fn release_table(&self, claim: Claim) -> Result<(), String> {
+    fn release_table(&self, claim: Claim) -> Result<(), String> {
         self.change(
             "UPDATE tables SET state = 'queued', worker = NULL, lease_until = NULL \
              WHERE id = $1 AND claim = $2 AND state = 'claimed'",
@@ -1293,45 +1344,9 @@ impl Postgres {
         Ok(())
     }
 
-    /// Commits one game of a claimed table as [`Postgres::add_game`]
-    /// does; `None`, with nothing written, if the claim is no longer held
-    /// or the table's `rotation` is recorded already.
-    pub(super) fn commit_game(
-        &mut self,
-        record: &mut GameRecord,
-        claim: Claim,
-        game: &NewGame,
-    ) -> Result<Option<u64>, String> {
-        let mut tried = None;
-        let id = self.with(|c| {
-            self.transaction(c, "BEGIN", || {
-                // Locks the table's row: no claim of it can come between
-                // this check and the commit.
-                let row = self.query_opt(
-                    c,
-                    "SELECT claim, state FROM tables WHERE id = $1 FOR UPDATE",
-                    &[&claim.table],
-                )?;
-                let held = match &row {
-                    Some(r) => {
-                        get::<i64>(r, 0)? == claim.claim && get::<String>(r, 1)? == "claimed"
-                    }
-                    None => false,
-                };
-                if !held {
-                    // The game may be this call's own, committed by an
-                    // attempt whose answer was lost.
-                    return self.recorded(c, record, &tried);
-                }
-                self.insert_game(c, record, game, &mut tried)
-            })
-        })?;
-        Ok(id.map(to_u64))
-    }
-
     /// Ends the table of `claim` (all its games played, or `outcome` says
     /// why not), if the claim is still held.
-    pub fn finish_table(&self, claim: Claim, outcome: Option<&str>) -> Result<(), String> {
+    fn finish_table(&self, claim: Claim, outcome: Option<&str>) -> Result<(), String> {
         self.change(
             "UPDATE tables SET state = 'done', outcome = $3, lease_until = NULL \
              WHERE id = $1 AND claim = $2 AND state = 'claimed'",
@@ -1342,7 +1357,7 @@ impl Postgres {
 
     /// Every table not done, by id, with its claim and the rotations
     /// played.
-    pub fn open_tables(&self) -> Result<Vec<TableRow>, String> {
+    fn open_tables(&self) -> Result<Vec<TableRow>, String> {
         self.with(|c| {
             self.transaction(c, "BEGIN ISOLATION LEVEL REPEATABLE READ", || {
                 let rows = self.query(
@@ -1366,7 +1381,7 @@ impl Postgres {
     }
 
     /// The state of each of tables `ids` there is, in the order asked.
-    pub fn table_states(&self, ids: &[i64]) -> Result<Vec<(i64, TableState)>, String> {
+    fn table_states(&self, ids: &[i64]) -> Result<Vec<(i64, TableState)>, String> {
         self.with(|c| {
             let rows = self.query(
                 c,
@@ -1398,7 +1413,7 @@ impl Postgres {
 
     /// Ends those of tables `ids` still queued (no worker has them): they
     /// are done, dropped. Which, in the order asked.
-    pub fn drop_queued_tables(&self, ids: &[i64]) -> Result<Vec<i64>, String> {
+    fn drop_queued_tables(&self, ids: &[i64]) -> Result<Vec<i64>, String> {
         let dropped: Vec<i64> = self.with(|c| {
             let rows = self.query(
                 c,
@@ -1416,7 +1431,7 @@ impl Postgres {
     }
 
     /// Worker `name`, with `jobs` jobs, is there now.
-    pub fn worker_seen(&self, name: &str, jobs: usize) -> Result<(), String> {
+    fn worker_seen(&self, name: &str, jobs: usize) -> Result<(), String> {
         self.change(
             &format!(
                 "INSERT INTO workers (name, jobs, seen) VALUES ($1, $2, {NOW_MS}) \
@@ -1428,7 +1443,7 @@ impl Postgres {
     }
 
     /// The workers seen within `within`, by name, and their jobs.
-    pub fn workers(&self, within: Duration) -> Result<Vec<(String, usize)>, String> {
+    fn workers(&self, within: Duration) -> Result<Vec<(String, usize)>, String> {
         self.with(|c| {
             let rows = self.query(
                 c,
@@ -1447,7 +1462,7 @@ impl Postgres {
     }
 
     /// Worker `name` has stopped: its row and its declines go.
-    pub fn worker_gone(&self, name: &str) -> Result<(), String> {
+    fn worker_gone(&self, name: &str) -> Result<(), String> {
         let name = escape(name);
         self.with(|c| {
             self.transaction(c, "BEGIN", || {
@@ -1459,7 +1474,7 @@ impl Postgres {
     }
 
     /// Worker `worker` cannot play version `version`, for `why`.
-    pub fn decline_version(&self, worker: &str, version: i64, why: &str) -> Result<(), String> {
+    fn decline_version(&self, worker: &str, version: i64, why: &str) -> Result<(), String> {
         self.change(
             "INSERT INTO declines (worker, version, why) VALUES ($1, $2, $3) \
              ON CONFLICT (worker, version) DO UPDATE SET why = excluded.why",
@@ -1471,7 +1486,7 @@ impl Postgres {
     /// Worker `worker` voided a game for a failure of its own. (Unlike
     /// the other writes, one retried after a commit whose answer was
     /// lost counts twice: a count for people, not a game.)
-    pub fn void_game(&self, worker: &str, why: &str) -> Result<(), String> {
+    fn void_game(&self, worker: &str, why: &str) -> Result<(), String> {
         self.change(
             &format!(
                 "INSERT INTO workers (name, jobs, seen, void_games, last_void) \
@@ -1484,7 +1499,7 @@ impl Postgres {
     }
 
     /// The workers seen within `within`, by name, each with what it said.
-    pub fn worker_notes(&self, within: Duration) -> Result<Vec<WorkerNote>, String> {
+    fn worker_notes(&self, within: Duration) -> Result<Vec<WorkerNote>, String> {
         self.with(|c| {
             self.transaction(c, "BEGIN ISOLATION LEVEL REPEATABLE READ", || {
                 let rows = self.query(
@@ -1522,26 +1537,13 @@ impl Postgres {
     }
 
     /// Every table `worker` holds goes back to the queue.
-    pub fn release_claims_of(&self, worker: &str) -> Result<(), String> {
+    fn release_claims_of(&self, worker: &str) -> Result<(), String> {
         self.change(
             "UPDATE tables SET state = 'queued', worker = NULL, lease_until = NULL \
              WHERE worker = $1 AND state = 'claimed'",
             &[&escape(worker)],
         )?;
         Ok(())
-    }
-}
-
-impl Drop for Postgres {
-    fn drop(&mut self) {
-        // Ends the session now (and with it the league's lock), rather
-        // than when the runtime's thread gets to it.
-        drop(self.client.get_mut().map(Option::take));
-        // A runtime dropped inside another one panics; shut down in the
-        // background, it does not wait.
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
-        }
     }
 }
 

@@ -17,7 +17,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use std::time::Duration;
 
 use super::{
-    Claim, Meta, NewGame, NewTable, NewVersion, TableRow, TableState, VersionRow, WorkerNote,
+    Claim, Meta, NewGame, NewTable, NewVersion, Store, TableRow, TableState, VersionRow, WorkerNote,
 };
 use crate::game::GameRecord;
 
@@ -285,49 +285,6 @@ impl Sqlite {
         Ok(())
     }
 
-    pub fn meta(&self) -> Result<Option<Meta>, String> {
-        let get = |key: &str| -> Result<Option<String>, String> {
-            self.conn
-                .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-                .optional()
-                .map_err(sql(&self.path))
-        };
-        Meta::of(
-            (get("game")?, get("solo")?, get("seed")?),
-            self.path.display(),
-        )
-    }
-
-    pub fn set_meta(&self, meta: &Meta) -> Result<(), String> {
-        let rows = [
-            ("schema", SCHEMA.to_owned()),
-            ("game", meta.game.clone()),
-            ("solo", if meta.solo { "1" } else { "0" }.to_owned()),
-            ("seed", meta.seed.to_string()),
-        ];
-        for (key, value) in rows {
-            self.conn
-                .execute(
-                    "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
-                    params![key, value],
-                )
-                .map_err(sql(&self.path))?;
-        }
-        Ok(())
-    }
-
-    /// Every version of every entrant, oldest first.
-    pub fn versions(&self) -> Result<Vec<VersionRow>, String> {
-        self.select_versions("v.build_log")
-    }
-
-    /// [`Db::versions`] without their build logs (`build_log` is `None`):
-    /// what a scan needs, every few seconds, of versions whose logs may
-    /// hold 64 KiB each.
-    pub fn versions_without_logs(&self) -> Result<Vec<VersionRow>, String> {
-        self.select_versions("NULL")
-    }
-
     fn select_versions(&self, log: &str) -> Result<Vec<VersionRow>, String> {
         let mut statement = self
             .conn
@@ -358,79 +315,6 @@ impl Sqlite {
         rows.collect::<Result<_, _>>().map_err(sql(&self.path))
     }
 
-    /// Adds the next version of `new.entrant` (its first makes the
-    /// entrant); the entrant is in the league again if it had left. Its
-    /// id and number.
-    pub fn add_version(&mut self, new: &NewVersion) -> Result<(i64, u32), String> {
-        let path = self.path.clone();
-        let tx = self.conn.transaction().map_err(sql(&path))?;
-        tx.execute(
-            "INSERT INTO entrants (name) VALUES (?1) ON CONFLICT (name) DO UPDATE SET retired = 0",
-            [new.entrant],
-        )
-        .map_err(sql(&path))?;
-        let entrant: i64 = tx
-            .query_row(
-                "SELECT id FROM entrants WHERE name = ?1",
-                [new.entrant],
-                |r| r.get(0),
-            )
-            .map_err(sql(&path))?;
-        let version: u32 = tx
-            .query_row(
-                "SELECT coalesce(max(version), 0) + 1 FROM versions WHERE entrant = ?1",
-                [entrant],
-                |r| r.get(0),
-            )
-            .map_err(sql(&path))?;
-        tx.execute(
-            "INSERT INTO versions (entrant, version, fingerprint, products, built, build_ok, \
-             build_log) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
-                entrant,
-                version,
-                new.fingerprint,
-                serde_json::to_string(new.products).unwrap_or_else(|_| "[]".into()),
-                crate::record::timestamp(),
-                i64::from(new.build_ok),
-                new.build_log,
-            ],
-        )
-        .map_err(sql(&path))?;
-        let id = tx.last_insert_rowid();
-        tx.commit().map_err(sql(&path))?;
-        Ok((id, version))
-    }
-
-    /// `entrant` leaves the league (its folder is gone): its versions keep
-    /// their games.
-    pub fn retire(&self, entrant: &str) -> Result<(), String> {
-        self.conn
-            .execute("UPDATE entrants SET retired = 1 WHERE name = ?1", [entrant])
-            .map_err(sql(&self.path))?;
-        Ok(())
-    }
-
-    /// Version `id` failed as if it had not built, for `why` (the judge
-    /// refused its options): it plays no more, and its row says why.
-    pub fn fail_version(&self, id: i64, why: &str) -> Result<(), String> {
-        self.conn
-            .execute(
-                "UPDATE versions SET build_ok = 0, build_log = ?2 WHERE id = ?1",
-                rusqlite::params![id, why],
-            )
-            .map_err(sql(&self.path))?;
-        Ok(())
-    }
-
-    /// `entrant` is in the league again (its folder is back).
-    pub fn rejoin(&self, entrant: &str) -> Result<(), String> {
-        self.conn
-            .execute("UPDATE entrants SET retired = 0 WHERE name = ?1", [entrant])
-            .map_err(sql(&self.path))?;
-        Ok(())
-    }
-
     /// Commits one finished game: its record, numbered as the league's
     /// next game (its `index`), and the version in each seat, in one
     /// transaction. The game's number.
@@ -444,89 +328,6 @@ impl Sqlite {
         let id = insert_game(&tx, &path, record, game)?;
         tx.commit().map_err(sql(&path))?;
         Ok(id)
-    }
-
-    /// Games finished.
-    pub fn games(&self) -> Result<u64, String> {
-        self.conn
-            .query_row("SELECT count(*) FROM games", [], |r| r.get::<_, i64>(0))
-            .map(|n| n as u64)
-            .map_err(sql(&self.path))
-    }
-
-    /// The round the next one dealt is to be: after every round a game was
-    /// finished in.
-    pub fn next_round(&self) -> Result<u64, String> {
-        self.conn
-            .query_row("SELECT coalesce(max(round), 0) + 1 FROM games", [], |r| {
-                r.get::<_, i64>(0)
-            })
-            .map(|n| n as u64)
-            .map_err(sql(&self.path))
-    }
-
-    /// The rounds version `version` has finished a game of (a game played
-    /// alone: the deals it has played).
-    pub fn rounds_of(&self, version: i64) -> Result<Vec<u64>, String> {
-        let mut statement = self
-            .conn
-            .prepare(
-                "SELECT DISTINCT g.round FROM games g JOIN seats s ON s.game = g.id \
-                 WHERE s.version = ?1 ORDER BY g.round",
-            )
-            .map_err(sql(&self.path))?;
-        let rows = statement
-            .query_map([version], |r| r.get::<_, i64>(0).map(|n| n as u64))
-            .map_err(sql(&self.path))?;
-        rows.collect::<Result<_, _>>().map_err(sql(&self.path))
-    }
-
-    /// The last `limit` games (of `entrant`'s versions, if given), newest
-    /// first: each one's number, when it finished, and its seats.
-    pub fn recent_games(
-        &self,
-        entrant: Option<&str>,
-        limit: u64,
-    ) -> Result<Vec<serde_json::Value>, String> {
-        let mut statement = self
-            .conn
-            .prepare(
-                "SELECT g.id, g.finished, g.record FROM games g WHERE ?1 IS NULL OR g.id IN \
-                 (SELECT s.game FROM seats s JOIN versions v ON v.id = s.version \
-                 JOIN entrants e ON e.id = v.entrant WHERE e.name = ?1) \
-                 ORDER BY g.id DESC LIMIT ?2",
-            )
-            .map_err(sql(&self.path))?;
-        let rows = statement
-            .query_map(params![entrant, limit as i64], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                ))
-            })
-            .map_err(sql(&self.path))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (id, finished, record) = row.map_err(sql(&self.path))?;
-            out.push(super::game_summary(id, finished, &record));
-        }
-        Ok(out)
-    }
-
-    /// Game `id`'s record, as JSON.
-    pub fn game(&self, id: u64) -> Result<Option<serde_json::Value>, String> {
-        let text: Option<String> = self
-            .conn
-            .query_row("SELECT record FROM games WHERE id = ?1", [id as i64], |r| {
-                r.get(0)
-            })
-            .optional()
-            .map_err(sql(&self.path))?;
-        text.map(|t| {
-            serde_json::from_str(&t).map_err(|e| format!("{}: game {id}: {e}", self.path.display()))
-        })
-        .transpose()
     }
 
     /// Starts a read transaction: all read until [`Sqlite::end_read`] is
@@ -563,130 +364,6 @@ impl Sqlite {
 /// their games committed under the claim. One process at a time writes
 /// (SQLite's own lock), so a claim needs no more than a transaction.
 impl Sqlite {
-    pub fn setting(&self, key: &str) -> Result<Option<String>, String> {
-        self.conn
-            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-            .optional()
-            .map_err(sql(&self.path))
-    }
-
-    pub fn set_setting(&self, key: &str, value: &str) -> Result<(), String> {
-        self.conn
-            .execute(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
-                params![key, value],
-            )
-            .map(drop)
-            .map_err(sql(&self.path))
-    }
-
-    pub fn set_player(&self, version: i64, player: &str) -> Result<(), String> {
-        self.conn
-            .execute(
-                "UPDATE versions SET player = ?2 WHERE id = ?1",
-                params![version, player],
-            )
-            .map(drop)
-            .map_err(sql(&self.path))
-    }
-
-    pub fn deal_table(&mut self, table: &NewTable) -> Result<i64, String> {
-        self.conn
-            .execute(
-                "INSERT INTO tables (round, versions, rotations) VALUES (?1, ?2, ?3)",
-                params![
-                    table.round as i64,
-                    json(table.versions),
-                    json(table.rotations)
-                ],
-            )
-            .map_err(sql(&self.path))?;
-        Ok(self.conn.last_insert_rowid())
-    }
-
-    pub fn claim_table(
-        &mut self,
-        worker: &str,
-        lease: Duration,
-        playable: &dyn Fn(&[i64]) -> bool,
-    ) -> Result<Option<TableRow>, String> {
-        let path = self.path.clone();
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(sql(&path))?;
-        let now = now_ms();
-        let candidates: Vec<(i64, String)> = {
-            let mut statement = tx
-                .prepare_cached(
-                    "SELECT id, versions FROM tables WHERE state = 'queued' \
-                     OR (state = 'claimed' AND lease_until < ?1) ORDER BY id LIMIT 64",
-                )
-                .map_err(sql(&path))?;
-            let rows = statement
-                .query_map([now], |r| Ok((r.get(0)?, r.get(1)?)))
-                .map_err(sql(&path))?;
-            rows.collect::<Result<_, _>>().map_err(sql(&path))?
-        };
-        let Some(id) = candidates
-            .into_iter()
-            .find(|(_, versions)| playable(&parse_ids(versions)))
-            .map(|(id, _)| id)
-        else {
-            return Ok(None);
-        };
-        tx.execute(
-            "UPDATE tables SET state = 'claimed', claim = claim + 1, worker = ?2, \
-             lease_until = ?3 WHERE id = ?1",
-            params![id, worker, now + lease.as_millis() as i64],
-        )
-        .map_err(sql(&path))?;
-        let row = table_row(&tx, id).map_err(sql(&path))?;
-        tx.commit().map_err(sql(&path))?;
-        Ok(row)
-    }
-
-    pub fn renew_claims(
-        &self,
-        worker: &str,
-        claims: &[Claim],
-        lease: Duration,
-    ) -> Result<Vec<Claim>, String> {
-        let until = now_ms() + lease.as_millis() as i64;
-        let mut lost = Vec::new();
-        for claim in claims {
-            let held = self
-                .conn
-                .execute(
-                    "UPDATE tables SET lease_until = ?3 \
-                     WHERE id = ?1 AND claim = ?2 AND state = 'claimed'",
-                    params![claim.table, claim.claim, until],
-                )
-                .map_err(sql(&self.path))?;
-            if held == 0 {
-                lost.push(*claim);
-            }
-        }
-        self.conn
-            .execute(
-                "UPDATE workers SET seen = ?2 WHERE name = ?1",
-                params![worker, now_ms()],
-            )
-            .map_err(sql(&self.path))?;
-        Ok(lost)
-    }
-
-    pub fn release_table(&self, claim: Claim) -> Result<(), String> {
-        self.conn
-            .execute(
-                "UPDATE tables SET state = 'queued', worker = NULL, lease_until = NULL \
-                 WHERE id = ?1 AND claim = ?2 AND state = 'claimed'",
-                params![claim.table, claim.claim],
-            )
-            .map(drop)
-            .map_err(sql(&self.path))
-    }
-
     pub(super) fn commit_game(
         &mut self,
         record: &mut GameRecord,
@@ -720,217 +397,6 @@ impl Sqlite {
         let id = insert_game(&tx, &path, record, game)?;
         tx.commit().map_err(sql(&path))?;
         Ok(Some(id))
-    }
-
-    pub fn finish_table(&self, claim: Claim, outcome: Option<&str>) -> Result<(), String> {
-        self.conn
-            .execute(
-                "UPDATE tables SET state = 'done', outcome = ?3, lease_until = NULL \
-                 WHERE id = ?1 AND claim = ?2 AND state = 'claimed'",
-                params![claim.table, claim.claim, outcome],
-            )
-            .map(drop)
-            .map_err(sql(&self.path))
-    }
-
-    pub fn open_tables(&self) -> Result<Vec<TableRow>, String> {
-        let ids: Vec<i64> = {
-            let mut statement = self
-                .conn
-                .prepare("SELECT id FROM tables WHERE state <> 'done' ORDER BY id")
-                .map_err(sql(&self.path))?;
-            let rows = statement
-                .query_map([], |r| r.get(0))
-                .map_err(sql(&self.path))?;
-            rows.collect::<Result<_, _>>().map_err(sql(&self.path))?
-        };
-        let mut tables = Vec::new();
-        for id in ids {
-            tables.extend(table_row(&self.conn, id).map_err(sql(&self.path))?);
-        }
-        Ok(tables)
-    }
-
-    pub fn table_states(&self, ids: &[i64]) -> Result<Vec<(i64, TableState)>, String> {
-        let mut statement = self
-            .conn
-            .prepare_cached("SELECT state, outcome FROM tables WHERE id = ?1")
-            .map_err(sql(&self.path))?;
-        let mut states = Vec::new();
-        for &id in ids {
-            let row: Option<(String, Option<String>)> = statement
-                .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
-                .optional()
-                .map_err(sql(&self.path))?;
-            if let Some((state, outcome)) = row {
-                states.push((id, TableState::of(&state, outcome)));
-            }
-        }
-        Ok(states)
-    }
-
-    pub fn drop_queued_tables(&self, ids: &[i64]) -> Result<Vec<i64>, String> {
-        let mut dropped = Vec::new();
-        for &id in ids {
-            let n = self
-                .conn
-                .execute(
-                    "UPDATE tables SET state = 'done', outcome = '\"dropped\"' \
-                     WHERE id = ?1 AND state = 'queued'",
-                    [id],
-                )
-                .map_err(sql(&self.path))?;
-            if n > 0 {
-                dropped.push(id);
-            }
-        }
-        Ok(dropped)
-    }
-
-    pub fn games_after(
-        &self,
-        after: u64,
-        limit: u64,
-    ) -> Result<Vec<(Option<i64>, GameRecord)>, String> {
-        let table = if self.before_work { "NULL" } else { "table_id" };
-        let mut statement = self
-            .conn
-            .prepare_cached(&format!(
-                "SELECT id, {table}, record FROM games WHERE id > ?1 ORDER BY id LIMIT ?2"
-            ))
-            .map_err(sql(&self.path))?;
-        let rows = statement
-            .query_map(params![after as i64, limit as i64], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, Option<i64>>(1)?,
-                    r.get::<_, String>(2)?,
-                ))
-            })
-            .map_err(sql(&self.path))?;
-        let mut games = Vec::new();
-        for row in rows {
-            let (id, table, text) = row.map_err(sql(&self.path))?;
-            let record = serde_json::from_str(&text)
-                .map_err(|e| format!("{}: game {id}: {e}", self.path.display()))?;
-            games.push((table, record));
-        }
-        Ok(games)
-    }
-
-    pub fn worker_seen(&self, name: &str, jobs: usize) -> Result<(), String> {
-        self.conn
-            .execute(
-                // Not `OR REPLACE`: that would reset what it said of itself.
-                "INSERT INTO workers (name, jobs, seen) VALUES (?1, ?2, ?3) \
-                 ON CONFLICT (name) DO UPDATE SET jobs = excluded.jobs, seen = excluded.seen",
-                params![name, jobs as i64, now_ms()],
-            )
-            .map(drop)
-            .map_err(sql(&self.path))
-    }
-
-    pub fn workers(&self, within: Duration) -> Result<Vec<(String, usize)>, String> {
-        let since = now_ms() - within.as_millis() as i64;
-        let mut statement = self
-            .conn
-            .prepare_cached("SELECT name, jobs FROM workers WHERE seen >= ?1 ORDER BY name")
-            .map_err(sql(&self.path))?;
-        let rows = statement
-            .query_map([since], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as usize))
-            })
-            .map_err(sql(&self.path))?;
-        rows.collect::<Result<_, _>>().map_err(sql(&self.path))
-    }
-
-    pub fn release_claims_of(&self, worker: &str) -> Result<(), String> {
-        self.conn
-            .execute(
-                "UPDATE tables SET state = 'queued', worker = NULL, lease_until = NULL \
-                 WHERE worker = ?1 AND state = 'claimed'",
-                [worker],
-            )
-            .map(drop)
-            .map_err(sql(&self.path))
-    }
-
-    pub fn worker_gone(&self, name: &str) -> Result<(), String> {
-        self.conn
-            .execute_batch("BEGIN")
-            .and_then(|()| {
-                self.conn
-                    .execute("DELETE FROM workers WHERE name = ?1", [name])
-            })
-            .and_then(|_| {
-                self.conn
-                    .execute("DELETE FROM declines WHERE worker = ?1", [name])
-            })
-            .and_then(|_| self.conn.execute_batch("COMMIT"))
-            .map_err(|e| {
-                let _ = self.conn.execute_batch("ROLLBACK");
-                sql(&self.path)(e)
-            })
-    }
-
-    pub fn decline_version(&self, worker: &str, version: i64, why: &str) -> Result<(), String> {
-        self.conn
-            .execute(
-                "INSERT INTO declines (worker, version, why) VALUES (?1, ?2, ?3) \
-                 ON CONFLICT (worker, version) DO UPDATE SET why = excluded.why",
-                params![worker, version, why],
-            )
-            .map(drop)
-            .map_err(sql(&self.path))
-    }
-
-    pub fn void_game(&self, worker: &str, why: &str) -> Result<(), String> {
-        self.conn
-            .execute(
-                "INSERT INTO workers (name, jobs, seen, void_games, last_void) \
-                 VALUES (?1, 0, ?3, 1, ?2) ON CONFLICT (name) DO UPDATE SET \
-                 void_games = void_games + 1, last_void = excluded.last_void",
-                params![worker, why, now_ms()],
-            )
-            .map(drop)
-            .map_err(sql(&self.path))
-    }
-
-    pub fn worker_notes(&self, within: Duration) -> Result<Vec<WorkerNote>, String> {
-        let since = now_ms() - within.as_millis() as i64;
-        let mut workers = self
-            .conn
-            .prepare_cached(
-                "SELECT name, jobs, void_games, last_void FROM workers \
-                 WHERE seen >= ?1 ORDER BY name",
-            )
-            .map_err(sql(&self.path))?;
-        let mut declines = self
-            .conn
-            .prepare_cached("SELECT version, why FROM declines WHERE worker = ?1 ORDER BY version")
-            .map_err(sql(&self.path))?;
-        let notes = workers
-            .query_map([since], |r| {
-                Ok(WorkerNote {
-                    name: r.get(0)?,
-                    jobs: r.get::<_, i64>(1)? as usize,
-                    void_games: r.get::<_, i64>(2)? as u64,
-                    last_void: r.get(3)?,
-                    declined: Vec::new(),
-                })
-            })
-            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-            .map_err(sql(&self.path))?;
-        notes
-            .into_iter()
-            .map(|mut note| {
-                note.declined = declines
-                    .query_map([&note.name], |r| Ok((r.get(0)?, r.get(1)?)))
-                    .and_then(|rows| rows.collect())
-                    .map_err(sql(&self.path))?;
-                Ok(note)
-            })
-            .collect()
     }
 }
 
@@ -1029,6 +495,542 @@ fn hold(path: &Path) -> Result<Flock<File>, String> {
         ),
         e => format!("{}: cannot lock it: {e}", path.display()),
     })
+}
+
+impl Store for Sqlite {
+    fn meta(&self) -> Result<Option<Meta>, String> {
+        let get = |key: &str| -> Result<Option<String>, String> {
+            self.conn
+                .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+                .optional()
+                .map_err(sql(&self.path))
+        };
+        Meta::of(
+            (get("game")?, get("solo")?, get("seed")?),
+            self.path.display(),
+        )
+    }
+
+    fn set_meta(&self, meta: &Meta) -> Result<(), String> {
+        let rows = [
+            ("schema", SCHEMA.to_owned()),
+            ("game", meta.game.clone()),
+            ("solo", if meta.solo { "1" } else { "0" }.to_owned()),
+            ("seed", meta.seed.to_string()),
+        ];
+        for (key, value) in rows {
+            self.conn
+                .execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+                    params![key, value],
+                )
+                .map_err(sql(&self.path))?;
+        }
+        Ok(())
+    }
+
+    /// Every version of every entrant, oldest first.
+    fn versions(&self) -> Result<Vec<VersionRow>, String> {
+        self.select_versions("v.build_log")
+    }
+
+    /// [`Store::versions`] without their build logs (`build_log` is `None`):
+    /// what a scan needs, every few seconds, of versions whose logs may
+    /// hold 64 KiB each.
+    fn versions_without_logs(&self) -> Result<Vec<VersionRow>, String> {
+        self.select_versions("NULL")
+    }
+
+    /// Adds the next version of `new.entrant` (its first makes the
+    /// entrant); the entrant is in the league again if it had left. Its
+    /// id and number.
+    fn add_version(&mut self, new: &NewVersion) -> Result<(i64, u32), String> {
+        let path = self.path.clone();
+        let tx = self.conn.transaction().map_err(sql(&path))?;
+        tx.execute(
+            "INSERT INTO entrants (name) VALUES (?1) ON CONFLICT (name) DO UPDATE SET retired = 0",
+            [new.entrant],
+        )
+        .map_err(sql(&path))?;
+        let entrant: i64 = tx
+            .query_row(
+                "SELECT id FROM entrants WHERE name = ?1",
+                [new.entrant],
+                |r| r.get(0),
+            )
+            .map_err(sql(&path))?;
+        let version: u32 = tx
+            .query_row(
+                "SELECT coalesce(max(version), 0) + 1 FROM versions WHERE entrant = ?1",
+                [entrant],
+                |r| r.get(0),
+            )
+            .map_err(sql(&path))?;
+        tx.execute(
+            "INSERT INTO versions (entrant, version, fingerprint, products, built, build_ok, \
+             build_log) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                entrant,
+                version,
+                new.fingerprint,
+                serde_json::to_string(new.products).unwrap_or_else(|_| "[]".into()),
+                crate::record::timestamp(),
+                i64::from(new.build_ok),
+                new.build_log,
+            ],
+        )
+        .map_err(sql(&path))?;
+        let id = tx.last_insert_rowid();
+        tx.commit().map_err(sql(&path))?;
+        Ok((id, version))
+    }
+
+    /// `entrant` leaves the league (its folder is gone): its versions keep
+    /// their games.
+    fn retire(&self, entrant: &str) -> Result<(), String> {
+        self.conn
+            .execute("UPDATE entrants SET retired = 1 WHERE name = ?1", [entrant])
+            .map_err(sql(&self.path))?;
+        Ok(())
+    }
+
+    /// Version `id` failed as if it had not built, for `why` (the judge
+    /// refused its options): it plays no more, and its row says why.
+    fn fail_version(&self, id: i64, why: &str) -> Result<(), String> {
+        self.conn
+            .execute(
+                "UPDATE versions SET build_ok = 0, build_log = ?2 WHERE id = ?1",
+                rusqlite::params![id, why],
+            )
+            .map_err(sql(&self.path))?;
+        Ok(())
+    }
+
+    /// `entrant` is in the league again (its folder is back).
+    fn rejoin(&self, entrant: &str) -> Result<(), String> {
+        self.conn
+            .execute("UPDATE entrants SET retired = 0 WHERE name = ?1", [entrant])
+            .map_err(sql(&self.path))?;
+        Ok(())
+    }
+
+    /// Games finished.
+    fn games(&self) -> Result<u64, String> {
+        self.conn
+            .query_row("SELECT count(*) FROM games", [], |r| r.get::<_, i64>(0))
+            .map(|n| n as u64)
+            .map_err(sql(&self.path))
+    }
+
+    /// The round the next one dealt is to be: after every round a game was
+    /// finished in.
+    fn next_round(&self) -> Result<u64, String> {
+        self.conn
+            .query_row("SELECT coalesce(max(round), 0) + 1 FROM games", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map(|n| n as u64)
+            .map_err(sql(&self.path))
+    }
+
+    /// The rounds version `version` has finished a game of (a game played
+    /// alone: the deals it has played).
+    fn rounds_of(&self, version: i64) -> Result<Vec<u64>, String> {
+        let mut statement = self
+            .conn
+            .prepare(
+                "SELECT DISTINCT g.round FROM games g JOIN seats s ON s.game = g.id \
+                 WHERE s.version = ?1 ORDER BY g.round",
+            )
+            .map_err(sql(&self.path))?;
+        let rows = statement
+            .query_map([version], |r| r.get::<_, i64>(0).map(|n| n as u64))
+            .map_err(sql(&self.path))?;
+        rows.collect::<Result<_, _>>().map_err(sql(&self.path))
+    }
+
+    /// The last `limit` games (of `entrant`'s versions, if given), newest
+    /// first: each one's number, when it finished, and its seats.
+    fn recent_games(
+        &self,
+        entrant: Option<&str>,
+        limit: u64,
+    ) -> Result<Vec<serde_json::Value>, String> {
+        let mut statement = self
+            .conn
+            .prepare(
+                "SELECT g.id, g.finished, g.record FROM games g WHERE ?1 IS NULL OR g.id IN \
+                 (SELECT s.game FROM seats s JOIN versions v ON v.id = s.version \
+                 JOIN entrants e ON e.id = v.entrant WHERE e.name = ?1) \
+                 ORDER BY g.id DESC LIMIT ?2",
+            )
+            .map_err(sql(&self.path))?;
+        let rows = statement
+            .query_map(params![entrant, limit as i64], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })
+            .map_err(sql(&self.path))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, finished, record) = row.map_err(sql(&self.path))?;
+            out.push(super::game_summary(id, finished, &record));
+        }
+        Ok(out)
+    }
+
+    /// Game `id`'s record, as JSON.
+    fn game(&self, id: u64) -> Result<Option<serde_json::Value>, String> {
+        let text: Option<String> = self
+            .conn
+            .query_row("SELECT record FROM games WHERE id = ?1", [id as i64], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(sql(&self.path))?;
+        text.map(|t| {
+            serde_json::from_str(&t).map_err(|e| format!("{}: game {id}: {e}", self.path.display()))
+        })
+        .transpose()
+    }
+
+    fn setting(&self, key: &str) -> Result<Option<String>, String> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(sql(&self.path))
+    }
+
+    fn set_setting(&self, key: &str, value: &str) -> Result<(), String> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+                params![key, value],
+            )
+            .map(drop)
+            .map_err(sql(&self.path))
+    }
+
+    fn set_player(&self, version: i64, player: &str) -> Result<(), String> {
+        self.conn
+            .execute(
+                "UPDATE versions SET player = ?2 WHERE id = ?1",
+                params![version, player],
+            )
+            .map(drop)
+            .map_err(sql(&self.path))
+    }
+
+    fn deal_table(&mut self, table: &NewTable) -> Result<i64, String> {
+        self.conn
+            .execute(
+                "INSERT INTO tables (round, versions, rotations) VALUES (?1, ?2, ?3)",
+                params![
+                    table.round as i64,
+                    json(table.versions),
+                    json(table.rotations)
+                ],
+            )
+            .map_err(sql(&self.path))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    fn claim_table(
+        &mut self,
+        worker: &str,
+        lease: Duration,
+        playable: &dyn Fn(&[i64]) -> bool,
+    ) -> Result<Option<TableRow>, String> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sql(&path))?;
+        let now = now_ms();
+        let candidates: Vec<(i64, String)> = {
+            let mut statement = tx
+                .prepare_cached(
+                    "SELECT id, versions FROM tables WHERE state = 'queued' \
+                     OR (state = 'claimed' AND lease_until < ?1) ORDER BY id LIMIT 64",
+                )
+                .map_err(sql(&path))?;
+            let rows = statement
+                .query_map([now], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(sql(&path))?;
+            rows.collect::<Result<_, _>>().map_err(sql(&path))?
+        };
+        let Some(id) = candidates
+            .into_iter()
+            .find(|(_, versions)| playable(&parse_ids(versions)))
+            .map(|(id, _)| id)
+        else {
+            return Ok(None);
+        };
+        tx.execute(
+            "UPDATE tables SET state = 'claimed', claim = claim + 1, worker = ?2, \
+             lease_until = ?3 WHERE id = ?1",
+            params![id, worker, now + lease.as_millis() as i64],
+        )
+        .map_err(sql(&path))?;
+        let row = table_row(&tx, id).map_err(sql(&path))?;
+        tx.commit().map_err(sql(&path))?;
+        Ok(row)
+    }
+
+    fn renew_claims(
+        &self,
+        worker: &str,
+        claims: &[Claim],
+        lease: Duration,
+    ) -> Result<Vec<Claim>, String> {
+        let until = now_ms() + lease.as_millis() as i64;
+        let mut lost = Vec::new();
+        for claim in claims {
+            let held = self
+                .conn
+                .execute(
+                    "UPDATE tables SET lease_until = ?3 \
+                     WHERE id = ?1 AND claim = ?2 AND state = 'claimed'",
+                    params![claim.table, claim.claim, until],
+                )
+                .map_err(sql(&self.path))?;
+            if held == 0 {
+                lost.push(*claim);
+            }
+        }
+        self.conn
+            .execute(
+                "UPDATE workers SET seen = ?2 WHERE name = ?1",
+                params![worker, now_ms()],
+            )
+            .map_err(sql(&self.path))?;
+        Ok(lost)
+    }
+
+    fn release_table(&self, claim: Claim) -> Result<(), String> {
+        self.conn
+            .execute(
+                "UPDATE tables SET state = 'queued', worker = NULL, lease_until = NULL \
+                 WHERE id = ?1 AND claim = ?2 AND state = 'claimed'",
+                params![claim.table, claim.claim],
+            )
+            .map(drop)
+            .map_err(sql(&self.path))
+    }
+
+    fn finish_table(&self, claim: Claim, outcome: Option<&str>) -> Result<(), String> {
+        self.conn
+            .execute(
+                "UPDATE tables SET state = 'done', outcome = ?3, lease_until = NULL \
+                 WHERE id = ?1 AND claim = ?2 AND state = 'claimed'",
+                params![claim.table, claim.claim, outcome],
+            )
+            .map(drop)
+            .map_err(sql(&self.path))
+    }
+
+    fn open_tables(&self) -> Result<Vec<TableRow>, String> {
+        let ids: Vec<i64> = {
+            let mut statement = self
+                .conn
+                .prepare("SELECT id FROM tables WHERE state <> 'done' ORDER BY id")
+                .map_err(sql(&self.path))?;
+            let rows = statement
+                .query_map([], |r| r.get(0))
+                .map_err(sql(&self.path))?;
+            rows.collect::<Result<_, _>>().map_err(sql(&self.path))?
+        };
+        let mut tables = Vec::new();
+        for id in ids {
+            tables.extend(table_row(&self.conn, id).map_err(sql(&self.path))?);
+        }
+        Ok(tables)
+    }
+
+    fn table_states(&self, ids: &[i64]) -> Result<Vec<(i64, TableState)>, String> {
+        let mut statement = self
+            .conn
+            .prepare_cached("SELECT state, outcome FROM tables WHERE id = ?1")
+            .map_err(sql(&self.path))?;
+        let mut states = Vec::new();
+        for &id in ids {
+            let row: Option<(String, Option<String>)> = statement
+                .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()
+                .map_err(sql(&self.path))?;
+            if let Some((state, outcome)) = row {
+                states.push((id, TableState::of(&state, outcome)));
+            }
+        }
+        Ok(states)
+    }
+
+    fn drop_queued_tables(&self, ids: &[i64]) -> Result<Vec<i64>, String> {
+        let mut dropped = Vec::new();
+        for &id in ids {
+            let n = self
+                .conn
+                .execute(
+                    "UPDATE tables SET state = 'done', outcome = '\"dropped\"' \
+                     WHERE id = ?1 AND state = 'queued'",
+                    [id],
+                )
+                .map_err(sql(&self.path))?;
+            if n > 0 {
+                dropped.push(id);
+            }
+        }
+        Ok(dropped)
+    }
+
+    fn games_after(
+        &self,
+        after: u64,
+        limit: u64,
+    ) -> Result<Vec<(Option<i64>, GameRecord)>, String> {
+        let table = if self.before_work { "NULL" } else { "table_id" };
+        let mut statement = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT id, {table}, record FROM games WHERE id > ?1 ORDER BY id LIMIT ?2"
+            ))
+            .map_err(sql(&self.path))?;
+        let rows = statement
+            .query_map(params![after as i64, limit as i64], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, Option<i64>>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })
+            .map_err(sql(&self.path))?;
+        let mut games = Vec::new();
+        for row in rows {
+            let (id, table, text) = row.map_err(sql(&self.path))?;
+            let record = serde_json::from_str(&text)
+                .map_err(|e| format!("{}: game {id}: {e}", self.path.display()))?;
+            games.push((table, record));
+        }
+        Ok(games)
+    }
+
+    fn worker_seen(&self, name: &str, jobs: usize) -> Result<(), String> {
+        self.conn
+            .execute(
+                // Not `OR REPLACE`: that would reset what it said of itself.
+                "INSERT INTO workers (name, jobs, seen) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (name) DO UPDATE SET jobs = excluded.jobs, seen = excluded.seen",
+                params![name, jobs as i64, now_ms()],
+            )
+            .map(drop)
+            .map_err(sql(&self.path))
+    }
+
+    fn workers(&self, within: Duration) -> Result<Vec<(String, usize)>, String> {
+        let since = now_ms() - within.as_millis() as i64;
+        let mut statement = self
+            .conn
+            .prepare_cached("SELECT name, jobs FROM workers WHERE seen >= ?1 ORDER BY name")
+            .map_err(sql(&self.path))?;
+        let rows = statement
+            .query_map([since], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as usize))
+            })
+            .map_err(sql(&self.path))?;
+        rows.collect::<Result<_, _>>().map_err(sql(&self.path))
+    }
+
+    fn release_claims_of(&self, worker: &str) -> Result<(), String> {
+        self.conn
+            .execute(
+                "UPDATE tables SET state = 'queued', worker = NULL, lease_until = NULL \
+                 WHERE worker = ?1 AND state = 'claimed'",
+                [worker],
+            )
+            .map(drop)
+            .map_err(sql(&self.path))
+    }
+
+    fn worker_gone(&self, name: &str) -> Result<(), String> {
+        self.conn
+            .execute_batch("BEGIN")
+            .and_then(|()| {
+                self.conn
+                    .execute("DELETE FROM workers WHERE name = ?1", [name])
+            })
+            .and_then(|_| {
+                self.conn
+                    .execute("DELETE FROM declines WHERE worker = ?1", [name])
+            })
+            .and_then(|_| self.conn.execute_batch("COMMIT"))
+            .map_err(|e| {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                sql(&self.path)(e)
+            })
+    }
+
+    fn decline_version(&self, worker: &str, version: i64, why: &str) -> Result<(), String> {
+        self.conn
+            .execute(
+                "INSERT INTO declines (worker, version, why) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (worker, version) DO UPDATE SET why = excluded.why",
+                params![worker, version, why],
+            )
+            .map(drop)
+            .map_err(sql(&self.path))
+    }
+
+    fn void_game(&self, worker: &str, why: &str) -> Result<(), String> {
+        self.conn
+            .execute(
+                "INSERT INTO workers (name, jobs, seen, void_games, last_void) \
+                 VALUES (?1, 0, ?3, 1, ?2) ON CONFLICT (name) DO UPDATE SET \
+                 void_games = void_games + 1, last_void = excluded.last_void",
+                params![worker, why, now_ms()],
+            )
+            .map(drop)
+            .map_err(sql(&self.path))
+    }
+
+    fn worker_notes(&self, within: Duration) -> Result<Vec<WorkerNote>, String> {
+        let since = now_ms() - within.as_millis() as i64;
+        let mut workers = self
+            .conn
+            .prepare_cached(
+                "SELECT name, jobs, void_games, last_void FROM workers \
+                 WHERE seen >= ?1 ORDER BY name",
+            )
+            .map_err(sql(&self.path))?;
+        let mut declines = self
+            .conn
+            .prepare_cached("SELECT version, why FROM declines WHERE worker = ?1 ORDER BY version")
+            .map_err(sql(&self.path))?;
+        let notes = workers
+            .query_map([since], |r| {
+                Ok(WorkerNote {
+                    name: r.get(0)?,
+                    jobs: r.get::<_, i64>(1)? as usize,
+                    void_games: r.get::<_, i64>(2)? as u64,
+                    last_void: r.get(3)?,
+                    declined: Vec::new(),
+                })
+            })
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(sql(&self.path))?;
+        notes
+            .into_iter()
+            .map(|mut note| {
+                note.declined = declines
+                    .query_map([&note.name], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .and_then(|rows| rows.collect())
+                    .map_err(sql(&self.path))?;
+                Ok(note)
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
