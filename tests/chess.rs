@@ -388,6 +388,41 @@ fn fixed_nodes_per_move_without_a_clock() {
     assert_eq!(tag(pgn, "TimeControl"), Some("-"), "{pgn}");
 }
 
+/// A kept engine is set up once, as fastchess sets up its engines: `uci`
+/// and its options in the first game its process plays, only
+/// `ucinewgame` after. A process started afresh, after it lost on an
+/// illegal move, is set up again. (Stockfish rebuilds its threads and its
+/// hash table at each `setoption` of theirs: 50 ms a game on a busy
+/// machine, docs/PERFORMANCE.md section 15.)
+#[test]
+fn a_kept_engine_is_set_up_once_and_a_fresh_one_again() {
+    let _serial = serial();
+    let bots = [fake("a", "plays"), fake("b", "illegal")];
+    let options = "--seed 1 --option a:Hash=32 --option b:Hash=64";
+    let extra: Vec<&str> = options.split(' ').collect();
+    let dir = scratch();
+    let game = fake_game(dir.path(), "max_plies = 6");
+    let records = play_fakes_with(&game, 4, &extra, &[&bots[0], &bots[1]]);
+    let set_up = |record: &Value, entrant: &str| -> Vec<String> {
+        let players = record["players"].as_array().unwrap();
+        let player = players.iter().find(|p| p["entrant"] == entrant).unwrap();
+        let stderr = player["stderr"].as_str().unwrap_or_default();
+        let lines = stderr.lines().filter(|l| l.starts_with("setoption"));
+        lines.map(str::to_owned).collect()
+    };
+    for (game, record) in records.iter().enumerate() {
+        let kept: &[&str] = if game == 0 {
+            &["setoption name Hash value 32"]
+        } else {
+            &[]
+        };
+        assert_eq!(set_up(record, "a"), kept, "game {}: {record}", game + 1);
+        let fresh = ["setoption name Hash value 64"];
+        assert_eq!(set_up(record, "b"), fresh, "game {}: {record}", game + 1);
+        assert_eq!(record["summary"]["termination"], "illegal_move", "{record}");
+    }
+}
+
 /// A game file in `dir` for games between fake engines: the chess judge
 /// without a clock (`go movetime 100` unless `options` give nodes or
 /// depth; the fakes answer at once), with the judge's `options` (TOML

@@ -208,8 +208,12 @@ fn draw_start(rng: &mut TestRng, index: u64) -> (Value, [String; 2]) {
             } else {
                 Value::Null
             };
+            // A process of a seat's entrant kept from an earlier game, or
+            // a fresh one: the judges set up only the ones they do not
+            // know.
+            let process = 1 + seat as u64 + 2 * rng.below(3);
             json!({"seat": seat, "name": names[(seat + 2 * rng.below(2) as usize) % 4],
-                "entrant": (seat + rotation as usize) % 2, "program": ["engine"],
+                "entrant": (seat + rotation as usize) % 2, "process": process, "program": ["engine"],
                 "options": options, "timeout_micros": 30_000_000,
                 "startup_micros": 10_000_000, "time_control": control})
         })

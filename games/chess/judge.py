@@ -532,12 +532,22 @@ class Game:
         self.finish("*" if len(losers) > 1 else ("0-1", "1-0")[lost], termination, detail)
 
     def setup(self):
-        """uci, the entrants' options, a new game, on the start-up
-        allowance. False when the game is over (a failure) or refused."""
-        say({"type": "send", "to": [0, 1], "text": "uci\n"})
-        replies = self.ask([0, 1], "uciok", setup=True)
+        """uci and the entrants' options for an engine process new to this
+        judge, then a new game for both, on the start-up allowance, as
+        fastchess sets up an engine once and starts each game with
+        `ucinewgame`. False when the game is over (a failure) or refused."""
+        process = [self.start["players"][seat].get("process") for seat in (0, 1)]
+        fresh = [seat for seat in (0, 1) if process[seat] not in SET_UP]
+        for seat in (0, 1):
+            if seat not in fresh:
+                self.ids[seat] = SET_UP[process[seat]]
+        replies = []
+        if fresh:
+            say({"type": "send", "to": fresh, "text": "uci\n"})
+            replies = self.ask(fresh, "uciok", setup=True)
         failed = [r for r in replies if "text" not in r]
-        alive = [r["player"] for r in replies if "text" in r]
+        alive = sorted([r["player"] for r in replies if "text" in r] +
+                       [seat for seat in (0, 1) if seat not in fresh])
         # Both entrants' options are checked before either is sent any.
         options = {}
         for reply in (r for r in replies if "text" in r):
@@ -545,12 +555,19 @@ class Game:
             player = self.start["players"][seat]
             options[seat], self.ids[seat] = setoptions(player, seat, reply.get("lines", []))
         for seat in alive:
-            say({"type": "send", "to": [seat], "text": options[seat] + "ucinewgame\nisready\n"})
+            say({"type": "send", "to": [seat],
+                 "text": options.get(seat, "") + "ucinewgame\nisready\n"})
         if alive:
             failed += [r for r in self.ask(alive, "readyok", setup=True) if "text" not in r]
         if failed:
             self.forfeit([r["player"] for r in failed], failed[0]["status"])
             return False
+        for seat in fresh:
+            if process[seat] is not None:
+                SET_UP.pop(process[seat], None)
+                SET_UP[process[seat]] = self.ids[seat]
+                while len(SET_UP) > 16:
+                    SET_UP.pop(next(iter(SET_UP)))
         return True
 
     def move(self, seat, moves):
@@ -604,6 +621,12 @@ class Game:
             moves.append(move.uci())
             adjudication.update(board, score, colour)
             say(frame(board, "%s (%s, %s)" % (label, self.names[seat], self.comments[-1])))
+
+
+# The engine processes this judge has set up (`uci` and their options),
+# by their number in `start` (`process`), and their ids: a kept process
+# gets only `ucinewgame` in its next games. The last 16 are remembered.
+SET_UP = {}
 
 
 def main():

@@ -690,26 +690,32 @@ impl<'a> Table<'a> {
         self.finish(harness, result, termination, detail).await
     }
 
-    /// uci, the entrants' options, a new game, on the start-up allowance.
-    /// False when the game is over (a failure).
-    async fn setup<W: Wire>(&mut self, harness: &mut Harness<W>) -> Result<bool, Stop> {
-        harness.say(&json!({"type": "send", "to": [0, 1], "text": "uci\n"}))?;
-        let replies = self.ask(harness, &[0, 1], "uciok", true).await?;
-        let (alive, mut failed): (Vec<Reply>, Vec<Reply>) =
-            replies.into_iter().partition(|r| r.text.is_some());
-        let mut sent: Vec<(usize, String)> = Vec::new();
-        // Both entrants' options are checked before either is sent any.
-        let start = self.start;
-        for reply in &alive {
-            let seat = reply.player;
-            let player = &start["players"][seat];
-            let (options, ids) = options::setoptions(player, seat, &reply.lines)?;
-            self.ids[seat] = ids;
-            sent.push((seat, options));
+    /// uci and the entrants' options for an engine process new to this
+    /// judge, then a new game for both, on the start-up allowance, as
+    /// fastchess sets up an engine once and starts each game with
+    /// `ucinewgame`. False when the game is over (a failure).
+    async fn setup<W: Wire>(
+        &mut self,
+        harness: &mut Harness<W>,
+        engines: &mut SetUp,
+    ) -> Result<bool, Stop> {
+        let process = |seat: usize| self.start["players"][seat]["process"].as_u64();
+        let mut fresh = Vec::new();
+        for seat in 0..2 {
+            match process(seat).and_then(|p| engines.ids(p)) {
+                Some(ids) => self.ids[seat] = ids.clone(),
+                None => fresh.push(seat),
+            }
         }
-        let alive: Vec<usize> = alive.iter().map(|r| r.player).collect();
-        for (seat, options) in sent {
-            let text = format!("{options}ucinewgame\nisready\n");
+        let (mut alive, mut failed, sent) = self.introduce(harness, &fresh).await?;
+        alive.extend((0..2).filter(|seat| !fresh.contains(seat)));
+        alive.sort_unstable();
+        for &seat in &alive {
+            let options = sent
+                .iter()
+                .find(|(s, _)| *s == seat)
+                .map(|(_, o)| o.as_str());
+            let text = format!("{}ucinewgame\nisready\n", options.unwrap_or_default());
             harness.say(&json!({"type": "send", "to": [seat], "text": text}))?;
         }
         if !alive.is_empty() {
@@ -722,7 +728,39 @@ impl<'a> Table<'a> {
             self.forfeit(harness, &losers, &status, "").await?;
             return Ok(false);
         }
+        for &seat in &fresh {
+            if let Some(p) = process(seat) {
+                engines.remember(p, self.ids[seat].clone());
+            }
+        }
         Ok(true)
+    }
+
+    /// `uci` to the engines of `seats`: the seats that answered, the
+    /// replies of those that failed, and the `setoption` lines for each
+    /// that answered. Both entrants' options are checked before either is
+    /// sent any.
+    async fn introduce<W: Wire>(
+        &mut self,
+        harness: &mut Harness<W>,
+        seats: &[usize],
+    ) -> Result<(Vec<usize>, Vec<Reply>, Vec<(usize, String)>), Stop> {
+        if seats.is_empty() {
+            return Ok((Vec::new(), Vec::new(), Vec::new()));
+        }
+        harness.say(&json!({"type": "send", "to": seats, "text": "uci\n"}))?;
+        let replies = self.ask(harness, seats, "uciok", true).await?;
+        let (alive, failed): (Vec<Reply>, Vec<Reply>) =
+            replies.into_iter().partition(|r| r.text.is_some());
+        let mut sent = Vec::new();
+        for reply in &alive {
+            let seat = reply.player;
+            let player = &self.start["players"][seat];
+            let (options, ids) = options::setoptions(player, seat, &reply.lines)?;
+            self.ids[seat] = ids;
+            sent.push((seat, options));
+        }
+        Ok((alive.iter().map(|r| r.player).collect(), failed, sent))
     }
 
     /// Asks `seat` for its move: the move, its score and time, or `None`
@@ -787,8 +825,12 @@ impl<'a> Table<'a> {
         Ok(Some((mv, engine_score(&reply.lines), reply.micros)))
     }
 
-    async fn play<W: Wire>(&mut self, harness: &mut Harness<W>) -> Result<(), Stop> {
-        if !self.setup(harness).await? {
+    async fn play<W: Wire>(
+        &mut self,
+        harness: &mut Harness<W>,
+        engines: &mut SetUp,
+    ) -> Result<(), Stop> {
+        if !self.setup(harness, engines).await? {
             return Ok(());
         }
         let mut adjudication = Adjudication::new(&self.settings);
@@ -888,6 +930,34 @@ fn opening(
     })
 }
 
+/// The engine processes this judge has set up (`uci` and their options),
+/// by their number in `start` (`process`): a kept process gets only
+/// `ucinewgame` in its next games. The last few are remembered; a game
+/// thread keeps at most four engines.
+#[derive(Default)]
+struct SetUp {
+    known: std::collections::VecDeque<(u64, options::Ids)>,
+}
+
+impl SetUp {
+    const MOST: usize = 16;
+
+    fn ids(&self, process: u64) -> Option<&options::Ids> {
+        self.known
+            .iter()
+            .find(|(p, _)| *p == process)
+            .map(|(_, ids)| ids)
+    }
+
+    fn remember(&mut self, process: u64, ids: options::Ids) {
+        self.known.retain(|(p, _)| *p != process);
+        if self.known.len() == Self::MOST {
+            self.known.pop_front();
+        }
+        self.known.push_back((process, ids));
+    }
+}
+
 /// Runs the judge on standard input and output until the harness closes
 /// its messages (status 0), or a message it cannot take (status 1, the
 /// reason on standard error).
@@ -924,6 +994,7 @@ pub fn inside(dir: PathBuf) -> InsideJudge {
 
 /// Plays game after game: each `start` is a game, or a refusal.
 async fn run<W: Wire>(harness: &mut Harness<W>, mut books: Books) -> Result<(), String> {
+    let mut engines = SetUp::default();
     loop {
         let start: Value = match harness.hear().await {
             Ok(Some(start)) => start,
@@ -940,7 +1011,7 @@ async fn run<W: Wire>(harness: &mut Harness<W>, mut books: Books) -> Result<(), 
             .and_then(|settings| Table::new(&start, settings, &mut books))
             .map_err(Stop::Refused);
         let played = match table {
-            Ok(mut table) => table.play(harness).await,
+            Ok(mut table) => table.play(harness, &mut engines).await,
             Err(stop) => Err(stop),
         };
         match played {

@@ -238,6 +238,7 @@ pub struct Carried {
     judge: Option<Judge>,
     players: Vec<Option<Kept>>,
     games: u64,
+    processes: u64,
 }
 
 impl Carried {
@@ -286,6 +287,9 @@ pub struct Session<'g> {
     /// Games played with this session's kept players (their last game's
     /// number says which were used least recently).
     games: u64,
+    /// Player processes started so far on this thread: the last one's
+    /// number (`process` in `start`).
+    processes: u64,
     /// Kept players whose bot is now another program (a thread's next
     /// run), to be ended.
     leaving: Vec<(usize, Kept)>,
@@ -303,6 +307,8 @@ struct Kept {
     identity: String,
     /// The number of the last game it played ([`Session::games`]).
     used: u64,
+    /// Its number among the thread's player processes ([`Seat::process`]).
+    process: u64,
     /// How much of its stderr earlier games' records have shown.
     stderr_mark: u64,
     /// Where its usage in the next game's record starts.
@@ -339,6 +345,7 @@ impl<'g> Session<'g> {
             keep_players: false,
             kept: Vec::new(),
             games: 0,
+            processes: 0,
             leaving: Vec::new(),
             line: Vec::new(),
         }
@@ -350,6 +357,7 @@ impl<'g> Session<'g> {
         self.judge = carried.judge.filter(|_| self.game.reuse);
         self.kept = carried.players;
         self.games = carried.games;
+        self.processes = carried.processes;
     }
 
     /// What the next game is to go on with.
@@ -358,6 +366,7 @@ impl<'g> Session<'g> {
             judge: self.judge.take(),
             players: std::mem::take(&mut self.kept),
             games: self.games,
+            processes: self.processes,
         }
     }
 
@@ -485,7 +494,14 @@ impl<'g> Session<'g> {
                     ..self.time
                 };
                 let timer = Timer::new(time).with_margin(self.time_margin);
-                Seat::start(i, player, id, limits, timer, kept)
+                let process = match &kept {
+                    Some(kept) => kept.process,
+                    None => {
+                        self.processes += 1;
+                        self.processes
+                    }
+                };
+                Seat::start(i, player, id, limits, timer, (kept, process))
             })
             .collect()
     }
@@ -564,6 +580,7 @@ impl<'g> Session<'g> {
                     name: seat.entrant.clone(),
                     identity: seat.identity.clone(),
                     used: self.games,
+                    process: seat.process,
                     stderr_mark: seat.stderr_mark,
                     usage_mark: seat.usage_mark,
                     grace,
@@ -665,6 +682,7 @@ fn start_message<'g>(
                 },
                 entrant: v2.then(|| StartEntrant {
                     entrant: s.bot_index,
+                    process: s.process,
                     program: s.program.clone(),
                     options: s.options.clone(),
                     timeout_micros: micros(s.timer.limits().timeout),
@@ -978,6 +996,10 @@ struct Seat {
     bot_index: usize,
     /// Its player's [`identity`].
     identity: String,
+    /// Which process plays it: numbered from 1 on the game's thread, the
+    /// same in each game a kept process plays, so that a judge can tell
+    /// a process it has set up already (`process` in `start`).
+    process: u64,
     entrant: String,
     program: Vec<String>,
     options: serde_json::Value,
@@ -1023,14 +1045,14 @@ struct Seat {
 
 impl Seat {
     /// The seat's player: `kept`, the process of the previous game, or a
-    /// fresh one.
+    /// fresh one; `process` its number.
     fn start(
         seat: usize,
         player: &Player,
         identity: String,
         limits: BotLimits,
         timer: Timer,
-        kept: Option<Kept>,
+        (kept, process): (Option<Kept>, u64),
     ) -> Seat {
         let spec = &player.spec;
         let program = std::iter::once(&spec.program)
@@ -1063,6 +1085,7 @@ impl Seat {
             seat,
             bot_index: player.bot,
             identity,
+            process,
             entrant: player.name.clone(),
             program,
             options: player.options.clone(),

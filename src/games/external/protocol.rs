@@ -35,6 +35,12 @@ pub struct StartEntrant {
     /// tournament file's entrants or `play`'s BOTs): who it is whatever
     /// seat the rotation gives it (a judge's `swap = false` needs it).
     pub entrant: usize,
+    /// Which process plays the seat: numbered from 1 on the game's
+    /// thread, the same number in every game a kept process plays
+    /// (`keep_players`), a new one for a fresh process. A judge may skip
+    /// what it told the process in an earlier game (a UCI engine's `uci`
+    /// and options).
+    pub process: u64,
     pub program: Vec<String>,
     pub options: serde_json::Value,
     pub timeout_micros: u64,
