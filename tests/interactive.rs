@@ -6,9 +6,12 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::package::{judged, line, run};
+use common::package::{
+    assert_line_ends, assert_line_has, assert_line_starts, judged, judged_with, line, run,
+};
 use common::{
-    Run, assert_has, assert_lacks, fixture, jsonl, referee, referee_ok, temp_path, write_file,
+    Run, assert_has, assert_lacks, assert_starts, fixture, jsonl, referee, referee_ok, temp_path,
+    write_file,
 };
 
 fn guess() -> String {
@@ -28,7 +31,7 @@ fn the_binary_search_is_accepted_on_every_case() {
     let (run, records) = judged(&[], &guess(), &submission("accepted/binary.py"));
     assert_eq!(run.code, Some(0), "{run:?}");
     for case in CASES {
-        assert!(line(&run, case).contains("ACCEPTED"), "{}", run.stdout);
+        assert_line_has(&run, case, "ACCEPTED");
     }
     assert!(run.stdout.contains("6 of 6 test cases accepted"));
     assert_eq!(records.len(), 6);
@@ -55,14 +58,13 @@ fn too_many_guesses_is_a_wrong_answer_with_the_judge_message() {
         &submission("wrong_answer/linear.py"),
     ]);
     assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        line(&run, "sample/1")
-            .starts_with("sample/1: WRONG ANSWER: no correct guess within 5 guesses"),
-        "{}",
-        run.stdout
+    assert_line_starts(
+        &run,
+        "sample/1",
+        "sample/1: WRONG ANSWER: no correct guess within 5 guesses",
     );
     // A secret of 1 is found at once.
-    assert!(line(&run, "sample/2").contains("ACCEPTED"));
+    assert_line_has(&run, "sample/2", "ACCEPTED");
     assert!(run.stdout.contains("2 of 6 test cases accepted"));
 }
 
@@ -100,10 +102,10 @@ fn a_crash_is_a_runtime_error_even_when_the_validator_accepts() {
     let (run, records) = judged(&[], &guess(), &fixture("interactive/crash-after-guess.sh"));
     assert_eq!(run.code, Some(1), "{run:?}");
     for case in CASES {
-        assert!(
-            line(&run, case).contains("RUNTIME ERROR: the program exited with status 3"),
-            "{}",
-            run.stdout
+        assert_line_has(
+            &run,
+            case,
+            "RUNTIME ERROR: the program exited with status 3",
         );
     }
     // sample/2 (N = 1): the one guess is right, the validator accepts.
@@ -124,10 +126,10 @@ fn writing_after_the_validator_has_ended_lets_the_validator_decide() {
         &fixture("interactive/spam.sh"),
     );
     assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        line(&run, "sample/1").contains("WRONG ANSWER: no correct guess within 5 guesses"),
-        "{}",
-        run.stdout
+    assert_line_has(
+        &run,
+        "sample/1",
+        "WRONG ANSWER: no correct guess within 5 guesses",
     );
     let first = &records[0];
     assert_eq!(first["first_ended"], "validator", "{first}");
@@ -135,11 +137,7 @@ fn writing_after_the_validator_has_ended_lets_the_validator_decide() {
     assert_eq!(first["status"], "incorrect", "{first}");
     // After the right guess (N = 1) the validator waits for the end of the
     // output, which never comes: the program's time runs out.
-    assert!(
-        line(&run, "sample/2").contains("TIME LIMIT"),
-        "{}",
-        run.stdout
-    );
+    assert_line_has(&run, "sample/2", "TIME LIMIT");
 }
 
 #[test]
@@ -174,14 +172,10 @@ fn a_c_validator_is_compiled_and_gets_the_validator_flags() {
     };
     let good = run_with("pong");
     assert_eq!(good.code, Some(0), "{good:?}");
-    assert!(line(&good, "secret/only").contains("ACCEPTED"));
+    assert_line_has(&good, "secret/only", "ACCEPTED");
     let bad = run_with("pang");
     assert_eq!(bad.code, Some(1), "{bad:?}");
-    assert!(
-        line(&bad, "secret/only").contains("WRONG ANSWER: expected pong"),
-        "{}",
-        bad.stdout
-    );
+    assert_line_has(&bad, "secret/only", "WRONG ANSWER: expected pong");
 }
 
 #[test]
@@ -210,11 +204,8 @@ fn bad_packages_and_programs_are_usage_errors_that_say_why() {
     write_file(dir.path(), "problem.yaml", "validation: default\n");
     let batch = run(&["interactive", dir.path().to_str().unwrap(), "cat"]);
     assert_eq!(batch.code, Some(64), "{batch:?}");
-    assert!(
-        batch.stderr.contains("problem.yaml line 1") && batch.stderr.contains("not an interactive"),
-        "{}",
-        batch.stderr
-    );
+    assert_has(&batch.stderr, "problem.yaml line 1");
+    assert_has(&batch.stderr, "not an interactive");
 
     let no_program = run(&["interactive", &guess(), "/nonexistent/solution"]);
     assert_eq!(no_program.code, Some(64), "{no_program:?}");
@@ -254,11 +245,7 @@ fn a_build_script_makes_the_run_program_and_a_last_line_needs_no_newline() {
         "read n; printf %s $((n + 1))",
     ]);
     assert_eq!(good.code, Some(0), "{good:?}");
-    assert!(
-        line(&good, "secret/a").contains("ACCEPTED"),
-        "{}",
-        good.stdout
-    );
+    assert_line_has(&good, "secret/a", "ACCEPTED");
     let bad = run(&[
         "interactive",
         problem.to_str().unwrap(),
@@ -267,11 +254,7 @@ fn a_build_script_makes_the_run_program_and_a_last_line_needs_no_newline() {
         "read n; echo $n",
     ]);
     assert_eq!(bad.code, Some(1), "{bad:?}");
-    assert!(
-        line(&bad, "secret/a").contains("WRONG ANSWER: got 41"),
-        "{}",
-        bad.stdout
-    );
+    assert_line_has(&bad, "secret/a", "WRONG ANSWER: got 41");
 }
 
 #[test]
@@ -292,11 +275,7 @@ fn a_validator_that_floods_its_output_after_the_program_ended_is_a_judge_error()
         "true",
     ]);
     assert_eq!(run.code, Some(70), "{run:?}");
-    assert!(
-        line(&run, "sample/1").contains("JUDGE ERROR"),
-        "{}",
-        run.stdout
-    );
+    assert_line_has(&run, "sample/1", "JUDGE ERROR");
 }
 
 /// A package in `dir` whose validator is the shell script `validator`, with
@@ -326,25 +305,15 @@ fn a_validator_that_rejects_first_decides_though_the_program_then_runs_out_of_ti
         &["1\n"],
         "#!/bin/sh\necho 'you said nothing' > \"$3/judgemessage.txt\"\nexit 43\n",
     );
-    let results = dir.path().join("r.jsonl");
-    let mut args = vec![
-        "interactive",
-        "--timeout",
+    let (run, records) = judged_with(
         // Room for the validator's start on a loaded machine.
-        "1s",
-        "--results",
-        results.to_str().unwrap(),
+        &["--timeout", "1s"],
         package.to_str().unwrap(),
-    ];
-    args.extend(HANG_AFTER_INPUT);
-    let run = run(&args);
-    assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        line(&run, "sample/1").starts_with("sample/1: WRONG ANSWER: you said nothing"),
-        "{}",
-        run.stdout
+        &HANG_AFTER_INPUT,
     );
-    let record = &jsonl(&results)[0];
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_line_starts(&run, "sample/1", "sample/1: WRONG ANSWER: you said nothing");
+    let record = &records[0];
     assert_eq!(record["verdict"], "wrong_answer", "{record}");
     assert_eq!(record["status"], "incorrect", "{record}");
     assert_eq!(record["first_ended"], "validator", "{record}");
@@ -359,10 +328,10 @@ fn a_validator_that_fails_first_is_a_judge_error_though_the_program_then_runs_ou
     args.extend(HANG_AFTER_INPUT);
     let run = run(&args);
     assert_eq!(run.code, Some(70), "{run:?}");
-    assert!(
-        line(&run, "sample/1").contains("JUDGE ERROR: the validator exited with status 7"),
-        "{}",
-        run.stdout
+    assert_line_has(
+        &run,
+        "sample/1",
+        "JUDGE ERROR: the validator exited with status 7",
     );
 }
 
@@ -394,7 +363,7 @@ fn a_feedback_file_that_is_a_fifo_is_not_read_and_the_case_is_judged() {
     );
     let (run, records) = run_package(&package);
     assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(line(&run, "sample/1").contains(REJECTED), "{}", run.stdout);
+    assert_line_has(&run, "sample/1", REJECTED);
     assert_has(
         &run.stdout,
         "  note: judgemessage.txt is a FIFO, not a regular file: not read",
@@ -414,11 +383,7 @@ fn only_the_first_64_kib_of_a_big_feedback_file_are_kept() {
     );
     let (run, records) = run_package(&package);
     assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        line(&run, "sample/1").contains("WRONG ANSWER: no, not that; no, not that"),
-        "{}",
-        run.stdout
-    );
+    assert_line_has(&run, "sample/1", "WRONG ANSWER: no, not that; no, not that");
     assert_has(
         &run.stdout,
         "  note: judgemessage.txt holds 48 MiB: only its first 64 KiB are read",
@@ -458,7 +423,7 @@ fn a_feedback_file_or_directory_that_is_a_symbolic_link_is_not_followed() {
     let (run, records) = run_package(&package);
     assert_eq!(run.code, Some(1), "{run:?}");
     for case in ["sample/1", "sample/2"] {
-        assert!(line(&run, case).contains(REJECTED), "{}", run.stdout);
+        assert_line_has(&run, case, REJECTED);
     }
     assert_has(
         &run.stdout,
@@ -544,12 +509,7 @@ fn a_validators_judgeerror_txt_is_shown_with_its_judge_error() {
         ],
         b"",
     );
-    assert_eq!(run.code, Some(70), "{run:?}");
-    assert!(
-        run.stdout
-            .contains("JUDGE ERROR: the validator exited with status 1 (42 accepts, 43 rejects); judgeerror.txt: the answer file is empty"),
-        "{run:?}"
-    );
+    run.expect_stdout(70, "JUDGE ERROR: the validator exited with status 1 (42 accepts, 43 rejects); judgeerror.txt: the answer file is empty");
     let records = common::jsonl(&results);
     assert_eq!(
         records[0]["judge_error_message"], "the answer file is empty",
@@ -785,18 +745,14 @@ fn a_validator_that_closes_its_output_and_waits_ends_the_programs_input() {
     );
     for run in with_and_without_sandbox(&[&package, &eof]) {
         for case in ["sample/1", "secret/1"] {
-            assert!(line(&run, case).contains("ACCEPTED"), "{}", run.stdout);
+            assert_line_has(&run, case, "ACCEPTED");
         }
     }
     // An answer given before the input ends is read and judged.
     let first = format!("{}/submissions/wrong_answer/first.py", pseudo());
     let run = run(&["interactive", "--timeout", "1s", &pseudo(), &first]);
     assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        line(&run, "sample/1").contains("WRONG ANSWER: expected 6, got 3"),
-        "{}",
-        run.stdout
-    );
+    assert_line_has(&run, "sample/1", "WRONG ANSWER: expected 6, got 3");
 }
 
 #[test]
@@ -820,11 +776,7 @@ fn a_program_that_closes_its_output_and_waits_ends_the_validators_input() {
     let package = package.to_str().unwrap();
     let program = ["sh", "-c", "echo 6; exec >&-; cat >/dev/null"];
     for run in with_and_without_sandbox(&[&[package][..], &program].concat()) {
-        assert!(
-            line(&run, "sample/1").contains("ACCEPTED"),
-            "{}",
-            run.stdout
-        );
+        assert_line_has(&run, "sample/1", "ACCEPTED");
     }
 }
 
@@ -1019,13 +971,11 @@ fn an_input_its_validator_rejects_stops_the_run_before_any_program() {
     // Skipped on request, and said first.
     let run = run(&["interactive", "--no-input-validation", problem]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stdout
-            .starts_with("interactive: input validators not run (--no-input-validation)\n"),
-        "{}",
-        run.stdout
+    assert_starts(
+        &run.stdout,
+        "interactive: input validators not run (--no-input-validation)\n",
     );
-    assert!(line(&run, "accepted/guess.py").contains("ACCEPTED, as expected"));
+    assert_line_has(&run, "accepted/guess.py", "ACCEPTED, as expected");
 }
 
 #[test]
@@ -1140,11 +1090,7 @@ fn disabled_files_are_skipped_and_unknown_languages_only_warned_of_unless_strict
     );
     let strict = run_it(true);
     assert_eq!(strict.code, Some(1), "{strict:?}");
-    assert!(
-        line(&strict, "accepted/guess.plg").contains("not judged: "),
-        "{}",
-        strict.stdout
-    );
+    assert_line_has(&strict, "accepted/guess.plg", "not judged: ");
     assert_lacks(&strict.stdout, ".disabled");
 }
 
@@ -1198,12 +1144,10 @@ fn expected_results_tags_are_checked_and_win_over_their_folder_as_in_domjudge() 
             run.stdout
         );
     }
-    assert!(
-        line(&run, "mixed/mislabelled.py").ends_with(
-            "ACCEPTED, but its @EXPECTED_RESULTS@ tag (TIMELIMIT, RUN-ERROR) expects otherwise"
-        ),
-        "{}",
-        run.stdout
+    assert_line_ends(
+        &run,
+        "mixed/mislabelled.py",
+        "ACCEPTED, but its @EXPECTED_RESULTS@ tag (TIMELIMIT, RUN-ERROR) expects otherwise",
     );
     assert!(
         line(&run, "mixed/typo.py").ends_with(
@@ -1215,11 +1159,10 @@ fn expected_results_tags_are_checked_and_win_over_their_folder_as_in_domjudge() 
         "{}",
         run.stdout
     );
-    assert!(
-        line(&run, "mixed/untagged.py")
-            .ends_with("(folder mixed, no @EXPECTED_RESULTS@ tag: not checked)"),
-        "{}",
-        run.stdout
+    assert_line_ends(
+        &run,
+        "mixed/untagged.py",
+        "(folder mixed, no @EXPECTED_RESULTS@ tag: not checked)",
     );
     assert_has(
         &run.stderr,
