@@ -10,8 +10,7 @@ use common::package::{
     assert_line_ends, assert_line_has, assert_line_starts, judged, judged_with, line, run,
 };
 use common::{
-    Run, assert_has, assert_lacks, assert_starts, fixture, jsonl, referee, referee_ok, temp_path,
-    write_file,
+    Run, assert_has, assert_lacks, assert_starts, fixture, jsonl, referee_ok, temp_path, write_file,
 };
 
 fn guess() -> String {
@@ -237,43 +236,29 @@ fn a_build_script_makes_the_run_program_and_a_last_line_needs_no_newline() {
          echo \"got $got\" > \"$3/judgemessage.txt\"\\nexit 43\\n' > run\n\
          chmod +x run\n",
     );
-    let good = run(&[
-        "interactive",
-        problem.to_str().unwrap(),
-        "sh",
-        "-c",
-        "read n; printf %s $((n + 1))",
-    ]);
-    assert_eq!(good.code, Some(0), "{good:?}");
-    assert_line_has(&good, "secret/a", "ACCEPTED");
-    let bad = run(&[
-        "interactive",
-        problem.to_str().unwrap(),
-        "sh",
-        "-c",
-        "read n; echo $n",
-    ]);
-    assert_eq!(bad.code, Some(1), "{bad:?}");
-    assert_line_has(&bad, "secret/a", "WRONG ANSWER: got 41");
+    for (program, code, says) in [
+        ("read n; printf %s $((n + 1))", 0, "ACCEPTED"),
+        ("read n; echo $n", 1, "WRONG ANSWER: got 41"),
+    ] {
+        let run = run(&[
+            "interactive",
+            problem.to_str().unwrap(),
+            "sh",
+            "-c",
+            program,
+        ]);
+        assert_eq!(run.code, Some(code), "{run:?}");
+        assert_line_has(&run, "secret/a", says);
+    }
 }
 
 #[test]
 fn a_validator_that_floods_its_output_after_the_program_ended_is_a_judge_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let package = package(
-        dir.path(),
-        &["1\n"],
+    let (run, _) = judged_by(
         "#!/bin/sh\nwhile :; do echo x; done\n",
+        &["--timeout", "300ms", "--validator-timeout", "1s"],
+        &["true"],
     );
-    let run = run(&[
-        "interactive",
-        "--timeout",
-        "300ms",
-        "--validator-timeout",
-        "1s",
-        package.to_str().unwrap(),
-        "true",
-    ]);
     assert_eq!(run.code, Some(70), "{run:?}");
     assert_line_has(&run, "sample/1", "JUDGE ERROR");
 }
@@ -293,25 +278,33 @@ fn package(dir: &std::path::Path, inputs: &[&str], validator: &str) -> PathBuf {
     package
 }
 
+/// [`judged_with`] on a package of one sample case (input `1`) whose
+/// validator is the shell script `validator`.
+fn judged_by(validator: &str, options: &[&str], program: &[&str]) -> (Run, Vec<serde_json::Value>) {
+    let dir = tempfile::tempdir().unwrap();
+    let package = package(dir.path(), &["1\n"], validator);
+    judged_with(options, package.to_str().unwrap(), program)
+}
+
 /// A program that reads until its input ends (the validator's end), then
 /// hangs: whatever the validator did, it did first.
 const HANG_AFTER_INPUT: [&str; 3] = ["sh", "-c", "cat >/dev/null; exec sleep 30"];
 
+/// [`judged_by`] `validator`, which ends first, beside a program that
+/// then hangs; the run must end with status `code`.
+fn validator_first(validator: &str, code: i32) -> (Run, Vec<serde_json::Value>) {
+    // Room for the validator's start on a loaded machine.
+    let (run, records) = judged_by(validator, &["--timeout", "1s"], &HANG_AFTER_INPUT);
+    assert_eq!(run.code, Some(code), "{run:?}");
+    (run, records)
+}
+
 #[test]
 fn a_validator_that_rejects_first_decides_though_the_program_then_runs_out_of_time() {
-    let dir = tempfile::tempdir().unwrap();
-    let package = package(
-        dir.path(),
-        &["1\n"],
+    let (run, records) = validator_first(
         "#!/bin/sh\necho 'you said nothing' > \"$3/judgemessage.txt\"\nexit 43\n",
+        1,
     );
-    let (run, records) = judged_with(
-        // Room for the validator's start on a loaded machine.
-        &["--timeout", "1s"],
-        package.to_str().unwrap(),
-        &HANG_AFTER_INPUT,
-    );
-    assert_eq!(run.code, Some(1), "{run:?}");
     assert_line_starts(&run, "sample/1", "sample/1: WRONG ANSWER: you said nothing");
     let record = &records[0];
     assert_eq!(record["verdict"], "wrong_answer", "{record}");
@@ -322,12 +315,7 @@ fn a_validator_that_rejects_first_decides_though_the_program_then_runs_out_of_ti
 
 #[test]
 fn a_validator_that_fails_first_is_a_judge_error_though_the_program_then_runs_out_of_time() {
-    let dir = tempfile::tempdir().unwrap();
-    let package = package(dir.path(), &["1\n"], "#!/bin/sh\nexit 7\n");
-    let mut args = vec!["interactive", "--timeout", "1s", package.to_str().unwrap()];
-    args.extend(HANG_AFTER_INPUT);
-    let run = run(&args);
-    assert_eq!(run.code, Some(70), "{run:?}");
+    let (run, _) = validator_first("#!/bin/sh\nexit 7\n", 70);
     assert_line_has(
         &run,
         "sample/1",
@@ -335,35 +323,24 @@ fn a_validator_that_fails_first_is_a_judge_error_though_the_program_then_runs_ou
     );
 }
 
-/// Runs `package` on `cat` with a results file; gives the run and its
-/// records.
-fn run_package(package: &std::path::Path) -> (Run, Vec<serde_json::Value>) {
-    let results = package.with_file_name("r.jsonl");
-    let run = run(&[
-        "interactive",
-        "--results",
-        results.to_str().unwrap(),
-        package.to_str().unwrap(),
-        "cat",
-    ]);
-    let records = jsonl(&results);
+const REJECTED: &str = "WRONG ANSWER: the validator rejected the interaction (exit status 43)";
+
+/// [`judged_by`] `validator` on `cat`: a wrong answer (status 1) whose
+/// verdict line holds `says`.
+fn rejected_by(validator: &str, says: &str) -> (Run, Vec<serde_json::Value>) {
+    let (run, records) = judged_by(validator, &[], &["cat"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_line_has(&run, "sample/1", says);
     (run, records)
 }
-
-const REJECTED: &str = "WRONG ANSWER: the validator rejected the interaction (exit status 43)";
 
 #[test]
 fn a_feedback_file_that_is_a_fifo_is_not_read_and_the_case_is_judged() {
     // Opened as a file, a FIFO with no writer blocks its reader for ever.
-    let dir = tempfile::tempdir().unwrap();
-    let package = package(
-        dir.path(),
-        &["1\n"],
+    let (run, records) = rejected_by(
         "#!/bin/sh\nmkfifo \"$3/judgemessage.txt\" \"$3/teammessage.txt\"\nexit 43\n",
+        REJECTED,
     );
-    let (run, records) = run_package(&package);
-    assert_eq!(run.code, Some(1), "{run:?}");
-    assert_line_has(&run, "sample/1", REJECTED);
     assert_has(
         &run.stdout,
         "  note: judgemessage.txt is a FIFO, not a regular file: not read",
@@ -375,15 +352,10 @@ fn a_feedback_file_that_is_a_fifo_is_not_read_and_the_case_is_judged() {
 
 #[test]
 fn only_the_first_64_kib_of_a_big_feedback_file_are_kept() {
-    let dir = tempfile::tempdir().unwrap();
-    let package = package(
-        dir.path(),
-        &["1\n"],
+    let (run, records) = rejected_by(
         "#!/bin/sh\nyes 'no, not that' | head -c 50000000 > \"$3/judgemessage.txt\"\nexit 43\n",
+        "WRONG ANSWER: no, not that; no, not that",
     );
-    let (run, records) = run_package(&package);
-    assert_eq!(run.code, Some(1), "{run:?}");
-    assert_line_has(&run, "sample/1", "WRONG ANSWER: no, not that; no, not that");
     assert_has(
         &run.stdout,
         "  note: judgemessage.txt holds 48 MiB: only its first 64 KiB are read",
@@ -420,7 +392,7 @@ fn a_feedback_file_or_directory_that_is_a_symbolic_link_is_not_followed() {
             elsewhere.display()
         ),
     );
-    let (run, records) = run_package(&package);
+    let (run, records) = judged(&[], package.to_str().unwrap(), "cat");
     assert_eq!(run.code, Some(1), "{run:?}");
     for case in ["sample/1", "sample/2"] {
         assert_line_has(&run, case, REJECTED);
@@ -490,27 +462,12 @@ fn every_test_group_is_judged_in_natural_order() {
 /// Red team: `judgeerror.txt` was never shown.
 #[test]
 fn a_validators_judgeerror_txt_is_shown_with_its_judge_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let package = package(
-        dir.path(),
-        &["1\n"],
+    let (run, records) = judged_by(
         "#!/bin/sh\necho 'the answer file is empty' > \"$3/judgeerror.txt\"\nexit 1\n",
-    );
-    let results = dir.path().join("r.jsonl");
-    let run = referee(
-        [
-            "interactive",
-            "--results",
-            results.to_str().unwrap(),
-            package.to_str().unwrap(),
-            "sh",
-            "-c",
-            "cat >/dev/null",
-        ],
-        b"",
+        &[],
+        &["sh", "-c", "cat >/dev/null"],
     );
     run.expect_stdout(70, "JUDGE ERROR: the validator exited with status 1 (42 accepts, 43 rejects); judgeerror.txt: the answer file is empty");
-    let records = common::jsonl(&results);
     assert_eq!(
         records[0]["judge_error_message"], "the answer file is empty",
         "{records:?}"
@@ -682,21 +639,11 @@ fn a_single_threaded_programs_cpu_time_is_never_more_than_its_wall_time() {
 fn a_validators_message_reaches_the_terminal_escaped() {
     // Before, `ESC ]0;PWNED BEL ESC [2J` in judgemessage.txt retitled and
     // cleared the user's terminal.
-    let dir = tempfile::tempdir().unwrap();
-    let package = package(
-        dir.path(),
-        &["1\n"],
+    let (run, _) = judged_by(
         "#!/bin/sh\nprintf 'no \\033]0;PWNED\\007\\033[2J\\n' > \"$3/judgemessage.txt\"\nexit 43\n",
+        &["--timeout", "1s"],
+        &["sh", "-c", "cat >/dev/null"],
     );
-    let run = run(&[
-        "interactive",
-        "--timeout",
-        "1s",
-        package.to_str().unwrap(),
-        "sh",
-        "-c",
-        "cat >/dev/null",
-    ]);
     assert_eq!(run.code, Some(1), "{run:?}");
     for (stream, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
         assert!(
