@@ -532,15 +532,13 @@ fn resume_keeps_the_run_s_seed_and_refuses_another_run() {
             .count()
     };
     assert_eq!(lines(&out), 6);
-    let run = referee_ok([
-        "tournament",
-        &file,
-        "--games",
-        "6",
-        "--out",
-        out_arg,
-        "--resume",
-    ]);
+    let resume = |args: &[&str]| {
+        let mut all = vec!["tournament", &file, "--out", out_arg, "--resume"];
+        all.extend(args);
+        referee(&all, b"")
+    };
+    let run = resume(&["--games", "6"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
     assert_has(&run.stderr, "resuming: 6 game(s)");
     assert_has(&run.stdout, "seed 9");
     assert_eq!(lines(&out), 6, "nothing replayed");
@@ -554,25 +552,12 @@ fn resume_keeps_the_run_s_seed_and_refuses_another_run() {
         ),
         (vec!["--games", "7"], "7 games, but the run has 6"),
     ] {
-        let mut all = vec!["tournament", &file, "--out", out_arg, "--resume"];
-        all.extend(args);
-        let run = referee(&all, b"");
+        let run = resume(&args);
         assert_eq!(run.code, Some(64), "{run:?}");
         assert_has(&run.stderr, says);
     }
     evensteven_tournament(dir.path(), 3, "3s");
-    let run = referee(
-        [
-            "tournament",
-            &file,
-            "--games",
-            "6",
-            "--out",
-            out_arg,
-            "--resume",
-        ],
-        b"",
-    );
+    let run = resume(&["--games", "6"]);
     assert_eq!(run.code, Some(64), "{run:?}");
     assert_has(&run.stderr, "limits or the entrants' programs changed");
     // And a second run into the same directory without --resume.
