@@ -4,9 +4,13 @@
 
 mod common;
 
+use std::process::Command;
 use std::time::Duration;
 
-use common::{Run, assert_has, assert_lacks, fixture, referee, temp_path, write_file};
+use common::{
+    Run, assert_ends, assert_has, assert_lacks, fixture, output_with_input, referee, temp_path,
+    write_file,
+};
 use proptest::prelude::*;
 use referee::games::acesup::{deck, engine};
 
@@ -149,6 +153,29 @@ fn judge(args: &[&str]) -> Run {
     referee(all, b"")
 }
 
+/// The judge on the four tournament decks: `ARGS` are the rest of its
+/// options and the program.
+fn on_the_decks(args: &[&str]) -> Run {
+    let decks = tournament("decks.txt");
+    let mut all = vec!["--decks", &decks];
+    all.extend_from_slice(args);
+    judge(&all)
+}
+
+/// Fails the test, showing the run's output, unless it ended with status
+/// `code` and the first deck's verdict (its second line) starts with
+/// `starts` and holds each of `holds`.
+#[track_caller]
+fn assert_first_deck(run: &Run, code: i32, starts: &str, holds: &[&str]) {
+    assert_eq!(run.code, Some(code), "{run:?}");
+    let first = run.stdout.lines().nth(1).unwrap();
+    assert!(
+        first.starts_with(starts) && holds.iter().all(|part| first.contains(part)),
+        "{}",
+        run.stdout
+    );
+}
+
 #[test]
 fn the_tournament_decks_show_every_kind_of_game() {
     let text = std::fs::read_to_string(tournament("decks.txt")).unwrap();
@@ -166,13 +193,9 @@ fn the_tournament_decks_show_every_kind_of_game() {
 
 #[test]
 fn the_reference_program_is_accepted() {
-    let run = judge(&["--decks", &tournament("decks.txt"), acesup_bin()]);
+    let run = on_the_decks(&[acesup_bin()]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stdout.ends_with("acesup: 4 of 4 decks accepted\n"),
-        "{}",
-        run.stdout
-    );
+    assert_ends(&run.stdout, "acesup: 4 of 4 decks accepted\n");
     let run = judge(&["--random", "200", "--seed", "7", acesup_bin()]);
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_has(&run.stdout, "random decks, seed 7");
@@ -181,16 +204,7 @@ fn the_reference_program_is_accepted() {
 #[test]
 fn the_reference_program_echoes_and_reports() {
     let input = std::fs::read(tournament("deck1.txt")).unwrap();
-    let output = std::process::Command::new(acesup_bin())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            use std::io::Write;
-            child.stdin.take().unwrap().write_all(&input)?;
-            child.wait_with_output()
-        })
-        .unwrap();
+    let output = output_with_input(&mut Command::new(acesup_bin()), &input);
     assert!(output.status.success());
     let text = String::from_utf8(output.stdout).unwrap();
     let deck = deck::read_input(&input, |_| {}).unwrap();
@@ -203,17 +217,7 @@ fn the_reference_program_echoes_and_reports() {
 fn bad_input_is_refused_with_the_line() {
     let mut input = std::fs::read_to_string(tournament("deck1.txt")).unwrap();
     input.replace_range(9..11, "1X");
-    let output = std::process::Command::new(acesup_bin())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            use std::io::Write;
-            child.stdin.take().unwrap().write_all(input.as_bytes())?;
-            child.wait_with_output()
-        })
-        .unwrap();
+    let output = output_with_input(&mut Command::new(acesup_bin()), input.as_bytes());
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert_eq!(
@@ -226,40 +230,24 @@ fn bad_input_is_refused_with_the_line() {
 
 #[test]
 fn an_off_by_one_move_count_is_a_wrong_answer() {
-    let run = judge(&[
-        "--decks",
-        &tournament("decks.txt"),
-        &fixture("acesup-off-by-one.sh"),
-        acesup_bin(),
-    ]);
-    assert_eq!(run.code, Some(1), "{run:?}");
-    let first = run.stdout.lines().nth(1).unwrap();
-    assert!(
-        first.starts_with("deck 1: WRONG ANSWER at line 56: expected \"Moves: ")
-            && first.contains(", got \"Moves: "),
-        "{}",
-        run.stdout
+    let run = on_the_decks(&[&fixture("acesup-off-by-one.sh"), acesup_bin()]);
+    assert_first_deck(
+        &run,
+        1,
+        "deck 1: WRONG ANSWER at line 56: expected \"Moves: ",
+        &[", got \"Moves: "],
     );
-    assert!(
-        run.stdout.ends_with("acesup: 0 of 4 decks accepted\n"),
-        "{}",
-        run.stdout
-    );
+    assert_ends(&run.stdout, "acesup: 0 of 4 decks accepted\n");
 }
 
 #[test]
 fn a_crash_is_a_runtime_error() {
-    let run = judge(&[
-        "--decks",
-        &tournament("decks.txt"),
-        &fixture("acesup-crash.sh"),
-    ]);
-    assert_eq!(run.code, Some(1), "{run:?}");
-    let first = run.stdout.lines().nth(1).unwrap();
-    assert!(
-        first.starts_with("deck 1: RUNTIME ERROR: the program was killed by signal 11 (SIGSEGV)"),
-        "{}",
-        run.stdout
+    let run = on_the_decks(&[&fixture("acesup-crash.sh")]);
+    assert_first_deck(
+        &run,
+        1,
+        "deck 1: RUNTIME ERROR: the program was killed by signal 11 (SIGSEGV)",
+        &[],
     );
     assert_has(&run.stdout, "  | about to crash");
 }
@@ -312,31 +300,17 @@ fn skeleton() -> String {
 
 #[test]
 fn the_skeleton_fails_strict_mode_at_line_1_and_passes_figures_mode() {
-    let decks = tournament("decks.txt");
-    let run = judge(&["--decks", &decks, &skeleton(), acesup_bin()]);
-    assert_eq!(run.code, Some(1), "{run:?}");
-    let first = run.stdout.lines().nth(1).unwrap();
-    assert!(
-        first.starts_with("deck 1: WRONG ANSWER at line 1: expected \"")
-            && first.contains(", got \"Just read "),
-        "{}",
-        run.stdout
+    let run = on_the_decks(&[&skeleton(), acesup_bin()]);
+    assert_first_deck(
+        &run,
+        1,
+        "deck 1: WRONG ANSWER at line 1: expected \"",
+        &[", got \"Just read "],
     );
 
-    let run = judge(&[
-        "--mode",
-        "figures",
-        "--decks",
-        &decks,
-        &skeleton(),
-        acesup_bin(),
-    ]);
+    let run = on_the_decks(&["--mode", "figures", &skeleton(), acesup_bin()]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stdout.ends_with("acesup: 4 of 4 decks accepted\n"),
-        "{}",
-        run.stdout
-    );
+    assert_ends(&run.stdout, "acesup: 4 of 4 decks accepted\n");
     let run = judge(&[
         "--mode",
         "figures",
@@ -352,11 +326,9 @@ fn the_skeleton_fails_strict_mode_at_line_1_and_passes_figures_mode() {
 
 #[test]
 fn figures_mode_names_the_wrong_figure() {
-    let run = judge(&[
+    let run = on_the_decks(&[
         "--mode",
         "figures",
-        "--decks",
-        &tournament("decks.txt"),
         &skeleton(),
         "--off-by-one",
         acesup_bin(),
@@ -371,11 +343,7 @@ fn figures_mode_names_the_wrong_figure() {
         "{}",
         run.stdout
     );
-    assert!(
-        run.stdout.ends_with("acesup: 0 of 4 decks accepted\n"),
-        "{}",
-        run.stdout
-    );
+    assert_ends(&run.stdout, "acesup: 0 of 4 decks accepted\n");
 }
 
 #[test]
@@ -421,9 +389,11 @@ fn ignored_lines_are_dropped_before_judging() {
     assert_has(&run.stderr, "--ignore");
 }
 
-#[test]
-fn fail_fast_stops_a_hanging_program_at_once() {
-    let run = judge(&[
+/// The judge, on two jobs, of a program too slow for every one of 50
+/// random decks, stopped early by `stop`: it fails.
+fn too_slow(stop: &[&str]) -> Run {
+    let slow = fixture("acesup-slow.sh");
+    let mut args = vec![
         "--random",
         "50",
         "--seed",
@@ -432,10 +402,17 @@ fn fail_fast_stops_a_hanging_program_at_once() {
         "150ms",
         "--jobs",
         "2",
-        "--fail-fast",
-        &fixture("acesup-slow.sh"),
-    ]);
+    ];
+    args.extend_from_slice(stop);
+    args.push(&slow);
+    let run = judge(&args);
     assert_eq!(run.code, Some(1), "{run:?}");
+    run
+}
+
+#[test]
+fn fail_fast_stops_a_hanging_program_at_once() {
+    let run = too_slow(&["--fail-fast"]);
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(
         lines[1..],
@@ -452,20 +429,7 @@ fn fail_fast_stops_a_hanging_program_at_once() {
 
 #[test]
 fn time_limits_in_a_row_stop_the_run() {
-    let run = judge(&[
-        "--random",
-        "50",
-        "--seed",
-        "1",
-        "--timeout",
-        "150ms",
-        "--jobs",
-        "2",
-        "--max-timeouts-in-a-row",
-        "3",
-        &fixture("acesup-slow.sh"),
-    ]);
-    assert_eq!(run.code, Some(1), "{run:?}");
+    let run = too_slow(&["--max-timeouts-in-a-row", "3"]);
     assert_has(
         &run.stdout,
         "deck 3: TIME LIMIT (150ms limit)\n\
@@ -477,9 +441,7 @@ fn time_limits_in_a_row_stop_the_run() {
 
 #[test]
 fn max_failures_counts_decks_not_accepted() {
-    let run = judge(&[
-        "--decks",
-        &tournament("decks.txt"),
+    let run = on_the_decks(&[
         "--max-failures",
         "2",
         &fixture("acesup-off-by-one.sh"),

@@ -6,29 +6,23 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{Run, assert_has, assert_lacks, fixture, referee, referee_ok, write_file};
+use common::{Run, Scratch, assert_has, assert_lacks, fixture, referee, referee_ok, write_file};
 use serde_json::Value;
 
 /// A test's working area: arrays and player directories.
-struct Arena {
-    dir: tempfile::TempDir,
-}
+struct Arena(Scratch);
 
 impl Arena {
     fn new() -> Arena {
-        Arena {
-            dir: tempfile::tempdir().unwrap(),
-        }
+        Arena(Scratch::new())
     }
 
     fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
+        self.0.join(name)
     }
 
     fn array(&self, name: &str, text: &str) -> String {
-        let path = self.path(name);
-        std::fs::write(&path, text).unwrap();
-        path.to_str().unwrap().to_owned()
+        self.0.file(name, text)
     }
 
     /// A scripted player in `name/`, playing `moves` (one per round).
@@ -68,6 +62,16 @@ impl Arena {
         let mut all = vec!["chomp", "--prep", "0s", "--results", &results];
         all.extend_from_slice(args);
         referee(all, b"")
+    }
+
+    /// Runs `referee chomp ... --start COL ROW --max-rounds ROUNDS ARGS`,
+    /// which must succeed.
+    fn play(&self, [col, row]: [&str; 2], rounds: &str, args: &[&str]) -> Run {
+        let mut all = vec!["--start", col, row, "--max-rounds", rounds];
+        all.extend_from_slice(args);
+        let run = self.chomp(&all);
+        assert_eq!(run.code, Some(0), "{run:?}");
+        run
     }
 }
 
@@ -133,8 +137,7 @@ fn every_edge_and_corner_wraps_to_the_opposite_cell() {
         let array = arena.array("a.txt", STATEMENT);
         let p1 = arena.player("p1", &[mv]);
         let (col, row) = (start.0.to_string(), start.1.to_string());
-        let run = arena.chomp(&["--start", &col, &row, "--max-rounds", "2", &array, &p1]);
-        assert_eq!(run.code, Some(0), "{run:?}");
+        arena.play([&col, &row], "2", &[&array, &p1]);
         let second = &updates(&arena.seen("p1"), 7)[1][0];
         assert_eq!(
             second,
@@ -153,10 +156,9 @@ fn simultaneous_chomps_share_rounding_up() {
         let dirs: Vec<String> = (1..=players)
             .map(|i| arena.player(&format!("p{i}"), &["C", "E", "C"]))
             .collect();
-        let mut args = vec!["--start", "1", "1", "--max-rounds", "1", array.as_str()];
+        let mut args = vec![array.as_str()];
         args.extend(dirs.iter().map(String::as_str));
-        let run = arena.chomp(&args);
-        assert_eq!(run.code, Some(0), "{run:?}");
+        arena.play(["1", "1"], "1", &args);
         let record = &arena.records()[0];
         for p in 1..=players {
             assert_eq!(player_field(record, p, "score"), each, "{players} players");
@@ -170,8 +172,7 @@ fn chomping_an_empty_cell_gives_nothing() {
     let arena = Arena::new();
     let array = arena.array("a.txt", "ZA\n");
     let p1 = arena.player("p1", &["C", "C", "C"]);
-    let run = arena.chomp(&["--start", "1", "1", "--max-rounds", "3", &array, &p1]);
-    assert_eq!(run.code, Some(0), "{run:?}");
+    arena.play(["1", "1"], "3", &[&array, &p1]);
     let record = &arena.records()[0];
     assert_eq!(player_field(record, 1, "score"), 26);
     assert_eq!(player_field(record, 1, "eaten"), 1);
@@ -187,19 +188,11 @@ fn starvation_at_the_budget_ignores_a_late_reply() {
     // second round; its late `N` must not move it.
     let slow = arena.player("slow", &["sleep 0.6 E", "sleep 0.6 N", "C"]);
     let watcher = arena.player("watcher", &["W", "W", "W", "W"]);
-    let run = arena.chomp(&[
-        "--start",
-        "1",
-        "1",
-        "--starve",
-        "1s",
-        "--max-rounds",
+    let run = arena.play(
+        ["1", "1"],
         "4",
-        &array,
-        &slow,
-        &watcher,
-    ]);
-    assert_eq!(run.code, Some(0), "{run:?}");
+        &["--starve", "1s", &array, &slow, &watcher],
+    );
     let record = &arena.records()[0];
     assert_eq!(player_field(record, 1, "fate"), "starved");
     assert_eq!(player_field(record, 1, "died_round"), 2);
@@ -221,18 +214,7 @@ fn eating_resets_the_starvation_bank() {
     let array = arena.array("a.txt", "ABCDEFGHIJ\nABCDEFGHIJ\n");
     // Same pace as above, but the first move eats a full cell.
     let eater = arena.player("eater", &["sleep 0.6 C", "sleep 0.6 N", "C"]);
-    let run = arena.chomp(&[
-        "--start",
-        "1",
-        "1",
-        "--starve",
-        "1s",
-        "--max-rounds",
-        "3",
-        &array,
-        &eater,
-    ]);
-    assert_eq!(run.code, Some(0), "{run:?}");
+    arena.play(["1", "1"], "3", &["--starve", "1s", &array, &eater]);
     let record = &arena.records()[0];
     assert_eq!(player_field(record, 1, "fate"), "alive");
     // The A at (1,1), then the J at (10,2) across the top edge.
@@ -245,17 +227,7 @@ fn decomposing_gets_one_more_update_then_eof() {
     let array = arena.array("a.txt", STATEMENT);
     let quitter = arena.player("quitter", &["D"]);
     let stayer = arena.player("stayer", &["N", "N", "N"]);
-    let run = arena.chomp(&[
-        "--start",
-        "5",
-        "3",
-        "--max-rounds",
-        "3",
-        &array,
-        &quitter,
-        &stayer,
-    ]);
-    assert_eq!(run.code, Some(0), "{run:?}");
+    arena.play(["5", "3"], "3", &[&array, &quitter, &stayer]);
     let seen = arena.seen("quitter");
     let ups = updates(&seen, 7);
     assert_eq!(ups, [vec!["5 3 -", "5 3 -"], vec!["5 3 D", "5 2 N"]]);
@@ -272,17 +244,7 @@ fn a_crash_mid_game_leaves_the_others_playing() {
     let array = arena.array("a.txt", STATEMENT);
     let crasher = arena.player("crasher", &["C", "exit 3"]);
     let stayer = arena.player("stayer", &["N", "N", "N", "N"]);
-    let run = arena.chomp(&[
-        "--start",
-        "5",
-        "3",
-        "--max-rounds",
-        "4",
-        &array,
-        &crasher,
-        &stayer,
-    ]);
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let run = arena.play(["5", "3"], "4", &[&array, &crasher, &stayer]);
     let record = &arena.records()[0];
     assert_eq!(player_field(record, 1, "fate"), "crashed");
     assert_eq!(player_field(record, 1, "died_round"), 2);
@@ -305,8 +267,7 @@ fn garbage_is_a_chomp_and_whitespace_is_skipped() {
     let array = arena.array("a.txt", STATEMENT);
     // `x` chomps the Y at (5,3); then ` \n\tE` is an E.
     let p1 = arena.player("p1", &["x", " \\n\\tE", "C"]);
-    let run = arena.chomp(&["--start", "5", "3", "--max-rounds", "3", &array, &p1]);
-    assert_eq!(run.code, Some(0), "{run:?}");
+    arena.play(["5", "3"], "3", &[&array, &p1]);
     let ups = updates(&arena.seen("p1"), 7);
     assert_eq!(ups[0], ["5 3 -"]);
     assert_eq!(ups[1], ["5 3 C"]);
@@ -472,17 +433,10 @@ fn build_failures_disqualify_only_their_entrant() {
         "{}",
         run.stderr
     );
-    assert!(
-        run.stderr.contains("entrant 3 disqualified") && run.stderr.contains("no pc2"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("entrant 4 disqualified")
-            && run.stderr.contains("build timed out after 300ms"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "entrant 3 disqualified");
+    assert_has(&run.stderr, "no pc2");
+    assert_has(&run.stderr, "entrant 4 disqualified");
+    assert_has(&run.stderr, "build timed out after 300ms");
     assert!(run.elapsed < Duration::from_secs(20));
     let record = &arena.records()[0];
     assert_eq!(player_field(record, 1, "fate"), "alive");
@@ -629,8 +583,7 @@ fn a_pc2_script_that_finds_its_files_through_its_own_path_plays() {
     );
     std::fs::copy(fixture("chomp-script.sh"), Path::new(&p).join("player.sh")).unwrap();
     std::fs::write(Path::new(&p).join("moves"), "C\n").unwrap();
-    let run = arena.chomp(&["--start", "5", "3", "--max-rounds", "1", &array, &p]);
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let run = arena.play(["5", "3"], "1", &[&array, &p]);
     let record = &arena.records()[0];
     assert_eq!(player_field(record, 1, "fate"), "alive", "{run:?}");
     assert_eq!(player_field(record, 1, "score"), 25);

@@ -53,11 +53,7 @@ fn options_after_program_go_to_the_program() {
         ["dealer", &script, "args", "0", "--debug", "--timeout", "-x"],
         b"4 876390176\n",
     );
-    assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stdout.contains("* args: args 0 --debug --timeout -x"),
-        "{run:?}"
-    );
+    run.expect_stdout(0, "* args: args 0 --debug --timeout -x");
 }
 
 #[test]
@@ -67,12 +63,7 @@ fn a_program_whose_name_starts_with_a_dash_follows_a_double_dash() {
         assert_usage(&run, &["cannot start the player", "-weird-name"]);
     }
     let run = referee(["acesup", "--random", "1", "--", "-weird-name"], b"");
-    assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(
-        run.stderr
-            .contains("cannot start the program: \"-weird-name\""),
-        "{run:?}"
-    );
+    run.expect_stderr(64, "cannot start the program: \"-weird-name\"");
 }
 
 #[test]
@@ -134,49 +125,34 @@ fn every_subcommand_knows_the_version() {
 
 #[test]
 fn zero_jobs_and_negative_durations_get_plain_messages() {
-    let cases: [(&[&str], &str); 10] = [
+    let cases: [(&str, &[&[&str]]); 2] = [
         (
-            &["tournament", "t.toml", "--jobs", "0"],
             "must be at least 1",
+            &[
+                &["tournament", "t.toml", "--jobs", "0"],
+                &["tournament", "t.toml", "--jobs", "-1"],
+                &["tournament", "t.toml", "--games", "0"],
+                &["septica", "--matches", "0", "./p"],
+            ],
         ),
         (
-            &["tournament", "t.toml", "--jobs", "-1"],
-            "must be at least 1",
-        ),
-        (
-            &["tournament", "t.toml", "--games", "0"],
-            "must be at least 1",
-        ),
-        (&["septica", "--matches", "0", "./p"], "must be at least 1"),
-        (
-            &["dealer", "--timeout", "-5s", "./p"],
             "a duration cannot be negative",
-        ),
-        (
-            &["dealer", "--timeout=-5s", "./p"],
-            "a duration cannot be negative",
-        ),
-        (
-            &["dealer", "--grace", "-1s", "./p"],
-            "a duration cannot be negative",
-        ),
-        (
-            &["septica", "--grace", "-1s", "./p"],
-            "a duration cannot be negative",
-        ),
-        (
-            &["tournament", "t.toml", "--grace", "-1s"],
-            "a duration cannot be negative",
-        ),
-        (
-            &["chomp", "--prep", "-1s", "a", "b"],
-            "a duration cannot be negative",
+            &[
+                &["dealer", "--timeout", "-5s", "./p"],
+                &["dealer", "--timeout=-5s", "./p"],
+                &["dealer", "--grace", "-1s", "./p"],
+                &["septica", "--grace", "-1s", "./p"],
+                &["tournament", "t.toml", "--grace", "-1s"],
+                &["chomp", "--prep", "-1s", "a", "b"],
+            ],
         ),
     ];
-    for (args, says) in cases {
-        let run = referee(args, b"");
-        assert_usage(&run, &[says]);
-        assert!(!run.stderr.contains("tip:"), "{args:?}: {run:?}");
+    for (says, runs) in cases {
+        for args in runs {
+            let run = referee(*args, b"");
+            assert_usage(&run, &[says]);
+            assert!(!run.stderr.contains("tip:"), "{args:?}: {run:?}");
+        }
     }
 }
 
@@ -250,14 +226,31 @@ fn wait(child: &mut Child) -> ExitStatus {
 /// and closes the pipe: the run must end quietly, with status 141 and every
 /// bot gone.
 fn close_stdout_after_one_line(args: &[&str]) {
+    let (ours, theirs) = std::io::pipe().unwrap();
+    close_after_one_line(args, theirs, ours);
+}
+
+/// As [`close_stdout_after_one_line`], with standard output a socket, which
+/// only a write finds closed: the referees' own writes must end the run
+/// quietly, not only the watch on pipes.
+fn close_socket_stdout_after_one_line(args: &[&str]) {
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+    close_after_one_line(args, std::os::fd::OwnedFd::from(theirs), ours);
+}
+
+/// Starts `referee ARGS` with standard output to `theirs`, reads one line
+/// from `ours`, its other end, and closes it: the run must end quietly,
+/// with status 141 and every bot gone.
+fn close_after_one_line(args: &[&str], theirs: impl Into<Stdio>, ours: impl Read) {
     let marker = Marker::new();
+    // The command, and with it our copy of `theirs`, goes at once.
     let mut child = common::command(args, &marker)
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
+        .stdout(theirs)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut stdout = BufReader::new(ours);
     let mut line = String::new();
     stdout.read_line(&mut line).unwrap();
     assert!(!line.is_empty(), "{args:?}: no output at all");
@@ -354,40 +347,6 @@ fn closed_stdout_and_stderr_on_one_pipe_end_the_dealer_quietly() {
     marker.assert_none_left();
 }
 
-/// As [`close_stdout_after_one_line`], with standard output a socket, which
-/// only a write finds closed: the referees' own writes must end the run
-/// quietly, not only the watch on pipes.
-fn close_socket_stdout_after_one_line(args: &[&str]) {
-    let marker = Marker::new();
-    let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
-    let mut child = common::command(args, &marker)
-        .stdin(Stdio::null())
-        .stdout(std::os::fd::OwnedFd::from(theirs))
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(ours);
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    assert!(!line.is_empty(), "{args:?}: no output at all");
-    drop(stdout);
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
-    let status = wait(&mut child);
-    assert_eq!(
-        status.code(),
-        Some(141),
-        "{args:?}: {status:?}, stderr {stderr:?}"
-    );
-    assert_eq!(stderr, "", "{args:?}");
-    marker.assert_none_left();
-}
-
 #[test]
 fn a_closed_socket_as_stdout_ends_the_run_quietly_too() {
     let dir = tempfile::tempdir().unwrap();
@@ -410,30 +369,33 @@ fn a_closed_socket_as_stdout_ends_the_run_quietly_too() {
 /// bot's, a clock of its own and the PGN, each with an example.
 #[test]
 fn help_shows_how_options_and_clocks_are_given() {
-    let play = referee(["play", "--help"], b"");
-    assert_eq!(play.code, Some(0), "{play:?}");
-    for words in [
-        "--game-option <KEY=VALUE>",
-        "--each-option <KEY=VALUE>",
-        "--time-control <[NAME:]BASE+INC>",
-        "--pgn <FILE>",
-        "5000 an integer, true a boolean, 1.5 a float",
-        "--game-option nodes=5000 --each-option Hash=16",
-        "--time-control odds:1s+25ms",
-    ] {
-        assert!(play.stdout.contains(words), "{words:?} in {}", play.stdout);
-    }
-    let tournament = referee(["tournament", "--help"], b"");
-    assert_eq!(tournament.code, Some(0), "{tournament:?}");
-    for words in [
-        "--game-option <KEY=VALUE>",
-        "[each]",
-        "--game-option nodes=5000",
-    ] {
-        assert!(
-            tournament.stdout.contains(words),
-            "{words:?} in {}",
-            tournament.stdout
-        );
+    help_shows(
+        "play",
+        &[
+            "--game-option <KEY=VALUE>",
+            "--each-option <KEY=VALUE>",
+            "--time-control <[NAME:]BASE+INC>",
+            "--pgn <FILE>",
+            "5000 an integer, true a boolean, 1.5 a float",
+            "--game-option nodes=5000 --each-option Hash=16",
+            "--time-control odds:1s+25ms",
+        ],
+    );
+    help_shows(
+        "tournament",
+        &[
+            "--game-option <KEY=VALUE>",
+            "[each]",
+            "--game-option nodes=5000",
+        ],
+    );
+}
+
+/// `referee SUBCOMMAND --help` succeeds and shows each of `words`.
+fn help_shows(subcommand: &str, words: &[&str]) {
+    let help = referee([subcommand, "--help"], b"");
+    assert_eq!(help.code, Some(0), "{help:?}");
+    for words in words {
+        assert!(help.stdout.contains(words), "{words:?} in {}", help.stdout);
     }
 }

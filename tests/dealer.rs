@@ -2,11 +2,12 @@
 
 mod common;
 
+use std::process::Command;
 use std::time::Duration;
 
 use common::{
-    Marker, TestRng, assert_has, evensteven_bin, finish, fixture, naive_deal, referee, signal,
-    start, temp_path, write_file,
+    Marker, TestRng, assert_has, evensteven_bin, finish, fixture, naive_deal, output_with_input,
+    referee, signal, start, temp_path, write_file,
 };
 
 const SAMPLE_INPUT: &[u8] = b"4 876390176\n4 653723903\n";
@@ -20,6 +21,14 @@ fn misbehaving(opts: &[&str], mode_args: &[&str], input: &[u8]) -> common::Run {
     args.push(&script);
     args.extend_from_slice(mode_args);
     referee(args, input)
+}
+
+/// [`misbehaving`] on the sample, which must end with status `code` and
+/// say `says`.
+fn misbehaves(opts: &[&str], mode_args: &[&str], code: i32, says: &str) -> common::Run {
+    let run = misbehaving(opts, mode_args, SAMPLE_INPUT);
+    run.expect_stdout(code, says);
+    run
 }
 
 fn assert_bounded(run: &common::Run, limit: Duration) {
@@ -54,16 +63,7 @@ fn statement_sample_player_lines() {
     // The statement's "Sample Input for Evensteven", fed to the player
     // directly, gives exactly its "Sample Output for Evensteven".
     let input = "4 4h 2d Qs Jc\n8c\nQc\n9s\nYOU LOSE\n4 Kd 8c As 5s\n3s\n6h\nKh\n5c\nYOU WIN\n";
-    let output = std::process::Command::new(evensteven_bin())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            use std::io::Write;
-            child.stdin.take().unwrap().write_all(input.as_bytes())?;
-            child.wait_with_output()
-        })
-        .unwrap();
+    let output = output_with_input(&mut Command::new(evensteven_bin()), input.as_bytes());
     assert!(output.status.success());
     assert_eq!(
         String::from_utf8(output.stdout).unwrap(),
@@ -364,24 +364,17 @@ fn a_card_played_twice_is_incorrect_output() {
 #[test]
 fn crlf_and_trailing_spaces_are_accepted() {
     // Jc covers 8c; then the player hangs, which shows the move was taken.
-    let run = misbehaving(
+    misbehaves(
         &["--timeout", "150ms"],
         &["say", "0", "Jc  \\r\\n"],
-        SAMPLE_INPUT,
-    );
-    assert_eq!(run.code, Some(3), "{run:?}");
-    assert!(
-        run.stdout
-            .contains("game 1, move 2 (dealt Qc): timeout: the player did not answer within 150ms"),
-        "{run:?}"
+        3,
+        "game 1, move 2 (dealt Qc): timeout: the player did not answer within 150ms",
     );
 }
 
 #[test]
 fn invalid_utf8_is_incorrect_output() {
-    let run = misbehaving(&[], &["say", "0", "J\\xffc\\n"], SAMPLE_INPUT);
-    assert_eq!(run.code, Some(2), "{run:?}");
-    assert!(run.stdout.contains("not valid UTF-8"), "{run:?}");
+    misbehaves(&[], &["say", "0", "J\\xffc\\n"], 2, "not valid UTF-8");
 }
 
 #[test]
@@ -399,15 +392,11 @@ fn a_hung_player_is_a_crash_after_the_timeout() {
 
 #[test]
 fn a_player_that_never_reads_is_a_crash() {
-    let run = misbehaving(
+    let run = misbehaves(
         &["--timeout", "150ms", "--startup", "0s"],
         &["deaf", "0"],
-        SAMPLE_INPUT,
-    );
-    assert_eq!(run.code, Some(3), "{run:?}");
-    assert!(
-        run.stdout
-            .contains("game 1, move 1 (dealt 8c): timeout: the player did not answer within 150ms")
+        3,
+        "game 1, move 1 (dealt 8c): timeout: the player did not answer within 150ms",
     );
     assert_bounded(&run, Duration::from_secs(5));
 }
@@ -421,41 +410,42 @@ fn a_player_that_exits_early_is_a_crash() {
     ));
     assert_bounded(&run, Duration::from_secs(5));
 
-    let run = misbehaving(&[], &["exit", "0", "0"], SAMPLE_INPUT);
-    assert_eq!(run.code, Some(3), "{run:?}");
-    assert!(run.stdout.contains("the player exited with status 0"));
+    misbehaves(
+        &[],
+        &["exit", "0", "0"],
+        3,
+        "the player exited with status 0",
+    );
 }
 
 #[test]
 fn a_player_killed_by_a_signal_is_a_crash() {
-    let run = misbehaving(&[], &["segv", "1"], SAMPLE_INPUT);
-    assert_eq!(run.code, Some(3), "{run:?}");
-    assert!(
-        run.stdout
-            .contains("the player was killed by signal 11 (SIGSEGV)"),
-        "{run:?}"
+    misbehaves(
+        &[],
+        &["segv", "1"],
+        3,
+        "the player was killed by signal 11 (SIGSEGV)",
     );
 }
 
 #[test]
 fn a_player_that_closes_its_output_is_a_crash() {
-    let run = misbehaving(&[], &["close", "0"], SAMPLE_INPUT);
-    assert_eq!(run.code, Some(3), "{run:?}");
-    assert!(
-        run.stdout
-            .contains("the player closed its standard output but is still running"),
-        "{run:?}"
+    let run = misbehaves(
+        &[],
+        &["close", "0"],
+        3,
+        "the player closed its standard output but is still running",
     );
     assert_bounded(&run, Duration::from_secs(5));
 }
 
 #[test]
 fn a_ten_megabyte_line_is_incorrect_output() {
-    let run = misbehaving(&[], &["long", "0", "10000000"], SAMPLE_INPUT);
-    assert_eq!(run.code, Some(2), "{run:?}");
-    assert!(
-        run.stdout.contains("game 1, move 1 (dealt 8c): incorrect output: the player wrote a line longer than 65536 bytes"),
-        "{run:?}"
+    let run = misbehaves(
+        &[],
+        &["long", "0", "10000000"],
+        2,
+        "game 1, move 1 (dealt 8c): incorrect output: the player wrote a line longer than 65536 bytes",
     );
     assert_bounded(&run, Duration::from_secs(10));
 }
@@ -504,9 +494,12 @@ fn a_player_that_does_not_exit_at_the_end_is_killed() {
     );
     assert_bounded(&run, Duration::from_secs(5));
 
-    let run = misbehaving(&["--grace", "150ms"], &["stubborn", "0"], SAMPLE_INPUT);
-    assert_eq!(run.code, Some(3), "{run:?}");
-    assert!(run.stdout.contains("killed with SIGKILL"), "{run:?}");
+    let run = misbehaves(
+        &["--grace", "150ms"],
+        &["stubborn", "0"],
+        3,
+        "killed with SIGKILL",
+    );
     assert_bounded(&run, Duration::from_secs(5));
 }
 
@@ -587,14 +580,13 @@ fn a_program_that_fails_to_exec_after_the_checks_says_why() {
     let _writing = std::fs::OpenOptions::new().write(true).open(&busy).unwrap();
     let run = referee(["dealer", busy.to_str().unwrap()], SAMPLE_INPUT);
     assert_eq!(run.code, Some(3), "{run:?}");
-    assert!(
-        run.stderr.contains("exited with status 127")
-            && run.stderr.contains(&format!(
-                "referee: cannot start the bot: {}: cannot start: Text file busy",
-                busy.display()
-            )),
-        "{}",
-        run.stderr
+    assert_has(&run.stderr, "exited with status 127");
+    assert_has(
+        &run.stderr,
+        &format!(
+            "referee: cannot start the bot: {}: cannot start: Text file busy",
+            busy.display()
+        ),
     );
 }
 
@@ -611,18 +603,10 @@ fn a_referee_without_referee_launch_beside_it_starts_bots_itself() {
             .is_file()
     );
     for referee in [std::path::Path::new(env!("CARGO_BIN_EXE_referee")), &alone] {
-        let run = std::process::Command::new(referee)
-            .args(["dealer", evensteven_bin()])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .and_then(|mut child| {
-                use std::io::Write;
-                child.stdin.take().unwrap().write_all(SAMPLE_INPUT)?;
-                child.wait_with_output()
-            })
-            .unwrap();
+        let run = output_with_input(
+            Command::new(referee).args(["dealer", evensteven_bin()]),
+            SAMPLE_INPUT,
+        );
         assert!(run.status.success(), "{}: {run:?}", referee.display());
         assert_eq!(String::from_utf8_lossy(&run.stdout), SAMPLE_OUTPUT);
     }
@@ -729,15 +713,7 @@ fn killing_the_referee_kills_its_players_children_too() {
         ["dealer", "--timeout", "60s", &script, "family", "0"],
         &marker,
     );
-    {
-        use std::io::Write;
-        child
-            .stdin
-            .as_mut()
-            .unwrap()
-            .write_all(SAMPLE_INPUT)
-            .unwrap();
-    }
+    common::feed(&mut child, SAMPLE_INPUT);
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     while marker
         .survivors()
@@ -770,11 +746,7 @@ fn a_player_that_leaves_its_group_is_still_killed() {
         ],
         SAMPLE_INPUT,
     );
-    assert_eq!(run.code, Some(3), "{run:?}");
-    assert!(
-        run.stdout.contains("did not answer within 300ms"),
-        "{run:?}"
-    );
+    run.expect_stdout(3, "did not answer within 300ms");
     assert_bounded(&run, Duration::from_secs(10));
 }
 
@@ -796,15 +768,7 @@ fn sigterm_works_while_the_output_is_blocked() {
         ],
         &marker,
     );
-    {
-        use std::io::Write;
-        child
-            .stdin
-            .as_mut()
-            .unwrap()
-            .write_all(SAMPLE_INPUT)
-            .unwrap();
-    }
+    common::feed(&mut child, SAMPLE_INPUT);
     std::thread::sleep(Duration::from_millis(500));
     signal(&child, nix::sys::signal::Signal::SIGTERM);
     let run = finish(child, b"");

@@ -7,8 +7,8 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::{
-    Marker, assert_has, assert_lacks, finish, referee, signal, start, temp_path, wait_for_lines,
-    write_file,
+    Marker, Run, assert_has, assert_lacks, finish, referee, signal, start, temp_path,
+    wait_for_lines, write_file,
 };
 
 /// Directory `name` in `root` holding `binary` as its `pc2`.
@@ -51,6 +51,40 @@ fn standings(stdout: &str) -> Vec<String> {
         .collect()
 }
 
+/// `referee HEAD... --results RESULTS [--resume] TAIL...` three times
+/// over: whole; killed after `kill_at` records, then `tear` done to its
+/// results file; and resumed on that file. The whole run, the resumed one
+/// and the resumed run's results file.
+fn whole_killed_resumed(
+    dir: &std::path::Path,
+    head: &[&str],
+    tail: &[&str],
+    kill_at: usize,
+    tear: impl FnOnce(&std::path::Path),
+) -> (Run, Run, std::path::PathBuf) {
+    let run_args = |results: &std::path::Path, resume: bool| {
+        let mut args = head.to_vec();
+        args.extend(["--results", results.to_str().unwrap()]);
+        if resume {
+            args.push("--resume");
+        }
+        args.extend(tail);
+        args.into_iter().map(str::to_owned).collect::<Vec<_>>()
+    };
+    let whole = dir.join("whole.jsonl");
+    let uninterrupted = referee(run_args(&whole, false), b"");
+    assert_eq!(uninterrupted.code, Some(0), "{uninterrupted:?}");
+
+    let resumed_file = dir.join("resumed.jsonl");
+    let args = run_args(&resumed_file, false);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    kill_after(&args, &resumed_file, kill_at);
+    tear(&resumed_file);
+    let resumed = referee(run_args(&resumed_file, true), b"");
+    assert_eq!(resumed.code, Some(0), "{resumed:?}");
+    (uninterrupted, resumed, resumed_file)
+}
+
 fn indices(results: &std::path::Path) -> Vec<u64> {
     referee::record::read_records::<serde_json::Value>(results)
         .unwrap()
@@ -71,45 +105,15 @@ fn a_killed_chomp_run_resumes_to_the_same_standings() {
     let strong = chomp_player(dir.path(), "strong", env!("CARGO_BIN_EXE_chomp"));
     let greedy = chomp_player(dir.path(), "greedy", env!("CARGO_BIN_EXE_chomp-greedy"));
     let arrays = arrays.to_str().unwrap();
-    let run_args = |results: &str, resume: bool| {
-        let mut args = vec![
-            "chomp",
-            "--prep",
-            "100ms",
-            "--games",
-            "20",
-            "--seed",
-            "11",
-            "--results",
-            results,
-        ];
-        if resume {
-            args.push("--resume");
-        }
-        args.extend([arrays, strong.as_str(), greedy.as_str(), greedy.as_str()]);
-        args.into_iter().map(str::to_owned).collect::<Vec<_>>()
-    };
-
-    let whole = dir.path().join("whole.jsonl");
-    let uninterrupted = referee(run_args(whole.to_str().unwrap(), false), b"");
-    assert_eq!(uninterrupted.code, Some(0), "{uninterrupted:?}");
-
-    let resumed_file = dir.path().join("resumed.jsonl");
-    let args = run_args(resumed_file.to_str().unwrap(), false);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    kill_after(&args, &resumed_file, 5);
-    let killed_at = indices(&resumed_file).len();
-    assert!(killed_at < 20, "killed too late to test anything");
-
-    let resumed = referee(run_args(resumed_file.to_str().unwrap(), true), b"");
-    assert_eq!(resumed.code, Some(0), "{resumed:?}");
-    assert!(
-        resumed
-            .stderr
-            .contains(&format!("resuming: {killed_at} game(s)")),
-        "{}",
-        resumed.stderr
-    );
+    let head = ["chomp", "--prep", "100ms", "--games", "20", "--seed", "11"];
+    let tail = [arrays, strong.as_str(), greedy.as_str(), greedy.as_str()];
+    let mut killed_at = 0;
+    let (uninterrupted, resumed, resumed_file) =
+        whole_killed_resumed(dir.path(), &head, &tail, 5, |killed| {
+            killed_at = indices(killed).len();
+            assert!(killed_at < 20, "killed too late to test anything");
+        });
+    assert_has(&resumed.stderr, &format!("resuming: {killed_at} game(s)"));
     assert_eq!(standings(&resumed.stdout), standings(&uninterrupted.stdout));
     let mut seen = indices(&resumed_file);
     seen.sort_unstable();
@@ -120,43 +124,27 @@ fn a_killed_chomp_run_resumes_to_the_same_standings() {
 fn a_killed_septica_run_resumes_to_the_same_verdict() {
     let dir = tempfile::tempdir().unwrap();
     let player = env!("CARGO_BIN_EXE_septica");
-    let run_args = |results: &str, resume: bool| {
-        let mut args = vec![
-            "septica",
-            "--matches",
-            "150",
-            "--need",
-            "100",
-            "--seed",
-            "5",
-            "--results",
-            results,
-        ];
-        if resume {
-            args.push("--resume");
-        }
-        args.extend([player, "--guesses", "8", "--budget", "1h"]);
-        args.into_iter().map(str::to_owned).collect::<Vec<_>>()
-    };
-    let whole = dir.path().join("whole.jsonl");
-    let uninterrupted = referee(run_args(whole.to_str().unwrap(), false), b"");
-    assert_eq!(uninterrupted.code, Some(0), "{uninterrupted:?}");
-
-    let resumed_file = dir.path().join("resumed.jsonl");
-    let args = run_args(resumed_file.to_str().unwrap(), false);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    kill_after(&args, &resumed_file, 30);
+    let head = [
+        "septica",
+        "--matches",
+        "150",
+        "--need",
+        "100",
+        "--seed",
+        "5",
+    ];
+    let tail = [player, "--guesses", "8", "--budget", "1h"];
     // A torn last line, as a kill in the middle of a write would leave.
-    {
+    let tear = |killed: &std::path::Path| {
         use std::io::Write;
         let mut f = std::fs::OpenOptions::new()
             .append(true)
-            .open(&resumed_file)
+            .open(killed)
             .unwrap();
         f.write_all(b"{\"game\":\"septica\",\"ind").unwrap();
-    }
-    let resumed = referee(run_args(resumed_file.to_str().unwrap(), true), b"");
-    assert_eq!(resumed.code, Some(0), "{resumed:?}");
+    };
+    let (uninterrupted, resumed, resumed_file) =
+        whole_killed_resumed(dir.path(), &head, &tail, 30, tear);
     assert_has(&resumed.stderr, "ends with an incomplete record");
     let last = |out: &str| out.lines().last().unwrap().to_owned();
     assert_eq!(last(&resumed.stdout), last(&uninterrupted.stdout));
@@ -177,11 +165,7 @@ const IO_ERROR: i32 = 74;
 /// file and the error.
 fn assert_stopped_on_full_disk(run: &common::Run, file: &str) {
     assert_eq!(run.code, Some(IO_ERROR), "{run:?}");
-    let errors: Vec<&str> = run
-        .stderr
-        .lines()
-        .filter(|l| l.contains("No space left on device"))
-        .collect();
+    let errors = common::lines_holding(&run.stderr, "No space left on device");
     assert_eq!(errors.len(), 1, "one failure, then the run stops: {run:?}");
     assert!(errors[0].contains(file), "{run:?}");
 }
@@ -199,11 +183,7 @@ fn the_dealer_stops_at_a_results_file_it_cannot_write() {
         input.as_bytes(),
     );
     assert_stopped_on_full_disk(&run, FULL);
-    let games = run
-        .stdout
-        .lines()
-        .filter(|l| l.starts_with("Game "))
-        .count();
+    let games = common::lines_starting(&run.stdout, "Game ").len();
     assert_eq!(games, 1, "{}", run.stdout);
 }
 
@@ -309,7 +289,6 @@ fn a_tournament_stops_at_any_of_its_files_it_cannot_write() {
 
 #[test]
 fn a_finished_game_is_in_the_results_file_while_the_run_goes_on() {
-    use std::io::Write;
     let (_dir, results) = temp_path("r.jsonl");
     let marker = Marker::new();
     let mut child = start(
@@ -322,9 +301,7 @@ fn a_finished_game_is_in_the_results_file_while_the_run_goes_on() {
         &marker,
     );
     // Five games, and the input stays open: the dealer waits for more.
-    let stdin = child.stdin.as_mut().unwrap();
-    stdin.write_all(b"4 1\n5 2\n6 3\n7 4\n8 5\n").unwrap();
-    stdin.flush().unwrap();
+    common::feed(&mut child, b"4 1\n5 2\n6 3\n7 4\n8 5\n");
     wait_for_lines(&results, 5);
     signal(&child, nix::sys::signal::Signal::SIGKILL);
     let run = finish(child, b"");

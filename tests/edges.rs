@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::{
@@ -63,11 +63,7 @@ fn ctrl_c_during_a_game_of_play_records_nothing_of_it() {
         assert!(!run.stdout.contains("judge error"), "{run:?}");
         assert!(!run.stderr.contains("judge error"), "{run:?}");
         // Every game reported is in the file, and nothing else is.
-        let reported = run
-            .stdout
-            .lines()
-            .filter(|l| l.starts_with("game "))
-            .count();
+        let reported = common::lines_starting(&run.stdout, "game ").len();
         assert_eq!(reported, records.len(), "{run:?}");
         for record in &records {
             for player in record["players"].as_array().unwrap() {
@@ -253,6 +249,16 @@ fn run_tournament(file: &str, out: &Path, extra: &[&str]) -> common::Run {
     referee(args, b"")
 }
 
+/// The tournament file in `dir` of two bots that answer, over two games,
+/// and its output folder `dir/NAME` of a run that succeeded.
+fn answered_tournament(dir: &Path, name: &str) -> (String, PathBuf) {
+    let file = edge_tournament(dir, &[], ["answer.sh", "answer.sh"], 2);
+    let out = dir.join(name);
+    let run = run_tournament(&file, &out, &[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    (file, out)
+}
+
 fn standings_json(out: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(out.join("standings.json")).unwrap();
     serde_json::from_str::<Value>(&text)
@@ -277,14 +283,12 @@ fn a_game_voided_by_its_judge_is_played_again_on_resume() {
     );
     let out = dir.path().join("out");
     let run = run_tournament(&file, &out, &[]);
-    assert_eq!(run.code, Some(70), "{run:?}");
-    assert!(run.stderr.contains("lost my marbles"), "{run:?}");
+    run.expect_stderr(70, "lost my marbles");
     let records = common::jsonl(&out.join("records.jsonl"));
     assert_eq!(judge_errors(&records).len(), 1, "{records:?}");
 
     let run = run_tournament(&file, &out, &["--resume"]);
-    assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(run.stdout.contains("standings after 4 games"), "{run:?}");
+    run.expect_stdout(0, "standings after 4 games");
     let standings = standings_json(&out);
     for row in &standings {
         assert_eq!(row["games"], 4, "{standings:?}");
@@ -360,10 +364,7 @@ fn referee_on_a_full_disk(args: &[&str]) -> common::Run {
 #[test]
 fn a_file_that_cannot_be_rewritten_is_left_as_it_was() {
     let dir = tempfile::tempdir().unwrap();
-    let file = edge_tournament(dir.path(), &[], ["answer.sh", "answer.sh"], 2);
-    let out = dir.path().join("out");
-    let run = run_tournament(&file, &out, &[]);
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let (file, out) = answered_tournament(dir.path(), "out");
     let whole = [
         "run.json",
         "tournament.toml",
@@ -387,8 +388,7 @@ fn a_file_that_cannot_be_rewritten_is_left_as_it_was() {
             args.push(out_arg);
         }
         let run = referee_on_a_full_disk(&args);
-        assert_eq!(run.code, Some(74), "{run:?}");
-        assert!(run.stderr.contains("File too large"), "{run:?}");
+        run.expect_stderr(74, "File too large");
         for (name, before) in whole.iter().zip(&before) {
             let now = std::fs::read(out.join(name)).unwrap();
             assert!(&now == before, "{name} changed: {run:?}");
@@ -405,10 +405,7 @@ fn a_file_that_cannot_be_rewritten_is_left_as_it_was() {
 #[test]
 fn merge_refuses_shards_that_disagree_on_a_game_and_names_both_files() {
     let dir = tempfile::tempdir().unwrap();
-    let file = edge_tournament(dir.path(), &[], ["answer.sh", "answer.sh"], 2);
-    let one = dir.path().join("one");
-    let run = run_tournament(&file, &one, &[]);
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let (file, one) = answered_tournament(dir.path(), "one");
     // The same run twice (its times differ): the same games.
     let same = dir.path().join("same");
     let run = run_tournament(&file, &same, &[]);
@@ -416,8 +413,7 @@ fn merge_refuses_shards_that_disagree_on_a_game_and_names_both_files() {
     let merge =
         |a: &Path, b: &Path| referee(["merge", a.to_str().unwrap(), b.to_str().unwrap()], b"");
     let run = merge(&one, &same);
-    assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(run.stdout.contains("2 of 2 games"), "{run:?}");
+    run.expect_stdout(0, "2 of 2 games");
 
     // A copy whose game 1 says otherwise: b lost it.
     let other = dir.path().join("other");
@@ -440,11 +436,7 @@ fn merge_refuses_shards_that_disagree_on_a_game_and_names_both_files() {
     write_file(&other, "records.jsonl", bent.join("\n") + "\n");
     for (a, b) in [(&one, &other), (&other, &one)] {
         let run = merge(a, b);
-        assert_eq!(run.code, Some(64), "{run:?}");
-        assert!(
-            run.stderr.contains("game 1 is recorded differently"),
-            "{run:?}"
-        );
+        run.expect_stderr(64, "game 1 is recorded differently");
         for path in [a, b] {
             let named = path.join("records.jsonl");
             assert!(run.stderr.contains(named.to_str().unwrap()), "{run:?}");
@@ -672,10 +664,6 @@ fn ctrl_c_during_a_built_in_game_records_nothing_of_it() {
     for record in &records {
         assert_eq!(record["verdict"], "accepted", "{record}");
     }
-    let reported = run
-        .stdout
-        .lines()
-        .filter(|l| l.starts_with("deck "))
-        .count();
+    let reported = common::lines_starting(&run.stdout, "deck ").len();
     assert_eq!(reported, records.len(), "{run:?}");
 }

@@ -23,9 +23,9 @@ fn answer() -> String {
 
 /// The `start` and `clocks` of each game of a `referee play` run with
 /// `args` (before the game file and the bots `a` and `b`).
-fn play(dir: &Path, args: &[&str]) -> Vec<Value> {
-    let results = dir.join("results.jsonl");
-    let _ = std::fs::remove_file(&results);
+fn play(args: &[&str]) -> Vec<Value> {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let results = dir.path().join("results.jsonl");
     let bots = [format!("a={}", answer()), format!("b={}", answer())];
     let game = game_file();
     let mut all = vec!["play", "--results", results.to_str().unwrap()];
@@ -56,8 +56,7 @@ fn clock(base_ms: u64, increment_ms: u64) -> Value {
 
 #[test]
 fn play_takes_the_game_files_options_alone() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let games = play(dir.path(), &[]);
+    let games = play(&[]);
     let start = &games[0]["start"];
     assert_eq!(start["options"], json!({"nodes": 100, "book": "a.epd"}));
     assert_eq!(player(start, "a")["options"], json!({}));
@@ -68,28 +67,24 @@ fn play_takes_the_game_files_options_alone() {
 
 #[test]
 fn play_options_and_clocks_from_the_command_line() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let games = play(
-        dir.path(),
-        &[
-            "--game-option",
-            "nodes=5000",
-            "--game-option",
-            "adjudicate=true",
-            "--game-option",
-            "order=random",
-            "--each-option",
-            "Hash=16",
-            "--each-option",
-            "Threads=1",
-            "--option",
-            "b:Hash=64",
-            "--time-control",
-            "2s+50ms",
-            "--time-control",
-            "b:1s+25ms",
-        ],
-    );
+    let games = play(&[
+        "--game-option",
+        "nodes=5000",
+        "--game-option",
+        "adjudicate=true",
+        "--game-option",
+        "order=random",
+        "--each-option",
+        "Hash=16",
+        "--each-option",
+        "Threads=1",
+        "--option",
+        "b:Hash=64",
+        "--time-control",
+        "2s+50ms",
+        "--time-control",
+        "b:1s+25ms",
+    ]);
     let start = &games[0]["start"];
     assert_eq!(
         start["options"],
@@ -368,6 +363,5 @@ fn path_options_must_be_words() {
     );
     let bots = [format!("a={}", answer()), format!("b={}", answer())];
     let run = referee(["play", game.to_str().unwrap(), &bots[0], &bots[1]], b"");
-    assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(run.stderr.contains("path_options"), "{run:?}");
+    run.expect_stderr(64, "path_options");
 }

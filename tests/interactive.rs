@@ -6,9 +6,11 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::package::{judged, line, run};
+use common::package::{
+    assert_line_ends, assert_line_has, assert_line_starts, judged, judged_with, line, run,
+};
 use common::{
-    Run, assert_has, assert_lacks, fixture, jsonl, referee, referee_ok, temp_path, write_file,
+    Run, assert_has, assert_lacks, assert_starts, fixture, jsonl, referee_ok, temp_path, write_file,
 };
 
 fn guess() -> String {
@@ -28,7 +30,7 @@ fn the_binary_search_is_accepted_on_every_case() {
     let (run, records) = judged(&[], &guess(), &submission("accepted/binary.py"));
     assert_eq!(run.code, Some(0), "{run:?}");
     for case in CASES {
-        assert!(line(&run, case).contains("ACCEPTED"), "{}", run.stdout);
+        assert_line_has(&run, case, "ACCEPTED");
     }
     assert!(run.stdout.contains("6 of 6 test cases accepted"));
     assert_eq!(records.len(), 6);
@@ -55,14 +57,13 @@ fn too_many_guesses_is_a_wrong_answer_with_the_judge_message() {
         &submission("wrong_answer/linear.py"),
     ]);
     assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        line(&run, "sample/1")
-            .starts_with("sample/1: WRONG ANSWER: no correct guess within 5 guesses"),
-        "{}",
-        run.stdout
+    assert_line_starts(
+        &run,
+        "sample/1",
+        "sample/1: WRONG ANSWER: no correct guess within 5 guesses",
     );
     // A secret of 1 is found at once.
-    assert!(line(&run, "sample/2").contains("ACCEPTED"));
+    assert_line_has(&run, "sample/2", "ACCEPTED");
     assert!(run.stdout.contains("2 of 6 test cases accepted"));
 }
 
@@ -100,10 +101,10 @@ fn a_crash_is_a_runtime_error_even_when_the_validator_accepts() {
     let (run, records) = judged(&[], &guess(), &fixture("interactive/crash-after-guess.sh"));
     assert_eq!(run.code, Some(1), "{run:?}");
     for case in CASES {
-        assert!(
-            line(&run, case).contains("RUNTIME ERROR: the program exited with status 3"),
-            "{}",
-            run.stdout
+        assert_line_has(
+            &run,
+            case,
+            "RUNTIME ERROR: the program exited with status 3",
         );
     }
     // sample/2 (N = 1): the one guess is right, the validator accepts.
@@ -124,10 +125,10 @@ fn writing_after_the_validator_has_ended_lets_the_validator_decide() {
         &fixture("interactive/spam.sh"),
     );
     assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        line(&run, "sample/1").contains("WRONG ANSWER: no correct guess within 5 guesses"),
-        "{}",
-        run.stdout
+    assert_line_has(
+        &run,
+        "sample/1",
+        "WRONG ANSWER: no correct guess within 5 guesses",
     );
     let first = &records[0];
     assert_eq!(first["first_ended"], "validator", "{first}");
@@ -135,11 +136,7 @@ fn writing_after_the_validator_has_ended_lets_the_validator_decide() {
     assert_eq!(first["status"], "incorrect", "{first}");
     // After the right guess (N = 1) the validator waits for the end of the
     // output, which never comes: the program's time runs out.
-    assert!(
-        line(&run, "sample/2").contains("TIME LIMIT"),
-        "{}",
-        run.stdout
-    );
+    assert_line_has(&run, "sample/2", "TIME LIMIT");
 }
 
 #[test]
@@ -174,14 +171,10 @@ fn a_c_validator_is_compiled_and_gets_the_validator_flags() {
     };
     let good = run_with("pong");
     assert_eq!(good.code, Some(0), "{good:?}");
-    assert!(line(&good, "secret/only").contains("ACCEPTED"));
+    assert_line_has(&good, "secret/only", "ACCEPTED");
     let bad = run_with("pang");
     assert_eq!(bad.code, Some(1), "{bad:?}");
-    assert!(
-        line(&bad, "secret/only").contains("WRONG ANSWER: expected pong"),
-        "{}",
-        bad.stdout
-    );
+    assert_line_has(&bad, "secret/only", "WRONG ANSWER: expected pong");
 }
 
 #[test]
@@ -210,11 +203,8 @@ fn bad_packages_and_programs_are_usage_errors_that_say_why() {
     write_file(dir.path(), "problem.yaml", "validation: default\n");
     let batch = run(&["interactive", dir.path().to_str().unwrap(), "cat"]);
     assert_eq!(batch.code, Some(64), "{batch:?}");
-    assert!(
-        batch.stderr.contains("problem.yaml line 1") && batch.stderr.contains("not an interactive"),
-        "{}",
-        batch.stderr
-    );
+    assert_has(&batch.stderr, "problem.yaml line 1");
+    assert_has(&batch.stderr, "not an interactive");
 
     let no_program = run(&["interactive", &guess(), "/nonexistent/solution"]);
     assert_eq!(no_program.code, Some(64), "{no_program:?}");
@@ -246,57 +236,31 @@ fn a_build_script_makes_the_run_program_and_a_last_line_needs_no_newline() {
          echo \"got $got\" > \"$3/judgemessage.txt\"\\nexit 43\\n' > run\n\
          chmod +x run\n",
     );
-    let good = run(&[
-        "interactive",
-        problem.to_str().unwrap(),
-        "sh",
-        "-c",
-        "read n; printf %s $((n + 1))",
-    ]);
-    assert_eq!(good.code, Some(0), "{good:?}");
-    assert!(
-        line(&good, "secret/a").contains("ACCEPTED"),
-        "{}",
-        good.stdout
-    );
-    let bad = run(&[
-        "interactive",
-        problem.to_str().unwrap(),
-        "sh",
-        "-c",
-        "read n; echo $n",
-    ]);
-    assert_eq!(bad.code, Some(1), "{bad:?}");
-    assert!(
-        line(&bad, "secret/a").contains("WRONG ANSWER: got 41"),
-        "{}",
-        bad.stdout
-    );
+    for (program, code, says) in [
+        ("read n; printf %s $((n + 1))", 0, "ACCEPTED"),
+        ("read n; echo $n", 1, "WRONG ANSWER: got 41"),
+    ] {
+        let run = run(&[
+            "interactive",
+            problem.to_str().unwrap(),
+            "sh",
+            "-c",
+            program,
+        ]);
+        assert_eq!(run.code, Some(code), "{run:?}");
+        assert_line_has(&run, "secret/a", says);
+    }
 }
 
 #[test]
 fn a_validator_that_floods_its_output_after_the_program_ended_is_a_judge_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let package = package(
-        dir.path(),
-        &["1\n"],
+    let (run, _) = judged_by(
         "#!/bin/sh\nwhile :; do echo x; done\n",
+        &["--timeout", "300ms", "--validator-timeout", "1s"],
+        &["true"],
     );
-    let run = run(&[
-        "interactive",
-        "--timeout",
-        "300ms",
-        "--validator-timeout",
-        "1s",
-        package.to_str().unwrap(),
-        "true",
-    ]);
     assert_eq!(run.code, Some(70), "{run:?}");
-    assert!(
-        line(&run, "sample/1").contains("JUDGE ERROR"),
-        "{}",
-        run.stdout
-    );
+    assert_line_has(&run, "sample/1", "JUDGE ERROR");
 }
 
 /// A package in `dir` whose validator is the shell script `validator`, with
@@ -314,37 +278,35 @@ fn package(dir: &std::path::Path, inputs: &[&str], validator: &str) -> PathBuf {
     package
 }
 
+/// [`judged_with`] on a package of one sample case (input `1`) whose
+/// validator is the shell script `validator`.
+fn judged_by(validator: &str, options: &[&str], program: &[&str]) -> (Run, Vec<serde_json::Value>) {
+    let dir = tempfile::tempdir().unwrap();
+    let package = package(dir.path(), &["1\n"], validator);
+    judged_with(options, package.to_str().unwrap(), program)
+}
+
 /// A program that reads until its input ends (the validator's end), then
 /// hangs: whatever the validator did, it did first.
 const HANG_AFTER_INPUT: [&str; 3] = ["sh", "-c", "cat >/dev/null; exec sleep 30"];
 
+/// [`judged_by`] `validator`, which ends first, beside a program that
+/// then hangs; the run must end with status `code`.
+fn validator_first(validator: &str, code: i32) -> (Run, Vec<serde_json::Value>) {
+    // Room for the validator's start on a loaded machine.
+    let (run, records) = judged_by(validator, &["--timeout", "1s"], &HANG_AFTER_INPUT);
+    assert_eq!(run.code, Some(code), "{run:?}");
+    (run, records)
+}
+
 #[test]
 fn a_validator_that_rejects_first_decides_though_the_program_then_runs_out_of_time() {
-    let dir = tempfile::tempdir().unwrap();
-    let package = package(
-        dir.path(),
-        &["1\n"],
+    let (run, records) = validator_first(
         "#!/bin/sh\necho 'you said nothing' > \"$3/judgemessage.txt\"\nexit 43\n",
+        1,
     );
-    let results = dir.path().join("r.jsonl");
-    let mut args = vec![
-        "interactive",
-        "--timeout",
-        // Room for the validator's start on a loaded machine.
-        "1s",
-        "--results",
-        results.to_str().unwrap(),
-        package.to_str().unwrap(),
-    ];
-    args.extend(HANG_AFTER_INPUT);
-    let run = run(&args);
-    assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        line(&run, "sample/1").starts_with("sample/1: WRONG ANSWER: you said nothing"),
-        "{}",
-        run.stdout
-    );
-    let record = &jsonl(&results)[0];
+    assert_line_starts(&run, "sample/1", "sample/1: WRONG ANSWER: you said nothing");
+    let record = &records[0];
     assert_eq!(record["verdict"], "wrong_answer", "{record}");
     assert_eq!(record["status"], "incorrect", "{record}");
     assert_eq!(record["first_ended"], "validator", "{record}");
@@ -353,48 +315,32 @@ fn a_validator_that_rejects_first_decides_though_the_program_then_runs_out_of_ti
 
 #[test]
 fn a_validator_that_fails_first_is_a_judge_error_though_the_program_then_runs_out_of_time() {
-    let dir = tempfile::tempdir().unwrap();
-    let package = package(dir.path(), &["1\n"], "#!/bin/sh\nexit 7\n");
-    let mut args = vec!["interactive", "--timeout", "1s", package.to_str().unwrap()];
-    args.extend(HANG_AFTER_INPUT);
-    let run = run(&args);
-    assert_eq!(run.code, Some(70), "{run:?}");
-    assert!(
-        line(&run, "sample/1").contains("JUDGE ERROR: the validator exited with status 7"),
-        "{}",
-        run.stdout
+    let (run, _) = validator_first("#!/bin/sh\nexit 7\n", 70);
+    assert_line_has(
+        &run,
+        "sample/1",
+        "JUDGE ERROR: the validator exited with status 7",
     );
-}
-
-/// Runs `package` on `cat` with a results file; gives the run and its
-/// records.
-fn run_package(package: &std::path::Path) -> (Run, Vec<serde_json::Value>) {
-    let results = package.with_file_name("r.jsonl");
-    let run = run(&[
-        "interactive",
-        "--results",
-        results.to_str().unwrap(),
-        package.to_str().unwrap(),
-        "cat",
-    ]);
-    let records = jsonl(&results);
-    (run, records)
 }
 
 const REJECTED: &str = "WRONG ANSWER: the validator rejected the interaction (exit status 43)";
 
+/// [`judged_by`] `validator` on `cat`: a wrong answer (status 1) whose
+/// verdict line holds `says`.
+fn rejected_by(validator: &str, says: &str) -> (Run, Vec<serde_json::Value>) {
+    let (run, records) = judged_by(validator, &[], &["cat"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_line_has(&run, "sample/1", says);
+    (run, records)
+}
+
 #[test]
 fn a_feedback_file_that_is_a_fifo_is_not_read_and_the_case_is_judged() {
     // Opened as a file, a FIFO with no writer blocks its reader for ever.
-    let dir = tempfile::tempdir().unwrap();
-    let package = package(
-        dir.path(),
-        &["1\n"],
+    let (run, records) = rejected_by(
         "#!/bin/sh\nmkfifo \"$3/judgemessage.txt\" \"$3/teammessage.txt\"\nexit 43\n",
+        REJECTED,
     );
-    let (run, records) = run_package(&package);
-    assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(line(&run, "sample/1").contains(REJECTED), "{}", run.stdout);
     assert_has(
         &run.stdout,
         "  note: judgemessage.txt is a FIFO, not a regular file: not read",
@@ -406,18 +352,9 @@ fn a_feedback_file_that_is_a_fifo_is_not_read_and_the_case_is_judged() {
 
 #[test]
 fn only_the_first_64_kib_of_a_big_feedback_file_are_kept() {
-    let dir = tempfile::tempdir().unwrap();
-    let package = package(
-        dir.path(),
-        &["1\n"],
+    let (run, records) = rejected_by(
         "#!/bin/sh\nyes 'no, not that' | head -c 50000000 > \"$3/judgemessage.txt\"\nexit 43\n",
-    );
-    let (run, records) = run_package(&package);
-    assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        line(&run, "sample/1").contains("WRONG ANSWER: no, not that; no, not that"),
-        "{}",
-        run.stdout
+        "WRONG ANSWER: no, not that; no, not that",
     );
     assert_has(
         &run.stdout,
@@ -455,10 +392,10 @@ fn a_feedback_file_or_directory_that_is_a_symbolic_link_is_not_followed() {
             elsewhere.display()
         ),
     );
-    let (run, records) = run_package(&package);
+    let (run, records) = judged(&[], package.to_str().unwrap(), "cat");
     assert_eq!(run.code, Some(1), "{run:?}");
     for case in ["sample/1", "sample/2"] {
-        assert!(line(&run, case).contains(REJECTED), "{}", run.stdout);
+        assert_line_has(&run, case, REJECTED);
     }
     assert_has(
         &run.stdout,
@@ -525,32 +462,12 @@ fn every_test_group_is_judged_in_natural_order() {
 /// Red team: `judgeerror.txt` was never shown.
 #[test]
 fn a_validators_judgeerror_txt_is_shown_with_its_judge_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let package = package(
-        dir.path(),
-        &["1\n"],
+    let (run, records) = judged_by(
         "#!/bin/sh\necho 'the answer file is empty' > \"$3/judgeerror.txt\"\nexit 1\n",
+        &[],
+        &["sh", "-c", "cat >/dev/null"],
     );
-    let results = dir.path().join("r.jsonl");
-    let run = referee(
-        [
-            "interactive",
-            "--results",
-            results.to_str().unwrap(),
-            package.to_str().unwrap(),
-            "sh",
-            "-c",
-            "cat >/dev/null",
-        ],
-        b"",
-    );
-    assert_eq!(run.code, Some(70), "{run:?}");
-    assert!(
-        run.stdout
-            .contains("JUDGE ERROR: the validator exited with status 1 (42 accepts, 43 rejects); judgeerror.txt: the answer file is empty"),
-        "{run:?}"
-    );
-    let records = common::jsonl(&results);
+    run.expect_stdout(70, "JUDGE ERROR: the validator exited with status 1 (42 accepts, 43 rejects); judgeerror.txt: the answer file is empty");
     assert_eq!(
         records[0]["judge_error_message"], "the answer file is empty",
         "{records:?}"
@@ -722,21 +639,11 @@ fn a_single_threaded_programs_cpu_time_is_never_more_than_its_wall_time() {
 fn a_validators_message_reaches_the_terminal_escaped() {
     // Before, `ESC ]0;PWNED BEL ESC [2J` in judgemessage.txt retitled and
     // cleared the user's terminal.
-    let dir = tempfile::tempdir().unwrap();
-    let package = package(
-        dir.path(),
-        &["1\n"],
+    let (run, _) = judged_by(
         "#!/bin/sh\nprintf 'no \\033]0;PWNED\\007\\033[2J\\n' > \"$3/judgemessage.txt\"\nexit 43\n",
+        &["--timeout", "1s"],
+        &["sh", "-c", "cat >/dev/null"],
     );
-    let run = run(&[
-        "interactive",
-        "--timeout",
-        "1s",
-        package.to_str().unwrap(),
-        "sh",
-        "-c",
-        "cat >/dev/null",
-    ]);
     assert_eq!(run.code, Some(1), "{run:?}");
     for (stream, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
         assert!(
@@ -785,18 +692,14 @@ fn a_validator_that_closes_its_output_and_waits_ends_the_programs_input() {
     );
     for run in with_and_without_sandbox(&[&package, &eof]) {
         for case in ["sample/1", "secret/1"] {
-            assert!(line(&run, case).contains("ACCEPTED"), "{}", run.stdout);
+            assert_line_has(&run, case, "ACCEPTED");
         }
     }
     // An answer given before the input ends is read and judged.
     let first = format!("{}/submissions/wrong_answer/first.py", pseudo());
     let run = run(&["interactive", "--timeout", "1s", &pseudo(), &first]);
     assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        line(&run, "sample/1").contains("WRONG ANSWER: expected 6, got 3"),
-        "{}",
-        run.stdout
-    );
+    assert_line_has(&run, "sample/1", "WRONG ANSWER: expected 6, got 3");
 }
 
 #[test]
@@ -820,11 +723,7 @@ fn a_program_that_closes_its_output_and_waits_ends_the_validators_input() {
     let package = package.to_str().unwrap();
     let program = ["sh", "-c", "echo 6; exec >&-; cat >/dev/null"];
     for run in with_and_without_sandbox(&[&[package][..], &program].concat()) {
-        assert!(
-            line(&run, "sample/1").contains("ACCEPTED"),
-            "{}",
-            run.stdout
-        );
+        assert_line_has(&run, "sample/1", "ACCEPTED");
     }
 }
 
@@ -1019,13 +918,11 @@ fn an_input_its_validator_rejects_stops_the_run_before_any_program() {
     // Skipped on request, and said first.
     let run = run(&["interactive", "--no-input-validation", problem]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stdout
-            .starts_with("interactive: input validators not run (--no-input-validation)\n"),
-        "{}",
-        run.stdout
+    assert_starts(
+        &run.stdout,
+        "interactive: input validators not run (--no-input-validation)\n",
     );
-    assert!(line(&run, "accepted/guess.py").contains("ACCEPTED, as expected"));
+    assert_line_has(&run, "accepted/guess.py", "ACCEPTED, as expected");
 }
 
 #[test]
@@ -1140,11 +1037,7 @@ fn disabled_files_are_skipped_and_unknown_languages_only_warned_of_unless_strict
     );
     let strict = run_it(true);
     assert_eq!(strict.code, Some(1), "{strict:?}");
-    assert!(
-        line(&strict, "accepted/guess.plg").contains("not judged: "),
-        "{}",
-        strict.stdout
-    );
+    assert_line_has(&strict, "accepted/guess.plg", "not judged: ");
     assert_lacks(&strict.stdout, ".disabled");
 }
 
@@ -1198,12 +1091,10 @@ fn expected_results_tags_are_checked_and_win_over_their_folder_as_in_domjudge() 
             run.stdout
         );
     }
-    assert!(
-        line(&run, "mixed/mislabelled.py").ends_with(
-            "ACCEPTED, but its @EXPECTED_RESULTS@ tag (TIMELIMIT, RUN-ERROR) expects otherwise"
-        ),
-        "{}",
-        run.stdout
+    assert_line_ends(
+        &run,
+        "mixed/mislabelled.py",
+        "ACCEPTED, but its @EXPECTED_RESULTS@ tag (TIMELIMIT, RUN-ERROR) expects otherwise",
     );
     assert!(
         line(&run, "mixed/typo.py").ends_with(
@@ -1215,11 +1106,10 @@ fn expected_results_tags_are_checked_and_win_over_their_folder_as_in_domjudge() 
         "{}",
         run.stdout
     );
-    assert!(
-        line(&run, "mixed/untagged.py")
-            .ends_with("(folder mixed, no @EXPECTED_RESULTS@ tag: not checked)"),
-        "{}",
-        run.stdout
+    assert_line_ends(
+        &run,
+        "mixed/untagged.py",
+        "(folder mixed, no @EXPECTED_RESULTS@ tag: not checked)",
     );
     assert_has(
         &run.stderr,

@@ -148,39 +148,33 @@ fn guess() -> String {
 
 /// What `peek.sh` said in the first test case.
 fn peek(sandbox: bool) -> String {
-    let (_dir, results) = temp_path("r.jsonl");
-    let mut args = vec![
-        "interactive".to_owned(),
-        "--timeout".into(),
-        "5s".into(),
-        "--results".into(),
-        results.to_str().unwrap().into(),
-    ];
+    let mut options = vec!["--timeout", "5s"];
     if sandbox {
-        args.push("--sandbox".into());
+        options.push("--sandbox");
     }
-    args.extend([guess(), fixture("isolation/peek.sh"), guess()]);
-    let run = referee(&args, b"");
-    assert!(!run.stderr.contains("panicked"), "{run:?}");
-    let text = std::fs::read_to_string(&results).unwrap_or_default();
-    let first: serde_json::Value =
-        serde_json::from_str(text.lines().next().unwrap_or("{}")).unwrap();
-    first["stderr"].as_str().unwrap_or_default().to_owned()
+    let (guess, peek) = (guess(), fixture("isolation/peek.sh"));
+    let (_, records) = common::package::judged_with(&options, &guess, &[&peek, &guess]);
+    let first = records.first().map(|r| r["stderr"].as_str());
+    first.flatten().unwrap_or_default().to_owned()
+}
+
+/// What `peek.sh` said of the answer files and of the validator's
+/// command line.
+fn peek_says(sandbox: bool, answers: &str, cmdline: &str) {
+    let said = peek(sandbox);
+    assert_has(&said, answers);
+    assert_has(&said, cmdline);
 }
 
 #[test]
 fn without_the_sandbox_a_submission_finds_the_judges_data() {
-    let said = peek(false);
-    assert_has(&said, "answers: read");
-    assert_has(&said, "cmdline: yes");
+    peek_says(false, "answers: read", "cmdline: yes");
 }
 
 #[test]
 fn a_sandboxed_submission_sees_neither_the_package_nor_the_validator() {
     need_bwrap();
-    let said = peek(true);
-    assert_has(&said, "answers: hidden");
-    assert_has(&said, "cmdline: no");
+    peek_says(true, "answers: hidden", "cmdline: no");
 }
 
 #[test]
@@ -188,8 +182,7 @@ fn a_sandboxed_submission_kept_in_the_package_is_still_judged() {
     need_bwrap();
     let program = format!("{}/submissions/accepted/binary.py", guess());
     let run = referee(["interactive", "--sandbox", &guess(), &program], b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(run.stdout.contains("6 of 6 test cases accepted"), "{run:?}");
+    run.expect_stdout(0, "6 of 6 test cases accepted");
 }
 
 #[test]
@@ -289,11 +282,7 @@ fn a_sandboxed_escapee_dies_with_a_killed_referee() {
         ["dealer", "--sandbox", "--timeout", "60s", &script],
         &marker,
     );
-    {
-        use std::io::Write;
-        let stdin = child.stdin.as_mut().unwrap();
-        stdin.write_all(b"4 876390176\n").unwrap();
-    }
+    common::feed(&mut child, b"4 876390176\n");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     let both = || {
         let survivors = marker.survivors();
@@ -356,8 +345,7 @@ fn test_data_that_leads_outside_the_package_is_refused_under_the_sandbox() {
     assert!(run.stdout.is_empty(), "{run:?}");
     // Without the sandbox nothing is hidden, and the link is followed.
     let run = referee(args(false), b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(run.stdout.contains("6 of 6 test cases accepted"), "{run:?}");
+    run.expect_stdout(0, "6 of 6 test cases accepted");
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use common::{
-    assert_has, assert_lacks, evensteven_bin, fixture, referee, referee_ok, referee_with,
+    Run, assert_has, assert_lacks, evensteven_bin, fixture, referee, referee_ok, referee_with,
     temp_path, write_file,
 };
 use serde_json::Value;
@@ -23,6 +23,24 @@ fn judges(name: &str) -> String {
 
 fn records(path: &Path) -> Vec<Value> {
     common::jsonl(path)
+}
+
+/// `referee play OPTIONS --results RESULTS GAME BOTS...`, the results in a
+/// temporary folder: the run, and the records it wrote (none if it wrote
+/// no file).
+fn play(options: &[&str], game: &str, bots: &[&str]) -> (Run, Vec<Value>) {
+    let (_dir, results) = temp_path("r.jsonl");
+    let mut args = vec!["play"];
+    args.extend(options);
+    args.extend(["--results", results.to_str().unwrap(), game]);
+    args.extend(bots);
+    let run = referee(args, b"");
+    let records = if results.exists() {
+        records(&results)
+    } else {
+        vec![]
+    };
+    (run, records)
 }
 
 /// Plays 1,000 games through the external judge, then the same (N, seed)
@@ -110,19 +128,10 @@ fn frames_are_kept_with_record_moves_only() {
 
 #[test]
 fn a_judge_that_crashes_is_a_judge_error_and_no_bot_is_blamed() {
-    let (_dir, results) = temp_path("r.jsonl");
-    let run = referee(
-        [
-            "play",
-            "--games",
-            "3",
-            "--results",
-            results.to_str().unwrap(),
-            &judges("crash.toml"),
-            evensteven_bin(),
-            evensteven_bin(),
-        ],
-        b"",
+    let (run, records) = play(
+        &["--games", "3"],
+        &judges("crash.toml"),
+        &[evensteven_bin(), evensteven_bin()],
     );
     assert_eq!(run.code, Some(70), "{}", run.stderr);
     assert_has(&run.stderr, "judge error");
@@ -133,7 +142,6 @@ fn a_judge_that_crashes_is_a_judge_error_and_no_bot_is_blamed() {
         "no game was judged: every game is void (its judge failed)",
     );
     assert_lacks(&run.stdout, "mean score");
-    let records = records(&results);
     assert_eq!(records.len(), 1, "the run stops at the judge error");
     let error = &records[0]["judge_error"];
     assert!(
@@ -152,19 +160,9 @@ fn a_judge_that_crashes_is_a_judge_error_and_no_bot_is_blamed() {
 
 #[test]
 fn a_judge_that_writes_garbage_is_a_judge_error() {
-    let (_dir, results) = temp_path("r.jsonl");
-    let run = referee(
-        [
-            "play",
-            "--results",
-            results.to_str().unwrap(),
-            &judges("garbage.toml"),
-            evensteven_bin(),
-        ],
-        b"",
-    );
+    let (run, records) = play(&[], &judges("garbage.toml"), &[evensteven_bin()]);
     assert_eq!(run.code, Some(70), "{}", run.stderr);
-    let record = &records(&results)[0];
+    let record = &records[0];
     let message = record["judge_error"]["message"].as_str().unwrap();
     assert!(
         message.contains("broke the protocol") && message.contains("hello, I am not JSON"),
@@ -175,21 +173,12 @@ fn a_judge_that_writes_garbage_is_a_judge_error() {
 
 #[test]
 fn a_bot_that_times_out_is_a_timeout_and_the_run_goes_on() {
-    let (_dir, results) = temp_path("r.jsonl");
-    referee_ok([
-        "play",
-        "--games",
-        "2",
-        "--seed",
-        "1",
-        "--timeout",
-        "150ms",
-        "--results",
-        results.to_str().unwrap(),
+    let (run, records) = play(
+        &["--games", "2", "--seed", "1", "--timeout", "150ms"],
         &game_file(),
-        &judges("hang.sh"),
-    ]);
-    let records = records(&results);
+        &[&judges("hang.sh")],
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
     assert_eq!(records.len(), 2);
     // A game lost (or won) on the first move ends before the player hangs.
     let hung: Vec<&Value> = records
@@ -209,19 +198,12 @@ fn a_bot_that_times_out_is_a_timeout_and_the_run_goes_on() {
 
 #[test]
 fn a_bot_that_crashes_is_crashed() {
-    let (_dir, results) = temp_path("r.jsonl");
-    referee_ok([
-        "play",
-        "--games",
-        "3",
-        "--seed",
-        "1",
-        "--results",
-        results.to_str().unwrap(),
+    let (run, records) = play(
+        &["--games", "3", "--seed", "1"],
         &game_file(),
-        &judges("exit3.sh"),
-    ]);
-    let records = records(&results);
+        &[&judges("exit3.sh")],
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
     let mut crashed = 0;
     for record in &records {
         let player = &record["players"][0];
@@ -244,11 +226,8 @@ fn a_bot_that_crashes_is_crashed() {
 fn a_bad_game_file_is_a_usage_error_naming_its_line() {
     let run = referee(["play", &judges("bad.toml"), evensteven_bin()], b"");
     assert_eq!(run.code, Some(64));
-    assert!(
-        run.stderr.contains("bad.toml") && run.stderr.contains("line 4"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "bad.toml");
+    assert_has(&run.stderr, "line 4");
     let run = referee(
         ["play", &game_file(), evensteven_bin(), evensteven_bin()],
         b"",
@@ -258,26 +237,19 @@ fn a_bad_game_file_is_a_usage_error_naming_its_line() {
 
 #[test]
 fn players_asked_at_once_are_answered_each_with_its_own_verdict() {
-    let (_dir, results) = temp_path("r.jsonl");
-    let run = referee_ok([
-        "play",
-        "--timeout",
-        "150ms",
-        "--startup",
-        "100ms",
-        "--results",
-        results.to_str().unwrap(),
-        &judges("race.toml"),
-        &judges("answer.sh"),
-        &judges("silent.sh"),
-    ]);
     // Each seat with its entrant: the BOT as given.
     let (answer, silent) = (judges("answer.sh"), judges("silent.sh"));
+    let (run, records) = play(
+        &["--timeout", "150ms", "--startup", "100ms"],
+        &judges("race.toml"),
+        &[&answer, &silent],
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
     assert_has(
         &run.stdout,
         &format!("game 1: [0] {answer} score 1 rank 1 ok; [1] {silent} score 0 rank 2 timeout"),
     );
-    let record = &records(&results)[0];
+    let record = &records[0];
     let summary = &record["summary"];
     assert_eq!(summary[0]["text"], "N", "{record}");
     assert_eq!(summary[1]["status"], "timeout", "{record}");
@@ -295,7 +267,7 @@ fn play_persist(
     games: u32,
     crash: Option<u32>,
     args: &[&str],
-) -> (common::Run, Vec<Value>) {
+) -> (Run, Vec<Value>) {
     let results = dir.join("r.jsonl");
     let _ = std::fs::remove_file(&results);
     let log = dir.join("pids.log");
@@ -425,11 +397,8 @@ fn a_kept_player_that_outstays_its_grace_at_the_end_fails_the_run() {
         b"",
     );
     assert_eq!(run.code, Some(3), "{}", run.stderr);
-    assert!(
-        run.stderr.contains("[0]") && run.stderr.contains("did not exit within 200ms"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "[0]");
+    assert_has(&run.stderr, "did not exit within 200ms");
     let records = records(&results);
     assert_eq!(records.len(), 3);
     for record in &records {
@@ -465,11 +434,7 @@ fn a_judge_named_bare_is_not_taken_from_the_folder_the_referee_runs_in() {
         &[],
         Some(here.path()),
     );
-    assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stdout.contains("2 games played, 0 judge errors"),
-        "{run:?}"
-    );
+    run.expect_stdout(0, "2 games played, 0 judge errors");
 }
 
 #[test]
@@ -540,11 +505,7 @@ fn a_bot_that_cannot_be_found_is_refused_before_the_first_game() {
         ];
         args.extend(&bots);
         let run = referee_with(&args, b"", &[], Some(dir.path()));
-        let games = run
-            .stdout
-            .lines()
-            .filter(|l| l.starts_with("game "))
-            .count();
+        let games = common::lines_starting(&run.stdout, "game ").len();
         let said = format!(
             "{game} {bots:?}: status {:?}, {games} games, stderr {}",
             run.code, run.stderr

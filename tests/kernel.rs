@@ -189,12 +189,7 @@ fn a_process_cap_without_cgroups_is_a_usage_error() {
         ["--no-cgroups", "dealer", "--limit-procs", "64", "/bin/cat"],
         b"",
     );
-    assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(
-        run.stderr
-            .contains("--limit-procs 64: only a cgroup can cap"),
-        "{run:?}"
-    );
+    run.expect_stderr(64, "--limit-procs 64: only a cgroup can cap");
     // The default is only warned about; the run goes on.
     let (run, record) = one_game(&["--no-cgroups"][..0], common::evensteven_bin(), &[]);
     assert_eq!(record["status"], "ok", "{run:?}");
@@ -202,11 +197,7 @@ fn a_process_cap_without_cgroups_is_a_usage_error() {
         ["--no-cgroups", "dealer", common::evensteven_bin()],
         b"4 876390176\n",
     );
-    assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stderr.contains("no cap on each bot's processes"),
-        "{run:?}"
-    );
+    run.expect_stderr(0, "no cap on each bot's processes");
 }
 
 /// The pids the hoppers of `dir` last wrote.
@@ -293,7 +284,6 @@ fn assert_run_dirs_removed(pid: u32) {
 /// Starts a dealer whose player leaves hoppers in `dir`, plays one game and
 /// waits for its record; the referee is left waiting for the next game.
 fn referee_mid_run(dir: &Path, marker: &Marker) -> std::process::Child {
-    use std::io::Write;
     let results = dir.join("r.jsonl");
     let mut child = common::start(
         [
@@ -306,9 +296,7 @@ fn referee_mid_run(dir: &Path, marker: &Marker) -> std::process::Child {
         ],
         marker,
     );
-    let stdin = child.stdin.as_mut().unwrap();
-    stdin.write_all(b"4 876390176\n").unwrap();
-    stdin.flush().unwrap();
+    common::feed(&mut child, b"4 876390176\n");
     common::wait_for_lines(&results, 1);
     assert!(
         !run_dirs(child.id()).is_empty(),
@@ -708,12 +696,7 @@ fn the_referee_sleeps_while_its_bot_thinks() {
         }
         args.extend(["/bin/sleep", "5"]);
         let mut child = common::start(args, &marker);
-        {
-            use std::io::Write;
-            let input = child.stdin.as_mut().unwrap();
-            input.write_all(b"4 876390176\n").unwrap();
-            input.flush().unwrap();
-        }
+        common::feed(&mut child, b"4 876390176\n");
         // The bot has started and been sent its hand by then.
         std::thread::sleep(Duration::from_millis(700));
         let before = context_switches(child.id());

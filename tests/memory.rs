@@ -34,11 +34,9 @@ fn children_count_together_against_the_limit() {
     // The watch, without cgroups: the kernel's cgroup counts them together
     // by construction.
     let (run, record) = hold(&["--no-cgroups", "--limit-memory", "256MiB"], &["100", "4"]);
-    assert_eq!(run.code, Some(3), "{run:?}");
-    assert!(
-        run.stdout
-            .contains("of memory, over its limit of 256 MiB (--limit-memory): killed"),
-        "{run:?}"
+    run.expect_stdout(
+        3,
+        "of memory, over its limit of 256 MiB (--limit-memory): killed",
     );
     assert_eq!(record["status"], "limit", "{record}");
     assert_eq!(record["limit"], "memory", "{record}");
@@ -90,11 +88,8 @@ fn a_size_the_referee_cannot_read_is_a_usage_error() {
     for option in ["--limit-memory", "--limit-address-space"] {
         let run = referee(["dealer", option, "2XB", "/bin/true"], b"4 1\n");
         assert_eq!(run.code, Some(64), "{run:?}");
-        assert!(
-            run.stderr.contains(option) && run.stderr.contains("2XB"),
-            "{}",
-            run.stderr
-        );
+        assert_has(&run.stderr, option);
+        assert_has(&run.stderr, "2XB");
         assert!(run.stdout.is_empty(), "{run:?}");
     }
 }
@@ -192,20 +187,14 @@ fn standings_and_ci_read_the_peak() {
     };
     assert!(line("fits").contains("PASS"), "{}", run.stdout);
     assert!(line("too fat").contains("FAIL"), "{}", run.stdout);
-    assert!(
-        run.stdout.contains("peak memory") && run.stdout.contains("> 50 MiB"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "peak memory");
+    assert_has(&run.stdout, "> 50 MiB");
 
     std::fs::write(&suite, case("bad", "2XB")).unwrap();
     let run = referee(["ci", suite.to_str().unwrap()], b"");
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(
-        run.stderr.contains("2XB") && run.stderr.contains("line"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "2XB");
+    assert_has(&run.stderr, "line");
 }
 
 /// Issue 29: a figure the referee did not measure is left out of the

@@ -6,8 +6,11 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::package::{guess, line, run};
+use common::package::{
+    assert_line_ends, assert_line_has, assert_line_starts, guess, judged, line, run,
+};
 use common::{Run, assert_has, assert_lacks, fixture, jsonl, write_file};
+use serde_json::Value;
 
 /// A copy of `games/guess` with its sample cases only and `problem_yaml`,
 /// and whatever `extra` files are given, to change.
@@ -28,9 +31,7 @@ fn guess_with(problem_yaml: &str, extra: &[(&str, &str)]) -> tempfile::TempDir {
     }
     write_file(dir.path(), "problem.yaml", problem_yaml);
     for (name, text) in extra {
-        let path = dir.path().join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
+        write_file(dir.path(), name, text);
     }
     dir
 }
@@ -39,78 +40,48 @@ fn path(dir: &tempfile::TempDir) -> &str {
     dir.path().to_str().unwrap()
 }
 
+/// The sample cases of `games/guess` ([`guess_with`] no limits) judged
+/// with `options` on `program`, which must end with status `code`: the
+/// run and its records, of which there are some.
+fn judged_on_samples(options: &[&str], program: &str, code: i32) -> (Run, Vec<Value>) {
+    let package = guess_with("validation: custom interactive\n", &[]);
+    let (run, records) = judged(options, path(&package), program);
+    assert_eq!(run.code, Some(code), "{run:?}");
+    assert!(!records.is_empty(), "{run:?}");
+    (run, records)
+}
+
 #[test]
 fn a_program_slowed_by_waiting_is_judged_by_its_cpu_time() {
     // boolfind's accepted C solution used 0.2s of CPU and 3-4s of wall
     // time beside a validator that sleeps: judged by the wall clock it
     // once got TIME LIMIT. Here: 400ms of waiting under a 300ms limit.
-    let package = guess_with("validation: custom interactive\n", &[]);
-    let out = tempfile::tempdir().unwrap();
-    let results = out.path().join("r.jsonl");
-    let run = run(&[
-        "interactive",
-        "--timeout",
-        "300ms",
-        "--wall-limit",
-        "10s",
-        "--results",
-        results.to_str().unwrap(),
-        path(&package),
-        &fixture("packages/sleepy.sh"),
-    ]);
-    assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        line(&run, "sample/1").contains("ACCEPTED (CPU "),
-        "{}",
-        run.stdout
-    );
-    for r in jsonl(&results) {
+    let sleepy = fixture("packages/sleepy.sh");
+    let (run, records) =
+        judged_on_samples(&["--timeout", "300ms", "--wall-limit", "10s"], &sleepy, 0);
+    assert_line_has(&run, "sample/1", "ACCEPTED (CPU ");
+    for r in records {
         assert!(r["micros"].as_u64().unwrap() >= 400_000, "{r}");
         assert!(r["cpu_micros"].as_u64().unwrap() < 300_000, "{r}");
     }
     // The wall clock still caps it.
-    let run = self::run(&[
-        "interactive",
-        "--timeout",
-        "300ms",
-        "--wall-limit",
-        "150ms",
-        path(&package),
-        &fixture("packages/sleepy.sh"),
-    ]);
-    assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        line(&run, "sample/1").ends_with("wall clock past its 150ms cap)"),
-        "{}",
-        run.stdout
-    );
+    let (run, _) = judged_on_samples(&["--timeout", "300ms", "--wall-limit", "150ms"], &sleepy, 1);
+    assert_line_ends(&run, "sample/1", "wall clock past its 150ms cap)");
 }
 
 #[test]
 fn a_program_that_computes_is_stopped_by_its_cpu_time() {
-    let package = guess_with("validation: custom interactive\n", &[]);
-    let out = tempfile::tempdir().unwrap();
-    let results = out.path().join("r.jsonl");
     // A generous wall clock: only the CPU time can stop it.
-    let run = run(&[
-        "interactive",
-        "--timeout",
-        "200ms",
-        "--wall-limit",
-        "20s",
-        "--results",
-        results.to_str().unwrap(),
-        path(&package),
-        &fixture("packages/spin.sh"),
-    ]);
-    assert_eq!(run.code, Some(1), "{run:?}");
+    let spin = fixture("packages/spin.sh");
+    let (run, records) =
+        judged_on_samples(&["--timeout", "200ms", "--wall-limit", "20s"], &spin, 1);
     let line = line(&run, "sample/1");
     assert!(
         line.starts_with("sample/1: TIME LIMIT (CPU ") && line.contains("of its 200ms limit"),
         "{}",
         run.stdout
     );
-    for r in jsonl(&results) {
+    for r in records {
         assert_eq!(r["verdict"], "time_limit", "{r}");
         assert!(r["cpu_micros"].as_u64().unwrap() >= 200_000, "{r}");
         assert!(r["micros"].as_u64().unwrap() < 10_000_000, "{r}");
@@ -133,7 +104,7 @@ fn the_packages_time_limit_applies_and_the_first_line_says_where_it_came_from() 
         "{}",
         run.stdout
     );
-    assert!(line(&run, "sample/2").ends_with("wall clock past its 400ms cap)"));
+    assert_line_ends(&run, "sample/2", "wall clock past its 400ms cap)");
     // DOMjudge's .timelimit, and the command line over both.
     let domjudge = guess_with(
         "validation: custom interactive\n",
@@ -170,11 +141,7 @@ fn the_packages_memory_limit_applies_unless_the_command_line_says_otherwise() {
     let run = run(&["interactive", path(&package), &hog]);
     assert_eq!(run.code, Some(1), "{run:?}");
     assert_has(&run.stdout, "memory 64 MiB (problem.yaml limits.memory)");
-    assert!(
-        line(&run, "sample/1").contains("MEMORY LIMIT"),
-        "{}",
-        run.stdout
-    );
+    assert_line_has(&run, "sample/1", "MEMORY LIMIT");
     let run = self::run(&[
         "interactive",
         "--limit-memory",
@@ -185,11 +152,7 @@ fn the_packages_memory_limit_applies_unless_the_command_line_says_otherwise() {
         &hog,
     ]);
     assert_has(&run.stdout, "memory 1 GiB (--limit-memory)");
-    assert!(
-        line(&run, "sample/1").contains("TIME LIMIT"),
-        "{}",
-        run.stdout
-    );
+    assert_line_has(&run, "sample/1", "TIME LIMIT");
 }
 
 #[test]
@@ -220,9 +183,7 @@ fn each_groups_testdata_yaml_gives_its_validator_arguments() {
         ("data/secret/b/deeper/1.ans", ""),
     ];
     for (name, text) in files {
-        let path = package.path().join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
+        write_file(package.path(), name, text);
     }
     // `cat` ends when the validator, having rejected, ends its input.
     let run = run(&["interactive", path(&package), "cat"]);
@@ -231,27 +192,15 @@ fn each_groups_testdata_yaml_gives_its_validator_arguments() {
         let line = line(&run, case);
         line[line.find("args:").expect(line)..].to_string()
     };
-    assert!(
-        args("sample/1").starts_with("args: --package ("),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        args("secret/a/1").starts_with("args: --package|--secret|1 ("),
-        "{}",
-        run.stdout
-    );
-    // A list keeps an argument with a space whole; a subgroup inherits.
-    assert!(
-        args("secret/b/1").starts_with("args: --package|--group|b c ("),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        args("secret/b/deeper/1").starts_with("args: --package|--group|b c ("),
-        "{}",
-        run.stdout
-    );
+    for (case, start) in [
+        ("sample/1", "args: --package ("),
+        ("secret/a/1", "args: --package|--secret|1 ("),
+        // A list keeps an argument with a space whole; a subgroup inherits.
+        ("secret/b/1", "args: --package|--group|b c ("),
+        ("secret/b/deeper/1", "args: --package|--group|b c ("),
+    ] {
+        assert!(args(case).starts_with(start), "{}", run.stdout);
+    }
 }
 
 /// A run on `package` that is refused before any case (status 64).
@@ -269,11 +218,8 @@ fn refused(package: &tempfile::TempDir) -> Run {
 fn a_bad_problem_yaml_is_refused_naming_the_file_and_the_line() {
     let package = guess_with("name: x\nlimits:\n  time_limit: fast\n", &[]);
     let run = refused(&package);
-    assert!(
-        run.stderr.contains("problem.yaml") && run.stderr.contains("line 3"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "problem.yaml");
+    assert_has(&run.stderr, "line 3");
     let package = guess_with(
         "validation: custom interactive\n",
         &[(".timelimit", "soon")],
@@ -332,11 +278,7 @@ fn a_package_is_judged_whole_in_c_python_and_java() {
         ("time_limit_exceeded/spin.c", "C", "time_limit"),
         ("wrong_answer/halving.py", "Python 3", "wrong_answer"),
     ] {
-        assert!(
-            line(&run, submission).ends_with(", as expected"),
-            "{}",
-            run.stdout
-        );
+        assert_line_ends(&run, submission, ", as expected");
         let row = run
             .stdout
             .lines()
@@ -395,13 +337,11 @@ fn a_submission_that_misses_its_folders_verdict_fails_the_run() {
     ]);
     assert_eq!(run.code, Some(1), "{run:?}");
     // Without an explicit limit, the accepted submissions set it.
-    assert!(
-        run.stdout
-            .contains("no explicit time limit; the accepted submissions set it")
-            && run.stdout.contains("times 5, rounded up to a second"),
-        "{}",
-        run.stdout
+    assert_has(
+        &run.stdout,
+        "no explicit time limit; the accepted submissions set it",
     );
+    assert_has(&run.stdout, "times 5, rounded up to a second");
     assert!(
         line(&run, "accepted/linear.py")
             .contains("WRONG ANSWER: no correct guess within 5 guesses")
@@ -450,11 +390,8 @@ fn a_source_file_given_as_the_program_is_built_first() {
         broken.to_str().unwrap(),
     ]);
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(
-        run.stderr.contains("compile error") && run.stderr.contains("Broken.java:1"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "compile error");
+    assert_has(&run.stderr, "Broken.java:1");
 }
 
 #[test]
@@ -468,42 +405,27 @@ fn a_package_without_submissions_is_refused_when_no_program_is_given() {
 #[test]
 fn a_multi_pass_problem_runs_the_program_again_on_each_nextpass_in() {
     let package = fixture("packages/multipass");
-    let out = tempfile::tempdir().unwrap();
-    let results = out.path().join("r.jsonl");
-    let run = run(&[
-        "interactive",
-        "--results",
-        results.to_str().unwrap(),
-        &package,
-        &fixture("packages/doubler.sh"),
-    ]);
+    let (run, records) = judged(&[], &package, &fixture("packages/doubler.sh"));
     // Case 1 takes three passes, the feedback directory kept between
     // them; case 2's validator asks for a fourth, past the package's
     // limit: its fault.
     assert_eq!(run.code, Some(70), "{run:?}");
     assert_has(&run.stdout, "multi-pass, up to 3 passes a case");
-    assert!(
-        line(&run, "secret/1").starts_with("secret/1: ACCEPTED (3 passes, CPU "),
-        "{}",
-        run.stdout
+    assert_line_starts(&run, "secret/1", "secret/1: ACCEPTED (3 passes, CPU ");
+    assert_line_has(
+        &run,
+        "secret/2",
+        "JUDGE ERROR: the validator wrote nextpass.in on pass 3, the last \
+         (limits.validation_passes: 3)",
     );
-    assert!(
-        line(&run, "secret/2").contains(
-            "JUDGE ERROR: the validator wrote nextpass.in on pass 3, the last \
-             (limits.validation_passes: 3)"
-        ),
-        "{}",
-        run.stdout
-    );
-    let records = jsonl(&results);
     assert_eq!(records[0]["passes"], 3, "{}", records[0]);
     // A program right on the first pass only is wrong on the second.
     let run = self::run(&["interactive", &package, &fixture("packages/two.sh")]);
     assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        line(&run, "secret/1").contains("WRONG ANSWER: pass 2: expected 4, got '2' (2 passes"),
-        "{}",
-        run.stdout
+    assert_line_has(
+        &run,
+        "secret/1",
+        "WRONG ANSWER: pass 2: expected 4, got '2' (2 passes",
     );
 }
 
@@ -534,10 +456,10 @@ fn a_nextpass_in_that_is_not_a_regular_file_is_the_validators_fault() {
         .unwrap();
     let run = run(&["interactive", path(&package), "sh", "-c", "echo hi"]);
     assert_eq!(run.code, Some(70), "{run:?}");
-    assert!(
-        line(&run, "secret/1").contains("JUDGE ERROR: nextpass.in is a FIFO, not a regular file"),
-        "{}",
-        run.stdout
+    assert_line_has(
+        &run,
+        "secret/1",
+        "JUDGE ERROR: nextpass.in is a FIFO, not a regular file",
     );
 }
 
@@ -545,8 +467,8 @@ fn a_nextpass_in_that_is_not_a_regular_file_is_the_validators_fault() {
 fn the_guess_package_checks_out_whole() {
     let run = run(&["interactive", guess().to_str().unwrap()]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(line(&run, "accepted/binary.py").ends_with(", as expected"));
-    assert!(line(&run, "wrong_answer/linear.py").ends_with(", as expected"));
+    assert_line_ends(&run, "accepted/binary.py", ", as expected");
+    assert_line_ends(&run, "wrong_answer/linear.py", ", as expected");
     assert!(
         run.stdout
             .contains("2 of 2 submissions got their folder's verdict")
@@ -608,12 +530,8 @@ fn a_deeply_nested_problem_yaml_or_testdata_yaml_is_refused_at_once() {
     ];
     for (file, package) in packages {
         let run = refused(&package);
-        assert!(
-            run.stderr.contains(&format!("{file}: line 1: "))
-                && run.stderr.contains("nested more than 64 levels deep"),
-            "{}",
-            run.stderr
-        );
+        assert_has(&run.stderr, &format!("{file}: line 1: "));
+        assert_has(&run.stderr, "nested more than 64 levels deep");
     }
 }
 

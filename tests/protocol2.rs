@@ -45,6 +45,17 @@ fn play(dir: &Path, args: &[&str]) -> Vec<Value> {
     common::jsonl(&results)
 }
 
+/// [`play`] of `ARGS GAME BOTS...`, GAME the [`game_file`] of `top` and
+/// `options`, in a folder of its own; its records.
+fn play_game(top: &str, options: &str, args: &[&str], bots: &[&str]) -> Vec<Value> {
+    let dir = temp();
+    let game = game_file(dir.path(), top, options);
+    let mut all = args.to_vec();
+    all.push(&game);
+    all.extend(bots);
+    play(dir.path(), &all)
+}
+
 /// `referee tournament FILE --out OUT`, which must succeed; its records.
 fn tournament(file: &Path, out: &Path) -> Vec<Value> {
     common::tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
@@ -86,11 +97,11 @@ fn logged(record: &Value, key: &str) -> Vec<Value> {
 /// clocks the judge is told are the referee's own accounting.
 #[test]
 fn a_move_of_several_lines_is_charged_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let game = game_file(dir.path(), "", "moves = 3");
-    let records = play(
-        dir.path(),
-        &["--time-control", "1s+100ms", &game, &engine("e", "50 4")],
+    let records = play_game(
+        "",
+        "moves = 3",
+        &["--time-control", "1s+100ms"],
+        &[&engine("e", "50 4")],
     );
     let record = &records[0];
     let player = &record["players"][0];
@@ -129,10 +140,9 @@ fn a_move_of_several_lines_is_charged_once() {
 /// seats rotating; records say which entrant sat where.
 #[test]
 fn start_names_the_entrants_and_the_round() {
-    let dir = tempfile::tempdir().unwrap();
-    let game = game_file(dir.path(), "", "moves = 1");
-    let records = play(
-        dir.path(),
+    let records = play_game(
+        "",
+        "moves = 1",
         &[
             "--games",
             "4",
@@ -140,10 +150,8 @@ fn start_names_the_entrants_and_the_round() {
             "a:Skill Level=3",
             "--option",
             "a:Style=sharp",
-            &game,
-            &engine("a", ""),
-            &engine("b", ""),
         ],
+        &[&engine("a", ""), &engine("b", "")],
     );
     assert_eq!(records.len(), 4);
     let mut seat_zero = Vec::new();
@@ -187,11 +195,11 @@ fn start_names_the_entrants_and_the_round() {
 /// rotation never hands one bot's engine to the other.
 #[test]
 fn kept_players_follow_their_bot_through_the_rotation() {
-    let dir = tempfile::tempdir().unwrap();
-    let game = game_file(dir.path(), "keep_players = true", "moves = 1");
-    let records = play(
-        dir.path(),
-        &["--games", "4", &game, &engine("a", ""), &engine("b", "")],
+    let records = play_game(
+        "keep_players = true",
+        "moves = 1",
+        &["--games", "4"],
+        &[&engine("a", ""), &engine("b", "")],
     );
     let pids = processes(&records);
     assert_eq!(pids.len(), 2, "{pids:?}");
@@ -206,11 +214,11 @@ fn kept_players_follow_their_bot_through_the_rotation() {
 /// no move.
 #[test]
 fn a_slow_set_up_is_a_startup_timeout() {
-    let dir = tempfile::tempdir().unwrap();
-    let game = game_file(dir.path(), "", "moves = 1");
-    let records = play(
-        dir.path(),
-        &["--startup", "150ms", &game, &engine("slow", "0 1 600")],
+    let records = play_game(
+        "",
+        "moves = 1",
+        &["--startup", "150ms"],
+        &[&engine("slow", "0 1 600")],
     );
     let player = &records[0]["players"][0];
     assert_eq!(player["status"], "timeout", "{player}");
@@ -222,9 +230,7 @@ fn a_slow_set_up_is_a_startup_timeout() {
 /// A forfeit the judge detects is recorded as a timeout, with its phase.
 #[test]
 fn a_judge_can_eliminate_a_player_for_time() {
-    let dir = tempfile::tempdir().unwrap();
-    let game = game_file(dir.path(), "", "moves = 2\nforfeit_at = 1");
-    let records = play(dir.path(), &[&game, &engine("e", "")]);
+    let records = play_game("", "moves = 2\nforfeit_at = 1", &[], &[&engine("e", "")]);
     let player = &records[0]["players"][0];
     assert_eq!(player["status"], "timeout", "{player}");
     assert_eq!(player["phase"], "clock", "{player}");
@@ -411,9 +417,7 @@ fn replies(record: &Value) -> Vec<Value> {
 /// starts the line: an indented one is one of the move's lines.
 #[test]
 fn an_indented_end_word_does_not_end_a_move() {
-    let dir = temp();
-    let game = game_file(dir.path(), "", "moves = 1");
-    let records = play(dir.path(), &[&game, &misbehave("e", "indented", 0)]);
+    let records = play_game("", "moves = 1", &[], &[&misbehave("e", "indented", 0)]);
     let reply = &replies(&records[0])[0];
     assert_eq!(reply["text"], "bestmove e2e4", "{reply}");
     assert_eq!(reply["lines"], serde_json::json!([" bestmove a1a1"]));
@@ -425,9 +429,7 @@ fn an_indented_end_word_does_not_end_a_move() {
 /// the second is its error, at its next ask.
 #[test]
 fn a_second_end_line_is_the_bots_error_not_its_next_move() {
-    let dir = temp();
-    let game = game_file(dir.path(), "", "moves = 2");
-    let records = play(dir.path(), &[&game, &misbehave("e", "twice", 0)]);
+    let records = play_game("", "moves = 2", &[], &[&misbehave("e", "twice", 0)]);
     let replies = replies(&records[0]);
     assert_eq!(replies.len(), 2, "{}", records[0]);
     assert_eq!(replies[0]["text"], "bestmove e2e4");
@@ -447,9 +449,7 @@ fn a_second_end_line_is_the_bots_error_not_its_next_move() {
 /// `info`) are no error: they begin the next reply's `lines`.
 #[test]
 fn lines_between_moves_begin_the_next_reply() {
-    let dir = temp();
-    let game = game_file(dir.path(), "", "moves = 2");
-    let records = play(dir.path(), &[&game, &misbehave("e", "late", 0)]);
+    let records = play_game("", "moves = 2", &[], &[&misbehave("e", "late", 0)]);
     let replies = replies(&records[0]);
     assert_eq!(replies[1]["text"], "bestmove e2e4", "{}", replies[1]);
     assert_eq!(replies[1]["lines"][0], "info late 1", "{}", replies[1]);
@@ -522,9 +522,12 @@ fn clocks_after_a_timeout_are_what_is_left() {
 /// counts from the bot's own start.
 #[test]
 fn startup_counts_from_the_bots_own_start() {
-    let dir = temp();
-    let game = game_file(dir.path(), "", "moves = 1\nsleep_ms = 600");
-    let records = play(dir.path(), &[&game, &misbehave("e", "boot", 300)]);
+    let records = play_game(
+        "",
+        "moves = 1\nsleep_ms = 600",
+        &[],
+        &[&misbehave("e", "boot", 300)],
+    );
     let player = &records[0]["players"][0];
     assert_eq!(player["status"], "ok", "{player}");
     let startup = player["startup_micros"].as_u64().unwrap();
@@ -704,11 +707,7 @@ fn a_league_fails_the_version_the_judge_refuses_and_plays_on() {
         &run.stderr,
         "league: c@v1 refused by the judge: option \"bad\" is not one of the engine's",
     );
-    let games: Vec<&str> = run
-        .stdout
-        .lines()
-        .filter(|l| l.starts_with("game "))
-        .collect();
+    let games = common::lines_starting(&run.stdout, "game ");
     assert_eq!(games.len(), 4, "{}", run.stdout);
     assert!(games.iter().all(|l| !l.contains("c@v1")), "{}", run.stdout);
 }
@@ -734,18 +733,11 @@ fn a_tournament_takes_a_time_margin_from_its_file_or_the_command_line() {
             ),
         );
         let out = dir.path().join(format!("out-{name}"));
-        let mut args = vec![
-            "tournament",
-            "--no-progress",
-            file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ];
+        let mut args = vec![file.to_str().unwrap(), "--out", out.to_str().unwrap()];
         if let Some(flag) = flag {
             args.extend(["--time-margin", flag]);
         }
-        let run = referee(&args, b"");
-        assert_eq!(run.code, Some(0), "{run:?}");
+        common::tournament(&args);
         let records = common::jsonl(&out.join("records.jsonl"));
         assert_eq!(records[0]["players"][0]["status"], "ok", "{}", records[0]);
     }

@@ -25,14 +25,7 @@ fn attempt(sandbox: bool) -> (String, bool, bool) {
     let run = referee(args, b"4 876390176\n");
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_eq!(run.stdout, "Game 1\nYOU LOSE NECESSARILY\n");
-    let record: serde_json::Value = serde_json::from_str(
-        std::fs::read_to_string(&results)
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap(),
-    )
-    .unwrap();
+    let record = common::first_record(&results);
     let connected = listener.accept().is_ok();
     (
         record["stderr"].as_str().unwrap_or_default().to_owned(),

@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Run, assert_has, fixture, referee, write_file};
+use common::{Run, Scratch, assert_has, assert_starts, fixture, referee};
 use serde_json::Value;
 
 /// The statement's sample opening: the player holds 14 9 7 10, the computer
@@ -21,27 +21,6 @@ fn bin(name: &str) -> String {
     }
 }
 
-struct Area {
-    dir: tempfile::TempDir,
-}
-
-impl Area {
-    fn new() -> Area {
-        Area {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn file(&self, name: &str, text: &str) -> String {
-        let path = write_file(self.dir.path(), name, text);
-        path.to_str().unwrap().to_owned()
-    }
-
-    fn path(&self, name: &str) -> String {
-        self.dir.path().join(name).to_str().unwrap().to_owned()
-    }
-}
-
 fn septica(args: &[&str]) -> Run {
     let mut all = vec!["septica"];
     all.extend_from_slice(args);
@@ -50,7 +29,7 @@ fn septica(args: &[&str]) -> Run {
 
 /// `referee septica --deal-file DECKS -v ... septica-script.sh COMMANDS`.
 fn scripted(deck: &str, opts: &[&str], commands: &[&str]) -> Run {
-    let area = Area::new();
+    let area = Scratch::new();
     let deals = area.file("deals.txt", deck);
     let script = fixture("septica-script.sh");
     let mut args = vec!["--deal-file", deals.as_str(), "--seed", "5", "-v"];
@@ -62,6 +41,22 @@ fn scripted(deck: &str, opts: &[&str], commands: &[&str]) -> Run {
 
 fn last_line(run: &Run) -> &str {
     run.stdout.lines().last().unwrap_or_default()
+}
+
+/// Fails the test unless the run ended with status `code` and its last
+/// line, the verdict, ends with `verdict`.
+#[track_caller]
+fn assert_verdict(run: &Run, code: i32, verdict: &str) {
+    assert_eq!(run.code, Some(code), "{run:?}");
+    assert!(last_line(run).ends_with(verdict), "{}", run.stdout);
+}
+
+/// Fails the test unless the run ended with status 2 (incorrect output)
+/// and the line saying what the player did wrong holds `says`.
+#[track_caller]
+fn assert_incorrect(run: &Run, says: &str) {
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(error_line(run).contains(says), "{}", run.stdout);
 }
 
 /// The line that says what the player did wrong.
@@ -152,12 +147,9 @@ fn a_continuation_must_cut() {
     // The computer (7 7 8 11 after trick 1) answers the player's 10 with a 7
     // (a cut); the player may continue only with a 10 or a 7: 14 is wrong.
     let run = scripted(SAMPLE_DECK, &[], &["7", "10", "14"]);
-    assert_eq!(run.code, Some(2), "{run:?}");
-    assert!(
-        error_line(&run)
-            .contains("the player sent \"14\": 14 does not cut a trick of 10 (only 10 or 7 do)"),
-        "{}",
-        run.stdout
+    assert_incorrect(
+        &run,
+        "the player sent \"14\": 14 does not cut a trick of 10 (only 10 or 7 do)",
     );
     // With its other 10 it may: the trick goes on, the computer answers.
     let run = scripted(SAMPLE_DECK, &[], &["7", "10", "10", "0"]);
@@ -168,7 +160,7 @@ fn a_continuation_must_cut() {
 
 #[test]
 fn a_whole_match_plays_out_after_the_deck_is_empty() {
-    let area = Area::new();
+    let area = Scratch::new();
     let deals = area.file("deals.txt", SAMPLE_DECK);
     let run = septica(&[
         "--deal-file",
@@ -216,7 +208,7 @@ fn same_seed_same_matches() {
 
 #[test]
 fn a_recorded_match_replays_from_its_deck() {
-    let area = Area::new();
+    let area = Scratch::new();
     let results = area.path("r.jsonl");
     let editorial = bin("septica-editorial");
     let run = septica(&[
@@ -268,7 +260,7 @@ fn a_recorded_match_replays_from_its_deck() {
 
 #[test]
 fn a_player_that_hangs_or_exits_is_a_crash() {
-    let area = Area::new();
+    let area = Scratch::new();
     let hang = area.file(
         "hang.sh",
         "#!/bin/sh\nread hand\nread card\nexec sleep 1000\n",
@@ -305,26 +297,16 @@ fn a_player_that_hangs_or_exits_is_a_crash() {
 fn verdicts_and_exit_statuses() {
     let editorial = bin("septica-editorial");
     let run = septica(&["--seed", "3", "--matches", "50", "--need", "1", &editorial]);
-    assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        last_line(&run).ends_with("1 needed: ACCEPTED"),
-        "{}",
-        run.stdout
-    );
+    assert_verdict(&run, 0, "1 needed: ACCEPTED");
     // (More than --matches would be a usage error.)
     let run = septica(&["--seed", "3", "--matches", "50", "--need", "50", &editorial]);
-    assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        last_line(&run).ends_with("50 needed: REJECTED"),
-        "{}",
-        run.stdout
-    );
+    assert_verdict(&run, 1, "50 needed: REJECTED");
     assert!(last_line(&run).contains("95% CI"), "{}", run.stdout);
 }
 
 #[test]
 fn bad_deal_files_name_the_line() {
-    let area = Area::new();
+    let area = Scratch::new();
     let deals = area.file("deals.txt", &format!("# two decks\n{SAMPLE_DECK}\n7 7 7\n"));
     let run = septica(&["--deal-file", &deals, &bin("septica-editorial")]);
     assert_eq!(run.code, Some(64), "{run:?}");
@@ -346,12 +328,7 @@ fn the_reference_player_wins_a_thousand_matches() {
         "--budget",
         "5ms",
     ]);
-    assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        last_line(&run).ends_with("500 needed: ACCEPTED"),
-        "{}",
-        run.stdout
-    );
+    assert_verdict(&run, 0, "500 needed: ACCEPTED");
 }
 
 #[test]
@@ -359,7 +336,7 @@ fn a_missing_decision_says_what_the_referee_was_waiting_for() {
     // The player wins the first trick (the computer's 8, cut with a 7),
     // leads 9, the computer answers without cutting, and the player must
     // now say `0` (end the trick): it never does.
-    let area = Area::new();
+    let area = Scratch::new();
     let deck = area.file(
         "deck.txt",
         "7 9 9 9 8 8 8 8 10 11 12 13 14 7 7 7 9 10 11 12 13 14 10 11 12 13 14 10 11 12 13 14\n",
@@ -391,14 +368,10 @@ fn a_missing_decision_says_what_the_referee_was_waiting_for() {
 /// statement's share, half the matches played.
 #[test]
 fn without_need_half_the_matches_played_are_needed() {
-    let area = Area::new();
+    let area = Scratch::new();
     let deals = area.file("deals.txt", &format!("{SAMPLE_DECK}\n{SAMPLE_DECK}\n"));
     let run = septica(&["--deal-file", &deals, &bin("septica-editorial")]);
-    assert!(
-        run.stdout.starts_with("septica: 2 matches, 1 win needed"),
-        "{}",
-        run.stdout
-    );
+    assert_starts(&run.stdout, "septica: 2 matches, 1 win needed");
     assert!(
         last_line(&run).ends_with("1 needed: ACCEPTED")
             || last_line(&run).ends_with("1 needed: REJECTED"),
@@ -406,9 +379,5 @@ fn without_need_half_the_matches_played_are_needed() {
         run.stdout
     );
     let run = septica(&["--matches", "7", "--seed", "3", &bin("septica-editorial")]);
-    assert!(
-        run.stdout.starts_with("septica: 7 matches, 4 wins needed"),
-        "{}",
-        run.stdout
-    );
+    assert_starts(&run.stdout, "septica: 7 matches, 4 wins needed");
 }

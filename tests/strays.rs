@@ -116,10 +116,6 @@ fn a_stray_named_bwrap_is_killed_as_a_stray() {
         b"4 876390176\n",
     );
     assert_eq!(run.code, Some(0), "{run:?}");
-    let killed: Vec<&str> = run
-        .stderr
-        .lines()
-        .filter(|line| line.contains("(bwrap) left behind by a bot"))
-        .collect();
+    let killed = common::lines_holding(&run.stderr, "(bwrap) left behind by a bot");
     assert_eq!(killed.len(), 1, "{}", run.stderr);
 }

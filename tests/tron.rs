@@ -113,8 +113,8 @@ fn two_bots_play_to_the_end_with_a_ranking() {
 }
 
 /// Two Voronoi bots and one that misbehaves on turn 3: it alone is out on
-/// turn 3, with `status`, and the other two play on.
-fn misbehaving(script: &str, timeout: &str) -> Value {
+/// turn 3, with `status` (its death's cause), and the other two play on.
+fn misbehaving(script: &str, timeout: &str, status: &str) -> Value {
     let records = play(
         &["--timeout", timeout],
         &game_file(),
@@ -132,43 +132,35 @@ fn misbehaving(script: &str, timeout: &str) -> Value {
     for seat in 0..2 {
         assert_eq!(record["players"][seat]["status"], "ok", "{record}");
     }
+    assert_eq!(record["players"][2]["status"], status, "{record}");
+    assert_eq!(record["summary"]["deaths"][0]["cause"], status);
     record
 }
 
 #[test]
 fn a_bot_that_sleeps_is_a_timeout_and_the_others_play_on() {
-    let record = misbehaving("sleep.sh", "1s");
+    let record = misbehaving("sleep.sh", "1s", "timeout");
     let player = &record["players"][2];
-    assert_eq!(player["status"], "timeout", "{record}");
     assert_eq!(player["phase"], "move", "{record}");
     let waited = player["micros"].as_array().unwrap().last().unwrap();
     assert!(waited.as_u64().unwrap() >= 1_000_000, "{record}");
-    assert_eq!(record["summary"]["deaths"][0]["cause"], "timeout");
 }
 
 #[test]
 fn a_bot_that_exits_is_crashed_and_the_others_play_on() {
-    let record = misbehaving("crash.sh", "2s");
-    let player = &record["players"][2];
-    assert_eq!(player["status"], "crashed", "{record}");
-    assert!(
-        player["error"].as_str().unwrap().contains("status 3"),
-        "{record}"
-    );
-    assert_eq!(record["summary"]["deaths"][0]["cause"], "crashed");
+    let record = misbehaving("crash.sh", "2s", "crashed");
+    let error = record["players"][2]["error"].as_str().unwrap();
+    assert!(error.contains("status 3"), "{record}");
 }
 
 #[test]
 fn a_bot_that_writes_garbage_is_incorrect_and_the_others_play_on() {
-    let record = misbehaving("garbage.sh", "2s");
-    let player = &record["players"][2];
-    assert_eq!(player["status"], "incorrect", "{record}");
-    let error = player["error"].as_str().unwrap();
+    let record = misbehaving("garbage.sh", "2s", "incorrect");
+    let error = record["players"][2]["error"].as_str().unwrap();
     assert!(
         error.contains("turn 3") && error.contains("'hello'") && error.contains("N E S W"),
         "{record}"
     );
-    assert_eq!(record["summary"]["deaths"][0]["cause"], "incorrect");
 }
 
 #[test]

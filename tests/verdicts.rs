@@ -5,7 +5,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{assert_has, fixture, referee, referee_ok, temp_path, write_file};
+use common::{Run, assert_has, assert_starts, fixture, referee, referee_ok, temp_path, write_file};
 use serde_json::Value;
 
 fn evensteven() -> &'static str {
@@ -28,6 +28,17 @@ fn slow(start: &str, delay: &str, program: &str) -> String {
 fn write(dir: &Path, name: &str, text: &str) -> String {
     let path = write_file(dir, name, text);
     path.to_str().unwrap().to_owned()
+}
+
+/// Writes the CI suite `name` in `dir` and runs `referee ci` on it.
+fn ci(dir: &Path, name: &str, text: &str) -> Run {
+    let suite = write(dir, name, text);
+    referee(["ci", &suite], b"")
+}
+
+/// A tournament output directory's standings.
+fn standings(out: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join("standings.json")).unwrap()).unwrap()
 }
 
 fn read_records(path: &Path) -> Vec<Value> {
@@ -117,9 +128,7 @@ fn tournament_records_and_standings_call_a_timeout_a_timeout() {
         assert!(slowest >= 150_000, "{x}");
     }
     assert!(mine.iter().all(|x| x["status"] != "crashed"), "{mine:?}");
-    let standings: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("standings.json")).unwrap())
-            .unwrap();
+    let standings = standings(&out);
     assert_eq!(
         standings[0]["timeouts"],
         timeouts.len() as u64,
@@ -308,12 +317,11 @@ fn invalid_suites_are_refused_whole_before_anything_runs() {
     );
 
     // A bad duration names the file and the line.
-    let suite = write(
+    let run = ci(
         dir.path(),
         "dur.toml",
         &case("dur", "evensteven", 10, "max_move = \"-1s\""),
     );
-    let run = referee(["ci", &suite], b"");
     assert_eq!(run.code, Some(64), "{run:?}");
     assert_has(&run.stderr, "dur.toml");
     assert_has(&run.stderr, "line 7");
@@ -323,7 +331,7 @@ fn invalid_suites_are_refused_whole_before_anything_runs() {
 #[test]
 fn the_sequential_test_fails_a_bot_far_below_the_win_rate() {
     let dir = tempfile::tempdir().unwrap();
-    let suite = write(
+    let run = ci(
         dir.path(),
         "weak.toml",
         &format!(
@@ -332,7 +340,6 @@ fn the_sequential_test_fails_a_bot_far_below_the_win_rate() {
             fixture("misbehave.sh")
         ),
     );
-    let run = referee(["ci", &suite], b"");
     assert_eq!(run.code, Some(1), "{run:?}");
     assert_has(&run.stdout, "the sequential test decided after");
 }
@@ -403,20 +410,13 @@ fn an_entrant_whose_program_is_found_nowhere_is_refused_before_the_first_game() 
     .unwrap();
     let (run, out) = play("class", "name = \"ann\"\ndir = \"subs/ann\"");
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stderr
-            .contains("entrant ann disqualified: cannot start")
-            && run.stderr.contains("/no/such/interpreter"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "entrant ann disqualified: cannot start");
+    assert_has(&run.stderr, "/no/such/interpreter");
     let records = read_records(&out.join("records.jsonl"));
     let ann = results_of(&records, "ann");
     assert_eq!(ann.len(), 3);
     assert!(ann.iter().all(|x| x["status"] == "cannot_start"), "{ann:?}");
-    let standings: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("standings.json")).unwrap())
-            .unwrap();
+    let standings = standings(&out);
     let row = standings
         .as_array()
         .unwrap()
@@ -429,19 +429,13 @@ fn an_entrant_whose_program_is_found_nowhere_is_refused_before_the_first_game() 
     );
 
     // In ci: one failed case with the reason, no games.
-    let suite = write(
+    let run = ci(
         dir.path(),
         "ci.toml",
         "[[case]]\nname = \"ghost\"\ngame = \"septica\"\ncommand = [\"/nonexistent/ghost-bot\"]\ngames = 5\n[case.expect]\nno_crash = true\n",
     );
-    let run = referee(["ci", &suite], b"");
     assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        run.stdout
-            .starts_with("FAIL ghost: 0 games; the bot: cannot start"),
-        "{}",
-        run.stdout
-    );
+    assert_starts(&run.stdout, "FAIL ghost: 0 games; the bot: cannot start");
 }
 
 #[test]
@@ -463,7 +457,7 @@ fn a_chomp_start_outside_an_array_is_refused_in_tournament_and_ci_files() {
     assert_has(&run.stderr, "limits.start: start column 9 is outside");
     // Every problem at once: a key that does not apply to the game too.
     assert_has(&run.stderr, "limits.timeout does not apply to chomp");
-    let suite = write(
+    let run = ci(
         dir.path(),
         "ci.toml",
         &format!(
@@ -471,7 +465,6 @@ fn a_chomp_start_outside_an_array_is_refused_in_tournament_and_ci_files() {
             env!("CARGO_BIN_EXE_chomp-greedy")
         ),
     );
-    let run = referee(["ci", &suite], b"");
     assert_eq!(run.code, Some(64), "{run:?}");
     assert_has(&run.stderr, "start row 7 is outside");
 }
@@ -539,15 +532,13 @@ fn resume_keeps_the_run_s_seed_and_refuses_another_run() {
             .count()
     };
     assert_eq!(lines(&out), 6);
-    let run = referee_ok([
-        "tournament",
-        &file,
-        "--games",
-        "6",
-        "--out",
-        out_arg,
-        "--resume",
-    ]);
+    let resume = |args: &[&str]| {
+        let mut all = vec!["tournament", &file, "--out", out_arg, "--resume"];
+        all.extend(args);
+        referee(&all, b"")
+    };
+    let run = resume(&["--games", "6"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
     assert_has(&run.stderr, "resuming: 6 game(s)");
     assert_has(&run.stdout, "seed 9");
     assert_eq!(lines(&out), 6, "nothing replayed");
@@ -561,25 +552,12 @@ fn resume_keeps_the_run_s_seed_and_refuses_another_run() {
         ),
         (vec!["--games", "7"], "7 games, but the run has 6"),
     ] {
-        let mut all = vec!["tournament", &file, "--out", out_arg, "--resume"];
-        all.extend(args);
-        let run = referee(&all, b"");
+        let run = resume(&args);
         assert_eq!(run.code, Some(64), "{run:?}");
         assert_has(&run.stderr, says);
     }
     evensteven_tournament(dir.path(), 3, "3s");
-    let run = referee(
-        [
-            "tournament",
-            &file,
-            "--games",
-            "6",
-            "--out",
-            out_arg,
-            "--resume",
-        ],
-        b"",
-    );
+    let run = resume(&["--games", "6"]);
     assert_eq!(run.code, Some(64), "{run:?}");
     assert_has(&run.stderr, "limits or the entrants' programs changed");
     // And a second run into the same directory without --resume.
@@ -741,9 +719,7 @@ fn every_failure_class_means_the_same_in_records_standings_ci_and_junit() {
             .filter(|x| x["status"] == name)
             .count() as u64;
         assert!(failed > 0, "{name}: {records:?}");
-        let standings: Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join("standings.json")).unwrap())
-                .unwrap();
+        let standings = standings(&out);
         assert_eq!(standings[0][class.column], failed, "{name}: {standings}");
 
         // A ci case: its verdict and its JUnit report.
@@ -844,14 +820,12 @@ fn tournaments_and_ci_run_an_external_game_by_its_file() {
             .all(|x| x["status"] == "ok" && x["score"].is_number()),
         "{records:?}"
     );
-    let standings: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("standings.json")).unwrap())
-            .unwrap();
+    let standings = standings(&out);
     assert!(standings[0]["win_rate"].is_number(), "{standings}");
     assert_eq!(standings[0]["entrant"], "reference", "{standings}");
 
     // A ci case over the same game: a score expectation applies to it.
-    let suite = write(
+    let run = ci(
         dir.path(),
         "ci.toml",
         &format!(
@@ -860,13 +834,8 @@ fn tournaments_and_ci_run_an_external_game_by_its_file() {
             evensteven()
         ),
     );
-    let run = referee(["ci", &suite], b"");
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stdout.starts_with("PASS reference: 4 games"),
-        "{}",
-        run.stdout
-    );
+    assert_starts(&run.stdout, "PASS reference: 4 games");
 }
 
 #[test]

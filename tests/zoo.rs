@@ -254,14 +254,7 @@ fn chomp_with(a: &Animal, opts: &[&str]) -> (Run, Value) {
     args.extend(dirs);
     let run = run(args, b"", &a.env);
     assert_eq!(run.code, Some(0), "chomp always plays: {run:?}");
-    let record: Value = serde_json::from_str(
-        std::fs::read_to_string(&results)
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap(),
-    )
-    .unwrap();
+    let record = common::first_record(&results);
     (run, record["players"][0].clone())
 }
 

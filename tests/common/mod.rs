@@ -128,6 +128,22 @@ impl Run {
     pub fn stdout_lines(&self) -> Vec<&str> {
         self.stdout.lines().collect()
     }
+
+    /// Fails the test, showing the run, unless it ended with status
+    /// `code` and its standard output holds `part`.
+    #[track_caller]
+    pub fn expect_stdout(&self, code: i32, part: &str) {
+        assert_eq!(self.code, Some(code), "{self:?}");
+        assert!(self.stdout.contains(part), "{self:?}");
+    }
+
+    /// Fails the test, showing the run, unless it ended with status
+    /// `code` and its standard error holds `part`.
+    #[track_caller]
+    pub fn expect_stderr(&self, code: i32, part: &str) {
+        assert_eq!(self.code, Some(code), "{self:?}");
+        assert!(self.stderr.contains(part), "{self:?}");
+    }
 }
 
 /// Runs `referee ARGS` with `input` on its stdin, waits for it (killing it
@@ -210,6 +226,14 @@ where
     cmd.args(MARKER_ENV).args(args);
     marker.apply(&mut cmd);
     cmd
+}
+
+/// Writes `input` to the standard input of a referee started with
+/// [`start`], which stays open: the referee waits for more.
+pub fn feed(child: &mut Child, input: &[u8]) {
+    let stdin = child.stdin.as_mut().unwrap();
+    stdin.write_all(input).unwrap();
+    stdin.flush().unwrap();
 }
 
 /// Sends `signal` to a referee started with [`start`].
@@ -454,6 +478,16 @@ pub fn csv_rows<Row: FromIterator<(String, String)>>(path: &std::path::Path) -> 
         .collect()
 }
 
+/// The lines of `text` that start with `start`.
+pub fn lines_starting<'a>(text: &'a str, start: &str) -> Vec<&'a str> {
+    text.lines().filter(|l| l.starts_with(start)).collect()
+}
+
+/// The lines of `text` that hold `part`.
+pub fn lines_holding<'a>(text: &'a str, part: &str) -> Vec<&'a str> {
+    text.lines().filter(|l| l.contains(part)).collect()
+}
+
 /// A text file's lines.
 pub fn read_lines(path: &std::path::Path) -> Vec<String> {
     std::fs::read_to_string(path)
@@ -461,6 +495,26 @@ pub fn read_lines(path: &std::path::Path) -> Vec<String> {
         .lines()
         .map(str::to_owned)
         .collect()
+}
+
+/// The first line of a JSON Lines file, parsed.
+pub fn first_record(path: &std::path::Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap();
+    serde_json::from_str(text.lines().next().unwrap()).unwrap()
+}
+
+/// Runs `cmd` with its standard streams piped, `input` on its standard
+/// input, and waits for it: its status and what it wrote.
+pub fn output_with_input(cmd: &mut Command, input: &[u8]) -> std::process::Output {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            child.stdin.take().unwrap().write_all(input)?;
+            child.wait_with_output()
+        })
+        .unwrap()
 }
 
 /// Every line of a JSON Lines file, parsed.
@@ -581,12 +635,52 @@ pub fn assert_lacks(text: &str, part: &str) {
     assert!(!text.contains(part), "{text}");
 }
 
+/// Fails the test, showing `text`, unless `text` starts with `start`.
+#[track_caller]
+pub fn assert_starts(text: &str, start: &str) {
+    assert!(text.starts_with(start), "{text}");
+}
+
+/// Fails the test, showing `text`, unless `text` ends with `end`.
+#[track_caller]
+pub fn assert_ends(text: &str, end: &str) {
+    assert!(text.ends_with(end), "{text}");
+}
+
 /// A fresh temporary folder (removed when dropped) and the path `name`
 /// in it, for a test's results or settings.
 pub fn temp_path(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(name);
     (dir, path)
+}
+
+/// A test's scratch folder (removed when dropped), whose files the test
+/// names by their paths.
+pub struct Scratch(tempfile::TempDir);
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        Scratch(tempfile::tempdir().unwrap())
+    }
+
+    /// The path of `name` in the folder.
+    pub fn join(&self, name: &str) -> std::path::PathBuf {
+        self.0.path().join(name)
+    }
+
+    /// The path of `name` in the folder, as a string.
+    pub fn path(&self, name: &str) -> String {
+        self.join(name).to_str().unwrap().to_owned()
+    }
+
+    /// Writes `text` to `name` in the folder: its path, as a string.
+    pub fn file(&self, name: &str, text: &str) -> String {
+        write_file(self.0.path(), name, text)
+            .to_str()
+            .unwrap()
+            .to_owned()
+    }
 }
 
 /// A copy of the fixture `name` (a folder) in a fresh temporary folder,

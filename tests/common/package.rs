@@ -27,14 +27,45 @@ pub fn line<'a>(run: &'a Run, name: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no line for {name} in:\n{}", run.stdout))
 }
 
+/// Fails the test, showing the run's output, unless the verdict line of
+/// test case `name` holds `part`.
+#[track_caller]
+pub fn assert_line_has(run: &Run, name: &str, part: &str) {
+    assert!(line(run, name).contains(part), "{}", run.stdout);
+}
+
+/// Fails the test, showing the run's output, unless the verdict line of
+/// test case `name` starts with `start`.
+#[track_caller]
+pub fn assert_line_starts(run: &Run, name: &str, start: &str) {
+    assert!(line(run, name).starts_with(start), "{}", run.stdout);
+}
+
+/// Fails the test, showing the run's output, unless the verdict line of
+/// test case `name` ends with `end`.
+#[track_caller]
+pub fn assert_line_ends(run: &Run, name: &str, end: &str) {
+    assert!(line(run, name).ends_with(end), "{}", run.stdout);
+}
+
 /// `referee interactive OPTIONS --results RESULTS PACKAGE PROGRAM`, the
 /// results in a temporary folder: the run, and the records it wrote
 /// (none if it wrote no file).
 pub fn judged(options: &[&str], package: &str, program: &str) -> (Run, Vec<serde_json::Value>) {
+    judged_with(options, package, &[program])
+}
+
+/// [`judged`] of a program with arguments: `program` is its command line.
+pub fn judged_with(
+    options: &[&str],
+    package: &str,
+    program: &[&str],
+) -> (Run, Vec<serde_json::Value>) {
     let (_dir, results) = super::temp_path("r.jsonl");
     let mut args = vec!["interactive"];
     args.extend(options);
-    args.extend(["--results", results.to_str().unwrap(), package, program]);
+    args.extend(["--results", results.to_str().unwrap(), package]);
+    args.extend(program);
     let run = run(&args);
     let records = if results.exists() {
         super::jsonl(&results)
