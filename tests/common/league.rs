@@ -134,6 +134,13 @@ impl Running {
         self.child.wait().unwrap().code()
     }
 
+    /// [`Running::finish`], which must be a success (exit 0); the test
+    /// fails showing what it wrote on standard error otherwise.
+    #[track_caller]
+    pub fn finish_ok(&mut self) {
+        assert_eq!(self.finish(), Some(0), "{}", self.stderr());
+    }
+
     /// Waits at most `within` for it to end: its exit status then
     /// (`None` inside: killed by a signal), or `None` while it runs.
     pub fn finish_within(&mut self, within: Duration) -> Option<Option<i32>> {
@@ -157,6 +164,22 @@ impl Running {
     /// Sends `signal` and waits for the league's end: its exit status.
     pub fn end(mut self, signal: nix::sys::signal::Signal) -> Option<i32> {
         self.stop(signal)
+    }
+
+    /// Ends it as an organiser's Ctrl-C does (SIGTERM): it must exit 130,
+    /// leave none of its processes behind and not panic. What it wrote on
+    /// standard error.
+    #[track_caller]
+    pub fn interrupt(self, marker: &Marker) -> String {
+        let stderr = self.stderr();
+        assert_eq!(
+            self.end(nix::sys::signal::Signal::SIGTERM),
+            Some(130),
+            "{stderr}"
+        );
+        marker.assert_none_left();
+        super::assert_lacks(&stderr, "panicked");
+        stderr
     }
 
     /// [`Running::end`], with what the league printed on standard output.
@@ -201,6 +224,16 @@ pub fn exported(dir: &Path, db: &Path) -> Vec<Value> {
     let _ = std::fs::remove_dir_all(&out);
     export(db, &out);
     super::jsonl(&out.join("records.jsonl"))
+}
+
+/// [`exported`], which must be `games` games numbered 1, 2, ... in the
+/// order they finished.
+#[track_caller]
+pub fn exported_numbered(dir: &Path, db: &Path, games: usize) -> Vec<Value> {
+    let records = exported(dir, db);
+    assert_eq!(records.len(), games);
+    assert_numbered(&records);
+    records
 }
 
 /// The build log a league's SQLite database keeps of `name`'s version
