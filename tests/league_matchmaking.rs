@@ -8,7 +8,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::league::Running;
+use common::league::{Running, chomp_of_three};
 use common::{Marker, assert_has, assert_lacks, fixture, referee, write_file};
 
 /// A duel league (`duel/game.toml`, two seats) over `subs/*` in `dir`,
@@ -140,16 +140,7 @@ fn a_league_with_fewer_entrants_than_seats_waits_for_more() {
     let dir = tempdir();
     chomp_submission(dir.path(), "ann");
     chomp_submission(dir.path(), "bob");
-    let root = env!("CARGO_MANIFEST_DIR");
-    let file = write_file(
-        dir.path(),
-        "class.toml",
-        format!(
-            "game = \"chomp\"\nseed = 1\n[limits]\nprep = \"0s\"\n\
-             arrays = \"{root}/tournaments/chomp/statement.txt\"\nseats = 3\n\
-             [[entrant]]\nglob = \"subs/*\"\n"
-        ),
-    );
+    let file = chomp_of_three(dir.path(), "class.toml", "[[entrant]]\nglob = \"subs/*\"\n");
     let db = dir.path().join("class.db");
     let marker = Marker::new();
     let mut running = Running::start(

@@ -7,12 +7,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::league::{Running, entrants, exported, games};
+use common::league::{QUICK, Running, entrants, exported, games};
 use common::{Marker, assert_lacks, referee, write_file};
 
-/// What each league here is run with: one game at a time, its folders
-/// looked at every tenth of a second.
-const QUICK: [&str; 4] = ["--jobs", "1", "--scan-every", "100ms"];
 use serde_json::Value;
 
 /// A submission's folder `subs/NAME` whose `pc2` runs the reference bot

@@ -25,6 +25,15 @@ fn class(dir: &Path, names: &[&str], wait: &str) -> PathBuf {
     common::league::duel_glob_file(dir)
 }
 
+/// A fresh folder in the tests' temporary one holding [`class`]`(names,
+/// wait)`: the folder, the league file, and where its database goes.
+fn fresh_class(names: &[&str], wait: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = class(dir.path(), names, wait);
+    let db = dir.path().join("league.db");
+    (dir, file, db)
+}
+
 /// `subs/NAME/pc2` in `dir`: the program `script`, executable.
 fn player(dir: &Path, name: &str, script: &str) {
     let pc2 = write_file(dir.join("subs").join(name), "pc2", script);
@@ -62,9 +71,7 @@ fn coordinator(file: &Path, db: &Path, games: &str, marker: &Marker) -> Running 
 /// and the workers end by themselves once the league has its games.
 #[test]
 fn two_workers_play_the_tables_of_a_league_that_plays_none_itself() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = class(dir.path(), &["ann", "bob", "cat", "dan"], "0.02");
-    let db = dir.path().join("league.db");
+    let (dir, file, db) = fresh_class(&["ann", "bob", "cat", "dan"], "0.02");
     let marker = Marker::new();
     let mut league = coordinator(&file, &db, "16", &marker);
     let mut one = named_worker(dir.path(), &db, "one", &marker);
@@ -90,9 +97,7 @@ fn two_workers_play_the_tables_of_a_league_that_plays_none_itself() {
 /// recorded twice, and the league finishes.
 #[test]
 fn a_worker_killed_mid_game_loses_only_its_game_in_flight() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = class(dir.path(), &["ann", "bob", "cat"], "0.1");
-    let db = dir.path().join("league.db");
+    let (dir, file, db) = fresh_class(&["ann", "bob", "cat"], "0.1");
     let marker = Marker::new();
     let mut league = Running::start(&file, &db, &["--games", "10", "--jobs", "0"], &marker);
     let lease = ["--jobs", "1", "--lease", "1s"];
@@ -136,9 +141,7 @@ fn a_worker_killed_mid_game_loses_only_its_game_in_flight() {
 /// error naming it.
 #[test]
 fn a_worker_without_the_versions_copies_says_so_and_plays_nothing() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = class(dir.path(), &["ann", "bob"], "0");
-    let db = dir.path().join("league.db");
+    let (dir, file, db) = fresh_class(&["ann", "bob"], "0");
     let marker = Marker::new();
     let mut league = coordinator(&file, &db, "4", &marker);
 
@@ -329,8 +332,7 @@ fn statuses(records: &[serde_json::Value]) -> Vec<String> {
 /// says `cannot_start`.
 #[test]
 fn a_worker_that_cannot_start_a_version_here_declines_it_and_charges_no_bot() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = class(dir.path(), &["ann", "bob", "cat"], "0");
+    let (dir, file, db) = fresh_class(&["ann", "bob", "cat"], "0");
     let interp = dir.path().join("interp");
     std::fs::create_dir(&interp).unwrap();
     std::fs::copy("/bin/sh", interp.join("sh")).unwrap();
@@ -342,7 +344,6 @@ fn a_worker_that_cannot_start_a_version_here_declines_it_and_charges_no_bot() {
             interp.join("sh").display()
         ),
     );
-    let db = dir.path().join("league.db");
     let marker = Marker::new();
     let mut league = Running::start(&file, &db, &["--games", "12", "--jobs", "0"], &marker);
     league.wait("the league starts", |_, err| {
@@ -386,9 +387,7 @@ fn a_worker_that_cannot_start_a_version_here_declines_it_and_charges_no_bot() {
 /// worker that sees the copy plays every game.
 #[test]
 fn a_copy_gone_under_a_worker_voids_its_game_and_charges_no_bot() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = class(dir.path(), &["ann", "bob"], "0.05");
-    let db = dir.path().join("league.db");
+    let (dir, file, db) = fresh_class(&["ann", "bob"], "0.05");
     let marker = Marker::new();
     let mut league = coordinator(&file, &db, "8", &marker);
     let versions = dir.path().join("league.db.versions");
@@ -424,9 +423,8 @@ fn a_copy_gone_under_a_worker_voids_its_game_and_charges_no_bot() {
 #[test]
 fn odd_folder_names_enter_and_a_build_without_pc2_says_so() {
     use std::os::unix::ffi::OsStrExt;
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let long = "x".repeat(250);
-    let file = class(dir.path(), &["ann", &long], "0");
+    let (dir, file, db) = fresh_class(&["ann", &long], "0");
     let latin = dir
         .path()
         .join("subs")
@@ -436,7 +434,6 @@ fn odd_folder_names_enter_and_a_build_without_pc2_says_so() {
     let nothing = dir.path().join("subs/nothing");
     std::fs::create_dir(&nothing).unwrap();
     write_file(&nothing, "Makefile", "all:\n\t@echo made nothing\n");
-    let db = dir.path().join("league.db");
     let marker = Marker::new();
     let mut league = Running::start(&file, &db, &["--games", "6"], &marker);
     league.finish_ok();
@@ -462,9 +459,7 @@ fn odd_folder_names_enter_and_a_build_without_pc2_says_so() {
 /// version nor one started after the pruning.
 #[test]
 fn a_pruned_copy_of_a_replaced_version_is_no_alarm_for_a_worker() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = class(dir.path(), &["ann", "bob"], "0.02");
-    let db = dir.path().join("league.db");
+    let (dir, file, db) = fresh_class(&["ann", "bob"], "0.02");
     let marker = Marker::new();
     let args = ["--games", "40", "--jobs", "0", "--scan-every", "200ms"];
     let mut league = Running::start(&file, &db, &args, &marker);
@@ -509,8 +504,7 @@ fn a_pruned_copy_of_a_replaced_version_is_no_alarm_for_a_worker() {
 /// both seats.
 #[test]
 fn players_stored_before_copies_were_named_still_play() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = class(dir.path(), &["ann"], "0");
+    let (dir, file, db) = fresh_class(&["ann"], "0");
     let bob = dir.path().join("subs/bob");
     write_file(
         &bob,
@@ -519,7 +513,6 @@ fn players_stored_before_copies_were_named_still_play() {
          while(scanf(\"%63s %63s\",a,b)==2){puts(\"1\");fflush(stdout);}return 0;}\n",
     );
     write_file(&bob, "Makefile", "pc2: bot.c\n\tgcc -O1 -o pc2 bot.c\n");
-    let db = dir.path().join("league.db");
     let marker = Marker::new();
     let mut league = Running::start(&file, &db, &["--games", "6", "--jobs", "0"], &marker);
     league.wait("the league starts", |_, err| {
@@ -562,8 +555,7 @@ fn players_stored_before_copies_were_named_still_play() {
 /// worker that looks at the copy afterwards plays it as the first one did.
 #[test]
 fn a_bot_that_writes_in_its_copy_still_plays_on_a_later_worker() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = class(dir.path(), &["ann", "bob"], "0");
+    let (dir, file, db) = fresh_class(&["ann", "bob"], "0");
     for name in ["ann", "bob"] {
         player(
             dir.path(),
@@ -572,7 +564,6 @@ fn a_bot_that_writes_in_its_copy_still_plays_on_a_later_worker() {
              echo 1; done\n",
         );
     }
-    let db = dir.path().join("league.db");
     let marker = Marker::new();
     let mut league = coordinator(&file, &db, "20", &marker);
     let mut first = named_worker(dir.path(), &db, "first", &marker);

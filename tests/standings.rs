@@ -19,15 +19,15 @@ fn chomp_two_arrays(dir: &Path, arrays: &[&str], games: u64) -> String {
         )
         .unwrap();
     }
-    let text = format!(
-        "game = \"chomp\"\ngames = {games}\nseed = 5\n[limits]\nprep = \"0s\"\narrays = \"arrays\"\nseats = 2\n\
-         [[entrant]]\nname = \"strong\"\ncommand = [\"{}\"]\n\
-         [[entrant]]\nname = \"greedy\"\ncommand = [\"{}\"]\n",
-        env!("CARGO_BIN_EXE_chomp"),
-        env!("CARGO_BIN_EXE_chomp-greedy"),
-    );
-    let path = write_file(dir, "c.toml", text);
-    path.to_str().unwrap().to_owned()
+    common::runs::chomp_file(
+        dir,
+        games,
+        "arrays",
+        &[
+            ("strong", env!("CARGO_BIN_EXE_chomp")),
+            ("greedy", env!("CARGO_BIN_EXE_chomp-greedy")),
+        ],
+    )
 }
 
 #[test]

@@ -4,6 +4,7 @@ mod common;
 
 use std::path::Path;
 
+use common::runs::tournament_args;
 use common::{assert_has, fixture, referee, write_file};
 use serde_json::Value;
 
@@ -24,23 +25,23 @@ fn sprt_file(dir: &Path, baseline: &str, extra: &str) -> String {
 }
 
 /// Runs the test with `baseline` as the old version, two games at once,
-/// into `DIR/out`.
-fn play(dir: &Path, baseline: &str) -> (common::Run, std::path::PathBuf) {
+/// into `DIR/out`, which must end with `code`, say `says` and write
+/// `result` in `sprt.json`: the run, its folder and its `sprt.json`.
+fn decided(
+    dir: &Path,
+    baseline: &str,
+    code: i32,
+    says: &str,
+    result: &str,
+) -> (common::Run, std::path::PathBuf, Value) {
     let file = sprt_file(dir, baseline, "");
     let out = dir.join("out");
-    let run = referee(
-        [
-            "tournament",
-            "--no-progress",
-            "--jobs",
-            "2",
-            &file,
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
-    (run, out)
+    let run = referee(tournament_args(&file, &out, &["--jobs", "2"]), b"");
+    assert_eq!(run.code, Some(code), "{run:?}");
+    assert_has(&run.stdout, says);
+    let sprt = sprt_json(&out);
+    assert_eq!(sprt["result"], result);
+    (run, out, sprt)
 }
 
 fn sprt_json(out: &Path) -> Value {
@@ -50,17 +51,16 @@ fn sprt_json(out: &Path) -> Value {
 #[test]
 fn the_sprt_accepts_a_better_version_and_stops_early() {
     let dir = tempfile::tempdir().unwrap();
-    let (run, out) = play(dir.path(), "in-order");
-    assert_eq!(run.code, Some(0), "{run:?}");
-    assert_has(
-        &run.stdout,
+    let (run, out, s) = decided(
+        dir.path(),
+        "in-order",
+        0,
         "sprt: H1 accepted: reference is better than in-order",
+        "H1 accepted",
     );
-    assert_has(&run.stdout, "LLR");
-    assert_has(&run.stdout, "pentanomial [");
-    assert_has(&run.stdout, "Elo +");
-    let s = sprt_json(&out);
-    assert_eq!(s["result"], "H1 accepted");
+    for part in ["LLR", "pentanomial [", "Elo +"] {
+        assert_has(&run.stdout, part);
+    }
     assert_eq!(s["new"], "reference");
     let games: u64 = s["games"].as_str().unwrap().parse().unwrap();
     assert!(games < 400, "{games}");
@@ -72,13 +72,13 @@ fn the_sprt_accepts_a_better_version_and_stops_early() {
 #[test]
 fn the_sprt_rejects_a_worse_version() {
     let dir = tempfile::tempdir().unwrap();
-    let (run, out) = play(dir.path(), "reference");
-    assert_eq!(run.code, Some(1), "{run:?}");
-    assert_has(
-        &run.stdout,
+    decided(
+        dir.path(),
+        "reference",
+        1,
         "sprt: H0 accepted: in-order is not better than reference",
+        "H0 accepted",
     );
-    assert_eq!(sprt_json(&out)["result"], "H0 accepted");
 }
 
 #[test]

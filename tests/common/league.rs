@@ -11,6 +11,11 @@ use serde_json::Value;
 
 use super::Marker;
 
+/// What a league that sees its class's pushes while it runs is started
+/// with here: one game at a time, its folders looked at every tenth of a
+/// second.
+pub const QUICK: [&str; 4] = ["--jobs", "1", "--scan-every", "100ms"];
+
 /// The arguments of `referee league run FILE --db DB ARGS`.
 pub fn run_args<'a>(file: &'a Path, db: &'a Path, args: &[&'a str]) -> Vec<&'a str> {
     let mut all = vec![
@@ -267,6 +272,42 @@ pub fn assert_numbered(records: &[Value]) {
         .collect();
     let expected: Vec<u64> = (1..=records.len() as u64).collect();
     assert_eq!(indexes, expected);
+}
+
+/// `DIR/NAME`: a league of Chomp at tables of three on the statement's
+/// array, seed 1, its entrants `entrants` (the file's `[[entrant]]`
+/// tables).
+pub fn chomp_of_three(dir: &Path, name: &str, entrants: &str) -> PathBuf {
+    super::write_file(
+        dir,
+        name,
+        format!(
+            "game = \"chomp\"\nseed = 1\n[limits]\nprep = \"0s\"\n\
+             arrays = \"{}/tournaments/chomp/statement.txt\"\nseats = 3\n{entrants}",
+            env!("CARGO_MANIFEST_DIR")
+        ),
+    )
+}
+
+/// A league over `subs/*` in `dir`: one folder per name, each a duel
+/// player (`weak.sh`, or `strong.sh` for the names in `strong`) as its
+/// `pc2`. Returns the league file.
+pub fn duel_class(dir: &Path, names: &[&str], strong: &[&str]) -> PathBuf {
+    for name in names {
+        let folder = dir.join("subs").join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        let bot = if strong.contains(name) {
+            "strong"
+        } else {
+            "weak"
+        };
+        std::fs::copy(
+            super::fixture(&format!("duel/{bot}.sh")),
+            folder.join("pc2"),
+        )
+        .unwrap();
+    }
+    duel_glob_file(dir)
 }
 
 /// `DIR/league.toml`: a league of the duel game over `DIR/subs/*`, seed 3.

@@ -626,3 +626,4 @@ pub fn replay(records: impl AsRef<OsStr>, page: impl AsRef<OsStr>) -> Run {
         page.as_ref(),
     ])
 }
+pub mod runs;
