@@ -135,13 +135,12 @@ fn a_task_run_again_continues_its_own_run_and_refuses_another() {
     other.extend(["--seed", "6"]);
     let run = referee(other, b"");
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(
-        run.stderr
-            .contains("already holds the records of another run, so it is not continued")
-            && run.stderr.contains("--seed 6, but the run's seed is 5"),
-        "{}",
-        run.stderr
-    );
+    for part in [
+        "already holds the records of another run, so it is not continued",
+        "--seed 6, but the run's seed is 5",
+    ] {
+        assert_has(&run.stderr, part);
+    }
     assert_eq!(std::fs::read(&records).unwrap(), before);
 }
 
@@ -208,13 +207,8 @@ fn entrants_built_once_are_played_without_building() {
     // Nothing built yet: refused before anything runs.
     let run = play("early", "--no-build");
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(
-        run.stderr
-            .contains("--no-build: not every entrant is built")
-            && run.stderr.contains("no pc2: build it first"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "--no-build: not every entrant is built");
+    assert_has(&run.stderr, "no pc2: build it first");
     assert!(!dir.path().join("early/records.jsonl").exists());
     // The build job.
     let run = play("build", "--build-only");
@@ -242,11 +236,8 @@ fn entrants_built_once_are_played_without_building() {
     std::fs::remove_file(entrant.join("pc2")).unwrap();
     let run = play("failed", "--build-only");
     assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        run.stdout.contains("built: 0 of 1 entrant") && run.stdout.contains("built:"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "built: 0 of 1 entrant");
+    assert_has(&run.stdout, "built:");
 }
 
 #[test]
@@ -259,13 +250,7 @@ fn two_runs_writing_one_out_at_once_are_refused() {
     let first = start_until_recorded(&args, &marker, &out, 1);
     let second = referee(&args, b"");
     assert_eq!(second.code, Some(64), "{second:?}");
-    assert!(
-        second
-            .stderr
-            .contains("is being written by another run right now"),
-        "{}",
-        second.stderr
-    );
+    assert_has(&second.stderr, "is being written by another run right now");
     stop(first, &marker);
     // Every record is the first run's: one per game, none twice.
     let indices = indices(&out);

@@ -12,11 +12,10 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::league::{Running, duel_class, games};
+use common::league::{Running, duel_class, exported_numbered, games};
 use common::page::{Page, get};
 use common::postgres::Server;
 use common::{Marker, assert_has, assert_lacks, fixture, referee, write_file};
-use serde_json::Value;
 
 /// A server of the test's own, or `None` after saying why not (the test
 /// then skips).
@@ -67,25 +66,6 @@ fn run_ok(file: &Path, url: &str, versions: &str, args: &[&str]) -> common::Run 
     run
 }
 
-/// The league's records, as `league export URL DIR/export` writes them.
-fn exported(dir: &Path, url: &str) -> Vec<Value> {
-    let out = dir.join("export");
-    let _ = std::fs::remove_dir_all(&out);
-    let run = referee(["league", "export", url, out.to_str().unwrap()], b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
-    common::jsonl(&out.join("records.jsonl"))
-}
-
-/// Games numbered 1, 2, ... N in the order they finished: none lost,
-/// none twice.
-fn assert_numbered(records: &[Value], n: u64) {
-    let indexes: Vec<u64> = records
-        .iter()
-        .map(|r| r["index"].as_u64().unwrap())
-        .collect();
-    assert_eq!(indexes, (1..=n).collect::<Vec<u64>>());
-}
-
 /// A league on PostgreSQL plays and records its games; `show` and
 /// `export` read them; started again, it goes on, numbered on. Without
 /// `--versions` there is nowhere to keep the versions' copies.
@@ -111,7 +91,7 @@ fn a_league_on_postgresql_plays_and_goes_on() {
     for name in ["ann@v1", "bob@v1", "cat@v1"] {
         assert_has(&show.stdout, name);
     }
-    assert_numbered(&exported(dir.path(), &url), 6);
+    exported_numbered(dir.path(), &url, 6);
     assert_has(&show.stdout, "standings after 6 games");
     // `postgres://` alone: the server, the user and the database from the
     // usual PG* variables.
@@ -127,7 +107,7 @@ fn a_league_on_postgresql_plays_and_goes_on() {
 
     let args = ["--games", "10", "--jobs", "2"];
     run_ok(&file, &url, &versions, &args);
-    assert_numbered(&exported(dir.path(), &url), 10);
+    exported_numbered(dir.path(), &url, 10);
 }
 
 /// While a league runs on the database, a second is refused; its live
@@ -178,7 +158,7 @@ fn a_server_restarted_under_a_league_loses_no_game() {
     let (out, err) = (league.stdout(), league.stderr());
     assert_eq!(code, Some(0), "{out}\n{err}\n{}", server.log());
     assert_eq!(games(&out), GAMES, "{out}");
-    assert_numbered(&exported(dir.path(), &url), GAMES as u64);
+    exported_numbered(dir.path(), &url, GAMES);
     let show = referee(["league", "show", &url], b"");
     assert_eq!(show.code, Some(0), "{show:?}");
     let counted = format!("standings after {GAMES} games");
@@ -209,7 +189,7 @@ fn a_nul_in_a_build_log_or_a_name_is_stored_on_postgresql() {
     let args = ["--games", "6", "--jobs", "2"];
     let run = run_ok(&file, &url, &versions, &args);
     assert_eq!(games(&run.stdout), 6, "{}", run.stdout);
-    assert_numbered(&exported(dir.path(), &url), 6);
+    exported_numbered(dir.path(), &url, 6);
     let build = std::fs::read(dir.path().join("export/build/ann.v1.log")).unwrap();
     assert!(
         build.windows(3).any(|w| w == b"a\0b"),
@@ -245,7 +225,7 @@ fn assert_worker_played(dir: &Path, url: &str, league: &mut Running, worker: &mu
     let err = worker.stderr();
     assert_eq!(err.matches("cannot reach").count(), 1, "{err}");
     assert_eq!(games(&worker.stdout()), 6, "{}\n{err}", worker.stdout());
-    assert_numbered(&exported(dir, url), 6);
+    exported_numbered(dir, url, 6);
 }
 
 /// A worker started before its league's server (a job array submitted
@@ -329,7 +309,7 @@ fn a_database_of_schema_2_is_migrated_with_its_games() {
     let args = ["--games", "8", "--jobs", "1"];
     let run = run_ok(&file, &url, &versions, &args);
     assert_has(&run.stderr, "migrated from schema 2 to 3");
-    assert_numbered(&exported(dir.path(), &url), 8);
+    exported_numbered(dir.path(), &url, 8);
     let logs: Vec<Vec<u8>> = std::fs::read_dir(dir.path().join("export/build"))
         .unwrap()
         .map(|e| std::fs::read(e.unwrap().path()).unwrap())

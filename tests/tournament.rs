@@ -226,11 +226,8 @@ fn bad_tournament_files_are_named() {
     let path = write_file(dir.path(), "bad.toml", "game = \"poker\"\ngames = 3\n");
     let run = referee(["tournament", path.to_str().unwrap()], b"");
     assert_eq!(run.code, Some(64));
-    assert!(
-        run.stderr.contains("bad.toml") && run.stderr.contains("poker"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "bad.toml");
+    assert_has(&run.stderr, "poker");
     let run = referee(
         ["tournament", "--shard", "4/3", path.to_str().unwrap()],
         b"",

@@ -94,21 +94,24 @@ fn undecided_when_the_games_run_out() {
 fn sprt_mistakes_are_refused_before_play() {
     let dir = tempfile::tempdir().unwrap();
     let file = sprt_file(dir.path(), "in-order", "");
-    let run = referee(["tournament", "--shard", "1/2", &file], b"");
-    assert_eq!(run.code, Some(64), "{run:?}");
-    assert_has(&run.stderr, "cannot be split");
-    let run = referee(["tournament", "--resume", "--out", "x", &file], b"");
-    assert_eq!(run.code, Some(64), "{run:?}");
-    let file = sprt_file(dir.path(), "nobody", "");
-    let run = referee(["tournament", &file], b"");
-    assert_eq!(run.code, Some(64), "{run:?}");
-    assert_has(&run.stderr, "baseline = \"nobody\"");
-    let file = sprt_file(
+    let nobody = sprt_file(dir.path(), "nobody", "");
+    let gauntlet = sprt_file(
         dir.path(),
         "reference",
         "format = \"gauntlet\"\ngauntlet = \"reference\"\n",
     );
-    let run = referee(["tournament", &file], b"");
-    assert_eq!(run.code, Some(64), "{run:?}");
-    assert_has(&run.stderr, "drop format");
+    // (the arguments, what the refusal says)
+    let mistakes: [(&[&str], &[&str]); 4] = [
+        (&["--shard", "1/2", &file], &["cannot be split"]),
+        (&["--resume", "--out", "x", &file], &[]),
+        (&[&nobody], &["baseline = \"nobody\""]),
+        (&[&gauntlet], &["drop format"]),
+    ];
+    for (args, says) in mistakes {
+        let run = referee([&["tournament"][..], args].concat(), b"");
+        assert_eq!(run.code, Some(64), "{run:?}");
+        for part in says {
+            assert_has(&run.stderr, part);
+        }
+    }
 }

@@ -2,6 +2,7 @@
 //! output in files, waited on; and its games as `league export` writes
 //! them.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -212,19 +213,20 @@ pub fn games(stdout: &str) -> usize {
     stdout.lines().filter(|l| l.starts_with("game ")).count()
 }
 
-/// `referee league export DB OUT`, which must succeed.
-pub fn export(db: &Path, out: &Path) {
+/// `referee league export DB OUT`, which must succeed. DB: a SQLite
+/// file or a PostgreSQL URL.
+pub fn export(db: impl AsRef<OsStr>, out: &Path) {
     super::referee_ok([
-        "league",
-        "export",
-        db.to_str().unwrap(),
-        out.to_str().unwrap(),
+        OsStr::new("league"),
+        OsStr::new("export"),
+        db.as_ref(),
+        out.as_os_str(),
     ]);
 }
 
 /// The league's games, as `referee league export DB DIR/export` writes
 /// them.
-pub fn exported(dir: &Path, db: &Path) -> Vec<Value> {
+pub fn exported(dir: &Path, db: impl AsRef<OsStr>) -> Vec<Value> {
     let out = dir.join("export");
     let _ = std::fs::remove_dir_all(&out);
     export(db, &out);
@@ -234,7 +236,7 @@ pub fn exported(dir: &Path, db: &Path) -> Vec<Value> {
 /// [`exported`], which must be `games` games numbered 1, 2, ... in the
 /// order they finished.
 #[track_caller]
-pub fn exported_numbered(dir: &Path, db: &Path, games: usize) -> Vec<Value> {
+pub fn exported_numbered(dir: &Path, db: impl AsRef<OsStr>, games: usize) -> Vec<Value> {
     let records = exported(dir, db);
     assert_eq!(records.len(), games);
     assert_numbered(&records);
@@ -312,14 +314,18 @@ pub fn duel_class(dir: &Path, names: &[&str], strong: &[&str]) -> PathBuf {
 
 /// `DIR/league.toml`: a league of the duel game over `DIR/subs/*`, seed 3.
 pub fn duel_glob_file(dir: &Path) -> PathBuf {
-    let file = dir.join("league.toml");
-    std::fs::write(
-        &file,
+    glob_file(dir, Path::new(&super::fixture("duel/game.toml")))
+}
+
+/// `DIR/league.toml`: a league of the game of two seats `game` (its
+/// file) over `DIR/subs/*`, seed 3.
+pub fn glob_file(dir: &Path, game: &Path) -> PathBuf {
+    super::write_file(
+        dir,
+        "league.toml",
         format!(
             "game = \"{}\"\nseed = 3\n[limits]\nseats = 2\n[[entrant]]\nglob = \"subs/*\"\n",
-            super::fixture("duel/game.toml")
+            game.display()
         ),
     )
-    .unwrap();
-    file
 }
