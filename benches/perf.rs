@@ -23,6 +23,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "../tests/common/pg_bin.rs"]
+mod pg_bin;
+
 use referee::games::acesup::{deck, engine};
 use referee::games::evensteven::{Card, strategy};
 
@@ -1239,19 +1242,8 @@ impl Postgres {
         if euid != 0 {
             return Err("a PostgreSQL server of the bench's own needs root".into());
         }
-        let mut bins: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
-            .map_err(|e| format!("/usr/lib/postgresql: {e} (Debian's postgresql)"))?
-            .flatten()
-            .filter_map(|e| {
-                let version = e.file_name().to_str()?.parse().ok()?;
-                let bin = e.path().join("bin");
-                bin.join("initdb").is_file().then_some((version, bin))
-            })
-            .collect();
-        bins.sort();
-        let (_, bin) = bins
-            .pop()
-            .ok_or("no /usr/lib/postgresql/*/bin/initdb (Debian's postgresql)")?;
+        let bin =
+            pg_bin::bin_dir().ok_or("no /usr/lib/postgresql/*/bin/initdb (Debian's postgresql)")?;
         let dir = tempfile::Builder::new()
             .prefix("perf-postgres.")
             .tempdir()
