@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use common::runs::tournament_args;
 use common::{
-    Marker, assert_has, assert_lacks, evensteven_bin, jsonl, referee, referee_with, temp_path,
-    write_file,
+    Marker, assert_has, assert_lacks, evensteven_bin, jsonl, referee, referee_ok, referee_with,
+    temp_path, write_file,
 };
 
 /// An Even Steven tournament of `games` games with the reference player,
@@ -120,8 +120,7 @@ fn a_task_run_again_continues_its_own_run_and_refuses_another() {
     let killed_at = indices(&out).len();
     assert!(killed_at < 8, "{killed_at}");
     // The same command again, no flag: it continues.
-    let run = referee(&args, b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let run = referee_ok(&args);
     assert_has(
         &run.stderr,
         &format!("continuing the same run: {killed_at} game(s) already in"),
@@ -314,8 +313,7 @@ fn a_big_class_builds_as_many_at_once_as_there_are_cpus() {
         "game = \"evensteven\"\ngames = 1\nseed = 1\n\
          [[entrant]]\nglob = \"subs/*/\"\ncommand = [\"./executeit\"]\n",
     );
-    let run = referee(["tournament", file.to_str().unwrap(), "--build-only"], b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let run = referee_ok(["tournament", file.to_str().unwrap(), "--build-only"]);
     assert_has(&run.stdout, "built: 8 of 8 entrants");
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let counts: Vec<usize> = std::fs::read_to_string(&most)

@@ -10,7 +10,7 @@ use std::process::Stdio;
 use common::league::{
     QUICK, Running, assert_numbered, chomp_of_three, duel_class, entrants, exported, run_args,
 };
-use common::{Marker, assert_has, fixture, referee, write_file};
+use common::{Marker, assert_has, fixture, referee, referee_ok, write_file};
 use serde_json::Value;
 
 /// The league plays its glob, stops at --games, and a league started again
@@ -42,8 +42,7 @@ fn a_league_goes_on_where_it_stopped_and_exports_as_a_tournament() {
     let records = exported(dir.path(), &db);
     assert_eq!(records.len(), after_kill + 4);
     assert_numbered(&records);
-    let report = referee(["report", dir.path().join("export").to_str().unwrap()], b"");
-    assert_eq!(report.code, Some(0), "{report:?}");
+    referee_ok(["report", dir.path().join("export").to_str().unwrap()]);
     let page = std::fs::read_to_string(dir.path().join("export/report.html")).unwrap();
     assert!(page.contains("cat@v1"), "the report names the versions");
     let standings: Value = serde_json::from_str(
@@ -164,8 +163,7 @@ fn entrants_come_and_go_while_the_league_plays() {
     assert!(log("ann", 3).contains("bot.c"), "{}", log("ann", 3));
 
     // The standings from the database alone: current versions, or all.
-    let show = referee(["league", "show", db.to_str().unwrap()], b"");
-    assert_eq!(show.code, Some(0), "{show:?}");
+    let show = referee_ok(["league", "show", db.to_str().unwrap()]);
     assert!(
         show.stdout.contains("ann@v2") && !show.stdout.contains("ann@v1"),
         "{}",
@@ -378,8 +376,7 @@ fn a_league_closes_with_the_elo_league_show_gives() {
     let file = duel_class(dir.path(), &["ann", "bob"], &["bob"]);
     let db = dir.path().join("league.db");
     let show = |db: &Path| {
-        let run = referee(["league", "show", db.to_str().unwrap()], b"");
-        assert_eq!(run.code, Some(0), "{run:?}");
+        let run = referee_ok(["league", "show", db.to_str().unwrap()]);
         run.stdout
     };
     let marker = Marker::new();

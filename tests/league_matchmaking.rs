@@ -8,8 +8,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::league::{Running, chomp_of_three};
-use common::{Marker, assert_has, assert_lacks, fixture, referee, write_file};
+use common::league::{Running, chomp_of_three, games};
+use common::{Marker, assert_has, assert_lacks, fixture, referee, referee_ok, write_file};
 
 /// A duel league (`duel/game.toml`, two seats) over `subs/*` in `dir`,
 /// one folder per name, with `extra` at the end of its file. Returns the
@@ -51,12 +51,7 @@ fn a_league_takes_its_matchmaking_from_the_file() {
     let db = dir.path().join("class.db");
     let run = league(&file, &db, &["--games", "12", "--jobs", "1"]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    let games = run
-        .stdout
-        .lines()
-        .filter(|l| l.starts_with("game "))
-        .count();
-    assert_eq!(games, 12, "{}", run.stdout);
+    assert_eq!(games(&run.stdout), 12, "{}", run.stdout);
 }
 
 /// A misspelt key, or a value that makes no sense, is refused before the
@@ -114,8 +109,7 @@ fn a_tournament_refuses_a_league_table() {
         format!("games = 2\n{}", text.replace("[league]\nbatch = 10\n", "")),
     )
     .unwrap();
-    let run = referee(["tournament", file.to_str().unwrap()], b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
+    referee_ok(["tournament", file.to_str().unwrap()]);
 }
 
 /// A submission's folder `subs/NAME`, its `pc2` the greedy Chomp bot.

@@ -15,7 +15,7 @@ use std::time::Duration;
 use common::league::{Running, duel_class, exported_numbered, games};
 use common::page::{Page, get};
 use common::postgres::Server;
-use common::{Marker, assert_has, assert_lacks, fixture, referee, write_file};
+use common::{Marker, assert_has, assert_lacks, fixture, referee, referee_ok, write_file};
 
 /// A server of the test's own, or `None` after saying why not (the test
 /// then skips).
@@ -86,8 +86,7 @@ fn a_league_on_postgresql_plays_and_goes_on() {
         "the versions' copies are in --versions"
     );
 
-    let show = referee(["league", "show", &url], b"");
-    assert_eq!(show.code, Some(0), "{show:?}");
+    let show = referee_ok(["league", "show", &url]);
     for name in ["ann@v1", "bob@v1", "cat@v1"] {
         assert_has(&show.stdout, name);
     }
@@ -159,8 +158,7 @@ fn a_server_restarted_under_a_league_loses_no_game() {
     assert_eq!(code, Some(0), "{out}\n{err}\n{}", server.log());
     assert_eq!(games(&out), GAMES, "{out}");
     exported_numbered(dir.path(), &url, GAMES);
-    let show = referee(["league", "show", &url], b"");
-    assert_eq!(show.code, Some(0), "{show:?}");
+    let show = referee_ok(["league", "show", &url]);
     let counted = format!("standings after {GAMES} games");
     assert_has(&show.stdout, &counted);
     drop(league);
@@ -196,8 +194,7 @@ fn a_nul_in_a_build_log_or_a_name_is_stored_on_postgresql() {
         "{}",
         String::from_utf8_lossy(&build)
     );
-    let show = referee(["league", "show", &url], b"");
-    assert_eq!(show.code, Some(0), "{show:?}");
+    let show = referee_ok(["league", "show", &url]);
     assert_has(&show.stdout, "ann@v1");
 }
 
@@ -302,8 +299,7 @@ fn a_database_of_schema_2_is_migrated_with_its_games() {
              UPDATE meta SET value = '2' WHERE key = 'schema';",
         )
         .unwrap();
-    let show = referee(["league", "show", &url], b"");
-    assert_eq!(show.code, Some(0), "{show:?}");
+    let show = referee_ok(["league", "show", &url]);
     assert_has(&show.stdout, "standings after 4 games");
 
     let args = ["--games", "8", "--jobs", "1"];

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use common::league::{Running, duel_class};
 use common::page::{Page, get};
-use common::{MARKER_ENV, Marker, assert_has, assert_lacks, referee};
+use common::{MARKER_ENV, Marker, assert_has, assert_lacks, referee_ok};
 use serde_json::Value;
 
 /// The descriptors the league may have: fewer than the connections below.
@@ -185,8 +185,7 @@ fn idle_connections_cannot_hurt_the_league() {
             assert_eq!(result["status"], "ok", "{record}");
         }
     }
-    let show = referee(["league", "show", db.to_str().unwrap(), "--all"], b"");
-    assert_eq!(show.code, Some(0), "{show:?}");
+    let show = referee_ok(["league", "show", db.to_str().unwrap(), "--all"]);
     for name in ["ann@v1", "bob@v1", "cat@v1"] {
         assert_has(&show.stdout, name);
     }

@@ -6,9 +6,9 @@ use std::path::Path;
 
 use common::runs::{assert_verdicts, merge, parallel_shards, shard_outs, tournament_args};
 use common::{
-    Marker, assert_has, assert_lacks, finish, fixture, referee, signal, start, temp_path,
-    timeless_records as records, timeless_standings as standings, tournament, wait_for_lines,
-    write_file,
+    Marker, assert_has, assert_lacks, finish, fixture, referee, referee_ok, signal, start,
+    temp_path, timeless_records as records, timeless_standings as standings, tournament,
+    wait_for_lines, write_file,
 };
 
 /// A tournament file in `dir`: Even Steven, the reference player against
@@ -210,8 +210,7 @@ fn ci_passes_good_bots_and_fails_weak_ones_with_the_reason() {
 fn the_projects_own_ci_suite_passes() {
     let suite = format!("{}/tournaments/ci.toml", env!("CARGO_MANIFEST_DIR"));
     let (_dir, junit) = temp_path("junit.xml");
-    let run = referee(["ci", &suite, "--junit", junit.to_str().unwrap()], b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let run = referee_ok(["ci", &suite, "--junit", junit.to_str().unwrap()]);
     assert!(
         run.stdout.ends_with("ci: 4 of 4 cases passed\n"),
         "{}",
@@ -286,8 +285,7 @@ fn games_on_the_command_line_stand_for_a_missing_games_key() {
     let run = common::referee(["tournament", "--no-progress", file], b"");
     assert_eq!(run.code, Some(64), "{run:?}");
     assert!(run.stderr.contains("give `--games N`"), "{run:?}");
-    let run = common::referee(["tournament", "--no-progress", file, "--games", "4"], b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let run = referee_ok(["tournament", "--no-progress", file, "--games", "4"]);
     assert!(run.stdout.contains("4 games"), "{run:?}");
 }
 

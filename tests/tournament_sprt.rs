@@ -5,7 +5,7 @@ mod common;
 use std::path::Path;
 
 use common::runs::tournament_args;
-use common::{assert_has, fixture, referee, write_file};
+use common::{assert_has, fixture, referee, referee_ok, write_file};
 use serde_json::Value;
 
 /// Even Steven, the reference player against the in-order one, tested by
@@ -85,8 +85,7 @@ fn the_sprt_rejects_a_worse_version() {
 fn undecided_when_the_games_run_out() {
     let dir = tempfile::tempdir().unwrap();
     let file = sprt_file(dir.path(), "in-order", "");
-    let run = referee(["tournament", "--no-progress", "--games", "4", &file], b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let run = referee_ok(["tournament", "--no-progress", "--games", "4", &file]);
     assert_has(&run.stdout, "sprt: undecided");
 }
 
