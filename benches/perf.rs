@@ -23,6 +23,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "../tests/common/pg_bin.rs"]
+mod pg_bin;
+
 use referee::games::acesup::{deck, engine};
 use referee::games::evensteven::{Card, strategy};
 
@@ -197,6 +200,22 @@ fn mmm(values: &[f64], decimals: usize) -> String {
     )
 }
 
+/// Each of `xs` divided by the value of `base` in the same place: a run
+/// compared with the baseline run beside it.
+fn ratios(xs: &[f64], base: &[f64]) -> Vec<f64> {
+    xs.iter().zip(base).map(|(x, b)| x / b).collect()
+}
+
+/// `xs` ("min / median / max") and their ratios to (a), `base`, with
+/// `decimals` decimals.
+fn against(xs: &[f64], base: &[f64], decimals: usize) -> String {
+    format!(
+        "{}; ratio to (a): {}",
+        mmm(xs, 0),
+        mmm(&ratios(xs, base), decimals)
+    )
+}
+
 fn median(values: &[f64]) -> f64 {
     let mut v = values.to_vec();
     v.sort_by(f64::total_cmp);
@@ -290,20 +309,10 @@ fn roundtrip(reps: usize) {
         };
         // Each run's ratio to the baseline run just before it: the host's
         // load drifts, and neighbouring runs see the same machine.
-        let ratios =
-            |xs: &[f64]| -> Vec<f64> { xs.iter().zip(&base).map(|(x, b)| x / b).collect() };
         println!("- {label}:");
         println!("  - (a) pipes, baseline: {}", mmm(&base, 0));
-        println!(
-            "  - (b) referee dealer:  {}; ratio to (a): {}",
-            mmm(&dealer, 0),
-            mmm(&ratios(&dealer), 2)
-        );
-        println!(
-            "  - (c) referee chomp:   {}; ratio to (a): {}",
-            mmm(&chomp, 0),
-            mmm(&ratios(&chomp), 2)
-        );
+        println!("  - (b) referee dealer:  {}", against(&dealer, &base, 2));
+        println!("  - (c) referee chomp:   {}", against(&chomp, &base, 2));
     }
 }
 
@@ -348,11 +357,10 @@ fn results(reps: usize) {
     }
     let base = rates[0].clone();
     for ((label, _, _), rates) in ways.iter().zip(&rates) {
-        let ratios: Vec<f64> = rates.iter().zip(&base).map(|(x, b)| x / b).collect();
         println!(
             "- {label}: {}; ratio to no file: {}",
             mmm(rates, 0),
-            mmm(&ratios, 2)
+            mmm(&ratios(rates, &base), 2)
         );
     }
 }
@@ -440,27 +448,23 @@ fn judge(reps: usize) {
         interpreted.push(moves as f64 / play(&python, GAMES, None).as_secs_f64());
         spawning.push(fresh_moves as f64 / play(&fresh, FRESH_GAMES, None).as_secs_f64());
     }
-    let ratios = |xs: &[f64]| -> Vec<f64> { xs.iter().zip(&dealer).map(|(x, d)| x / d).collect() };
     println!("- {GAMES} games (N from 1 to 13, seed {SEED}), {moves} moves");
     println!(
         "- (a) referee dealer, the same games:        {}",
         mmm(&dealer, 0)
     );
     println!(
-        "- (b) referee play, compiled judge:           {}; ratio to (a): {}",
-        mmm(&external, 0),
-        mmm(&ratios(&external), 3)
+        "- (b) referee play, compiled judge:           {}",
+        against(&external, &dealer, 3)
     );
     println!(
-        "- (c) referee play, Python judge:             {}; ratio to (a): {}",
-        mmm(&interpreted, 0),
-        mmm(&ratios(&interpreted), 3)
+        "- (c) referee play, Python judge:             {}",
+        against(&interpreted, &dealer, 3)
     );
     println!(
         "- (d) (b) with a fresh player per game (the first {FRESH_GAMES} games, {fresh_moves} moves): \
-         {}; ratio to (a): {}",
-        mmm(&spawning, 0),
-        mmm(&ratios(&spawning), 3)
+         {}",
+        against(&spawning, &dealer, 3)
     );
 }
 
@@ -1060,21 +1064,37 @@ fn one_job_tournament_rate(file: &Path, games: usize) -> f64 {
 }
 
 fn league_run(file: &Path, db: &Path, args: &[&str]) -> (Duration, Output) {
-    run(REFEREE, &league_args(file, db, args), None, false)
+    run(
+        REFEREE,
+        &league_args(file, db.to_str().unwrap(), args),
+        None,
+        false,
+    )
 }
 
-/// The arguments of `referee --no-fsync league run FILE --db DB ARGS`.
-fn league_args<'a>(file: &'a Path, db: &'a Path, args: &[&'a str]) -> Vec<&'a str> {
+/// The arguments of `referee --no-fsync league run FILE --db DB ARGS`, DB
+/// a SQLite file or a PostgreSQL URL.
+fn league_args<'a>(file: &'a Path, db: &'a str, args: &[&'a str]) -> Vec<&'a str> {
     let mut all = vec![
         "--no-fsync",
         "league",
         "run",
         file.to_str().unwrap(),
         "--db",
-        db.to_str().unwrap(),
+        db,
     ];
     all.extend_from_slice(args);
     all
+}
+
+/// An address of 127.0.0.1 on a port nobody listens on now.
+fn free_address() -> String {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    format!("127.0.0.1:{port}")
 }
 
 /// `/api/standings` of a league whose database holds 100,000 games of 200
@@ -1087,17 +1107,12 @@ fn league_standings(dir: &Path) {
     let (_, out) = league_run(&file, &db, &["--games", "400", "--jobs", "2"]);
     assert!(out.status.success(), "{}", stderr(&out));
     grow_league(&db, GAMES);
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let address = format!("127.0.0.1:{port}");
+    let address = free_address();
     let started = Instant::now();
     let mut child = Command::new(REFEREE)
         .args(league_args(
             &file,
-            &db,
+            db.to_str().unwrap(),
             &["--jobs", "1", "--serve", &address],
         ))
         .stdout(Stdio::null())
@@ -1183,7 +1198,11 @@ fn league_memory(dir: &Path, file: &Path) {
             "/usr/bin/time",
             &[
                 &["-f", "%M", REFEREE][..],
-                &league_args(file, &db, &["--games", &count, "--jobs", "2"]),
+                &league_args(
+                    file,
+                    db.to_str().unwrap(),
+                    &["--games", &count, "--jobs", "2"],
+                ),
             ]
             .concat(),
             None,
@@ -1223,19 +1242,8 @@ impl Postgres {
         if euid != 0 {
             return Err("a PostgreSQL server of the bench's own needs root".into());
         }
-        let mut bins: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
-            .map_err(|e| format!("/usr/lib/postgresql: {e} (Debian's postgresql)"))?
-            .flatten()
-            .filter_map(|e| {
-                let version = e.file_name().to_str()?.parse().ok()?;
-                let bin = e.path().join("bin");
-                bin.join("initdb").is_file().then_some((version, bin))
-            })
-            .collect();
-        bins.sort();
-        let (_, bin) = bins
-            .pop()
-            .ok_or("no /usr/lib/postgresql/*/bin/initdb (Debian's postgresql)")?;
+        let bin =
+            pg_bin::bin_dir().ok_or("no /usr/lib/postgresql/*/bin/initdb (Debian's postgresql)")?;
         let dir = tempfile::Builder::new()
             .prefix("perf-postgres.")
             .tempdir()
@@ -1466,7 +1474,7 @@ fn workers_run(
     let time = |name: &str, args: &[&str]| {
         let log = logs.join(format!("{name}.log"));
         let child = Command::new("/usr/bin/time")
-            .args(["-f", "cpu %U %S", REFEREE, "--no-fsync"])
+            .args(["-f", "cpu %U %S", REFEREE])
             .args(args)
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
@@ -1474,21 +1482,14 @@ fn workers_run(
             .unwrap();
         (child, log)
     };
+    let versions = versions.to_str().unwrap();
     let (coordinator, coordinator_log) = time(
         "coordinator",
-        &[
-            "league",
-            "run",
-            file.to_str().unwrap(),
-            "--db",
+        &league_args(
+            file,
             &url,
-            "--versions",
-            versions.to_str().unwrap(),
-            "--jobs",
-            "0",
-            "--games",
-            &count,
-        ],
+            &["--versions", versions, "--jobs", "0", "--games", &count],
+        ),
     );
     let mut children = Children(vec![coordinator]);
     let mut logs = vec![coordinator_log];
@@ -1514,7 +1515,15 @@ fn workers_run(
         let (child, log) = time(
             &name,
             &[
-                "league", "work", "--db", &url, "--jobs", "1", "--name", &name,
+                "--no-fsync",
+                "league",
+                "work",
+                "--db",
+                &url,
+                "--jobs",
+                "1",
+                "--name",
+                &name,
             ],
         );
         children.0.push(child);
@@ -1816,22 +1825,14 @@ fn commit_cost(name: &str, db: &LeagueDb, durable: bool, dir: &Path, file: &Path
 fn coordinator_start(name: &str, db: &LeagueDb, versions: &Path, file: &Path) {
     const GAMES: u64 = 1_000_000;
     let url = db.arg();
+    let versions = versions.to_str().unwrap();
     let (_, out) = run(
         REFEREE,
-        &[
-            "--no-fsync",
-            "league",
-            "run",
-            file.to_str().unwrap(),
-            "--db",
+        &league_args(
+            file,
             &url,
-            "--versions",
-            versions.to_str().unwrap(),
-            "--jobs",
-            "2",
-            "--games",
-            "200",
-        ],
+            &["--versions", versions, "--jobs", "2", "--games", "200"],
+        ),
         None,
         false,
     );
@@ -1839,30 +1840,16 @@ fn coordinator_start(name: &str, db: &LeagueDb, versions: &Path, file: &Path) {
     let grown = Instant::now();
     grow_games(db, GAMES);
     let grown = grown.elapsed();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let address = format!("127.0.0.1:{port}");
+    let address = free_address();
     let started = Instant::now();
-    let log = versions.with_extension("log");
+    let log = Path::new(versions).with_extension("log");
     let mut child = Children(vec![
         Command::new(REFEREE)
-            .args([
-                "--no-fsync",
-                "league",
-                "run",
-                file.to_str().unwrap(),
-                "--db",
+            .args(league_args(
+                file,
                 &url,
-                "--versions",
-                versions.to_str().unwrap(),
-                "--jobs",
-                "0",
-                "--serve",
-                &address,
-            ])
+                &["--versions", versions, "--jobs", "0", "--serve", &address],
+            ))
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
             .spawn()

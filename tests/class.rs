@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
+use common::runs::tournament_args;
 use common::{
     CHOMPER, Marker, assert_has, assert_lacks, finish, fixture, referee_with, signal, temp_path,
     wait_for_lines, write_file,
@@ -313,17 +314,11 @@ fn an_interrupted_class_run_prints_the_standings_so_far() {
     let file = class.join("class.toml");
     let marker = Marker::new();
     let mut cmd = common::command(
-        [
-            "tournament",
-            "--no-progress",
-            "--jobs",
-            "1",
-            "--games",
-            "100000",
+        tournament_args(
             file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
+            &out,
+            &["--jobs", "1", "--games", "100000"],
+        ),
         &marker,
     );
     cmd.args(env())
@@ -744,14 +739,7 @@ fn a_table_class_rounds_shared_wins_and_ranks_unbuilt_students_together() {
             ("z", make, bot),
         ],
     );
-    write_file(dir.path(), "array.txt", "ABC\nDEF\n");
-    let file = write_file(
-        dir.path(),
-        "class.toml",
-        "game = \"chomp\"\ngames = 7\nseed = 3\n\
-         [limits]\nprep = \"0s\"\narrays = \"array.txt\"\nseats = 3\nmax_rounds = 3\n\
-         [[entrant]]\nglob = \"submissions/*/\"\n",
-    );
+    let file = chomp_tables_file(dir.path(), 7, 3);
     let out = dir.path().join("out");
     let run = tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(run.code, Some(0), "{run:?}");
@@ -834,6 +822,22 @@ fn tables_and_games(out: &Path, seats: u64) -> BTreeMap<String, (u64, u64)> {
         .collect()
 }
 
+/// `DIR/class.toml`: `games` games of Chomp over `DIR/submissions/*/` on
+/// a 2x3 array (`DIR/array.txt`, written too) at tables of `seats`, of 3
+/// rounds at most.
+fn chomp_tables_file(dir: &Path, games: u64, seats: u64) -> PathBuf {
+    write_file(dir, "array.txt", "ABC\nDEF\n");
+    write_file(
+        dir,
+        "class.toml",
+        format!(
+            "game = \"chomp\"\ngames = {games}\nseed = 3\n\
+             [limits]\nprep = \"0s\"\narrays = \"array.txt\"\nseats = {seats}\nmax_rounds = 3\n\
+             [[entrant]]\nglob = \"submissions/*/\"\n"
+        ),
+    )
+}
+
 /// `submissions/NAME/` in `dir` for each of `names`: a [`CHOMPER`] built
 /// by make, but `failing`, whose build fails with [`GCC_LOG`].
 fn chomp_class(dir: &Path, names: &[String], failing: &str) {
@@ -858,16 +862,8 @@ fn eight_students_at_tables_of_four_each_play_a_table() {
     let dir = tempfile::tempdir().unwrap();
     let names: Vec<String> = (1..=8).map(|i| format!("s{i}")).collect();
     chomp_class(dir.path(), &names, "s8");
-    write_file(dir.path(), "array.txt", "ABC\nDEF\n");
-    write_file(
-        dir.path(),
-        "class.toml",
-        "game = \"chomp\"\ngames = 8\nseed = 3\n\
-         [limits]\nprep = \"0s\"\narrays = \"array.txt\"\nseats = 4\nmax_rounds = 3\n\
-         [[entrant]]\nglob = \"submissions/*/\"\n",
-    );
+    let file = chomp_tables_file(dir.path(), 8, 4);
     let out = dir.path().join("out");
-    let file = dir.path().join("class.toml");
     let run = tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(run.code, Some(0), "{run:?}");
     let played = tables_and_games(&out, 4);
@@ -895,20 +891,7 @@ fn a_class_too_large_for_its_games_is_refused_before_it_starts() {
     let students: Vec<(&str, &str, Files)> =
         names.iter().map(|n| (n.as_str(), make, bot)).collect();
     submissions(dir.path(), &students);
-    write_file(dir.path(), "array.txt", "ABC\nDEF\n");
-    let file = dir.path().join("class.toml");
-    let write = |games: u64| {
-        std::fs::write(
-            &file,
-            format!(
-                "game = \"chomp\"\ngames = {games}\nseed = 3\n\
-                 [limits]\nprep = \"0s\"\narrays = \"array.txt\"\nseats = 3\nmax_rounds = 3\n\
-                 [[entrant]]\nglob = \"submissions/*/\"\n"
-            ),
-        )
-        .unwrap()
-    };
-    write(9);
+    let file = chomp_tables_file(dir.path(), 9, 3);
     let out = dir.path().join("out");
     let run = tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(run.code, Some(64), "{run:?}");
@@ -924,7 +907,7 @@ fn a_class_too_large_for_its_games_is_refused_before_it_starts() {
     // Nothing was built: build logs would be in `out/build`.
     assert!(!out.exists());
 
-    write(10);
+    chomp_tables_file(dir.path(), 10, 3);
     let run = tournament(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_has(

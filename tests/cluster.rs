@@ -9,9 +9,10 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use common::runs::tournament_args;
 use common::{
-    Marker, assert_has, assert_lacks, evensteven_bin, jsonl, referee, referee_with, temp_path,
-    write_file,
+    Marker, assert_has, assert_lacks, evensteven_bin, jsonl, referee, referee_ok, referee_with,
+    temp_path, write_file,
 };
 
 /// An Even Steven tournament of `games` games with the reference player,
@@ -55,61 +56,49 @@ fn indices(out: &Path) -> Vec<u64> {
     indices
 }
 
+/// A task of a scheduler: its --out, its --shard, the scheduler's
+/// variables, the games it plays.
+type Task<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)], [u64; 3]);
+
 #[test]
 fn the_shard_comes_from_the_schedulers_variables() {
     let dir = tempfile::tempdir().unwrap();
     let file = tournament(dir.path(), 9, "0");
-    let out = dir.path().join("slurm");
-    let args = |out: &Path, shard: &str| {
-        vec![
-            "tournament".to_owned(),
-            file.clone(),
-            "--no-progress".to_owned(),
-            "--shard".to_owned(),
-            shard.to_owned(),
-            "--out".to_owned(),
-            out.to_str().unwrap().to_owned(),
-        ]
-    };
-    // Task 2 of an array 1-3.
-    let run = referee_with(
-        args(&out, "auto"),
-        b"",
-        &[
-            ("SLURM_ARRAY_TASK_ID", "2"),
-            ("SLURM_ARRAY_TASK_COUNT", "3"),
-        ],
-        None,
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
-    assert_eq!(indices(&out), vec![2, 5, 8]);
-    // An array from 0 (--array=0-2): task 0 is shard 1.
-    let from_zero = dir.path().join("from-zero");
-    let run = referee_with(
-        args(&from_zero, "auto"),
-        b"",
-        &[
-            ("SLURM_ARRAY_TASK_ID", "0"),
-            ("SLURM_ARRAY_TASK_MIN", "0"),
-            ("SLURM_ARRAY_TASK_MAX", "2"),
-        ],
-        None,
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
-    assert_eq!(indices(&from_zero), vec![1, 4, 7]);
-    // A Kubernetes Indexed Job: the index from 0, the count given.
-    let k8s = dir.path().join("k8s");
-    let run = referee_with(
-        args(&k8s, "auto/3"),
-        b"",
-        &[("JOB_COMPLETION_INDEX", "2")],
-        None,
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
-    assert_eq!(indices(&k8s), vec![3, 6, 9]);
+    let tasks: [Task; 3] = [
+        // Task 2 of an array 1-3.
+        (
+            "slurm",
+            "auto",
+            &[
+                ("SLURM_ARRAY_TASK_ID", "2"),
+                ("SLURM_ARRAY_TASK_COUNT", "3"),
+            ],
+            [2, 5, 8],
+        ),
+        // An array from 0 (--array=0-2): task 0 is shard 1.
+        (
+            "from-zero",
+            "auto",
+            &[
+                ("SLURM_ARRAY_TASK_ID", "0"),
+                ("SLURM_ARRAY_TASK_MIN", "0"),
+                ("SLURM_ARRAY_TASK_MAX", "2"),
+            ],
+            [1, 4, 7],
+        ),
+        // A Kubernetes Indexed Job: the index from 0, the count given.
+        ("k8s", "auto/3", &[("JOB_COMPLETION_INDEX", "2")], [3, 6, 9]),
+    ];
+    for (out, shard, env, games) in tasks {
+        let out = dir.path().join(out);
+        let args = tournament_args(&file, &out, &["--shard", shard]);
+        let run = referee_with(args, b"", env, None);
+        assert_eq!(run.code, Some(0), "{run:?}");
+        assert_eq!(indices(&out), games);
+    }
     // Outside a scheduler: refused before anything is written.
     let nowhere = dir.path().join("nowhere");
-    let run = referee(args(&nowhere, "auto"), b"");
+    let run = referee(tournament_args(&file, &nowhere, &["--shard", "auto"]), b"");
     assert_eq!(run.code, Some(64), "{run:?}");
     assert_has(&run.stderr, "--shard auto: no scheduler's variables");
     assert!(!nowhere.exists());
@@ -123,29 +112,15 @@ fn a_task_run_again_continues_its_own_run_and_refuses_another() {
     let dir = tempfile::tempdir().unwrap();
     let file = tournament(dir.path(), 8, "0.1");
     let out = dir.path().join("shard-1");
-    let args = [
-        "tournament",
-        &file,
-        "--no-progress",
-        "--jobs",
-        "1",
-        "--shard",
-        "1/1",
-        "--out",
-        out.to_str().unwrap(),
-    ];
+    let args = tournament_args(&file, &out, &["--jobs", "1", "--shard", "1/1"]);
     // The first attempt is stopped after its third game, as Slurm stops a
     // task it requeues (SIGTERM).
     let marker = Marker::new();
-    let mut child = start_until_recorded(args, &marker, &out, 3);
-    common::signal(&child, nix::sys::signal::Signal::SIGTERM);
-    let _ = child.wait();
-    marker.assert_none_left();
+    stop(start_until_recorded(&args, &marker, &out, 3), &marker);
     let killed_at = indices(&out).len();
     assert!(killed_at < 8, "{killed_at}");
     // The same command again, no flag: it continues.
-    let run = referee(args, b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let run = referee_ok(&args);
     assert_has(
         &run.stderr,
         &format!("continuing the same run: {killed_at} game(s) already in"),
@@ -155,17 +130,16 @@ fn a_task_run_again_continues_its_own_run_and_refuses_another() {
     // records are left as they are.
     let records = out.join("records.jsonl");
     let before = std::fs::read(&records).unwrap();
-    let mut other = args.to_vec();
+    let mut other = args.clone();
     other.extend(["--seed", "6"]);
     let run = referee(other, b"");
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(
-        run.stderr
-            .contains("already holds the records of another run, so it is not continued")
-            && run.stderr.contains("--seed 6, but the run's seed is 5"),
-        "{}",
-        run.stderr
-    );
+    for part in [
+        "already holds the records of another run, so it is not continued",
+        "--seed 6, but the run's seed is 5",
+    ] {
+        assert_has(&run.stderr, part);
+    }
     assert_eq!(std::fs::read(&records).unwrap(), before);
 }
 
@@ -185,6 +159,14 @@ fn start_until_recorded(
         std::thread::sleep(Duration::from_millis(20));
     }
     child
+}
+
+/// Stops a run as Slurm stops a task (SIGTERM) and checks that none of
+/// its processes is left.
+fn stop(mut child: std::process::Child, marker: &Marker) {
+    common::signal(&child, nix::sys::signal::Signal::SIGTERM);
+    let _ = child.wait();
+    marker.assert_none_left();
 }
 
 /// Games recorded in `records` so far (0 before the file exists).
@@ -219,28 +201,13 @@ fn entrants_built_once_are_played_without_building() {
     let file = file.to_str().unwrap();
     let play = |out: &str, flag: &str| {
         let out = dir.path().join(out);
-        referee(
-            [
-                "tournament",
-                file,
-                "--no-progress",
-                flag,
-                "--out",
-                out.to_str().unwrap(),
-            ],
-            b"",
-        )
+        referee(tournament_args(file, &out, &[flag]), b"")
     };
     // Nothing built yet: refused before anything runs.
     let run = play("early", "--no-build");
     assert_eq!(run.code, Some(64), "{run:?}");
-    assert!(
-        run.stderr
-            .contains("--no-build: not every entrant is built")
-            && run.stderr.contains("no pc2: build it first"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "--no-build: not every entrant is built");
+    assert_has(&run.stderr, "no pc2: build it first");
     assert!(!dir.path().join("early/records.jsonl").exists());
     // The build job.
     let run = play("build", "--build-only");
@@ -268,11 +235,8 @@ fn entrants_built_once_are_played_without_building() {
     std::fs::remove_file(entrant.join("pc2")).unwrap();
     let run = play("failed", "--build-only");
     assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        run.stdout.contains("built: 0 of 1 entrant") && run.stdout.contains("built:"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "built: 0 of 1 entrant");
+    assert_has(&run.stdout, "built:");
 }
 
 #[test]
@@ -280,29 +244,13 @@ fn two_runs_writing_one_out_at_once_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let file = tournament(dir.path(), 40, "0.2");
     let out = dir.path().join("out");
-    let args = [
-        "tournament",
-        &file,
-        "--no-progress",
-        "--jobs",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-    ];
+    let args = tournament_args(&file, &out, &["--jobs", "1"]);
     let marker = Marker::new();
-    let mut first = start_until_recorded(args, &marker, &out, 1);
-    let second = referee(args, b"");
+    let first = start_until_recorded(&args, &marker, &out, 1);
+    let second = referee(&args, b"");
     assert_eq!(second.code, Some(64), "{second:?}");
-    assert!(
-        second
-            .stderr
-            .contains("is being written by another run right now"),
-        "{}",
-        second.stderr
-    );
-    common::signal(&first, nix::sys::signal::Signal::SIGTERM);
-    let _ = first.wait();
-    marker.assert_none_left();
+    assert_has(&second.stderr, "is being written by another run right now");
+    stop(first, &marker);
     // Every record is the first run's: one per game, none twice.
     let indices = indices(&out);
     let mut unique = indices.clone();
@@ -315,27 +263,13 @@ fn a_class_built_once_is_played_without_building() {
     // Entrants with a command of their own (`./executeit`), not `pc2`:
     // --no-build refused them ("no pc2") right after --build-only built
     // them.
-    let (dir, class) = temp_path("class");
-    let copied = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/class"))
-        .arg(&class)
-        .status()
-        .unwrap();
-    assert!(copied.success());
+    let (dir, class) = common::fixture_copy("class");
     std::fs::remove_dir_all(class.join("submissions/carol")).unwrap();
     let file = class.join("class.toml");
     let env = common::env_args(&[("EVENSTEVEN", evensteven_bin())]);
     let play = |flag: &str, out: &str| {
         let out = dir.path().join(out);
-        let mut args = vec![
-            "tournament",
-            file.to_str().unwrap(),
-            "--no-progress",
-            flag,
-            "--out",
-            out.to_str().unwrap(),
-        ];
+        let mut args = tournament_args(file.to_str().unwrap(), &out, &[flag]);
         args.extend(env.iter().map(String::as_str));
         referee_with(args, b"", &[], None)
     };
@@ -379,8 +313,7 @@ fn a_big_class_builds_as_many_at_once_as_there_are_cpus() {
         "game = \"evensteven\"\ngames = 1\nseed = 1\n\
          [[entrant]]\nglob = \"subs/*/\"\ncommand = [\"./executeit\"]\n",
     );
-    let run = referee(["tournament", file.to_str().unwrap(), "--build-only"], b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let run = referee_ok(["tournament", file.to_str().unwrap(), "--build-only"]);
     assert_has(&run.stdout, "built: 8 of 8 entrants");
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let counts: Vec<usize> = std::fs::read_to_string(&most)

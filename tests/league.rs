@@ -4,34 +4,14 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 
-use common::league::{Running, assert_numbered, entrants, exported, run_args};
-use common::{Marker, assert_has, fixture, referee, write_file};
+use common::league::{
+    QUICK, Running, assert_numbered, chomp_of_three, duel_class, entrants, exported, run_args,
+};
+use common::{Marker, assert_has, fixture, referee, referee_ok, write_file};
 use serde_json::Value;
-
-/// A league over `subs/*` in `dir`: one folder per name, each a duel
-/// player (`weak.sh`, or `strong.sh` for the names in `strong`) as its
-/// `pc2`. Returns the league file.
-fn class(dir: &Path, names: &[&str], strong: &[&str]) -> PathBuf {
-    for name in names {
-        let folder = dir.join("subs").join(name);
-        std::fs::create_dir_all(&folder).unwrap();
-        let bot = if strong.contains(name) {
-            "strong"
-        } else {
-            "weak"
-        };
-        std::fs::copy(fixture(&format!("duel/{bot}.sh")), folder.join("pc2")).unwrap();
-    }
-    common::league::duel_glob_file(dir)
-}
-
-/// `referee league run FILE --db DB ARGS`, to its end.
-fn league(file: &Path, db: &Path, args: &[&str]) -> common::Run {
-    referee(run_args(file, db, args), b"")
-}
 
 /// The league plays its glob, stops at --games, and a league started again
 /// on the database goes on (after a SIGKILL too) with nothing doubled; its
@@ -39,9 +19,9 @@ fn league(file: &Path, db: &Path, args: &[&str]) -> common::Run {
 #[test]
 fn a_league_goes_on_where_it_stopped_and_exports_as_a_tournament() {
     let dir = tempfile::tempdir().unwrap();
-    let file = class(dir.path(), &["ann", "bob", "cat"], &["cat"]);
+    let file = duel_class(dir.path(), &["ann", "bob", "cat"], &["cat"]);
     let db = dir.path().join("league.db");
-    let run = league(&file, &db, &["--games", "6", "--jobs", "2"]);
+    let run = common::league::run(&file, &db, &["--games", "6", "--jobs", "2"]);
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_has(&run.stderr, "league: ann@v1 enters");
     assert_has(&run.stdout, "standings after 6 games");
@@ -56,14 +36,13 @@ fn a_league_goes_on_where_it_stopped_and_exports_as_a_tournament() {
     let after_kill = exported(dir.path(), &db).len();
     assert!(after_kill >= 10, "{after_kill}");
 
-    let run = league(&file, &db, &["--games", &(after_kill + 4).to_string()]);
+    let run = common::league::run(&file, &db, &["--games", &(after_kill + 4).to_string()]);
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_has(&run.stderr, &format!("({after_kill} games so far)"));
     let records = exported(dir.path(), &db);
     assert_eq!(records.len(), after_kill + 4);
     assert_numbered(&records);
-    let report = referee(["report", dir.path().join("export").to_str().unwrap()], b"");
-    assert_eq!(report.code, Some(0), "{report:?}");
+    referee_ok(["report", dir.path().join("export").to_str().unwrap()]);
     let page = std::fs::read_to_string(dir.path().join("export/report.html")).unwrap();
     assert!(page.contains("cat@v1"), "the report names the versions");
     let standings: Value = serde_json::from_str(
@@ -86,7 +65,7 @@ fn a_league_goes_on_where_it_stopped_and_exports_as_a_tournament() {
 #[test]
 fn entrants_come_and_go_while_the_league_plays() {
     let dir = tempfile::tempdir().unwrap();
-    let file = class(dir.path(), &["ann", "bob", "cat"], &[]);
+    let file = duel_class(dir.path(), &["ann", "bob", "cat"], &[]);
     // dan's folder is built by make, which writes pc2 and a stamp: what a
     // build writes is no source, so dan stays at v1 however often the
     // league looks again.
@@ -100,15 +79,10 @@ fn entrants_come_and_go_while_the_league_plays() {
     );
     let db = dir.path().join("league.db");
     let marker = Marker::new();
-    let mut running = Running::start(
-        &file,
-        &db,
-        &["--jobs", "1", "--scan-every", "100ms"],
-        &marker,
-    );
+    let mut running = Running::start(&file, &db, &QUICK, &marker);
     running.wait("a few games", |out, _| out.contains("game 3:"));
 
-    let second = league(&file, &db, &["--games", "1"]);
+    let second = common::league::run(&file, &db, &["--games", "1"]);
     assert_eq!(second.code, Some(64), "{second:?}");
     assert_has(&second.stderr, "a league running now");
 
@@ -189,8 +163,7 @@ fn entrants_come_and_go_while_the_league_plays() {
     assert!(log("ann", 3).contains("bot.c"), "{}", log("ann", 3));
 
     // The standings from the database alone: current versions, or all.
-    let show = referee(["league", "show", db.to_str().unwrap()], b"");
-    assert_eq!(show.code, Some(0), "{show:?}");
+    let show = referee_ok(["league", "show", db.to_str().unwrap()]);
     assert!(
         show.stdout.contains("ann@v2") && !show.stdout.contains("ann@v1"),
         "{}",
@@ -240,7 +213,7 @@ fn entrants_come_and_go_while_the_league_plays() {
 #[test]
 fn a_version_plays_from_a_copy_made_as_it_entered() {
     let dir = tempfile::tempdir().unwrap();
-    let file = class(dir.path(), &["ann", "bob"], &[]);
+    let file = duel_class(dir.path(), &["ann", "bob"], &[]);
     let db = dir.path().join("league.db");
     let marker = Marker::new();
     let mut running = Running::start(&file, &db, &["--jobs", "1", "--scan-every", "1h"], &marker);
@@ -273,7 +246,7 @@ fn a_version_plays_from_a_copy_made_as_it_entered() {
 #[test]
 fn a_sandboxed_league_without_bubblewrap_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
-    let file = class(dir.path(), &["ann", "bob"], &[]);
+    let file = duel_class(dir.path(), &["ann", "bob"], &[]);
     let db = dir.path().join("league.db");
     // A PATH with the judge's interpreter and no bwrap.
     let bin = dir.path().join("bin");
@@ -301,7 +274,7 @@ fn a_sandboxed_league_without_bubblewrap_is_a_usage_error() {
 #[test]
 fn a_leagues_file_refuses_the_keys_of_a_run() {
     let dir = tempfile::tempdir().unwrap();
-    let file = class(dir.path(), &["ann", "bob"], &[]);
+    let file = duel_class(dir.path(), &["ann", "bob"], &[]);
     let text = std::fs::read_to_string(&file).unwrap();
     for (key, says) in [
         ("games = 10\n", "games: a league plays until it is stopped"),
@@ -312,7 +285,7 @@ fn a_leagues_file_refuses_the_keys_of_a_run() {
         ("standings_every = 5\n", "standings_every"),
     ] {
         std::fs::write(&file, format!("{key}{text}")).unwrap();
-        let run = league(&file, &dir.path().join("l.db"), &["--games", "1"]);
+        let run = common::league::run(&file, &dir.path().join("l.db"), &["--games", "1"]);
         assert_eq!(run.code, Some(64), "{run:?}");
         assert_has(&run.stderr, "league.toml");
         assert!(run.stderr.contains(says), "{key}: {}", run.stderr);
@@ -336,7 +309,7 @@ fn in_a_one_player_league_every_version_plays_the_same_deals() {
         ),
     );
     let db = dir.path().join("solo.db");
-    let run = league(&file, &db, &["--games", "10", "--jobs", "1"]);
+    let run = common::league::run(&file, &db, &["--games", "10", "--jobs", "1"]);
     assert_eq!(run.code, Some(0), "{run:?}");
     let records = exported(dir.path(), &db);
     assert_eq!(records.len(), 10);
@@ -361,19 +334,17 @@ fn in_a_one_player_league_every_version_plays_the_same_deals() {
 fn a_chomp_league_seats_three_in_rounds() {
     let dir = tempfile::tempdir().unwrap();
     let root = env!("CARGO_MANIFEST_DIR");
-    let file = write_file(
+    let file = chomp_of_three(
         dir.path(),
         "chomp.toml",
-        format!(
-            "game = \"chomp\"\nseed = 1\n[limits]\nprep = \"0s\"\n\
-             arrays = \"{root}/tournaments/chomp/statement.txt\"\nseats = 3\n\
-             [[entrant]]\nname = \"strong\"\ndir = \"{root}/bots/chomp\"\n\
+        &format!(
+            "[[entrant]]\nname = \"strong\"\ndir = \"{root}/bots/chomp\"\n\
              [[entrant]]\nname = \"greedy\"\ndir = \"{root}/bots/chomp-greedy\"\n\
              [[entrant]]\nname = \"greedy-2\"\ndir = \"{root}/bots/chomp-greedy\"\n"
         ),
     );
     let db = dir.path().join("chomp.db");
-    let run = league(&file, &db, &["--games", "6", "--jobs", "1"]);
+    let run = common::league::run(&file, &db, &["--games", "6", "--jobs", "1"]);
     assert_eq!(run.code, Some(0), "{run:?}");
     let records = exported(dir.path(), &db);
     assert_eq!(records.len(), 6);
@@ -402,11 +373,10 @@ fn elo_lines(text: &str) -> Vec<&str> {
 #[test]
 fn a_league_closes_with_the_elo_league_show_gives() {
     let dir = tempfile::tempdir().unwrap();
-    let file = class(dir.path(), &["ann", "bob"], &["bob"]);
+    let file = duel_class(dir.path(), &["ann", "bob"], &["bob"]);
     let db = dir.path().join("league.db");
     let show = |db: &Path| {
-        let run = referee(["league", "show", db.to_str().unwrap()], b"");
-        assert_eq!(run.code, Some(0), "{run:?}");
+        let run = referee_ok(["league", "show", db.to_str().unwrap()]);
         run.stdout
     };
     let marker = Marker::new();
@@ -423,7 +393,7 @@ fn a_league_closes_with_the_elo_league_show_gives() {
     assert_eq!(elo_lines(&stdout), elo_lines(&shown), "{stdout}\n{shown}");
 
     let games = exported(dir.path(), &db).len() + 2;
-    let run = league(&file, &db, &["--games", &games.to_string(), "--jobs", "1"]);
+    let run = common::league::run(&file, &db, &["--games", &games.to_string(), "--jobs", "1"]);
     assert_eq!(run.code, Some(0), "{run:?}");
     let shown = show(&db);
     assert_has(&shown, &format!("standings after {games} games"));

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use common::league::export;
-use common::{assert_has, assert_lacks, fixture, referee, write_file};
+use common::{assert_has, assert_lacks, fixture, referee_ok, write_file};
 use serde_json::Value;
 
 /// The compiler's first error in carol's failing build.
@@ -91,8 +91,7 @@ fn played(dir: &Path) -> PathBuf {
 fn a_student_who_never_built_is_shown_last_with_the_first_error() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let db = played(dir.path());
-    let show = referee(["league", "show", db.to_str().unwrap()], b"");
-    assert_eq!(show.code, Some(0), "{show:?}");
+    let show = referee_ok(["league", "show", db.to_str().unwrap()]);
     let text = &show.stdout;
     for name in ["ann@v1", "bob@v1", "cat@v2", "carol@v1"] {
         assert!(text.contains(name), "{name}: {text}");
@@ -204,8 +203,7 @@ fn the_export_grades_each_student_once_and_report_reads_every_game() {
     assert_eq!(carol["rank"].as_u64(), Some(played + 1), "{json:?}");
 
     // `referee report` on it counts every game.
-    let report = referee(["report", out.to_str().unwrap()], b"");
-    assert_eq!(report.code, Some(0), "{report:?}");
+    referee_ok(["report", out.to_str().unwrap()]);
     let page = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(page.contains("12 of 12 games"), "{}", &page[..2000]);
     assert!(!page.contains("0 of 12 games"), "{}", &page[..2000]);
@@ -281,8 +279,7 @@ fn the_export_notes_a_student_who_crashed_in_every_game() {
     assert!(grade("dan@v1")["note"].ends_with(note), "{text}");
     assert!(!grade("ann@v1")["note"].contains(note), "{text}");
 
-    let report = referee(["report", out.to_str().unwrap()], b"");
-    assert_eq!(report.code, Some(0), "{report:?}");
+    referee_ok(["report", out.to_str().unwrap()]);
     let page = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert_has(&page, &format!("dan@v1: {note}"));
 }

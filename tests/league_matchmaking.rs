@@ -8,8 +8,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::league::Running;
-use common::{Marker, assert_has, assert_lacks, fixture, referee, write_file};
+use common::league::{Running, chomp_of_three, games};
+use common::{Marker, assert_has, assert_lacks, fixture, referee, referee_ok, write_file};
 
 /// A duel league (`duel/game.toml`, two seats) over `subs/*` in `dir`,
 /// one folder per name, with `extra` at the end of its file. Returns the
@@ -51,12 +51,7 @@ fn a_league_takes_its_matchmaking_from_the_file() {
     let db = dir.path().join("class.db");
     let run = league(&file, &db, &["--games", "12", "--jobs", "1"]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    let games = run
-        .stdout
-        .lines()
-        .filter(|l| l.starts_with("game "))
-        .count();
-    assert_eq!(games, 12, "{}", run.stdout);
+    assert_eq!(games(&run.stdout), 12, "{}", run.stdout);
 }
 
 /// A misspelt key, or a value that makes no sense, is refused before the
@@ -114,8 +109,7 @@ fn a_tournament_refuses_a_league_table() {
         format!("games = 2\n{}", text.replace("[league]\nbatch = 10\n", "")),
     )
     .unwrap();
-    let run = referee(["tournament", file.to_str().unwrap()], b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
+    referee_ok(["tournament", file.to_str().unwrap()]);
 }
 
 /// A submission's folder `subs/NAME`, its `pc2` the greedy Chomp bot.
@@ -140,16 +134,7 @@ fn a_league_with_fewer_entrants_than_seats_waits_for_more() {
     let dir = tempdir();
     chomp_submission(dir.path(), "ann");
     chomp_submission(dir.path(), "bob");
-    let root = env!("CARGO_MANIFEST_DIR");
-    let file = write_file(
-        dir.path(),
-        "class.toml",
-        format!(
-            "game = \"chomp\"\nseed = 1\n[limits]\nprep = \"0s\"\n\
-             arrays = \"{root}/tournaments/chomp/statement.txt\"\nseats = 3\n\
-             [[entrant]]\nglob = \"subs/*\"\n"
-        ),
-    );
+    let file = chomp_of_three(dir.path(), "class.toml", "[[entrant]]\nglob = \"subs/*\"\n");
     let db = dir.path().join("class.db");
     let marker = Marker::new();
     let mut running = Running::start(

@@ -12,46 +12,22 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::league::{Running, games};
+use common::league::{Running, duel_class, exported_numbered, games};
 use common::page::{Page, get};
 use common::postgres::Server;
-use common::{Marker, assert_has, assert_lacks, fixture, referee, write_file};
-use serde_json::Value;
+use common::{Marker, assert_has, assert_lacks, fixture, referee, referee_ok, write_file};
 
-/// A league over `subs/*` in `dir`, three duel players. Returns its file.
-fn class(dir: &Path) -> PathBuf {
-    for (name, bot) in [("ann", "weak"), ("bob", "weak"), ("cat", "strong")] {
-        let folder = dir.join("subs").join(name);
-        std::fs::create_dir_all(&folder).unwrap();
-        std::fs::copy(fixture(&format!("duel/{bot}.sh")), folder.join("pc2")).unwrap();
-    }
-
-    write_file(
-        dir,
-        "league.toml",
-        format!(
-            "game = \"{}\"\nseed = 3\n[limits]\nseats = 2\n[[entrant]]\nglob = \"subs/*\"\n",
-            fixture("duel/game.toml")
-        ),
-    )
-}
-
-/// A server of the test's own, or why not (the test then skips).
+/// A server of the test's own, or `None` after saying why not (the test
+/// then skips).
 fn server() -> Option<Server> {
-    match Server::start(Path::new(env!("CARGO_TARGET_TMPDIR"))) {
-        Ok(server) => Some(server),
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            None
-        }
-    }
+    Server::or_skip()
 }
 
 /// A league's folder, with its file ([`class`]), on `server`: the
 /// folder, the file, the URL and where its versions' copies go.
 fn league_on(server: &Server) -> (tempfile::TempDir, PathBuf, String, String) {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = class(dir.path());
+    let file = duel_class(dir.path(), &["ann", "bob", "cat"], &["cat"]);
     let versions = dir.path().join("versions").to_str().unwrap().to_owned();
     (dir, file, server.url(), versions)
 }
@@ -71,23 +47,23 @@ fn run_args<'a>(file: &'a Path, url: &'a str, versions: &'a str, args: &[&'a str
     all
 }
 
-/// The league's records, as `league export URL DIR/export` writes them.
-fn exported(dir: &Path, url: &str) -> Vec<Value> {
-    let out = dir.join("export");
-    let _ = std::fs::remove_dir_all(&out);
-    let run = referee(["league", "export", url, out.to_str().unwrap()], b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
-    common::jsonl(&out.join("records.jsonl"))
+/// [`run_args`] started in `dir`.
+fn start(
+    dir: &Path,
+    file: &Path,
+    url: &str,
+    versions: &str,
+    args: &[&str],
+    marker: &Marker,
+) -> Running {
+    Running::start_in(dir, &run_args(file, url, versions, args), marker)
 }
 
-/// Games numbered 1, 2, ... N in the order they finished: none lost,
-/// none twice.
-fn assert_numbered(records: &[Value], n: u64) {
-    let indexes: Vec<u64> = records
-        .iter()
-        .map(|r| r["index"].as_u64().unwrap())
-        .collect();
-    assert_eq!(indexes, (1..=n).collect::<Vec<u64>>());
+/// [`run_args`] to its end, which must succeed.
+fn run_ok(file: &Path, url: &str, versions: &str, args: &[&str]) -> common::Run {
+    let run = referee(run_args(file, url, versions, args), b"");
+    assert_eq!(run.code, Some(0), "{run:?}");
+    run
 }
 
 /// A league on PostgreSQL plays and records its games; `show` and
@@ -103,20 +79,18 @@ fn a_league_on_postgresql_plays_and_goes_on() {
     assert_has(&bare.stderr, "--versions");
 
     let args = ["--games", "6", "--jobs", "2"];
-    let run = referee(run_args(&file, &url, &versions, &args), b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let run = run_ok(&file, &url, &versions, &args);
     assert_eq!(games(&run.stdout), 6, "{}", run.stdout);
     assert!(
         Path::new(&versions).is_dir(),
         "the versions' copies are in --versions"
     );
 
-    let show = referee(["league", "show", &url], b"");
-    assert_eq!(show.code, Some(0), "{show:?}");
+    let show = referee_ok(["league", "show", &url]);
     for name in ["ann@v1", "bob@v1", "cat@v1"] {
         assert_has(&show.stdout, name);
     }
-    assert_numbered(&exported(dir.path(), &url), 6);
+    exported_numbered(dir.path(), &url, 6);
     assert_has(&show.stdout, "standings after 6 games");
     // `postgres://` alone: the server, the user and the database from the
     // usual PG* variables.
@@ -131,9 +105,8 @@ fn a_league_on_postgresql_plays_and_goes_on() {
     assert_eq!(by_env.stdout, show.stdout, "{by_env:?}");
 
     let args = ["--games", "10", "--jobs", "2"];
-    let again = referee(run_args(&file, &url, &versions, &args), b"");
-    assert_eq!(again.code, Some(0), "{again:?}");
-    assert_numbered(&exported(dir.path(), &url), 10);
+    run_ok(&file, &url, &versions, &args);
+    exported_numbered(dir.path(), &url, 10);
 }
 
 /// While a league runs on the database, a second is refused; its live
@@ -144,11 +117,7 @@ fn one_league_per_database_and_its_page_reads_postgresql() {
     let (dir, file, url, versions) = league_on(&server);
     let marker = Marker::new();
     let args = ["--jobs", "1", "--serve", "127.0.0.1:0"];
-    let mut league = Running::start_in(
-        dir.path(),
-        &run_args(&file, &url, &versions, &args),
-        &marker,
-    );
+    let mut league = start(dir.path(), &file, &url, &versions, &args, &marker);
     let Page(addr) = Page::of(&mut league);
     league.wait_games(2, "two games");
 
@@ -177,11 +146,7 @@ fn a_server_restarted_under_a_league_loses_no_game() {
     let marker = Marker::new();
     let games_arg = GAMES.to_string();
     let args = ["--games", &games_arg, "--jobs", "2"];
-    let mut league = Running::start_in(
-        dir.path(),
-        &run_args(&file, &url, &versions, &args),
-        &marker,
-    );
+    let mut league = start(dir.path(), &file, &url, &versions, &args, &marker);
     league.wait_games(4, "four games");
     server.restart().unwrap();
     league.wait_games(4, "four games after the restart");
@@ -192,9 +157,8 @@ fn a_server_restarted_under_a_league_loses_no_game() {
     let (out, err) = (league.stdout(), league.stderr());
     assert_eq!(code, Some(0), "{out}\n{err}\n{}", server.log());
     assert_eq!(games(&out), GAMES, "{out}");
-    assert_numbered(&exported(dir.path(), &url), GAMES as u64);
-    let show = referee(["league", "show", &url], b"");
-    assert_eq!(show.code, Some(0), "{show:?}");
+    exported_numbered(dir.path(), &url, GAMES);
+    let show = referee_ok(["league", "show", &url]);
     let counted = format!("standings after {GAMES} games");
     assert_has(&show.stdout, &counted);
     drop(league);
@@ -221,18 +185,16 @@ fn a_nul_in_a_build_log_or_a_name_is_stored_on_postgresql() {
     std::fs::write(&file, text).unwrap();
 
     let args = ["--games", "6", "--jobs", "2"];
-    let run = referee(run_args(&file, &url, &versions, &args), b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let run = run_ok(&file, &url, &versions, &args);
     assert_eq!(games(&run.stdout), 6, "{}", run.stdout);
-    assert_numbered(&exported(dir.path(), &url), 6);
+    exported_numbered(dir.path(), &url, 6);
     let build = std::fs::read(dir.path().join("export/build/ann.v1.log")).unwrap();
     assert!(
         build.windows(3).any(|w| w == b"a\0b"),
         "{}",
         String::from_utf8_lossy(&build)
     );
-    let show = referee(["league", "show", &url], b"");
-    assert_eq!(show.code, Some(0), "{show:?}");
+    let show = referee_ok(["league", "show", &url]);
     assert_has(&show.stdout, "ann@v1");
 }
 
@@ -260,7 +222,7 @@ fn assert_worker_played(dir: &Path, url: &str, league: &mut Running, worker: &mu
     let err = worker.stderr();
     assert_eq!(err.matches("cannot reach").count(), 1, "{err}");
     assert_eq!(games(&worker.stdout()), 6, "{}\n{err}", worker.stdout());
-    assert_numbered(&exported(dir, url), 6);
+    exported_numbered(dir, url, 6);
 }
 
 /// A worker started before its league's server (a job array submitted
@@ -279,11 +241,7 @@ fn a_worker_started_before_its_server_plays_once_it_is_up() {
     std::thread::sleep(Duration::from_secs(2));
     server.resume().unwrap();
     let args = ["--games", "6", "--jobs", "0"];
-    let mut league = Running::start_in(
-        dir.path(),
-        &run_args(&file, &url, &versions, &args),
-        &marker,
-    );
+    let mut league = start(dir.path(), &file, &url, &versions, &args, &marker);
     assert_worker_played(dir.path(), &url, &mut league, &mut early);
     marker.assert_none_left();
 }
@@ -296,11 +254,7 @@ fn a_worker_started_during_a_server_restart_plays() {
     let (dir, file, url, versions) = league_on(&server);
     let marker = Marker::new();
     let args = ["--games", "6", "--jobs", "0"];
-    let mut league = Running::start_in(
-        dir.path(),
-        &run_args(&file, &url, &versions, &args),
-        &marker,
-    );
+    let mut league = start(dir.path(), &file, &url, &versions, &args, &marker);
     league.wait("the league starts", |_, err| err.contains("playing: "));
     server.stop().unwrap();
     let mut late = worker(dir.path(), &url, "late", &marker);
@@ -336,8 +290,7 @@ fn a_database_of_schema_2_is_migrated_with_its_games() {
     let Some(server) = server() else { return };
     let (dir, file, url, versions) = league_on(&server);
     let args = ["--games", "4", "--jobs", "1"];
-    let run = referee(run_args(&file, &url, &versions, &args), b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
+    run_ok(&file, &url, &versions, &args);
     server
         .psql_league(
             "DROP TABLE declines; ALTER TABLE workers DROP COLUMN void_games; \
@@ -346,15 +299,13 @@ fn a_database_of_schema_2_is_migrated_with_its_games() {
              UPDATE meta SET value = '2' WHERE key = 'schema';",
         )
         .unwrap();
-    let show = referee(["league", "show", &url], b"");
-    assert_eq!(show.code, Some(0), "{show:?}");
+    let show = referee_ok(["league", "show", &url]);
     assert_has(&show.stdout, "standings after 4 games");
 
     let args = ["--games", "8", "--jobs", "1"];
-    let run = referee(run_args(&file, &url, &versions, &args), b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let run = run_ok(&file, &url, &versions, &args);
     assert_has(&run.stderr, "migrated from schema 2 to 3");
-    assert_numbered(&exported(dir.path(), &url), 8);
+    exported_numbered(dir.path(), &url, 8);
     let logs: Vec<Vec<u8>> = std::fs::read_dir(dir.path().join("export/build"))
         .unwrap()
         .map(|e| std::fs::read(e.unwrap().path()).unwrap())

@@ -7,12 +7,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::league::{Running, entrants, exported, games};
-use common::{Marker, assert_lacks, referee, write_file};
+use common::league::{QUICK, Running, entrants, exported, games};
+use common::{Marker, assert_lacks, referee_ok, write_file};
 
-/// What each league here is run with: one game at a time, its folders
-/// looked at every tenth of a second.
-const QUICK: [&str; 4] = ["--jobs", "1", "--scan-every", "100ms"];
 use serde_json::Value;
 
 /// A submission's folder `subs/NAME` whose `pc2` runs the reference bot
@@ -90,14 +87,7 @@ fn a_chomp_league_takes_pushes_and_joins(seats: u32) {
     });
     running.wait_games(4, "games after the second join and push");
 
-    let stderr = running.stderr();
-    assert_eq!(
-        running.end(nix::sys::signal::Signal::SIGTERM),
-        Some(130),
-        "{stderr}"
-    );
-    marker.assert_none_left();
-    assert_lacks(&stderr, "panicked");
+    running.interrupt(&marker);
 
     let records = exported(dir.path(), &db);
     for new in ["dan@v1", "ann@v2", "eve@v1", "bob@v2"] {
@@ -114,8 +104,7 @@ fn a_chomp_league_takes_pushes_and_joins(seats: u32) {
         }
     }
     // Each array is tallied for the newcomers too.
-    let show = referee(["league", "show", db.to_str().unwrap()], b"");
-    assert_eq!(show.code, Some(0), "{show:?}");
+    let show = referee_ok(["league", "show", db.to_str().unwrap()]);
     assert_lacks(&show.stderr, "panicked");
     for name in ["ann@v2", "bob@v2", "cat@v1", "dan@v1", "eve@v1"] {
         assert!(show.stdout.contains(name), "{name}: {}", show.stdout);
@@ -247,14 +236,7 @@ fn a_term_as_the_docs_run_it() {
     running.end(nix::sys::signal::Signal::SIGKILL);
     let mut running = Running::start_in(&class, &args, &marker);
     running.wait_games(3, "games after the SIGKILL");
-    let stderr = running.stderr();
-    assert_eq!(
-        running.end(nix::sys::signal::Signal::SIGTERM),
-        Some(130),
-        "{stderr}"
-    );
-    marker.assert_none_left();
-    assert_lacks(&stderr, "panicked");
+    running.interrupt(&marker);
 
     // Every version played from its copy, never from the live folder.
     let db = class.join("class.db");
@@ -270,8 +252,7 @@ fn a_term_as_the_docs_run_it() {
         assert!(line.contains("/class/class.db.versions/"), "{ran_from}");
     }
     // The export's report counts every game.
-    let report = referee(["report", dir.path().join("export").to_str().unwrap()], b"");
-    assert_eq!(report.code, Some(0), "{report:?}");
+    referee_ok(["report", dir.path().join("export").to_str().unwrap()]);
     let html = std::fs::read_to_string(dir.path().join("export/report.html")).unwrap();
     let counted = format!("{} of {} games", records.len(), records.len());
     assert!(html.contains(&counted), "not {counted:?} in the report");

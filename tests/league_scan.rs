@@ -9,7 +9,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use common::league::{Running, run_args};
+use common::league::{QUICK, Running, run_args};
 use common::{Marker, assert_has, fixture};
 
 /// A folder under the target's own temporary folder.
@@ -59,12 +59,7 @@ fn a_fifo_or_a_socket_in_a_submission_never_freezes_the_league() {
     let file = class(dir.path(), &["ann", "bob"]);
     let db = dir.path().join("league.db");
     let marker = Marker::new();
-    let mut running = Running::start(
-        &file,
-        &db,
-        &["--jobs", "1", "--scan-every", "100ms"],
-        &marker,
-    );
+    let mut running = Running::start(&file, &db, &QUICK, &marker);
     running.wait("a few games", |out, _| out.contains("game 2:"));
 
     // dan's folder arrives whole (a rename), with its FIFO and socket.

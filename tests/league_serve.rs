@@ -8,29 +8,19 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::league::Running;
+use common::league::{Running, duel_class};
 use common::page::{Page, get};
-use common::{MARKER_ENV, Marker, assert_has, assert_lacks, fixture, referee};
+use common::{MARKER_ENV, Marker, assert_has, assert_lacks, referee_ok};
 use serde_json::Value;
 
 /// The descriptors the league may have: fewer than the connections below.
 const DESCRIPTORS: u32 = 256;
 /// Idle connections opened to the page.
 const FLOOD: usize = 400;
-
-/// A league over `subs/*` in `dir`, three duel players. Returns its file.
-fn class(dir: &Path) -> PathBuf {
-    for (name, bot) in [("ann", "weak"), ("bob", "weak"), ("cat", "strong")] {
-        let folder = dir.join("subs").join(name);
-        std::fs::create_dir_all(&folder).unwrap();
-        std::fs::copy(fixture(&format!("duel/{bot}.sh")), folder.join("pc2")).unwrap();
-    }
-    common::league::duel_glob_file(dir)
-}
 
 /// A league playing in the background under `ulimit -n DESCRIPTORS`, its
 /// output in files; killed if the test fails first.
@@ -92,7 +82,7 @@ fn idle_connections_cannot_hurt_the_league() {
     setrlimit(Resource::RLIMIT_NOFILE, hard, hard).unwrap();
 
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = class(dir.path());
+    let file = duel_class(dir.path(), &["ann", "bob", "cat"], &["cat"]);
     let db = dir.path().join("league.db");
     let marker = Marker::new();
     let mut league = start(&file, &db, &marker);
@@ -195,8 +185,7 @@ fn idle_connections_cannot_hurt_the_league() {
             assert_eq!(result["status"], "ok", "{record}");
         }
     }
-    let show = referee(["league", "show", db.to_str().unwrap(), "--all"], b"");
-    assert_eq!(show.code, Some(0), "{show:?}");
+    let show = referee_ok(["league", "show", db.to_str().unwrap(), "--all"]);
     for name in ["ann@v1", "bob@v1", "cat@v1"] {
         assert_has(&show.stdout, name);
     }

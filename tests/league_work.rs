@@ -9,31 +9,61 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::league::{Running, assert_numbered, exported, games};
+use common::league::{Running, exported, exported_numbered, games};
 use common::{Marker, assert_has, referee, referee_ok, write_file};
 
 /// A league over `subs/*` in `dir`: one folder per name, each a duel
 /// player that waits `wait` seconds before each move. The league file.
 fn class(dir: &Path, names: &[&str], wait: &str) -> PathBuf {
     for name in names {
-        let folder = dir.join("subs").join(name);
-        std::fs::create_dir_all(&folder).unwrap();
-        let player = write_file(
-            &folder,
-            "pc2",
-            format!("#!/bin/sh\nwhile read -r _ _; do sleep {wait}; echo 1; done\n"),
+        player(
+            dir,
+            name,
+            &format!("#!/bin/sh\nwhile read -r _ _; do sleep {wait}; echo 1; done\n"),
         );
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&player, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     common::league::duel_glob_file(dir)
 }
 
-/// `referee league work --db DB ARGS`, started in `dir`.
-fn worker(dir: &Path, db: &Path, args: &[&str], marker: &Marker) -> Running {
+/// A fresh folder in the tests' temporary one holding [`class`]`(names,
+/// wait)`: the folder, the league file, and where its database goes.
+fn fresh_class(names: &[&str], wait: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = class(dir.path(), names, wait);
+    let db = dir.path().join("league.db");
+    (dir, file, db)
+}
+
+/// `subs/NAME/pc2` in `dir`: the program `script`, executable.
+fn player(dir: &Path, name: &str, script: &str) {
+    let pc2 = write_file(dir.join("subs").join(name), "pc2", script);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&pc2, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// The arguments of `referee league work --db DB ARGS`.
+fn work_args<'a>(db: &'a Path, args: &[&'a str]) -> Vec<&'a str> {
     let mut all = vec!["league", "work", "--db", db.to_str().unwrap()];
     all.extend(args);
-    Running::start_in(dir, &all, marker)
+    all
+}
+
+/// `referee league work --db DB ARGS`, started in `dir`.
+fn worker(dir: &Path, db: &Path, args: &[&str], marker: &Marker) -> Running {
+    Running::start_in(dir, &work_args(db, args), marker)
+}
+
+/// A worker named `name` that plays one game at a time, started in `dir`.
+fn named_worker(dir: &Path, db: &Path, name: &str, marker: &Marker) -> Running {
+    worker(dir, db, &["--jobs", "1", "--name", name], marker)
+}
+
+/// A league of `games` games on `db` that plays none itself, started;
+/// returned once it is playing.
+fn coordinator(file: &Path, db: &Path, games: &str, marker: &Marker) -> Running {
+    let mut league = Running::start(file, db, &["--games", games, "--jobs", "0"], marker);
+    league.wait("the league starts", |_, err| err.contains("playing: "));
+    league
 }
 
 /// A league that plays none itself deals its tables to two workers: every
@@ -41,18 +71,14 @@ fn worker(dir: &Path, db: &Path, args: &[&str], marker: &Marker) -> Running {
 /// and the workers end by themselves once the league has its games.
 #[test]
 fn two_workers_play_the_tables_of_a_league_that_plays_none_itself() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = class(dir.path(), &["ann", "bob", "cat", "dan"], "0.02");
-    let db = dir.path().join("league.db");
+    let (dir, file, db) = fresh_class(&["ann", "bob", "cat", "dan"], "0.02");
     let marker = Marker::new();
-    let args = ["--games", "16", "--jobs", "0"];
-    let mut league = Running::start(&file, &db, &args, &marker);
-    league.wait("the league starts", |_, err| err.contains("playing: "));
-    let mut one = worker(dir.path(), &db, &["--jobs", "1", "--name", "one"], &marker);
-    let mut two = worker(dir.path(), &db, &["--jobs", "1", "--name", "two"], &marker);
-    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
-    assert_eq!(one.finish(), Some(0), "{}", one.stderr());
-    assert_eq!(two.finish(), Some(0), "{}", two.stderr());
+    let mut league = coordinator(&file, &db, "16", &marker);
+    let mut one = named_worker(dir.path(), &db, "one", &marker);
+    let mut two = named_worker(dir.path(), &db, "two", &marker);
+    league.finish_ok();
+    one.finish_ok();
+    two.finish_ok();
     assert!(
         one.stderr().contains("league work: one plays duel"),
         "{}",
@@ -62,9 +88,7 @@ fn two_workers_play_the_tables_of_a_league_that_plays_none_itself() {
     assert!(games(&two.stdout()) > 0, "worker two played nothing");
     assert_eq!(games(&one.stdout()) + games(&two.stdout()), 16);
     assert_eq!(games(&league.stdout()), 16, "the league says every game");
-    let records = exported(dir.path(), &db);
-    assert_eq!(records.len(), 16);
-    assert_numbered(&records);
+    exported_numbered(dir.path(), &db, 16);
     marker.assert_none_left();
 }
 
@@ -73,9 +97,7 @@ fn two_workers_play_the_tables_of_a_league_that_plays_none_itself() {
 /// recorded twice, and the league finishes.
 #[test]
 fn a_worker_killed_mid_game_loses_only_its_game_in_flight() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = class(dir.path(), &["ann", "bob", "cat"], "0.1");
-    let db = dir.path().join("league.db");
+    let (dir, file, db) = fresh_class(&["ann", "bob", "cat"], "0.1");
     let marker = Marker::new();
     let mut league = Running::start(&file, &db, &["--games", "10", "--jobs", "0"], &marker);
     let lease = ["--jobs", "1", "--lease", "1s"];
@@ -95,11 +117,9 @@ fn a_worker_killed_mid_game_loses_only_its_game_in_flight() {
         &[&lease[..], &["--name", "rescuer"]].concat(),
         &marker,
     );
-    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
-    assert_eq!(rescuer.finish(), Some(0), "{}", rescuer.stderr());
-    let records = exported(dir.path(), &db);
-    assert_eq!(records.len(), 10);
-    assert_numbered(&records);
+    league.finish_ok();
+    rescuer.finish_ok();
+    exported_numbered(dir.path(), &db, 10);
     // Each game of a table (its table and rotation) once, every one
     // played at a table dealt and claimed.
     let conn = rusqlite::Connection::open(&db).unwrap();
@@ -121,23 +141,13 @@ fn a_worker_killed_mid_game_loses_only_its_game_in_flight() {
 /// error naming it.
 #[test]
 fn a_worker_without_the_versions_copies_says_so_and_plays_nothing() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = class(dir.path(), &["ann", "bob"], "0");
-    let db = dir.path().join("league.db");
+    let (dir, file, db) = fresh_class(&["ann", "bob"], "0");
     let marker = Marker::new();
-    let mut league = Running::start(&file, &db, &["--games", "4", "--jobs", "0"], &marker);
-    league.wait("the league starts", |_, err| err.contains("playing: "));
+    let mut league = coordinator(&file, &db, "4", &marker);
 
     let missing = dir.path().join("no-such-folder");
     let run = referee(
-        [
-            "league",
-            "work",
-            "--db",
-            db.to_str().unwrap(),
-            "--versions",
-            missing.to_str().unwrap(),
-        ],
+        work_args(&db, &["--versions", missing.to_str().unwrap()]),
         b"",
     );
     assert_eq!(run.code, Some(64), "{run:?}");
@@ -165,8 +175,8 @@ fn a_worker_without_the_versions_copies_says_so_and_plays_nothing() {
     assert_eq!(games(&league.stdout()), 0, "{}", league.stdout());
 
     let mut seeing = worker(dir.path(), &db, &["--jobs", "1"], &marker);
-    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
-    assert_eq!(seeing.finish(), Some(0), "{}", seeing.stderr());
+    league.finish_ok();
+    seeing.finish_ok();
     assert_eq!(exported(dir.path(), &db).len(), 4);
     marker.assert_none_left();
 }
@@ -205,8 +215,7 @@ fn older_league(dir: &Path, sql: &str) -> (PathBuf, PathBuf) {
     let conn = rusqlite::Connection::open(&db).unwrap();
     conn.execute_batch(sql).unwrap();
     drop(conn);
-    let show = referee(["league", "show", db.to_str().unwrap()], b"");
-    assert_eq!(show.code, Some(0), "{show:?}");
+    let show = referee_ok(["league", "show", db.to_str().unwrap()]);
     assert_has(&show.stdout, "ann@v1");
     assert_has(&show.stdout, "standings after 4 games");
     (file, db)
@@ -230,9 +239,7 @@ fn a_database_of_schema_1_is_migrated_with_its_games() {
         &["--games", "8", "--jobs", "1"],
     ));
     assert_has(&run.stderr, "migrated from schema 1 to 3");
-    let records = exported(dir.path(), &db);
-    assert_eq!(records.len(), 8);
-    assert_numbered(&records);
+    exported_numbered(dir.path(), &db, 8);
 }
 
 /// A database of schema 2 (before workers said what they cannot play) is
@@ -247,26 +254,22 @@ fn a_database_of_schema_2_is_migrated_with_its_games() {
          ALTER TABLE workers DROP COLUMN last_void;
          UPDATE meta SET value = '2' WHERE key = 'schema';",
     );
-    let refused = referee(["league", "work", "--db", db.to_str().unwrap()], b"");
+    let refused = referee(work_args(&db, &[]), b"");
     assert_eq!(refused.code, Some(64), "{refused:?}");
     assert_has(&refused.stderr, "schema 2");
 
     let marker = Marker::new();
-    let args = ["--games", "8", "--jobs", "0"];
-    let mut league = Running::start(&file, &db, &args, &marker);
-    league.wait("the league starts", |_, err| err.contains("playing: "));
-    let mut one = worker(dir.path(), &db, &["--jobs", "1", "--name", "one"], &marker);
-    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
-    assert_eq!(one.finish(), Some(0), "{}", one.stderr());
+    let mut league = coordinator(&file, &db, "8", &marker);
+    let mut one = named_worker(dir.path(), &db, "one", &marker);
+    league.finish_ok();
+    one.finish_ok();
     assert!(
         league.stderr().contains("migrated from schema 2 to 3"),
         "{}",
         league.stderr()
     );
     assert_eq!(games(&one.stdout()), 4, "{}", one.stderr());
-    let records = exported(dir.path(), &db);
-    assert_eq!(records.len(), 8);
-    assert_numbered(&records);
+    exported_numbered(dir.path(), &db, 8);
     marker.assert_none_left();
 }
 
@@ -277,18 +280,14 @@ fn a_workers_env_reaches_its_bots() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let marks = dir.path().join("marks.txt");
     for name in ["ann", "bob"] {
-        let folder = dir.path().join("subs").join(name);
-        std::fs::create_dir_all(&folder).unwrap();
-        let player = write_file(
-            &folder,
-            "pc2",
-            format!(
+        player(
+            dir.path(),
+            name,
+            &format!(
                 "#!/bin/sh\nwhile read -r _ _; do echo \"$WORKER_MARK\" >> {}; echo 1; done\n",
                 marks.display()
             ),
         );
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&player, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     let file = common::league::duel_glob_file(dir.path());
     let db = dir.path().join("league.db");
@@ -304,8 +303,8 @@ fn a_workers_env_reaches_its_bots() {
     let mut all = args.to_vec();
     all.push(db.to_str().unwrap());
     let mut worker = Running::start_in(dir.path(), &all, &marker);
-    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
-    assert_eq!(worker.finish(), Some(0), "{}", worker.stderr());
+    league.finish_ok();
+    worker.finish_ok();
     let marks = std::fs::read_to_string(&marks).unwrap();
     assert!(
         !marks.is_empty() && marks.lines().all(|l| l == "this-machine"),
@@ -332,22 +331,18 @@ fn statuses(records: &[serde_json::Value]) -> Vec<String> {
 /// says `cannot_start`.
 #[test]
 fn a_worker_that_cannot_start_a_version_here_declines_it_and_charges_no_bot() {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = class(dir.path(), &["ann", "bob", "cat"], "0");
+    let (dir, file, db) = fresh_class(&["ann", "bob", "cat"], "0");
     let interp = dir.path().join("interp");
     std::fs::create_dir(&interp).unwrap();
     std::fs::copy("/bin/sh", interp.join("sh")).unwrap();
-    let cat = write_file(
+    player(
         dir.path(),
-        "subs/cat/pc2",
-        format!(
+        "cat",
+        &format!(
             "#!{}\nwhile read -r _ _; do echo 1; done\n",
             interp.join("sh").display()
         ),
     );
-    std::fs::set_permissions(&cat, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let db = dir.path().join("league.db");
     let marker = Marker::new();
     let mut league = Running::start(&file, &db, &["--games", "12", "--jobs", "0"], &marker);
     league.wait("the league starts", |_, err| {
@@ -356,42 +351,26 @@ fn a_worker_that_cannot_start_a_version_here_declines_it_and_charges_no_bot() {
     // The worker's machine has no such interpreter.
     let hidden = dir.path().join("interp.away");
     std::fs::rename(&interp, &hidden).unwrap();
-    let mut lacking = worker(
-        dir.path(),
-        &db,
-        &["--jobs", "1", "--name", "lacking"],
-        &marker,
-    );
+    let mut lacking = named_worker(dir.path(), &db, "lacking", &marker);
     lacking.wait("cat declined", |_, err| {
         err.contains("lacking cannot play cat@v1 on this machine")
     });
     lacking.wait("the table without cat played", |out, _| games(out) >= 2);
     // The organiser, who cannot log into the worker's machine, reads it
     // in `league show`.
-    let show = referee(["league", "show", db.to_str().unwrap()], b"");
-    assert_eq!(show.code, Some(0), "{show:?}");
-    assert!(
-        show.stdout.contains("no live worker can play") && show.stdout.contains("  cat@v1:"),
-        "{}",
-        show.stdout
-    );
+    let show = referee_ok(["league", "show", db.to_str().unwrap()]);
+    assert_has(&show.stdout, "no live worker can play");
+    assert_has(&show.stdout, "  cat@v1:");
     assert_has(&show.stdout, "lacking: ");
     std::fs::rename(&hidden, &interp).unwrap();
-    let mut having = worker(
-        dir.path(),
-        &db,
-        &["--jobs", "1", "--name", "having"],
-        &marker,
-    );
-    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
-    assert_eq!(lacking.finish(), Some(0), "{}", lacking.stderr());
-    assert_eq!(having.finish(), Some(0), "{}", having.stderr());
+    let mut having = named_worker(dir.path(), &db, "having", &marker);
+    league.finish_ok();
+    lacking.finish_ok();
+    having.finish_ok();
     let err = lacking.stderr();
     assert_has(&err, &interp.join("sh").display().to_string());
     assert!(!lacking.stdout().contains("cat@v1"), "{}", lacking.stdout());
-    let records = exported(dir.path(), &db);
-    assert_eq!(records.len(), 12);
-    assert_numbered(&records);
+    let records = exported_numbered(dir.path(), &db, 12);
     assert!(statuses(&records).iter().all(|s| s == "ok"), "{records:?}");
     marker.assert_none_left();
 }
@@ -403,19 +382,11 @@ fn a_worker_that_cannot_start_a_version_here_declines_it_and_charges_no_bot() {
 /// worker that sees the copy plays every game.
 #[test]
 fn a_copy_gone_under_a_worker_voids_its_game_and_charges_no_bot() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = class(dir.path(), &["ann", "bob"], "0.05");
-    let db = dir.path().join("league.db");
+    let (dir, file, db) = fresh_class(&["ann", "bob"], "0.05");
     let marker = Marker::new();
-    let mut league = Running::start(&file, &db, &["--games", "8", "--jobs", "0"], &marker);
-    league.wait("the league starts", |_, err| err.contains("playing: "));
+    let mut league = coordinator(&file, &db, "8", &marker);
     let versions = dir.path().join("league.db.versions");
-    let mut first = worker(
-        dir.path(),
-        &db,
-        &["--jobs", "1", "--name", "first"],
-        &marker,
-    );
+    let mut first = named_worker(dir.path(), &db, "first", &marker);
     first.wait_games(1, "a game played");
     let bob = std::fs::read_dir(&versions)
         .unwrap()
@@ -430,17 +401,10 @@ fn a_copy_gone_under_a_worker_voids_its_game_and_charges_no_bot() {
     assert_has(&err, "cannot play bob@v1 on this machine");
     assert_has(&err, &bob.display().to_string());
     std::fs::rename(&away, &bob).unwrap();
-    let mut second = worker(
-        dir.path(),
-        &db,
-        &["--jobs", "1", "--name", "second"],
-        &marker,
-    );
-    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
-    assert_eq!(second.finish(), Some(0), "{}", second.stderr());
-    let records = exported(dir.path(), &db);
-    assert_eq!(records.len(), 8);
-    assert_numbered(&records);
+    let mut second = named_worker(dir.path(), &db, "second", &marker);
+    league.finish_ok();
+    second.finish_ok();
+    let records = exported_numbered(dir.path(), &db, 8);
     assert!(statuses(&records).iter().all(|s| s == "ok"), "{records:?}");
     marker.assert_none_left();
 }
@@ -454,9 +418,8 @@ fn a_copy_gone_under_a_worker_voids_its_game_and_charges_no_bot() {
 #[test]
 fn odd_folder_names_enter_and_a_build_without_pc2_says_so() {
     use std::os::unix::ffi::OsStrExt;
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let long = "x".repeat(250);
-    let file = class(dir.path(), &["ann", &long], "0");
+    let (dir, file, db) = fresh_class(&["ann", &long], "0");
     let latin = dir
         .path()
         .join("subs")
@@ -466,10 +429,9 @@ fn odd_folder_names_enter_and_a_build_without_pc2_says_so() {
     let nothing = dir.path().join("subs/nothing");
     std::fs::create_dir(&nothing).unwrap();
     write_file(&nothing, "Makefile", "all:\n\t@echo made nothing\n");
-    let db = dir.path().join("league.db");
     let marker = Marker::new();
     let mut league = Running::start(&file, &db, &["--games", "6"], &marker);
-    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
+    league.finish_ok();
     let err = league.stderr();
     assert_has(&err, "league: caf\\xe9@v1 enters");
     assert_has(&err, &format!("league: {long}@v1 enters"));
@@ -492,19 +454,12 @@ fn odd_folder_names_enter_and_a_build_without_pc2_says_so() {
 /// version nor one started after the pruning.
 #[test]
 fn a_pruned_copy_of_a_replaced_version_is_no_alarm_for_a_worker() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = class(dir.path(), &["ann", "bob"], "0.02");
-    let db = dir.path().join("league.db");
+    let (dir, file, db) = fresh_class(&["ann", "bob"], "0.02");
     let marker = Marker::new();
     let args = ["--games", "40", "--jobs", "0", "--scan-every", "200ms"];
     let mut league = Running::start(&file, &db, &args, &marker);
     league.wait("the league starts", |_, err| err.contains("playing: "));
-    let mut before = worker(
-        dir.path(),
-        &db,
-        &["--jobs", "1", "--name", "before"],
-        &marker,
-    );
+    let mut before = named_worker(dir.path(), &db, "before", &marker);
     before.wait_games(2, "games of ann@v1");
     let pc2 = dir.path().join("subs/ann/pc2");
     let mut script = std::fs::read_to_string(&pc2).unwrap();
@@ -522,15 +477,10 @@ fn a_pruned_copy_of_a_replaced_version_is_no_alarm_for_a_worker() {
     before.wait("ann@v1's copy pruned", |out, _| {
         out.contains("ann@v2") && copies() == 1
     });
-    let mut after = worker(
-        dir.path(),
-        &db,
-        &["--jobs", "1", "--name", "after"],
-        &marker,
-    );
-    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
-    assert_eq!(before.finish(), Some(0), "{}", before.stderr());
-    assert_eq!(after.finish(), Some(0), "{}", after.stderr());
+    let mut after = named_worker(dir.path(), &db, "after", &marker);
+    league.finish_ok();
+    before.finish_ok();
+    after.finish_ok();
     for w in [&before, &after] {
         let err = w.stderr();
         assert!(
@@ -549,8 +499,7 @@ fn a_pruned_copy_of_a_replaced_version_is_no_alarm_for_a_worker() {
 /// both seats.
 #[test]
 fn players_stored_before_copies_were_named_still_play() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = class(dir.path(), &["ann"], "0");
+    let (dir, file, db) = fresh_class(&["ann"], "0");
     let bob = dir.path().join("subs/bob");
     write_file(
         &bob,
@@ -559,7 +508,6 @@ fn players_stored_before_copies_were_named_still_play() {
          while(scanf(\"%63s %63s\",a,b)==2){puts(\"1\");fflush(stdout);}return 0;}\n",
     );
     write_file(&bob, "Makefile", "pc2: bot.c\n\tgcc -O1 -o pc2 bot.c\n");
-    let db = dir.path().join("league.db");
     let marker = Marker::new();
     let mut league = Running::start(&file, &db, &["--games", "6", "--jobs", "0"], &marker);
     league.wait("the league starts", |_, err| {
@@ -589,8 +537,8 @@ fn players_stored_before_copies_were_named_still_play() {
     }
     drop(conn);
     let mut one = worker(dir.path(), &db, &["--jobs", "1"], &marker);
-    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
-    assert_eq!(one.finish(), Some(0), "{}", one.stderr());
+    league.finish_ok();
+    one.finish_ok();
     let records = exported(dir.path(), &db);
     assert_eq!(records.len(), 6);
     assert!(statuses(&records).iter().all(|s| s == "ok"), "{records:?}");
@@ -602,39 +550,23 @@ fn players_stored_before_copies_were_named_still_play() {
 /// worker that looks at the copy afterwards plays it as the first one did.
 #[test]
 fn a_bot_that_writes_in_its_copy_still_plays_on_a_later_worker() {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = class(dir.path(), &["ann", "bob"], "0");
+    let (dir, file, db) = fresh_class(&["ann", "bob"], "0");
     for name in ["ann", "bob"] {
-        let pc2 = dir.path().join("subs").join(name).join("pc2");
-        std::fs::write(
-            &pc2,
+        player(
+            dir.path(),
+            name,
             "#!/bin/sh\nmkdir -p cache\nwhile read -r a _; do echo \"$a\" >> cache/log; sleep 0.05; \
              echo 1; done\n",
-        )
-        .unwrap();
-        std::fs::set_permissions(&pc2, std::fs::Permissions::from_mode(0o755)).unwrap();
+        );
     }
-    let db = dir.path().join("league.db");
     let marker = Marker::new();
-    let mut league = Running::start(&file, &db, &["--games", "20", "--jobs", "0"], &marker);
-    league.wait("the league starts", |_, err| err.contains("playing: "));
-    let mut first = worker(
-        dir.path(),
-        &db,
-        &["--jobs", "1", "--name", "first"],
-        &marker,
-    );
+    let mut league = coordinator(&file, &db, "20", &marker);
+    let mut first = named_worker(dir.path(), &db, "first", &marker);
     first.wait("games that wrote logs", |out, _| games(out) >= 2);
-    let mut later = worker(
-        dir.path(),
-        &db,
-        &["--jobs", "1", "--name", "later"],
-        &marker,
-    );
-    assert_eq!(league.finish(), Some(0), "{}", league.stderr());
-    assert_eq!(first.finish(), Some(0), "{}", first.stderr());
-    assert_eq!(later.finish(), Some(0), "{}", later.stderr());
+    let mut later = named_worker(dir.path(), &db, "later", &marker);
+    league.finish_ok();
+    first.finish_ok();
+    later.finish_ok();
     assert!(
         !later.stderr().contains("cannot play"),
         "{}",

@@ -26,7 +26,6 @@ use common::postgres::Server;
 use common::{MARKER_ENV, Marker, referee_bin, write_file};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use serde_json::Value;
 
 /// Run by `sh -c` in a new mount namespace before the referee: a tmpfs
 /// of its own on `/tmp` (so nothing another "machine" wrote there is
@@ -238,17 +237,7 @@ fn league_folder(league: &Path) -> PathBuf {
         "#!/usr/bin/env python3\nimport sys\n\nfor line in sys.stdin:\n    \
          print(int(line.split()[1]) % 3, flush=True)\n",
     );
-    let file = league.join("league.toml");
-    let game = game.join("game.toml");
-    std::fs::write(
-        &file,
-        format!(
-            "game = \"{}\"\nseed = 3\n[limits]\nseats = 2\n[[entrant]]\nglob = \"subs/*\"\n",
-            game.display()
-        ),
-    )
-    .unwrap();
-    file
+    common::league::glob_file(league, &game.join("game.toml"))
 }
 
 /// The games a league started again had (`... (K games so far);
@@ -259,15 +248,6 @@ fn restarted_at(stderr: &str) -> u64 {
         .find_map(|line| line.split_once(" games so far)"))
         .and_then(|(start, _)| start.rsplit_once('(')?.1.parse().ok())
         .unwrap_or_else(|| panic!("no count of games so far: {stderr}"))
-}
-
-/// The league's records, as `league export URL DIR/export` writes them
-/// (run here: it only reads the database).
-fn exported(dir: &Path, url: &str) -> Vec<Value> {
-    let out = dir.join("export");
-    let run = common::referee(["league", "export", url, out.to_str().unwrap()], b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
-    common::jsonl(&out.join("records.jsonl"))
 }
 
 /// A league whose coordinator and workers are each on a machine of their
@@ -358,7 +338,8 @@ fn a_league_on_separate_machines_plays_every_entrant_from_the_shared_folders() {
         played += games(&worker.stdout());
     }
 
-    let records = exported(dir.path(), &url);
+    // Exported here: it only reads the database.
+    let records = common::league::exported(dir.path(), &url);
     let failed: Vec<String> = records
         .iter()
         .flat_map(|r| {

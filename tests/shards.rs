@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::runs::{merge, parallel_shards, shard_outs, tournament_args};
 use common::{
     assert_has, assert_lacks, referee, referee_bin, referee_with, temp_path,
     timeless_records as records, timeless_standings as standings, write_file,
@@ -83,19 +84,8 @@ fn shards_built_from_the_same_directories_merge_to_one_run() {
             referee_bin(),
             common::MARKER_ENV[0],
             common::MARKER_ENV[1],
-            "tournament",
-            "--no-progress",
-            &file,
-            "--shard",
-            "{}/4",
-            "--out",
-            &format!("{}{{}}", shards.display()),
-            ":::",
-            "1",
-            "2",
-            "3",
-            "4",
         ])
+        .args(parallel_shards(&file, &shards, 4))
         .env("TMPDIR", &tmp)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -119,15 +109,8 @@ fn shards_built_from_the_same_directories_merge_to_one_run() {
     marker.assert_none_left();
     assert_eq!(snapshots_left(&tmp), Vec::<PathBuf>::new());
 
-    let outs: Vec<String> = (1..=4)
-        .map(|k| format!("{}{k}", shards.display()))
-        .collect();
     let merged = dir.path().join("merged");
-    let mut args = vec!["merge"];
-    args.extend(outs.iter().map(String::as_str));
-    args.extend(["--out", merged.to_str().unwrap()]);
-    let run = referee(args, b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let run = merge(&shard_outs(&shards, 4), &merged);
     assert_has(&run.stdout, "12 of 12 games");
     let rows = standings(&merged);
     assert_eq!(rows, standings(&whole));
@@ -221,15 +204,7 @@ fn evensteven_file(dir: &Path) -> String {
 /// Plays shard `k` of 2 of `file` into `out`.
 fn play_shard(file: &str, k: u64, out: &Path) -> common::Run {
     referee(
-        [
-            "tournament",
-            "--no-progress",
-            file,
-            "--shard",
-            &format!("{k}/2"),
-            "--out",
-            out.to_str().unwrap(),
-        ],
+        tournament_args(file, out, &["--shard", &format!("{k}/2")]),
         b"",
     )
 }

@@ -45,21 +45,41 @@ fn home_alone(home: &Path) -> [(&'static str, &str); 3] {
     ]
 }
 
+/// `referee play OPTIONS chess W B` in `dir` with `env`, between two fake
+/// engines run with `white`'s and `black`'s arguments.
+fn play_chess(
+    dir: &Path,
+    env: &[(&str, &str)],
+    options: &[&str],
+    (white, black): (&str, &str),
+) -> common::Run {
+    let (white, black) = (fake("w", white), fake("b", black));
+    let mut args = vec!["play"];
+    args.extend_from_slice(options);
+    args.extend(["chess", &white, &black]);
+    referee_with(args, b"", env, Some(dir))
+}
+
+/// Fails the test unless `run` played its two games without a judge
+/// error.
+#[track_caller]
+fn assert_two_games_played(run: &common::Run) {
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stdout.contains("2 games played, 0 judge errors"),
+        "{run:?}"
+    );
+}
+
 #[test]
 fn chess_by_its_name_runs_from_anywhere() {
     let Some((dir, home)) = folder_and_home() else {
         return;
     };
     let env = home_alone(&home);
-    let (white, black) = (fake("w", "illegal"), fake("b", "play"));
-    let args = ["play", "--games", "2", "chess", &white, &black];
+    let play = || play_chess(dir.path(), &env, &["--games", "2"], ("illegal", "play"));
 
-    let first = referee_with(args, b"", &env, Some(dir.path()));
-    assert_eq!(first.code, Some(0), "{first:?}");
-    assert!(
-        first.stdout.contains("2 games played, 0 judge errors"),
-        "{first:?}"
-    );
+    assert_two_games_played(&play());
     let copies = unpacked(&home);
     assert_eq!(copies.len(), 1, "{copies:?}");
     let mut files: Vec<String> = std::fs::read_dir(&copies[0])
@@ -69,7 +89,7 @@ fn chess_by_its_name_runs_from_anywhere() {
     files.sort();
     assert_eq!(files, ["game.toml", "openings.epd"]);
 
-    let again = referee_with(args, b"", &env, Some(dir.path()));
+    let again = play();
     assert_eq!(again.code, Some(0), "{again:?}");
     assert!(!again.stderr.contains("WARN"), "{again:?}");
 
@@ -104,25 +124,9 @@ fn chess_by_its_name_plays_under_the_sandbox() {
     let Some((dir, home)) = folder_and_home() else {
         return;
     };
-    let env = home_alone(&home);
-    let (white, black) = (fake("w", "plays"), fake("b", "plays"));
-    let args = [
-        "play",
-        "--sandbox",
-        "--games",
-        "2",
-        "--game-option",
-        "max_plies=8",
-        "chess",
-        &white,
-        &black,
-    ];
-    let run = referee_with(args, b"", &env, Some(dir.path()));
-    assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stdout.contains("2 games played, 0 judge errors"),
-        "{run:?}"
-    );
+    let options = ["--sandbox", "--games", "2", "--game-option", "max_plies=8"];
+    let run = play_chess(dir.path(), &home_alone(&home), &options, ("plays", "plays"));
+    assert_two_games_played(&run);
 }
 
 #[test]
@@ -132,13 +136,7 @@ fn referee_games_points_at_an_organisers_copy() {
     };
     let games = format!("{}/games", root());
     let env = [("HOME", home.to_str().unwrap()), ("REFEREE_GAMES", &games)];
-    let (white, black) = (fake("w", "illegal"), fake("b", "play"));
-    let run = referee_with(
-        ["play", "--games", "2", "chess", &white, &black],
-        b"",
-        &env,
-        Some(dir.path()),
-    );
+    let run = play_chess(dir.path(), &env, &["--games", "2"], ("illegal", "play"));
     assert_eq!(run.code, Some(0), "{run:?}");
     assert!(
         unpacked(&home).is_empty(),
@@ -199,24 +197,10 @@ fn a_changed_or_planted_file_in_the_unpacked_game_never_runs() {
     let referee = home.join(".local/share/referee");
     std::fs::create_dir_all(&referee).unwrap();
     chmod(&referee, 0o777);
-    let (white, black) = (fake("w", "plays"), fake("b", "plays"));
-    let args = [
-        "play",
-        "--games",
-        "2",
-        "--game-option",
-        "max_plies=6",
-        "chess",
-        &white,
-        &black,
-    ];
     let play = || {
-        let run = referee_with(args, b"", &env, Some(dir.path()));
-        assert_eq!(run.code, Some(0), "{run:?}");
-        assert!(
-            run.stdout.contains("2 games played, 0 judge errors"),
-            "{run:?}"
-        );
+        let options = ["--games", "2", "--game-option", "max_plies=6"];
+        let run = play_chess(dir.path(), &env, &options, ("plays", "plays"));
+        assert_two_games_played(&run);
         run
     };
     play();
@@ -283,13 +267,7 @@ fn a_games_folder_of_another_user_is_refused() {
     std::fs::create_dir_all(&games).unwrap();
     std::os::unix::fs::chown(&games, Some(65534), Some(65534)).unwrap();
     let env = home_alone(&home);
-    let (white, black) = (fake("w", "plays"), fake("b", "plays"));
-    let run = referee_with(
-        ["play", "--games", "1", "chess", &white, &black],
-        b"",
-        &env,
-        Some(dir.path()),
-    );
+    let run = play_chess(dir.path(), &env, &["--games", "1"], ("plays", "plays"));
     assert_eq!(run.code, Some(64), "{run:?}");
     assert!(run.stderr.contains(games.to_str().unwrap()), "{run:?}");
     assert!(run.stderr.contains("owned by uid 65534"), "{run:?}");

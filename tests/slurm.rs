@@ -949,8 +949,7 @@ fn a_league_on_postgresql_plays_on_a_job_array_of_workers() {
     // Every game once, numbered as it finished, each at a dealt table
     // (two games a table of two, at most), each played by both seats.
     let out = dir.join("export");
-    let export = common::referee(["league", "export", &url, out.to_str().unwrap()], b"");
-    assert_eq!(export.code, Some(0), "{export:?}");
+    common::league::export(&url, &out);
     let records = common::jsonl(&out.join("records.jsonl"));
     assert_eq!(records.len(), 60);
     common::league::assert_numbered(&records);

@@ -5,6 +5,7 @@ mod common;
 
 use std::path::Path;
 
+use common::runs::assert_verdicts;
 use common::{fixture, referee, write_file};
 
 /// A head-to-head case: name, game, bot, baseline, extra lines.
@@ -44,26 +45,29 @@ fn a_clearly_better_version_passes_and_a_clearly_worse_one_fails() {
     let junit = dir.path().join("junit.xml");
     let run = referee(["ci", &file, "--junit", junit.to_str().unwrap()], b"");
     assert_eq!(run.code, Some(1), "{run:?}");
-    let lines = run.stdout_lines();
-    let better = lines[0];
-    assert!(better.starts_with("PASS better: "), "{}", run.stdout);
-    for part in [
-        "SPRT [0, 20] vs baseline: LLR ",
-        "(-2.94, 2.94)",
-        "H1 accepted",
-        "Elo +",
-    ] {
-        assert!(better.contains(part), "{part} in {better}");
-    }
-    let worse = lines[1];
-    assert!(worse.starts_with("FAIL worse: "), "{}", run.stdout);
-    for part in [
-        "H0 accepted",
-        "Elo -",
-        "not better than the baseline: the SPRT accepted H0 (Elo <= 0)",
-    ] {
-        assert!(worse.contains(part), "{part} in {worse}");
-    }
+    assert_verdicts(
+        &run.stdout,
+        &[
+            (
+                "PASS better: ",
+                &[
+                    "SPRT [0, 20] vs baseline: LLR ",
+                    "(-2.94, 2.94)",
+                    "H1 accepted",
+                    "Elo +",
+                ],
+            ),
+            (
+                "FAIL worse: ",
+                &[
+                    "H0 accepted",
+                    "Elo -",
+                    "not better than the baseline: the SPRT accepted H0 (Elo <= 0)",
+                ],
+            ),
+        ],
+    );
+    let better = run.stdout_lines()[0];
     // Stopped as soon as it decided: far fewer than the 400 games allowed.
     let games: u64 = better["PASS better: ".len()..]
         .split(' ')
@@ -126,16 +130,12 @@ fn chomp_head_to_head_on_shared_setups() {
     );
     let run = referee(["ci", &file], b"");
     assert_eq!(run.code, Some(1), "{run:?}");
-    let lines = run.stdout_lines();
-    assert!(
-        lines[0].starts_with("PASS strong: ") && lines[0].contains("H1 accepted"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        lines[1].starts_with("FAIL greedy: ") && lines[1].contains("H0 accepted"),
-        "{}",
-        run.stdout
+    assert_verdicts(
+        &run.stdout,
+        &[
+            ("PASS strong: ", &["H1 accepted"]),
+            ("FAIL greedy: ", &["H0 accepted"]),
+        ],
     );
 }
 

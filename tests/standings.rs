@@ -5,7 +5,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{assert_has, assert_lacks, fixture, referee, temp_path, tournament, write_file};
+use common::{assert_has, assert_lacks, fixture, referee_ok, temp_path, tournament, write_file};
 use serde_json::Value;
 
 /// A Chomp tournament over two of the small arrays of `tournaments/chomp`.
@@ -19,15 +19,15 @@ fn chomp_two_arrays(dir: &Path, arrays: &[&str], games: u64) -> String {
         )
         .unwrap();
     }
-    let text = format!(
-        "game = \"chomp\"\ngames = {games}\nseed = 5\n[limits]\nprep = \"0s\"\narrays = \"arrays\"\nseats = 2\n\
-         [[entrant]]\nname = \"strong\"\ncommand = [\"{}\"]\n\
-         [[entrant]]\nname = \"greedy\"\ncommand = [\"{}\"]\n",
-        env!("CARGO_BIN_EXE_chomp"),
-        env!("CARGO_BIN_EXE_chomp-greedy"),
-    );
-    let path = write_file(dir, "c.toml", text);
-    path.to_str().unwrap().to_owned()
+    common::runs::chomp_file(
+        dir,
+        games,
+        "arrays",
+        &[
+            ("strong", env!("CARGO_BIN_EXE_chomp")),
+            ("greedy", env!("CARGO_BIN_EXE_chomp-greedy")),
+        ],
+    )
 }
 
 #[test]
@@ -234,8 +234,7 @@ fn a_report_of_a_huge_class_stays_in_bounded_memory_and_says_what_it_left_out() 
     all.extend(names);
     info["entrants"] = serde_json::json!(all);
     write_file(&out, "run.json", info.to_string());
-    let run = referee(["report", out.to_str().unwrap()], b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
+    referee_ok(["report", out.to_str().unwrap()]);
     let page = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(page.contains("s199999"), "every entrant is listed");
 }

@@ -4,10 +4,11 @@ mod common;
 
 use std::path::Path;
 
+use common::runs::{assert_verdicts, merge, parallel_shards, shard_outs, tournament_args};
 use common::{
-    Marker, assert_has, assert_lacks, finish, fixture, referee, signal, start, temp_path,
-    timeless_records as records, timeless_standings as standings, tournament, wait_for_lines,
-    write_file,
+    Marker, assert_has, assert_lacks, finish, fixture, referee, referee_ok, signal, start,
+    temp_path, timeless_records as records, timeless_standings as standings, tournament,
+    wait_for_lines, write_file,
 };
 
 /// A tournament file in `dir`: Even Steven, the reference player against
@@ -31,17 +32,17 @@ fn chomp_file(dir: &Path, games: u64) -> String {
         "a.txt",
         "ABCDEFGHIJ\nKLMNOPQRST\nUVWXYZTHIS\nISNOTATEST\nITISASQUID\n",
     );
-    let text = format!(
-        "game = \"chomp\"\ngames = {games}\nseed = 5\n[limits]\nprep = \"0s\"\narrays = \"a.txt\"\nseats = 2\n\
-         [[entrant]]\nname = \"strong\"\ncommand = [\"{}\"]\n\
-         [[entrant]]\nname = \"greedy\"\ncommand = [\"{}\"]\n\
-         [[entrant]]\nname = \"greedy-2\"\ncommand = [\"{}\"]\n",
-        env!("CARGO_BIN_EXE_chomp"),
-        env!("CARGO_BIN_EXE_chomp-greedy"),
-        env!("CARGO_BIN_EXE_chomp-greedy"),
-    );
-    let path = write_file(dir, "c.toml", text);
-    path.to_str().unwrap().to_owned()
+    let greedy = env!("CARGO_BIN_EXE_chomp-greedy");
+    common::runs::chomp_file(
+        dir,
+        games,
+        "a.txt",
+        &[
+            ("strong", env!("CARGO_BIN_EXE_chomp")),
+            ("greedy", greedy),
+            ("greedy-2", greedy),
+        ],
+    )
 }
 
 #[test]
@@ -106,35 +107,16 @@ fn shards_merged_equal_one_run() {
     // The shards, run the way docs/tournaments.md says: with GNU parallel.
     let shards = dir.path().join("s");
     let status = std::process::Command::new("parallel")
-        .args([
-            "--will-cite",
-            common::referee_bin(),
-            "tournament",
-            "--no-progress",
-            &file,
-            "--shard",
-            "{}/3",
-            "--out",
-            &format!("{}{{}}", shards.display()),
-            ":::",
-            "1",
-            "2",
-            "3",
-        ])
+        .args(["--will-cite", common::referee_bin()])
+        .args(parallel_shards(&file, &shards, 3))
         .stdout(std::process::Stdio::null())
         .status()
         .expect("GNU parallel (apt-get install parallel)");
     assert!(status.success());
-    let outs: Vec<String> = (1..=3)
-        .map(|k| format!("{}{k}", shards.display()))
-        .collect();
+    let outs = shard_outs(&shards, 3);
     assert_eq!(records(Path::new(&outs[0])).len(), 4);
     let merged = dir.path().join("merged");
-    let mut args = vec!["merge"];
-    args.extend(outs.iter().map(String::as_str));
-    args.extend(["--out", merged.to_str().unwrap()]);
-    let run = referee(args, b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let run = merge(&outs, &merged);
     assert_has(&run.stdout, "10 of 10 games");
     assert_eq!(standings(&merged), standings(&whole));
     assert_eq!(records(&merged), records(&whole));
@@ -149,18 +131,7 @@ fn a_killed_tournament_resumes_to_the_same_standings() {
 
     let out = dir.path().join("killed");
     let marker = Marker::new();
-    let child = start(
-        [
-            "tournament",
-            "--no-progress",
-            "--jobs",
-            "2",
-            &file,
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        &marker,
-    );
+    let child = start(tournament_args(&file, &out, &["--jobs", "2"]), &marker);
     wait_for_lines(&out.join("records.jsonl"), 40);
     signal(&child, nix::sys::signal::Signal::SIGKILL);
     finish(child, b"");
@@ -208,29 +179,19 @@ fn ci_passes_good_bots_and_fails_weak_ones_with_the_reason() {
     let junit = dir.path().join("junit.xml");
     let run = referee(["ci", &suite, "--junit", junit.to_str().unwrap()], b"");
     assert_eq!(run.code, Some(1), "{run:?}");
-    let lines = run.stdout_lines();
-    assert!(
-        lines[0].starts_with("PASS reference: 100 games"),
-        "{}",
-        run.stdout
+    assert_verdicts(
+        &run.stdout,
+        &[
+            ("PASS reference: 100 games", &[]),
+            ("FAIL in-order:", &["winnable hand(s) lost"]),
+            (
+                "FAIL editorial:",
+                &["win rate below 80.0% (the sequential test decided after"],
+            ),
+            ("FAIL crasher:", &["crash(es) (first: "]),
+        ],
     );
-    assert!(
-        lines[1].starts_with("FAIL in-order:") && lines[1].contains("winnable hand(s) lost"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        lines[2].starts_with("FAIL editorial:")
-            && lines[2].contains("win rate below 80.0% (the sequential test decided after"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        lines[3].starts_with("FAIL crasher:") && lines[3].contains("crash(es) (first: "),
-        "{}",
-        run.stdout
-    );
-    assert_eq!(lines[4], "ci: 1 of 4 cases passed");
+    assert_eq!(run.stdout_lines()[4], "ci: 1 of 4 cases passed");
 
     let xml = std::fs::read_to_string(&junit).unwrap();
     let doc = roxmltree::Document::parse(&xml).unwrap();
@@ -249,8 +210,7 @@ fn ci_passes_good_bots_and_fails_weak_ones_with_the_reason() {
 fn the_projects_own_ci_suite_passes() {
     let suite = format!("{}/tournaments/ci.toml", env!("CARGO_MANIFEST_DIR"));
     let (_dir, junit) = temp_path("junit.xml");
-    let run = referee(["ci", &suite, "--junit", junit.to_str().unwrap()], b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let run = referee_ok(["ci", &suite, "--junit", junit.to_str().unwrap()]);
     assert!(
         run.stdout.ends_with("ci: 4 of 4 cases passed\n"),
         "{}",
@@ -265,11 +225,8 @@ fn bad_tournament_files_are_named() {
     let path = write_file(dir.path(), "bad.toml", "game = \"poker\"\ngames = 3\n");
     let run = referee(["tournament", path.to_str().unwrap()], b"");
     assert_eq!(run.code, Some(64));
-    assert!(
-        run.stderr.contains("bad.toml") && run.stderr.contains("poker"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "bad.toml");
+    assert_has(&run.stderr, "poker");
     let run = referee(
         ["tournament", "--shard", "4/3", path.to_str().unwrap()],
         b"",
@@ -328,8 +285,7 @@ fn games_on_the_command_line_stand_for_a_missing_games_key() {
     let run = common::referee(["tournament", "--no-progress", file], b"");
     assert_eq!(run.code, Some(64), "{run:?}");
     assert!(run.stderr.contains("give `--games N`"), "{run:?}");
-    let run = common::referee(["tournament", "--no-progress", file, "--games", "4"], b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let run = referee_ok(["tournament", "--no-progress", file, "--games", "4"]);
     assert!(run.stdout.contains("4 games"), "{run:?}");
 }
 

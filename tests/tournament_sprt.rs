@@ -4,7 +4,8 @@ mod common;
 
 use std::path::Path;
 
-use common::{assert_has, fixture, referee, write_file};
+use common::runs::tournament_args;
+use common::{assert_has, fixture, referee, referee_ok, write_file};
 use serde_json::Value;
 
 /// Even Steven, the reference player against the in-order one, tested by
@@ -24,23 +25,23 @@ fn sprt_file(dir: &Path, baseline: &str, extra: &str) -> String {
 }
 
 /// Runs the test with `baseline` as the old version, two games at once,
-/// into `DIR/out`.
-fn play(dir: &Path, baseline: &str) -> (common::Run, std::path::PathBuf) {
+/// into `DIR/out`, which must end with `code`, say `says` and write
+/// `result` in `sprt.json`: the run, its folder and its `sprt.json`.
+fn decided(
+    dir: &Path,
+    baseline: &str,
+    code: i32,
+    says: &str,
+    result: &str,
+) -> (common::Run, std::path::PathBuf, Value) {
     let file = sprt_file(dir, baseline, "");
     let out = dir.join("out");
-    let run = referee(
-        [
-            "tournament",
-            "--no-progress",
-            "--jobs",
-            "2",
-            &file,
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
-    (run, out)
+    let run = referee(tournament_args(&file, &out, &["--jobs", "2"]), b"");
+    assert_eq!(run.code, Some(code), "{run:?}");
+    assert_has(&run.stdout, says);
+    let sprt = sprt_json(&out);
+    assert_eq!(sprt["result"], result);
+    (run, out, sprt)
 }
 
 fn sprt_json(out: &Path) -> Value {
@@ -50,17 +51,16 @@ fn sprt_json(out: &Path) -> Value {
 #[test]
 fn the_sprt_accepts_a_better_version_and_stops_early() {
     let dir = tempfile::tempdir().unwrap();
-    let (run, out) = play(dir.path(), "in-order");
-    assert_eq!(run.code, Some(0), "{run:?}");
-    assert_has(
-        &run.stdout,
+    let (run, out, s) = decided(
+        dir.path(),
+        "in-order",
+        0,
         "sprt: H1 accepted: reference is better than in-order",
+        "H1 accepted",
     );
-    assert_has(&run.stdout, "LLR");
-    assert_has(&run.stdout, "pentanomial [");
-    assert_has(&run.stdout, "Elo +");
-    let s = sprt_json(&out);
-    assert_eq!(s["result"], "H1 accepted");
+    for part in ["LLR", "pentanomial [", "Elo +"] {
+        assert_has(&run.stdout, part);
+    }
     assert_eq!(s["new"], "reference");
     let games: u64 = s["games"].as_str().unwrap().parse().unwrap();
     assert!(games < 400, "{games}");
@@ -72,21 +72,20 @@ fn the_sprt_accepts_a_better_version_and_stops_early() {
 #[test]
 fn the_sprt_rejects_a_worse_version() {
     let dir = tempfile::tempdir().unwrap();
-    let (run, out) = play(dir.path(), "reference");
-    assert_eq!(run.code, Some(1), "{run:?}");
-    assert_has(
-        &run.stdout,
+    decided(
+        dir.path(),
+        "reference",
+        1,
         "sprt: H0 accepted: in-order is not better than reference",
+        "H0 accepted",
     );
-    assert_eq!(sprt_json(&out)["result"], "H0 accepted");
 }
 
 #[test]
 fn undecided_when_the_games_run_out() {
     let dir = tempfile::tempdir().unwrap();
     let file = sprt_file(dir.path(), "in-order", "");
-    let run = referee(["tournament", "--no-progress", "--games", "4", &file], b"");
-    assert_eq!(run.code, Some(0), "{run:?}");
+    let run = referee_ok(["tournament", "--no-progress", "--games", "4", &file]);
     assert_has(&run.stdout, "sprt: undecided");
 }
 
@@ -94,21 +93,24 @@ fn undecided_when_the_games_run_out() {
 fn sprt_mistakes_are_refused_before_play() {
     let dir = tempfile::tempdir().unwrap();
     let file = sprt_file(dir.path(), "in-order", "");
-    let run = referee(["tournament", "--shard", "1/2", &file], b"");
-    assert_eq!(run.code, Some(64), "{run:?}");
-    assert_has(&run.stderr, "cannot be split");
-    let run = referee(["tournament", "--resume", "--out", "x", &file], b"");
-    assert_eq!(run.code, Some(64), "{run:?}");
-    let file = sprt_file(dir.path(), "nobody", "");
-    let run = referee(["tournament", &file], b"");
-    assert_eq!(run.code, Some(64), "{run:?}");
-    assert_has(&run.stderr, "baseline = \"nobody\"");
-    let file = sprt_file(
+    let nobody = sprt_file(dir.path(), "nobody", "");
+    let gauntlet = sprt_file(
         dir.path(),
         "reference",
         "format = \"gauntlet\"\ngauntlet = \"reference\"\n",
     );
-    let run = referee(["tournament", &file], b"");
-    assert_eq!(run.code, Some(64), "{run:?}");
-    assert_has(&run.stderr, "drop format");
+    // (the arguments, what the refusal says)
+    let mistakes: [(&[&str], &[&str]); 4] = [
+        (&["--shard", "1/2", &file], &["cannot be split"]),
+        (&["--resume", "--out", "x", &file], &[]),
+        (&[&nobody], &["baseline = \"nobody\""]),
+        (&[&gauntlet], &["drop format"]),
+    ];
+    for (args, says) in mistakes {
+        let run = referee([&["tournament"][..], args].concat(), b"");
+        assert_eq!(run.code, Some(64), "{run:?}");
+        for part in says {
+            assert_has(&run.stderr, part);
+        }
+    }
 }

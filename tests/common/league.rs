@@ -2,6 +2,7 @@
 //! output in files, waited on; and its games as `league export` writes
 //! them.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -10,6 +11,11 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::Marker;
+
+/// What a league that sees its class's pushes while it runs is started
+/// with here: one game at a time, its folders looked at every tenth of a
+/// second.
+pub const QUICK: [&str; 4] = ["--jobs", "1", "--scan-every", "100ms"];
 
 /// The arguments of `referee league run FILE --db DB ARGS`.
 pub fn run_args<'a>(file: &'a Path, db: &'a Path, args: &[&'a str]) -> Vec<&'a str> {
@@ -134,6 +140,13 @@ impl Running {
         self.child.wait().unwrap().code()
     }
 
+    /// [`Running::finish`], which must be a success (exit 0); the test
+    /// fails showing what it wrote on standard error otherwise.
+    #[track_caller]
+    pub fn finish_ok(&mut self) {
+        assert_eq!(self.finish(), Some(0), "{}", self.stderr());
+    }
+
     /// Waits at most `within` for it to end: its exit status then
     /// (`None` inside: killed by a signal), or `None` while it runs.
     pub fn finish_within(&mut self, within: Duration) -> Option<Option<i32>> {
@@ -157,6 +170,22 @@ impl Running {
     /// Sends `signal` and waits for the league's end: its exit status.
     pub fn end(mut self, signal: nix::sys::signal::Signal) -> Option<i32> {
         self.stop(signal)
+    }
+
+    /// Ends it as an organiser's Ctrl-C does (SIGTERM): it must exit 130,
+    /// leave none of its processes behind and not panic. What it wrote on
+    /// standard error.
+    #[track_caller]
+    pub fn interrupt(self, marker: &Marker) -> String {
+        let stderr = self.stderr();
+        assert_eq!(
+            self.end(nix::sys::signal::Signal::SIGTERM),
+            Some(130),
+            "{stderr}"
+        );
+        marker.assert_none_left();
+        super::assert_lacks(&stderr, "panicked");
+        stderr
     }
 
     /// [`Running::end`], with what the league printed on standard output.
@@ -184,23 +213,34 @@ pub fn games(stdout: &str) -> usize {
     stdout.lines().filter(|l| l.starts_with("game ")).count()
 }
 
-/// `referee league export DB OUT`, which must succeed.
-pub fn export(db: &Path, out: &Path) {
+/// `referee league export DB OUT`, which must succeed. DB: a SQLite
+/// file or a PostgreSQL URL.
+pub fn export(db: impl AsRef<OsStr>, out: &Path) {
     super::referee_ok([
-        "league",
-        "export",
-        db.to_str().unwrap(),
-        out.to_str().unwrap(),
+        OsStr::new("league"),
+        OsStr::new("export"),
+        db.as_ref(),
+        out.as_os_str(),
     ]);
 }
 
 /// The league's games, as `referee league export DB DIR/export` writes
 /// them.
-pub fn exported(dir: &Path, db: &Path) -> Vec<Value> {
+pub fn exported(dir: &Path, db: impl AsRef<OsStr>) -> Vec<Value> {
     let out = dir.join("export");
     let _ = std::fs::remove_dir_all(&out);
     export(db, &out);
     super::jsonl(&out.join("records.jsonl"))
+}
+
+/// [`exported`], which must be `games` games numbered 1, 2, ... in the
+/// order they finished.
+#[track_caller]
+pub fn exported_numbered(dir: &Path, db: impl AsRef<OsStr>, games: usize) -> Vec<Value> {
+    let records = exported(dir, db);
+    assert_eq!(records.len(), games);
+    assert_numbered(&records);
+    records
 }
 
 /// The build log a league's SQLite database keeps of `name`'s version
@@ -236,16 +276,56 @@ pub fn assert_numbered(records: &[Value]) {
     assert_eq!(indexes, expected);
 }
 
-/// `DIR/league.toml`: a league of the duel game over `DIR/subs/*`, seed 3.
-pub fn duel_glob_file(dir: &Path) -> PathBuf {
-    let file = dir.join("league.toml");
-    std::fs::write(
-        &file,
+/// `DIR/NAME`: a league of Chomp at tables of three on the statement's
+/// array, seed 1, its entrants `entrants` (the file's `[[entrant]]`
+/// tables).
+pub fn chomp_of_three(dir: &Path, name: &str, entrants: &str) -> PathBuf {
+    super::write_file(
+        dir,
+        name,
         format!(
-            "game = \"{}\"\nseed = 3\n[limits]\nseats = 2\n[[entrant]]\nglob = \"subs/*\"\n",
-            super::fixture("duel/game.toml")
+            "game = \"chomp\"\nseed = 1\n[limits]\nprep = \"0s\"\n\
+             arrays = \"{}/tournaments/chomp/statement.txt\"\nseats = 3\n{entrants}",
+            env!("CARGO_MANIFEST_DIR")
         ),
     )
-    .unwrap();
-    file
+}
+
+/// A league over `subs/*` in `dir`: one folder per name, each a duel
+/// player (`weak.sh`, or `strong.sh` for the names in `strong`) as its
+/// `pc2`. Returns the league file.
+pub fn duel_class(dir: &Path, names: &[&str], strong: &[&str]) -> PathBuf {
+    for name in names {
+        let folder = dir.join("subs").join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        let bot = if strong.contains(name) {
+            "strong"
+        } else {
+            "weak"
+        };
+        std::fs::copy(
+            super::fixture(&format!("duel/{bot}.sh")),
+            folder.join("pc2"),
+        )
+        .unwrap();
+    }
+    duel_glob_file(dir)
+}
+
+/// `DIR/league.toml`: a league of the duel game over `DIR/subs/*`, seed 3.
+pub fn duel_glob_file(dir: &Path) -> PathBuf {
+    glob_file(dir, Path::new(&super::fixture("duel/game.toml")))
+}
+
+/// `DIR/league.toml`: a league of the game of two seats `game` (its
+/// file) over `DIR/subs/*`, seed 3.
+pub fn glob_file(dir: &Path, game: &Path) -> PathBuf {
+    super::write_file(
+        dir,
+        "league.toml",
+        format!(
+            "game = \"{}\"\nseed = 3\n[limits]\nseats = 2\n[[entrant]]\nglob = \"subs/*\"\n",
+            game.display()
+        ),
+    )
 }

@@ -720,3 +720,5 @@ pub fn replay(records: impl AsRef<OsStr>, page: impl AsRef<OsStr>) -> Run {
         page.as_ref(),
     ])
 }
+pub mod pg_bin;
+pub mod runs;

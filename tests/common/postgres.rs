@@ -9,6 +9,8 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use super::pg_bin::bin_dir;
+
 /// The server's database and role (trust on 127.0.0.1: no password).
 const DATABASE: &str = "league";
 const ROLE: &str = "referee";
@@ -19,21 +21,6 @@ pub struct Server {
     /// Owned by `postgres`: the cluster (`data`), its socket and log.
     dir: PathBuf,
     port: u16,
-}
-
-/// The newest PostgreSQL's programs' folder there is.
-fn bin_dir() -> Option<PathBuf> {
-    let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
-        .ok()?
-        .flatten()
-        .filter_map(|e| {
-            let version = e.file_name().to_str()?.parse().ok()?;
-            let bin = e.path().join("bin");
-            bin.join("initdb").is_file().then_some((version, bin))
-        })
-        .collect();
-    found.sort();
-    found.pop().map(|(_, bin)| bin)
 }
 
 /// A port nobody listens on now.
