@@ -64,6 +64,21 @@ impl Refusal {
     }
 }
 
+/// A run's status; a refusal's message is said first, after `who`
+/// (`referee chomp: ...`).
+pub fn said(who: &str, ended: Result<Status, Refusal>) -> Status {
+    ended.unwrap_or_else(|refusal| {
+        eprintln!("{who}: {}", refusal.message);
+        refusal.status
+    })
+}
+
+impl From<(Status, String)> for Refusal {
+    fn from((status, message): (Status, String)) -> Refusal {
+        Refusal { message, status }
+    }
+}
+
 impl From<String> for Refusal {
     fn from(message: String) -> Refusal {
         Refusal {

@@ -9,36 +9,16 @@ use referee::cli::{self, Cli};
 use referee::exit::Status;
 
 fn main() {
-    if std::env::args_os()
-        .nth(1)
-        .is_some_and(|arg| arg == groups::WATCHDOG_COMMAND)
-    {
-        groups::watchdog_main();
-    }
-    if std::env::args_os()
-        .nth(1)
-        .is_some_and(|arg| arg == referee::bot::LAUNCH_COMMAND)
-    {
-        referee::bot::launch_main();
-    }
-    if std::env::args_os()
-        .nth(1)
-        .is_some_and(|arg| arg == referee::bot::SANDBOX_COMMAND)
-    {
-        referee::bot::sandbox_main();
-    }
-    if std::env::args_os()
-        .nth(1)
-        .is_some_and(|arg| arg == referee::bot::DROP_COMMAND)
-    {
-        referee::bot::drop_main();
-    }
-    if std::env::args_os()
-        .nth(1)
-        .is_some_and(|arg| arg == referee::games::chess::JUDGE_COMMAND)
-    {
-        referee::games::chess::judge_main();
-    }
+    referee::bot::run_helper(&[
+        (groups::WATCHDOG_COMMAND, groups::watchdog_main),
+        (referee::bot::LAUNCH_COMMAND, referee::bot::launch_main),
+        (referee::bot::SANDBOX_COMMAND, referee::bot::sandbox_main),
+        (referee::bot::DROP_COMMAND, referee::bot::drop_main),
+        (
+            referee::games::chess::JUDGE_COMMAND,
+            referee::games::chess::judge_main,
+        ),
+    ]);
     install_panic_hook();
     let cli = match Cli::try_parse_from(cli::normalize_args(std::env::args_os())) {
         Ok(cli) => cli,

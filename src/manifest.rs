@@ -48,24 +48,49 @@ impl Listed {
     }
 }
 
-/// The manifest of `dir`: every entry under it but those `skip` says of
-/// (given the path under `dir`; a folder skipped is not entered).
-pub fn of(dir: &Path, skip: impl Fn(&Path) -> bool) -> std::io::Result<Vec<u8>> {
-    let mut entries = Vec::new();
+/// What a [`walk`] does after an entry.
+pub enum Step {
+    /// Goes on, into the entry when it is a folder.
+    On,
+    /// Goes on past it: a folder is not entered.
+    Past,
+    /// Ends the walk.
+    Stop,
+}
+
+/// Walks the folder `dir`, links not followed: `visit` is given each
+/// entry, with its path under `dir`, and says what the walk does next.
+/// A folder's entries come together, in the order the system lists them.
+pub fn walk(
+    dir: &Path,
+    mut visit: impl FnMut(&Path, &std::fs::DirEntry) -> std::io::Result<Step>,
+) -> std::io::Result<()> {
     let mut todo = vec![PathBuf::new()];
     while let Some(at) = todo.pop() {
         for entry in std::fs::read_dir(dir.join(&at))? {
             let entry = entry?;
             let rel = at.join(entry.file_name());
-            if skip(&rel) {
-                continue;
+            match visit(&rel, &entry)? {
+                Step::On if entry.file_type()?.is_dir() => todo.push(rel),
+                Step::On | Step::Past => {}
+                Step::Stop => return Ok(()),
             }
-            if entry.file_type()?.is_dir() {
-                todo.push(rel.clone());
-            }
-            entries.push(rel);
         }
     }
+    Ok(())
+}
+
+/// The manifest of `dir`: every entry under it but those `skip` says of
+/// (given the path under `dir`; a folder skipped is not entered).
+pub fn of(dir: &Path, skip: impl Fn(&Path) -> bool) -> std::io::Result<Vec<u8>> {
+    let mut entries = Vec::new();
+    walk(dir, |rel, _| {
+        if skip(rel) {
+            return Ok(Step::Past);
+        }
+        entries.push(rel.to_owned());
+        Ok(Step::On)
+    })?;
     entries.sort();
     let mut manifest = Vec::new();
     for rel in entries {

@@ -149,6 +149,22 @@ fn game_runtime() -> std::io::Result<tokio::runtime::Runtime> {
         .build()
 }
 
+/// Starts thread `name`, which runs `work` on a runtime of its own, as a
+/// game thread's; when none can be made, it says so after `cannot` on
+/// standard error, and ends.
+pub fn runtime_thread(
+    name: &str,
+    cannot: &'static str,
+    work: impl FnOnce(tokio::runtime::Runtime) + Send + 'static,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || match game_runtime() {
+            Ok(runtime) => work(runtime),
+            Err(_) => eprintln!("{cannot}: no runtime"),
+        })
+}
+
 /// Runs `future` on `runtime` until it ends (`Some` of its output) or the
 /// run is stopped (`None`). A game that panics is reported, not silently
 /// lost, and the worker goes on with the next one. (The referee binary's

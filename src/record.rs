@@ -409,6 +409,30 @@ pub fn read_records<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T
     records(path)?.collect()
 }
 
+/// What `--resume` takes up: the records of `game`'s run `fingerprint`
+/// in the results file, and the file; `None` without `--resume`. `what`
+/// names the run's games (`games`, `matches`) where the file is missing.
+pub fn resumed<'p>(
+    resume: bool,
+    results: Option<&'p Path>,
+    game: &str,
+    fingerprint: &str,
+    what: &str,
+) -> Result<Option<(&'p Path, Vec<serde_json::Value>)>, String> {
+    if !resume {
+        return Ok(None);
+    }
+    let path = results.ok_or_else(|| {
+        format!("--resume needs --results FILE (where the earlier {what} were written)")
+    })?;
+    let stored = read_records::<serde_json::Value>(path)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|r| r["game"] == game && r["run"] == fingerprint)
+        .collect();
+    Ok(Some((path, stored)))
+}
+
 /// The records of a results file one at a time, as [`read_records`] reads
 /// them, in the memory of one line: for files of millions of games.
 pub fn records<T: serde::de::DeserializeOwned>(

@@ -6,24 +6,13 @@
 //! (see `bot::spawn::sandbox_main`), and `referee-launch __watchdog` the
 //! run's watchdog (see `bot::groups::watchdog_main`).
 
+use referee::bot::{self, groups};
+
 fn main() {
-    if std::env::args_os()
-        .nth(1)
-        .is_some_and(|arg| arg == referee::bot::groups::WATCHDOG_COMMAND)
-    {
-        referee::bot::groups::watchdog_main();
-    }
-    if std::env::args_os()
-        .nth(1)
-        .is_some_and(|arg| arg == referee::bot::SANDBOX_COMMAND)
-    {
-        referee::bot::sandbox_main();
-    }
-    if std::env::args_os()
-        .nth(1)
-        .is_some_and(|arg| arg == referee::bot::DROP_COMMAND)
-    {
-        referee::bot::drop_main();
-    }
-    referee::bot::launch_main();
+    bot::run_helper(&[
+        (groups::WATCHDOG_COMMAND, groups::watchdog_main),
+        (bot::SANDBOX_COMMAND, bot::sandbox_main),
+        (bot::DROP_COMMAND, bot::drop_main),
+    ]);
+    bot::launch_main();
 }

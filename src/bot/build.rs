@@ -188,14 +188,19 @@ pub async fn build_folders(
     // As many builds at once as there are CPUs: a class of 1,000 started
     // all at once would be 1,000 compilers, and their memory.
     let at_once = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let builds: Vec<Result<(), BuildError>> = stream::iter(
-        named
-            .zip(&logs)
-            .map(|((dir, given), log)| build_one(dir, given, log, options, &hide)),
-    )
-    .buffered(at_once)
-    .collect()
-    .await;
+    let builds: Vec<Result<(), BuildError>> =
+        stream::iter(named.zip(&logs).map(|((dir, given), log)| {
+            build_one(Job {
+                dir,
+                given,
+                log,
+                options,
+                hide: &hide,
+            })
+        }))
+        .buffered(at_once)
+        .collect()
+        .await;
     canonical
         .iter()
         .zip(dirs)
@@ -241,21 +246,33 @@ fn log_names(dirs: &[&PathBuf]) -> Vec<String> {
         .collect()
 }
 
-/// Builds `dir` (canonical; `given` is how to name it; its log is `log`)
-/// under its build lock, and while still holding the lock takes this run's
-/// copy of its `pc2`, if there is one.
-async fn build_one(
-    dir: &Path,
-    given: &Path,
-    log: &str,
-    options: &BuildOptions,
-    hide: &[PathBuf],
-) -> Result<(), BuildError> {
+/// One directory's build.
+struct Job<'a> {
+    /// The directory, canonical.
+    dir: &'a Path,
+    /// How to name it.
+    given: &'a Path,
+    /// Its build log's name.
+    log: &'a str,
+    options: &'a BuildOptions,
+    /// What a sandboxed build does not see.
+    hide: &'a [PathBuf],
+}
+
+/// Builds `job`'s directory under its build lock, and while still holding
+/// the lock takes this run's copy of its `pc2`, if there is one.
+async fn build_one(job: Job<'_>) -> Result<(), BuildError> {
+    let Job {
+        dir,
+        given,
+        options,
+        ..
+    } = job;
     let _lock = lock_dir(dir, given).await;
     // A prebuilt directory is checked by the caller, which knows the
     // program each entrant runs (`pc2`, or its own command).
     if !options.prebuilt {
-        make(dir, given, log, options, hide).await?;
+        make(&job).await?;
     }
     let built = dir.join(PROGRAM);
     if built.is_file()
@@ -339,15 +356,16 @@ fn newest_source(dir: &Path, program: &Path, built: SystemTime) -> Option<PathBu
     None
 }
 
-/// Runs the build command in `dir` (sandboxed, hiding `hide`, when asked),
-/// saying so on stderr, with how long it took.
-async fn make(
-    dir: &Path,
-    given: &Path,
-    log: &str,
-    options: &BuildOptions,
-    hide: &[PathBuf],
-) -> Result<(), BuildError> {
+/// Runs the build command in `job`'s directory (sandboxed, hiding what
+/// it hides, when asked), saying so on stderr, with how long it took.
+async fn make(job: &Job<'_>) -> Result<(), BuildError> {
+    let &Job {
+        dir,
+        given,
+        log,
+        options,
+        hide,
+    } = job;
     let has_makefile = ["GNUmakefile", "makefile", "Makefile"]
         .iter()
         .any(|name| dir.join(name).is_file());

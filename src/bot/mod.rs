@@ -52,7 +52,7 @@ use groups::GroupGuard;
 pub use lines::{LineReader, Next};
 pub use program::{SpawnError, use_launcher};
 pub use spawn::{
-    DROP_COMMAND, LAUNCH_COMMAND, SANDBOX_COMMAND, drop_main, launch_main, sandbox_main,
+    DROP_COMMAND, LAUNCH_COMMAND, SANDBOX_COMMAND, drop_main, launch_main, run_helper, sandbox_main,
 };
 pub use status::Ended;
 pub use usage::{MemoryAtLimit, MemoryOverrun, Usage, UsageMark};

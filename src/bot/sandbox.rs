@@ -176,6 +176,22 @@ const INNER_STDOUT: i32 = 4;
 /// Where bubblewrap reads its options (`--args`).
 const INNER_ARGS: i32 = 5;
 
+/// A helper command's `main`: `into` turns this process into what the
+/// arguments after the command say, or says on standard error why it
+/// cannot start `what`, with status 127, as a shell's.
+pub(crate) fn helper_main(
+    what: &str,
+    into: fn(&[OsString]) -> Result<std::convert::Infallible, String>,
+) -> ! {
+    let args: Vec<OsString> = std::env::args_os().skip(2).collect();
+    let error = match into(&args) {
+        Ok(never) => match never {},
+        Err(error) => error,
+    };
+    eprintln!("referee: cannot start {what}: {error}");
+    std::process::exit(127);
+}
+
 /// `LAUNCHER __sandbox BWRAP OPTIONS... -- COMMAND...`: becomes
 /// bubblewrap, such that
 ///
@@ -192,13 +208,7 @@ const INNER_ARGS: i32 = 5;
 /// Standard error stays bubblewrap's, for its own errors. A failure is
 /// said on standard error (the bot's), with status 127.
 pub fn sandbox_main() -> ! {
-    let args: Vec<OsString> = std::env::args_os().skip(2).collect();
-    let error = match enter_sandbox(&args) {
-        Ok(never) => match never {},
-        Err(error) => error,
-    };
-    eprintln!("referee: cannot start the sandbox: {error}");
-    std::process::exit(127);
+    helper_main("the sandbox", enter_sandbox)
 }
 
 fn at(what: &str) -> impl Fn(nix::Error) -> String + '_ {
@@ -303,13 +313,7 @@ fn data_pipe(data: &[u8], fd: i32) -> Option<i32> {
 /// `no_new_privs` keeps a set-uid program from giving one back), and
 /// becomes PROGRAM. A failure is said on standard error, status 127.
 pub fn drop_main() -> ! {
-    let args: Vec<OsString> = std::env::args_os().skip(2).collect();
-    let error = match drop_into(&args) {
-        Ok(never) => match never {},
-        Err(error) => error,
-    };
-    eprintln!("referee: cannot start the bot: {error}");
-    std::process::exit(127);
+    helper_main("the bot", drop_into)
 }
 
 fn drop_into(args: &[OsString]) -> Result<std::convert::Infallible, String> {

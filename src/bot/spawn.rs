@@ -467,13 +467,19 @@ fn become_user_raw(uid: u32) -> nix::Result<()> {
 /// same (the file changed since), the reason goes to standard error, which
 /// the referee keeps as the bot's, and the status is 127, as a shell's.
 pub fn launch_main() -> ! {
-    let args: Vec<OsString> = std::env::args_os().skip(2).collect();
-    let error = match launch(&args) {
-        Ok(never) => match never {},
-        Err(error) => error,
+    super::sandbox::helper_main("the bot", launch)
+}
+
+/// Becomes the hidden helper command that this process's first argument
+/// names, when it is one of `helpers` (a command and its `main`); returns
+/// when it names none of them.
+pub fn run_helper(helpers: &[(&str, fn() -> !)]) {
+    let Some(first) = std::env::args_os().nth(1) else {
+        return;
     };
-    eprintln!("referee: cannot start the bot: {error}");
-    std::process::exit(127);
+    if let Some((_, main)) = helpers.iter().find(|(command, _)| first == **command) {
+        main();
+    }
 }
 
 fn launch(args: &[OsString]) -> Result<std::convert::Infallible, String> {

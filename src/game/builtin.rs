@@ -11,9 +11,10 @@ use super::GameKind;
 use super::GameRef;
 use super::record::REFUSED;
 use super::record::{Score, SeatResult};
-use super::{Deal, EndFuture, Game, Limits, PlayFuture, Played, Seat, Seating};
+use super::{EndFuture, Game, Limits, PlayFuture, Played, Seat, Seating, Sitting};
 use crate::bot::clock::MoveLimits;
 use crate::bot::{BotLimits, BotSpec};
+use crate::games::Single;
 use crate::games::acesup::{self, Decks, JudgeConfig};
 use crate::games::chomp::game::{self as chomp_game, Rules, SeatSpec};
 use crate::games::chomp::{self, ArrayFile, Coord, load_arrays, start_cell};
@@ -56,14 +57,86 @@ fn ready(seats: &[Seat]) -> &BotSpec {
         .expect("solo games are given ready programs")
 }
 
-struct EvenSteven {
+/// Even Steven and Septica: one player against the referee's dealer or
+/// computer, a move at a time on the move clock, its plays kept with the
+/// moves.
+struct CardGame {
+    kind: GameKind,
     time: MoveLimits,
     record_moves: bool,
 }
 
-impl Game for EvenSteven {
+impl CardGame {
+    /// The deal's setup and its player's result.
+    async fn evensteven(&self, sitting: Sitting<'_>) -> (Map<String, Value>, SeatResult) {
+        let (index, seed) = (sitting.deal.setup, sitting.seed);
+        let mut rng = SplitMix64::for_game(seed, index - 1);
+        // Uniform over the statement's ranges: 1..=MAX_HAND, 1..=MAX_SEED.
+        let n = 1 + rng.below(deal::MAX_HAND as u64) as usize;
+        let deal_seed = 1 + rng.below(u64::from(deal::MAX_SEED)) as u32;
+        let result = match dealer::play_single(
+            ready(sitting.seats),
+            sitting.limits,
+            self.time,
+            n,
+            deal_seed,
+        )
+        .await
+        {
+            Ok(single) => self.result(single, "win"),
+            Err(e) => SeatResult::cannot_start(&e),
+        };
+        (fields(json!({"n": n, "deal_seed": deal_seed})), result)
+    }
+
+    /// The match's setup and its player's result.
+    async fn septica(&self, sitting: Sitting<'_>) -> (Map<String, Value>, SeatResult) {
+        let (index, seed) = (sitting.deal.setup, sitting.seed);
+        let result = match septica::play_single(
+            ready(sitting.seats),
+            sitting.limits,
+            self.time,
+            seed,
+            index - 1,
+        )
+        .await
+        {
+            Ok((single, points)) => SeatResult {
+                score: Some(Score::Tally(
+                    [("computer", points[0]), ("player", points[1])]
+                        .into_iter()
+                        .map(|(side, points)| (side.to_owned(), points.into()))
+                        .collect(),
+                )),
+                ..self.result(single, "player")
+            },
+            Err(e) => SeatResult::cannot_start(&e),
+        };
+        let setup = fields(json!({"deck": septica::shuffled_deck(seed, index - 1)}));
+        (setup, result)
+    }
+
+    /// The player's result of `single`, won when its outcome is `winning`.
+    fn result<P: serde::Serialize>(&self, single: Single<P>, winning: &str) -> SeatResult {
+        SeatResult {
+            won: Some(single.outcome == winning),
+            outcome: Some(single.outcome.to_owned()),
+            error: single.error,
+            moves: Some(single.micros.len() as u64),
+            slowest_micros: Some(slowest(&single.micros)),
+            micros: Some(single.micros),
+            startup_micros: single.startup_micros,
+            stderr: kept(single.stderr),
+            detail: plays(self.record_moves, &single.plays),
+            ..SeatResult::of(single.verdict)
+        }
+        .measured(single.usage)
+    }
+}
+
+impl Game for CardGame {
     fn name(&self) -> String {
-        "evensteven".into()
+        self.kind.name().into()
     }
 
     fn seating(&self) -> Seating {
@@ -75,109 +148,17 @@ impl Game for EvenSteven {
     }
 
     fn supports(&self, expectation: &str) -> bool {
-        expectation == "no_unnecessary_loss"
+        self.kind == GameKind::Evensteven && expectation == "no_unnecessary_loss"
     }
 
-    fn play<'a>(
-        &'a self,
-        deal: Deal,
-        seed: u64,
-        seats: &'a [Seat],
-        limits: BotLimits,
-    ) -> PlayFuture<'a> {
-        let index = deal.setup;
+    fn play<'a>(&'a self, sitting: Sitting<'a>) -> PlayFuture<'a> {
         Box::pin(async move {
-            let mut rng = SplitMix64::for_game(seed, index - 1);
-            // Uniform over the statement's ranges: 1..=MAX_HAND, 1..=MAX_SEED.
-            let n = 1 + rng.below(deal::MAX_HAND as u64) as usize;
-            let deal_seed = 1 + rng.below(u64::from(deal::MAX_SEED)) as u32;
-            let result =
-                match dealer::play_single(ready(seats), limits, self.time, n, deal_seed).await {
-                    Ok(single) => SeatResult {
-                        won: Some(single.outcome == "win"),
-                        outcome: Some(single.outcome.to_owned()),
-                        error: single.error,
-                        moves: Some(single.micros.len() as u64),
-                        slowest_micros: Some(slowest(&single.micros)),
-                        micros: Some(single.micros),
-                        startup_micros: single.startup_micros,
-                        stderr: kept(single.stderr),
-                        detail: plays(self.record_moves, &single.plays),
-                        ..SeatResult::of(single.verdict)
-                    }
-                    .measured(single.usage),
-                    Err(e) => SeatResult::cannot_start(&e),
-                };
-            Played {
-                setup: fields(json!({"n": n, "deal_seed": deal_seed})),
-                results: vec![result],
-                judge_error: None,
-            }
-        })
-    }
-}
-
-struct Septica {
-    time: MoveLimits,
-    record_moves: bool,
-}
-
-impl Game for Septica {
-    fn name(&self) -> String {
-        "septica".into()
-    }
-
-    fn seating(&self) -> Seating {
-        Seating::Solo
-    }
-
-    fn limit_keys(&self) -> &'static [&'static str] {
-        &["timeout", "startup", "time_control"]
-    }
-
-    fn play<'a>(
-        &'a self,
-        deal: Deal,
-        seed: u64,
-        seats: &'a [Seat],
-        limits: BotLimits,
-    ) -> PlayFuture<'a> {
-        let index = deal.setup;
-        Box::pin(async move {
-            let result = match septica::play_single(
-                ready(seats),
-                limits,
-                self.time,
-                seed,
-                index - 1,
-            )
-            .await
-            {
-                Ok(m) => SeatResult {
-                    won: Some(m.outcome == "player"),
-                    outcome: Some(m.outcome.to_owned()),
-                    score: Some(Score::Tally(
-                        [("computer", m.score[0]), ("player", m.score[1])]
-                            .into_iter()
-                            .map(|(side, points)| (side.to_owned(), points.into()))
-                            .collect(),
-                    )),
-                    error: m.error,
-                    moves: Some(m.micros.len() as u64),
-                    slowest_micros: Some(slowest(&m.micros)),
-                    micros: Some(m.micros),
-                    startup_micros: m.startup_micros,
-                    detail: plays(self.record_moves, &m.plays),
-                    ..SeatResult::of(m.verdict)
-                }
-                .measured(m.usage),
-                Err(e) => SeatResult::cannot_start(&e),
+            let (setup, result) = if self.kind == GameKind::Evensteven {
+                self.evensteven(sitting).await
+            } else {
+                self.septica(sitting).await
             };
-            Played {
-                setup: fields(json!({"deck": septica::shuffled_deck(seed, index - 1)})),
-                results: vec![result],
-                judge_error: None,
-            }
+            Played::solo(setup, result)
         })
     }
 }
@@ -199,19 +180,12 @@ impl Game for Acesup {
         &["timeout"]
     }
 
-    fn play<'a>(
-        &'a self,
-        deal: Deal,
-        seed: u64,
-        seats: &'a [Seat],
-        limits: BotLimits,
-    ) -> PlayFuture<'a> {
-        let index = deal.setup;
+    fn play<'a>(&'a self, sitting: Sitting<'a>) -> PlayFuture<'a> {
         Box::pin(async move {
-            let deck = acesup::deck::random_deck(seed, index - 1);
+            let deck = acesup::deck::random_deck(sitting.seed, sitting.deal.setup - 1);
             let config = JudgeConfig {
-                program: ready(seats).clone(),
-                limits,
+                program: ready(sitting.seats).clone(),
+                limits: sitting.limits,
                 timeout: self.timeout,
                 decks: Decks::Random {
                     count: 0,
@@ -232,11 +206,7 @@ impl Game for Acesup {
                 Err(e) => SeatResult::cannot_start(&e),
             };
             let cards: Vec<String> = deck.iter().map(|c| c.to_string()).collect();
-            Played {
-                setup: fields(json!({"deck": cards.join(" ")})),
-                results: vec![result],
-                judge_error: None,
-            }
+            Played::solo(fields(json!({"deck": cards.join(" ")})), result)
         })
     }
 }
@@ -296,13 +266,10 @@ impl Game for Chomp {
         )
     }
 
-    fn play<'a>(
-        &'a self,
-        deal: Deal,
-        seed: u64,
-        seats: &'a [Seat],
-        limits: BotLimits,
-    ) -> PlayFuture<'a> {
+    fn play<'a>(&'a self, sitting: Sitting<'a>) -> PlayFuture<'a> {
+        let Sitting {
+            deal, seed, seats, ..
+        } = sitting;
         let index = deal.setup;
         Box::pin(async move {
             let specs: Vec<SeatSpec> = seats
@@ -320,7 +287,7 @@ impl Game for Chomp {
                 &mut SplitMix64::for_game(seed, index - 1),
             );
             let rules = Rules {
-                limits,
+                limits: sitting.limits,
                 ..self.rules
             };
             let result = chomp_game::play(&specs, &array.rows, start, rules).await;
@@ -443,18 +410,21 @@ impl Game for External {
         })
     }
 
-    fn play<'a>(
-        &'a self,
-        deal: Deal,
-        seed: u64,
-        seats: &'a [Seat],
-        limits: BotLimits,
-    ) -> PlayFuture<'a> {
+    fn play<'a>(&'a self, sitting: Sitting<'a>) -> PlayFuture<'a> {
+        let Sitting {
+            deal, seed, seats, ..
+        } = sitting;
         Box::pin(async move {
             let players = external_players(seats);
             let carried = carried_for(&self.game.file).unwrap_or_default();
             let (mut result, carried) = external::play_game(
-                &self.game, &players, limits, seed, deal.index, deal.round, carried,
+                &self.game,
+                &players,
+                sitting.limits,
+                seed,
+                deal.index,
+                deal.round,
+                carried,
             )
             .await;
             CARRIED.set(Some((self.game.file.clone(), carried)));
@@ -667,11 +637,8 @@ pub fn load(
         control: l.time_control,
     };
     Ok(match game {
-        GameRef::Builtin(GameKind::Evensteven) => Arc::new(EvenSteven {
-            time: time(10),
-            record_moves,
-        }),
-        GameRef::Builtin(GameKind::Septica) => Arc::new(Septica {
+        GameRef::Builtin(kind @ (GameKind::Evensteven | GameKind::Septica)) => Arc::new(CardGame {
+            kind: *kind,
             time: time(10),
             record_moves,
         }),

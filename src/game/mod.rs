@@ -183,6 +183,27 @@ pub struct Deal {
     pub round: Round,
 }
 
+/// A game to play: which one ([`Deal`]), the run's seed, its seats and
+/// the bots' limits.
+#[derive(Clone, Copy)]
+pub struct Sitting<'a> {
+    pub deal: Deal,
+    pub seed: u64,
+    pub seats: &'a [Seat],
+    pub limits: BotLimits,
+}
+
+impl<'a> Sitting<'a> {
+    pub fn new(deal: Deal, seed: u64, seats: &'a [Seat], limits: BotLimits) -> Sitting<'a> {
+        Sitting {
+            deal,
+            seed,
+            seats,
+            limits,
+        }
+    }
+}
+
 /// One game's outcome: the game's own fields (its setup and how it
 /// went), one result per seat in seat order, and an external judge's
 /// failure. Each result holds its verdict, `error`, move times, and `won`
@@ -191,6 +212,17 @@ pub struct Played {
     pub setup: Map<String, Value>,
     pub results: Vec<SeatResult>,
     pub judge_error: Option<JudgeError>,
+}
+
+impl Played {
+    /// A one-player game's: its setup and its one result.
+    pub fn solo(setup: Map<String, Value>, result: SeatResult) -> Played {
+        Played {
+            setup,
+            results: vec![result],
+            judge_error: None,
+        }
+    }
 }
 
 pub type PlayFuture<'a> = Pin<Box<dyn Future<Output = Played> + 'a>>;
@@ -236,16 +268,10 @@ pub trait Game: Send + Sync {
         None
     }
 
-    /// Plays game `index` of a run with `seed`. Solo games get one seat,
+    /// Plays the game of `sitting`. Solo games get one seat,
     /// whose program is ready (disqualified entrants are recorded by the
     /// caller); table games get every seat, disqualified ones included.
-    fn play<'a>(
-        &'a self,
-        deal: Deal,
-        seed: u64,
-        seats: &'a [Seat],
-        limits: BotLimits,
-    ) -> PlayFuture<'a>;
+    fn play<'a>(&'a self, sitting: Sitting<'a>) -> PlayFuture<'a>;
 
     /// Ends what a game thread kept between its games (an external
     /// game's judge and players), once the thread has played its last.

@@ -13,7 +13,7 @@ pub mod shipped;
 
 use std::io::{self, IsTerminal, Write};
 
-use crate::bot::{Bot, Finished};
+use crate::bot::{Bot, Finished, Usage, UsageMark};
 use crate::outcome::{Phase, Verdict};
 
 /// Reports a player's fault the way every one-player referee does: on
@@ -80,5 +80,41 @@ pub(crate) async fn end_single(bot: &mut Bot, failed: bool) -> Option<(Verdict, 
                 .to_owned(),
         )),
         _ => None,
+    }
+}
+
+/// One game of a one-player game on its own, for tournaments and CI runs
+/// (Even Steven's deals, Septica's matches).
+#[derive(Clone, Debug)]
+pub struct Single<P> {
+    /// As in records: the game's own ending (`win`, `player`, ...), or the
+    /// failure's status name.
+    pub outcome: &'static str,
+    pub verdict: Verdict,
+    pub error: Option<String>,
+    /// Each move's time (a timed-out move's wait included; the first
+    /// reply, which includes the start-up, left out).
+    pub micros: Vec<u64>,
+    /// The first reply's time.
+    pub startup_micros: Option<u64>,
+    /// What the player wrote on standard error, where the game keeps it.
+    pub stderr: String,
+    /// Every play, as records keep them with `--record-moves`.
+    pub plays: Vec<P>,
+    /// What the player's processes used.
+    pub usage: Usage,
+}
+
+impl<P> Single<P> {
+    /// The game once its `bot` is ended ([`end_single`]): a failure on the
+    /// way out replaces its verdict and error, and what the bot used is
+    /// taken.
+    pub(crate) async fn ended(mut self, bot: &mut Bot) -> Self {
+        if let Some((late, message)) = end_single(bot, self.error.is_some()).await {
+            self.verdict = late;
+            self.error = Some(message);
+        }
+        self.usage = bot.usage_since(&mut UsageMark::default());
+        self
     }
 }

@@ -225,6 +225,25 @@ impl<'a> Judging<'a> {
         })
     }
 
+    /// [`Judging::load`], then the cases' inputs checked and the results
+    /// file opened: what stops the run is said, and is its status.
+    pub(super) async fn start(
+        config: &'a InteractiveConfig,
+        work: &'a Path,
+    ) -> Result<(Judging<'a>, Option<Records>), Status> {
+        let judging = Judging::load(config, work)
+            .await
+            .map_err(|e| fail(Status::Usage, e))?;
+        super::inputs::check(config, &judging.package.cases).await?;
+        let records = config
+            .results
+            .as_deref()
+            .map(Records::open)
+            .transpose()
+            .map_err(|e| fail(Status::Usage, e))?;
+        Ok((judging, records))
+    }
+
     /// The run's first line: the package, its cases, and its limits.
     pub(super) fn header(&self) -> String {
         let passes = match self.package.settings.passes {
@@ -447,16 +466,9 @@ pub async fn run(config: &InteractiveConfig) -> Status {
         Ok(program) => program,
         Err(e) => return fail(Status::Usage, e),
     };
-    let judging = match Judging::load(config, &work.0).await {
-        Ok(judging) => judging,
-        Err(e) => return fail(Status::Usage, e),
-    };
-    if let Err(status) = super::inputs::check(config, &judging.package.cases).await {
-        return status;
-    }
-    let mut records = match config.results.as_deref().map(Records::open).transpose() {
-        Ok(records) => records,
-        Err(e) => return fail(Status::Usage, e),
+    let (judging, mut records) = match Judging::start(config, &work.0).await {
+        Ok(started) => started,
+        Err(status) => return status,
     };
     let mut out = std::io::stdout();
     let _ = writeln!(out, "{}", judging.header());

@@ -176,17 +176,11 @@ pub async fn run(config: &InteractiveConfig) -> Status {
         Ok(found) => found,
         Err(e) => return fail(Status::Usage, e),
     };
-    let judging = match Judging::load(config, &work.0).await {
-        Ok(judging) => judging,
-        Err(e) => return fail(Status::Usage, e),
+    let (judging, records) = match Judging::start(config, &work.0).await {
+        Ok(started) => started,
+        Err(status) => return status,
     };
-    if let Err(status) = super::inputs::check(config, &judging.package.cases).await {
-        return status;
-    }
-    let records = match config.results.as_deref().map(Records::open).transpose() {
-        Ok(records) => RefCell::new(records),
-        Err(e) => return fail(Status::Usage, e),
-    };
+    let records = RefCell::new(records);
     let verify = Verify {
         judging,
         records,

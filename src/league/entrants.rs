@@ -13,6 +13,7 @@ use super::relocate::moved;
 use crate::bot::build::{self, BuildOptions};
 use crate::bot::usage::human_bytes;
 use crate::bot::{BotSpec, Environment};
+use crate::manifest::{self, Step};
 use crate::outcome::Disqualified;
 use crate::tournament::spec::{EntrantSpec, Spec};
 use crate::tournament::units::{duration, entrant_program, located, under};
@@ -408,27 +409,22 @@ fn copy_tree(from: &Path, to: &Path, most: u64) -> std::io::Result<Vec<(PathBuf,
     std::fs::create_dir_all(to)?;
     let mut left = most;
     let mut left_out = Vec::new();
-    let mut todo = vec![PathBuf::new()];
-    while let Some(at) = todo.pop() {
-        for entry in std::fs::read_dir(from.join(&at))? {
-            let entry = entry?;
-            let rel = at.join(entry.file_name());
-            let (source, target) = (from.join(&rel), to.join(&rel));
-            // Not followed: the entry's own type.
-            let kind = entry.file_type()?;
-            if kind.is_symlink() {
-                std::os::unix::fs::symlink(std::fs::read_link(&source)?, &target)?;
-            } else if kind.is_dir() {
-                std::fs::create_dir(&target)?;
-                todo.push(rel);
-            } else if !kind.is_file() {
-                left_out.push((rel, what_is(kind)));
-            } else if let Err(kind) = copy_file(&source, &target, &mut left, most)? {
-                // Replaced since it was listed.
-                left_out.push((rel, what_is(kind)));
-            }
+    manifest::walk(from, |rel, entry| {
+        let (source, target) = (from.join(rel), to.join(rel));
+        // Not followed: the entry's own type.
+        let kind = entry.file_type()?;
+        if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&source)?, &target)?;
+        } else if kind.is_dir() {
+            std::fs::create_dir(&target)?;
+        } else if !kind.is_file() {
+            left_out.push((rel.to_owned(), what_is(kind)));
+        } else if let Err(kind) = copy_file(&source, &target, &mut left, most)? {
+            // Replaced since it was listed.
+            left_out.push((rel.to_owned(), what_is(kind)));
         }
-    }
+        Ok(Step::On)
+    })?;
     left_out.sort();
     Ok(left_out)
 }
@@ -448,30 +444,25 @@ impl Survey {
     fn of(dir: &Path) -> std::io::Result<Survey> {
         use std::os::unix::fs::MetadataExt;
         let mut survey = Survey::default();
-        let mut todo = vec![PathBuf::new()];
-        while let Some(at) = todo.pop() {
-            for entry in std::fs::read_dir(dir.join(&at))? {
-                let entry = entry?;
-                let rel = at.join(entry.file_name());
-                // Not followed (`lstat`).
-                let meta = entry.metadata()?;
-                survey.entries += 1;
-                if meta.is_dir() {
-                    todo.push(rel);
-                } else if meta.is_file() {
-                    let bytes = meta.blocks().saturating_mul(512);
-                    survey.blocks = survey.blocks.saturating_add(bytes);
-                    survey.largest.push((rel, bytes));
-                    survey
-                        .largest
-                        .sort_by_key(|&(_, bytes)| std::cmp::Reverse(bytes));
-                    survey.largest.truncate(3);
-                }
+        manifest::walk(dir, |rel, entry| {
+            // Not followed (`lstat`).
+            let meta = entry.metadata()?;
+            survey.entries += 1;
+            if meta.is_file() {
+                let bytes = meta.blocks().saturating_mul(512);
+                survey.blocks = survey.blocks.saturating_add(bytes);
+                survey.largest.push((rel.to_owned(), bytes));
+                survey
+                    .largest
+                    .sort_by_key(|&(_, bytes)| std::cmp::Reverse(bytes));
+                survey.largest.truncate(3);
             }
-            if survey.entries > MOST_ENTRIES {
-                break;
-            }
-        }
+            // More is refused, however much more.
+            Ok(match survey.entries > MOST_ENTRIES {
+                true => Step::Stop,
+                false => Step::On,
+            })
+        })?;
         Ok(survey)
     }
 }

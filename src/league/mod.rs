@@ -155,13 +155,10 @@ pub use serve::address as serve_address;
 
 /// Runs a league until it is stopped (or has `--games` games).
 pub async fn run(config: &LeagueConfig) -> Status {
-    match run_inner(config).await {
-        Ok(status) => status,
-        Err((status, message)) => {
-            eprintln!("referee league: {message}");
-            status
-        }
-    }
+    crate::exit::said(
+        "referee league",
+        run_inner(config).await.map_err(Into::into),
+    )
 }
 
 type Failed = (Status, String);

@@ -314,37 +314,29 @@ impl Roster {
     ) -> Option<std::thread::JoinHandle<()>> {
         let seats = shared.lock().seats.unwrap_or(1);
         self.spare_cpu = crate::parallel::cpus() > jobs * seats;
-        std::thread::Builder::new()
-            .name("league-scan".into())
-            .spawn(move || {
-                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                else {
-                    eprintln!("league: cannot look at the entrants again: no runtime");
-                    return;
-                };
-                loop {
-                    {
-                        let state = shared.lock();
-                        let state =
-                            match shared
-                                .changed
-                                .wait_timeout_while(state, self.scan_every, |s| !s.done)
-                            {
-                                Ok((state, _)) => state,
-                                Err(e) => e.into_inner().0,
-                            };
-                        if state.done {
-                            return;
-                        }
-                    }
-                    if let Err(e) = runtime.block_on(self.scan(&db, &shared)) {
-                        eprintln!("league: {e}");
+        let cannot = "league: cannot look at the entrants again";
+        crate::parallel::runtime_thread("league-scan", cannot, move |runtime| {
+            loop {
+                {
+                    let state = shared.lock();
+                    let state =
+                        match shared
+                            .changed
+                            .wait_timeout_while(state, self.scan_every, |s| !s.done)
+                        {
+                            Ok((state, _)) => state,
+                            Err(e) => e.into_inner().0,
+                        };
+                    if state.done {
+                        return;
                     }
                 }
-            })
-            .ok()
+                if let Err(e) = runtime.block_on(self.scan(&db, &shared)) {
+                    eprintln!("league: {e}");
+                }
+            }
+        })
+        .ok()
     }
 }
 

@@ -128,25 +128,17 @@ pub fn start(
         stderr: page_stderr,
         failed: Arc::default(),
     };
-    std::thread::Builder::new()
-        .name("league-page".into())
-        .spawn(move || {
-            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
-                eprintln!("league: the live page cannot start: no runtime");
+    let cannot = "league: the live page cannot start";
+    crate::parallel::runtime_thread("league-page", cannot, move |runtime| {
+        runtime.block_on(async move {
+            let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+                eprintln!("league: the live page cannot start: no listener");
                 return;
             };
-            runtime.block_on(async move {
-                let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
-                    eprintln!("league: the live page cannot start: no listener");
-                    return;
-                };
-                serve(listener, router(board)).await;
-            });
-        })
-        .map_err(|e| format!("cannot start the live page: {e}"))?;
+            serve(listener, router(board)).await;
+        });
+    })
+    .map_err(|e| format!("cannot start the live page: {e}"))?;
     Ok(local)
 }
 

@@ -49,13 +49,8 @@ const FINISHED_EVERY: Duration = Duration::from_secs(2);
 /// Plays a league's tables until stopped, or until the league has its
 /// games.
 pub async fn work(config: &WorkConfig) -> Status {
-    match work_inner(config).await {
-        Ok(status) => status,
-        Err((status, message)) => {
-            eprintln!("referee league work: {message}");
-            status
-        }
-    }
+    let ended = work_inner(config).await.map_err(Into::into);
+    crate::exit::said("referee league work", ended)
 }
 
 /// What a worker reads from the league's database.

@@ -98,13 +98,7 @@ fn records_path(out: &Path) -> PathBuf {
 
 /// Runs a tournament file.
 pub async fn run(config: &TournamentConfig) -> Status {
-    match run_inner(config).await {
-        Ok(status) => status,
-        Err(refusal) => {
-            eprintln!("referee tournament: {}", refusal.message);
-            refusal.status
-        }
-    }
+    crate::exit::said("referee tournament", run_inner(config).await)
 }
 
 async fn run_inner(config: &TournamentConfig) -> Result<Status, Refusal> {
@@ -1056,26 +1050,34 @@ fn report(info: &RunInfo, tally: &Tally, out: Option<&Path>) -> Result<(), Strin
 pub(crate) fn write_standings(tally: &Tally, rows: &[Row], out: &Path) -> Result<(), String> {
     let per_array = tally.per_array();
     if !per_array.is_empty() {
-        write_json(&out.join("standings-per-array.json"), &per_array)?;
-        record::write_file(
-            &out.join("standings-per-array.csv"),
-            standings::array_csv(&per_array).as_bytes(),
-        )?;
+        let csv = standings::array_csv(&per_array);
+        write_json_and_csv(out, "standings-per-array", &per_array, &csv)?;
     }
     let pairs = tally.meetings(rows);
     if !pairs.is_empty() {
-        write_json(&out.join("standings-pairs.json"), &pairs)?;
-        record::write_file(
-            &out.join("standings-pairs.csv"),
-            standings::pairs_csv(&pairs).as_bytes(),
+        write_json_and_csv(
+            out,
+            "standings-pairs",
+            &pairs,
+            &standings::pairs_csv(&pairs),
         )?;
     }
-    write_json(&out.join("standings.json"), &rows)?;
-    record::write_file(&out.join("standings.csv"), standings::csv(rows).as_bytes())?;
+    write_json_and_csv(out, "standings", &rows, &standings::csv(rows))?;
     record::write_file(
         &out.join("grades.csv"),
         standings::grades_csv(rows, &tally.failures()).as_bytes(),
     )
+}
+
+/// `NAME.json` (`value`) and `NAME.csv` (`csv`) in `out`.
+fn write_json_and_csv<T: Serialize>(
+    out: &Path,
+    name: &str,
+    value: &T,
+    csv: &str,
+) -> Result<(), String> {
+    write_json(&out.join(format!("{name}.json")), value)?;
+    record::write_file(&out.join(format!("{name}.csv")), csv.as_bytes())
 }
 
 fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), String> {

@@ -16,7 +16,7 @@ use super::spec::Spec;
 use crate::bot::build::{self, BuildOptions};
 use crate::bot::{BotLimits, BotSpec, Environment, SpawnError, spawn};
 use crate::exit::Refusal;
-use crate::game::{Deal, Game, GameRecord, Round, Seat, SeatResult, Seating};
+use crate::game::{Deal, Game, GameRecord, Round, Seat, SeatResult, Seating, Sitting};
 use crate::outcome::{self, Disqualified, Verdict};
 use crate::parallel;
 use crate::record;
@@ -589,12 +589,14 @@ pub async fn play_unit(
                 let result = match &e.program {
                     Err(why) => SeatResult::disqualified(why),
                     Ok(_) => {
-                        let played = game.play(deal, seed, &[seat(player)], limits).await;
+                        let played = game
+                            .play(Sitting::new(deal, seed, &[seat(player)], limits))
+                            .await;
                         // A refusal voids the game: the others need not play.
                         let refused = played.setup.contains_key(crate::game::record::REFUSED);
                         setup = played.setup;
                         if refused {
-                            return refused_game(game, index, seed, setup);
+                            return unplayed(game, index, seed, setup);
                         }
                         judge_error = judge_error.or(played.judge_error);
                         played.results.into_iter().next().unwrap_or_else(|| {
@@ -610,7 +612,7 @@ pub async fn play_unit(
         }
         Seating::Table { .. } => {
             let seats: Vec<Seat> = players.iter().map(seat).collect();
-            let played = game.play(deal, seed, &seats, limits).await;
+            let played = game.play(Sitting::new(deal, seed, &seats, limits)).await;
             setup = played.setup;
             judge_error = played.judge_error;
             results = played
@@ -625,22 +627,16 @@ pub async fn play_unit(
         }
     }
     GameRecord {
-        game: game.name(),
-        index,
-        seed,
-        tournament: None,
-        format: None,
         results,
         judge_error,
-        time: record::timestamp(),
-        referee: record::REFEREE_VERSION.to_owned(),
-        setup,
+        ..unplayed(game, index, seed, setup)
     }
 }
 
-/// A game whose settings the judge refused: no results, never recorded
-/// (see [`GameRecord::refusal`]).
-fn refused_game(
+/// Game `index`'s record with `setup` and no result: a game whose settings
+/// the judge refused, never recorded (see [`GameRecord::refusal`]), or a
+/// played one's before its results.
+fn unplayed(
     game: &dyn Game,
     index: u64,
     seed: u64,

@@ -75,26 +75,8 @@ impl Game {
 
 /// Plays one game with `deck` (top card first).
 pub fn play(deck: &[Card; 52]) -> Game {
-    // Each pile holds at most 13 cards; a fixed array keeps this fast.
-    let mut piles = [[Card { rank: 0, suit: 0 }; 13]; 4];
-    let mut len = [0usize; 4];
     let mut moves = 0;
-    for (i, &card) in deck.iter().enumerate() {
-        let p = i % 4;
-        piles[p][len[p]] = card;
-        len[p] += 1;
-        while let Some(op) = next_operation(&piles, &len) {
-            moves += 1;
-            match op {
-                Operation::Discard(p) => len[p] -= 1,
-                Operation::Fill { from, to } => {
-                    len[from] -= 1;
-                    piles[to][0] = piles[from][len[from]];
-                    len[to] = 1;
-                }
-            }
-        }
-    }
+    let (piles, len) = deal(deck, |step| moves += u32::from(step.is_some()));
     let remaining = len.iter().sum::<usize>();
     let won = remaining == 4
         && (0..4).all(|p| len[p] == 0 || piles[p][..len[p]].iter().all(|c| c.is_ace()));
@@ -145,27 +127,45 @@ fn next_operation(piles: &[[Card; 13]; 4], len: &[usize; 4]) -> Option<Operation
 /// dealt (`None`, the card going to pile `i % 4`) followed by the moving
 /// operations it allowed.
 pub fn trace(deck: &[Card; 52]) -> Vec<Option<Operation>> {
+    let mut steps = Vec::with_capacity(160);
+    deal(deck, |step| steps.push(step));
+    steps
+}
+
+/// Deals `deck` (top card first) onto the piles, card `i` to pile `i %
+/// 4`, each card followed by every moving operation it allows; `step`
+/// sees each card dealt (`None`) and each operation. The piles at the end,
+/// and how many cards each holds.
+fn deal(
+    deck: &[Card; 52],
+    mut step: impl FnMut(Option<Operation>),
+) -> ([[Card; 13]; 4], [usize; 4]) {
+    // Each pile holds at most 13 cards; a fixed array keeps this fast.
     let mut piles = [[Card { rank: 0, suit: 0 }; 13]; 4];
     let mut len = [0usize; 4];
-    let mut steps = Vec::with_capacity(160);
     for (i, &card) in deck.iter().enumerate() {
         let p = i % 4;
         piles[p][len[p]] = card;
         len[p] += 1;
-        steps.push(None);
+        step(None);
         while let Some(op) = next_operation(&piles, &len) {
-            steps.push(Some(op));
-            match op {
-                Operation::Discard(p) => len[p] -= 1,
-                Operation::Fill { from, to } => {
-                    len[from] -= 1;
-                    piles[to][0] = piles[from][len[from]];
-                    len[to] = 1;
-                }
-            }
+            step(Some(op));
+            apply(op, &mut piles, &mut len);
         }
     }
-    steps
+    (piles, len)
+}
+
+/// Does `op` on the piles.
+fn apply(op: Operation, piles: &mut [[Card; 13]; 4], len: &mut [usize; 4]) {
+    match op {
+        Operation::Discard(p) => len[p] -= 1,
+        Operation::Fill { from, to } => {
+            len[from] -= 1;
+            piles[to][0] = piles[from][len[from]];
+            len[to] = 1;
+        }
+    }
 }
 
 /// Plays the deck, rotating it after each lost game, until a win or 52
@@ -307,14 +307,7 @@ mod tests {
         let mut moves = 0;
         while let Some(op) = next_operation(&p, &len) {
             moves += 1;
-            match op {
-                Operation::Discard(i) => len[i] -= 1,
-                Operation::Fill { from, to } => {
-                    len[from] -= 1;
-                    p[to][0] = p[from][len[from]];
-                    len[to] = 1;
-                }
-            }
+            apply(op, &mut p, &mut len);
         }
         assert_eq!((moves, len), (3, [0, 0, 0, 1]));
     }

@@ -168,13 +168,7 @@ struct GameRecord<'a> {
 
 /// Runs `referee chomp`: builds, plays the games, prints standings.
 pub async fn run(config: &ChompConfig) -> Status {
-    match prepare_and_play(config).await {
-        Ok(status) => status,
-        Err(refusal) => {
-            eprintln!("referee chomp: {}", refusal.message);
-            refusal.status
-        }
-    }
+    crate::exit::said("referee chomp", prepare_and_play(config).await)
 }
 
 /// What a game's line says of a preparation time anyone would notice, or
@@ -495,17 +489,14 @@ fn resume(
     fingerprint: &str,
 ) -> Result<(u64, std::collections::HashMap<u64, GameResult>), String> {
     let mut done = std::collections::HashMap::new();
-    if !config.resume {
+    let results = config.results.as_deref();
+    let Some((path, stored)) =
+        record::resumed(config.resume, results, "chomp", fingerprint, "games")?
+    else {
         return Ok((config.seed.unwrap_or_else(fresh_seed), done));
-    }
-    let path = config
-        .results
-        .as_deref()
-        .ok_or("--resume needs --results FILE (where the earlier games were written)")?;
-    let stored: Vec<StoredGame> = record::read_records::<serde_json::Value>(path)
-        .map_err(|e| e.to_string())?
+    };
+    let stored: Vec<StoredGame> = stored
         .into_iter()
-        .filter(|r| r["game"] == "chomp" && r["run"] == fingerprint)
         .map(serde_json::from_value)
         .collect::<Result<_, _>>()
         .map_err(|e| {

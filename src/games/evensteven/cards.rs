@@ -173,6 +173,14 @@ impl serde::Serialize for Card {
     }
 }
 
+/// The cards `text` names, one a word (for tests).
+#[cfg(test)]
+pub(crate) fn cards(text: &str) -> Vec<Card> {
+    text.split_whitespace()
+        .map(|c| Card::parse(c).unwrap())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -130,12 +130,7 @@ pub fn winnable(hand: &[Card], to_cover: &[Card]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn cards(text: &str) -> Vec<Card> {
-        text.split_whitespace()
-            .map(|c| Card::parse(c).unwrap())
-            .collect()
-    }
+    use crate::games::evensteven::cards::cards;
 
     #[test]
     fn minimal_standard_reference_value() {

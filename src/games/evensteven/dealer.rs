@@ -666,26 +666,10 @@ async fn play(
 }
 
 /// One game on its own, for tournaments and CI runs: a fresh player
-/// process, one deal, its debug lines dropped.
-#[derive(Clone, Debug)]
-pub struct Single {
-    /// As in records: `win`, `lose_necessarily`, `lose_unnecessarily`, or
-    /// the failure's status name.
-    pub outcome: &'static str,
-    pub verdict: Verdict,
-    pub error: Option<String>,
-    /// Each move's time (a timed-out move's wait included; the first
-    /// reply, which includes the start-up, left out).
-    pub micros: Vec<u64>,
-    /// The first reply's time.
-    pub startup_micros: Option<u64>,
-    pub stderr: String,
-    /// Each card dealt and the card that covered it, as records keep them
-    /// with `--record-moves`.
-    pub plays: Vec<Play>,
-    /// What the player's processes used.
-    pub usage: Usage,
-}
+/// process, one deal, its debug lines dropped. Its outcome, as in records:
+/// `win`, `lose_necessarily`, `lose_unnecessarily`, or the failure's status
+/// name; its plays, each card dealt and the card that covered it.
+pub type Single = crate::games::Single<Play>;
 
 /// Plays deal (`n`, `seed`) with a fresh `player`.
 pub async fn play_single(
@@ -731,20 +715,20 @@ pub async fn play_single(
             )
         }
     };
-    let (verdict, error) = match crate::games::end_single(&mut bot, error.is_some()).await {
-        Some((late, message)) => (late, Some(message)),
-        None => (verdict, error),
-    };
-    Ok(Single {
+    let mut single = Single {
         outcome: name,
         verdict,
         error,
         micros,
         startup_micros: startup_micros(&plays),
-        stderr: bot.stderr(|t| t.since(0).0),
+        stderr: String::new(),
         plays,
-        usage: bot.usage_since(&mut UsageMark::default()),
-    })
+        usage: Usage::default(),
+    }
+    .ended(&mut bot)
+    .await;
+    single.stderr = bot.stderr(|t| t.since(0).0);
+    Ok(single)
 }
 
 fn write_hand(message: &mut Vec<u8>, hand: &[Card]) {

@@ -32,12 +32,7 @@ pub fn choose(hand: &[Card], dealt: Card) -> Option<usize> {
 mod tests {
     use super::super::deal::{Deal, MAX_HAND, winnable};
     use super::*;
-
-    fn cards(text: &str) -> Vec<Card> {
-        text.split_whitespace()
-            .map(|c| Card::parse(c).unwrap())
-            .collect()
-    }
+    use crate::games::evensteven::cards::cards;
 
     /// Plays `to_cover` in order with `choose`; true when every card is covered.
     fn plays_out(mut hand: Vec<Card>, to_cover: &[Card]) -> bool {

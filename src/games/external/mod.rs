@@ -182,6 +182,26 @@ pub struct PlayerResult {
     pub stderr_truncated: bool,
 }
 
+/// A game's refereeing ([`Session::referee`]) within the game file's
+/// `limits.game_timeout`, `bound`: the judge decides when a game ends, so
+/// one that goes on past the game's bound is the judge's failure.
+async fn within_bound(
+    bound: Option<Duration>,
+    refereed: impl Future<Output = Result<Option<Ended>, String>>,
+) -> Result<Option<Ended>, String> {
+    match bound {
+        None => refereed.await,
+        Some(bound) => tokio::time::timeout(bound, refereed)
+            .await
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "the game did not end within its limits.game_timeout ({})",
+                    crate::units::human_duration(bound)
+                ))
+            }),
+    }
+}
+
 /// Who plays a seat: an entrant and its program.
 #[derive(Clone, Debug)]
 pub struct Player {
@@ -443,10 +463,9 @@ impl<'g> Session<'g> {
             result: ExternalResult::new(&self.game.name, index, seed),
             round,
         };
-        let ended = match self
-            .referee_within_bound(&mut seats, &mut game, seed, index, limits)
-            .await
-        {
+        let bound = self.game.game_timeout;
+        let refereed = self.referee(&mut seats, &mut game, seed, index, limits);
+        let ended = match within_bound(bound, refereed).await {
             Ok(end) => end,
             Err(message) => {
                 game.result.judge_error = Some(self.judge_failed(message).await);
@@ -504,32 +523,6 @@ impl<'g> Session<'g> {
                 Seat::start(i, player, id, limits, timer, (kept, process))
             })
             .collect()
-    }
-
-    /// [`Session::referee`] within the game file's `limits.game_timeout`:
-    /// the judge decides when a game ends, so one that goes on past the
-    /// game's bound is the judge's failure.
-    async fn referee_within_bound(
-        &mut self,
-        seats: &mut [Seat],
-        game: &mut Game,
-        seed: u64,
-        index: u64,
-        limits: BotLimits,
-    ) -> Result<Option<Ended>, String> {
-        let game_timeout = self.game.game_timeout;
-        let refereed = self.referee(seats, game, seed, index, limits);
-        match game_timeout {
-            None => refereed.await,
-            Some(bound) => tokio::time::timeout(bound, refereed)
-                .await
-                .unwrap_or_else(|_| {
-                    Err(format!(
-                        "the game did not end within its limits.game_timeout ({})",
-                        crate::units::human_duration(bound)
-                    ))
-                }),
-        }
     }
 
     /// The judge failed: it is killed, and its last lines on standard error

@@ -19,6 +19,7 @@ use serde::Serialize;
 use crate::bot::clock::{MoveLimits, Timer};
 use crate::bot::{Bot, BotError, BotLimits, BotSpec, Usage, UsageMark};
 use crate::exit::Status;
+use crate::games::Single;
 use crate::outcome::{self, Verdict};
 use crate::record::{self, Records};
 use crate::rng::{SplitMix64, fresh_seed};
@@ -231,17 +232,14 @@ impl fmt::Display for Failure {
 /// that ended with the player's failure are played again.
 fn resume(config: &SepticaConfig, fingerprint: &str) -> Result<(u64, HashMap<u64, bool>), String> {
     let mut done = HashMap::new();
-    if !config.resume {
+    let results = config.results.as_deref();
+    let Some((path, stored)) =
+        record::resumed(config.resume, results, "septica", fingerprint, "matches")?
+    else {
         return Ok((config.seed.unwrap_or_else(fresh_seed), done));
-    }
-    let path = config
-        .results
-        .as_deref()
-        .ok_or("--resume needs --results FILE (where the earlier matches were written)")?;
-    let stored: Vec<serde_json::Value> = record::read_records::<serde_json::Value>(path)
-        .map_err(|e| e.to_string())?
+    };
+    let stored: Vec<serde_json::Value> = stored
         .into_iter()
-        .filter(|r| r["game"] == "septica" && r["run"] == fingerprint)
         .filter(|r| r["outcome"] == "player" || r["outcome"] == "computer")
         .collect();
     let seed = match (config.seed, stored.first().and_then(|r| r["seed"].as_u64())) {
@@ -451,32 +449,17 @@ fn awaited(phase: Phase) -> &'static str {
     }
 }
 
-/// One match on its own, for tournaments and CI runs.
-#[derive(Clone, Debug)]
-pub struct SingleMatch {
-    /// `player`, `computer`, or the failure's status name.
-    pub outcome: &'static str,
-    pub verdict: Verdict,
-    pub score: [u8; 2],
-    pub error: Option<String>,
-    /// Each command's time (a timed-out one's wait included; the first
-    /// reply, which includes the start-up, left out).
-    pub micros: Vec<u64>,
-    pub startup_micros: Option<u64>,
-    /// Every card played, as records keep them with `--record-moves`.
-    pub plays: Vec<Play>,
-    /// What the player's processes used.
-    pub usage: Usage,
-}
-
-/// Plays match `index` of a run with `seed` against a fresh `player`.
+/// Plays match `index` of a run with `seed` against a fresh `player`, for
+/// tournaments and CI runs: how it went (its outcome `player`, `computer`,
+/// or the failure's status name; every card played), and the points of
+/// (computer, player).
 pub async fn play_single(
     player: &BotSpec,
     limits: BotLimits,
     time: MoveLimits,
     seed: u64,
     index: u64,
-) -> Result<SingleMatch, crate::bot::SpawnError> {
+) -> Result<(Single<Play>, [u8; 2]), crate::bot::SpawnError> {
     let mut bot = Bot::spawn(player, limits)?;
     let deck = shuffled_deck(seed, index);
     let mut game = Match::new(&mut bot, &deck, seed, time, None);
@@ -493,20 +476,19 @@ pub async fn play_single(
     let error = result
         .err()
         .map(|failure| format!("trick {trick}: {}: {failure}", verdict.status.words()));
-    let (verdict, error) = match crate::games::end_single(&mut bot, error.is_some()).await {
-        Some((late, message)) => (late, Some(message)),
-        None => (verdict, error),
-    };
-    Ok(SingleMatch {
+    let single = Single {
         outcome,
         verdict,
-        score: table.points,
         error,
         micros,
         startup_micros,
+        stderr: String::new(),
         plays,
-        usage: bot.usage_since(&mut UsageMark::default()),
-    })
+        usage: Usage::default(),
+    }
+    .ended(&mut bot)
+    .await;
+    Ok((single, table.points))
 }
 
 /// A run's player, records and plan, once started.

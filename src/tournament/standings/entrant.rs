@@ -19,7 +19,7 @@ pub const FAILURES: [&str; 5] = [
 ];
 
 /// One entrant's line.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Row {
     pub rank: usize,
     pub entrant: String,
@@ -176,33 +176,11 @@ pub(super) fn finite_or_null_option<S: serde::Serializer>(
 }
 
 impl Row {
+    /// A line before any game: no figure, every count 0.
     pub(super) fn new(entrant: &str) -> Row {
         Row {
-            rank: 0,
             entrant: entrant.to_owned(),
-            games: 0,
-            rating: None,
-            uncertainty: None,
-            conservative: None,
-            mean_score: None,
-            mean_score_ci: None,
-            wins: 0.0,
-            win_rate: None,
-            win_rate_low: None,
-            win_rate_high: None,
-            paired_diff: None,
-            paired_diff_ci: None,
-            paired_vs: None,
-            timeouts: 0,
-            crashed: 0,
-            incorrect: 0,
-            disqualified: 0,
-            internal: 0,
-            unnecessary: 0,
-            slowest_micros: 0,
-            max_memory_bytes: None,
-            max_cpu_micros: None,
-            elo: None,
+            ..Row::default()
         }
     }
 

@@ -52,23 +52,35 @@ fn number_columns(header: &[&str]) -> Vec<usize> {
     (0..header.len()).filter(|&i| i != 1).collect()
 }
 
+/// A table of `header`'s columns, the failure classes' and `last`'s.
+fn with_failures<'a>(mut header: Vec<&'a str>, last: &[&'a str]) -> comfy_table::Table {
+    header.extend(FAILURES);
+    header.extend(last);
+    markdown_table(&header, &number_columns(&header))
+}
+
+/// A row's first cells in both tables: its rank, entrant and games.
+fn lead_cells(r: &Row) -> Vec<String> {
+    vec![
+        r.rank.to_string(),
+        text::terminal(&r.entrant).into_owned(),
+        r.games.to_string(),
+    ]
+}
+
 /// The table of a one-player game: win rates, paired differences.
 fn solo_table(rows: &[Row]) -> comfy_table::Table {
     let vs = match rows.first().and_then(|r| r.paired_vs.as_deref()) {
         Some(name) => format!("vs {} (paired)", text::terminal(name)),
         None => "vs best (paired)".to_owned(),
     };
-    let mut header = vec![
+    let header = vec![
         "rank", "entrant", "games", "wins", "win rate", "95% CI", &vs,
     ];
-    header.extend(FAILURES);
-    header.extend(["unnecessary", "slowest", "memory", "cpu"]);
-    let mut t = markdown_table(&header, &number_columns(&header));
+    let mut t = with_failures(header, &["unnecessary", "slowest", "memory", "cpu"]);
     for r in rows {
-        let mut cells = vec![
-            r.rank.to_string(),
-            text::terminal(&r.entrant).into_owned(),
-            r.games.to_string(),
+        let mut cells = lead_cells(r);
+        cells.extend([
             format!("{}", r.wins),
             percent(r.win_rate.unwrap_or(0.0)),
             format!(
@@ -84,7 +96,7 @@ fn solo_table(rows: &[Row]) -> comfy_table::Table {
                 ),
                 None => "-".to_owned(),
             },
-        ];
+        ]);
         cells.extend(r.failures().map(|n| n.to_string()));
         cells.push(r.unnecessary.to_string());
         cells.extend(usage_cells(r));
@@ -120,20 +132,16 @@ fn versus_table(rows: &[Row]) -> comfy_table::Table {
     if with_elo {
         header.insert(5, "Elo");
     }
-    header.extend(FAILURES);
-    header.extend(["slowest", "memory", "cpu"]);
-    let mut t = markdown_table(&header, &number_columns(&header));
+    let mut t = with_failures(header, &["slowest", "memory", "cpu"]);
     for r in rows {
-        let mut cells = vec![
-            r.rank.to_string(),
-            text::terminal(&r.entrant).into_owned(),
-            r.games.to_string(),
+        let mut cells = lead_cells(r);
+        cells.extend([
             format!("{:.2}", r.rating.unwrap_or(0.0)),
             format!("{:.2}", r.uncertainty.unwrap_or(0.0)),
             format!("{:.1}", r.mean_score.unwrap_or(0.0)),
             format!("±{:.1}", r.mean_score_ci.unwrap_or(0.0)),
             format!("{:.2}", r.wins),
-        ];
+        ]);
         if with_elo {
             cells.insert(5, elo_cell(r));
         }
