@@ -47,6 +47,10 @@ fn main() {
     referee::bot::cgroup::init(cli.no_cgroups);
     referee::bot::cgroup::log_containment();
     groups::start_watchdog();
+    // Before the runtime's threads start, so that they inherit it: the
+    // referee's threads never take a CPU from a bot by waking up
+    // (bot/scheduling.rs); its bots start as the referee was started.
+    referee::bot::scheduling::give_way();
     // One game drives its bots from one thread: a current-thread runtime
     // avoids cross-thread wake-ups on every move, and spawns bots only from
     // a thread that outlives them (this one, or a tournament job's, see

@@ -88,7 +88,7 @@ impl GroupGuard {
         spawn: impl FnOnce() -> std::io::Result<tokio::process::Child>,
     ) -> std::io::Result<(tokio::process::Child, GroupGuard)> {
         let _spawning = SPAWNING.read().unwrap_or_else(PoisonError::into_inner);
-        let child = spawn()?;
+        let child = super::scheduling::as_started(spawn)?;
         let pid = child.id().expect("a child that was just spawned has a pid") as i32;
         let mut registry = registry();
         registry.live.insert(pid);

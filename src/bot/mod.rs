@@ -28,6 +28,7 @@ pub mod lines;
 mod procfs;
 pub mod program;
 pub mod sandbox;
+pub mod scheduling;
 pub mod spawn;
 mod standby;
 pub mod status;
